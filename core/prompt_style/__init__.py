@@ -1,0 +1,92 @@
+"""prompt-style: the exact prompts LLM evaluations send to models.
+
+Public API; everything not re-exported here is private.
+"""
+
+from ._markers import hookimpl, hookspec
+from .data import iter_records, load_records
+from .errors import (
+    DataError,
+    FieldError,
+    OptionError,
+    PluginConflictError,
+    PluginError,
+    PluginLoadWarning,
+    PluginNotFoundError,
+    PromptStyleError,
+    RenderError,
+    StyleError,
+    TaskFileError,
+)
+from .fields import compile_field
+from .options import check_options
+from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
+from .roles import api_role
+from .render import RenderedPrompt, Task, TaskRenderer, default_plugin_manager, load_task
+from .styles import DEFAULT_LABELS, ChoiceStyle, PassthroughStyle, QAStyle, choice_style, resolve_target
+from .task import TaskConfig, load_task_config
+from .types import (
+    Dialogue,
+    FieldExtractor,
+    FormattedPrompt,
+    MetaTemplate,
+    ModelInput,
+    Retriever,
+    Sample,
+    Style,
+    StyleSettings,
+    Turn,
+)
+
+__all__ = [
+    "hookimpl",
+    "hookspec",
+    # loading and rendering
+    "load_task",
+    "load_task_config",
+    "Task",
+    "TaskConfig",
+    "TaskRenderer",
+    "RenderedPrompt",
+    "iter_records",
+    "load_records",
+    # plugins
+    "create_plugin_manager",
+    "default_plugin_manager",
+    "PluginManager",
+    "PluginInfo",
+    "Provider",
+    # the data model
+    "Sample",
+    "Turn",
+    "Dialogue",
+    "FormattedPrompt",
+    "ModelInput",
+    "StyleSettings",
+    "FieldExtractor",
+    "Style",
+    "MetaTemplate",
+    "Retriever",
+    # building blocks for plugins
+    "compile_field",
+    "api_role",
+    "check_options",
+    "QAStyle",
+    "ChoiceStyle",
+    "PassthroughStyle",
+    "choice_style",
+    "resolve_target",
+    "DEFAULT_LABELS",
+    # errors
+    "PromptStyleError",
+    "TaskFileError",
+    "DataError",
+    "FieldError",
+    "StyleError",
+    "OptionError",
+    "RenderError",
+    "PluginError",
+    "PluginNotFoundError",
+    "PluginConflictError",
+    "PluginLoadWarning",
+]

@@ -1,0 +1,14 @@
+"""Did-you-mean suggestions for unknown names."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str | None:
+    """A hint naming the closest known names, or ``None`` when nothing is close."""
+    close = difflib.get_close_matches(str(name), sorted(known), n=3, cutoff=0.6)
+    if not close:
+        return None
+    return "did you mean " + " or ".join(repr(c) for c in close) + "?"

@@ -1,0 +1,57 @@
+"""Built-in meta templates: ``plain`` text and API ``messages``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .._markers import hookimpl
+from ..errors import StyleError
+from ..options import check_options
+from ..roles import api_role
+from ..types import Dialogue, ModelInput
+
+@dataclass(frozen=True)
+class Plain:
+    """Each turn's separator then its text, concatenated: what a base model reads."""
+
+    def apply(self, dialogue: Dialogue) -> ModelInput:
+        try:
+            return ModelInput(text="".join([t.sep + t.content for t in dialogue]))
+        except TypeError:
+            bad = next(t for t in dialogue if not isinstance(t.content, str))
+            raise StyleError(
+                f"a {bad.role} turn holds multimodal parts, which plain text cannot show",
+                hint="use a meta template that keeps parts, such as 'messages'",
+            ) from None
+
+
+@dataclass(frozen=True)
+class Messages:
+    """An API message list ``[{"role": ..., "content": ...}]``."""
+
+    system: bool = True
+    """Keep system turns; when false they are sent as user turns."""
+
+    def apply(self, dialogue: Dialogue) -> ModelInput:
+        messages: list[dict[str, Any]] = []
+        for turn in dialogue:
+            role = api_role(turn.role)
+            if role == "system" and not self.system:
+                role = api_role(turn.fallback_role or "user")
+            content = turn.content if isinstance(turn.content, str) else [dict(p) for p in turn.content]
+            messages.append({"role": role, "content": content})
+        return ModelInput(messages=messages)
+
+
+def plain(*, options: dict[str, Any]) -> Plain:
+    return check_options(Plain, options, what="meta template 'plain'")
+
+
+def messages(*, options: dict[str, Any]) -> Messages:
+    return check_options(Messages, options, what="meta template 'messages'")
+
+
+@hookimpl
+def apply_meta_template():
+    return {"plain": plain, "messages": messages}

@@ -1,0 +1,152 @@
+"""Built-in retrievers: ``zero``, ``fixed``, ``first_n`` and seeded ``random``.
+
+Randomness comes from ``random.Random`` seeded with the text ``"{seed}:{index}"``
+(hashed with SHA-512 by the standard library), never from process state or
+``hash()``: a record gets the same examples in any process, partition or order.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._markers import hookimpl
+from ..errors import OptionError, TaskFileError
+from ..options import check_options
+
+
+def _check_size(name: str, k: int, available: int, same_split: bool) -> None:
+    if k < 0:
+        raise TaskFileError(f"num_fewshot must be 0 or more, not {k}", key="num_fewshot")
+    if k > available:
+        own = " (less the record itself, as the pool is the evaluated split)" if same_split else ""
+        raise TaskFileError(
+            f"retriever {name!r} needs {k} examples but the few-shot pool has {available}{own}",
+            key="num_fewshot",
+            hint="lower num_fewshot or name a larger fewshot_split",
+        )
+
+
+@dataclass(frozen=True)
+class Zero:
+    """No examples."""
+
+    def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
+        return ()
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """The same examples, by pool index, for every record."""
+
+    ids: tuple[int, ...] = ()
+
+    def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
+        return self.ids
+
+
+@dataclass(frozen=True)
+class FirstN:
+    """The first ``k`` pool records (skipping the record itself in its own split)."""
+
+    k: int = 0
+    same_split: bool = False
+    _first: tuple[int, ...] = field(default=(), repr=False)
+
+    def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
+        first = self._first
+        if self.same_split and index in first:
+            return tuple([i for i in range(self.k + 1) if i != index])
+        return first
+
+
+@dataclass(frozen=True)
+class Random:
+    """``k`` distinct pool records drawn per record from ``Random(f"{seed}:{index}")``."""
+
+    k: int = 0
+    size: int = 0
+    same_split: bool = False
+    seed: int = 1234
+
+    def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
+        if not self.k:
+            return ()
+        rng = random.Random(f"{self.seed}:{index}")
+        if not self.same_split:
+            return tuple(rng.sample(range(self.size), self.k))
+        # Draw from the pool without the record, then map past its index.
+        picked = rng.sample(range(self.size - 1), self.k)
+        return tuple([i + 1 if i >= index else i for i in picked])
+
+
+@dataclass(frozen=True)
+class _NoOptions:
+    pass
+
+
+@dataclass(frozen=True)
+class _FixedOptions:
+    ids: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class _RandomOptions:
+    seed: int | None = None
+
+
+def zero(*, options, pool, k, same_split, seed) -> Zero:
+    check_options(_NoOptions, options, what="retriever 'zero'")
+    if k:
+        raise TaskFileError(
+            f"retriever 'zero' gives no examples but num_fewshot is {k}",
+            key="num_fewshot",
+            hint="drop num_fewshot or choose another retriever",
+        )
+    return Zero()
+
+
+def fixed(*, options, pool, k, same_split, seed) -> Fixed:
+    ids = check_options(_FixedOptions, options, what="retriever 'fixed'").ids
+    if not ids:
+        raise OptionError("retriever 'fixed' needs ids: a list of few-shot pool indices", key="ids")
+    for i in ids:
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(pool):
+            raise OptionError(
+                f"retriever 'fixed': id {i!r} is not an index of the few-shot pool (0..{len(pool) - 1})",
+                key="ids",
+            )
+    if k is not None and k != len(ids):
+        raise TaskFileError(
+            f"retriever 'fixed' has {len(ids)} ids but num_fewshot is {k}",
+            key="num_fewshot",
+            hint="make them agree, or drop num_fewshot",
+        )
+    if same_split:
+        raise TaskFileError(
+            "retriever 'fixed' draws from the evaluated split, so some records would be their own example",
+            key="fewshot_split",
+            hint="name a separate fewshot_split",
+        )
+    return Fixed(tuple(ids))
+
+
+def first_n(*, options, pool, k, same_split, seed) -> FirstN:
+    check_options(_NoOptions, options, what="retriever 'first_n'")
+    k = k or 0
+    _check_size("first_n", k, len(pool) - (1 if same_split else 0), same_split)
+    return FirstN(k=k, same_split=same_split, _first=tuple(range(k)))
+
+
+def random_(*, options, pool, k, same_split, seed) -> Random:
+    chosen = check_options(_RandomOptions, options, what="retriever 'random'").seed
+    k = k or 0
+    _check_size("random", k, len(pool) - (1 if same_split else 0), same_split)
+    return Random(k=k, size=len(pool), same_split=same_split, seed=seed if chosen is None else chosen)
+
+
+@hookimpl
+def retrieve_examples():
+    return {"zero": zero, "fixed": fixed, "first_n": first_n, "random": random_}

@@ -1,0 +1,106 @@
+"""Reading records from local JSON Lines and JSON files.
+
+JSON Lines are streamed, so a split of any size renders in constant memory; a
+JSON file (an array of objects) is read whole.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import DataError
+
+__all__ = ["iter_records", "load_records", "SUPPORTED_SUFFIXES"]
+
+SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json")
+
+
+def _check_file(path: Path, split: str) -> None:
+    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+        raise DataError(
+            f"split '{split}': unsupported data file type {path.suffix or '(none)'!r}",
+            file=str(path),
+            hint="use JSON Lines (.jsonl) or a JSON array of objects (.json)",
+        )
+    if not path.is_file():
+        raise DataError(
+            f"split '{split}': data file not found",
+            file=str(path),
+            hint="paths in a task file are relative to the task file",
+        )
+
+
+def iter_records(path: str | Path, split: str = "test") -> Iterator[dict[str, Any]]:
+    """Yield the records of a data file in order.
+
+    :raises DataError: naming the file and line for a missing file, a line that
+        is not JSON, a record that is not an object, or a file with no records.
+    """
+    path = Path(path)
+    _check_file(path, split)
+    if path.suffix.lower() == ".json":
+        yield from _load_json(path, split)
+        return
+    count = 0
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(
+                        f"split '{split}': line is not valid JSON ({exc.msg} at column {exc.colno})",
+                        file=str(path),
+                        line=number,
+                    ) from None
+                if not isinstance(record, dict):
+                    raise DataError(
+                        f"split '{split}': record {count} is a JSON {type(record).__name__}, not an object",
+                        file=str(path),
+                        line=number,
+                    )
+                count += 1
+                yield record
+    except UnicodeDecodeError as exc:
+        raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None
+    if count == 0:
+        raise DataError(f"split '{split}': the data file has no records", file=str(path))
+
+
+def _load_json(path: Path, split: str) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        hint = "is it JSON Lines? name it .jsonl" if exc.msg == "Extra data" else None
+        raise DataError(
+            f"split '{split}': not valid JSON ({exc.msg} at column {exc.colno})",
+            file=str(path),
+            line=exc.lineno,
+            hint=hint,
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None
+    if not isinstance(data, list):
+        raise DataError(
+            f"split '{split}': a JSON data file must hold an array of objects, not a {type(data).__name__}",
+            file=str(path),
+        )
+    for index, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise DataError(
+                f"split '{split}': record {index} is a JSON {type(record).__name__}, not an object",
+                file=str(path),
+            )
+    if not data:
+        raise DataError(f"split '{split}': the data file has no records", file=str(path))
+    return data
+
+
+def load_records(path: str | Path, split: str = "test") -> list[dict[str, Any]]:
+    """All records of a data file, as a list (see :func:`iter_records`)."""
+    return list(iter_records(path, split))

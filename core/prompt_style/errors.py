@@ -1,0 +1,120 @@
+"""Typed errors: every message says where (file, line, key, record) and what to do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "PromptStyleError",
+    "TaskFileError",
+    "DataError",
+    "FieldError",
+    "StyleError",
+    "OptionError",
+    "RenderError",
+    "PluginError",
+    "PluginNotFoundError",
+    "PluginConflictError",
+    "PluginLoadWarning",
+]
+
+
+class PromptStyleError(Exception):
+    """Base class of every error prompt-style raises on bad input.
+
+    The location (file, line, key, split, record index) is kept apart from the
+    message so that outer layers can add what inner layers could not know: an
+    extractor knows the field, the renderer knows the record index, the task
+    loader knows the file.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        split: str | None = None,
+        index: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.key = key
+        self.split = split
+        self.index = index
+        self.hint = hint
+
+    def locate(self, **where: Any) -> "PromptStyleError":
+        """Fill in location fields that are still unknown; returns ``self``."""
+        for name, value in where.items():
+            if value is not None and getattr(self, name) is None:
+                setattr(self, name, value)
+        return self
+
+    def __str__(self) -> str:
+        parts = []
+        if self.file is not None:
+            parts.append(f"{self.file}:{self.line}" if self.line else str(self.file))
+        if self.key is not None:
+            parts.append(self.key)
+        if self.index is not None:
+            split = f"split '{self.split}' " if self.split else ""
+            parts.append(f"{split}record {self.index}")
+        text = ": ".join(parts + [self.message])
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+    def __reduce__(self):  # keep locations across processes
+        return (_rebuild, (type(self), self.message, self.__dict__))
+
+
+def _rebuild(cls, message, state):
+    err = cls.__new__(cls)
+    Exception.__init__(err, message)
+    err.__dict__.update(state)
+    return err
+
+
+class TaskFileError(PromptStyleError):
+    """A task file is missing, unreadable, or has a bad key or value."""
+
+
+class DataError(PromptStyleError):
+    """A data file is missing or holds something that is not a record."""
+
+
+class FieldError(PromptStyleError):
+    """A field spec cannot be compiled, or cannot be applied to a record."""
+
+
+class StyleError(PromptStyleError):
+    """A style cannot format a record (for example: fewer labels than choices)."""
+
+
+class OptionError(PromptStyleError):
+    """A plugin was given an unknown or ill-typed option."""
+
+
+class RenderError(PromptStyleError):
+    """User or plugin code raised while a record was rendered."""
+
+
+class PluginError(PromptStyleError):
+    """A plugin is broken, or returned something the core cannot use."""
+
+
+class PluginNotFoundError(PluginError):
+    """No plugin provides the requested name."""
+
+
+class PluginConflictError(PluginError):
+    """Two plugins provide the same name and nothing says which one to use."""
+
+
+class PluginLoadWarning(UserWarning):
+    """A plugin failed to load and was skipped; the others still work."""

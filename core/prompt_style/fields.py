@@ -1,0 +1,283 @@
+"""Field specs: what to pull out of a record (the ``process_field`` semantics of seed 000).
+
+A spec is compiled once per task into an extractor; applying the extractor to a
+record is plain Python. Extractors pickle: they keep the spec source and compile
+Jinja lazily in each process.
+
+Record values are data: they are substituted into templates, never rendered as
+templates themselves.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from . import _jinja
+from .errors import FieldError
+
+__all__ = ["compile_field", "FieldExtractorBase"]
+
+_JINJA_EXPR = re.compile(r"\{\{(.+?)\}\}")
+_FORMAT_FIELD = re.compile(r"\{([^{}]+)\}")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_SIMPLE_PATH = re.compile(
+    rf"{_NAME}(?:\.{_NAME}|\[-?\d+\]|\['[^'\\]*'\]|\[\"[^\"\\]*\"\])*"
+)
+_PATH_STEP = re.compile(rf"\.({_NAME})|\[(-?\d+)\]|\['([^'\\]*)'\]|\[\"([^\"\\]*)\"\]")
+
+
+def _keys(record: Any) -> str:
+    if isinstance(record, Mapping):
+        keys = ", ".join(map(str, list(record)[:12]))
+        return f"the record has: {keys}" if keys else "the record is empty"
+    return f"the value is a {type(record).__name__}"
+
+
+class FieldExtractorBase:
+    """Base of the built-in extractors: a picklable callable ``extractor(record)``."""
+
+    __slots__ = ("spec", "key")
+    kind = "field"
+
+    def __init__(self, spec: Any, key: str) -> None:
+        self.spec = spec
+        self.key = key
+
+    def __call__(self, record: Mapping[str, Any]) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"spec": self.spec, "key": self.key}
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        self.__init__(state["spec"], state["key"])
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} extractor {self.spec!r} for {self.key}>"
+
+    def _error(self, message: str, hint: str | None = None) -> FieldError:
+        return FieldError(message, key=self.key, hint=hint)
+
+
+class Constant(FieldExtractorBase):
+    """A value given literally in the task (for example a list of choices)."""
+
+    kind = "constant"
+
+    def __call__(self, record: Mapping[str, Any]) -> Any:
+        return self.spec
+
+
+class Literal(FieldExtractorBase):
+    """Literal text (a ``description`` without Jinja)."""
+
+    kind = "literal"
+
+    def __call__(self, record: Mapping[str, Any]) -> Any:
+        return self.spec
+
+
+class RecordField(FieldExtractorBase):
+    """A plain field name: ``"question"`` gives ``record["question"]``."""
+
+    kind = "field"
+
+    def __call__(self, record: Mapping[str, Any]) -> Any:
+        try:
+            return record[self.spec]
+        except KeyError:
+            raise self._error(f"field {self.spec!r} is missing", _keys(record)) from None
+        except TypeError:
+            raise self._error(f"the record is a {type(record).__name__}, not a mapping") from None
+
+
+class Expression(FieldExtractorBase):
+    """A single ``{{ expression }}``: the value keeps its type (a list stays a list)."""
+
+    __slots__ = ("source", "steps")
+    kind = "expression"
+
+    def __init__(self, spec: Any, key: str) -> None:
+        super().__init__(spec, key)
+        source = _JINJA_EXPR.findall(spec)[0].strip()
+        # `{{- x -}}` trims whitespace around a template; an expression has none.
+        if source.startswith("-"):
+            source = source[1:]
+        if source.endswith("-"):
+            source = source[:-1]
+        self.source = source.strip()
+        self.steps = self._parse_path(self.source)
+
+    @staticmethod
+    def _parse_path(source: str) -> tuple[str | int, ...] | None:
+        """Steps of a simple path like ``choices.text`` or ``a['b'][0]``, else ``None``."""
+        if not _SIMPLE_PATH.fullmatch(source):
+            return None
+        head = re.match(_NAME, source).group(0)
+        steps: list[str | int] = [head]
+        for name, number, single, double in _PATH_STEP.findall(source[len(head):]):
+            if name or single or double:
+                steps.append(name or single or double)
+            else:
+                steps.append(int(number))
+        return tuple(steps)
+
+    def compile(self) -> None:
+        """Compile now, so that a syntax error surfaces at task load."""
+        syntax_error = _jinja.errors()[0]
+        try:
+            _jinja.expression(self.source)
+        except syntax_error as exc:
+            raise self._error(f"bad Jinja expression {self.spec!r}: {exc.message}") from None
+
+    def __call__(self, record: Mapping[str, Any]) -> Any:
+        steps = self.steps
+        if steps is not None:
+            # The fast path: plain navigation through mappings and sequences.
+            value: Any = record
+            for step in steps:
+                if isinstance(value, Mapping) and isinstance(step, str):
+                    try:
+                        value = value[step]
+                    except KeyError:
+                        raise self._missing(step, value) from None
+                elif isinstance(value, Sequence) and isinstance(step, int):
+                    try:
+                        value = value[step]
+                    except IndexError:
+                        raise self._error(
+                            f"index {step} is out of range in {self.spec!r}",
+                            f"the sequence has {len(value)} items",
+                        ) from None
+                else:
+                    return self._evaluate(record)
+            return value
+        return self._evaluate(record)
+
+    def _missing(self, step: str, where: Any) -> FieldError:
+        path = self.source if where is None else self.source
+        return self._error(f"field {step!r} is missing ({path!r})", _keys(where))
+
+    def _evaluate(self, record: Mapping[str, Any]) -> Any:
+        _, undefined_error, security_error = _jinja.errors()
+        if not isinstance(record, Mapping):
+            raise self._error(f"the record is a {type(record).__name__}, not a mapping")
+        try:
+            value = _jinja.expression(self.source)(**record)
+        except undefined_error as exc:
+            raise self._error(f"{self.spec!r}: {exc.message}", _keys(record)) from None
+        except security_error as exc:
+            raise self._error(f"{self.spec!r} is not allowed in the sandbox: {exc}") from None
+        missing = _jinja.undefined_name(value)
+        if missing is not None:
+            raise self._error(f"field {missing!r} is missing ({self.spec!r})", _keys(record))
+        return value
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        self.__init__(state["spec"], state["key"])
+
+
+class Template(FieldExtractorBase):
+    """Any other Jinja template: renders to a string."""
+
+    kind = "template"
+
+    def compile(self) -> None:
+        syntax_error = _jinja.errors()[0]
+        try:
+            _jinja.template(self.spec)
+        except syntax_error as exc:
+            raise self._error(
+                f"bad Jinja template (template line {exc.lineno}): {exc.message}"
+            ) from None
+
+    def __call__(self, record: Mapping[str, Any]) -> str:
+        _, undefined_error, security_error = _jinja.errors()
+        if not isinstance(record, Mapping):
+            raise self._error(f"the record is a {type(record).__name__}, not a mapping")
+        try:
+            return _jinja.template(self.spec).render(record)
+        except undefined_error as exc:
+            raise self._error(f"{exc.message} in template {self.spec!r}", _keys(record)) from None
+        except security_error as exc:
+            raise self._error(f"template {self.spec!r} is not allowed in the sandbox: {exc}") from None
+
+
+class FormatTemplate(FieldExtractorBase):
+    """A ``{field}`` string template (seed 002): known fields are substituted,
+    unknown placeholders stay as written, as OpenCompass's ``safe_format`` does."""
+
+    __slots__ = ("parts",)
+    kind = "format"
+
+    def __init__(self, spec: Any, key: str) -> None:
+        super().__init__(spec, key)
+        # Even positions are literal text, odd positions are field names.
+        self.parts = tuple(_FORMAT_FIELD.split(spec))
+
+    def __call__(self, record: Mapping[str, Any]) -> str:
+        parts = self.parts
+        out = []
+        for i, part in enumerate(parts):
+            if i % 2 == 0:
+                out.append(part)
+            elif part in record:
+                out.append(str(record[part]))
+            else:
+                out.append("{" + part + "}")
+        return "".join(out)
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        self.__init__(state["spec"], state["key"])
+
+
+class CallableField(FieldExtractorBase):
+    """A Python callable, called with the record."""
+
+    kind = "callable"
+
+    def __call__(self, record: Mapping[str, Any]) -> Any:
+        return self.spec(record)
+
+
+def is_jinja(spec: str) -> bool:
+    return ("{{" in spec and "}}" in spec) or ("{%" in spec and "%}" in spec)
+
+
+def compile_field(spec: Any, key: str) -> FieldExtractorBase:
+    """Compile a spec with the built-in semantics (see :func:`~prompt_style.hookspecs.extract_field`).
+
+    :param spec: the field spec.
+    :param key: the task key it belongs to (``description`` is literal text unless Jinja).
+    :returns: a picklable extractor.
+    :raises FieldError: for a Jinja syntax error, naming the key.
+    """
+    if callable(spec):
+        return CallableField(spec, key)
+    if not isinstance(spec, str):
+        return Constant(spec, key)
+    if is_jinja(spec):
+        matches = _JINJA_EXPR.findall(spec)
+        if (
+            len(matches) == 1
+            and spec.strip() == "{{" + matches[0] + "}}"
+            and "{%" not in spec
+        ):
+            extractor: Any = Expression(spec, key)
+        else:
+            extractor = Template(spec, key)
+        extractor.compile()
+        return extractor
+    if key == "description":
+        return Literal(spec, key)
+    if _FORMAT_FIELD.search(spec):
+        return FormatTemplate(spec, key)
+    if not spec:
+        raise FieldError("an empty string is not a field name", key=key)
+    return RecordField(spec, key)
+
+
+def extractor_kind(extractor: Callable[..., Any]) -> str:
+    return getattr(extractor, "kind", type(extractor).__name__)

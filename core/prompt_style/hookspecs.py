@@ -1,0 +1,105 @@
+"""The four hooks of prompt-style.
+
+A task is resolved once: every field spec is compiled by :func:`extract_field`,
+and the style, meta template and retriever are looked up by name in the
+catalogs that :func:`format_prompt`, :func:`apply_meta_template` and
+:func:`retrieve_examples` return. Rendering a record afterwards calls the
+compiled objects directly, with no hook call per record.
+
+Catalog hooks return ``{name: factory}``. The core collects them plugin by
+plugin, so that every name can be attributed to the plugin that provides it and
+a name claimed twice is reported with both claimants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._markers import hookspec
+
+if TYPE_CHECKING:
+    from .types import (
+        FieldExtractor,
+        MetaTemplateFactory,
+        RetrieverFactory,
+        StyleFactory,
+    )
+
+
+@hookspec(firstresult=True)
+def extract_field(spec: Any, key: str) -> FieldExtractor | None:
+    """Compile a field spec into an extractor that pulls one value out of a record.
+
+    Called once per field spec per task, never per record. The built-in
+    implementation (``trylast``) understands a plain field name, a single
+    ``{{ expression }}`` (its value keeps its type), any other Jinja template
+    (renders to a string), a ``{field}`` string template, a callable (called
+    with the record) and any other value (a constant). Implement this hook to
+    teach prompt-style a new kind of spec; return ``None`` for specs you do not
+    handle.
+
+    :param spec: The spec as written in the task file or passed from Python,
+        for example ``"question"``, ``"{{choices.text}}"`` or a function.
+    :param key: The task key the spec belongs to, for example ``"doc_to_text"``
+        or ``"description"``; used in error messages, and ``"description"`` is
+        literal text unless it holds Jinja.
+    :returns: A picklable callable ``extractor(record) -> value``, or ``None``.
+        Stops at the first non-``None`` result (firstresult).
+    """
+
+
+@hookspec
+def format_prompt() -> Mapping[str, StyleFactory]:
+    """Provide prompt styles: named formatters that turn extracted fields into a dialogue.
+
+    A style receives the extracted question, choices, target and description of
+    a record and of its few-shot examples, and returns a
+    :class:`~prompt_style.FormattedPrompt`: role-tagged turns plus, for
+    multiple choice, the candidate continuations and the gold target. Names use
+    ``family::variant`` where there is a family, for example ``mcq::mmlu``.
+
+    Called once per plugin manager; not firstresult: the catalogs of all
+    plugins are merged and a name claimed twice is an error naming both.
+
+    :returns: A mapping from style name to a factory called once per task as
+        ``factory(options=..., settings=...)``, where ``options`` are the
+        task's ``template`` overrides and ``settings`` a
+        :class:`~prompt_style.StyleSettings`; the factory returns an object
+        with ``format(sample, shots) -> FormattedPrompt``.
+    """
+
+
+@hookspec
+def apply_meta_template() -> Mapping[str, MetaTemplateFactory]:
+    """Provide meta templates: named adapters from a dialogue to what a model takes.
+
+    A meta template turns a :class:`~prompt_style.Dialogue` into a
+    :class:`~prompt_style.ModelInput`: a plain string, a chat string such as
+    ChatML, an API message list, or several of these.
+
+    Called once per plugin manager; not firstresult: catalogs are merged and a
+    name claimed twice is an error naming both.
+
+    :returns: A mapping from meta template name to a factory called once per
+        task as ``factory(options=...)``; the factory returns an object with
+        ``apply(dialogue) -> ModelInput``.
+    """
+
+
+@hookspec
+def retrieve_examples() -> Mapping[str, RetrieverFactory]:
+    """Provide retrievers: named strategies that choose few-shot examples from a pool.
+
+    Called once per plugin manager; not firstresult: catalogs are merged and a
+    name claimed twice is an error naming both.
+
+    :returns: A mapping from retriever name to a factory called once per task
+        as ``factory(options=..., pool=..., k=..., same_split=..., seed=...)``;
+        ``pool`` is the sequence of few-shot records, ``k`` the requested
+        number of examples (``None`` when the task does not say), and
+        ``same_split`` tells that the pool is the evaluated split, so a record
+        must never be its own example. The factory returns an object with
+        ``select(index, record) -> Sequence[int]`` giving pool indices; any
+        randomness must be seeded from ``seed`` and the record index only.
+    """

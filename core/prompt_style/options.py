@@ -1,0 +1,67 @@
+"""Checking the options a task passes to a plugin."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from ._suggest import did_you_mean
+from .errors import OptionError
+
+__all__ = ["check_options"]
+
+T = TypeVar("T")
+
+
+def _accepts(annotation: Any, value: Any) -> bool:
+    """Loose runtime check of ``value`` against a simple type annotation."""
+    if annotation is Any:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(_accepts(arg, value) for arg in typing.get_args(annotation))
+    if annotation is type(None):
+        return value is None
+    if origin is not None:
+        annotation = origin
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if annotation in (list, tuple, typing.Sequence):
+        return isinstance(value, (list, tuple))
+    if isinstance(annotation, type):
+        return isinstance(value, annotation)
+    return True
+
+
+def check_options(cls: type[T], options: Mapping[str, Any], *, what: str, **fixed: Any) -> T:
+    """Build the dataclass ``cls`` from task options, with clear errors.
+
+    :param cls: a dataclass whose fields are the accepted options.
+    :param options: the options as written in the task.
+    :param what: how to name the plugin in messages, e.g. ``"style 'mcq::mmlu'"``.
+    :param fixed: values the caller supplies that are not options (settings).
+    :returns: the dataclass instance.
+    :raises OptionError: for an unknown option (with did-you-mean) or a value of the wrong type.
+    """
+    hints = typing.get_type_hints(cls)
+    accepted = {f.name for f in dataclasses.fields(cls) if f.init and f.name not in fixed}
+    for name, value in options.items():
+        if name not in accepted:
+            raise OptionError(
+                f"{what} has no option {name!r}",
+                key=str(name),
+                hint=did_you_mean(name, accepted)
+                or f"its options are: {', '.join(sorted(accepted)) or 'none'}",
+            )
+        if not _accepts(hints.get(name, Any), value):
+            expected = getattr(hints.get(name), "__name__", None) or str(hints.get(name))
+            raise OptionError(
+                f"{what}: option {name!r} must be {expected}, not {type(value).__name__} {value!r}",
+                key=str(name),
+            )
+    return cls(**fixed, **options)

@@ -1,0 +1,407 @@
+"""Plugin discovery and name resolution.
+
+A :class:`PluginManager` comes from :func:`create_plugin_manager`, never from
+import time. Built-in plugins and entry-point plugins are registered by the same
+function; an entry point that fails to import or register is recorded as broken
+(listed, and warned about) while the others still load.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+from ._markers import ENTRY_POINT_GROUP, PROJECT_NAME
+from ._suggest import did_you_mean
+from .builtins import BUILTIN_PLUGINS
+from .errors import PluginConflictError, PluginError, PluginLoadWarning, PluginNotFoundError
+
+if sys.version_info >= (3, 12):  # pragma: no cover - depends on the interpreter
+    from importlib import metadata
+else:  # pragma: no cover
+    try:
+        import importlib_metadata as metadata
+    except ImportError:
+        from importlib import metadata
+
+__all__ = [
+    "PluginManager",
+    "PluginInfo",
+    "Provider",
+    "create_plugin_manager",
+    "CATALOG_HOOKS",
+    "HOOK_NOUNS",
+]
+
+CORE_DISTRIBUTION = "prompt-style"
+
+HOOK_NOUNS: Mapping[str, str] = {
+    "extract_field": "field spec",
+    "format_prompt": "style",
+    "apply_meta_template": "meta template",
+    "retrieve_examples": "retriever",
+}
+CATALOG_HOOKS = ("format_prompt", "apply_meta_template", "retrieve_examples")
+
+# Where the first-party names live, so that "unknown name" can say what to install.
+FIRST_PARTY: Mapping[str, str] = {
+    "mcq::mmlu": "prompt-style-mmlu",
+    "mcq::gpqa": "prompt-style-gpqa",
+    "cloze": "prompt-style-cloze",
+    "cloze::options": "prompt-style-cloze",
+    "chatml": "prompt-style-chatml",
+}
+
+ENV_ALLOW = "PROMPT_STYLE_PLUGINS"
+ENV_BLOCK = "PROMPT_STYLE_DISABLE"
+ENV_PREFER = "PROMPT_STYLE_PREFER"
+
+
+@dataclass
+class PluginInfo:
+    """What the manager knows of one plugin, loaded or not."""
+
+    name: str
+    module: str
+    distribution: str | None = None
+    version: str | None = None
+    builtin: bool = False
+    status: str = "loaded"
+    """``loaded``, ``broken``, ``blocked`` (PROMPT_STYLE_DISABLE) or ``skipped`` (not in PROMPT_STYLE_PLUGINS)."""
+    errors: list[str] = field(default_factory=list)
+
+    def label(self) -> str:
+        dist = f" ({self.distribution} {self.version})" if self.distribution else ""
+        return f"{self.name!r}{dist}"
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One plugin's implementation of one name."""
+
+    hook: str
+    name: str
+    factory: Callable[..., Any]
+    plugin: PluginInfo
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "hook": self.hook,
+            "name": self.name,
+            "plugin": self.plugin.name,
+            "distribution": self.plugin.distribution,
+            "version": self.plugin.version,
+        }
+
+
+def _env_list(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _parse_prefer(value: str | None) -> dict[str, str]:
+    prefer: dict[str, str] = {}
+    for item in _env_list(value) or ():
+        name, sep, plugin = item.rpartition("=")
+        if not sep or not name or not plugin:
+            raise PluginError(
+                f"{ENV_PREFER} entry {item!r} is not NAME=PLUGIN",
+                hint=f"for example {ENV_PREFER}='mcq::mmlu=prompt-style-mmlu'",
+            )
+        prefer[name.strip()] = plugin.strip()
+    return prefer
+
+
+def _core_version() -> str:
+    try:
+        return metadata.version(CORE_DISTRIBUTION)
+    except metadata.PackageNotFoundError:  # running from a source tree
+        return "0+unknown"
+
+
+class PluginManager:
+    """The registered plugins, their catalogs, and name resolution.
+
+    ``hook`` is the underlying pluggy hook relay, for calling hooks directly
+    (with keyword arguments only).
+    """
+
+    def __init__(
+        self,
+        pm: pluggy.PluginManager,
+        plugins: list[PluginInfo],
+        prefer: Mapping[str, str] | None = None,
+    ) -> None:
+        self.pm = pm
+        self.hook = pm.hook
+        self.plugins = plugins
+        self.prefer = dict(prefer or {})
+        self._catalogs: dict[str, dict[str, list[Provider]]] = {}
+
+    # -- lookup -----------------------------------------------------------------
+
+    def info(self, plugin: object) -> PluginInfo:
+        name = self.pm.get_name(plugin)
+        for info in self.plugins:
+            if info.name == name and info.status == "loaded":
+                return info
+        raise KeyError(name)  # pragma: no cover - every registered plugin has an info
+
+    def _broken(self, info: PluginInfo, message: str) -> None:
+        info.errors.append(message)
+        warnings.warn(
+            f"prompt-style: plugin {info.label()} is broken: {message}",
+            PluginLoadWarning,
+            stacklevel=3,
+        )
+
+    def catalog(self, hook: str) -> dict[str, list[Provider]]:
+        """Every name the plugins give for a catalog hook, with all its providers."""
+        if hook in self._catalogs:
+            return self._catalogs[hook]
+        if hook not in CATALOG_HOOKS:
+            raise ValueError(f"{hook!r} is not a catalog hook; catalog hooks: {', '.join(CATALOG_HOOKS)}")
+        found: dict[str, list[Provider]] = {}
+        for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):
+            info = self.info(impl.plugin)
+            try:
+                result = impl.function()
+            except Exception as exc:  # a plugin's bug must not stop the others
+                self._broken(info, f"{hook}() raised {type(exc).__name__}: {exc}")
+                continue
+            if result is None:
+                continue
+            if not isinstance(result, Mapping) or not all(
+                isinstance(name, str) and callable(factory) for name, factory in result.items()
+            ):
+                self._broken(info, f"{hook}() must return a mapping of names to factories, not {result!r}")
+                continue
+            for name, factory in result.items():
+                found.setdefault(name, []).append(Provider(hook, name, factory, info))
+        self._catalogs[hook] = found
+        return found
+
+    def names(self, hook: str) -> list[str]:
+        return sorted(self.catalog(hook))
+
+    def conflicts(self) -> list[tuple[str, str, list[Provider]]]:
+        """Names claimed by more than one plugin and not settled by ``prefer``."""
+        out = []
+        for hook in CATALOG_HOOKS:
+            for name, providers in sorted(self.catalog(hook).items()):
+                if len(providers) > 1 and name not in self.prefer:
+                    out.append((hook, name, providers))
+        return out
+
+    def resolve(self, hook: str, name: str) -> Provider:
+        """The one provider of ``name`` for ``hook``.
+
+        :raises PluginNotFoundError: nobody provides it (with did-you-mean and install hint).
+        :raises PluginConflictError: two plugins provide it and ``prefer`` does not choose.
+        """
+        noun = HOOK_NOUNS[hook]
+        catalog = self.catalog(hook)
+        providers = catalog.get(name)
+        if not providers:
+            hint = did_you_mean(name, catalog)
+            if name in FIRST_PARTY:
+                hint = f"it comes with {FIRST_PARTY[name]}: pip install {FIRST_PARTY[name]}"
+            if hint is None:
+                hint = f"known {noun}s: {', '.join(sorted(catalog)) or 'none'}"
+            raise PluginNotFoundError(f"unknown {noun} {name!r}", hint=hint)
+        if len(providers) == 1:
+            return providers[0]
+        chosen = self.prefer.get(name)
+        if chosen is not None:
+            for provider in providers:
+                if chosen in (provider.plugin.name, provider.plugin.distribution):
+                    return provider
+            raise PluginConflictError(
+                f"{ENV_PREFER} chooses {chosen!r} for {noun} {name!r}, but it is provided by "
+                + " and ".join(p.plugin.label() for p in providers)
+            )
+        first, second = providers[0].plugin, providers[1].plugin
+        raise PluginConflictError(
+            f"{noun} {name!r} is provided by two plugins: {first.label()} and {second.label()}",
+            hint=f"choose one with {ENV_PREFER}='{name}={second.name}' (or prefer= in Python), "
+            f"or block one with {ENV_BLOCK}={second.name}",
+        )
+
+    def extractor(self, spec: Any, key: str) -> tuple[Callable[[Any], Any], PluginInfo]:
+        """Compile a field spec through :func:`~prompt_style.hookspecs.extract_field`.
+
+        Implementations are asked in pluggy's order (``tryfirst`` first, the
+        built-in last) and the first non-``None`` answer wins, as with any
+        firstresult hook; the answering plugin is returned with it.
+        """
+        for impl in reversed(self.pm.hook.extract_field.get_hookimpls()):
+            kwargs = {"spec": spec, "key": key}
+            result = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+            if result is not None:
+                if not callable(result):
+                    raise PluginError(
+                        f"plugin {self.info(impl.plugin).label()} compiled {spec!r} into "
+                        f"{type(result).__name__}, which is not callable",
+                        key=key,
+                    )
+                return result, self.info(impl.plugin)
+        raise PluginNotFoundError(
+            f"no plugin understands the field spec {spec!r}",
+            key=key,
+            hint=f"is builtin-fields blocked by {ENV_BLOCK}?",
+        )
+
+    def provided(self, info: PluginInfo) -> dict[str, list[str]]:
+        """The names ``info`` provides, per hook."""
+        out: dict[str, list[str]] = {}
+        plugin = self.pm.get_plugin(info.name) if info.status == "loaded" else None
+        if plugin is None:
+            return out
+        for hook in HOOK_NOUNS:
+            impls = [i for i in getattr(self.pm.hook, hook).get_hookimpls() if i.plugin is plugin]
+            if not impls:
+                continue
+            if hook in CATALOG_HOOKS:
+                out[hook] = sorted(
+                    name
+                    for name, providers in self.catalog(hook).items()
+                    if any(p.plugin is info for p in providers)
+                )
+            else:
+                out[hook] = []
+        return out
+
+    def describe(self) -> list[dict[str, Any]]:
+        """One JSON-ready entry per plugin: identity, status, errors, names per hook."""
+        rows = []
+        for info in self.plugins:
+            provides = self.provided(info)  # builds catalogs, which may record errors
+            rows.append(
+                {
+                    "name": info.name,
+                    "distribution": info.distribution,
+                    "version": info.version,
+                    "module": info.module,
+                    "builtin": info.builtin,
+                    "status": "broken" if info.errors and info.status == "loaded" else info.status,
+                    "errors": list(info.errors),
+                    "hooks": provides,
+                }
+            )
+        return rows
+
+
+def _register(
+    pm: pluggy.PluginManager,
+    infos: list[PluginInfo],
+    info: PluginInfo,
+    load: Callable[[], object],
+) -> None:
+    infos.append(info)
+    for other in infos[:-1]:
+        if other.name == info.name and other.status == "loaded":
+            info.status = "broken"
+            info.errors.append(
+                f"the plugin name {info.name!r} is already taken by {other.label()}; rename one entry point"
+            )
+            break
+    else:
+        try:
+            plugin = load()
+        except Exception as exc:
+            info.status = "broken"
+            info.errors.append(f"import failed: {type(exc).__name__}: {exc}")
+        else:
+            try:
+                pm.register(plugin, name=info.name)
+                pm.check_pending()
+            except (ValueError, pluggy.PluginValidationError) as exc:
+                if pm.is_registered(plugin):
+                    pm.unregister(plugin)
+                info.status = "broken"
+                info.errors.append(f"registration failed: {exc}")
+    if info.status == "broken":
+        warnings.warn(
+            f"prompt-style: plugin {info.label()} was skipped: {info.errors[-1]}",
+            PluginLoadWarning,
+            stacklevel=3,
+        )
+
+
+def create_plugin_manager(
+    *,
+    entry_points: bool = True,
+    environ: Mapping[str, str] | None = None,
+    plugins: Iterable[tuple[str, object]] = (),
+    prefer: Mapping[str, str] | None = None,
+) -> PluginManager:
+    """A new plugin manager with the built-in plugins and the installed ones.
+
+    :param entry_points: load plugins from the ``prompt_style`` entry-point group.
+    :param environ: where to read ``PROMPT_STYLE_PLUGINS`` (comma list: load only
+        these entry points, by entry-point or distribution name; empty: none),
+        ``PROMPT_STYLE_DISABLE`` (comma list to block, built-ins included) and
+        ``PROMPT_STYLE_PREFER`` (``name=plugin`` pairs settling conflicts);
+        defaults to ``os.environ``.
+    :param plugins: extra ``(name, plugin object)`` pairs to register, as a
+        harness would for plugins it ships itself.
+    :param prefer: ``{name: plugin or distribution}`` choices for names that
+        several plugins provide; merged over ``PROMPT_STYLE_PREFER``.
+    :returns: the manager.
+    """
+    env = os.environ if environ is None else environ
+    allow = _env_list(env.get(ENV_ALLOW))
+    block = set(_env_list(env.get(ENV_BLOCK)) or ())
+    chosen = {**_parse_prefer(env.get(ENV_PREFER)), **dict(prefer or {})}
+
+    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    infos: list[PluginInfo] = []
+    core_version = _core_version()
+
+    for name, module in BUILTIN_PLUGINS:
+        info = PluginInfo(name, module, CORE_DISTRIBUTION, core_version, builtin=True)
+        if name in block:
+            info.status = "blocked"
+            infos.append(info)
+            continue
+        _register(pm, infos, info, lambda module=module: importlib.import_module(module))
+
+    if entry_points:
+        seen: set[tuple[str, str]] = set()
+        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            dist = getattr(ep, "dist", None)
+            dist_name = dist.metadata["Name"] if dist is not None else None
+            if (ep.name, ep.value) in seen:  # one distribution visible twice on sys.path
+                continue
+            seen.add((ep.name, ep.value))
+            info = PluginInfo(
+                ep.name,
+                ep.value.split(":")[0],
+                dist_name,
+                dist.version if dist is not None else None,
+            )
+            if ep.name in block or (dist_name and dist_name in block):
+                info.status = "blocked"
+                infos.append(info)
+                continue
+            if allow is not None and ep.name not in allow and dist_name not in allow:
+                info.status = "skipped"
+                infos.append(info)
+                continue
+            _register(pm, infos, info, ep.load)
+
+    for name, plugin in plugins:
+        module = getattr(plugin, "__name__", type(plugin).__module__)
+        _register(pm, infos, PluginInfo(name, module), lambda plugin=plugin: plugin)
+
+    return PluginManager(pm, infos, chosen)

@@ -1,0 +1,287 @@
+"""Building blocks for styles: few-shot assembly, choice formatting, target resolution.
+
+Plugins build their styles from these (the first-party mmlu, gpqa and cloze
+distributions are presets of :class:`ChoiceStyle`) or implement the
+:class:`~prompt_style.types.Style` protocol from scratch.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import OptionError, StyleError
+from .options import check_options
+from .types import FormattedPrompt, Sample, Style, StyleSettings, Turn
+
+__all__ = [
+    "QAStyle",
+    "ChoiceStyle",
+    "PassthroughStyle",
+    "DEFAULT_LABELS",
+    "choice_style",
+    "resolve_target",
+]
+
+DEFAULT_LABELS: tuple[str, ...] = tuple(string.ascii_uppercase)
+
+
+def resolve_target(
+    target: Any,
+    answers: Sequence[str],
+    *also: Sequence[Any],
+) -> int:
+    """The index of the gold answer.
+
+    ``target`` may be an index, one of ``answers`` (the continuation texts), an
+    item of any sequence in ``also`` (labels, choice texts), or a string of
+    digits (an index, as lm-evaluation-harness reads one).
+
+    :raises StyleError: when the target matches nothing, naming what it tried.
+    """
+    n = len(answers)
+    if isinstance(target, int) and not isinstance(target, bool):
+        if 0 <= target < n:
+            return target
+        raise StyleError(
+            f"target index {target} is out of range for {n} choices", key="doc_to_target"
+        )
+    if isinstance(target, str):
+        for candidates in (answers, *also):
+            for i, candidate in enumerate(candidates):
+                if i < n and candidate == target:
+                    return i
+        stripped = target.strip()
+        if stripped.isdigit() and int(stripped) < n:
+            return int(stripped)
+    shown = ", ".join(repr(a) for a in answers)
+    raise StyleError(
+        f"target {target!r} is not an index below {n} nor one of the answers {shown}",
+        key="doc_to_target",
+        hint="make doc_to_target give the index of the correct choice or its label",
+    )
+
+
+@dataclass
+class QAStyle:
+    """Base for question -> answer styles, with lm-evaluation-harness few-shot layout.
+
+    Flattened to plain text the dialogue reads::
+
+        description + q1 + target_delimiter + a1 + fewshot_delimiter + ... + q
+
+    Subclasses implement :meth:`question_text` and :meth:`answers`. The turns
+    of a few-shot example are built once per example and reused.
+    """
+
+    settings: StyleSettings = field(default_factory=StyleSettings, repr=False)
+
+    def question_text(self, sample: Sample) -> str:
+        """The user text of a record (without its answer)."""
+        raise NotImplementedError
+
+    def answers(self, sample: Sample) -> tuple[str, ...] | None:
+        """Candidate answers without the target delimiter; ``None`` for generation."""
+        raise NotImplementedError
+
+    def labels(self, sample: Sample) -> Sequence[Any]:
+        """Other names a target may use for the choices (for example ``A``, ``B``)."""
+        return ()
+
+    def target(self, sample: Sample, answers: tuple[str, ...] | None) -> Any:
+        """The gold answer: an index into ``answers``, or the reference for generation."""
+        if answers is None:
+            return sample.target
+        choices = [str(c) for c in sample.choices or ()]
+        return resolve_target(sample.target, answers, self.labels(sample), choices)
+
+    def example_answer(self, sample: Sample) -> str:
+        """The answer text shown after a few-shot example."""
+        answers = self.answers(sample)
+        if answers is None:
+            target = sample.target
+            if isinstance(target, (list, tuple)):
+                target = target[0] if target else ""
+            return str(target)
+        return answers[self.target(sample, answers)]
+
+    def _example_turns(self, shot: Sample) -> tuple[Turn, Turn, Turn]:
+        text = self.question_text(shot)
+        answer = Turn("assistant", self.example_answer(shot), self.settings.target_delimiter, section="ice")
+        return (
+            Turn("user", text, "", section="ice"),
+            Turn("user", text, self.settings.fewshot_delimiter, section="ice"),
+            answer,
+        )
+
+    def format(self, sample: Sample, shots: Sequence[Sample]) -> FormattedPrompt:
+        turns: list[Turn] = []
+        if sample.description:
+            turns.append(Turn("system", sample.description, section="begin"))
+        sep = ""
+        if shots:
+            cache = self.__dict__.get("_shot_turns")
+            if cache is None:
+                cache = self.__dict__["_shot_turns"] = {}
+            for position, shot in enumerate(shots):
+                made = cache.get(shot)
+                if made is None:
+                    made = cache[shot] = self._example_turns(shot)
+                turns.append(made[0] if position == 0 else made[1])
+                turns.append(made[2])
+            sep = self.settings.fewshot_delimiter
+        turns.append(Turn("user", self.question_text(sample), sep))
+        answers = self.answers(sample)
+        if answers is None:
+            return FormattedPrompt(tuple(turns), (), self.target(sample, None))
+        delimiter = self.settings.target_delimiter
+        return FormattedPrompt(
+            tuple(turns),
+            tuple([delimiter + a for a in answers]),
+            self.target(sample, answers),
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_shot_turns", None)
+        return state
+
+
+@dataclass
+class PassthroughStyle(QAStyle):
+    """lm-evaluation-harness without a template: ``doc_to_text`` is the prompt,
+    the choices (if any) are the continuations."""
+
+    def question_text(self, sample: Sample) -> str:
+        return str(sample.question)
+
+    def answers(self, sample: Sample) -> tuple[str, ...] | None:
+        if sample.choices is None:
+            return None
+        return tuple([str(c) for c in sample.choices])
+
+
+def _format_fields(fmt: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(fmt) if name is not None}
+
+
+@dataclass
+class ChoiceStyle(QAStyle):
+    """A question followed by its labelled choices (multiple choice), or scored
+    on the choice texts themselves (cloze) when ``answer_format`` is ``"{choice}"``.
+
+    Plain text::
+
+        prefix + question
+        choices_header + choice_format(A, c0) + choice_delimiter + ...
+        suffix
+
+    with the three blocks joined by ``question_choice_delimiter`` and empty
+    blocks left out. ``choice_format`` and ``answer_format`` may use
+    ``{label}``, ``{choice}`` and ``{number}`` (1-based).
+    """
+
+    name: str = "mcq"
+    prefix: str = ""
+    suffix: str = "Answer:"
+    question_choice_delimiter: str = "\n"
+    choice_delimiter: str = "\n"
+    choices_header: str = ""
+    choice_labels: list[str] | None = None
+    choice_format: str = "{label}. {choice}"
+    answer_format: str = "{label}"
+    show_choices: bool = True
+
+    def __post_init__(self) -> None:
+        for option in ("choice_format", "answer_format"):
+            fmt = getattr(self, option)
+            try:
+                unknown = _format_fields(fmt) - {"label", "choice", "number"}
+            except ValueError as exc:
+                raise OptionError(f"style {self.name!r}: bad {option} {fmt!r}: {exc}", key=option) from None
+            if unknown:
+                raise OptionError(
+                    f"style {self.name!r}: {option} {fmt!r} uses unknown field(s) "
+                    + ", ".join(sorted(unknown)),
+                    key=option,
+                    hint="use {label}, {choice} or {number}",
+                )
+        self._uses_labels = "label" in _format_fields(self.choice_format) | _format_fields(
+            self.answer_format
+        )
+        if self.choice_labels is not None:
+            self.choice_labels = [str(label) for label in self.choice_labels]
+            if not self.choice_labels:
+                raise OptionError(f"style {self.name!r}: choice_labels is empty", key="choice_labels")
+
+    def _labels_for(self, sample: Sample) -> Sequence[str]:
+        choices = sample.choices
+        if not choices:
+            raise StyleError(
+                f"style {self.name!r} needs choices, but doc_to_choice gave {choices!r}",
+                key="doc_to_choice",
+                hint="set doc_to_choice to the record's list of choices",
+            )
+        labels = self.choice_labels or DEFAULT_LABELS
+        if len(choices) > len(labels) and not self._uses_labels:
+            return [str(n) for n in range(1, len(choices) + 1)]
+        if len(choices) > len(labels):
+            if self.choice_labels is None:
+                raise StyleError(
+                    f"{len(choices)} choices but the default labels stop at Z (26)",
+                    key="doc_to_choice",
+                    hint="give template.choice_labels with one label per choice",
+                )
+            raise StyleError(
+                f"{len(choices)} choices but only {len(labels)} choice labels {list(labels)}",
+                key="template.choice_labels",
+                hint=f"give at least {len(choices)} labels",
+            )
+        return labels
+
+    def labels(self, sample: Sample) -> Sequence[str]:
+        return self._labels_for(sample)[: len(sample.choices)]
+
+    def question_text(self, sample: Sample) -> str:
+        blocks = [self.prefix + str(sample.question)]
+        if self.show_choices:
+            labels = self._labels_for(sample)
+            fmt = self.choice_format.format
+            listed = self.choice_delimiter.join(
+                [fmt(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)]
+            )
+            blocks.append(self.choices_header + listed)
+        if self.suffix:
+            blocks.append(self.suffix)
+        return self.question_choice_delimiter.join(blocks)
+
+    def answers(self, sample: Sample) -> tuple[str, ...]:
+        labels = self._labels_for(sample)
+        fmt = self.answer_format
+        if fmt == "{label}":
+            return tuple(labels[: len(sample.choices)])
+        if fmt == "{choice}":
+            return tuple([str(c) for c in sample.choices])
+        return tuple(
+            [fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)]
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return QAStyle.__getstate__(self)
+
+
+def choice_style(name: str, **preset: Any) -> Callable[..., Style]:
+    """A style factory for :class:`ChoiceStyle` with ``preset`` defaults.
+
+    The task's ``template`` options override the preset; unknown options are
+    errors with a did-you-mean.
+    """
+
+    def factory(*, options: dict[str, Any], settings: StyleSettings) -> ChoiceStyle:
+        merged = {**preset, **options}
+        return check_options(ChoiceStyle, merged, what=f"style {name!r}", settings=settings, name=name)
+
+    factory.__doc__ = f"Style {name!r}: a ChoiceStyle preset {preset!r}."
+    return factory

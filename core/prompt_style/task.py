@@ -1,0 +1,246 @@
+"""Task files: YAML that names the data, the field specs, the style and the retriever."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._suggest import did_you_mean
+from .errors import TaskFileError
+
+__all__ = ["TaskConfig", "TASK_KEYS", "load_task_config"]
+
+# key -> (accepted types, what it is); the order is the order of docs/task-files.md.
+TASK_KEYS: dict[str, tuple[tuple[type, ...] | None, str]] = {
+    "task": ((str,), "the task's name"),
+    "data": ((dict, str), "data files per split, relative to the task file"),
+    "test_split": ((str,), "the split to render (default: test)"),
+    "fewshot_split": ((str,), "the split few-shot examples come from"),
+    "doc_to_text": (None, "field spec of the question text"),
+    "doc_to_choice": (None, "field spec of the choices"),
+    "doc_to_target": (None, "field spec of the gold answer"),
+    "template": ((str, dict), "the style: a name, or a dict with template_type and options"),
+    "description": ((str,), "text (or Jinja) placed before the prompt"),
+    "num_fewshot": ((int,), "number of few-shot examples"),
+    "fewshot_delimiter": ((str,), "text between few-shot examples (default: two newlines)"),
+    "target_delimiter": ((str,), "text between a question and its answer (default: a space)"),
+    "retriever": ((str, dict), "how few-shot examples are chosen: a name, or a dict with name and options"),
+    "seed": ((int,), "seed for random retrieval (default: 1234)"),
+    "metadata": ((dict,), "free-form information, not used for rendering"),
+}
+
+_TYPE_NAMES = {str: "a string", dict: "a mapping", int: "an integer"}
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """A validated task: what the YAML file says, with paths resolved."""
+
+    task: str
+    data: Mapping[str, Path]
+    doc_to_text: Any = None
+    doc_to_choice: Any = None
+    doc_to_target: Any = None
+    template: str | Mapping[str, Any] | None = None
+    description: Any = None
+    test_split: str = "test"
+    fewshot_split: str | None = None
+    num_fewshot: int | None = None
+    fewshot_delimiter: str = "\n\n"
+    target_delimiter: str = " "
+    retriever: str | Mapping[str, Any] | None = None
+    seed: int = 1234
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+    """The task file, when the task came from one."""
+    lines: Mapping[str, int] = field(default_factory=dict, repr=False)
+    """Line of each key in the task file (``template.suffix`` for nested keys)."""
+
+    def where(self, key: str) -> dict[str, Any]:
+        """Location keywords for an error about ``key``."""
+        top = key.split(".")[0]
+        return {
+            "file": str(self.path) if self.path else None,
+            "line": self.lines.get(key) or self.lines.get(top),
+            "key": key,
+        }
+
+    def error(self, key: str, message: str, hint: str | None = None) -> TaskFileError:
+        return TaskFileError(message, hint=hint, **self.where(key))
+
+    def style_spec(self) -> tuple[str, dict[str, Any]]:
+        """The style name and its options (seed 000: ``template_type`` defaults to ``mcq``)."""
+        template = self.template
+        if template is None:
+            return "passthrough", {}
+        if isinstance(template, str):
+            return template, {}
+        options = dict(template)
+        name = options.pop("template_type", "mcq")
+        if not isinstance(name, str):
+            raise self.error("template.template_type", f"must be a string, not {name!r}")
+        return name, options
+
+    def retriever_spec(self) -> tuple[str, dict[str, Any]] | None:
+        retriever = self.retriever
+        if retriever is None:
+            return None
+        if isinstance(retriever, str):
+            return retriever, {}
+        options = dict(retriever)
+        name = options.pop("name", None)
+        if not isinstance(name, str):
+            raise self.error(
+                "retriever.name",
+                "a retriever mapping needs a name",
+                hint="for example retriever: {name: fixed, ids: [0, 3]}",
+            )
+        return name, options
+
+    @classmethod
+    def from_dict(
+        cls,
+        raw: Mapping[str, Any],
+        *,
+        base: str | Path = ".",
+        path: Path | None = None,
+        lines: Mapping[str, int] | None = None,
+    ) -> "TaskConfig":
+        """Validate a task given as a mapping (from YAML or from Python).
+
+        :param raw: the task keys.
+        :param base: the directory data paths are relative to.
+        :param path: the task file, for messages.
+        :param lines: line numbers of the keys, for messages.
+        :raises TaskFileError: for an unknown key (with did-you-mean), a value
+            of the wrong type, or missing data.
+        """
+        lines = dict(lines or {})
+        where = {"file": str(path) if path else None}
+        values: dict[str, Any] = {}
+        for key, value in raw.items():
+            if key not in TASK_KEYS:
+                raise TaskFileError(
+                    f"unknown key {key!r}",
+                    key=str(key),
+                    line=lines.get(str(key)),
+                    hint=did_you_mean(str(key), TASK_KEYS) or f"known keys: {', '.join(TASK_KEYS)}",
+                    **where,
+                )
+            types, _ = TASK_KEYS[key]
+            if value is None:
+                continue
+            if types is not None and (
+                not isinstance(value, types) or (int in types and isinstance(value, bool))
+            ):
+                expected = " or ".join(_TYPE_NAMES[t] for t in types)
+                raise TaskFileError(
+                    f"must be {expected}, not {type(value).__name__} {value!r}",
+                    key=key,
+                    line=lines.get(key),
+                    **where,
+                )
+            values[key] = value
+
+        def fail(key: str, message: str, hint: str | None = None) -> TaskFileError:
+            return TaskFileError(message, key=key, line=lines.get(key), hint=hint, **where)
+
+        data = values.pop("data", None)
+        if data is None:
+            raise fail("data", "the task names no data", "add data: {test: path/to/test.jsonl}")
+        if isinstance(data, str):
+            data = {values.get("test_split", "test"): data}
+        base = Path(base)
+        paths: dict[str, Path] = {}
+        for split, file in data.items():
+            if not isinstance(file, (str, Path)) or not str(file):
+                raise fail(f"data.{split}", f"must be a file path, not {file!r}")
+            file = Path(file).expanduser()
+            paths[str(split)] = file if file.is_absolute() else base / file
+        test_split = values.pop("test_split", "test")
+        if test_split not in paths:
+            raise fail(
+                "test_split" if "test_split" in raw else "data",
+                f"there is no data for the evaluated split {test_split!r}",
+                f"data has: {', '.join(paths)}; set test_split or add data.{test_split}",
+            )
+        fewshot_split = values.get("fewshot_split")
+        if fewshot_split is not None and fewshot_split not in paths:
+            raise fail(
+                "fewshot_split",
+                f"there is no data for the few-shot split {fewshot_split!r}",
+                did_you_mean(fewshot_split, paths) or f"data has: {', '.join(paths)}",
+            )
+        if values.get("num_fewshot", 0) < 0:
+            raise fail("num_fewshot", f"must be 0 or more, not {values['num_fewshot']}")
+        if "doc_to_text" not in values:
+            raise fail("doc_to_text", "the task has no doc_to_text", "name the field that holds the question")
+        name = values.pop("task", None) or (path.stem if path else "task")
+        return cls(
+            task=name,
+            data=paths,
+            test_split=test_split,
+            path=path,
+            lines=lines,
+            **values,
+        )
+
+
+def _line_numbers(node: Any, prefix: str = "", out: dict[str, int] | None = None) -> dict[str, int]:
+    """``{"key": line, "template.suffix": line}`` from a composed YAML node."""
+    import yaml
+
+    out = {} if out is None else out
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = f"{prefix}{key_node.value}"
+            if key in seen:
+                raise TaskFileError(
+                    f"key {key!r} appears twice", line=key_node.start_mark.line + 1, key=key
+                )
+            seen.add(key)
+            out[key] = key_node.start_mark.line + 1
+            if not prefix:  # one level of nesting is enough for messages
+                _line_numbers(value_node, key + ".", out)
+    return out
+
+
+def load_task_config(path: str | Path) -> TaskConfig:
+    """Read and validate a YAML task file (with ``yaml.safe_load``).
+
+    :raises TaskFileError: naming the file, the line and the key.
+    """
+    import yaml
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TaskFileError("task file not found", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskFileError(f"cannot read the task file: {exc}", file=str(path)) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise TaskFileError(
+            f"not valid YAML: {problem}",
+            file=str(path),
+            line=mark.line + 1 if mark else None,
+        ) from None
+    if raw is None:
+        raise TaskFileError("the task file is empty", file=str(path), hint="see docs/task-files.md")
+    if not isinstance(raw, dict):
+        raise TaskFileError(
+            f"a task file must be a mapping of keys, not a {type(raw).__name__}", file=str(path)
+        )
+    try:
+        lines = _line_numbers(node)
+    except TaskFileError as exc:
+        raise exc.locate(file=str(path)) from None
+    return TaskConfig.from_dict(raw, base=path.parent, path=path, lines=lines)

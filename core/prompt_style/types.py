@@ -1,0 +1,130 @@
+"""The data that flows between the hooks, and the protocols plugins implement.
+
+record --extract_field--> Sample --format_prompt--> FormattedPrompt(Dialogue)
+       --apply_meta_template--> ModelInput
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "Sample",
+    "Turn",
+    "Dialogue",
+    "FormattedPrompt",
+    "ModelInput",
+    "StyleSettings",
+    "FieldExtractor",
+    "Style",
+    "MetaTemplate",
+    "Retriever",
+    "StyleFactory",
+    "MetaTemplateFactory",
+    "RetrieverFactory",
+]
+
+
+@dataclass(eq=False, slots=True)
+class Sample:
+    """The fields extracted from one record.
+
+    Compared and hashed by identity, so that styles may cache what they build
+    from a few-shot example.
+    """
+
+    index: int
+    """Position of the record in its split."""
+    record: Mapping[str, Any]
+    """The raw record, for styles that need more than the standard fields."""
+    question: Any
+    """What ``doc_to_text`` extracted."""
+    choices: list[Any] | None = None
+    """What ``doc_to_choice`` extracted, as a list; ``None`` for generation."""
+    target: Any = None
+    """What ``doc_to_target`` extracted: an index, a label, a choice or a text."""
+    description: str = ""
+    """The task description rendered for this record (empty for few-shot examples)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One role-tagged item of a dialogue (the ``PromptList`` item of OpenCompass)."""
+
+    role: str
+    """``system``, ``user`` or ``assistant`` (OpenCompass names ``SYSTEM``,
+    ``HUMAN``, ``BOT`` are understood too)."""
+    content: str | tuple[Mapping[str, Any], ...]
+    """Text, or multimodal parts such as ``{"type": "image_url", ...}``."""
+    sep: str = ""
+    """Text placed before this turn when the dialogue is flattened to a plain
+    string (for example the few-shot or target delimiter); chat formats ignore it."""
+    fallback_role: str | None = None
+    """Role to use when a meta template does not know ``role``."""
+    section: str = "round"
+    """Where the turn comes from: ``begin``, ``ice`` (in-context example), ``round`` or ``end``."""
+
+
+Dialogue = tuple[Turn, ...]
+"""A dialogue is an immutable sequence of turns."""
+
+
+@dataclass(frozen=True, slots=True)
+class FormattedPrompt:
+    """What a style makes of one record."""
+
+    dialogue: Dialogue
+    continuations: tuple[str, ...] = ()
+    """Candidate continuations scored after the prompt (multiple choice); empty for generation."""
+    target: Any = None
+    """Gold answer: an index into ``continuations`` for multiple choice, else the reference."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInput:
+    """What a meta template makes of a dialogue; fields a format does not give are ``None``."""
+
+    text: str | None = None
+    messages: list[dict[str, Any]] | None = None
+    token_ids: list[int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StyleSettings:
+    """Task-level settings every style receives at construction."""
+
+    target_delimiter: str = " "
+    fewshot_delimiter: str = "\n\n"
+    task: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+FieldExtractor = Callable[[Mapping[str, Any]], Any]
+
+
+@runtime_checkable
+class Style(Protocol):
+    """Formats a record and its few-shot examples."""
+
+    def format(self, sample: Sample, shots: Sequence[Sample]) -> FormattedPrompt: ...
+
+
+@runtime_checkable
+class MetaTemplate(Protocol):
+    """Turns a dialogue into model input."""
+
+    def apply(self, dialogue: Dialogue) -> ModelInput: ...
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Chooses few-shot examples (pool indices) for a record."""
+
+    def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]: ...
+
+
+StyleFactory = Callable[..., Style]
+MetaTemplateFactory = Callable[..., MetaTemplate]
+RetrieverFactory = Callable[..., Retriever]

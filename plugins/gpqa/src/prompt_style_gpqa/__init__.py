@@ -1,0 +1,28 @@
+"""``mcq::gpqa``: the GPQA layout of lm-evaluation-harness.
+
+    What is the correct answer to this question:{question}
+    Choices:
+    (A) {choice 0}
+    (B) {choice 1}
+    ...
+    Answer:
+
+continuations `` (A)``, `` (B)``, ...
+"""
+
+from prompt_style import choice_style, hookimpl
+
+GPQA = {
+    "prefix": "What is the correct answer to this question:",
+    "question_choice_delimiter": "\n",
+    "choices_header": "Choices:\n",
+    "choice_delimiter": "\n",
+    "choice_format": "({label}) {choice}",
+    "answer_format": "({label})",
+    "suffix": "Answer:",
+}
+
+
+@hookimpl
+def format_prompt():
+    return {"mcq::gpqa": choice_style("mcq::gpqa", **GPQA)}

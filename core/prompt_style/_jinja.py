@@ -69,12 +69,12 @@ def expression(source: str):
     return compiled
 
 
-def undefined_name(value: Any) -> str | None:
-    """The name of a Jinja undefined value, or ``None`` when ``value`` is defined."""
+def undefined(value: Any) -> tuple[str, str | None] | None:
+    """``(name, hint)`` of a Jinja undefined value, or ``None`` when ``value`` is defined."""
     import jinja2
 
     if isinstance(value, jinja2.Undefined):
-        return value._undefined_name or "value"
+        return value._undefined_name or "value", value._undefined_hint
     return None
 
 

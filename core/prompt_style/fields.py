@@ -170,9 +170,12 @@ class Expression(FieldExtractorBase):
             raise self._error(f"{self.spec!r}: {exc.message}", _keys(record)) from None
         except security_error as exc:
             raise self._error(f"{self.spec!r} is not allowed in the sandbox: {exc}") from None
-        missing = _jinja.undefined_name(value)
-        if missing is not None:
-            raise self._error(f"field {missing!r} is missing ({self.spec!r})", _keys(record))
+        undefined = _jinja.undefined(value)
+        if undefined is not None:
+            name, hint = undefined
+            if hint:
+                raise self._error(f"{self.spec!r}: {hint}")
+            raise self._error(f"field {name!r} is missing ({self.spec!r})", _keys(record))
         return value
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
@@ -243,7 +246,7 @@ class CallableField(FieldExtractorBase):
 
 
 def is_jinja(spec: str) -> bool:
-    return ("{{" in spec and "}}" in spec) or ("{%" in spec and "%}" in spec)
+    return "{{" in spec or "{%" in spec
 
 
 def compile_field(spec: Any, key: str) -> FieldExtractorBase:
@@ -261,7 +264,8 @@ def compile_field(spec: Any, key: str) -> FieldExtractorBase:
     if is_jinja(spec):
         matches = _JINJA_EXPR.findall(spec)
         if (
-            len(matches) == 1
+            "{{" in spec
+            and len(matches) == 1
             and spec.strip() == "{{" + matches[0] + "}}"
             and "{%" not in spec
         ):

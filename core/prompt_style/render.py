@@ -103,6 +103,7 @@ class TaskRenderer:
         pool_split: str | None = None,
         source: str | None = None,
         plugins: Mapping[str, Any] | None = None,
+        lines: Mapping[str, int] | None = None,
     ) -> None:
         self.task = task
         self.extractors = dict(extractors)
@@ -114,6 +115,7 @@ class TaskRenderer:
         self.pool_split = pool_split
         self.source = source
         self.plugins = dict(plugins or {})
+        self.lines = dict(lines or {})
         self._setup()
 
     def _setup(self) -> None:
@@ -183,7 +185,8 @@ class TaskRenderer:
             formatted = self._style_format(sample, shots)
             made = self._meta_apply(formatted.dialogue)
         except PromptStyleError as exc:
-            raise exc.locate(split=self.split, index=index, file=self.source) from None
+            line = self.lines.get(exc.key or "") or self.lines.get((exc.key or "").split(".")[0])
+            raise exc.locate(split=self.split, index=index, file=self.source, line=line) from None
         except Exception as exc:  # a plugin's bug, reported with where it happened
             raise RenderError(
                 f"{type(exc).__name__}: {exc}", split=self.split, index=index, file=self.source
@@ -352,7 +355,10 @@ def load_task(
     pool: list[Any] = []
     records: list[Any] | None = None
     if needs_pool:
-        pool = load_records(config.data[pool_split], pool_split)
+        try:
+            pool = load_records(config.data[pool_split], pool_split)
+        except PromptStyleError as exc:
+            raise exc.locate(key=f"data.{pool_split}") from None
         if pool_split == split:
             records = pool
     retriever = _build(
@@ -377,6 +383,7 @@ def load_task(
         pool_split=pool_split,
         source=source,
         plugins=used,
+        lines=config.lines,
     )
     return Task(config, renderer, records)
 

@@ -92,7 +92,7 @@ class QAStyle:
 
     def target(self, sample: Sample, answers: tuple[str, ...] | None) -> Any:
         """The gold answer: an index into ``answers``, or the reference for generation."""
-        if answers is None:
+        if answers is None or sample.target is None:
             return sample.target
         choices = [str(c) for c in sample.choices or ()]
         return resolve_target(sample.target, answers, self.labels(sample), choices)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,13 +23,9 @@ from ._suggest import did_you_mean
 from .builtins import BUILTIN_PLUGINS
 from .errors import PluginConflictError, PluginError, PluginLoadWarning, PluginNotFoundError
 
-if sys.version_info >= (3, 12):  # pragma: no cover - depends on the interpreter
-    from importlib import metadata
-else:  # pragma: no cover
-    try:
-        import importlib_metadata as metadata
-    except ImportError:
-        from importlib import metadata
+# The standard library's importlib.metadata (3.10+) has entry_points(group=) and
+# EntryPoint.dist, and pluggy imports it anyway; the backport would cost start-up.
+from importlib import metadata
 
 __all__ = [
     "PluginManager",
@@ -121,9 +116,28 @@ def _parse_prefer(value: str | None) -> dict[str, str]:
     return prefer
 
 
+def _name_and_version(dist: Any) -> tuple[str | None, str | None]:
+    """A distribution's name and version from its METADATA headers.
+
+    Read directly: ``Distribution.metadata`` parses the whole file with the
+    email package, which costs more start-up time than every plugin import.
+    """
+    if dist is None:
+        return None, None
+    name = version = None
+    for line in (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "").splitlines():
+        if not line.strip():
+            break
+        if line.startswith("Name:"):
+            name = line[5:].strip()
+        elif line.startswith("Version:"):
+            version = line[8:].strip()
+    return name, version
+
+
 def _core_version() -> str:
     try:
-        return metadata.version(CORE_DISTRIBUTION)
+        return _name_and_version(metadata.distribution(CORE_DISTRIBUTION))[1] or "0+unknown"
     except metadata.PackageNotFoundError:  # running from a source tree
         return "0+unknown"
 
@@ -379,8 +393,7 @@ def create_plugin_manager(
     if entry_points:
         seen: set[tuple[str, str]] = set()
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-            dist = getattr(ep, "dist", None)
-            dist_name = dist.metadata["Name"] if dist is not None else None
+            dist_name, dist_version = _name_and_version(getattr(ep, "dist", None))
             if (ep.name, ep.value) in seen:  # one distribution visible twice on sys.path
                 continue
             seen.add((ep.name, ep.value))
@@ -388,7 +401,7 @@ def create_plugin_manager(
                 ep.name,
                 ep.value.split(":")[0],
                 dist_name,
-                dist.version if dist is not None else None,
+                dist_version,
             )
             if ep.name in block or (dist_name and dist_name in block):
                 info.status = "blocked"

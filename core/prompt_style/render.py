@@ -25,9 +25,10 @@ __all__ = ["RenderedPrompt", "TaskRenderer", "Task", "load_task", "default_plugi
 _FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RenderedPrompt:
-    """One rendered record."""
+    """One rendered record (treat as read-only; not frozen because a frozen
+    dataclass costs several times more to create, once per record)."""
 
     index: int
     """Position of the record in the evaluated split."""
@@ -140,27 +141,29 @@ class TaskRenderer:
         self.__dict__.update(state)
         self._setup()
 
-    @staticmethod
-    def _apply(key: str, extractor: Callable[[Any], Any], record: Mapping[str, Any]) -> Any:
+    def sample(self, record: Mapping[str, Any], index: int, *, description: bool = True) -> Sample:
+        """Extract the fields of one record."""
+        key = "doc_to_text"
         try:
-            return extractor(record)
+            question = self._text(record)
+            choices = target = None
+            text = ""
+            if self._choice is not None:
+                key = "doc_to_choice"
+                choices = self._choice(record)
+                if type(choices) is not list:
+                    choices = _choices(choices)
+            if self._target is not None:
+                key = "doc_to_target"
+                target = self._target(record)
+            if description and self._description is not None:
+                key = "description"
+                value = self._description(record)
+                text = "" if value is None else str(value)
         except PromptStyleError:
             raise
         except Exception as exc:  # user callables and plugin extractors
             raise FieldError(f"raised {type(exc).__name__}: {exc}", key=key) from exc
-
-    def sample(self, record: Mapping[str, Any], index: int, *, description: bool = True) -> Sample:
-        """Extract the fields of one record."""
-        apply = self._apply
-        question = apply("doc_to_text", self._text, record)
-        choices = None
-        if self._choice is not None:
-            choices = _choices(apply("doc_to_choice", self._choice, record))
-        target = apply("doc_to_target", self._target, record) if self._target is not None else None
-        text = ""
-        if description and self._description is not None:
-            value = apply("description", self._description, record)
-            text = "" if value is None else str(value)
         return Sample(index, record, question, choices, target, text)
 
     def _shot(self, i: int) -> Sample:

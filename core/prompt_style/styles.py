@@ -42,16 +42,16 @@ def resolve_target(
     :raises StyleError: when the target matches nothing, naming what it tried.
     """
     n = len(answers)
+    if type(target) is int and 0 <= target < n:
+        return target
     if isinstance(target, int) and not isinstance(target, bool):
-        if 0 <= target < n:
-            return target
         raise StyleError(
             f"target index {target} is out of range for {n} choices", key="doc_to_target"
         )
     if isinstance(target, str):
         for candidates in (answers, *also):
             for i, candidate in enumerate(candidates):
-                if i < n and candidate == target:
+                if i < n and (candidate == target or str(candidate) == target):
                     return i
         stripped = target.strip()
         if stripped.isdigit() and int(stripped) < n:
@@ -92,10 +92,12 @@ class QAStyle:
 
     def target(self, sample: Sample, answers: tuple[str, ...] | None) -> Any:
         """The gold answer: an index into ``answers``, or the reference for generation."""
-        if answers is None or sample.target is None:
-            return sample.target
-        choices = [str(c) for c in sample.choices or ()]
-        return resolve_target(sample.target, answers, self.labels(sample), choices)
+        target = sample.target
+        if answers is None or target is None:
+            return target
+        if type(target) is int and 0 <= target < len(answers):
+            return target
+        return resolve_target(target, answers, self.labels(sample), sample.choices or ())
 
     def example_answer(self, sample: Sample) -> str:
         """The answer text shown after a few-shot example."""
@@ -132,8 +134,8 @@ class QAStyle:
                 turns.append(made[0] if position == 0 else made[1])
                 turns.append(made[2])
             sep = self.settings.fewshot_delimiter
-        turns.append(Turn("user", self.question_text(sample), sep))
-        answers = self.answers(sample)
+        text, answers = self.question_and_answers(sample)
+        turns.append(Turn("user", text, sep))
         if answers is None:
             return FormattedPrompt(tuple(turns), (), self.target(sample, None))
         delimiter = self.settings.target_delimiter
@@ -142,6 +144,11 @@ class QAStyle:
             tuple([delimiter + a for a in answers]),
             self.target(sample, answers),
         )
+
+    def question_and_answers(self, sample: Sample) -> tuple[str, tuple[str, ...] | None]:
+        """:meth:`question_text` and :meth:`answers` together, for styles that
+        share work between them."""
+        return self.question_text(sample), self.answers(sample)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -244,10 +251,19 @@ class ChoiceStyle(QAStyle):
     def labels(self, sample: Sample) -> Sequence[str]:
         return self._labels_for(sample)[: len(sample.choices)]
 
+    def question_and_answers(self, sample: Sample) -> tuple[str, tuple[str, ...]]:
+        labels = self._labels_for(sample)
+        return self._question(sample, labels), self._answers(sample, labels)
+
     def question_text(self, sample: Sample) -> str:
+        return self._question(sample, self._labels_for(sample) if self.show_choices else ())
+
+    def answers(self, sample: Sample) -> tuple[str, ...]:
+        return self._answers(sample, self._labels_for(sample))
+
+    def _question(self, sample: Sample, labels: Sequence[str]) -> str:
         blocks = [self.prefix + str(sample.question)]
         if self.show_choices:
-            labels = self._labels_for(sample)
             fmt = self.choice_format.format
             listed = self.choice_delimiter.join(
                 [fmt(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)]
@@ -257,8 +273,7 @@ class ChoiceStyle(QAStyle):
             blocks.append(self.suffix)
         return self.question_choice_delimiter.join(blocks)
 
-    def answers(self, sample: Sample) -> tuple[str, ...]:
-        labels = self._labels_for(sample)
+    def _answers(self, sample: Sample, labels: Sequence[str]) -> tuple[str, ...]:
         fmt = self.answer_format
         if fmt == "{label}":
             return tuple(labels[: len(sample.choices)])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
     "Sample",
@@ -49,9 +49,12 @@ class Sample:
     """The task description rendered for this record (empty for few-shot examples)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One role-tagged item of a dialogue (the ``PromptList`` item of OpenCompass)."""
+class Turn(NamedTuple):
+    """One role-tagged item of a dialogue (the ``PromptList`` item of OpenCompass).
+
+    Immutable, so that the turns of a few-shot example are built once and shared
+    by every prompt that shows the example (a named tuple: cheap to create).
+    """
 
     role: str
     """``system``, ``user`` or ``assistant`` (OpenCompass names ``SYSTEM``,
@@ -71,9 +74,9 @@ Dialogue = tuple[Turn, ...]
 """A dialogue is an immutable sequence of turns."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FormattedPrompt:
-    """What a style makes of one record."""
+    """What a style makes of one record (treat as read-only)."""
 
     dialogue: Dialogue
     continuations: tuple[str, ...] = ()
@@ -82,9 +85,10 @@ class FormattedPrompt:
     """Gold answer: an index into ``continuations`` for multiple choice, else the reference."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ModelInput:
-    """What a meta template makes of a dialogue; fields a format does not give are ``None``."""
+    """What a meta template makes of a dialogue; fields a format does not give are ``None``
+    (treat as read-only)."""
 
     text: str | None = None
     messages: list[dict[str, Any]] | None = None

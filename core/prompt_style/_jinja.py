@@ -69,6 +69,26 @@ def expression(source: str):
     return compiled
 
 
+def single_expression(spec: str) -> str | None:
+    """The expression inside ``spec`` when ``spec`` (stripped) is exactly one
+    ``{{ ... }}`` block, else ``None``; multi-line expressions and ``}}`` inside
+    literals are handled by Jinja's own lexer."""
+    text = spec.strip()
+    if not (text.startswith("{{") and text.endswith("}}")):
+        return None
+    env = environment()
+    try:
+        tokens = list(env.lex(text))
+    except errors()[0]:
+        return None  # compiled as a template, which reports the syntax error
+    kinds = [kind for _, kind, _ in tokens]
+    if kinds.count("variable_begin") != 1 or kinds[0] != "variable_begin" or kinds[-1] != "variable_end":
+        return None
+    if any(kind in ("data", "block_begin", "comment_begin", "raw_begin") for kind in kinds):
+        return None
+    return text[len(tokens[0][2]) : len(text) - len(tokens[-1][2])].strip()
+
+
 def undefined(value: Any) -> tuple[str, str | None] | None:
     """``(name, hint)`` of a Jinja undefined value, or ``None`` when ``value`` is defined."""
     import jinja2
@@ -78,9 +98,16 @@ def undefined(value: Any) -> tuple[str, str | None] | None:
     return None
 
 
-def errors():
-    """The jinja2 exception classes the extractors translate."""
-    import jinja2
-    from jinja2.exceptions import SecurityError
+_ERRORS: tuple[type[Exception], ...] = ()
 
-    return jinja2.TemplateSyntaxError, jinja2.UndefinedError, SecurityError
+
+def errors() -> tuple[type[Exception], ...]:
+    """The jinja2 exception classes the extractors translate:
+    ``(TemplateSyntaxError, UndefinedError, SecurityError)``."""
+    global _ERRORS
+    if not _ERRORS:
+        import jinja2
+        from jinja2.exceptions import SecurityError
+
+        _ERRORS = (jinja2.TemplateSyntaxError, jinja2.UndefinedError, SecurityError)
+    return _ERRORS

@@ -21,6 +21,18 @@ def _split_assignment(text: str) -> tuple[str, str]:
     return split, path
 
 
+def _meta_option(text: str) -> tuple[str, object]:
+    import yaml
+
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key, yaml.safe_load(value) if value else ""
+    except yaml.YAMLError:
+        return key, value
+
+
 def _non_negative(text: str) -> int:
     try:
         value = int(text)
@@ -59,6 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("task", metavar="TASK", help="a YAML task file")
     render.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
     render.add_argument("--meta", metavar="M", default="plain", help="meta template: plain (default), messages, chatml, ...")
+    render.add_argument(
+        "--meta-option",
+        metavar="KEY=VALUE",
+        type=_meta_option,
+        action="append",
+        default=[],
+        help="an option of the meta template, VALUE read as YAML (e.g. add_generation_prompt=false); repeatable",
+    )
     render.add_argument("--shots", metavar="K", type=_non_negative, help="number of few-shot examples (replaces num_fewshot)")
     render.add_argument("--seed", metavar="N", type=int, help="seed for random retrieval")
     render.add_argument("--limit", metavar="N", type=_non_negative, help="render only the first N records")
@@ -139,6 +159,7 @@ def cmd_render(args: argparse.Namespace, out: TextIO) -> int:
         args.task,
         style=args.style,
         meta=args.meta,
+        meta_options=dict(args.meta_option),
         shots=args.shots,
         seed=args.seed,
         data=dict(args.data) or None,
@@ -158,7 +179,12 @@ def cmd_render(args: argparse.Namespace, out: TextIO) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    warnings.showwarning = _show_warning
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     out = sys.stdout
     try:
         out.reconfigure(encoding="utf-8")  # type: ignore[union-attr]

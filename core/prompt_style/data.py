@@ -13,12 +13,13 @@ from typing import Any
 
 from .errors import DataError
 
-__all__ = ["iter_records", "load_records", "SUPPORTED_SUFFIXES"]
+__all__ = ["iter_records", "load_records", "check_data_file", "SUPPORTED_SUFFIXES"]
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
 
-def _check_file(path: Path, split: str) -> None:
+def check_data_file(path: Path, split: str) -> None:
+    """Raise :class:`DataError` unless ``path`` is an existing file of a supported type."""
     if path.suffix.lower() not in SUPPORTED_SUFFIXES:
         raise DataError(
             f"split '{split}': unsupported data file type {path.suffix or '(none)'!r}",
@@ -40,7 +41,7 @@ def iter_records(path: str | Path, split: str = "test") -> Iterator[dict[str, An
         is not JSON, a record that is not an object, or a file with no records.
     """
     path = Path(path)
-    _check_file(path, split)
+    check_data_file(path, split)
     if path.suffix.lower() == ".json":
         yield from _load_json(path, split)
         return

@@ -19,7 +19,6 @@ from .errors import FieldError
 
 __all__ = ["compile_field", "FieldExtractorBase"]
 
-_JINJA_EXPR = re.compile(r"\{\{(.+?)\}\}")
 _FORMAT_FIELD = re.compile(r"\{([^{}]+)\}")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _SIMPLE_PATH = re.compile(
@@ -99,16 +98,10 @@ class Expression(FieldExtractorBase):
     __slots__ = ("source", "steps")
     kind = "expression"
 
-    def __init__(self, spec: Any, key: str) -> None:
+    def __init__(self, spec: Any, key: str, source: str) -> None:
         super().__init__(spec, key)
-        source = _JINJA_EXPR.findall(spec)[0].strip()
-        # `{{- x -}}` trims whitespace around a template; an expression has none.
-        if source.startswith("-"):
-            source = source[1:]
-        if source.endswith("-"):
-            source = source[:-1]
-        self.source = source.strip()
-        self.steps = self._parse_path(self.source)
+        self.source = source
+        self.steps = self._parse_path(source)
 
     @staticmethod
     def _parse_path(source: str) -> tuple[str | int, ...] | None:
@@ -170,6 +163,8 @@ class Expression(FieldExtractorBase):
             raise self._error(f"{self.spec!r}: {exc.message}", _keys(record)) from None
         except security_error as exc:
             raise self._error(f"{self.spec!r} is not allowed in the sandbox: {exc}") from None
+        except Exception as exc:  # the expression itself failed, e.g. 1 / 0
+            raise self._error(f"{self.spec!r} raised {type(exc).__name__}: {exc}") from None
         undefined = _jinja.undefined(value)
         if undefined is not None:
             name, hint = undefined
@@ -178,8 +173,11 @@ class Expression(FieldExtractorBase):
             raise self._error(f"field {name!r} is missing ({self.spec!r})", _keys(record))
         return value
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {"spec": self.spec, "key": self.key, "source": self.source}
+
     def __setstate__(self, state: Mapping[str, Any]) -> None:
-        self.__init__(state["spec"], state["key"])
+        self.__init__(state["spec"], state["key"], state["source"])
 
 
 class Template(FieldExtractorBase):
@@ -206,6 +204,8 @@ class Template(FieldExtractorBase):
             raise self._error(f"{exc.message} in template {self.spec!r}", _keys(record)) from None
         except security_error as exc:
             raise self._error(f"template {self.spec!r} is not allowed in the sandbox: {exc}") from None
+        except Exception as exc:  # the template itself failed, e.g. 1 / 0
+            raise self._error(f"template {self.spec!r} raised {type(exc).__name__}: {exc}") from None
 
 
 class FormatTemplate(FieldExtractorBase):
@@ -262,14 +262,10 @@ def compile_field(spec: Any, key: str) -> FieldExtractorBase:
     if not isinstance(spec, str):
         return Constant(spec, key)
     if is_jinja(spec):
-        matches = _JINJA_EXPR.findall(spec)
-        if (
-            "{{" in spec
-            and len(matches) == 1
-            and spec.strip() == "{{" + matches[0] + "}}"
-            and "{%" not in spec
-        ):
-            extractor: Any = Expression(spec, key)
+        # Seed 000: one `{{ expression }}` and nothing else keeps the value's type.
+        source = _jinja.single_expression(spec)
+        if source is not None:
+            extractor: Any = Expression(spec, key, source)
         else:
             extractor = Template(spec, key)
         extractor.compile()

@@ -18,14 +18,30 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
+from . import _entry_points
 from ._markers import ENTRY_POINT_GROUP, PROJECT_NAME
 from ._suggest import did_you_mean
 from .builtins import BUILTIN_PLUGINS
-from .errors import PluginConflictError, PluginError, PluginLoadWarning, PluginNotFoundError
+from .errors import (
+    PluginConflictError,
+    PluginError,
+    PluginLoadWarning,
+    PluginNotFoundError,
+    PromptStyleError,
+)
 
-# The standard library's importlib.metadata (3.10+) has entry_points(group=) and
-# EntryPoint.dist, and pluggy imports it anyway; the backport would cost start-up.
-from importlib import metadata
+from . import hookspecs
+from . import _entry_points
+from ._markers import ENTRY_POINT_GROUP, PROJECT_NAME
+from ._suggest import did_you_mean
+from .builtins import BUILTIN_PLUGINS
+from .errors import (
+    PluginConflictError,
+    PluginError,
+    PluginLoadWarning,
+    PluginNotFoundError,
+    PromptStyleError,
+)
 
 __all__ = [
     "PluginManager",
@@ -116,30 +132,9 @@ def _parse_prefer(value: str | None) -> dict[str, str]:
     return prefer
 
 
-def _name_and_version(dist: Any) -> tuple[str | None, str | None]:
-    """A distribution's name and version from its METADATA headers.
-
-    Read directly: ``Distribution.metadata`` parses the whole file with the
-    email package, which costs more start-up time than every plugin import.
-    """
-    if dist is None:
-        return None, None
-    name = version = None
-    for line in (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "").splitlines():
-        if not line.strip():
-            break
-        if line.startswith("Name:"):
-            name = line[5:].strip()
-        elif line.startswith("Version:"):
-            version = line[8:].strip()
-    return name, version
-
-
 def _core_version() -> str:
-    try:
-        return _name_and_version(metadata.distribution(CORE_DISTRIBUTION))[1] or "0+unknown"
-    except metadata.PackageNotFoundError:  # running from a source tree
-        return "0+unknown"
+    # "0+unknown" when running from a source tree that was never installed.
+    return _entry_points.distribution_version(CORE_DISTRIBUTION) or "0+unknown"
 
 
 class PluginManager:
@@ -259,7 +254,16 @@ class PluginManager:
         """
         for impl in reversed(self.pm.hook.extract_field.get_hookimpls()):
             kwargs = {"spec": spec, "key": key}
-            result = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+            try:
+                result = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+            except PromptStyleError:
+                raise
+            except Exception as exc:  # a plugin's bug, reported as such
+                raise PluginError(
+                    f"extract_field of plugin {self.info(impl.plugin).label()} raised "
+                    f"{type(exc).__name__}: {exc} for the spec {spec!r}",
+                    key=key,
+                ) from exc
             if result is not None:
                 if not callable(result):
                     raise PluginError(
@@ -392,17 +396,12 @@ def create_plugin_manager(
 
     if entry_points:
         seen: set[tuple[str, str]] = set()
-        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-            dist_name, dist_version = _name_and_version(getattr(ep, "dist", None))
+        for ep in _entry_points.entry_points(ENTRY_POINT_GROUP):
+            dist_name, dist_version = ep.distribution, ep.version
             if (ep.name, ep.value) in seen:  # one distribution visible twice on sys.path
                 continue
             seen.add((ep.name, ep.value))
-            info = PluginInfo(
-                ep.name,
-                ep.value.split(":")[0],
-                dist_name,
-                dist_version,
-            )
+            info = PluginInfo(ep.name, ep.module, dist_name, dist_version)
             if ep.name in block or (dist_name and dist_name in block):
                 info.status = "blocked"
                 infos.append(info)

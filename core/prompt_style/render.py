@@ -9,15 +9,16 @@ processes. Few-shot examples are extracted and formatted once per example.
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .data import iter_records, load_records
-from .errors import FieldError, PluginError, PromptStyleError, RenderError
+from .data import check_data_file, iter_records, load_records
+from .errors import DataError, FieldError, PluginError, PromptStyleError, RenderError
 from .plugins import PluginManager, Provider, create_plugin_manager
-from .task import TaskConfig, load_task_config
+from .task import TASK_KEYS, TaskConfig, load_task_config
 from .types import Dialogue, Sample, StyleSettings
 
 __all__ = ["RenderedPrompt", "TaskRenderer", "Task", "load_task", "default_plugin_manager"]
@@ -230,12 +231,19 @@ class Task:
         return iter_records(self.config.data[split], split)
 
     def render(self, limit: int | None = None) -> Iterator[RenderedPrompt]:
-        """Render the evaluated split in order, lazily (constant memory for JSON Lines)."""
+        """Render the evaluated split in order, lazily (constant memory for JSON Lines).
+
+        With ``limit``, no record past the first ``limit`` is read.
+        """
         render = self.renderer.render
-        for index, record in enumerate(self.records()):
-            if limit is not None and index >= limit:
-                return
-            yield render(record, index)
+        records = self.records()
+        if limit is not None:
+            records = itertools.islice(records, limit)
+        try:
+            for index, record in enumerate(records):
+                yield render(record, index)
+        except DataError as exc:
+            raise exc.locate(key=f"data.{self.config.test_split}") from None
 
 
 def _plugin_error(provider: Provider, exc: Exception) -> PluginError:
@@ -245,13 +253,20 @@ def _plugin_error(provider: Provider, exc: Exception) -> PluginError:
     )
 
 
-def _build(provider: Provider, where: dict[str, Any], **kwargs: Any) -> Any:
+def _build(
+    provider: Provider, where: dict[str, Any], lines: Mapping[str, int], **kwargs: Any
+) -> Any:
     try:
         return provider.factory(**kwargs)
     except PromptStyleError as exc:
-        if exc.key and where.get("key") and not exc.key.startswith(where["key"]):
+        if (
+            exc.key
+            and where.get("key")
+            and exc.key not in TASK_KEYS
+            and not exc.key.startswith(where["key"])
+        ):
             exc.key = f"{where['key']}.{exc.key}"
-        raise exc.locate(**where) from None
+        raise exc.locate(**{**where, "line": lines.get(exc.key or "") or where.get("line")}) from None
     except Exception as exc:
         raise _plugin_error(provider, exc).locate(**where) from exc
 
@@ -329,18 +344,21 @@ def load_task(
         fewshot_delimiter=config.fewshot_delimiter,
         task=config.task,
     )
-    built_style = _build(provider, where, options=style_options, settings=settings)
+    built_style = _build(provider, where, config.lines, options=style_options, settings=settings)
     used["format_prompt"] = provider.describe()
 
-    meta_where = {"key": "meta template"}
+    meta_where = {"key": "meta"}
     try:
         meta_provider = manager.resolve("apply_meta_template", meta)
     except PromptStyleError as exc:
         raise exc.locate(**meta_where) from None
-    built_meta = _build(meta_provider, meta_where, options=dict(meta_options or {}))
+    built_meta = _build(meta_provider, meta_where, {}, options=dict(meta_options or {}))
     used["apply_meta_template"] = meta_provider.describe()
 
     retriever_spec = config.retriever_spec()
+    if seed is not None and retriever_spec is not None and "seed" in retriever_spec[1]:
+        # An explicit seed (--seed) wins over the one written in the task file.
+        retriever_spec = (retriever_spec[0], {**retriever_spec[1], "seed": seed})
     k = config.num_fewshot
     if retriever_spec is None:
         retriever_spec = ("first_n", {}) if k else ("zero", {})
@@ -354,6 +372,10 @@ def load_task(
     pool_split = config.fewshot_split
     if pool_split is None:
         pool_split = next((s for s in ("train", "validation", "dev") if s in config.data), split)
+    try:
+        check_data_file(config.data[split], split)
+    except PromptStyleError as exc:
+        raise exc.locate(key=f"data.{split}", line=config.lines.get(f"data.{split}")) from None
     needs_pool = bool(k) or config.retriever is not None
     pool: list[Any] = []
     records: list[Any] | None = None
@@ -361,12 +383,13 @@ def load_task(
         try:
             pool = load_records(config.data[pool_split], pool_split)
         except PromptStyleError as exc:
-            raise exc.locate(key=f"data.{pool_split}") from None
+            raise exc.locate(key=f"data.{pool_split}", line=config.lines.get(f"data.{pool_split}")) from None
         if pool_split == split:
             records = pool
     retriever = _build(
         retriever_provider,
         retriever_where,
+        config.lines,
         options=retriever_spec[1],
         pool=pool,
         k=k,

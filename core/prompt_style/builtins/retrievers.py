@@ -49,17 +49,34 @@ class Fixed:
 
 @dataclass(frozen=True)
 class FirstN:
-    """The first ``k`` pool records (skipping the record itself in its own split)."""
+    """The first ``k`` pool records.
+
+    When the pool is the evaluated split, records equal to the one being
+    rendered (itself and any duplicate of it) are skipped, as
+    lm-evaluation-harness does.
+    """
 
     k: int = 0
+    pool: Sequence[Mapping[str, Any]] = field(default=(), repr=False)
     same_split: bool = False
-    _first: tuple[int, ...] = field(default=(), repr=False)
 
     def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
-        first = self._first
-        if self.same_split and index in first:
-            return tuple([i for i in range(self.k + 1) if i != index])
-        return first
+        if not self.same_split:
+            return range(self.k)
+        picked: list[int] = []
+        for i, candidate in enumerate(self.pool):
+            if len(picked) == self.k:
+                break
+            if i != index and candidate != record:
+                picked.append(i)
+        if len(picked) < self.k:
+            raise TaskFileError(
+                f"retriever 'first_n' found only {len(picked)} of {self.k} examples that differ "
+                "from the record (the pool is the evaluated split and holds duplicates of it)",
+                key="num_fewshot",
+                hint="name a separate fewshot_split or lower num_fewshot",
+            )
+        return picked
 
 
 @dataclass(frozen=True)
@@ -137,7 +154,7 @@ def first_n(*, options, pool, k, same_split, seed) -> FirstN:
     check_options(_NoOptions, options, what="retriever 'first_n'")
     k = k or 0
     _check_size("first_n", k, len(pool) - (1 if same_split else 0), same_split)
-    return FirstN(k=k, same_split=same_split, _first=tuple(range(k)))
+    return FirstN(k=k, pool=pool if same_split else (), same_split=same_split)
 
 
 def random_(*, options, pool, k, same_split, seed) -> Random:

@@ -1,0 +1,318 @@
+"""Tests of prompt-style-cloze: the ``cloze`` and ``cloze::options`` styles, through the public API only.
+
+Every test gets a fresh plugin manager and renders small JSON Lines files
+written in ``tmp_path``. ``cloze`` reads ``Question: {question}\\nAnswer:`` and
+is scored on the choice texts themselves (`` {choice}``); ``cloze::options``
+lists the labelled options first but is still scored on the texts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+import prompt_style
+
+DIST = "prompt-style-cloze"
+PLUGIN = "cloze"
+STYLES = ["cloze", "cloze::options"]
+HERE = Path(__file__).resolve().parent
+
+
+# -- helpers --------------------------------------------------------------------
+
+
+@pytest.fixture
+def manager() -> prompt_style.PluginManager:
+    """A fresh manager per test; environ={} so PROMPT_STYLE_* variables of the shell do not leak in."""
+    return prompt_style.create_plugin_manager(environ={})
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def task(tmp_path: Path, test: list[dict], train: list[dict] | None = None, template="cloze", **keys) -> dict:
+    data = {"test": str(write_jsonl(tmp_path / "test.jsonl", test))}
+    if train is not None:
+        data["train"] = str(write_jsonl(tmp_path / "train.jsonl", train))
+    return {
+        "task": "tiny",
+        "data": data,
+        "doc_to_text": "question",
+        "doc_to_choice": "{{choices}}",
+        "doc_to_target": "answer",
+        "template": template,
+        **keys,
+    }
+
+
+def render(config, manager, **kwargs) -> list[prompt_style.RenderedPrompt]:
+    return list(prompt_style.load_task(config, plugins=manager, **kwargs).render())
+
+
+def pyproject_version() -> str:
+    text = (HERE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    return re.search(r'^version\s*=\s*"([^"]+)"', text, re.MULTILINE).group(1)
+
+
+RECORD = {"question": "Which gas do plants absorb?", "choices": ["oxygen", "carbon dioxide", "helium"], "answer": 1}
+TRAIN = [
+    {"question": "What do bees make?", "choices": ["honey", "silk"], "answer": 0},
+    {"question": "Where do fish live?", "choices": ["trees", "deserts", "water", "clouds"], "answer": "water"},
+]
+
+
+# -- discovery ------------------------------------------------------------------
+
+
+def test_discovered_through_its_entry_point(manager):
+    [info] = [p for p in manager.plugins if p.name == PLUGIN]
+    assert info.distribution == DIST
+    assert info.version == metadata.version(DIST) == pyproject_version()
+    assert info.module == "prompt_style_cloze"
+    assert info.status == "loaded" and not info.builtin and not info.errors
+    entry_points = [ep for ep in metadata.distribution(DIST).entry_points if ep.group == "prompt_style"]
+    assert [(ep.name, ep.value) for ep in entry_points] == [(PLUGIN, "prompt_style_cloze")]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_resolve_attributes_the_styles_to_the_distribution(manager, style):
+    provider = manager.resolve("format_prompt", style)
+    assert provider.describe() == {
+        "hook": "format_prompt",
+        "name": style,
+        "plugin": PLUGIN,
+        "distribution": DIST,
+        "version": metadata.version(DIST),
+    }
+
+
+def test_provides_exactly_two_styles(manager):
+    [row] = [r for r in manager.describe() if r["name"] == PLUGIN]
+    assert row["hooks"] == {"format_prompt": STYLES}
+
+
+def test_disabled_plugin_names_the_distribution_to_install():
+    manager = prompt_style.create_plugin_manager(environ={"PROMPT_STYLE_DISABLE": PLUGIN})
+    for style in STYLES:
+        with pytest.raises(prompt_style.PluginNotFoundError) as caught:
+            manager.resolve("format_prompt", style)
+        assert f"pip install {DIST}" in str(caught.value)
+
+
+# -- cloze ----------------------------------------------------------------------
+
+
+def test_zero_shot_exact_text(tmp_path, manager):
+    [out] = render(task(tmp_path, [RECORD]), manager)
+    assert out.text == "Question: Which gas do plants absorb?\nAnswer:"
+    assert out.continuations == (" oxygen", " carbon dioxide", " helium")
+    assert out.target == 1
+    loaded = prompt_style.load_task(task(tmp_path, [RECORD]), plugins=manager)
+    assert loaded.plugins["format_prompt"]["distribution"] == DIST
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 7])
+def test_number_of_choices(tmp_path, manager, n):
+    choices = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][:n]
+    [out] = render(task(tmp_path, [{"question": "Which day?", "choices": choices, "answer": n - 1}]), manager)
+    assert out.text == "Question: Which day?\nAnswer:"
+    assert out.continuations == (" Mon", " Tue", " Wed", " Thu", " Fri", " Sat", " Sun")[:n]
+    assert out.target == n - 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "index"),
+    [(2, 2), ("helium", 2), ("carbon dioxide", 1), ("B", 1), ("0", 0)],
+    ids=["int", "choice-text", "choice-with-space", "label", "digit-index"],
+)
+def test_target_resolves_to_an_index(tmp_path, manager, answer, index):
+    [out] = render(task(tmp_path, [{**RECORD, "answer": answer}]), manager)
+    assert out.target == index
+
+
+def test_target_that_matches_nothing_is_a_style_error(tmp_path, manager):
+    with pytest.raises(prompt_style.StyleError) as caught:
+        render(task(tmp_path, [{**RECORD, "answer": "nitrogen"}]), manager)
+    assert caught.value.key == "doc_to_target"
+    assert "'oxygen', 'carbon dioxide', 'helium'" in str(caught.value)
+
+
+def test_non_string_choices_are_shown_as_text(tmp_path, manager):
+    [out] = render(task(tmp_path, [{"question": "2 + 2 =", "choices": [3, 4, 4.5], "answer": 1}]), manager)
+    assert out.continuations == (" 3", " 4", " 4.5")
+    assert out.target == 1
+
+
+def test_description_comes_first(tmp_path, manager):
+    [out] = render(task(tmp_path, [RECORD], description="Science questions.\n\n"), manager)
+    assert out.text == "Science questions.\n\nQuestion: Which gas do plants absorb?\nAnswer:"
+
+
+def test_few_shot_answers_are_the_choice_texts(tmp_path, manager):
+    [out] = render(task(tmp_path, [RECORD], TRAIN, description="Science.\n\n"), manager, shots=2)
+    assert out.text == (
+        "Science.\n\n"
+        "Question: What do bees make?\nAnswer: honey"
+        "\n\n"
+        "Question: Where do fish live?\nAnswer: water"
+        "\n\n"
+        "Question: Which gas do plants absorb?\nAnswer:"
+    )
+    assert out.continuations == (" oxygen", " carbon dioxide", " helium")
+    assert out.target == 1
+
+
+def test_few_shot_as_messages(tmp_path, manager):
+    [out] = render(task(tmp_path, [RECORD], TRAIN[:1]), manager, shots=1, meta="messages")
+    assert out.messages == [
+        {"role": "user", "content": "Question: What do bees make?\nAnswer:"},
+        {"role": "assistant", "content": "honey"},
+        {"role": "user", "content": "Question: Which gas do plants absorb?\nAnswer:"},
+    ]
+
+
+# -- cloze::options -------------------------------------------------------------
+
+
+def test_options_variant_exact_text(tmp_path, manager):
+    [out] = render(task(tmp_path, [RECORD], template="cloze::options"), manager)
+    assert out.text == (
+        "Question: Which gas do plants absorb?\nOptions:\nA. oxygen\nB. carbon dioxide\nC. helium\nAnswer:"
+    )
+    assert out.continuations == (" oxygen", " carbon dioxide", " helium")
+    assert out.target == 1
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 7])
+def test_options_variant_number_of_choices(tmp_path, manager, n):
+    choices = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][:n]
+    record = {"question": "Which day?", "choices": choices, "answer": 0}
+    [out] = render(task(tmp_path, [record], template="cloze::options"), manager)
+    listed = "\n".join(f"{label}. {day}" for label, day in zip("ABCDEFG", choices))
+    assert out.text == "Question: Which day?\nOptions:\n" + listed + "\nAnswer:"
+    assert out.continuations == tuple(" " + c for c in choices)
+
+
+def test_options_variant_few_shot(tmp_path, manager):
+    [out] = render(task(tmp_path, [RECORD], TRAIN, template="cloze::options"), manager, shots=1)
+    assert out.text == (
+        "Question: What do bees make?\nOptions:\nA. honey\nB. silk\nAnswer: honey"
+        "\n\n"
+        "Question: Which gas do plants absorb?\nOptions:\nA. oxygen\nB. carbon dioxide\nC. helium\nAnswer:"
+    )
+
+
+# -- switching between multiple choice and cloze --------------------------------
+
+
+YAML_TASK = """\
+task: switch
+data:
+  test: test.jsonl
+  train: train.jsonl
+doc_to_text: question
+doc_to_choice: "{{choices}}"
+doc_to_target: answer
+template: mcq
+num_fewshot: 1
+"""
+
+
+def _yaml_task(tmp_path: Path, template: str) -> Path:
+    write_jsonl(tmp_path / "test.jsonl", [RECORD])
+    write_jsonl(tmp_path / "train.jsonl", TRAIN)
+    path = tmp_path / f"task-{template.replace(':', '_')}.yaml"
+    path.write_text(YAML_TASK.replace("template: mcq\n", f"template: {template}\n"), encoding="utf-8")
+    return path
+
+
+def test_one_word_switches_builtin_mcq_to_cloze(tmp_path, manager):
+    [mcq] = list(prompt_style.load_task(_yaml_task(tmp_path, "mcq"), plugins=manager).render())
+    [cloze] = list(prompt_style.load_task(_yaml_task(tmp_path, "cloze"), plugins=manager).render())
+    assert mcq.text == (
+        "What do bees make?\nA. honey\nB. silk\nAnswer: A\n\n"
+        "Which gas do plants absorb?\nA. oxygen\nB. carbon dioxide\nC. helium\nAnswer:"
+    )
+    assert mcq.continuations == (" A", " B", " C")
+    assert cloze.text == (
+        "Question: What do bees make?\nAnswer: honey\n\nQuestion: Which gas do plants absorb?\nAnswer:"
+    )
+    assert cloze.continuations == (" oxygen", " carbon dioxide", " helium")
+    assert mcq.target == cloze.target == 1
+
+
+def test_one_word_switches_mcq_mmlu_to_cloze(tmp_path, manager):
+    if "mcq::mmlu" not in manager.names("format_prompt"):
+        pytest.skip("prompt-style-mmlu is not installed")
+    [mmlu] = list(prompt_style.load_task(_yaml_task(tmp_path, "mcq::mmlu"), plugins=manager).render())
+    [cloze] = list(prompt_style.load_task(_yaml_task(tmp_path, "cloze"), plugins=manager).render())
+    assert mmlu.text == (
+        "What do bees make?\nA. honey\nB. silk\nAnswer: A\n\n"
+        "Which gas do plants absorb?\nA. oxygen\nB. carbon dioxide\nC. helium\nAnswer:"
+    )
+    assert mmlu.continuations == (" A", " B", " C")
+    assert cloze.text == (
+        "Question: What do bees make?\nAnswer: honey\n\nQuestion: Which gas do plants absorb?\nAnswer:"
+    )
+    assert cloze.continuations == (" oxygen", " carbon dioxide", " helium")
+    assert mmlu.target == cloze.target == 1
+
+
+def test_style_argument_switches_too(tmp_path, manager):
+    path = _yaml_task(tmp_path, "mcq")
+    [out] = list(prompt_style.load_task(path, plugins=manager, style="cloze", shots=0).render())
+    assert out.text == "Question: Which gas do plants absorb?\nAnswer:"
+
+
+# -- options --------------------------------------------------------------------
+
+
+def test_option_overrides(tmp_path, manager):
+    template = {"template_type": "cloze", "prefix": "Q: ", "suffix": "A:"}
+    [out] = render(task(tmp_path, [RECORD], TRAIN[:1], template=template), manager, shots=1)
+    assert out.text == "Q: What do bees make?\nA: honey\n\nQ: Which gas do plants absorb?\nA:"
+    assert out.continuations == (" oxygen", " carbon dioxide", " helium")
+
+
+def test_options_variant_overrides(tmp_path, manager):
+    template = {
+        "template_type": "cloze::options",
+        "choices_header": "Choose one of:\n",
+        "choice_format": "- {choice}",
+    }
+    [out] = render(task(tmp_path, [RECORD], template=template), manager)
+    assert out.text == (
+        "Question: Which gas do plants absorb?\nChoose one of:\n- oxygen\n- carbon dioxide\n- helium\nAnswer:"
+    )
+    assert out.continuations == (" oxygen", " carbon dioxide", " helium")
+
+
+def test_show_choices_turns_cloze_into_the_options_layout(tmp_path, manager):
+    template = {"template_type": "cloze", "show_choices": True, "choices_header": "Options:\n"}
+    [plain] = render(task(tmp_path, [RECORD], template=template), manager)
+    [options] = render(task(tmp_path, [RECORD], template="cloze::options"), manager)
+    assert plain.text == options.text
+    assert plain.continuations == options.continuations
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_unknown_option_says_did_you_mean(tmp_path, manager, style):
+    config = task(tmp_path, [RECORD], template={"template_type": style, "prefx": "Q: "})
+    with pytest.raises(prompt_style.OptionError) as caught:
+        prompt_style.load_task(config, plugins=manager)
+    assert caught.value.key == "template.prefx"
+    assert f"style '{style}' has no option 'prefx'" in str(caught.value)
+    assert "(did you mean 'prefix'" in str(caught.value)
+
+
+def test_option_of_the_wrong_type(tmp_path, manager):
+    config = task(tmp_path, [RECORD], template={"template_type": "cloze", "prefix": ["Q: "]})
+    with pytest.raises(prompt_style.OptionError, match="option 'prefix' must be str"):
+        prompt_style.load_task(config, plugins=manager)

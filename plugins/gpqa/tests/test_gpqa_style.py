@@ -1,0 +1,322 @@
+"""Tests of prompt-style-gpqa: the ``mcq::gpqa`` style, through the public API only.
+
+Every test gets a fresh plugin manager and renders small JSON Lines files
+written in ``tmp_path``. The layout is lm-evaluation-harness's GPQA prompt::
+
+    What is the correct answer to this question:{question}
+    Choices:
+    (A) {c0}
+    (B) {c1}
+    ...
+    Answer:
+
+scored on the continuations `` (A)``, `` (B)``, ...
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+import prompt_style
+
+DIST = "prompt-style-gpqa"
+PLUGIN = "gpqa"
+STYLE = "mcq::gpqa"
+HERE = Path(__file__).resolve().parent
+PREFIX = "What is the correct answer to this question:"
+
+
+# -- helpers --------------------------------------------------------------------
+
+
+@pytest.fixture
+def manager() -> prompt_style.PluginManager:
+    """A fresh manager per test; environ={} so PROMPT_STYLE_* variables of the shell do not leak in."""
+    return prompt_style.create_plugin_manager(environ={})
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def gpqa_task(tmp_path: Path, test: list[dict], train: list[dict] | None = None, **keys) -> dict:
+    """A task over GPQA-shaped records (choice1..choice4 already shuffled, answer "(A)".."(D)")."""
+    data = {"test": str(write_jsonl(tmp_path / "test.jsonl", test))}
+    if train is not None:
+        data["train"] = str(write_jsonl(tmp_path / "train.jsonl", train))
+    return {
+        "task": "tiny_gpqa",
+        "data": data,
+        "doc_to_text": "{{Question}}",
+        "doc_to_choice": "{{[choice1, choice2, choice3, choice4]}}",
+        "doc_to_target": "answer",
+        "template": {"template_type": STYLE},
+        **keys,
+    }
+
+
+def list_task(tmp_path: Path, test: list[dict], **keys) -> dict:
+    """A task over records with a plain ``choices`` list (any number of choices)."""
+    return {
+        "task": "tiny",
+        "data": {"test": str(write_jsonl(tmp_path / "test.jsonl", test))},
+        "doc_to_text": "question",
+        "doc_to_choice": "{{choices}}",
+        "doc_to_target": "answer",
+        "template": STYLE,
+        **keys,
+    }
+
+
+def render(config, manager, **kwargs) -> list[prompt_style.RenderedPrompt]:
+    return list(prompt_style.load_task(config, plugins=manager, **kwargs).render())
+
+
+def pyproject_version() -> str:
+    text = (HERE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    return re.search(r'^version\s*=\s*"([^"]+)"', text, re.MULTILINE).group(1)
+
+
+RECORD = {
+    "Question": "What is the ground-state energy of a particle in a box of width L?",
+    "choice1": "ħ²π²/(mL²)",
+    "choice2": "ħ²π²/(2mL²)",
+    "choice3": "0",
+    "choice4": "ħω/2",
+    "answer": "(B)",
+}
+RECORD_TEXT = (
+    PREFIX + "What is the ground-state energy of a particle in a box of width L?\n"
+    "Choices:\n(A) ħ²π²/(mL²)\n(B) ħ²π²/(2mL²)\n(C) 0\n(D) ħω/2\nAnswer:"
+)
+TRAIN = [
+    {"Question": "Which gas is most abundant in air?", "choice1": "O2", "choice2": "CO2",
+     "choice3": "N2", "choice4": "Ar", "answer": "(C)"},
+    {"Question": "Line one.\nLine two?", "choice1": "yes", "choice2": "no",
+     "choice3": "maybe", "choice4": "never", "answer": "(D)"},
+]
+
+
+# -- discovery ------------------------------------------------------------------
+
+
+def test_discovered_through_its_entry_point(manager):
+    [info] = [p for p in manager.plugins if p.name == PLUGIN]
+    assert info.distribution == DIST
+    assert info.version == metadata.version(DIST) == pyproject_version()
+    assert info.module == "prompt_style_gpqa"
+    assert info.status == "loaded" and not info.builtin and not info.errors
+    entry_points = [ep for ep in metadata.distribution(DIST).entry_points if ep.group == "prompt_style"]
+    assert [(ep.name, ep.value) for ep in entry_points] == [(PLUGIN, "prompt_style_gpqa")]
+
+
+def test_resolve_attributes_the_style_to_the_distribution(manager):
+    provider = manager.resolve("format_prompt", STYLE)
+    assert provider.describe() == {
+        "hook": "format_prompt",
+        "name": STYLE,
+        "plugin": PLUGIN,
+        "distribution": DIST,
+        "version": metadata.version(DIST),
+    }
+    [row] = [r for r in manager.describe() if r["name"] == PLUGIN]
+    assert row["hooks"] == {"format_prompt": [STYLE]}
+
+
+def test_rendered_task_records_the_plugin_used(tmp_path, manager):
+    loaded = prompt_style.load_task(gpqa_task(tmp_path, [RECORD]), plugins=manager)
+    assert loaded.plugins["format_prompt"]["distribution"] == DIST
+    assert loaded.plugins["format_prompt"]["version"] == metadata.version(DIST)
+
+
+def test_disabled_plugin_names_the_distribution_to_install():
+    manager = prompt_style.create_plugin_manager(environ={"PROMPT_STYLE_DISABLE": DIST})
+    with pytest.raises(prompt_style.PluginNotFoundError) as caught:
+        manager.resolve("format_prompt", STYLE)
+    assert f"pip install {DIST}" in str(caught.value)
+
+
+# -- zero-shot ------------------------------------------------------------------
+
+
+def test_zero_shot_exact_text(tmp_path, manager):
+    [out] = render(gpqa_task(tmp_path, [RECORD]), manager)
+    assert out.text == RECORD_TEXT
+    assert out.continuations == (" (A)", " (B)", " (C)", " (D)")
+    assert out.target == 1
+
+
+def test_no_space_after_the_prefix_colon(tmp_path, manager):
+    # lm-evaluation-harness writes "question:{{Question}}" with no space; so do we.
+    [out] = render(gpqa_task(tmp_path, [{**RECORD, "Question": "Why?"}]), manager)
+    assert out.text.startswith("What is the correct answer to this question:Why?\nChoices:\n")
+
+
+def test_multi_line_question(tmp_path, manager):
+    [out] = render(gpqa_task(tmp_path, [TRAIN[1]]), manager)
+    assert out.text == (
+        PREFIX + "Line one.\nLine two?\nChoices:\n(A) yes\n(B) no\n(C) maybe\n(D) never\nAnswer:"
+    )
+    assert out.target == 3
+
+
+@pytest.mark.parametrize(
+    ("choices", "text", "continuations"),
+    [
+        (["yes", "no"], "Choices:\n(A) yes\n(B) no\nAnswer:", (" (A)", " (B)")),
+        (["x", "y", "z"], "Choices:\n(A) x\n(B) y\n(C) z\nAnswer:", (" (A)", " (B)", " (C)")),
+        (
+            ["1", "2", "3", "4"],
+            "Choices:\n(A) 1\n(B) 2\n(C) 3\n(D) 4\nAnswer:",
+            (" (A)", " (B)", " (C)", " (D)"),
+        ),
+        (
+            ["a", "b", "c", "d", "e"],
+            "Choices:\n(A) a\n(B) b\n(C) c\n(D) d\n(E) e\nAnswer:",
+            (" (A)", " (B)", " (C)", " (D)", " (E)"),
+        ),
+        (
+            ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"],
+            "Choices:\n(A) Mon\n(B) Tue\n(C) Wed\n(D) Thu\n(E) Fri\n(F) Sat\n(G) Sun\nAnswer:",
+            (" (A)", " (B)", " (C)", " (D)", " (E)", " (F)", " (G)"),
+        ),
+    ],
+    ids=["2", "3", "4", "5", "7"],
+)
+def test_number_of_choices(tmp_path, manager, choices, text, continuations):
+    [out] = render(list_task(tmp_path, [{"question": "Q?", "choices": choices, "answer": 1}]), manager)
+    assert out.text == PREFIX + "Q?\n" + text
+    assert out.continuations == continuations
+    assert out.target == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "index"),
+    [("(A)", 0), ("(B)", 1), ("(D)", 3), ("C", 2), (2, 2), ("0", 2), ("ħω/2", 3), ("1", 1)],
+    ids=["(A)", "(B)", "(D)", "label-C", "int", "choice-text-0", "choice-text", "digit-index"],
+)
+def test_target_resolves_to_an_index(tmp_path, manager, answer, index):
+    # "(B)" is a continuation text; "C" a label; "0" and "ħω/2" are choice texts; "1" is read as an index.
+    [out] = render(gpqa_task(tmp_path, [{**RECORD, "answer": answer}]), manager)
+    assert out.target == index
+
+
+def test_target_that_matches_nothing_is_a_style_error(tmp_path, manager):
+    with pytest.raises(prompt_style.StyleError) as caught:
+        render(gpqa_task(tmp_path, [{**RECORD, "answer": "(E)"}]), manager)
+    assert caught.value.key == "doc_to_target"
+    assert "'(A)', '(B)', '(C)', '(D)'" in str(caught.value)
+
+
+def test_description_comes_first(tmp_path, manager):
+    [out] = render(gpqa_task(tmp_path, [RECORD], description="Physics, graduate level.\n\n"), manager)
+    assert out.text == "Physics, graduate level.\n\n" + RECORD_TEXT
+
+
+# -- few-shot -------------------------------------------------------------------
+
+
+def test_one_shot(tmp_path, manager):
+    [out] = render(gpqa_task(tmp_path, [RECORD], TRAIN), manager, shots=1)
+    assert out.text == (
+        PREFIX + "Which gas is most abundant in air?\nChoices:\n(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nAnswer: (C)"
+        "\n\n" + RECORD_TEXT
+    )
+    assert out.continuations == (" (A)", " (B)", " (C)", " (D)")
+    assert out.target == 1
+
+
+def test_two_shot_with_description(tmp_path, manager):
+    config = gpqa_task(tmp_path, [RECORD], TRAIN, description="Answer carefully.\n\n", num_fewshot=2)
+    [out] = render(config, manager)
+    assert out.text == (
+        "Answer carefully.\n\n"
+        + PREFIX + "Which gas is most abundant in air?\nChoices:\n(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nAnswer: (C)"
+        "\n\n"
+        + PREFIX + "Line one.\nLine two?\nChoices:\n(A) yes\n(B) no\n(C) maybe\n(D) never\nAnswer: (D)"
+        "\n\n" + RECORD_TEXT
+    )
+
+
+def test_few_shot_as_messages(tmp_path, manager):
+    [out] = render(gpqa_task(tmp_path, [RECORD], TRAIN[:1]), manager, shots=1, meta="messages")
+    assert out.messages == [
+        {"role": "user", "content": PREFIX + "Which gas is most abundant in air?\nChoices:\n"
+         "(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nAnswer:"},
+        {"role": "assistant", "content": "(C)"},
+        {"role": "user", "content": RECORD_TEXT},
+    ]
+
+
+def test_yaml_task_file(tmp_path, manager):
+    write_jsonl(tmp_path / "test.jsonl", [RECORD])
+    path = tmp_path / "task.yaml"
+    path.write_text(
+        "task: tiny_gpqa\n"
+        "data:\n  test: test.jsonl\n"
+        'doc_to_text: "{{Question}}"\n'
+        'doc_to_choice: "{{[choice1, choice2, choice3, choice4]}}"\n'
+        "doc_to_target: answer\n"
+        "template:\n  template_type: mcq::gpqa\n",
+        encoding="utf-8",
+    )
+    [out] = list(prompt_style.load_task(path, plugins=manager).render())
+    assert out.text == RECORD_TEXT
+    assert out.target == 1
+
+
+# -- options --------------------------------------------------------------------
+
+
+def test_option_overrides(tmp_path, manager):
+    template = {
+        "template_type": STYLE,
+        "prefix": "Q: ",
+        "choices_header": "Options:\n",
+        "suffix": "The answer is",
+    }
+    [out] = render(gpqa_task(tmp_path, [RECORD], TRAIN[:1], template=template), manager, shots=1)
+    assert out.text == (
+        "Q: Which gas is most abundant in air?\nOptions:\n(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nThe answer is (C)"
+        "\n\n"
+        "Q: What is the ground-state energy of a particle in a box of width L?\nOptions:\n"
+        "(A) ħ²π²/(mL²)\n(B) ħ²π²/(2mL²)\n(C) 0\n(D) ħω/2\nThe answer is"
+    )
+    assert out.continuations == (" (A)", " (B)", " (C)", " (D)")
+
+
+def test_answer_format_option_changes_what_the_target_matches(tmp_path, manager):
+    template = {"template_type": STYLE, "answer_format": "{label}"}
+    [out] = render(gpqa_task(tmp_path, [{**RECORD, "answer": "B"}], template=template), manager)
+    assert out.continuations == (" A", " B", " C", " D")
+    assert out.target == 1
+    assert out.text == RECORD_TEXT  # the choices are still listed as (A) ...
+
+
+def test_choice_labels_option(tmp_path, manager):
+    template = {"template_type": STYLE, "choice_labels": ["a", "b", "c", "d"]}
+    [out] = render(gpqa_task(tmp_path, [{**RECORD, "answer": "(c)"}], template=template), manager)
+    assert out.text.endswith("Choices:\n(a) ħ²π²/(mL²)\n(b) ħ²π²/(2mL²)\n(c) 0\n(d) ħω/2\nAnswer:")
+    assert out.continuations == (" (a)", " (b)", " (c)", " (d)")
+    assert out.target == 2
+
+
+def test_unknown_option_says_did_you_mean(tmp_path, manager):
+    config = gpqa_task(tmp_path, [RECORD], template={"template_type": STYLE, "choices_heder": "X:\n"})
+    with pytest.raises(prompt_style.OptionError) as caught:
+        prompt_style.load_task(config, plugins=manager)
+    assert caught.value.key == "template.choices_heder"
+    assert "style 'mcq::gpqa' has no option 'choices_heder'" in str(caught.value)
+    assert "(did you mean 'choices_header'" in str(caught.value)
+
+
+def test_option_of_the_wrong_type(tmp_path, manager):
+    config = gpqa_task(tmp_path, [RECORD], template={"template_type": STYLE, "show_choices": "yes"})
+    with pytest.raises(prompt_style.OptionError, match="option 'show_choices' must be bool"):
+        prompt_style.load_task(config, plugins=manager)

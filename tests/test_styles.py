@@ -1,0 +1,424 @@
+"""Styles: ``mcq`` (the MMLU layout) and ``passthrough``, and target resolution."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+
+from prompt_style import (
+    DEFAULT_LABELS,
+    OptionError,
+    PluginNotFoundError,
+    PromptStyleError,
+    StyleError,
+    load_task,
+    resolve_target,
+)
+
+TEST = [
+    {"q": "What is 2+2?", "choices": ["3", "4", "5"], "answer": 1},
+    {"q": "Sky colour?", "choices": ["blue", "green"], "answer": 0},
+]
+DEV = [
+    {"q": "1+1?", "choices": ["2", "3", "4"], "answer": 0},
+    {"q": "Grass colour?", "choices": ["red", "green"], "answer": 1},
+]
+
+MCQ = dict(doc_to_text="q", doc_to_choice="{{choices}}", doc_to_target="answer", template="mcq")
+
+
+def texts(task, **kwargs):
+    return [r.text for r in task.render(**kwargs)]
+
+
+# -- mcq ------------------------------------------------------------------------------
+
+
+def test_mcq_zero_shot_exact(make_task, pm):
+    task = load_task(make_task({"test": TEST}, **MCQ), plugins=pm)
+    results = list(task.render())
+    assert [r.text for r in results] == [
+        "What is 2+2?\nA. 3\nB. 4\nC. 5\nAnswer:",
+        "Sky colour?\nA. blue\nB. green\nAnswer:",
+    ]
+    assert results[0].continuations == (" A", " B", " C")
+    assert results[1].continuations == (" A", " B")
+    assert [r.target for r in results] == [1, 0]
+
+
+def test_mcq_two_shot_exact(make_task, pm):
+    path = make_task({"test": TEST, "dev": DEV}, fewshot_split="dev", num_fewshot=2, **MCQ)
+    result = next(load_task(path, plugins=pm).render())
+    assert result.text == (
+        "1+1?\nA. 2\nB. 3\nC. 4\nAnswer: A"
+        "\n\n"
+        "Grass colour?\nA. red\nB. green\nAnswer: B"
+        "\n\n"
+        "What is 2+2?\nA. 3\nB. 4\nC. 5\nAnswer:"
+    )
+    assert result.continuations == (" A", " B", " C")
+    assert result.target == 1
+
+
+def test_description_goes_first_once(make_task, pm):
+    path = make_task(
+        {"test": TEST, "dev": DEV},
+        description="Questions about {{ 'maths' }}.\n\n",
+        num_fewshot=1,
+        **MCQ,
+    )
+    result = next(load_task(path, plugins=pm).render())
+    assert result.text == (
+        "Questions about maths.\n\n"
+        "1+1?\nA. 2\nB. 3\nC. 4\nAnswer: A\n\n"
+        "What is 2+2?\nA. 3\nB. 4\nC. 5\nAnswer:"
+    )
+    assert result.text.count("Questions about") == 1
+
+
+def test_description_zero_shot(make_task, pm):
+    path = make_task({"test": TEST}, description="Desc.\n", **MCQ)
+    assert texts(load_task(path, plugins=pm))[1] == "Desc.\nSky colour?\nA. blue\nB. green\nAnswer:"
+
+
+def test_delimiter_overrides(make_task, pm):
+    path = make_task(
+        {"test": TEST, "dev": DEV},
+        num_fewshot=2,
+        fewshot_delimiter="\n###\n",
+        target_delimiter=":: ",
+        **MCQ,
+    )
+    result = next(load_task(path, plugins=pm).render())
+    assert result.text == (
+        "1+1?\nA. 2\nB. 3\nC. 4\nAnswer::: A"
+        "\n###\n"
+        "Grass colour?\nA. red\nB. green\nAnswer::: B"
+        "\n###\n"
+        "What is 2+2?\nA. 3\nB. 4\nC. 5\nAnswer:"
+    )
+    assert result.continuations == (":: A", ":: B", ":: C")
+
+
+def test_empty_target_delimiter(make_task, pm):
+    path = make_task({"test": TEST}, target_delimiter="", **MCQ)
+    assert next(load_task(path, plugins=pm).render()).continuations == ("A", "B", "C")
+
+
+def test_template_options_override_layout(make_task, pm):
+    path = make_task(
+        {"test": TEST},
+        doc_to_text="q",
+        doc_to_choice="{{choices}}",
+        doc_to_target="answer",
+        template={
+            "template_type": "mcq",
+            "prefix": "Q: ",
+            "choice_format": "({label}) {choice}",
+            "answer_format": "({label})",
+            "choices_header": "Options:\n",
+            "suffix": "A:",
+        },
+    )
+    result = next(load_task(path, plugins=pm).render())
+    assert result.text == "Q: What is 2+2?\nOptions:\n(A) 3\n(B) 4\n(C) 5\nA:"
+    assert result.continuations == (" (A)", " (B)", " (C)")
+
+
+def test_template_mapping_defaults_to_mcq(make_task, pm):
+    path = make_task({"test": TEST}, **{**MCQ, "template": {"suffix": "Answer is"}})
+    assert texts(load_task(path, plugins=pm))[0] == "What is 2+2?\nA. 3\nB. 4\nC. 5\nAnswer is"
+
+
+# -- passthrough ----------------------------------------------------------------------
+
+
+def test_passthrough_without_template(make_task, pm):
+    path = make_task(
+        {"test": TEST, "dev": DEV},
+        doc_to_text="Question: {q}\nAnswer:",
+        doc_to_choice="{{choices}}",
+        doc_to_target="answer",
+        num_fewshot=1,
+    )
+    result = next(load_task(path, plugins=pm).render())
+    assert result.text == "Question: 1+1?\nAnswer: 2\n\nQuestion: What is 2+2?\nAnswer:"
+    assert result.continuations == (" 3", " 4", " 5")
+    assert result.target == 1
+    assert result.plugins["format_prompt"]["name"] == "passthrough"
+
+
+def test_passthrough_generation(make_task, pm):
+    records = [{"q": "Capital of France?", "a": "Paris"}, {"q": "Capital of Italy?", "a": "Rome"}]
+    path = make_task({"test": records}, doc_to_text="{q}", doc_to_target="a", num_fewshot=1)
+    results = list(load_task(path, plugins=pm).render())
+    assert results[0].text == "Capital of Italy? Rome\n\nCapital of France?"
+    assert results[0].continuations == ()
+    assert results[0].target == "Paris"
+    assert results[1].text == "Capital of France? Paris\n\nCapital of Italy?"
+
+
+def test_passthrough_list_target_shows_first(make_task, pm):
+    records = [{"q": "Q1", "a": ["x", "y"]}, {"q": "Q2", "a": ["z"]}]
+    path = make_task({"test": records}, doc_to_text="q", doc_to_target="a", num_fewshot=1)
+    assert texts(load_task(path, plugins=pm))[0] == "Q2 z\n\nQ1"
+
+
+# -- continuations and targets --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "field, value, expected",
+    [
+        ("answer", 2, 2),
+        ("answer", 0, 0),
+        ("answer", "C", 2),
+        ("answer", "B", 1),
+        ("answer", "2", 2),
+        ("answer", "five", 2),
+        ("answer", "three", 0),
+    ],
+)
+def test_target_resolution(make_task, pm, field, value, expected):
+    record = {"q": "Q", "choices": ["three", "four", "five"], field: value}
+    path = make_task({"test": [record]}, **MCQ)
+    assert next(load_task(path, plugins=pm).render()).target == expected
+
+
+def test_arc_numeric_labels_via_index_expression(make_task, pm):
+    record = {
+        "question": "Q?",
+        "choices": {"text": ["w", "x", "y", "z"], "label": ["1", "2", "3", "4"]},
+        "answerKey": "2",
+    }
+    path = make_task(
+        {"test": [record]},
+        doc_to_text="{{question}}",
+        doc_to_choice="{{choices.text}}",
+        doc_to_target="{{choices.label.index(answerKey)}}",
+        template="mcq",
+    )
+    result = next(load_task(path, plugins=pm).render())
+    assert result.target == 1
+    assert result.text == "Q?\nA. w\nB. x\nC. y\nD. z\nAnswer:"
+
+
+def test_arc_numeric_labels_as_choice_labels(make_task, pm):
+    record = {"question": "Q?", "choices": {"text": ["w", "x", "y", "z"]}, "answerKey": "2"}
+    path = make_task(
+        {"test": [record]},
+        doc_to_text="question",
+        doc_to_choice="{{choices.text}}",
+        doc_to_target="answerKey",
+        template={"template_type": "mcq", "choice_labels": ["1", "2", "3", "4"]},
+    )
+    result = next(load_task(path, plugins=pm).render())
+    assert result.text == "Q?\n1. w\n2. x\n3. y\n4. z\nAnswer:"
+    assert result.continuations == (" 1", " 2", " 3", " 4")
+    assert result.target == 1
+
+
+@pytest.mark.parametrize("target", [3, -1, "Z", "nothing", "9"])
+def test_unresolvable_target_names_record(make_task, pm, target):
+    records = [{"q": "ok", "choices": ["a", "b"], "answer": 0}, {"q": "bad", "choices": ["a", "b"], "answer": target}]
+    path = make_task({"test": records}, **MCQ)
+    task = load_task(path, plugins=pm)
+    with pytest.raises(StyleError) as info:
+        list(task.render())
+    assert info.value.index == 1
+    assert "record 1" in str(info.value)
+    assert "doc_to_target" in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_resolve_target_directly():
+    answers = ("A", "B", "C")
+    assert resolve_target(1, answers) == 1
+    assert resolve_target("C", answers) == 2
+    assert resolve_target("1", answers) == 1
+    assert resolve_target(" 2 ", answers) == 2
+    assert resolve_target("y", answers, (), ["x", "y", "z"]) == 1
+    with pytest.raises(StyleError):
+        resolve_target(True, answers)
+    with pytest.raises(StyleError):
+        resolve_target(3, answers)
+
+
+@pytest.mark.parametrize("n", [2, 7, 26])
+def test_any_number_of_choices_with_default_labels(make_task, pm, n):
+    choices = [f"c{i}" for i in range(n)]
+    path = make_task({"test": [{"q": "Q", "choices": choices, "answer": n - 1}]}, **MCQ)
+    result = next(load_task(path, plugins=pm).render())
+    labels = string.ascii_uppercase[:n]
+    assert result.text == "Q\n" + "".join(f"{l}. c{i}\n" for i, l in enumerate(labels)) + "Answer:"
+    assert result.continuations == tuple(" " + l for l in labels)
+    assert result.target == n - 1
+
+
+def test_default_labels_are_a_to_z():
+    assert DEFAULT_LABELS == tuple(string.ascii_uppercase)
+
+
+def test_27_choices_with_default_labels_is_style_error(make_task, pm):
+    records = [
+        {"q": "Q", "choices": ["a", "b"], "answer": 0},
+        {"q": "Q", "choices": [str(i) for i in range(27)], "answer": 0},
+    ]
+    task = load_task(make_task({"test": records}, **MCQ), plugins=pm)
+    results = task.render()
+    assert next(results).text == "Q\nA. a\nB. b\nAnswer:"
+    with pytest.raises(StyleError) as info:
+        next(results)
+    assert info.value.index == 1
+    assert "record 1" in str(info.value)
+    assert "27" in str(info.value)
+
+
+def test_27_choices_render_with_enough_labels(make_task, pm):
+    labels = [f"L{i}" for i in range(27)]
+    path = make_task(
+        {"test": [{"q": "Q", "choices": [str(i) for i in range(27)], "answer": 26}]},
+        **{**MCQ, "template": {"template_type": "mcq", "choice_labels": labels}},
+    )
+    result = next(load_task(path, plugins=pm).render())
+    assert len(result.continuations) == 27
+    assert result.continuations[-1] == " L26"
+    assert result.target == 26
+
+
+def test_fewer_choice_labels_than_choices_never_drops_a_choice(make_task, pm):
+    records = [
+        {"q": "Q0", "choices": ["a", "b"], "answer": 0},
+        {"q": "Q1", "choices": ["a", "b"], "answer": 1},
+        {"q": "Q2", "choices": ["a", "b", "c"], "answer": 2},
+    ]
+    path = make_task({"test": records}, **{**MCQ, "template": {"template_type": "mcq", "choice_labels": ["X", "Y"]}})
+    task = load_task(path, plugins=pm)
+    results = task.render()
+    assert next(results).text == "Q0\nX. a\nY. b\nAnswer:"
+    assert next(results).continuations == (" X", " Y")
+    with pytest.raises(StyleError) as info:
+        next(results)
+    message = str(info.value)
+    assert info.value.index == 2
+    assert "record 2" in message
+    assert "choice_labels" in message
+    assert "3" in message
+
+
+def test_numbered_format_needs_no_labels(make_task, pm):
+    choices = [str(i) for i in range(30)]
+    path = make_task(
+        {"test": [{"q": "Q", "choices": choices, "answer": "7"}]},
+        **{**MCQ, "template": {"template_type": "mcq", "choice_format": "{number}) {choice}", "answer_format": "{number}"}},
+    )
+    result = next(load_task(path, plugins=pm).render())
+    assert len(result.continuations) == 30
+    assert result.continuations[0] == " 1"
+    assert result.text.startswith("Q\n1) 0\n2) 1\n")
+
+
+def test_choices_that_are_not_a_list(make_task, pm):
+    from prompt_style import FieldError
+
+    record = {"q": "Q", "choices": {"text": ["a", "b"], "label": ["A", "B"]}, "answer": 0}
+    path = make_task({"test": [record]}, **MCQ)
+    with pytest.raises(FieldError) as info:
+        list(load_task(path, plugins=pm).render())
+    assert info.value.key == "doc_to_choice"
+    assert "record 0" in str(info.value)
+
+
+def test_choices_from_a_rendered_list_literal(make_task, pm):
+    # lm-evaluation-harness reads a rendered template as a Python literal
+    record = {"q": "Q", "a": "it's", "b": 'say "hi"', "answer": 1}
+    path = make_task({"test": [record]}, **{**MCQ, "doc_to_choice": "{{ [a, b] | string }}"})
+    result = next(load_task(path, plugins=pm).render())
+    assert result.text == "Q\nA. it's\nB. say \"hi\"\nAnswer:"
+
+
+def test_mcq_without_choices_is_style_error(make_task, pm):
+    path = make_task({"test": [{"q": "Q", "choices": [], "answer": 0}]}, **MCQ)
+    with pytest.raises(StyleError) as info:
+        list(load_task(path, plugins=pm).render())
+    assert "doc_to_choice" in str(info.value)
+
+
+# -- options --------------------------------------------------------------------------
+
+
+def test_unknown_template_option_did_you_mean(make_task, pm):
+    path = make_task({"test": TEST}, **{**MCQ, "template": {"template_type": "mcq", "sufix": "A:"}})
+    with pytest.raises(OptionError) as info:
+        load_task(path, plugins=pm)
+    message = str(info.value)
+    assert "sufix" in message
+    assert "did you mean 'suffix'" in message
+    assert str(path) in message
+    assert info.value.line is not None
+
+
+def test_wrongly_typed_template_option(make_task, pm):
+    path = make_task({"test": TEST}, **{**MCQ, "template": {"template_type": "mcq", "suffix": 3}})
+    with pytest.raises(OptionError) as info:
+        load_task(path, plugins=pm)
+    assert "suffix" in str(info.value)
+
+
+@pytest.mark.parametrize("fmt", ["{labl}. {choice}", "{label. {choice}"])
+def test_bad_choice_format(make_task, pm, fmt):
+    path = make_task({"test": TEST}, **{**MCQ, "template": {"template_type": "mcq", "choice_format": fmt}})
+    with pytest.raises(OptionError) as info:
+        load_task(path, plugins=pm)
+    assert "choice_format" in str(info.value)
+
+
+def test_passthrough_rejects_options(make_task, pm):
+    path = make_task({"test": TEST}, doc_to_text="q", template={"template_type": "passthrough", "suffix": "x"})
+    with pytest.raises(OptionError):
+        load_task(path, plugins=pm)
+
+
+def test_unknown_style_did_you_mean(make_task, pm):
+    path = make_task({"test": TEST}, **{**MCQ, "template": "mqc"})
+    with pytest.raises(PluginNotFoundError) as info:
+        load_task(path, plugins=pm)
+    assert "did you mean 'mcq'" in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_first_party_style_missing_says_what_to_install(make_task, pm):
+    path = make_task({"test": TEST}, **{**MCQ, "template": "mcq::mmlu"})
+    with pytest.raises(PluginNotFoundError) as info:
+        load_task(path, plugins=pm)
+    assert "prompt-style-mmlu" in str(info.value)
+
+
+# -- first-party styles (installed in the workspace) ---------------------------------
+
+
+def test_mcq_and_mmlu_preset_agree(make_task, pm_all):
+    path = make_task({"test": TEST, "dev": DEV}, num_fewshot=2, **MCQ)
+    mcq = [r.to_json() for r in load_task(path, plugins=pm_all).render()]
+    mmlu = [r.to_json() for r in load_task(path, plugins=pm_all, style="mcq::mmlu").render()]
+    assert mcq == mmlu
+
+
+def test_cloze_by_changing_one_word(make_task, pm_all):
+    path = make_task({"test": TEST, "dev": DEV}, num_fewshot=1, **MCQ)
+    text = path.read_text()
+    cloze_path = path.with_name("cloze.yaml")
+    cloze_path.write_text(text.replace("template: mcq", "template: cloze"))
+    assert cloze_path.read_text() != text
+    result = next(load_task(cloze_path, plugins=pm_all).render())
+    assert result.text == "Question: 1+1?\nAnswer: 2\n\nQuestion: What is 2+2?\nAnswer:"
+    assert result.continuations == (" 3", " 4", " 5")
+    assert result.target == 1
+    back = next(load_task(cloze_path, plugins=pm_all, style="mcq").render())
+    assert back.text == next(load_task(path, plugins=pm_all).render()).text
+
+
+def test_style_errors_are_prompt_style_errors():
+    assert issubclass(StyleError, PromptStyleError)
+    assert issubclass(OptionError, PromptStyleError)

@@ -443,3 +443,17 @@ def test_console_script_plugins_json_with_environment(tmp_path):
     assert rows["numbered"]["status"] == "loaded"
     assert rows["numbered"]["distribution"] == "prompt-style-numbered"
     assert rows["mmlu"]["status"] == "skipped"
+
+
+def test_debug_before_the_command_shows_a_traceback(capsys, tmp_path):
+    with pytest.raises(PromptStyleError):
+        main(["--debug", "render", str(tmp_path / "missing.yaml")])
+
+
+def test_meta_option(capsys):
+    code, out, err = run(capsys, "render", GPQA, "--limit", "1", "--meta", "chatml", "--meta-option", "add_generation_prompt=false")
+    assert code == 0
+    assert out.rstrip("\n").endswith("<|im_end|>")
+    code, out, err = run(capsys, "render", GPQA, "--limit", "1", "--meta", "chatml", "--meta-option", "add_generation_promt=false")
+    assert_one_error_line(code, out, err)
+    assert "meta.add_generation_promt" in err and "add_generation_prompt" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import string
 
 import pytest
@@ -422,3 +423,34 @@ def test_cloze_by_changing_one_word(make_task, pm_all):
 def test_style_errors_are_prompt_style_errors():
     assert issubclass(StyleError, PromptStyleError)
     assert issubclass(OptionError, PromptStyleError)
+
+
+def test_cloze_scores_texts_for_any_number_of_choices(tmp_path, pm_all):
+    choices = [f"c{i}" for i in range(30)]
+    data = tmp_path / "t.jsonl"
+    data.write_text(json.dumps({"q": "pick", "c": choices, "t": 29}) + "\n")
+    task = load_task(
+        {"data": {"test": str(data)}, "doc_to_text": "q", "doc_to_choice": "c", "doc_to_target": "t", "template": "cloze"},
+        plugins=pm_all,
+    )
+    (result,) = task.render()
+    assert result.text == "Question: pick\nAnswer:"
+    assert len(result.continuations) == 30 and result.target == 29
+
+
+def test_a_factory_whose_object_lacks_the_protocol_method_is_a_plugin_error(tmp_path, jsonl):
+    from prompt_style import PluginError, create_plugin_manager, hookimpl
+
+    class NotAStyle:
+        pass
+
+    class Plugin:
+        @hookimpl
+        def format_prompt(self):
+            return {"bad": lambda **kwargs: NotAStyle()}
+
+    manager = create_plugin_manager(entry_points=False, environ={}, plugins=[("bad-plugin", Plugin())])
+    jsonl(tmp_path / "t.jsonl", [{"q": "x"}])
+    with pytest.raises(PluginError) as caught:
+        load_task({"data": {"test": str(tmp_path / "t.jsonl")}, "doc_to_text": "q", "template": "bad"}, plugins=manager)
+    assert "bad-plugin" in str(caught.value) and "format()" in str(caught.value)

@@ -266,11 +266,19 @@ def test_missing_test_data_file_names_the_key(write_yaml, pm):
 
 def test_missing_fewshot_data_file(write_yaml, pm, tmp_path):
     path = write_yaml(
-        "task: t\ndata:\n  test: test.jsonl\n  dev: nodev.jsonl\nfewshot_split: dev\ndoc_to_text: q\nnum_fewshot: 1\n"
+        "task: t\ndata:\n  test: test.jsonl\n  dev: nodev.jsonl\nfewshot_split: dev\ndoc_to_text: q\ndoc_to_target: a\nnum_fewshot: 1\n"
     )
     err = load_error(path, pm, DataError)
     assert str(tmp_path / "nodev.jsonl") in str(err)
     assert "data.dev" in str(err)
+
+
+def test_fewshot_without_doc_to_target_names_the_key(write_yaml, pm, tmp_path, jsonl):
+    jsonl(tmp_path / "test.jsonl", [{"q": "a"}, {"q": "b"}])
+    path = write_yaml("data:\n  test: test.jsonl\ndoc_to_text: q\nnum_fewshot: 1\n")
+    err = load_error(path, pm, TaskFileError)
+    assert "num_fewshot" in str(err) and "doc_to_target" in str(err)
+    assert str(err).startswith(f"{path}:4: num_fewshot:")
 
 
 def test_data_paths_are_relative_to_the_task_file(tmp_path, jsonl, pm, monkeypatch):

@@ -44,13 +44,17 @@ def _non_negative(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # --debug is accepted before and after the command; SUPPRESS keeps the
+    # command's parser from resetting a --debug given before it.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors"
+    )
     parser = argparse.ArgumentParser(
         prog="prompt-style",
         description="Build the exact prompts LLM evaluations send to models.",
-        parents=[common],
     )
+    parser.add_argument("--debug", action="store_true", default=False, help="show tracebacks for errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     plugins = sub.add_parser(

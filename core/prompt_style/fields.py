@@ -144,14 +144,18 @@ class Expression(FieldExtractorBase):
                             f"index {step} is out of range in {self.spec!r}",
                             f"the sequence has {len(value)} items",
                         ) from None
+                elif isinstance(step, str) and not hasattr(value, step):
+                    raise self._error(
+                        f"{self.spec!r}: a {type(value).__name__} has no field {step!r}",
+                        "only mappings have named fields; use [index] for lists",
+                    )
                 else:
                     return self._evaluate(record)
             return value
         return self._evaluate(record)
 
     def _missing(self, step: str, where: Any) -> FieldError:
-        path = self.source if where is None else self.source
-        return self._error(f"field {step!r} is missing ({path!r})", _keys(where))
+        return self._error(f"field {step!r} is missing ({self.source!r})", _keys(where))
 
     def _evaluate(self, record: Mapping[str, Any]) -> Any:
         _, undefined_error, security_error = _jinja.errors()

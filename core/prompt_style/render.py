@@ -46,16 +46,21 @@ class RenderedPrompt:
     dialogue: Dialogue = ()
     """The intermediate dialogue, before the meta template."""
     token_ids: list[int] | None = None
+    """The prompt as token ids, when the meta template gives them."""
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``, ``target``."""
-        return {
+        """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
+        ``target``, and ``token_ids`` when the meta template gives them."""
+        out = {
             "index": self.index,
             "text": self.text,
             "messages": self.messages,
             "continuations": list(self.continuations),
             "target": self.target,
         }
+        if self.token_ids is not None:
+            out["token_ids"] = self.token_ids
+        return out
 
 
 _default_manager: PluginManager | None = None
@@ -253,11 +258,14 @@ def _plugin_error(provider: Provider, exc: Exception) -> PluginError:
     )
 
 
+_PROTOCOL_METHOD = {"format_prompt": "format", "apply_meta_template": "apply", "retrieve_examples": "select"}
+
+
 def _build(
     provider: Provider, where: dict[str, Any], lines: Mapping[str, int], **kwargs: Any
 ) -> Any:
     try:
-        return provider.factory(**kwargs)
+        built = provider.factory(**kwargs)
     except PromptStyleError as exc:
         if (
             exc.key
@@ -269,6 +277,14 @@ def _build(
         raise exc.locate(**{**where, "line": lines.get(exc.key or "") or where.get("line")}) from None
     except Exception as exc:
         raise _plugin_error(provider, exc).locate(**where) from exc
+    method = _PROTOCOL_METHOD[provider.hook]
+    if not callable(getattr(built, method, None)):
+        raise PluginError(
+            f"{provider.hook} {provider.name!r} from plugin {provider.plugin.label()} built a "
+            f"{type(built).__name__}, which has no {method}() method",
+            hint="see docs/hooks.md for the protocol each factory's object implements",
+        ).locate(**where)
+    return built
 
 
 def load_task(
@@ -377,6 +393,13 @@ def load_task(
     except PromptStyleError as exc:
         raise exc.locate(key=f"data.{split}", line=config.lines.get(f"data.{split}")) from None
     needs_pool = bool(k) or config.retriever is not None
+    if needs_pool and config.doc_to_target is None:
+        key = "num_fewshot" if k else "retriever"
+        raise config.error(
+            key,
+            "few-shot examples need their answers, but the task has no doc_to_target",
+            hint="set doc_to_target, or render zero-shot",
+        )
     pool: list[Any] = []
     records: list[Any] | None = None
     if needs_pool:

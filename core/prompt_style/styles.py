@@ -215,9 +215,8 @@ class ChoiceStyle(QAStyle):
                     key=option,
                     hint="use {label}, {choice} or {number}",
                 )
-        self._uses_labels = "label" in _format_fields(self.choice_format) | _format_fields(
-            self.answer_format
-        )
+        shown = _format_fields(self.choice_format) if self.show_choices else set()
+        self._uses_labels = "label" in shown | _format_fields(self.answer_format)
         if self.choice_labels is not None:
             self.choice_labels = [str(label) for label in self.choice_labels]
             if not self.choice_labels:

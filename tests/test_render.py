@@ -373,3 +373,18 @@ def test_examples_render_with_default_plugin_manager():
     # load_task without plugins= uses the process-wide manager (reset per test by conftest)
     for example in ("mmlu", "arc", "gpqa"):
         assert len(list(load_task(EXAMPLES / example / "task.yaml").render(limit=2))) == 2
+
+
+def test_a_null_question_is_an_error_naming_the_record(tmp_path):
+    from prompt_style import FieldError
+
+    data = tmp_path / "t.jsonl"
+    data.write_text('{"q": "fine"}\n{"q": null}\n')
+    from prompt_style import create_plugin_manager
+
+    task = load_task({"data": {"test": str(data)}, "doc_to_text": "q"}, plugins=create_plugin_manager(entry_points=False, environ={}))
+    results = task.render()
+    assert next(results).text == "fine"
+    with pytest.raises(FieldError) as caught:
+        next(results)
+    assert "record 1" in str(caught.value) and "doc_to_text" in str(caught.value)

@@ -152,6 +152,12 @@ class TaskRenderer:
         key = "doc_to_text"
         try:
             question = self._text(record)
+            if question is None:
+                raise FieldError(
+                    "gave null, so the prompt would read 'None'",
+                    key=key,
+                    hint="fix the record, or point doc_to_text at a field that holds the question",
+                )
             choices = target = None
             text = ""
             if self._choice is not None:

@@ -388,3 +388,35 @@ def test_a_null_question_is_an_error_naming_the_record(tmp_path):
     with pytest.raises(FieldError) as caught:
         next(results)
     assert "record 1" in str(caught.value) and "doc_to_text" in str(caught.value)
+
+
+def test_records_given_in_memory_render_like_files(tmp_path, pm_all):
+    from prompt_style import render_records
+
+    test = [{"q": "2+2?", "c": ["3", "4"], "a": 1}, {"q": "3+3?", "c": ["6", "9"], "a": 0}]
+    dev = [{"q": "1+1?", "c": ["2", "3"], "a": 0}]
+    keys = dict(doc_to_text="q", doc_to_choice="c", doc_to_target="a", template="mcq::mmlu", num_fewshot=1)
+    in_memory = render_records(test, fewshot=dev, plugins=pm_all, **keys)
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in test))
+    (tmp_path / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in dev))
+    from_files = list(
+        load_task(
+            {"data": {"test": str(tmp_path / "test.jsonl"), "dev": str(tmp_path / "dev.jsonl")}, "fewshot_split": "dev", **keys},
+            plugins=pm_all,
+        ).render()
+    )
+    assert [r.to_json() for r in in_memory] == [r.to_json() for r in from_files]
+    assert in_memory[0].text == "1+1?\nA. 2\nB. 3\nAnswer: A\n\n2+2?\nA. 3\nB. 4\nAnswer:"
+
+
+def test_inline_records_in_a_task_file(tmp_path, pm_all):
+    (tmp_path / "t.yaml").write_text("data:\n  test:\n    - {q: hi}\n    - {q: there}\ndoc_to_text: q\n")
+    assert [r.text for r in load_task(tmp_path / "t.yaml", plugins=pm_all).render()] == ["hi", "there"]
+
+
+@pytest.mark.parametrize("bad, message", [([], "empty"), (["x"], "record 0 is a str")])
+def test_bad_records_in_memory_are_data_errors(pm_all, bad, message):
+    from prompt_style import DataError, render_records
+
+    with pytest.raises(DataError, match=message):
+        render_records(bad, doc_to_text="q", plugins=pm_all)

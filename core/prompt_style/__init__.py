@@ -22,7 +22,14 @@ from .fields import compile_field
 from .options import check_options
 from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
 from .roles import api_role
-from .render import RenderedPrompt, Task, TaskRenderer, default_plugin_manager, load_task
+from .render import (
+    RenderedPrompt,
+    Task,
+    TaskRenderer,
+    default_plugin_manager,
+    load_task,
+    render_records,
+)
 from .styles import DEFAULT_LABELS, ChoiceStyle, PassthroughStyle, QAStyle, choice_style, resolve_target
 from .task import TaskConfig, load_task_config
 from .types import (
@@ -43,6 +50,7 @@ __all__ = [
     "hookspec",
     # loading and rendering
     "load_task",
+    "render_records",
     "load_task_config",
     "Task",
     "TaskConfig",

@@ -7,7 +7,7 @@ JSON file (an array of objects) is read whole.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,12 @@ __all__ = ["iter_records", "load_records", "check_data_file", "SUPPORTED_SUFFIXE
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
 
-def check_data_file(path: Path, split: str) -> None:
-    """Raise :class:`DataError` unless ``path`` is an existing file of a supported type."""
+def check_data_file(path: Path | Sequence[Any], split: str) -> None:
+    """Raise :class:`DataError` unless ``path`` is an existing file of a supported type
+    (records given directly are checked as they are read)."""
+    if not isinstance(path, (str, Path)):
+        return
+    path = Path(path)
     if path.suffix.lower() not in SUPPORTED_SUFFIXES:
         raise DataError(
             f"split '{split}': unsupported data file type {path.suffix or '(none)'!r}",
@@ -34,12 +38,17 @@ def check_data_file(path: Path, split: str) -> None:
         )
 
 
-def iter_records(path: str | Path, split: str = "test") -> Iterator[dict[str, Any]]:
-    """Yield the records of a data file in order.
+def iter_records(
+    path: str | Path | Sequence[Mapping[str, Any]], split: str = "test"
+) -> Iterator[Mapping[str, Any]]:
+    """Yield the records of a data file (or of a list of records) in order.
 
     :raises DataError: naming the file and line for a missing file, a line that
         is not JSON, a record that is not an object, or a file with no records.
     """
+    if not isinstance(path, (str, Path)):
+        yield from _given(path, split)
+        return
     path = Path(path)
     check_data_file(path, split)
     if path.suffix.lower() == ".json":
@@ -102,6 +111,23 @@ def _load_json(path: Path, split: str) -> list[dict[str, Any]]:
     return data
 
 
-def load_records(path: str | Path, split: str = "test") -> list[dict[str, Any]]:
+def _given(records: Sequence[Any], split: str) -> Sequence[Mapping[str, Any]]:
+    if not isinstance(records, Sequence) or isinstance(records, (str, bytes)):
+        raise DataError(f"split '{split}': data must be a file path or a list of records, not {records!r}")
+    for index, record in enumerate(records):
+        if not isinstance(record, Mapping):
+            raise DataError(
+                f"split '{split}': record {index} is a {type(record).__name__}, not a mapping"
+            )
+    if not records:
+        raise DataError(f"split '{split}': the list of records is empty")
+    return records
+
+
+def load_records(
+    path: str | Path | Sequence[Mapping[str, Any]], split: str = "test"
+) -> Sequence[Mapping[str, Any]]:
     """All records of a data file, as a list (see :func:`iter_records`)."""
+    if not isinstance(path, (str, Path)):
+        return _given(path, split)
     return list(iter_records(path, split))

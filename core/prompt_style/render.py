@@ -21,7 +21,14 @@ from .plugins import PluginManager, Provider, create_plugin_manager
 from .task import TASK_KEYS, TaskConfig, load_task_config
 from .types import Dialogue, Sample, StyleSettings
 
-__all__ = ["RenderedPrompt", "TaskRenderer", "Task", "load_task", "default_plugin_manager"]
+__all__ = [
+    "RenderedPrompt",
+    "TaskRenderer",
+    "Task",
+    "load_task",
+    "render_records",
+    "default_plugin_manager",
+]
 
 _FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description")
 
@@ -302,7 +309,7 @@ def load_task(
     meta_options: Mapping[str, Any] | None = None,
     shots: int | None = None,
     seed: int | None = None,
-    data: Mapping[str, str | Path] | None = None,
+    data: Mapping[str, str | Path | Sequence[Mapping[str, Any]]] | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -314,7 +321,8 @@ def load_task(
     :param meta_options: options for the meta template.
     :param shots: replaces ``num_fewshot``.
     :param seed: replaces ``seed``.
-    :param data: ``{split: path}`` replacing data files (so any task can be rendered on other records).
+    :param data: ``{split: path or list of records}`` replacing a split's data (so any
+        task can be rendered on other records, including records already in memory).
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
@@ -325,7 +333,13 @@ def load_task(
     else:
         config = load_task_config(task)
     if data:
-        merged = {**config.data, **{split: Path(path) for split, path in data.items()}}
+        merged = {
+            **config.data,
+            **{
+                split: Path(path) if isinstance(path, (str, Path)) else path
+                for split, path in data.items()
+            },
+        }
         config = _replace(config, data=merged)
     if shots is not None:
         if shots < 0:
@@ -441,6 +455,37 @@ def load_task(
         lines=config.lines,
     )
     return Task(config, renderer, records)
+
+
+def render_records(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    fewshot: Sequence[Mapping[str, Any]] | None = None,
+    plugins: PluginManager | None = None,
+    meta: str = "plain",
+    meta_options: Mapping[str, Any] | None = None,
+    **task: Any,
+) -> list[RenderedPrompt]:
+    """Render records held in memory with a task given as keyword arguments.
+
+    A shortcut for tests and notebooks: ``render_records(records, doc_to_text="q",
+    template="mcq::mmlu", num_fewshot=1, fewshot=dev_records)``.
+
+    :param records: the records to render (the ``test`` split).
+    :param fewshot: records of a ``dev`` split to draw few-shot examples from
+        (sets ``fewshot_split: dev`` unless ``task`` names another).
+    :param plugins: the plugin manager; defaults to :func:`default_plugin_manager`.
+    :param meta: the meta template name.
+    :param meta_options: options for the meta template.
+    :param task: task keys, as in a task file (``doc_to_text``, ``template``, ...).
+    :returns: one :class:`RenderedPrompt` per record.
+    """
+    data: dict[str, Any] = {"test": list(records)}
+    if fewshot is not None:
+        data["dev"] = list(fewshot)
+        task.setdefault("fewshot_split", "dev")
+    config = {"data": data, **task}
+    return list(load_task(config, plugins=plugins, meta=meta, meta_options=meta_options).render())
 
 
 def _replace(config: TaskConfig, **changes: Any) -> TaskConfig:

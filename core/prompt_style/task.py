@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ __all__ = ["TaskConfig", "TASK_KEYS", "load_task_config"]
 # key -> (accepted types, what it is); the order is the order of docs/task-files.md.
 TASK_KEYS: dict[str, tuple[tuple[type, ...] | None, str]] = {
     "task": ((str,), "the task's name"),
-    "data": ((dict, str), "data files per split, relative to the task file"),
+    "data": ((dict, str), "data per split: a file relative to the task file, or a list of records"),
     "test_split": ((str,), "the split to render (default: test)"),
     "fewshot_split": ((str,), "the split few-shot examples come from"),
     "doc_to_text": (None, "field spec of the question text"),
@@ -39,7 +39,8 @@ class TaskConfig:
     """A validated task: what the YAML file says, with paths resolved."""
 
     task: str
-    data: Mapping[str, Path]
+    data: Mapping[str, Path | Sequence[Mapping[str, Any]]]
+    """Per split, a data file or the records themselves."""
     doc_to_text: Any = None
     doc_to_choice: Any = None
     doc_to_target: Any = None
@@ -153,10 +154,13 @@ class TaskConfig:
         if isinstance(data, str):
             data = {values.get("test_split", "test"): data}
         base = Path(base)
-        paths: dict[str, Path] = {}
+        paths: dict[str, Path | Sequence[Mapping[str, Any]]] = {}
         for split, file in data.items():
+            if isinstance(file, (list, tuple)):
+                paths[str(split)] = file  # the records themselves
+                continue
             if not isinstance(file, (str, Path)) or not str(file):
-                raise fail(f"data.{split}", f"must be a file path, not {file!r}")
+                raise fail(f"data.{split}", f"must be a file path or a list of records, not {file!r}")
             file = Path(file).expanduser()
             paths[str(split)] = file if file.is_absolute() else base / file
         test_split = values.pop("test_split", "test")

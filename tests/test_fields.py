@@ -376,3 +376,26 @@ def test_unpickled_jinja_extractor_still_sandboxed():
     clone = pickle.loads(pickle.dumps(compile_field("{{ q.__class__ }}", "doc_to_text")))
     with pytest.raises(FieldError):
         clone({"q": "x"})
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["{{question.strip()}}", "{{ q.strip().lower() }}", "{{ a.b.upper() }}", "{{ a['b'].title() }}", "{{ xs[0].casefold() }}"],
+)
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"question": "  Mixed Case \n", "q": " ÉTÉ ", "a": {"b": "x y"}, "xs": ["ǅungla"]},
+        {"question": "{{ not a template }}", "q": "{q}", "a": {"b": ""}, "xs": ["ß"]},
+    ],
+)
+def test_string_method_fast_path_equals_jinja(spec, record):
+    extractor = compile_field(spec, "doc_to_text")
+    assert extractor.methods  # the fast path is taken
+    assert extractor(record) == extractor._evaluate(record)
+
+
+def test_string_method_on_a_non_string_falls_back_to_jinja():
+    extractor = compile_field("{{ n.strip() }}", "doc_to_text")
+    with pytest.raises(FieldError, match="strip"):
+        extractor({"n": 5})

@@ -24,6 +24,10 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _SIMPLE_PATH = re.compile(
     rf"{_NAME}(?:\.{_NAME}|\[-?\d+\]|\['[^'\\]*'\]|\[\"[^\"\\]*\"\])*"
 )
+# Zero-argument str methods that the sandbox calls as they are; a path ending in
+# them (`question.strip()`, as lm-evaluation-harness's MMLU writes) skips Jinja.
+_STR_METHODS = ("strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold")
+_METHOD_TAIL = re.compile(rf"((?:\.(?:{'|'.join(_STR_METHODS)})\(\s*\))+)$")
 _PATH_STEP = re.compile(rf"\.({_NAME})|\[(-?\d+)\]|\['([^'\\]*)'\]|\[\"([^\"\\]*)\"\]")
 
 
@@ -95,13 +99,19 @@ class RecordField(FieldExtractorBase):
 class Expression(FieldExtractorBase):
     """A single ``{{ expression }}``: the value keeps its type (a list stays a list)."""
 
-    __slots__ = ("source", "steps")
+    __slots__ = ("source", "steps", "methods")
     kind = "expression"
 
     def __init__(self, spec: Any, key: str, source: str) -> None:
         super().__init__(spec, key)
         self.source = source
-        self.steps = self._parse_path(source)
+        path, methods = source, ()
+        tail = _METHOD_TAIL.search(source)
+        if tail:
+            path = source[: tail.start()]
+            methods = tuple(re.findall(r"\.(\w+)\(", tail.group(1)))
+        self.steps = self._parse_path(path)
+        self.methods = methods
 
     @staticmethod
     def _parse_path(source: str) -> tuple[str | int, ...] | None:
@@ -151,6 +161,10 @@ class Expression(FieldExtractorBase):
                     )
                 else:
                     return self._evaluate(record)
+            for method in self.methods:
+                if type(value) is not str:
+                    return self._evaluate(record)
+                value = getattr(value, method)()
             return value
         return self._evaluate(record)
 

@@ -1,8 +1,9 @@
 """Tests of prompt-style-numbered, written as a third party would write them.
 
 They use only the public names of prompt-style (those in ``prompt_style.__all__``)
-and the standard library: a fresh plugin manager per test, small JSON Lines
-files in ``tmp_path``, and exact expected prompts.
+and the standard library: a fresh plugin manager per test, a few records held
+in memory and rendered with ``ps.render_records`` (only the YAML task file test
+writes files, in ``tmp_path``), and exact expected prompts.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ STYLE = "mcq::numbered"
 HERE = Path(__file__).resolve().parent
 
 
-# -- helpers --------------------------------------------------------------------
+# -- the manager and the records ------------------------------------------------
 
 
 @pytest.fixture
@@ -34,34 +35,8 @@ def manager() -> ps.PluginManager:
     return ps.create_plugin_manager(environ={})
 
 
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
-def task(tmp_path: Path, test: list[dict], train: list[dict] | None = None, **keys) -> dict:
-    data = {"test": str(write_jsonl(tmp_path / "test.jsonl", test))}
-    if train is not None:
-        data["train"] = str(write_jsonl(tmp_path / "train.jsonl", train))
-    return {
-        "task": "tiny",
-        "data": data,
-        "doc_to_text": "question",
-        "doc_to_choice": "{{choices}}",
-        "doc_to_target": "answer",
-        "template": STYLE,
-        **keys,
-    }
-
-
-def render(config, manager, **kwargs) -> list[ps.RenderedPrompt]:
-    return list(ps.load_task(config, plugins=manager, **kwargs).render())
-
-
-def pyproject_version() -> str:
-    text = (HERE.parent / "pyproject.toml").read_text(encoding="utf-8")
-    return re.search(r'^version\s*=\s*"([^"]+)"', text, re.MULTILINE).group(1)
-
+# The task keys of every test but the YAML one; each test names its style (``template=``).
+FIELDS = {"task": "tiny", "doc_to_text": "question", "doc_to_choice": "{{choices}}", "doc_to_target": "answer"}
 
 RECORD = {"question": "Which planet is known as the Red Planet?", "choices": ["Venus", "Mars", "Jupiter"], "answer": 1}
 RECORD_TEXT = "Which planet is known as the Red Planet?\n1. Venus\n2. Mars\n3. Jupiter\nAnswer:"
@@ -75,10 +50,12 @@ TRAIN = [
 
 
 def test_discovered_through_its_entry_point(manager):
+    pyproject = (HERE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    declared = re.search(r'^version\s*=\s*"([^"]+)"', pyproject, re.MULTILINE).group(1)
     [info] = [p for p in manager.plugins if p.name == PLUGIN]
     assert isinstance(info, ps.PluginInfo)
     assert info.distribution == DIST
-    assert info.version == metadata.version(DIST) == pyproject_version()
+    assert info.version == metadata.version(DIST) == declared
     assert info.module == MODULE
     assert info.status == "loaded" and not info.builtin and not info.errors
 
@@ -104,8 +81,8 @@ def test_resolve_attributes_the_style_to_the_distribution(manager):
     assert isinstance(style, ps.Style)
 
 
-def test_rendered_task_records_the_plugin_used(tmp_path, manager):
-    loaded = ps.load_task(task(tmp_path, [RECORD]), plugins=manager)
+def test_rendered_task_records_the_plugin_used(manager):
+    loaded = ps.load_task({**FIELDS, "template": STYLE, "data": {"test": [RECORD]}}, plugins=manager)
     assert loaded.plugins["format_prompt"] == manager.resolve("format_prompt", STYLE).describe()
 
 
@@ -163,20 +140,21 @@ def test_disabled_by_environment():
         manager.resolve("format_prompt", STYLE)
 
 
-# -- rendering ------------------------------------------------------------------
+# -- rendering (``fewshot=`` records are a ``dev`` split) ------------------------
 
 
-def test_zero_shot_exact_text(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD]), manager)
+def test_zero_shot_exact_text(manager):
+    [out] = ps.render_records([RECORD], plugins=manager, template=STYLE, **FIELDS)
     assert out.text == RECORD_TEXT
     assert out.continuations == (" 1", " 2", " 3")
     assert out.target == 1
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 7])
-def test_number_of_choices(tmp_path, manager, n):
+def test_number_of_choices(manager, n):
     choices = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][:n]
-    [out] = render(task(tmp_path, [{"question": "Which day?", "choices": choices, "answer": 0}]), manager)
+    record = {"question": "Which day?", "choices": choices, "answer": 0}
+    [out] = ps.render_records([record], plugins=manager, template=STYLE, **FIELDS)
     expected = {
         2: "Which day?\n1. Mon\n2. Tue\nAnswer:",
         3: "Which day?\n1. Mon\n2. Tue\n3. Wed\nAnswer:",
@@ -189,31 +167,39 @@ def test_number_of_choices(tmp_path, manager, n):
     assert out.target == 0
 
 
-def test_more_than_26_choices(tmp_path, manager):
+def test_more_than_26_choices(manager):
     # Numbers do not run out the way the letters A-Z do.
     choices = [f"c{i}" for i in range(30)]
-    [out] = render(task(tmp_path, [{"question": "Q", "choices": choices, "answer": 29}]), manager)
+    record = {"question": "Q", "choices": choices, "answer": 29}
+    [out] = ps.render_records([record], plugins=manager, template=STYLE, **FIELDS)
     assert out.text.endswith("\n29. c28\n30. c29\nAnswer:")
     assert out.continuations[-1] == " 30"
     assert out.target == 29
 
 
 @pytest.mark.parametrize(("answer", "index"), [(0, 0), (2, 2), ("Jupiter", 2), ("Mars", 1)])
-def test_target_index_or_choice_text(tmp_path, manager, answer, index):
-    [out] = render(task(tmp_path, [{**RECORD, "answer": answer}]), manager)
+def test_target_index_or_choice_text(manager, answer, index):
+    [out] = ps.render_records([{**RECORD, "answer": answer}], plugins=manager, template=STYLE, **FIELDS)
     assert out.target == index
 
 
-def test_target_out_of_range_is_a_style_error(tmp_path, manager):
+def test_target_out_of_range_is_a_style_error(manager):
     with pytest.raises(ps.StyleError, match="out of range") as caught:
-        render(task(tmp_path, [{**RECORD, "answer": 3}]), manager)
+        ps.render_records([{**RECORD, "answer": 3}], plugins=manager, template=STYLE, **FIELDS)
     assert caught.value.key == "doc_to_target"
     assert caught.value.index == 0
 
 
-def test_description_and_few_shot(tmp_path, manager):
-    config = task(tmp_path, [RECORD], TRAIN, description="General knowledge.\n\n")
-    [out] = render(config, manager, shots=2)
+def test_description_and_few_shot(manager):
+    [out] = ps.render_records(
+        [RECORD],
+        fewshot=TRAIN,
+        num_fewshot=2,
+        plugins=manager,
+        template=STYLE,
+        description="General knowledge.\n\n",
+        **FIELDS,
+    )
     assert out.text == (
         "General knowledge.\n\n"
         "What is 3 x 3?\n1. 6\n2. 9\nAnswer: 2"
@@ -225,8 +211,10 @@ def test_description_and_few_shot(tmp_path, manager):
     assert out.target == 1
 
 
-def test_few_shot_as_messages(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD], TRAIN), manager, shots=1, meta="messages")
+def test_few_shot_as_messages(manager):
+    [out] = ps.render_records(
+        [RECORD], fewshot=TRAIN, num_fewshot=1, plugins=manager, meta="messages", template=STYLE, **FIELDS
+    )
     assert out.messages == [
         {"role": "user", "content": "What is 3 x 3?\n1. 6\n2. 9\nAnswer:"},
         {"role": "assistant", "content": "2"},
@@ -235,8 +223,8 @@ def test_few_shot_as_messages(tmp_path, manager):
 
 
 def test_yaml_task_file(tmp_path, manager):
-    write_jsonl(tmp_path / "test.jsonl", [RECORD])
-    write_jsonl(tmp_path / "train.jsonl", TRAIN)
+    (tmp_path / "test.jsonl").write_text(json.dumps(RECORD) + "\n", encoding="utf-8")
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in TRAIN), encoding="utf-8")
     path = tmp_path / "task.yaml"
     path.write_text(
         "task: tiny_numbered\n"
@@ -255,9 +243,9 @@ def test_yaml_task_file(tmp_path, manager):
 # -- options --------------------------------------------------------------------
 
 
-def test_option_overrides(tmp_path, manager):
+def test_option_overrides(manager):
     template = {"template_type": STYLE, "choice_format": "({number}) {choice}", "suffix": "Number:"}
-    [out] = render(task(tmp_path, [RECORD], TRAIN, template=template), manager, shots=1)
+    [out] = ps.render_records([RECORD], fewshot=TRAIN, num_fewshot=1, plugins=manager, template=template, **FIELDS)
     assert out.text == (
         "What is 3 x 3?\n(1) 6\n(2) 9\nNumber: 2\n\n"
         "Which planet is known as the Red Planet?\n(1) Venus\n(2) Mars\n(3) Jupiter\nNumber:"
@@ -265,15 +253,16 @@ def test_option_overrides(tmp_path, manager):
     assert out.continuations == (" 1", " 2", " 3")
 
 
-def test_answer_format_option(tmp_path, manager):
+def test_answer_format_option(manager):
     template = {"template_type": STYLE, "answer_format": "#{number}"}
-    [out] = render(task(tmp_path, [RECORD], template=template), manager)
+    [out] = ps.render_records([RECORD], plugins=manager, template=template, **FIELDS)
     assert out.continuations == (" #1", " #2", " #3")
     assert out.target == 1
 
 
-def test_unknown_option_says_did_you_mean(tmp_path, manager):
-    config = task(tmp_path, [RECORD], template={"template_type": STYLE, "answer_fromat": "{number}"})
+def test_unknown_option_says_did_you_mean(manager):
+    template = {"template_type": STYLE, "answer_fromat": "{number}"}
+    config = {**FIELDS, "data": {"test": [RECORD]}, "template": template}
     with pytest.raises(ps.OptionError) as caught:
         ps.load_task(config, plugins=manager)
     assert caught.value.key == "template.answer_fromat"
@@ -281,7 +270,7 @@ def test_unknown_option_says_did_you_mean(tmp_path, manager):
     assert "(did you mean 'answer_format'" in str(caught.value)
 
 
-def test_option_of_the_wrong_type(tmp_path, manager):
-    config = task(tmp_path, [RECORD], template={"template_type": STYLE, "choice_delimiter": 1})
+def test_option_of_the_wrong_type(manager):
+    config = {**FIELDS, "data": {"test": [RECORD]}, "template": {"template_type": STYLE, "choice_delimiter": 1}}
     with pytest.raises(ps.OptionError, match="option 'choice_delimiter' must be str"):
         ps.load_task(config, plugins=manager)

@@ -1,6 +1,7 @@
 """Tests of prompt-style-chatml: the ``chatml`` meta template.
 
-Every test gets a fresh plugin manager. Tasks use only the core's built-in
+Every test gets a fresh plugin manager; tasks render a few records held in
+memory with ``prompt_style.render_records``. They use only the core's built-in
 styles (``mcq``, ``passthrough``), so this distribution is tested on its own.
 The parity tests compare with the exact strings transformers rendered for
 real ChatML chat templates (``data/transformers_chatml.json``, see its
@@ -27,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 PARITY = json.loads((HERE / "data" / "transformers_chatml.json").read_text(encoding="utf-8"))
 
 
-# -- helpers --------------------------------------------------------------------
+# -- the manager and the records ------------------------------------------------
 
 
 @pytest.fixture
@@ -36,40 +37,18 @@ def manager() -> prompt_style.PluginManager:
     return prompt_style.create_plugin_manager(environ={})
 
 
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
-def task(tmp_path: Path, test: list[dict], train: list[dict] | None = None, **keys) -> dict:
-    """A multiple-choice task with the core's built-in ``mcq`` style (the MMLU layout)."""
-    data = {"test": str(write_jsonl(tmp_path / "test.jsonl", test))}
-    if train is not None:
-        data["train"] = str(write_jsonl(tmp_path / "train.jsonl", train))
-    return {
-        "task": "tiny",
-        "data": data,
-        "doc_to_text": "question",
-        "doc_to_choice": "{{choices}}",
-        "doc_to_target": "answer",
-        "template": "mcq",
-        **keys,
-    }
-
-
-def render(config, manager, **kwargs) -> list[prompt_style.RenderedPrompt]:
-    kwargs.setdefault("meta", META)
-    return list(prompt_style.load_task(config, plugins=manager, **kwargs).render())
-
-
-def pyproject_version() -> str:
-    text = (HERE.parent / "pyproject.toml").read_text(encoding="utf-8")
-    return re.search(r'^version\s*=\s*"([^"]+)"', text, re.MULTILINE).group(1)
-
-
 def chatml_factory(manager, **options):
     return manager.resolve("apply_meta_template", META).factory(options=options)
 
+
+# A multiple-choice task with the core's built-in ``mcq`` style (the MMLU layout).
+TASK = {
+    "task": "tiny",
+    "doc_to_text": "question",
+    "doc_to_choice": "{{choices}}",
+    "doc_to_target": "answer",
+    "template": "mcq",
+}
 
 RECORD = {"question": "What is 2 + 2?", "choices": ["3", "4", "5"], "answer": 1}
 QUESTION = "What is 2 + 2?\nA. 3\nB. 4\nC. 5\nAnswer:"
@@ -85,9 +64,11 @@ SHOT2 = "What is 3 - 1?\nA. 1\nB. 2\nC. 3\nD. 4\nAnswer:"
 
 
 def test_discovered_through_its_entry_point(manager):
+    pyproject = (HERE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    declared = re.search(r'^version\s*=\s*"([^"]+)"', pyproject, re.MULTILINE).group(1)
     [info] = [p for p in manager.plugins if p.name == PLUGIN]
     assert info.distribution == DIST
-    assert info.version == metadata.version(DIST) == pyproject_version()
+    assert info.version == metadata.version(DIST) == declared
     assert info.module == "prompt_style_chatml"
     assert info.status == "loaded" and not info.builtin and not info.errors
     entry_points = [ep for ep in metadata.distribution(DIST).entry_points if ep.group == "prompt_style"]
@@ -108,8 +89,8 @@ def test_resolve_attributes_the_meta_template_to_the_distribution(manager):
     assert isinstance(provider.factory(options={}), prompt_style.MetaTemplate)
 
 
-def test_rendered_task_records_the_plugin_used(tmp_path, manager):
-    loaded = prompt_style.load_task(task(tmp_path, [RECORD]), plugins=manager, meta=META)
+def test_rendered_task_records_the_plugin_used(manager):
+    loaded = prompt_style.load_task({**TASK, "data": {"test": [RECORD]}}, plugins=manager, meta=META)
     assert loaded.plugins["apply_meta_template"]["distribution"] == DIST
     assert loaded.plugins["apply_meta_template"]["version"] == metadata.version(DIST)
 
@@ -121,19 +102,21 @@ def test_disabled_plugin_names_the_distribution_to_install():
     assert f"pip install {DIST}" in str(caught.value)
 
 
-# -- through load_task ----------------------------------------------------------
+# -- through render_records (``fewshot=`` records are a ``dev`` split) -----------
 
 
-def test_zero_shot(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD]), manager)
+def test_zero_shot(manager):
+    [out] = prompt_style.render_records([RECORD], plugins=manager, meta=META, **TASK)
     assert out.text == f"<|im_start|>user\n{QUESTION}<|im_end|>\n<|im_start|>assistant\n"
     assert out.messages == [{"role": "user", "content": QUESTION}]
     assert out.continuations == (" A", " B", " C")
     assert out.target == 1
 
 
-def test_zero_shot_with_description_as_system_turn(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD], description="Arithmetic.\n\n"), manager)
+def test_zero_shot_with_description_as_system_turn(manager):
+    [out] = prompt_style.render_records(
+        [RECORD], plugins=manager, meta=META, description="Arithmetic.\n\n", **TASK
+    )
     # The description is the system turn, verbatim (its trailing blank line included).
     assert out.text == (
         "<|im_start|>system\nArithmetic.\n\n<|im_end|>\n"
@@ -147,17 +130,20 @@ def test_zero_shot_with_description_as_system_turn(tmp_path, manager):
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 7])
-def test_number_of_choices(tmp_path, manager, n):
+def test_number_of_choices(manager, n):
     choices = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][:n]
-    [out] = render(task(tmp_path, [{"question": "Which day?", "choices": choices, "answer": n - 1}]), manager)
+    record = {"question": "Which day?", "choices": choices, "answer": n - 1}
+    [out] = prompt_style.render_records([record], plugins=manager, meta=META, **TASK)
     listed = "\n".join(f"{label}. {day}" for label, day in zip("ABCDEFG", choices))
     assert out.text == f"<|im_start|>user\nWhich day?\n{listed}\nAnswer:<|im_end|>\n<|im_start|>assistant\n"
     assert out.continuations == tuple(f" {label}" for label in "ABCDEFG"[:n])
     assert out.target == n - 1
 
 
-def test_few_shot_as_multiturn(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD], TRAIN, description="Arithmetic."), manager, shots=2)
+def test_few_shot_as_multiturn(manager):
+    [out] = prompt_style.render_records(
+        [RECORD], fewshot=TRAIN, num_fewshot=2, plugins=manager, meta=META, description="Arithmetic.", **TASK
+    )
     assert out.text == (
         "<|im_start|>system\nArithmetic.<|im_end|>\n"
         f"<|im_start|>user\n{SHOT1}<|im_end|>\n"
@@ -179,17 +165,25 @@ def test_few_shot_as_multiturn(tmp_path, manager):
     assert out.target == 1
 
 
-def test_messages_agree_with_the_builtin_messages_meta_template(tmp_path, manager):
-    config = task(tmp_path, [RECORD], TRAIN, description="Arithmetic.")
-    [chat] = render(config, manager, shots=2)
-    [api] = render(config, manager, shots=2, meta="messages")
+def test_messages_agree_with_the_builtin_messages_meta_template(manager):
+    task = {**TASK, "num_fewshot": 2, "description": "Arithmetic."}
+    [chat] = prompt_style.render_records([RECORD], fewshot=TRAIN, plugins=manager, meta=META, **task)
+    [api] = prompt_style.render_records([RECORD], fewshot=TRAIN, plugins=manager, meta="messages", **task)
     assert chat.messages == api.messages
     assert api.text is None
 
 
-def test_fewshot_as_multiturn_false_is_one_user_message(tmp_path, manager):
-    config = task(tmp_path, [RECORD], TRAIN, description="Arithmetic.")
-    [out] = render(config, manager, shots=2, meta_options={"fewshot_as_multiturn": False})
+def test_fewshot_as_multiturn_false_is_one_user_message(manager):
+    [out] = prompt_style.render_records(
+        [RECORD],
+        fewshot=TRAIN,
+        num_fewshot=2,
+        plugins=manager,
+        meta=META,
+        meta_options={"fewshot_as_multiturn": False},
+        description="Arithmetic.",
+        **TASK,
+    )
     user = f"{SHOT1} A\n\n{SHOT2} B\n\n{QUESTION}"
     assert out.messages == [{"role": "system", "content": "Arithmetic."}, {"role": "user", "content": user}]
     assert out.text == (
@@ -199,43 +193,47 @@ def test_fewshot_as_multiturn_false_is_one_user_message(tmp_path, manager):
     )
 
 
-def test_fewshot_as_multiturn_false_user_message_is_the_plain_prompt(tmp_path, manager):
-    config = task(tmp_path, [RECORD], TRAIN)
-    [chat] = render(config, manager, shots=2, meta_options={"fewshot_as_multiturn": False})
-    [plain] = render(config, manager, shots=2, meta="plain")
+def test_fewshot_as_multiturn_false_user_message_is_the_plain_prompt(manager):
+    task = {**TASK, "num_fewshot": 2}
+    options = {"fewshot_as_multiturn": False}
+    [chat] = prompt_style.render_records(
+        [RECORD], fewshot=TRAIN, plugins=manager, meta=META, meta_options=options, **task
+    )
+    [plain] = prompt_style.render_records([RECORD], fewshot=TRAIN, plugins=manager, meta="plain", **task)
     assert chat.messages == [{"role": "user", "content": plain.text}]
 
 
-def test_add_generation_prompt_false(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD]), manager, meta_options={"add_generation_prompt": False})
+def test_add_generation_prompt_false(manager):
+    [out] = prompt_style.render_records(
+        [RECORD], plugins=manager, meta=META, meta_options={"add_generation_prompt": False}, **TASK
+    )
     assert out.text == f"<|im_start|>user\n{QUESTION}<|im_end|>\n"
     assert out.messages == [{"role": "user", "content": QUESTION}]
 
 
-def test_both_options(tmp_path, manager):
-    config = task(tmp_path, [RECORD], TRAIN)
+def test_both_options(manager):
     options = {"add_generation_prompt": False, "fewshot_as_multiturn": False}
-    [out] = render(config, manager, shots=1, meta_options=options)
+    [out] = prompt_style.render_records(
+        [RECORD], fewshot=TRAIN, num_fewshot=1, plugins=manager, meta=META, meta_options=options, **TASK
+    )
     assert out.text == f"<|im_start|>user\n{SHOT1} A\n\n{QUESTION}<|im_end|>\n"
 
 
-def test_passthrough_generation_task(tmp_path, manager):
+def test_passthrough_generation_task(manager):
     records = [{"prompt": "Translate to French: cat", "reference": "chat"}]
-    config = {
-        "task": "gen",
-        "data": {"test": str(write_jsonl(tmp_path / "gen.jsonl", records))},
-        "doc_to_text": "prompt",
-        "doc_to_target": "reference",
-    }
-    [out] = render(config, manager)
+    [out] = prompt_style.render_records(
+        records, plugins=manager, meta=META, task="gen", doc_to_text="prompt", doc_to_target="reference"
+    )
     assert out.text == "<|im_start|>user\nTranslate to French: cat<|im_end|>\n<|im_start|>assistant\n"
     assert out.continuations == ()
     assert out.target == "chat"
 
 
-def test_unknown_option_says_did_you_mean(tmp_path, manager):
+def test_unknown_option_says_did_you_mean(manager):
     with pytest.raises(prompt_style.OptionError) as caught:
-        render(task(tmp_path, [RECORD]), manager, meta_options={"add_generation_promt": False})
+        prompt_style.render_records(
+            [RECORD], plugins=manager, meta=META, meta_options={"add_generation_promt": False}, **TASK
+        )
     assert "meta template 'chatml' has no option 'add_generation_promt'" in str(caught.value)
     assert "(did you mean 'add_generation_prompt'" in str(caught.value)
     assert caught.value.key.endswith("add_generation_promt")
@@ -246,9 +244,11 @@ def test_unknown_option_from_the_factory(manager):
         chatml_factory(manager, fewshot_as_multiturns=True)
 
 
-def test_option_of_the_wrong_type(tmp_path, manager):
+def test_option_of_the_wrong_type(manager):
     with pytest.raises(prompt_style.OptionError, match="option 'add_generation_prompt' must be bool"):
-        render(task(tmp_path, [RECORD]), manager, meta_options={"add_generation_prompt": "no"})
+        prompt_style.render_records(
+            [RECORD], plugins=manager, meta=META, meta_options={"add_generation_prompt": "no"}, **TASK
+        )
 
 
 # -- the meta template on dialogues ---------------------------------------------

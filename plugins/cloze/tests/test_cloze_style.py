@@ -1,7 +1,8 @@
 """Tests of prompt-style-cloze: the ``cloze`` and ``cloze::options`` styles, through the public API only.
 
-Every test gets a fresh plugin manager and renders small JSON Lines files
-written in ``tmp_path``. ``cloze`` reads ``Question: {question}\\nAnswer:`` and
+Every test gets a fresh plugin manager and renders a few records held in memory
+with ``prompt_style.render_records`` (only the tests of YAML task files write
+files, in ``tmp_path``). ``cloze`` reads ``Question: {question}\\nAnswer:`` and
 is scored on the choice texts themselves (`` {choice}``); ``cloze::options``
 lists the labelled options first but is still scored on the texts.
 """
@@ -23,7 +24,7 @@ STYLES = ["cloze", "cloze::options"]
 HERE = Path(__file__).resolve().parent
 
 
-# -- helpers --------------------------------------------------------------------
+# -- the manager and the records ------------------------------------------------
 
 
 @pytest.fixture
@@ -32,34 +33,8 @@ def manager() -> prompt_style.PluginManager:
     return prompt_style.create_plugin_manager(environ={})
 
 
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
-def task(tmp_path: Path, test: list[dict], train: list[dict] | None = None, template="cloze", **keys) -> dict:
-    data = {"test": str(write_jsonl(tmp_path / "test.jsonl", test))}
-    if train is not None:
-        data["train"] = str(write_jsonl(tmp_path / "train.jsonl", train))
-    return {
-        "task": "tiny",
-        "data": data,
-        "doc_to_text": "question",
-        "doc_to_choice": "{{choices}}",
-        "doc_to_target": "answer",
-        "template": template,
-        **keys,
-    }
-
-
-def render(config, manager, **kwargs) -> list[prompt_style.RenderedPrompt]:
-    return list(prompt_style.load_task(config, plugins=manager, **kwargs).render())
-
-
-def pyproject_version() -> str:
-    text = (HERE.parent / "pyproject.toml").read_text(encoding="utf-8")
-    return re.search(r'^version\s*=\s*"([^"]+)"', text, re.MULTILINE).group(1)
-
+# The task keys of every test but the YAML ones; each test names its style (``template=``).
+FIELDS = {"task": "tiny", "doc_to_text": "question", "doc_to_choice": "{{choices}}", "doc_to_target": "answer"}
 
 RECORD = {"question": "Which gas do plants absorb?", "choices": ["oxygen", "carbon dioxide", "helium"], "answer": 1}
 TRAIN = [
@@ -72,9 +47,11 @@ TRAIN = [
 
 
 def test_discovered_through_its_entry_point(manager):
+    pyproject = (HERE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    declared = re.search(r'^version\s*=\s*"([^"]+)"', pyproject, re.MULTILINE).group(1)
     [info] = [p for p in manager.plugins if p.name == PLUGIN]
     assert info.distribution == DIST
-    assert info.version == metadata.version(DIST) == pyproject_version()
+    assert info.version == metadata.version(DIST) == declared
     assert info.module == "prompt_style_cloze"
     assert info.status == "loaded" and not info.builtin and not info.errors
     entry_points = [ep for ep in metadata.distribution(DIST).entry_points if ep.group == "prompt_style"]
@@ -109,19 +86,20 @@ def test_disabled_plugin_names_the_distribution_to_install():
 # -- cloze ----------------------------------------------------------------------
 
 
-def test_zero_shot_exact_text(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD]), manager)
+def test_zero_shot_exact_text(manager):
+    [out] = prompt_style.render_records([RECORD], plugins=manager, template="cloze", **FIELDS)
     assert out.text == "Question: Which gas do plants absorb?\nAnswer:"
     assert out.continuations == (" oxygen", " carbon dioxide", " helium")
     assert out.target == 1
-    loaded = prompt_style.load_task(task(tmp_path, [RECORD]), plugins=manager)
+    loaded = prompt_style.load_task({**FIELDS, "template": "cloze", "data": {"test": [RECORD]}}, plugins=manager)
     assert loaded.plugins["format_prompt"]["distribution"] == DIST
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 7])
-def test_number_of_choices(tmp_path, manager, n):
+def test_number_of_choices(manager, n):
     choices = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][:n]
-    [out] = render(task(tmp_path, [{"question": "Which day?", "choices": choices, "answer": n - 1}]), manager)
+    record = {"question": "Which day?", "choices": choices, "answer": n - 1}
+    [out] = prompt_style.render_records([record], plugins=manager, template="cloze", **FIELDS)
     assert out.text == "Question: Which day?\nAnswer:"
     assert out.continuations == (" Mon", " Tue", " Wed", " Thu", " Fri", " Sat", " Sun")[:n]
     assert out.target == n - 1
@@ -132,31 +110,42 @@ def test_number_of_choices(tmp_path, manager, n):
     [(2, 2), ("helium", 2), ("carbon dioxide", 1), ("B", 1), ("0", 0)],
     ids=["int", "choice-text", "choice-with-space", "label", "digit-index"],
 )
-def test_target_resolves_to_an_index(tmp_path, manager, answer, index):
-    [out] = render(task(tmp_path, [{**RECORD, "answer": answer}]), manager)
+def test_target_resolves_to_an_index(manager, answer, index):
+    [out] = prompt_style.render_records([{**RECORD, "answer": answer}], plugins=manager, template="cloze", **FIELDS)
     assert out.target == index
 
 
-def test_target_that_matches_nothing_is_a_style_error(tmp_path, manager):
+def test_target_that_matches_nothing_is_a_style_error(manager):
     with pytest.raises(prompt_style.StyleError) as caught:
-        render(task(tmp_path, [{**RECORD, "answer": "nitrogen"}]), manager)
+        prompt_style.render_records([{**RECORD, "answer": "nitrogen"}], plugins=manager, template="cloze", **FIELDS)
     assert caught.value.key == "doc_to_target"
     assert "'oxygen', 'carbon dioxide', 'helium'" in str(caught.value)
 
 
-def test_non_string_choices_are_shown_as_text(tmp_path, manager):
-    [out] = render(task(tmp_path, [{"question": "2 + 2 =", "choices": [3, 4, 4.5], "answer": 1}]), manager)
+def test_non_string_choices_are_shown_as_text(manager):
+    record = {"question": "2 + 2 =", "choices": [3, 4, 4.5], "answer": 1}
+    [out] = prompt_style.render_records([record], plugins=manager, template="cloze", **FIELDS)
     assert out.continuations == (" 3", " 4", " 4.5")
     assert out.target == 1
 
 
-def test_description_comes_first(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD], description="Science questions.\n\n"), manager)
+def test_description_comes_first(manager):
+    [out] = prompt_style.render_records(
+        [RECORD], plugins=manager, template="cloze", description="Science questions.\n\n", **FIELDS
+    )
     assert out.text == "Science questions.\n\nQuestion: Which gas do plants absorb?\nAnswer:"
 
 
-def test_few_shot_answers_are_the_choice_texts(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD], TRAIN, description="Science.\n\n"), manager, shots=2)
+def test_few_shot_answers_are_the_choice_texts(manager):
+    [out] = prompt_style.render_records(
+        [RECORD],
+        fewshot=TRAIN,
+        num_fewshot=2,
+        plugins=manager,
+        template="cloze",
+        description="Science.\n\n",
+        **FIELDS,
+    )
     assert out.text == (
         "Science.\n\n"
         "Question: What do bees make?\nAnswer: honey"
@@ -169,8 +158,10 @@ def test_few_shot_answers_are_the_choice_texts(tmp_path, manager):
     assert out.target == 1
 
 
-def test_few_shot_as_messages(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD], TRAIN[:1]), manager, shots=1, meta="messages")
+def test_few_shot_as_messages(manager):
+    [out] = prompt_style.render_records(
+        [RECORD], fewshot=TRAIN[:1], num_fewshot=1, plugins=manager, meta="messages", template="cloze", **FIELDS
+    )
     assert out.messages == [
         {"role": "user", "content": "Question: What do bees make?\nAnswer:"},
         {"role": "assistant", "content": "honey"},
@@ -181,8 +172,8 @@ def test_few_shot_as_messages(tmp_path, manager):
 # -- cloze::options -------------------------------------------------------------
 
 
-def test_options_variant_exact_text(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD], template="cloze::options"), manager)
+def test_options_variant_exact_text(manager):
+    [out] = prompt_style.render_records([RECORD], plugins=manager, template="cloze::options", **FIELDS)
     assert out.text == (
         "Question: Which gas do plants absorb?\nOptions:\nA. oxygen\nB. carbon dioxide\nC. helium\nAnswer:"
     )
@@ -191,17 +182,19 @@ def test_options_variant_exact_text(tmp_path, manager):
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 7])
-def test_options_variant_number_of_choices(tmp_path, manager, n):
+def test_options_variant_number_of_choices(manager, n):
     choices = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][:n]
     record = {"question": "Which day?", "choices": choices, "answer": 0}
-    [out] = render(task(tmp_path, [record], template="cloze::options"), manager)
+    [out] = prompt_style.render_records([record], plugins=manager, template="cloze::options", **FIELDS)
     listed = "\n".join(f"{label}. {day}" for label, day in zip("ABCDEFG", choices))
     assert out.text == "Question: Which day?\nOptions:\n" + listed + "\nAnswer:"
     assert out.continuations == tuple(" " + c for c in choices)
 
 
-def test_options_variant_few_shot(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD], TRAIN, template="cloze::options"), manager, shots=1)
+def test_options_variant_few_shot(manager):
+    [out] = prompt_style.render_records(
+        [RECORD], fewshot=TRAIN, num_fewshot=1, plugins=manager, template="cloze::options", **FIELDS
+    )
     assert out.text == (
         "Question: What do bees make?\nOptions:\nA. honey\nB. silk\nAnswer: honey"
         "\n\n"
@@ -209,7 +202,7 @@ def test_options_variant_few_shot(tmp_path, manager):
     )
 
 
-# -- switching between multiple choice and cloze --------------------------------
+# -- switching between multiple choice and cloze (in a YAML task file) ----------
 
 
 YAML_TASK = """\
@@ -226,8 +219,8 @@ num_fewshot: 1
 
 
 def _yaml_task(tmp_path: Path, template: str) -> Path:
-    write_jsonl(tmp_path / "test.jsonl", [RECORD])
-    write_jsonl(tmp_path / "train.jsonl", TRAIN)
+    (tmp_path / "test.jsonl").write_text(json.dumps(RECORD) + "\n", encoding="utf-8")
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in TRAIN), encoding="utf-8")
     path = tmp_path / f"task-{template.replace(':', '_')}.yaml"
     path.write_text(YAML_TASK.replace("template: mcq\n", f"template: {template}\n"), encoding="utf-8")
     return path
@@ -274,37 +267,39 @@ def test_style_argument_switches_too(tmp_path, manager):
 # -- options --------------------------------------------------------------------
 
 
-def test_option_overrides(tmp_path, manager):
+def test_option_overrides(manager):
     template = {"template_type": "cloze", "prefix": "Q: ", "suffix": "A:"}
-    [out] = render(task(tmp_path, [RECORD], TRAIN[:1], template=template), manager, shots=1)
+    [out] = prompt_style.render_records(
+        [RECORD], fewshot=TRAIN[:1], num_fewshot=1, plugins=manager, template=template, **FIELDS
+    )
     assert out.text == "Q: What do bees make?\nA: honey\n\nQ: Which gas do plants absorb?\nA:"
     assert out.continuations == (" oxygen", " carbon dioxide", " helium")
 
 
-def test_options_variant_overrides(tmp_path, manager):
+def test_options_variant_overrides(manager):
     template = {
         "template_type": "cloze::options",
         "choices_header": "Choose one of:\n",
         "choice_format": "- {choice}",
     }
-    [out] = render(task(tmp_path, [RECORD], template=template), manager)
+    [out] = prompt_style.render_records([RECORD], plugins=manager, template=template, **FIELDS)
     assert out.text == (
         "Question: Which gas do plants absorb?\nChoose one of:\n- oxygen\n- carbon dioxide\n- helium\nAnswer:"
     )
     assert out.continuations == (" oxygen", " carbon dioxide", " helium")
 
 
-def test_show_choices_turns_cloze_into_the_options_layout(tmp_path, manager):
+def test_show_choices_turns_cloze_into_the_options_layout(manager):
     template = {"template_type": "cloze", "show_choices": True, "choices_header": "Options:\n"}
-    [plain] = render(task(tmp_path, [RECORD], template=template), manager)
-    [options] = render(task(tmp_path, [RECORD], template="cloze::options"), manager)
+    [plain] = prompt_style.render_records([RECORD], plugins=manager, template=template, **FIELDS)
+    [options] = prompt_style.render_records([RECORD], plugins=manager, template="cloze::options", **FIELDS)
     assert plain.text == options.text
     assert plain.continuations == options.continuations
 
 
 @pytest.mark.parametrize("style", STYLES)
-def test_unknown_option_says_did_you_mean(tmp_path, manager, style):
-    config = task(tmp_path, [RECORD], template={"template_type": style, "prefx": "Q: "})
+def test_unknown_option_says_did_you_mean(manager, style):
+    config = {**FIELDS, "data": {"test": [RECORD]}, "template": {"template_type": style, "prefx": "Q: "}}
     with pytest.raises(prompt_style.OptionError) as caught:
         prompt_style.load_task(config, plugins=manager)
     assert caught.value.key == "template.prefx"
@@ -312,7 +307,7 @@ def test_unknown_option_says_did_you_mean(tmp_path, manager, style):
     assert "(did you mean 'prefix'" in str(caught.value)
 
 
-def test_option_of_the_wrong_type(tmp_path, manager):
-    config = task(tmp_path, [RECORD], template={"template_type": "cloze", "prefix": ["Q: "]})
+def test_option_of_the_wrong_type(manager):
+    config = {**FIELDS, "data": {"test": [RECORD]}, "template": {"template_type": "cloze", "prefix": ["Q: "]}}
     with pytest.raises(prompt_style.OptionError, match="option 'prefix' must be str"):
         prompt_style.load_task(config, plugins=manager)

@@ -1,7 +1,8 @@
 """Tests of prompt-style-gpqa: the ``mcq::gpqa`` style, through the public API only.
 
-Every test gets a fresh plugin manager and renders small JSON Lines files
-written in ``tmp_path``. The layout is lm-evaluation-harness's GPQA prompt::
+Every test gets a fresh plugin manager and renders a few records held in
+memory with ``prompt_style.render_records`` (only the YAML task file test
+writes files, in ``tmp_path``). The layout is lm-evaluation-harness's GPQA prompt::
 
     What is the correct answer to this question:{question}
     Choices:
@@ -31,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 PREFIX = "What is the correct answer to this question:"
 
 
-# -- helpers --------------------------------------------------------------------
+# -- the manager and the records ------------------------------------------------
 
 
 @pytest.fixture
@@ -40,48 +41,15 @@ def manager() -> prompt_style.PluginManager:
     return prompt_style.create_plugin_manager(environ={})
 
 
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
-def gpqa_task(tmp_path: Path, test: list[dict], train: list[dict] | None = None, **keys) -> dict:
-    """A task over GPQA-shaped records (choice1..choice4 already shuffled, answer "(A)".."(D)")."""
-    data = {"test": str(write_jsonl(tmp_path / "test.jsonl", test))}
-    if train is not None:
-        data["train"] = str(write_jsonl(tmp_path / "train.jsonl", train))
-    return {
-        "task": "tiny_gpqa",
-        "data": data,
-        "doc_to_text": "{{Question}}",
-        "doc_to_choice": "{{[choice1, choice2, choice3, choice4]}}",
-        "doc_to_target": "answer",
-        "template": {"template_type": STYLE},
-        **keys,
-    }
-
-
-def list_task(tmp_path: Path, test: list[dict], **keys) -> dict:
-    """A task over records with a plain ``choices`` list (any number of choices)."""
-    return {
-        "task": "tiny",
-        "data": {"test": str(write_jsonl(tmp_path / "test.jsonl", test))},
-        "doc_to_text": "question",
-        "doc_to_choice": "{{choices}}",
-        "doc_to_target": "answer",
-        "template": STYLE,
-        **keys,
-    }
-
-
-def render(config, manager, **kwargs) -> list[prompt_style.RenderedPrompt]:
-    return list(prompt_style.load_task(config, plugins=manager, **kwargs).render())
-
-
-def pyproject_version() -> str:
-    text = (HERE.parent / "pyproject.toml").read_text(encoding="utf-8")
-    return re.search(r'^version\s*=\s*"([^"]+)"', text, re.MULTILINE).group(1)
-
+# Task keys for GPQA-shaped records (choice1..choice4 already shuffled, answer "(A)".."(D)").
+GPQA = {
+    "task": "tiny_gpqa",
+    "doc_to_text": "{{Question}}",
+    "doc_to_choice": "{{[choice1, choice2, choice3, choice4]}}",
+    "doc_to_target": "answer",
+}
+# Task keys for records with a plain ``choices`` list (any number of choices).
+LIST = {"task": "tiny", "doc_to_text": "question", "doc_to_choice": "{{choices}}", "doc_to_target": "answer"}
 
 RECORD = {
     "Question": "What is the ground-state energy of a particle in a box of width L?",
@@ -107,9 +75,11 @@ TRAIN = [
 
 
 def test_discovered_through_its_entry_point(manager):
+    pyproject = (HERE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    declared = re.search(r'^version\s*=\s*"([^"]+)"', pyproject, re.MULTILINE).group(1)
     [info] = [p for p in manager.plugins if p.name == PLUGIN]
     assert info.distribution == DIST
-    assert info.version == metadata.version(DIST) == pyproject_version()
+    assert info.version == metadata.version(DIST) == declared
     assert info.module == "prompt_style_gpqa"
     assert info.status == "loaded" and not info.builtin and not info.errors
     entry_points = [ep for ep in metadata.distribution(DIST).entry_points if ep.group == "prompt_style"]
@@ -129,8 +99,8 @@ def test_resolve_attributes_the_style_to_the_distribution(manager):
     assert row["hooks"] == {"format_prompt": [STYLE]}
 
 
-def test_rendered_task_records_the_plugin_used(tmp_path, manager):
-    loaded = prompt_style.load_task(gpqa_task(tmp_path, [RECORD]), plugins=manager)
+def test_rendered_task_records_the_plugin_used(manager):
+    loaded = prompt_style.load_task({**GPQA, "template": STYLE, "data": {"test": [RECORD]}}, plugins=manager)
     assert loaded.plugins["format_prompt"]["distribution"] == DIST
     assert loaded.plugins["format_prompt"]["version"] == metadata.version(DIST)
 
@@ -145,21 +115,21 @@ def test_disabled_plugin_names_the_distribution_to_install():
 # -- zero-shot ------------------------------------------------------------------
 
 
-def test_zero_shot_exact_text(tmp_path, manager):
-    [out] = render(gpqa_task(tmp_path, [RECORD]), manager)
+def test_zero_shot_exact_text(manager):
+    [out] = prompt_style.render_records([RECORD], plugins=manager, template=STYLE, **GPQA)
     assert out.text == RECORD_TEXT
     assert out.continuations == (" (A)", " (B)", " (C)", " (D)")
     assert out.target == 1
 
 
-def test_no_space_after_the_prefix_colon(tmp_path, manager):
+def test_no_space_after_the_prefix_colon(manager):
     # lm-evaluation-harness writes "question:{{Question}}" with no space; so do we.
-    [out] = render(gpqa_task(tmp_path, [{**RECORD, "Question": "Why?"}]), manager)
+    [out] = prompt_style.render_records([{**RECORD, "Question": "Why?"}], plugins=manager, template=STYLE, **GPQA)
     assert out.text.startswith("What is the correct answer to this question:Why?\nChoices:\n")
 
 
-def test_multi_line_question(tmp_path, manager):
-    [out] = render(gpqa_task(tmp_path, [TRAIN[1]]), manager)
+def test_multi_line_question(manager):
+    [out] = prompt_style.render_records([TRAIN[1]], plugins=manager, template=STYLE, **GPQA)
     assert out.text == (
         PREFIX + "Line one.\nLine two?\nChoices:\n(A) yes\n(B) no\n(C) maybe\n(D) never\nAnswer:"
     )
@@ -189,8 +159,9 @@ def test_multi_line_question(tmp_path, manager):
     ],
     ids=["2", "3", "4", "5", "7"],
 )
-def test_number_of_choices(tmp_path, manager, choices, text, continuations):
-    [out] = render(list_task(tmp_path, [{"question": "Q?", "choices": choices, "answer": 1}]), manager)
+def test_number_of_choices(manager, choices, text, continuations):
+    record = {"question": "Q?", "choices": choices, "answer": 1}
+    [out] = prompt_style.render_records([record], plugins=manager, template=STYLE, **LIST)
     assert out.text == PREFIX + "Q?\n" + text
     assert out.continuations == continuations
     assert out.target == 1
@@ -201,29 +172,33 @@ def test_number_of_choices(tmp_path, manager, choices, text, continuations):
     [("(A)", 0), ("(B)", 1), ("(D)", 3), ("C", 2), (2, 2), ("0", 2), ("ħω/2", 3), ("1", 1)],
     ids=["(A)", "(B)", "(D)", "label-C", "int", "choice-text-0", "choice-text", "digit-index"],
 )
-def test_target_resolves_to_an_index(tmp_path, manager, answer, index):
+def test_target_resolves_to_an_index(manager, answer, index):
     # "(B)" is a continuation text; "C" a label; "0" and "ħω/2" are choice texts; "1" is read as an index.
-    [out] = render(gpqa_task(tmp_path, [{**RECORD, "answer": answer}]), manager)
+    [out] = prompt_style.render_records([{**RECORD, "answer": answer}], plugins=manager, template=STYLE, **GPQA)
     assert out.target == index
 
 
-def test_target_that_matches_nothing_is_a_style_error(tmp_path, manager):
+def test_target_that_matches_nothing_is_a_style_error(manager):
     with pytest.raises(prompt_style.StyleError) as caught:
-        render(gpqa_task(tmp_path, [{**RECORD, "answer": "(E)"}]), manager)
+        prompt_style.render_records([{**RECORD, "answer": "(E)"}], plugins=manager, template=STYLE, **GPQA)
     assert caught.value.key == "doc_to_target"
     assert "'(A)', '(B)', '(C)', '(D)'" in str(caught.value)
 
 
-def test_description_comes_first(tmp_path, manager):
-    [out] = render(gpqa_task(tmp_path, [RECORD], description="Physics, graduate level.\n\n"), manager)
+def test_description_comes_first(manager):
+    [out] = prompt_style.render_records(
+        [RECORD], plugins=manager, template=STYLE, description="Physics, graduate level.\n\n", **GPQA
+    )
     assert out.text == "Physics, graduate level.\n\n" + RECORD_TEXT
 
 
-# -- few-shot -------------------------------------------------------------------
+# -- few-shot (``fewshot=`` records are a ``dev`` split) -------------------------
 
 
-def test_one_shot(tmp_path, manager):
-    [out] = render(gpqa_task(tmp_path, [RECORD], TRAIN), manager, shots=1)
+def test_one_shot(manager):
+    [out] = prompt_style.render_records(
+        [RECORD], fewshot=TRAIN, num_fewshot=1, plugins=manager, template=STYLE, **GPQA
+    )
     assert out.text == (
         PREFIX + "Which gas is most abundant in air?\nChoices:\n(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nAnswer: (C)"
         "\n\n" + RECORD_TEXT
@@ -232,9 +207,16 @@ def test_one_shot(tmp_path, manager):
     assert out.target == 1
 
 
-def test_two_shot_with_description(tmp_path, manager):
-    config = gpqa_task(tmp_path, [RECORD], TRAIN, description="Answer carefully.\n\n", num_fewshot=2)
-    [out] = render(config, manager)
+def test_two_shot_with_description(manager):
+    [out] = prompt_style.render_records(
+        [RECORD],
+        fewshot=TRAIN,
+        num_fewshot=2,
+        plugins=manager,
+        template=STYLE,
+        description="Answer carefully.\n\n",
+        **GPQA,
+    )
     assert out.text == (
         "Answer carefully.\n\n"
         + PREFIX + "Which gas is most abundant in air?\nChoices:\n(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nAnswer: (C)"
@@ -244,8 +226,10 @@ def test_two_shot_with_description(tmp_path, manager):
     )
 
 
-def test_few_shot_as_messages(tmp_path, manager):
-    [out] = render(gpqa_task(tmp_path, [RECORD], TRAIN[:1]), manager, shots=1, meta="messages")
+def test_few_shot_as_messages(manager):
+    [out] = prompt_style.render_records(
+        [RECORD], fewshot=TRAIN[:1], num_fewshot=1, plugins=manager, meta="messages", template=STYLE, **GPQA
+    )
     assert out.messages == [
         {"role": "user", "content": PREFIX + "Which gas is most abundant in air?\nChoices:\n"
          "(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nAnswer:"},
@@ -255,7 +239,7 @@ def test_few_shot_as_messages(tmp_path, manager):
 
 
 def test_yaml_task_file(tmp_path, manager):
-    write_jsonl(tmp_path / "test.jsonl", [RECORD])
+    (tmp_path / "test.jsonl").write_text(json.dumps(RECORD, ensure_ascii=False) + "\n", encoding="utf-8")
     path = tmp_path / "task.yaml"
     path.write_text(
         "task: tiny_gpqa\n"
@@ -274,14 +258,16 @@ def test_yaml_task_file(tmp_path, manager):
 # -- options --------------------------------------------------------------------
 
 
-def test_option_overrides(tmp_path, manager):
+def test_option_overrides(manager):
     template = {
         "template_type": STYLE,
         "prefix": "Q: ",
         "choices_header": "Options:\n",
         "suffix": "The answer is",
     }
-    [out] = render(gpqa_task(tmp_path, [RECORD], TRAIN[:1], template=template), manager, shots=1)
+    [out] = prompt_style.render_records(
+        [RECORD], fewshot=TRAIN[:1], num_fewshot=1, plugins=manager, template=template, **GPQA
+    )
     assert out.text == (
         "Q: Which gas is most abundant in air?\nOptions:\n(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nThe answer is (C)"
         "\n\n"
@@ -291,24 +277,24 @@ def test_option_overrides(tmp_path, manager):
     assert out.continuations == (" (A)", " (B)", " (C)", " (D)")
 
 
-def test_answer_format_option_changes_what_the_target_matches(tmp_path, manager):
+def test_answer_format_option_changes_what_the_target_matches(manager):
     template = {"template_type": STYLE, "answer_format": "{label}"}
-    [out] = render(gpqa_task(tmp_path, [{**RECORD, "answer": "B"}], template=template), manager)
+    [out] = prompt_style.render_records([{**RECORD, "answer": "B"}], plugins=manager, template=template, **GPQA)
     assert out.continuations == (" A", " B", " C", " D")
     assert out.target == 1
     assert out.text == RECORD_TEXT  # the choices are still listed as (A) ...
 
 
-def test_choice_labels_option(tmp_path, manager):
+def test_choice_labels_option(manager):
     template = {"template_type": STYLE, "choice_labels": ["a", "b", "c", "d"]}
-    [out] = render(gpqa_task(tmp_path, [{**RECORD, "answer": "(c)"}], template=template), manager)
+    [out] = prompt_style.render_records([{**RECORD, "answer": "(c)"}], plugins=manager, template=template, **GPQA)
     assert out.text.endswith("Choices:\n(a) ħ²π²/(mL²)\n(b) ħ²π²/(2mL²)\n(c) 0\n(d) ħω/2\nAnswer:")
     assert out.continuations == (" (a)", " (b)", " (c)", " (d)")
     assert out.target == 2
 
 
-def test_unknown_option_says_did_you_mean(tmp_path, manager):
-    config = gpqa_task(tmp_path, [RECORD], template={"template_type": STYLE, "choices_heder": "X:\n"})
+def test_unknown_option_says_did_you_mean(manager):
+    config = {**GPQA, "data": {"test": [RECORD]}, "template": {"template_type": STYLE, "choices_heder": "X:\n"}}
     with pytest.raises(prompt_style.OptionError) as caught:
         prompt_style.load_task(config, plugins=manager)
     assert caught.value.key == "template.choices_heder"
@@ -316,7 +302,7 @@ def test_unknown_option_says_did_you_mean(tmp_path, manager):
     assert "(did you mean 'choices_header'" in str(caught.value)
 
 
-def test_option_of_the_wrong_type(tmp_path, manager):
-    config = gpqa_task(tmp_path, [RECORD], template={"template_type": STYLE, "show_choices": "yes"})
+def test_option_of_the_wrong_type(manager):
+    config = {**GPQA, "data": {"test": [RECORD]}, "template": {"template_type": STYLE, "show_choices": "yes"}}
     with pytest.raises(prompt_style.OptionError, match="option 'show_choices' must be bool"):
         prompt_style.load_task(config, plugins=manager)

@@ -1,8 +1,9 @@
 """Tests of prompt-style-mmlu: the ``mcq::mmlu`` style, through the public API only.
 
 Every test gets a fresh plugin manager (so no state leaks between tests) and
-renders small JSON Lines files written in ``tmp_path``; the expected prompts
-are spelled out byte for byte, in the lm-evaluation-harness MMLU layout::
+renders a few records held in memory with ``prompt_style.render_records``
+(only the tests of YAML task files write files, in ``tmp_path``); the expected
+prompts are spelled out byte for byte, in the lm-evaluation-harness MMLU layout::
 
     description + q1 + " " + a1 + "\\n\\n" + ... + "\\n\\n" + q
 
@@ -26,7 +27,7 @@ STYLE = "mcq::mmlu"
 HERE = Path(__file__).resolve().parent
 
 
-# -- helpers --------------------------------------------------------------------
+# -- the manager and the records ------------------------------------------------
 
 
 @pytest.fixture
@@ -35,36 +36,8 @@ def manager() -> prompt_style.PluginManager:
     return prompt_style.create_plugin_manager(environ={})
 
 
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
-def task(tmp_path: Path, test: list[dict], dev: list[dict] | None = None, **keys) -> dict:
-    """A task mapping over records written to tmp_path (absolute paths: a mapping's paths are relative to the cwd)."""
-    data = {"test": str(write_jsonl(tmp_path / "test.jsonl", test))}
-    if dev is not None:
-        data["dev"] = str(write_jsonl(tmp_path / "dev.jsonl", dev))
-        keys.setdefault("fewshot_split", "dev")
-    return {
-        "task": "tiny",
-        "data": data,
-        "doc_to_text": "question",
-        "doc_to_choice": "{{choices}}",
-        "doc_to_target": "answer",
-        "template": STYLE,
-        **keys,
-    }
-
-
-def render(config, manager, **kwargs) -> list[prompt_style.RenderedPrompt]:
-    return list(prompt_style.load_task(config, plugins=manager, **kwargs).render())
-
-
-def pyproject_version() -> str:
-    text = (HERE.parent / "pyproject.toml").read_text(encoding="utf-8")
-    return re.search(r'^version\s*=\s*"([^"]+)"', text, re.MULTILINE).group(1)
-
+# The task keys of every test but the YAML ones; each test names its style (``template=``).
+FIELDS = {"task": "tiny", "doc_to_text": "question", "doc_to_choice": "{{choices}}", "doc_to_target": "answer"}
 
 RECORD = {"question": "What is 2 + 2?", "choices": ["3", "4", "5", "22"], "answer": 1}
 DEV = [
@@ -78,9 +51,11 @@ DEV = [
 
 
 def test_discovered_through_its_entry_point(manager):
+    pyproject = (HERE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    declared = re.search(r'^version\s*=\s*"([^"]+)"', pyproject, re.MULTILINE).group(1)
     [info] = [p for p in manager.plugins if p.name == PLUGIN]
     assert info.distribution == DIST
-    assert info.version == metadata.version(DIST) == pyproject_version()
+    assert info.version == metadata.version(DIST) == declared
     assert info.module == "prompt_style_mmlu"
     assert info.status == "loaded" and not info.builtin and not info.errors
     entry_points = [ep for ep in metadata.distribution(DIST).entry_points if ep.group == "prompt_style"]
@@ -105,8 +80,8 @@ def test_resolve_attributes_the_style_to_the_distribution(manager):
     assert row["status"] == "loaded"
 
 
-def test_rendered_task_records_the_plugin_used(tmp_path, manager):
-    loaded = prompt_style.load_task(task(tmp_path, [RECORD]), plugins=manager)
+def test_rendered_task_records_the_plugin_used(manager):
+    loaded = prompt_style.load_task({**FIELDS, "template": STYLE, "data": {"test": [RECORD]}}, plugins=manager)
     assert loaded.plugins["format_prompt"]["distribution"] == DIST
     assert loaded.plugins["format_prompt"]["name"] == STYLE
     assert loaded.plugins["format_prompt"]["version"] == metadata.version(DIST)
@@ -123,8 +98,8 @@ def test_disabled_plugin_names_the_distribution_to_install():
 # -- zero-shot ------------------------------------------------------------------
 
 
-def test_zero_shot_exact_text(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD]), manager)
+def test_zero_shot_exact_text(manager):
+    [out] = prompt_style.render_records([RECORD], plugins=manager, template=STYLE, **FIELDS)
     assert out.text == "What is 2 + 2?\nA. 3\nB. 4\nC. 5\nD. 22\nAnswer:"
     assert out.continuations == (" A", " B", " C", " D")
     assert out.target == 1
@@ -151,8 +126,9 @@ def test_zero_shot_exact_text(tmp_path, manager):
     ],
     ids=["2", "3", "4", "5", "7"],
 )
-def test_number_of_choices(tmp_path, manager, choices, text, continuations):
-    [out] = render(task(tmp_path, [{"question": "Q?", "choices": choices, "answer": len(choices) - 1}]), manager)
+def test_number_of_choices(manager, choices, text, continuations):
+    record = {"question": "Q?", "choices": choices, "answer": len(choices) - 1}
+    [out] = prompt_style.render_records([record], plugins=manager, template=STYLE, **FIELDS)
     assert out.text == text
     assert out.continuations == continuations
     assert out.target == len(choices) - 1
@@ -163,45 +139,48 @@ def test_number_of_choices(tmp_path, manager, choices, text, continuations):
     [(0, 0), (2, 2), ("C", 2), ("D", 3), ("5", 2), ("3", 0), ("1", 1)],
     ids=["int-0", "int-2", "label-C", "label-D", "choice-text", "choice-text-digit", "digit-index"],
 )
-def test_target_resolves_to_an_index(tmp_path, manager, answer, index):
+def test_target_resolves_to_an_index(manager, answer, index):
     # "5" and "3" are choice texts; "1" is no answer, label or choice, so it is read as an index.
-    [out] = render(task(tmp_path, [{**RECORD, "answer": answer}]), manager)
+    [out] = prompt_style.render_records([{**RECORD, "answer": answer}], plugins=manager, template=STYLE, **FIELDS)
     assert out.target == index
 
 
-def test_target_that_matches_nothing_is_a_style_error(tmp_path, manager):
+def test_target_that_matches_nothing_is_a_style_error(manager):
     with pytest.raises(prompt_style.StyleError) as caught:
-        render(task(tmp_path, [{**RECORD, "answer": "E"}]), manager)
+        prompt_style.render_records([{**RECORD, "answer": "E"}], plugins=manager, template=STYLE, **FIELDS)
     assert caught.value.key == "doc_to_target"
     assert caught.value.index == 0
     assert "'A', 'B', 'C', 'D'" in str(caught.value)
 
 
-def test_description_comes_first(tmp_path, manager):
-    config = task(
-        tmp_path,
+def test_description_comes_first(manager):
+    [out] = prompt_style.render_records(
         [{**RECORD, "subject": "elementary_mathematics"}],
+        plugins=manager,
+        template=STYLE,
         description="The following are multiple choice questions (with answers) about "
         "{{ subject.replace('_', ' ') }}.\n\n",
+        **FIELDS,
     )
-    [out] = render(config, manager)
     assert out.text == (
         "The following are multiple choice questions (with answers) about elementary mathematics.\n\n"
         "What is 2 + 2?\nA. 3\nB. 4\nC. 5\nD. 22\nAnswer:"
     )
 
 
-def test_non_ascii_and_braces_are_kept_verbatim(tmp_path, manager):
+def test_non_ascii_and_braces_are_kept_verbatim(manager):
     record = {"question": "Let {x} be {{7*7}} °C. α?", "choices": ["é", "m/s²"], "answer": 0}
-    [out] = render(task(tmp_path, [record]), manager)
+    [out] = prompt_style.render_records([record], plugins=manager, template=STYLE, **FIELDS)
     assert out.text.encode("utf-8") == "Let {x} be {{7*7}} °C. α?\nA. é\nB. m/s²\nAnswer:".encode("utf-8")
 
 
-# -- few-shot -------------------------------------------------------------------
+# -- few-shot (``fewshot=`` records are a ``dev`` split) -------------------------
 
 
-def test_one_shot(tmp_path, manager):
-    [out] = render(task(tmp_path, [RECORD], DEV), manager, shots=1)
+def test_one_shot(manager):
+    [out] = prompt_style.render_records(
+        [RECORD], fewshot=DEV, num_fewshot=1, plugins=manager, template=STYLE, **FIELDS
+    )
     assert out.text == (
         "What is 15% of 200?\nA. 15\nB. 20\nC. 30\nD. 35\nAnswer: C"
         "\n\n"
@@ -211,14 +190,16 @@ def test_one_shot(tmp_path, manager):
     assert out.target == 1
 
 
-def test_few_shot_with_description_lm_eval_layout(tmp_path, manager):
-    config = task(
-        tmp_path,
+def test_few_shot_with_description_lm_eval_layout(manager):
+    [out] = prompt_style.render_records(
         [RECORD],
-        DEV,
+        fewshot=DEV,
+        num_fewshot=3,
+        plugins=manager,
+        template=STYLE,
         description="The following are multiple choice questions (with answers) about math.\n\n",
+        **FIELDS,
     )
-    [out] = render(config, manager, shots=3)
     assert out.text == (
         "The following are multiple choice questions (with answers) about math.\n\n"
         "What is 15% of 200?\nA. 15\nB. 20\nC. 30\nD. 35\nAnswer: C"
@@ -231,17 +212,31 @@ def test_few_shot_with_description_lm_eval_layout(tmp_path, manager):
     )
 
 
-def test_num_fewshot_in_the_task_and_shots_override(tmp_path, manager):
-    config = task(tmp_path, [RECORD], DEV, num_fewshot=2)
-    [two] = render(config, manager)
+def test_num_fewshot_in_the_task_and_shots_override(manager):
+    config = {
+        **FIELDS,
+        "template": STYLE,
+        "data": {"test": [RECORD], "dev": DEV},
+        "fewshot_split": "dev",
+        "num_fewshot": 2,
+    }
+    [two] = prompt_style.load_task(config, plugins=manager).render()
     assert two.text.count("Answer:") == 3
-    [zero] = render(config, manager, shots=0)
+    [zero] = prompt_style.load_task(config, plugins=manager, shots=0).render()
     assert zero.text == "What is 2 + 2?\nA. 3\nB. 4\nC. 5\nD. 22\nAnswer:"
 
 
-def test_task_delimiters(tmp_path, manager):
-    config = task(tmp_path, [RECORD], DEV, target_delimiter="", fewshot_delimiter="\n###\n")
-    [out] = render(config, manager, shots=2)
+def test_task_delimiters(manager):
+    [out] = prompt_style.render_records(
+        [RECORD],
+        fewshot=DEV,
+        num_fewshot=2,
+        plugins=manager,
+        template=STYLE,
+        target_delimiter="",
+        fewshot_delimiter="\n###\n",
+        **FIELDS,
+    )
     assert out.text == (
         "What is 15% of 200?\nA. 15\nB. 20\nC. 30\nD. 35\nAnswer:C"
         "\n###\n"
@@ -252,13 +247,13 @@ def test_task_delimiters(tmp_path, manager):
     assert out.continuations == ("A", "B", "C", "D")
 
 
-def test_few_shot_from_the_evaluated_split_skips_the_record_itself(tmp_path, manager):
+def test_few_shot_from_the_evaluated_split_skips_the_record_itself(manager):
     records = [
         {"question": "Q0", "choices": ["x", "y"], "answer": 0},
         {"question": "Q1", "choices": ["x", "y"], "answer": 1},
         {"question": "Q2", "choices": ["x", "y"], "answer": 1},
     ]
-    out = render(task(tmp_path, records), manager, shots=1)
+    out = prompt_style.render_records(records, num_fewshot=1, plugins=manager, template=STYLE, **FIELDS)
     assert [o.text for o in out] == [
         "Q1\nA. x\nB. y\nAnswer: B\n\nQ0\nA. x\nB. y\nAnswer:",
         "Q0\nA. x\nB. y\nAnswer: A\n\nQ1\nA. x\nB. y\nAnswer:",
@@ -267,9 +262,17 @@ def test_few_shot_from_the_evaluated_split_skips_the_record_itself(tmp_path, man
     assert [o.target for o in out] == [0, 1, 1]
 
 
-def test_few_shot_as_messages(tmp_path, manager):
-    config = task(tmp_path, [RECORD], DEV[:1], description="About math.")
-    [out] = render(config, manager, shots=1, meta="messages")
+def test_few_shot_as_messages(manager):
+    [out] = prompt_style.render_records(
+        [RECORD],
+        fewshot=DEV[:1],
+        num_fewshot=1,
+        plugins=manager,
+        meta="messages",
+        template=STYLE,
+        description="About math.",
+        **FIELDS,
+    )
     assert out.text is None
     assert out.messages == [
         {"role": "system", "content": "About math."},
@@ -283,8 +286,8 @@ def test_few_shot_as_messages(tmp_path, manager):
 
 
 def test_yaml_task_file(tmp_path, manager):
-    write_jsonl(tmp_path / "test.jsonl", [RECORD])
-    write_jsonl(tmp_path / "dev.jsonl", DEV)
+    (tmp_path / "test.jsonl").write_text(json.dumps(RECORD) + "\n", encoding="utf-8")
+    (tmp_path / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in DEV), encoding="utf-8")
     path = tmp_path / "task.yaml"
     path.write_text(
         "task: tiny_mmlu\n"
@@ -309,7 +312,7 @@ def test_yaml_task_file(tmp_path, manager):
 # -- options --------------------------------------------------------------------
 
 
-def test_option_overrides(tmp_path, manager):
+def test_option_overrides(manager):
     template = {
         "template_type": STYLE,
         "prefix": "Question: ",
@@ -317,7 +320,9 @@ def test_option_overrides(tmp_path, manager):
         "answer_format": "({label})",
         "suffix": "Réponse :",
     }
-    [out] = render(task(tmp_path, [RECORD], DEV[:1], template=template), manager, shots=1)
+    [out] = prompt_style.render_records(
+        [RECORD], fewshot=DEV[:1], num_fewshot=1, plugins=manager, template=template, **FIELDS
+    )
     assert out.text == (
         "Question: What is 15% of 200?\n(A) 15\n(B) 20\n(C) 30\n(D) 35\nRéponse : (C)\n\n"
         "Question: What is 2 + 2?\n(A) 3\n(B) 4\n(C) 5\n(D) 22\nRéponse :"
@@ -326,15 +331,15 @@ def test_option_overrides(tmp_path, manager):
     assert out.target == 1
 
 
-def test_choice_labels_option(tmp_path, manager):
+def test_choice_labels_option(manager):
     template = {"template_type": STYLE, "choice_labels": ["W", "X", "Y", "Z"]}
-    [out] = render(task(tmp_path, [{**RECORD, "answer": "Y"}], template=template), manager)
+    [out] = prompt_style.render_records([{**RECORD, "answer": "Y"}], plugins=manager, template=template, **FIELDS)
     assert out.text == "What is 2 + 2?\nW. 3\nX. 4\nY. 5\nZ. 22\nAnswer:"
     assert out.continuations == (" W", " X", " Y", " Z")
     assert out.target == 2
 
 
-def test_layout_options(tmp_path, manager):
+def test_layout_options(manager):
     template = {
         "template_type": STYLE,
         "choices_header": "Choices:\n",
@@ -342,19 +347,19 @@ def test_layout_options(tmp_path, manager):
         "question_choice_delimiter": "\n\n",
         "suffix": "",
     }
-    [out] = render(task(tmp_path, [RECORD], template=template), manager)
+    [out] = prompt_style.render_records([RECORD], plugins=manager, template=template, **FIELDS)
     assert out.text == "What is 2 + 2?\n\nChoices:\nA. 3 | B. 4 | C. 5 | D. 22"
 
 
-def test_show_choices_false(tmp_path, manager):
+def test_show_choices_false(manager):
     template = {"template_type": STYLE, "show_choices": False}
-    [out] = render(task(tmp_path, [RECORD], template=template), manager)
+    [out] = prompt_style.render_records([RECORD], plugins=manager, template=template, **FIELDS)
     assert out.text == "What is 2 + 2?\nAnswer:"
     assert out.continuations == (" A", " B", " C", " D")
 
 
-def test_unknown_option_says_did_you_mean(tmp_path, manager):
-    config = task(tmp_path, [RECORD], template={"template_type": STYLE, "sufix": "A:"})
+def test_unknown_option_says_did_you_mean(manager):
+    config = {**FIELDS, "data": {"test": [RECORD]}, "template": {"template_type": STYLE, "sufix": "A:"}}
     with pytest.raises(prompt_style.OptionError) as caught:
         prompt_style.load_task(config, plugins=manager)
     err = caught.value
@@ -364,7 +369,7 @@ def test_unknown_option_says_did_you_mean(tmp_path, manager):
 
 
 def test_unknown_option_in_a_yaml_file_names_file_and_line(tmp_path, manager):
-    write_jsonl(tmp_path / "test.jsonl", [RECORD])
+    (tmp_path / "test.jsonl").write_text(json.dumps(RECORD) + "\n", encoding="utf-8")
     path = tmp_path / "task.yaml"
     path.write_text(
         "data: test.jsonl\n"
@@ -386,7 +391,7 @@ def test_unknown_option_in_a_yaml_file_names_file_and_line(tmp_path, manager):
 
 
 def test_unknown_option_in_a_yaml_file_names_the_options_own_line(tmp_path, manager):
-    write_jsonl(tmp_path / "test.jsonl", [RECORD])
+    (tmp_path / "test.jsonl").write_text(json.dumps(RECORD) + "\n", encoding="utf-8")
     path = tmp_path / "task.yaml"
     path.write_text(
         "data: test.jsonl\n"
@@ -401,20 +406,20 @@ def test_unknown_option_in_a_yaml_file_names_the_options_own_line(tmp_path, mana
     assert caught.value.line == 5
 
 
-def test_option_of_the_wrong_type(tmp_path, manager):
-    config = task(tmp_path, [RECORD], template={"template_type": STYLE, "suffix": 3})
+def test_option_of_the_wrong_type(manager):
+    config = {**FIELDS, "data": {"test": [RECORD]}, "template": {"template_type": STYLE, "suffix": 3}}
     with pytest.raises(prompt_style.OptionError, match="option 'suffix' must be str"):
         prompt_style.load_task(config, plugins=manager)
 
 
-def test_bad_format_field(tmp_path, manager):
-    config = task(tmp_path, [RECORD], template={"template_type": STYLE, "choice_format": "{lable}. {choice}"})
+def test_bad_format_field(manager):
+    template = {"template_type": STYLE, "choice_format": "{lable}. {choice}"}
     with pytest.raises(prompt_style.OptionError, match="unknown field"):
-        prompt_style.load_task(config, plugins=manager)
+        prompt_style.load_task({**FIELDS, "data": {"test": [RECORD]}, "template": template}, plugins=manager)
 
 
-def test_more_choices_than_labels(tmp_path, manager):
-    config = task(tmp_path, [RECORD], template={"template_type": STYLE, "choice_labels": ["A", "B"]})
+def test_more_choices_than_labels(manager):
+    template = {"template_type": STYLE, "choice_labels": ["A", "B"]}
     with pytest.raises(prompt_style.StyleError) as caught:
-        render(config, manager)
+        prompt_style.render_records([RECORD], plugins=manager, template=template, **FIELDS)
     assert "4 choices but only 2 choice labels" in str(caught.value)

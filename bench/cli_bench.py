@@ -186,14 +186,14 @@ def run(*, runs: int = RUNS, top: int = 15, do_profile: bool = False) -> dict[st
     print(f"    ratio (medians) {wall['ratio']:.2f}x (mins {wall['min_ratio']:.2f}x)  {status} (target <= {TARGET_RATIO:g}x)")
 
     costs = import_costs()
-    print(f"  -X importtime of `prompt-style plugins` (median of 5 fresh processes):")
+    print("  -X importtime of `prompt-style plugins` (median of 5 fresh processes):")
     print(f"    {costs['modules']} modules, {costs['total_ms']:.1f} ms of imports; "
           f"the baseline imports {costs['base_modules']} modules in {costs['base_total_ms']:.1f} ms")
     print(f"    {costs['extra_modules']} modules beyond the baseline's, {costs['extra_self_ms']:.1f} ms of their own time")
-    print(f"    top cumulative import costs (ms, module):")
+    print("    top cumulative import costs (ms, module):")
     for name, (self_us, cum_us, depth) in costs["by_cumulative"][:top]:
         print(f"      {cum_us / 1e3:7.2f}  {'  ' * depth}{name}")
-    print(f"    top own-time costs of modules the baseline does not import (ms, module):")
+    print("    top own-time costs of modules the baseline does not import (ms, module):")
     for name, (self_us, cum_us, depth) in costs["by_self_extra"][:top]:
         print(f"      {self_us / 1e3:7.2f}  {name}")
     if do_profile:

@@ -412,7 +412,7 @@ def run(
         if memory:
             mem = measure_memory(ws, n_big)
             results["memory"] = mem
-            print(f"  [memory] tracemalloc peak while streaming with a running CRC (plain task):")
+            print("  [memory] tracemalloc peak while streaming with a running CRC (plain task):")
             print(f"    {mem['small_records']:>7} records ({_mib(mem['small_file_bytes'])} JSONL): peak {_mib(mem['small_peak'])}")
             print(f"    {mem['big_records']:>7} records ({_mib(mem['big_file_bytes'])} JSONL): peak {_mib(mem['big_peak'])}")
             flat = mem["growth"] < 1.5

@@ -11,7 +11,7 @@ templates themselves.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import _jinja
@@ -296,6 +296,3 @@ def compile_field(spec: Any, key: str) -> FieldExtractorBase:
         raise FieldError("an empty string is not a field name", key=key)
     return RecordField(spec, key)
 
-
-def extractor_kind(extractor: Callable[..., Any]) -> str:
-    return getattr(extractor, "kind", type(extractor).__name__)

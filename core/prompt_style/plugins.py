@@ -17,21 +17,7 @@ from typing import Any
 
 import pluggy
 
-from . import hookspecs
-from . import _entry_points
-from ._markers import ENTRY_POINT_GROUP, PROJECT_NAME
-from ._suggest import did_you_mean
-from .builtins import BUILTIN_PLUGINS
-from .errors import (
-    PluginConflictError,
-    PluginError,
-    PluginLoadWarning,
-    PluginNotFoundError,
-    PromptStyleError,
-)
-
-from . import hookspecs
-from . import _entry_points
+from . import _entry_points, hookspecs
 from ._markers import ENTRY_POINT_GROUP, PROJECT_NAME
 from ._suggest import did_you_mean
 from .builtins import BUILTIN_PLUGINS

@@ -289,3 +289,13 @@ def test_shots_argument_replaces_num_fewshot(separate, pm):
     assert next(task.render()).text == "T0"
     with pytest.raises(TaskFileError):
         load_task(separate(), plugins=pm, shots=-1)
+
+
+def test_first_n_on_the_evaluated_split_skips_duplicates_like_lm_eval(pm):
+    # Expected strings from lm-evaluation-harness 0.4.13 (tools/golden/README.md).
+    from prompt_style import render_records
+
+    records = [{"q": "alpha", "a": "a"}, {"q": "beta ", "a": "b"}, {"q": "alpha", "a": "a"}, {"q": "gamma", "a": "b"}]
+    results = render_records(records, doc_to_text="Q: {{q}}", doc_to_target="a", num_fewshot=2, retriever="first_n", plugins=pm)
+    assert results[0].text == "Q: beta  b\n\nQ: gamma b\n\nQ: alpha"
+    assert results[2].text == "Q: beta  b\n\nQ: gamma b\n\nQ: alpha"

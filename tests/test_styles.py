@@ -454,3 +454,12 @@ def test_a_factory_whose_object_lacks_the_protocol_method_is_a_plugin_error(tmp_
     with pytest.raises(PluginError) as caught:
         load_task({"data": {"test": str(tmp_path / "t.jsonl")}, "doc_to_text": "q", "template": "bad"}, plugins=manager)
     assert "bad-plugin" in str(caught.value) and "format()" in str(caught.value)
+
+
+@pytest.mark.parametrize("n", [4, 30])
+def test_digit_string_target_means_the_same_for_any_number_of_choices_in_cloze(pm_all, n):
+    from prompt_style import render_records
+
+    record = {"q": "pick", "c": [f"c{i}" for i in range(n)], "t": "2"}
+    (result,) = render_records([record], doc_to_text="q", doc_to_choice="c", doc_to_target="t", template="cloze", plugins=pm_all)
+    assert result.target == 2

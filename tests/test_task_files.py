@@ -486,3 +486,18 @@ def test_runtime_jinja_errors_while_rendering_are_field_errors(tmp_path, jsonl, 
         list(load_task(path, plugins=pm).render())
     assert (info.value.key, info.value.line, info.value.index) == ("doc_to_target", 3, 0)
     assert str(path) in str(info.value)
+
+
+def test_missing_data_file_points_at_the_task_file_line(tmp_path, pm):
+    path = tmp_path / "task.yaml"
+    path.write_text("task: t\ndata:\n  test: tset.jsonl\ndoc_to_text: q\n")
+    err = load_error(path, pm, DataError)
+    assert str(err).startswith(f"{path}:3: data.test: split 'test': data file not found: {tmp_path / 'tset.jsonl'}")
+    assert "relative to the task file" in str(err)
+
+
+def test_missing_data_override_names_the_given_path(write_yaml, pm, tmp_path):
+    path = write_yaml("data: test.jsonl\ndoc_to_text: q\n")
+    err = load_error(path, pm, DataError, data={"test": tmp_path / "nope.jsonl"})
+    assert str(err).startswith(f"{tmp_path / 'nope.jsonl'}: data.test:")
+    assert "current directory" in str(err)

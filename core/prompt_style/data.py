@@ -31,11 +31,7 @@ def check_data_file(path: Path | Sequence[Any], split: str) -> None:
             hint="use JSON Lines (.jsonl) or a JSON array of objects (.json)",
         )
     if not path.is_file():
-        raise DataError(
-            f"split '{split}': data file not found",
-            file=str(path),
-            hint="paths in a task file are relative to the task file",
-        )
+        raise DataError(f"split '{split}': data file not found", file=str(path))
 
 
 def iter_records(

@@ -300,6 +300,25 @@ def _build(
     return built
 
 
+def _locate_data_error(
+    exc: PromptStyleError, config: TaskConfig, split: str, named_in_task_file: bool
+) -> PromptStyleError:
+    """Point an error about a whole data file at the task file line that names it."""
+    exc.locate(key=f"data.{split}")
+    if exc.file and not Path(exc.file).exists():
+        exc.hint = exc.hint or (
+            "paths in a task file are relative to the task file"
+            if named_in_task_file
+            else "paths given to --data (or data=) are relative to the current directory"
+        )
+    if exc.line is None and named_in_task_file and config.path is not None:
+        if exc.file:
+            exc.message = f"{exc.message}: {exc.file}"
+        exc.file = str(config.path)
+        exc.line = config.lines.get(f"data.{split}")
+    return exc
+
+
 def load_task(
     task: str | Path | TaskConfig | Mapping[str, Any],
     *,
@@ -408,10 +427,11 @@ def load_task(
     pool_split = config.fewshot_split
     if pool_split is None:
         pool_split = next((s for s in ("train", "validation", "dev") if s in config.data), split)
+    overridden = set(data or ())
     try:
         check_data_file(config.data[split], split)
     except PromptStyleError as exc:
-        raise exc.locate(key=f"data.{split}", line=config.lines.get(f"data.{split}")) from None
+        raise _locate_data_error(exc, config, split, split not in overridden) from None
     needs_pool = bool(k) or config.retriever is not None
     if needs_pool and config.doc_to_target is None:
         key = "num_fewshot" if k else "retriever"
@@ -426,7 +446,7 @@ def load_task(
         try:
             pool = load_records(config.data[pool_split], pool_split)
         except PromptStyleError as exc:
-            raise exc.locate(key=f"data.{pool_split}", line=config.lines.get(f"data.{pool_split}")) from None
+            raise _locate_data_error(exc, config, pool_split, pool_split not in overridden) from None
         if pool_split == split:
             records = pool
     retriever = _build(

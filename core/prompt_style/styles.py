@@ -232,7 +232,9 @@ class ChoiceStyle(QAStyle):
             )
         labels = self.choice_labels or DEFAULT_LABELS
         if len(choices) > len(labels) and not self._uses_labels:
-            return [str(n) for n in range(1, len(choices) + 1)]
+            # Labels are neither shown nor scored, so past Z they are simply absent:
+            # a target can still be an index or a choice text.
+            return [""] * len(choices)
         if len(choices) > len(labels):
             if self.choice_labels is None:
                 raise StyleError(

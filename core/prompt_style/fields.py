@@ -11,7 +11,7 @@ templates themselves.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import _jinja
@@ -62,6 +62,20 @@ class FieldExtractorBase:
 
     def _error(self, message: str, hint: str | None = None) -> FieldError:
         return FieldError(message, key=self.key, hint=hint)
+
+    def _in_jinja(self, record: Mapping[str, Any], run: Callable[[], Any]) -> Any:
+        """``run()``, with Jinja's errors turned into :class:`FieldError` naming the spec."""
+        _, undefined_error, security_error = _jinja.errors()
+        if not isinstance(record, Mapping):
+            raise self._error(f"the record is a {type(record).__name__}, not a mapping")
+        try:
+            return run()
+        except undefined_error as exc:
+            raise self._error(f"{self.spec!r}: {exc.message}", _keys(record)) from None
+        except security_error as exc:
+            raise self._error(f"{self.spec!r} is not allowed in the sandbox: {exc}") from None
+        except Exception as exc:  # the expression itself failed, e.g. 1 / 0
+            raise self._error(f"{self.spec!r} raised {type(exc).__name__}: {exc}") from None
 
 
 class Constant(FieldExtractorBase):
@@ -172,17 +186,7 @@ class Expression(FieldExtractorBase):
         return self._error(f"field {step!r} is missing ({self.source!r})", _keys(where))
 
     def _evaluate(self, record: Mapping[str, Any]) -> Any:
-        _, undefined_error, security_error = _jinja.errors()
-        if not isinstance(record, Mapping):
-            raise self._error(f"the record is a {type(record).__name__}, not a mapping")
-        try:
-            value = _jinja.expression(self.source)(**record)
-        except undefined_error as exc:
-            raise self._error(f"{self.spec!r}: {exc.message}", _keys(record)) from None
-        except security_error as exc:
-            raise self._error(f"{self.spec!r} is not allowed in the sandbox: {exc}") from None
-        except Exception as exc:  # the expression itself failed, e.g. 1 / 0
-            raise self._error(f"{self.spec!r} raised {type(exc).__name__}: {exc}") from None
+        value = self._in_jinja(record, lambda: _jinja.expression(self.source)(**record))
         undefined = _jinja.undefined(value)
         if undefined is not None:
             name, hint = undefined
@@ -213,17 +217,7 @@ class Template(FieldExtractorBase):
             ) from None
 
     def __call__(self, record: Mapping[str, Any]) -> str:
-        _, undefined_error, security_error = _jinja.errors()
-        if not isinstance(record, Mapping):
-            raise self._error(f"the record is a {type(record).__name__}, not a mapping")
-        try:
-            return _jinja.template(self.spec).render(record)
-        except undefined_error as exc:
-            raise self._error(f"{exc.message} in template {self.spec!r}", _keys(record)) from None
-        except security_error as exc:
-            raise self._error(f"template {self.spec!r} is not allowed in the sandbox: {exc}") from None
-        except Exception as exc:  # the template itself failed, e.g. 1 / 0
-            raise self._error(f"template {self.spec!r} raised {type(exc).__name__}: {exc}") from None
+        return self._in_jinja(record, lambda: _jinja.template(self.spec).render(record))
 
 
 class FormatTemplate(FieldExtractorBase):

@@ -89,7 +89,7 @@ def _parse_importtime(stderr: str) -> list[tuple[str, int, int, int]]:
     for line in stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
-        fields = line[len("import time:"):].split("|")
+        fields = line[len("import time:") :].split("|")
         if len(fields) != 3:
             continue
         self_us, cumulative_us, raw_name = fields
@@ -181,20 +181,30 @@ def run(*, runs: int = RUNS, top: int = 15, do_profile: bool = False) -> dict[st
     wall = wall_times(runs)
     status = "PASS" if wall["ratio"] <= TARGET_RATIO else "FAIL"
     print(f"  {runs} runs each, interleaved, after a warm-up:")
-    print(f"    prompt-style plugins            : median {wall['cli_median_ms']:6.1f} ms   min {wall['cli_min_ms']:6.1f} ms")
-    print(f"    python -c \"{BASELINE_CODE}\" : median {wall['base_median_ms']:6.1f} ms   min {wall['base_min_ms']:6.1f} ms")
-    print(f"    ratio (medians) {wall['ratio']:.2f}x (mins {wall['min_ratio']:.2f}x)  {status} (target <= {TARGET_RATIO:g}x)")
+    print(
+        f"    prompt-style plugins            : median {wall['cli_median_ms']:6.1f} ms   min {wall['cli_min_ms']:6.1f} ms"
+    )
+    print(
+        f'    python -c "{BASELINE_CODE}" : median {wall["base_median_ms"]:6.1f} ms   min {wall["base_min_ms"]:6.1f} ms'
+    )
+    print(
+        f"    ratio (medians) {wall['ratio']:.2f}x (mins {wall['min_ratio']:.2f}x)  {status} (target <= {TARGET_RATIO:g}x)"
+    )
 
     costs = import_costs()
     print("  -X importtime of `prompt-style plugins` (median of 5 fresh processes):")
-    print(f"    {costs['modules']} modules, {costs['total_ms']:.1f} ms of imports; "
-          f"the baseline imports {costs['base_modules']} modules in {costs['base_total_ms']:.1f} ms")
-    print(f"    {costs['extra_modules']} modules beyond the baseline's, {costs['extra_self_ms']:.1f} ms of their own time")
+    print(
+        f"    {costs['modules']} modules, {costs['total_ms']:.1f} ms of imports; "
+        f"the baseline imports {costs['base_modules']} modules in {costs['base_total_ms']:.1f} ms"
+    )
+    print(
+        f"    {costs['extra_modules']} modules beyond the baseline's, {costs['extra_self_ms']:.1f} ms of their own time"
+    )
     print("    top cumulative import costs (ms, module):")
-    for name, (self_us, cum_us, depth) in costs["by_cumulative"][:top]:
+    for name, (_self_us, cum_us, depth) in costs["by_cumulative"][:top]:
         print(f"      {cum_us / 1e3:7.2f}  {'  ' * depth}{name}")
     print("    top own-time costs of modules the baseline does not import (ms, module):")
-    for name, (self_us, cum_us, depth) in costs["by_self_extra"][:top]:
+    for name, (self_us, _cum_us, _depth) in costs["by_self_extra"][:top]:
         print(f"      {self_us / 1e3:7.2f}  {name}")
     if do_profile:
         print("  cProfile of main(['plugins']) in a fresh process (imports included), by cumulative time:")

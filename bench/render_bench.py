@@ -339,8 +339,8 @@ def profile(task_file: Path, top: int = 25) -> None:
     task = prompt_style.load_task(task_file)
     profiler = cProfile.Profile()
     profiler.enable()
-    for r in task.render():
-        r.text
+    for _ in task.render():
+        pass
     profiler.disable()
     stats = pstats.Stats(profiler, stream=sys.stdout).strip_dirs()
     print(f"\ncProfile of the render loop ({task_file.name}), by own time:")
@@ -361,12 +361,18 @@ def _mib(n: float) -> str:
 def print_comparison(result: dict[str, Any], headline: bool) -> None:
     status = "PASS" if result["ratio"] <= TARGET_RATIO else "FAIL"
     label = "target" if headline else "reference (not a target)"
-    print(f"  [{result['name']}] {result['records']} records, 5-shot mcq::mmlu, best of {result['repeat']}, "
-          f"outputs byte-identical ({result['bytes'] / 2**20:.1f} MiB of prompts)")
-    print(f"    prompt-style : {result['prompt_style_s']:.3f} s  {result['prompt_style_us']:7.1f} us/record"
-          f"  (median {result['prompt_style_median_s']:.3f} s)")
-    print(f"    f-string     : {result['fstring_s']:.3f} s  {result['fstring_us']:7.1f} us/record"
-          f"  (median {result['fstring_median_s']:.3f} s)")
+    print(
+        f"  [{result['name']}] {result['records']} records, 5-shot mcq::mmlu, best of {result['repeat']}, "
+        f"outputs byte-identical ({result['bytes'] / 2**20:.1f} MiB of prompts)"
+    )
+    print(
+        f"    prompt-style : {result['prompt_style_s']:.3f} s  {result['prompt_style_us']:7.1f} us/record"
+        f"  (median {result['prompt_style_median_s']:.3f} s)"
+    )
+    print(
+        f"    f-string     : {result['fstring_s']:.3f} s  {result['fstring_us']:7.1f} us/record"
+        f"  (median {result['fstring_median_s']:.3f} s)"
+    )
     verdict = f"{status} (target <= {TARGET_RATIO:g}x)" if headline else f"{label}; <= {TARGET_RATIO:g}x: {status}"
     print(f"    ratio        : {result['ratio']:.2f}x (medians {result['median_ratio']:.2f}x)  {verdict}")
 
@@ -413,11 +419,17 @@ def run(
             mem = measure_memory(ws, n_big)
             results["memory"] = mem
             print("  [memory] tracemalloc peak while streaming with a running CRC (plain task):")
-            print(f"    {mem['small_records']:>7} records ({_mib(mem['small_file_bytes'])} JSONL): peak {_mib(mem['small_peak'])}")
-            print(f"    {mem['big_records']:>7} records ({_mib(mem['big_file_bytes'])} JSONL): peak {_mib(mem['big_peak'])}")
+            print(
+                f"    {mem['small_records']:>7} records ({_mib(mem['small_file_bytes'])} JSONL): peak {_mib(mem['small_peak'])}"
+            )
+            print(
+                f"    {mem['big_records']:>7} records ({_mib(mem['big_file_bytes'])} JSONL): peak {_mib(mem['big_peak'])}"
+            )
             flat = mem["growth"] < 1.5
-            print(f"    growth {mem['growth']:.2f}x for {mem['big_records'] / mem['small_records']:.1f}x the records: "
-                  f"{'constant memory' if flat else 'MEMORY GROWS WITH THE INPUT'}")
+            print(
+                f"    growth {mem['growth']:.2f}x for {mem['big_records'] / mem['small_records']:.1f}x the records: "
+                f"{'constant memory' if flat else 'MEMORY GROWS WITH THE INPUT'}"
+            )
             results["memory"]["constant"] = flat
 
         if do_profile:

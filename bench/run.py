@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         wall = cli["wall"]
         print(
             f"  cli     prompt-style plugins median {wall['cli_median_ms']:.1f} ms (min {wall['cli_min_ms']:.1f}), "
-            f"python -c \"{cli_bench.BASELINE_CODE}\" median {wall['base_median_ms']:.1f} ms "
+            f'python -c "{cli_bench.BASELINE_CODE}" median {wall["base_median_ms"]:.1f} ms '
             f"(min {wall['base_min_ms']:.1f}), ratio {wall['ratio']:.2f}x "
             f"(target <= {cli_bench.TARGET_RATIO:g}x): {_status(cli['pass'])}"
         )
@@ -95,11 +95,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  cli     heaviest own-time imports beyond the baseline: {', '.join(top)}")
     missed = [name for name, res in (("render", render), ("cli", cli)) if res is not None and not res["pass"]]
     verdict = "MISSED: " + ", ".join(missed) if missed else "all met" if not errors else "not all measured"
-    print(f"  targets: {verdict}"
-          f"  ({time.perf_counter() - started:.0f} s)")
+    print(f"  targets: {verdict}  ({time.perf_counter() - started:.0f} s)")
     if errors:
-        print(f"  ERROR: the {' and '.join(errors)} benchmark failed to run (see the traceback above); "
-              "its figures are missing")
+        print(
+            f"  ERROR: the {' and '.join(errors)} benchmark failed to run (see the traceback above); "
+            "its figures are missing"
+        )
         return 1
     return 0  # a report, not a test: a missed target still exits 0
 

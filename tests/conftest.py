@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 import prompt_style
-import prompt_style.render
+import prompt_style.loading
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -36,7 +36,7 @@ def _isolate(monkeypatch):
     """
     for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(prompt_style.render, "_default_manager", None)
+    monkeypatch.setattr(prompt_style.loading, "_default_manager", None)
     monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)
     yield
 
@@ -126,12 +126,8 @@ class FakeDists:
         module = f"ps_fake_{self.token}_{ep_name.replace('-', '_')}"
         info = self.root / f"{dist.replace('-', '_')}-{version}.dist-info"
         info.mkdir()
-        (info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n", encoding="utf-8"
-        )
-        (info / "entry_points.txt").write_text(
-            f"[prompt_style]\n{ep_name} = {module}\n", encoding="utf-8"
-        )
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n", encoding="utf-8")
+        (info / "entry_points.txt").write_text(f"[prompt_style]\n{ep_name} = {module}\n", encoding="utf-8")
         (self.root / f"{module}.py").write_text(source, encoding="utf-8")
         self.modules.append(module)
         importlib.invalidate_caches()

@@ -222,7 +222,9 @@ def test_render_meta_chatml(capsys):
 
 
 def test_render_meta_messages(capsys):
-    code, out, _ = run(capsys, "render", MMLU, "--meta", "messages", "--format", "jsonl", "--limit", "1", "--shots", "1")
+    code, out, _ = run(
+        capsys, "render", MMLU, "--meta", "messages", "--format", "jsonl", "--limit", "1", "--shots", "1"
+    )
     row = jsonl(out)[0]
     assert row["text"] is None
     assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant", "user"]
@@ -243,9 +245,7 @@ def test_render_shots(capsys):
 def test_render_seed(capsys, tmp_path):
     # a task whose random retriever takes the task seed
     task = tmp_path / "arc.yaml"
-    task.write_text(
-        ARC_TEMPLATE.format(data=EXAMPLES / "arc" / "data"), encoding="utf-8"
-    )
+    task.write_text(ARC_TEMPLATE.format(data=EXAMPLES / "arc" / "data"), encoding="utf-8")
     _, a, _ = run(capsys, "render", str(task), "--format", "jsonl", "--seed", "1")
     _, b, _ = run(capsys, "render", str(task), "--format", "jsonl", "--seed", "1")
     _, c, _ = run(capsys, "render", str(task), "--format", "jsonl", "--seed", "2")
@@ -365,7 +365,16 @@ def test_bad_record_midway(capsys, tmp_path):
     assert len(jsonl(out)) == 2
 
 
-@pytest.mark.parametrize("args", [["render", MMLU, "--data", "nosplit"], ["render", MMLU, "--shots", "-1"], ["render", MMLU, "--limit", "x"], ["render"], ["frobnicate"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["render", MMLU, "--data", "nosplit"],
+        ["render", MMLU, "--shots", "-1"],
+        ["render", MMLU, "--limit", "x"],
+        ["render"],
+        ["frobnicate"],
+    ],
+)
 def test_usage_errors_exit_2_without_traceback(capsys, args):
     with pytest.raises(SystemExit) as info:
         main(args)
@@ -412,9 +421,7 @@ def test_console_script_renders(tmp_path):
 def test_console_script_error_and_debug(tmp_path):
     exe = console_script()
     missing = str(tmp_path / "nope.yaml")
-    proc = subprocess.run(
-        [str(exe), "render", missing], capture_output=True, text=True, env=clean_env(), timeout=60
-    )
+    proc = subprocess.run([str(exe), "render", missing], capture_output=True, text=True, env=clean_env(), timeout=60)
     assert proc.returncode == 2
     assert proc.stdout == ""
     [line] = proc.stderr.splitlines()
@@ -451,9 +458,13 @@ def test_debug_before_the_command_shows_a_traceback(capsys, tmp_path):
 
 
 def test_meta_option(capsys):
-    code, out, err = run(capsys, "render", GPQA, "--limit", "1", "--meta", "chatml", "--meta-option", "add_generation_prompt=false")
+    code, out, err = run(
+        capsys, "render", GPQA, "--limit", "1", "--meta", "chatml", "--meta-option", "add_generation_prompt=false"
+    )
     assert code == 0
     assert out.rstrip("\n").endswith("<|im_end|>")
-    code, out, err = run(capsys, "render", GPQA, "--limit", "1", "--meta", "chatml", "--meta-option", "add_generation_promt=false")
+    code, out, err = run(
+        capsys, "render", GPQA, "--limit", "1", "--meta", "chatml", "--meta-option", "add_generation_promt=false"
+    )
     assert_one_error_line(code, out, err)
     assert "meta.add_generation_promt" in err and "add_generation_prompt" in err

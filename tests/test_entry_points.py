@@ -16,8 +16,7 @@ def _ours(group):
 
 def _stdlib(group):
     return sorted(
-        (ep.name, ep.value, ep.dist.metadata["Name"], ep.dist.version)
-        for ep in metadata.entry_points(group=group)
+        (ep.name, ep.value, ep.dist.metadata["Name"], ep.dist.version) for ep in metadata.entry_points(group=group)
     )
 
 

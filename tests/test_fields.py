@@ -163,9 +163,7 @@ def test_template_keeps_trailing_newline(ex):
 
 
 def test_jinja_filters(ex):
-    assert ex("{{ subject.replace('_', ' ') }} / {{ question | upper }}") == (
-        "high school physics / WHAT IS 2+2?"
-    )
+    assert ex("{{ subject.replace('_', ' ') }} / {{ question | upper }}") == ("high school physics / WHAT IS 2+2?")
 
 
 def test_format_template(ex):
@@ -380,7 +378,13 @@ def test_unpickled_jinja_extractor_still_sandboxed():
 
 @pytest.mark.parametrize(
     "spec",
-    ["{{question.strip()}}", "{{ q.strip().lower() }}", "{{ a.b.upper() }}", "{{ a['b'].title() }}", "{{ xs[0].casefold() }}"],
+    [
+        "{{question.strip()}}",
+        "{{ q.strip().lower() }}",
+        "{{ a.b.upper() }}",
+        "{{ a['b'].title() }}",
+        "{{ xs[0].casefold() }}",
+    ],
 )
 @pytest.mark.parametrize(
     "record",

@@ -113,7 +113,7 @@ def test_same_settings_as_lm_eval(case: str):
 
 def _first_difference(a: str, b: str) -> str:
     i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    return f"first difference at character {i}: prompt-style {a[i:i + 40]!r} vs lm-eval {b[i:i + 40]!r}"
+    return f"first difference at character {i}: prompt-style {a[i : i + 40]!r} vs lm-eval {b[i : i + 40]!r}"
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -17,9 +17,7 @@ EXPECTED_HOOKS = {"extract_field", "format_prompt", "apply_meta_template", "retr
 
 def hookspec_functions():
     return {
-        name: fn
-        for name, fn in vars(hookspecs).items()
-        if inspect.isfunction(fn) and hasattr(fn, "prompt_style_spec")
+        name: fn for name, fn in vars(hookspecs).items() if inspect.isfunction(fn) and hasattr(fn, "prompt_style_spec")
     }
 
 

@@ -32,51 +32,51 @@ FIRST_PARTY = {
     "numbered": "prompt-style-numbered",
 }
 
-GOOD = '''
+GOOD = """
 import prompt_style
 
 @prompt_style.hookimpl
 def format_prompt():
     return {"mcq::fake": prompt_style.choice_style("mcq::fake", suffix="Fake answer:")}
-'''
+"""
 
-BROKEN_IMPORT = '''
+BROKEN_IMPORT = """
 raise RuntimeError("boom at import time")
-'''
+"""
 
-MISSPELLED_HOOK = '''
+MISSPELLED_HOOK = """
 import prompt_style
 
 @prompt_style.hookimpl
 def format_promt():
     return {"mcq::typo": prompt_style.choice_style("mcq::typo")}
-'''
+"""
 
-NON_MAPPING_CATALOG = '''
+NON_MAPPING_CATALOG = """
 import prompt_style
 
 @prompt_style.hookimpl
 def apply_meta_template():
     return ["not", "a", "mapping"]
-'''
+"""
 
-RAISING_CATALOG = '''
+RAISING_CATALOG = """
 import prompt_style
 
 @prompt_style.hookimpl
 def retrieve_examples():
     raise ValueError("catalog exploded")
-'''
+"""
 
 
 def style_plugin(name: str, suffix: str) -> str:
-    return f'''
+    return f"""
 import prompt_style
 
 @prompt_style.hookimpl
 def format_prompt():
     return {{{name!r}: prompt_style.choice_style({name!r}, suffix={suffix!r})}}
-'''
+"""
 
 
 def manager(**kwargs):

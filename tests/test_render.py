@@ -306,7 +306,12 @@ def test_mcq_to_cloze_by_one_word(pm_all):
     cloze = list(load_task(path, plugins=pm_all).render(limit=3))
     mcq = list(load_task(path, plugins=pm_all, style="mcq").render(limit=3))
     assert cloze[0].text.endswith("Question: Which form of energy is stored in a stretched rubber band?\nAnswer:")
-    assert cloze[0].continuations == (" sound energy", " elastic potential energy", " chemical energy", " nuclear energy")
+    assert cloze[0].continuations == (
+        " sound energy",
+        " elastic potential energy",
+        " chemical energy",
+        " nuclear energy",
+    )
     assert mcq[0].text.endswith(
         "Which form of energy is stored in a stretched rubber band?\n"
         "A. sound energy\nB. elastic potential energy\nC. chemical energy\nD. nuclear energy\nAnswer:"
@@ -316,7 +321,9 @@ def test_mcq_to_cloze_by_one_word(pm_all):
     assert [r.target for r in cloze] == [r.target for r in mcq]
 
 
-@pytest.mark.parametrize("style", ["mcq", "mcq::mmlu", "mcq::gpqa", "mcq::numbered", "cloze", "cloze::options", "passthrough"])
+@pytest.mark.parametrize(
+    "style", ["mcq", "mcq::mmlu", "mcq::gpqa", "mcq::numbered", "cloze", "cloze::options", "passthrough"]
+)
 def test_every_style_renders_every_example(pm_all, style):
     # gpqa's targets are "(A)".."(D)", which only its own style's answers match
     for example in ("mmlu", "arc"):
@@ -382,7 +389,9 @@ def test_a_null_question_is_an_error_naming_the_record(tmp_path):
     data.write_text('{"q": "fine"}\n{"q": null}\n')
     from prompt_style import create_plugin_manager
 
-    task = load_task({"data": {"test": str(data)}, "doc_to_text": "q"}, plugins=create_plugin_manager(entry_points=False, environ={}))
+    task = load_task(
+        {"data": {"test": str(data)}, "doc_to_text": "q"}, plugins=create_plugin_manager(entry_points=False, environ={})
+    )
     results = task.render()
     assert next(results).text == "fine"
     with pytest.raises(FieldError) as caught:
@@ -401,7 +410,11 @@ def test_records_given_in_memory_render_like_files(tmp_path, pm_all):
     (tmp_path / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in dev))
     from_files = list(
         load_task(
-            {"data": {"test": str(tmp_path / "test.jsonl"), "dev": str(tmp_path / "dev.jsonl")}, "fewshot_split": "dev", **keys},
+            {
+                "data": {"test": str(tmp_path / "test.jsonl"), "dev": str(tmp_path / "dev.jsonl")},
+                "fewshot_split": "dev",
+                **keys,
+            },
             plugins=pm_all,
         ).render()
     )

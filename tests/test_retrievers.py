@@ -194,9 +194,7 @@ def test_random_never_picks_the_record_itself(make_task, pm):
 
 def test_random_never_picks_itself_with_explicit_fewshot_split(make_task, pm):
     records = [{"q": f"T{i}", "a": f"t{i}"} for i in range(40)]
-    path = make_task(
-        {"test": records}, fewshot_split="test", retriever="random", num_fewshot=5, **GEN
-    )
+    path = make_task({"test": records}, fewshot_split="test", retriever="random", num_fewshot=5, **GEN)
     for index, shots in shot_ids(load_task(path, plugins=pm)).items():
         assert f"T{index}" not in shots
 
@@ -296,6 +294,8 @@ def test_first_n_on_the_evaluated_split_skips_duplicates_like_lm_eval(pm):
     from prompt_style import render_records
 
     records = [{"q": "alpha", "a": "a"}, {"q": "beta ", "a": "b"}, {"q": "alpha", "a": "a"}, {"q": "gamma", "a": "b"}]
-    results = render_records(records, doc_to_text="Q: {{q}}", doc_to_target="a", num_fewshot=2, retriever="first_n", plugins=pm)
+    results = render_records(
+        records, doc_to_text="Q: {{q}}", doc_to_target="a", num_fewshot=2, retriever="first_n", plugins=pm
+    )
     assert results[0].text == "Q: beta  b\n\nQ: gamma b\n\nQ: alpha"
     assert results[2].text == "Q: beta  b\n\nQ: gamma b\n\nQ: alpha"

@@ -71,9 +71,7 @@ def test_description_goes_first_once(make_task, pm):
     )
     result = next(load_task(path, plugins=pm).render())
     assert result.text == (
-        "Questions about maths.\n\n"
-        "1+1?\nA. 2\nB. 3\nC. 4\nAnswer: A\n\n"
-        "What is 2+2?\nA. 3\nB. 4\nC. 5\nAnswer:"
+        "Questions about maths.\n\n1+1?\nA. 2\nB. 3\nC. 4\nAnswer: A\n\nWhat is 2+2?\nA. 3\nB. 4\nC. 5\nAnswer:"
     )
     assert result.text.count("Questions about") == 1
 
@@ -252,8 +250,8 @@ def test_any_number_of_choices_with_default_labels(make_task, pm, n):
     path = make_task({"test": [{"q": "Q", "choices": choices, "answer": n - 1}]}, **MCQ)
     result = next(load_task(path, plugins=pm).render())
     labels = string.ascii_uppercase[:n]
-    assert result.text == "Q\n" + "".join(f"{l}. c{i}\n" for i, l in enumerate(labels)) + "Answer:"
-    assert result.continuations == tuple(" " + l for l in labels)
+    assert result.text == "Q\n" + "".join(f"{label}. c{i}\n" for i, label in enumerate(labels)) + "Answer:"
+    assert result.continuations == tuple(" " + label for label in labels)
     assert result.target == n - 1
 
 
@@ -312,7 +310,10 @@ def test_numbered_format_needs_no_labels(make_task, pm):
     choices = [str(i) for i in range(30)]
     path = make_task(
         {"test": [{"q": "Q", "choices": choices, "answer": "7"}]},
-        **{**MCQ, "template": {"template_type": "mcq", "choice_format": "{number}) {choice}", "answer_format": "{number}"}},
+        **{
+            **MCQ,
+            "template": {"template_type": "mcq", "choice_format": "{number}) {choice}", "answer_format": "{number}"},
+        },
     )
     result = next(load_task(path, plugins=pm).render())
     assert len(result.continuations) == 30
@@ -336,7 +337,7 @@ def test_choices_from_a_rendered_list_literal(make_task, pm):
     record = {"q": "Q", "a": "it's", "b": 'say "hi"', "answer": 1}
     path = make_task({"test": [record]}, **{**MCQ, "doc_to_choice": "{{ [a, b] | string }}"})
     result = next(load_task(path, plugins=pm).render())
-    assert result.text == "Q\nA. it's\nB. say \"hi\"\nAnswer:"
+    assert result.text == 'Q\nA. it\'s\nB. say "hi"\nAnswer:'
 
 
 def test_mcq_without_choices_is_style_error(make_task, pm):
@@ -430,7 +431,13 @@ def test_cloze_scores_texts_for_any_number_of_choices(tmp_path, pm_all):
     data = tmp_path / "t.jsonl"
     data.write_text(json.dumps({"q": "pick", "c": choices, "t": 29}) + "\n")
     task = load_task(
-        {"data": {"test": str(data)}, "doc_to_text": "q", "doc_to_choice": "c", "doc_to_target": "t", "template": "cloze"},
+        {
+            "data": {"test": str(data)},
+            "doc_to_text": "q",
+            "doc_to_choice": "c",
+            "doc_to_target": "t",
+            "template": "cloze",
+        },
         plugins=pm_all,
     )
     (result,) = task.render()
@@ -461,5 +468,7 @@ def test_digit_string_target_means_the_same_for_any_number_of_choices_in_cloze(p
     from prompt_style import render_records
 
     record = {"q": "pick", "c": [f"c{i}" for i in range(n)], "t": "2"}
-    (result,) = render_records([record], doc_to_text="q", doc_to_choice="c", doc_to_target="t", template="cloze", plugins=pm_all)
+    (result,) = render_records(
+        [record], doc_to_text="q", doc_to_choice="c", doc_to_target="t", template="cloze", plugins=pm_all
+    )
     assert result.target == 2

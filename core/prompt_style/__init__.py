@@ -19,17 +19,11 @@ from .errors import (
     TaskFileError,
 )
 from .fields import compile_field
+from .loading import Task, default_plugin_manager, load_task, render_records
 from .options import check_options
 from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
+from .render import RenderedPrompt, TaskRenderer
 from .roles import api_role
-from .render import (
-    RenderedPrompt,
-    Task,
-    TaskRenderer,
-    default_plugin_manager,
-    load_task,
-    render_records,
-)
 from .styles import DEFAULT_LABELS, ChoiceStyle, PassthroughStyle, QAStyle, choice_style, resolve_target
 from .task import TaskConfig, load_task_config
 from .types import (

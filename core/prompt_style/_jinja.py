@@ -63,9 +63,7 @@ def expression(source: str):
     """The compiled expression for ``source``; calling it returns a typed value."""
     compiled = _EXPRESSIONS.get(source)
     if compiled is None:
-        compiled = _EXPRESSIONS[source] = environment().compile_expression(
-            source, undefined_to_none=False
-        )
+        compiled = _EXPRESSIONS[source] = environment().compile_expression(source, undefined_to_none=False)
     return compiled
 
 

@@ -48,9 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     # --debug is accepted before and after the command; SUPPRESS keeps the
     # command's parser from resetting a --debug given before it.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors"
-    )
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors")
     parser = argparse.ArgumentParser(
         prog="prompt-style",
         description="Build the exact prompts LLM evaluations send to models.",
@@ -75,7 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     render.add_argument("task", metavar="TASK", help="a YAML task file")
     render.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
-    render.add_argument("--meta", metavar="M", default="plain", help="meta template: plain (default), messages, chatml, ...")
+    render.add_argument(
+        "--meta", metavar="M", default="plain", help="meta template: plain (default), messages, chatml, ..."
+    )
     render.add_argument(
         "--meta-option",
         metavar="KEY=VALUE",
@@ -84,7 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="an option of the meta template, VALUE read as YAML (e.g. add_generation_prompt=false); repeatable",
     )
-    render.add_argument("--shots", metavar="K", type=_non_negative, help="number of few-shot examples (replaces num_fewshot)")
+    render.add_argument(
+        "--shots", metavar="K", type=_non_negative, help="number of few-shot examples (replaces num_fewshot)"
+    )
     render.add_argument("--seed", metavar="N", type=int, help="seed for random retrieval")
     render.add_argument("--limit", metavar="N", type=_non_negative, help="render only the first N records")
     render.add_argument(
@@ -118,9 +120,7 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO) -> int:
 
     manager = create_plugin_manager()
     rows = [
-        row
-        for row in manager.describe()
-        if args.all or (not row["builtin"] and row["status"] in ("loaded", "broken"))
+        row for row in manager.describe() if args.all or (not row["builtin"] and row["status"] in ("loaded", "broken"))
     ]
     if args.json:
         out.write(json.dumps(rows, indent=2) + "\n")
@@ -158,7 +158,7 @@ def _text_block(result: Any) -> str:
 
 
 def cmd_render(args: argparse.Namespace, out: TextIO) -> int:
-    from .render import load_task
+    from .loading import load_task
 
     task = load_task(
         args.task,

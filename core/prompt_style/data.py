@@ -34,9 +34,7 @@ def check_data_file(path: Path | Sequence[Any], split: str) -> None:
         raise DataError(f"split '{split}': data file not found", file=str(path))
 
 
-def iter_records(
-    path: str | Path | Sequence[Mapping[str, Any]], split: str = "test"
-) -> Iterator[Mapping[str, Any]]:
+def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "test") -> Iterator[Mapping[str, Any]]:
     """Yield the records of a data file (or of a list of records) in order.
 
     :raises DataError: naming the file and line for a missing file, a line that
@@ -112,17 +110,13 @@ def _given(records: Sequence[Any], split: str) -> Sequence[Mapping[str, Any]]:
         raise DataError(f"split '{split}': data must be a file path or a list of records, not {records!r}")
     for index, record in enumerate(records):
         if not isinstance(record, Mapping):
-            raise DataError(
-                f"split '{split}': record {index} is a {type(record).__name__}, not a mapping"
-            )
+            raise DataError(f"split '{split}': record {index} is a {type(record).__name__}, not a mapping")
     if not records:
         raise DataError(f"split '{split}': the list of records is empty")
     return records
 
 
-def load_records(
-    path: str | Path | Sequence[Mapping[str, Any]], split: str = "test"
-) -> Sequence[Mapping[str, Any]]:
+def load_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "test") -> Sequence[Mapping[str, Any]]:
     """All records of a data file, as a list (see :func:`iter_records`)."""
     if not isinstance(path, (str, Path)):
         return _given(path, split)

@@ -21,9 +21,7 @@ __all__ = ["compile_field", "FieldExtractorBase"]
 
 _FORMAT_FIELD = re.compile(r"\{([^{}]+)\}")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_SIMPLE_PATH = re.compile(
-    rf"{_NAME}(?:\.{_NAME}|\[-?\d+\]|\['[^'\\]*'\]|\[\"[^\"\\]*\"\])*"
-)
+_SIMPLE_PATH = re.compile(rf"{_NAME}(?:\.{_NAME}|\[-?\d+\]|\['[^'\\]*'\]|\[\"[^\"\\]*\"\])*")
 # Zero-argument str methods that the sandbox calls as they are; a path ending in
 # them (`question.strip()`, as lm-evaluation-harness's MMLU writes) skips Jinja.
 _STR_METHODS = ("strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold")
@@ -134,7 +132,7 @@ class Expression(FieldExtractorBase):
             return None
         head = re.match(_NAME, source).group(0)
         steps: list[str | int] = [head]
-        for name, number, single, double in _PATH_STEP.findall(source[len(head):]):
+        for name, number, single, double in _PATH_STEP.findall(source[len(head) :]):
             if name or single or double:
                 steps.append(name or single or double)
             else:
@@ -212,9 +210,7 @@ class Template(FieldExtractorBase):
         try:
             _jinja.template(self.spec)
         except syntax_error as exc:
-            raise self._error(
-                f"bad Jinja template (template line {exc.lineno}): {exc.message}"
-            ) from None
+            raise self._error(f"bad Jinja template (template line {exc.lineno}): {exc.message}") from None
 
     def __call__(self, record: Mapping[str, Any]) -> str:
         return self._in_jinja(record, lambda: _jinja.template(self.spec).render(record))
@@ -289,4 +285,3 @@ def compile_field(spec: Any, key: str) -> FieldExtractorBase:
     if not spec:
         raise FieldError("an empty string is not a field name", key=key)
     return RecordField(spec, key)
-

@@ -55,8 +55,7 @@ def check_options(cls: type[T], options: Mapping[str, Any], *, what: str, **fixe
             raise OptionError(
                 f"{what} has no option {name!r}",
                 key=str(name),
-                hint=did_you_mean(name, accepted)
-                or f"its options are: {', '.join(sorted(accepted)) or 'none'}",
+                hint=did_you_mean(name, accepted) or f"its options are: {', '.join(sorted(accepted)) or 'none'}",
             )
         if not _accepts(hints.get(name, Any), value):
             expected = getattr(hints.get(name), "__name__", None) or str(hints.get(name))

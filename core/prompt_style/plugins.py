@@ -276,9 +276,7 @@ class PluginManager:
                 continue
             if hook in CATALOG_HOOKS:
                 out[hook] = sorted(
-                    name
-                    for name, providers in self.catalog(hook).items()
-                    if any(p.plugin is info for p in providers)
+                    name for name, providers in self.catalog(hook).items() if any(p.plugin is info for p in providers)
                 )
             else:
                 out[hook] = []

@@ -45,9 +45,7 @@ def resolve_target(
     if type(target) is int and 0 <= target < n:
         return target
     if isinstance(target, int) and not isinstance(target, bool):
-        raise StyleError(
-            f"target index {target} is out of range for {n} choices", key="doc_to_target"
-        )
+        raise StyleError(f"target index {target} is out of range for {n} choices", key="doc_to_target")
     if isinstance(target, str):
         for candidates in (answers, *also):
             for i, candidate in enumerate(candidates):
@@ -210,8 +208,7 @@ class ChoiceStyle(QAStyle):
                 raise OptionError(f"style {self.name!r}: bad {option} {fmt!r}: {exc}", key=option) from None
             if unknown:
                 raise OptionError(
-                    f"style {self.name!r}: {option} {fmt!r} uses unknown field(s) "
-                    + ", ".join(sorted(unknown)),
+                    f"style {self.name!r}: {option} {fmt!r} uses unknown field(s) " + ", ".join(sorted(unknown)),
                     key=option,
                     hint="use {label}, {choice} or {number}",
                 )
@@ -280,9 +277,7 @@ class ChoiceStyle(QAStyle):
             return tuple(labels[: len(sample.choices)])
         if fmt == "{choice}":
             return tuple([str(c) for c in sample.choices])
-        return tuple(
-            [fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)]
-        )
+        return tuple([fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)])
 
     def __getstate__(self) -> dict[str, Any]:
         return QAStyle.__getstate__(self)

@@ -133,9 +133,7 @@ class TaskConfig:
             types, _ = TASK_KEYS[key]
             if value is None:
                 continue
-            if types is not None and (
-                not isinstance(value, types) or (int in types and isinstance(value, bool))
-            ):
+            if types is not None and (not isinstance(value, types) or (int in types and isinstance(value, bool))):
                 expected = " or ".join(_TYPE_NAMES[t] for t in types)
                 raise TaskFileError(
                     f"must be {expected}, not {type(value).__name__} {value!r}",
@@ -202,9 +200,7 @@ def _line_numbers(node: Any, prefix: str = "", out: dict[str, int] | None = None
         for key_node, value_node in node.value:
             key = f"{prefix}{key_node.value}"
             if key in seen:
-                raise TaskFileError(
-                    f"key {key!r} appears twice", line=key_node.start_mark.line + 1, key=key
-                )
+                raise TaskFileError(f"key {key!r} appears twice", line=key_node.start_mark.line + 1, key=key)
             seen.add(key)
             out[key] = key_node.start_mark.line + 1
             if not prefix:  # one level of nesting is enough for messages
@@ -240,9 +236,7 @@ def load_task_config(path: str | Path) -> TaskConfig:
     if raw is None:
         raise TaskFileError("the task file is empty", file=str(path), hint="see docs/task-files.md")
     if not isinstance(raw, dict):
-        raise TaskFileError(
-            f"a task file must be a mapping of keys, not a {type(raw).__name__}", file=str(path)
-        )
+        raise TaskFileError(f"a task file must be a mapping of keys, not a {type(raw).__name__}", file=str(path))
     try:
         lines = _line_numbers(node)
     except TaskFileError as exc:

@@ -100,9 +100,7 @@ GPQA = {
 
 def _case(name: str, inputs: str, splits: dict[str, str], base: dict, **changes) -> dict:
     config = {"task": f"golden_{name}", "dataset_path": "json"}
-    config["dataset_kwargs"] = {
-        "data_files": {split: f"inputs/{inputs}/{file}" for split, file in splits.items()}
-    }
+    config["dataset_kwargs"] = {"data_files": {split: f"inputs/{inputs}/{file}" for split, file in splits.items()}}
     config.update(copy.deepcopy(base))
     config.update(changes)
     return {"name": name, "inputs": inputs, "config": config}

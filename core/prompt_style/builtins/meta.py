@@ -11,6 +11,7 @@ from ..options import check_options
 from ..roles import api_role
 from ..types import Dialogue, ModelInput
 
+
 @dataclass(frozen=True)
 class Plain:
     """Each turn's separator then its text, concatenated: what a base model reads."""

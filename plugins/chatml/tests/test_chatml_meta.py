@@ -16,10 +16,10 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from prompt_style_chatml import ChatML
 
 import prompt_style
 from prompt_style import Turn
-from prompt_style_chatml import ChatML
 
 DIST = "prompt-style-chatml"
 PLUGIN = "chatml"
@@ -114,9 +114,7 @@ def test_zero_shot(manager):
 
 
 def test_zero_shot_with_description_as_system_turn(manager):
-    [out] = prompt_style.render_records(
-        [RECORD], plugins=manager, meta=META, description="Arithmetic.\n\n", **TASK
-    )
+    [out] = prompt_style.render_records([RECORD], plugins=manager, meta=META, description="Arithmetic.\n\n", **TASK)
     # The description is the system turn, verbatim (its trailing blank line included).
     assert out.text == (
         "<|im_start|>system\nArithmetic.\n\n<|im_end|>\n"
@@ -187,9 +185,7 @@ def test_fewshot_as_multiturn_false_is_one_user_message(manager):
     user = f"{SHOT1} A\n\n{SHOT2} B\n\n{QUESTION}"
     assert out.messages == [{"role": "system", "content": "Arithmetic."}, {"role": "user", "content": user}]
     assert out.text == (
-        "<|im_start|>system\nArithmetic.<|im_end|>\n"
-        f"<|im_start|>user\n{user}<|im_end|>\n"
-        "<|im_start|>assistant\n"
+        f"<|im_start|>system\nArithmetic.<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
     )
 
 

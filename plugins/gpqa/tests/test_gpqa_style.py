@@ -64,10 +64,22 @@ RECORD_TEXT = (
     "Choices:\n(A) ħ²π²/(mL²)\n(B) ħ²π²/(2mL²)\n(C) 0\n(D) ħω/2\nAnswer:"
 )
 TRAIN = [
-    {"Question": "Which gas is most abundant in air?", "choice1": "O2", "choice2": "CO2",
-     "choice3": "N2", "choice4": "Ar", "answer": "(C)"},
-    {"Question": "Line one.\nLine two?", "choice1": "yes", "choice2": "no",
-     "choice3": "maybe", "choice4": "never", "answer": "(D)"},
+    {
+        "Question": "Which gas is most abundant in air?",
+        "choice1": "O2",
+        "choice2": "CO2",
+        "choice3": "N2",
+        "choice4": "Ar",
+        "answer": "(C)",
+    },
+    {
+        "Question": "Line one.\nLine two?",
+        "choice1": "yes",
+        "choice2": "no",
+        "choice3": "maybe",
+        "choice4": "never",
+        "answer": "(D)",
+    },
 ]
 
 
@@ -130,9 +142,7 @@ def test_no_space_after_the_prefix_colon(manager):
 
 def test_multi_line_question(manager):
     [out] = prompt_style.render_records([TRAIN[1]], plugins=manager, template=STYLE, **GPQA)
-    assert out.text == (
-        PREFIX + "Line one.\nLine two?\nChoices:\n(A) yes\n(B) no\n(C) maybe\n(D) never\nAnswer:"
-    )
+    assert out.text == (PREFIX + "Line one.\nLine two?\nChoices:\n(A) yes\n(B) no\n(C) maybe\n(D) never\nAnswer:")
     assert out.target == 3
 
 
@@ -196,9 +206,7 @@ def test_description_comes_first(manager):
 
 
 def test_one_shot(manager):
-    [out] = prompt_style.render_records(
-        [RECORD], fewshot=TRAIN, num_fewshot=1, plugins=manager, template=STYLE, **GPQA
-    )
+    [out] = prompt_style.render_records([RECORD], fewshot=TRAIN, num_fewshot=1, plugins=manager, template=STYLE, **GPQA)
     assert out.text == (
         PREFIX + "Which gas is most abundant in air?\nChoices:\n(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nAnswer: (C)"
         "\n\n" + RECORD_TEXT
@@ -219,9 +227,9 @@ def test_two_shot_with_description(manager):
     )
     assert out.text == (
         "Answer carefully.\n\n"
-        + PREFIX + "Which gas is most abundant in air?\nChoices:\n(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nAnswer: (C)"
-        "\n\n"
-        + PREFIX + "Line one.\nLine two?\nChoices:\n(A) yes\n(B) no\n(C) maybe\n(D) never\nAnswer: (D)"
+        + PREFIX
+        + "Which gas is most abundant in air?\nChoices:\n(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nAnswer: (C)"
+        "\n\n" + PREFIX + "Line one.\nLine two?\nChoices:\n(A) yes\n(B) no\n(C) maybe\n(D) never\nAnswer: (D)"
         "\n\n" + RECORD_TEXT
     )
 
@@ -231,8 +239,11 @@ def test_few_shot_as_messages(manager):
         [RECORD], fewshot=TRAIN[:1], num_fewshot=1, plugins=manager, meta="messages", template=STYLE, **GPQA
     )
     assert out.messages == [
-        {"role": "user", "content": PREFIX + "Which gas is most abundant in air?\nChoices:\n"
-         "(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nAnswer:"},
+        {
+            "role": "user",
+            "content": PREFIX + "Which gas is most abundant in air?\nChoices:\n"
+            "(A) O2\n(B) CO2\n(C) N2\n(D) Ar\nAnswer:",
+        },
         {"role": "assistant", "content": "(C)"},
         {"role": "user", "content": RECORD_TEXT},
     ]

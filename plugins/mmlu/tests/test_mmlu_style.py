@@ -178,13 +178,9 @@ def test_non_ascii_and_braces_are_kept_verbatim(manager):
 
 
 def test_one_shot(manager):
-    [out] = prompt_style.render_records(
-        [RECORD], fewshot=DEV, num_fewshot=1, plugins=manager, template=STYLE, **FIELDS
-    )
+    [out] = prompt_style.render_records([RECORD], fewshot=DEV, num_fewshot=1, plugins=manager, template=STYLE, **FIELDS)
     assert out.text == (
-        "What is 15% of 200?\nA. 15\nB. 20\nC. 30\nD. 35\nAnswer: C"
-        "\n\n"
-        "What is 2 + 2?\nA. 3\nB. 4\nC. 5\nD. 22\nAnswer:"
+        "What is 15% of 200?\nA. 15\nB. 20\nC. 30\nD. 35\nAnswer: C\n\nWhat is 2 + 2?\nA. 3\nB. 4\nC. 5\nD. 22\nAnswer:"
     )
     assert out.continuations == (" A", " B", " C", " D")
     assert out.target == 1
@@ -304,8 +300,7 @@ def test_yaml_task_file(tmp_path, manager):
     assert loaded.name == "tiny_mmlu"
     [out] = list(loaded.render())
     assert out.text == (
-        "What is 15% of 200?\nA. 15\nB. 20\nC. 30\nD. 35\nAnswer: C\n\n"
-        "What is 2 + 2?\nA. 3\nB. 4\nC. 5\nD. 22\nAnswer:"
+        "What is 15% of 200?\nA. 15\nB. 20\nC. 30\nD. 35\nAnswer: C\n\nWhat is 2 + 2?\nA. 3\nB. 4\nC. 5\nD. 22\nAnswer:"
     )
 
 
@@ -394,11 +389,7 @@ def test_unknown_option_in_a_yaml_file_names_the_options_own_line(tmp_path, mana
     (tmp_path / "test.jsonl").write_text(json.dumps(RECORD) + "\n", encoding="utf-8")
     path = tmp_path / "task.yaml"
     path.write_text(
-        "data: test.jsonl\n"
-        "doc_to_text: question\n"
-        "template:\n"
-        "  template_type: mcq::mmlu\n"
-        "  sufix: 'A:'\n",
+        "data: test.jsonl\ndoc_to_text: question\ntemplate:\n  template_type: mcq::mmlu\n  sufix: 'A:'\n",
         encoding="utf-8",
     )
     with pytest.raises(prompt_style.OptionError) as caught:

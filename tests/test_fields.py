@@ -219,8 +219,14 @@ def test_callable(ex):
 
 @pytest.mark.parametrize("constant", [["yes", "no"], 3, 0, 2.5, {"k": "v"}, ("a", "b")])
 def test_constants(ex, constant):
-    assert ex(constant) == constant
-    assert ex(constant, record={}) == constant
+    assert ex(constant, "doc_to_choice") == constant
+    assert ex(constant, "doc_to_target", record={}) == constant
+
+
+@pytest.mark.parametrize("constant", [["yes", "no"], 3, 2.5])
+def test_a_constant_question_is_an_error(constant):
+    with pytest.raises(FieldError, match="doc_to_text: must be a field spec"):
+        compile_field(constant, "doc_to_text")
 
 
 def test_description_plain_text_is_literal(ex):

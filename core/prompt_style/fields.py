@@ -268,6 +268,12 @@ def compile_field(spec: Any, key: str) -> FieldExtractorBase:
     if callable(spec):
         return CallableField(spec, key)
     if not isinstance(spec, str):
+        if key == "doc_to_text":  # a question is never the same for every record
+            raise FieldError(
+                f"must be a field spec (a string), not {type(spec).__name__} {spec!r}",
+                key=key,
+                hint="name the field that holds the question, or write a Jinja template",
+            )
         return Constant(spec, key)
     if is_jinja(spec):
         # Seed 000: one `{{ expression }}` and nothing else keeps the value's type.

@@ -158,8 +158,19 @@ def load_task(
         check_data_file(config.data[split], split)
     except PromptStyleError as exc:
         raise _locate_data_error(exc, config, split, split not in overridden) from None
+    provider, options, where = _retriever_provider(config, manager)
     pool_split, pool = _pool(config, overridden)
-    retriever, used["retrieve_examples"] = _retriever(config, manager, pool, pool_split)
+    retriever = _build(
+        provider,
+        where,
+        config.lines,
+        options=options,
+        pool=pool,
+        k=config.num_fewshot,
+        same_split=bool(pool) and pool_split == split,
+        seed=config.seed,
+    )
+    used["retrieve_examples"] = provider.describe()
 
     renderer = TaskRenderer(
         task=config.task,
@@ -269,27 +280,12 @@ def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mappi
         raise _locate_data_error(exc, config, pool_split, pool_split not in overridden) from None
 
 
-def _retriever(
-    config: TaskConfig,
-    manager: PluginManager,
-    pool: Sequence[Mapping[str, Any]],
-    pool_split: str,
-) -> tuple[Any, dict[str, Any]]:
-    k = config.num_fewshot
-    spec = config.retriever_spec() or (("first_n", {}) if k else ("zero", {}))
+def _retriever_provider(config: TaskConfig, manager: PluginManager) -> tuple[Provider, dict[str, Any], dict[str, Any]]:
+    """The retriever's provider, options and error location (``first_n`` when only
+    ``num_fewshot`` is given, ``zero`` when neither is)."""
+    spec = config.retriever_spec() or (("first_n", {}) if config.num_fewshot else ("zero", {}))
     where = config.where("retriever" if config.retriever is not None else "num_fewshot")
-    provider = _resolve(manager, "retrieve_examples", spec[0], where)
-    built = _build(
-        provider,
-        where,
-        config.lines,
-        options=spec[1],
-        pool=pool,
-        k=k,
-        same_split=bool(pool) and pool_split == config.test_split,
-        seed=config.seed,
-    )
-    return built, provider.describe()
+    return _resolve(manager, "retrieve_examples", spec[0], where), spec[1], where
 
 
 def render_records(

@@ -468,3 +468,14 @@ def test_meta_option(capsys):
     )
     assert_one_error_line(code, out, err)
     assert "meta.add_generation_promt" in err and "add_generation_prompt" in err
+
+
+@pytest.mark.parametrize(
+    "argv", [["render", "x", "--shots", "-1"], ["rendr"], ["render", "x", "--data", "foo"], ["render"]]
+)
+def test_usage_errors_are_one_line_with_exit_2(capsys, argv):
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert caught.value.code == 2
+    assert len(err.splitlines()) == 1 and err.startswith("prompt-style: error: ")

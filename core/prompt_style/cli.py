@@ -44,12 +44,19 @@ def _non_negative(text: str) -> int:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in the same one-line form as every other error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_BAD_INPUT, f"prompt-style: error: {message} (see: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     # --debug is accepted before and after the command; SUPPRESS keeps the
     # command's parser from resetting a --debug given before it.
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors")
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="prompt-style",
         description="Build the exact prompts LLM evaluations send to models.",
     )

@@ -7,7 +7,7 @@ record --extract_field--> Sample --format_prompt--> FormattedPrompt(Dialogue)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
@@ -102,7 +102,7 @@ class StyleSettings:
     target_delimiter: str = " "
     fewshot_delimiter: str = "\n\n"
     task: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    """The task's name, for messages."""
 
 
 FieldExtractor = Callable[[Mapping[str, Any]], Any]

@@ -98,3 +98,16 @@ def test_signature_is_inside_the_hook_section(hooks_md, name):
     start = lines.index(heading)
     end = next((i for i in range(start + 1, len(lines)) if re.match(r"## ", lines[i])), len(lines))
     assert signature_line(name, HOOKS[name]) in lines[start:end]
+
+
+@pytest.mark.parametrize("name", sorted(HOOKS))
+def test_hook_has_tests_implementing_it(name):
+    """Some test module outside this one implements the hook with @hookimpl."""
+    here = Path(__file__).resolve()
+    pattern = re.compile(rf"@(?:prompt_style\.)?hookimpl(?:\([^)]*\))?\s*\n\s*def {name}\(")
+    implementing = [
+        path.name
+        for path in here.parent.glob("test_*.py")
+        if path != here and pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert implementing, f"no test module implements the {name} hook"

@@ -14,10 +14,9 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["FoundEntryPoint", "entry_points", "distribution_version"]
+__all__ = ["FoundEntryPoint", "Installed", "entry_points", "distribution_version"]
 
 _SUFFIXES = (".dist-info", ".egg-info")
 _VALUE = re.compile(r"(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+))?\s*(?:\[.*\])?\s*$")
@@ -70,14 +69,19 @@ def _headers(meta_dir: str) -> tuple[str | None, str | None]:
     return name, version
 
 
-def _distributions() -> Iterator[str] | None:
-    """Metadata directories in ``sys.path`` order, one per distribution name."""
-    seen: set[str] = set()
-    found = []
+def _key(meta_dir_name: str) -> str:
+    """The normalized distribution name of ``name-1.0.dist-info`` or ``name.egg-info``."""
+    return _normalize(meta_dir_name.rsplit(".", 1)[0].split("-")[0])
+
+
+def _distributions() -> dict[str, str] | None:
+    """``{normalized name: metadata directory}`` in ``sys.path`` order, the first of
+    a name winning; ``None`` when a zip archive on ``sys.path`` needs importlib.metadata."""
+    found: dict[str, str] = {}
     for entry in sys.path:
         path = entry or "."
         if not os.path.isdir(path):
-            if os.path.isfile(path):  # a zip archive: leave it to importlib.metadata
+            if os.path.isfile(path):
                 return None
             continue
         try:
@@ -85,14 +89,9 @@ def _distributions() -> Iterator[str] | None:
         except OSError:
             continue
         for child in children:
-            if not child.endswith(_SUFFIXES):
-                continue
-            key = _normalize(child.rsplit(".", 1)[0].split("-")[0])
-            if key in seen:
-                continue
-            seen.add(key)
-            found.append(os.path.join(path, child))
-    return iter(found)
+            if child.endswith(_SUFFIXES):
+                found.setdefault(_key(child), os.path.join(path, child))
+    return found
 
 
 def _sections(text: str) -> dict[str, list[tuple[str, str]]]:
@@ -110,38 +109,48 @@ def _sections(text: str) -> dict[str, list[tuple[str, str]]]:
     return sections
 
 
+class Installed:
+    """One scan of ``sys.path``, for every question asked while plugins load."""
+
+    def __init__(self) -> None:
+        self._dists = _distributions()
+
+    def entry_points(self, group: str) -> list[FoundEntryPoint]:
+        """The entry points of ``group`` from every installed distribution."""
+        if self._dists is None:
+            return _via_importlib_metadata(group)
+        found = []
+        for meta_dir in self._dists.values():
+            text = _read(os.path.join(meta_dir, "entry_points.txt"))
+            if not text or f"[{group}]" not in text.replace(" ", ""):
+                continue
+            entries = _sections(text).get(group, [])
+            if entries:
+                name, version = _headers(meta_dir)
+                found.extend(FoundEntryPoint(ep, value, name, version) for ep, value in entries)
+        return found
+
+    def version(self, name: str) -> str | None:
+        """The installed version of distribution ``name``, or ``None``."""
+        if self._dists is None:
+            from importlib import metadata
+
+            try:
+                return metadata.version(name)
+            except metadata.PackageNotFoundError:
+                return None
+        meta_dir = self._dists.get(_normalize(name))
+        return _headers(meta_dir)[1] if meta_dir else None
+
+
 def entry_points(group: str) -> list[FoundEntryPoint]:
     """The entry points of ``group`` from every installed distribution."""
-    dists = _distributions()
-    if dists is None:
-        return _via_importlib_metadata(group)
-    found = []
-    for meta_dir in dists:
-        text = _read(os.path.join(meta_dir, "entry_points.txt"))
-        if not text or f"[{group}]" not in text.replace(" ", ""):
-            continue
-        entries = _sections(text).get(group, [])
-        if entries:
-            name, version = _headers(meta_dir)
-            found.extend(FoundEntryPoint(ep, value, name, version) for ep, value in entries)
-    return found
+    return Installed().entry_points(group)
 
 
 def distribution_version(name: str) -> str | None:
     """The installed version of distribution ``name``, or ``None``."""
-    dists = _distributions()
-    if dists is None:
-        from importlib import metadata
-
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return None
-    key = _normalize(name)
-    for meta_dir in dists:
-        if _normalize(os.path.basename(meta_dir).rsplit(".", 1)[0].split("-")[0]) == key:
-            return _headers(meta_dir)[1]
-    return None
+    return Installed().version(name)
 
 
 def _via_importlib_metadata(group: str) -> list[FoundEntryPoint]:

@@ -118,11 +118,6 @@ def _parse_prefer(value: str | None) -> dict[str, str]:
     return prefer
 
 
-def _core_version() -> str:
-    # "0+unknown" when running from a source tree that was never installed.
-    return _entry_points.distribution_version(CORE_DISTRIBUTION) or "0+unknown"
-
-
 class PluginManager:
     """The registered plugins, their catalogs, and name resolution.
 
@@ -368,7 +363,9 @@ def create_plugin_manager(
     pm = pluggy.PluginManager(PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
     infos: list[PluginInfo] = []
-    core_version = _core_version()
+    installed = _entry_points.Installed()
+    # "0+unknown" when running from a source tree that was never installed.
+    core_version = installed.version(CORE_DISTRIBUTION) or "0+unknown"
 
     for name, module in BUILTIN_PLUGINS:
         info = PluginInfo(name, module, CORE_DISTRIBUTION, core_version, builtin=True)
@@ -379,12 +376,9 @@ def create_plugin_manager(
         _register(pm, infos, info, lambda module=module: importlib.import_module(module))
 
     if entry_points:
-        seen: set[tuple[str, str]] = set()
-        for ep in _entry_points.entry_points(ENTRY_POINT_GROUP):
+        # Installed already keeps one copy of a distribution visible twice on sys.path.
+        for ep in installed.entry_points(ENTRY_POINT_GROUP):
             dist_name, dist_version = ep.distribution, ep.version
-            if (ep.name, ep.value) in seen:  # one distribution visible twice on sys.path
-                continue
-            seen.add((ep.name, ep.value))
             info = PluginInfo(ep.name, ep.module, dist_name, dist_version)
             if ep.name in block or (dist_name and dist_name in block):
                 info.status = "blocked"

@@ -76,9 +76,7 @@ class Task:
 
 
 def _plugin_error(provider: Provider, exc: Exception) -> PluginError:
-    return PluginError(
-        f"{provider.hook} {provider.name!r} from plugin {provider.plugin.label()} raised {type(exc).__name__}: {exc}"
-    )
+    return PluginError(f"{provider.label()} raised {type(exc).__name__}: {exc}")
 
 
 def _build(provider: Provider, where: dict[str, Any], lines: Mapping[str, int], **kwargs: Any) -> Any:
@@ -93,8 +91,7 @@ def _build(provider: Provider, where: dict[str, Any], lines: Mapping[str, int], 
     method = _PROTOCOL_METHOD[provider.hook]
     if not callable(getattr(built, method, None)):
         raise PluginError(
-            f"{provider.hook} {provider.name!r} from plugin {provider.plugin.label()} built a "
-            f"{type(built).__name__}, which has no {method}() method",
+            f"{provider.label()} built a {type(built).__name__}, which has no {method}() method",
             hint="see docs/hooks.md for the protocol each factory's object implements",
         ).locate(**where)
     return built

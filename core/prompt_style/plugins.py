@@ -89,6 +89,10 @@ class Provider:
     factory: Callable[..., Any]
     plugin: PluginInfo
 
+    def label(self) -> str:
+        """``format_prompt 'mcq::mmlu' from plugin 'mmlu' (prompt-style-mmlu 0.1.0)``, for messages."""
+        return f"{self.hook} {self.name!r} from plugin {self.plugin.label()}"
+
     def describe(self) -> dict[str, Any]:
         return {
             "hook": self.hook,

@@ -279,9 +279,6 @@ class ChoiceStyle(QAStyle):
             return tuple([str(c) for c in sample.choices])
         return tuple([fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)])
 
-    def __getstate__(self) -> dict[str, Any]:
-        return QAStyle.__getstate__(self)
-
 
 def choice_style(name: str, **preset: Any) -> Callable[..., Style]:
     """A style factory for :class:`ChoiceStyle` with ``preset`` defaults.

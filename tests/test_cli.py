@@ -79,7 +79,7 @@ def test_plugins_all_includes_builtins(capsys):
     code, out, err = run(capsys, "plugins", "--all")
     assert code == 0
     rows = {line.split("\t")[0]: line.split("\t") for line in out.splitlines()}
-    for builtin in ("builtin-fields", "builtin-styles", "builtin-meta", "builtin-retrievers"):
+    for builtin in ("builtin-formats", "builtin-fields", "builtin-styles", "builtin-meta", "builtin-retrievers"):
         assert rows[builtin][1] == "prompt-style"
     assert "mcq" in rows["builtin-styles"][3] and "passthrough" in rows["builtin-styles"][3]
     assert "mmlu" in rows

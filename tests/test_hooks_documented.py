@@ -12,7 +12,7 @@ import pytest
 from prompt_style import hookspecs
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "hooks.md"
-EXPECTED_HOOKS = {"extract_field", "format_prompt", "apply_meta_template", "retrieve_examples"}
+EXPECTED_HOOKS = {"read_task", "extract_field", "format_prompt", "apply_meta_template", "retrieve_examples"}
 
 
 def hookspec_functions():
@@ -31,7 +31,7 @@ def signature_line(name, fn) -> str:
     return f"def {name}({args}) -> {ret}"
 
 
-def test_the_four_hooks_are_specified():
+def test_the_hooks_are_specified():
     assert set(HOOKS) == EXPECTED_HOOKS
 
 

@@ -23,7 +23,7 @@ from prompt_style import (
     load_task,
 )
 
-BUILTINS = ["builtin-fields", "builtin-styles", "builtin-meta", "builtin-retrievers"]
+BUILTINS = ["builtin-formats", "builtin-fields", "builtin-retrievers", "builtin-styles", "builtin-meta"]
 FIRST_PARTY = {
     "mmlu": "prompt-style-mmlu",
     "gpqa": "prompt-style-gpqa",

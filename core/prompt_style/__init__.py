@@ -19,23 +19,29 @@ from .errors import (
     TaskFileError,
 )
 from .fields import compile_field
+from .formats import load_task_config
 from .loading import Task, default_plugin_manager, load_task, render_records
+from .meta import api_role
 from .options import check_options
 from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
-from .roles import api_role
+from .safe.jinja_env import JinjaLimits, JinjaProfile
+from .safe.yaml_loader import YamlDocument, load_yaml
 from .styles import DEFAULT_LABELS, ChoiceStyle, PassthroughStyle, QAStyle, choice_style, resolve_target
-from .task import TaskConfig, load_task_config
+from .task import TaskConfig
 from .types import (
     Dialogue,
     FieldExtractor,
     FormattedPrompt,
     MetaTemplate,
     ModelInput,
+    ReadOptions,
     Retriever,
     Sample,
     Style,
     StyleSettings,
+    TaskReader,
+    TaskSource,
     Turn,
 )
 
@@ -59,6 +65,9 @@ __all__ = [
     "PluginInfo",
     "Provider",
     # the data model
+    "TaskSource",
+    "ReadOptions",
+    "TaskReader",
     "Sample",
     "Turn",
     "Dialogue",
@@ -71,6 +80,10 @@ __all__ = [
     "Retriever",
     # building blocks for plugins
     "compile_field",
+    "load_yaml",
+    "YamlDocument",
+    "JinjaProfile",
+    "JinjaLimits",
     "api_role",
     "check_options",
     "QAStyle",

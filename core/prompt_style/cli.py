@@ -105,6 +105,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="replace a split's data file (repeatable)",
     )
     render.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default: text)")
+    render.add_argument(
+        "--trust-code",
+        action="store_true",
+        help="allow the task file to run code (lm-evaluation-harness !function, OpenCompass .py configs)",
+    )
+    render.add_argument(
+        "--template",
+        metavar="N|NAME",
+        help="which of the task file's templates to render (task-template files: number, name or id)",
+    )
+    render.add_argument(
+        "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
+    )
     return parser
 
 
@@ -175,6 +188,9 @@ def cmd_render(args: argparse.Namespace, out: TextIO) -> int:
         shots=args.shots,
         seed=args.seed,
         data=dict(args.data) or None,
+        trust_code=args.trust_code,
+        template=int(args.template) if args.template and args.template.isdigit() else args.template,
+        task_format=args.task_format,
     )
     write = out.write
     if args.format == "jsonl":

@@ -1,9 +1,10 @@
-"""The four hooks of prompt-style.
+"""The hooks of prompt-style, in pipeline order.
 
-A task is resolved once: every field spec is compiled by :func:`extract_field`,
-and the style, meta template and retriever are looked up by name in the
-catalogs that :func:`format_prompt`, :func:`apply_meta_template` and
-:func:`retrieve_examples` return. Rendering a record afterwards calls the
+A task is resolved once: its file is read into a :class:`~prompt_style.TaskConfig`
+by a reader from the :func:`read_task` catalog, every field spec is compiled by
+:func:`extract_field`, and the style, meta template and retriever are looked up
+by name in the catalogs that :func:`format_prompt`, :func:`apply_meta_template`
+and :func:`retrieve_examples` return. Rendering a record afterwards calls the
 compiled objects directly, with no hook call per record.
 
 Catalog hooks return ``{name: factory}``. The core collects them plugin by
@@ -24,7 +25,32 @@ if TYPE_CHECKING:
         MetaTemplateFactory,
         RetrieverFactory,
         StyleFactory,
+        TaskReader,
     )
+
+
+@hookspec
+def read_task() -> Mapping[str, TaskReader]:
+    """Provide task-file readers: named translators from a task-file format into a TaskConfig.
+
+    A reader turns a task written for another system (an lm-evaluation-harness
+    YAML file, an OpenCompass dataset config, a task-template file) into the
+    one task model every later step works on; there is no second pipeline
+    beside it. When a task is loaded, the core parses YAML and JSON files with
+    its safe loader and asks every reader whose ``suffixes`` match to
+    ``detect(source)``; exactly one must claim the file (prompt-style's own
+    format, ``native``, reads what no other reader claims), or the user names
+    the format (``task_format=``, ``--task-format``).
+
+    Called once per plugin manager; not firstresult: the catalogs of all
+    plugins are merged and a name claimed twice is an error naming both.
+
+    :returns: A mapping from format name to a reader object with ``suffixes``
+        (a tuple such as ``(".yaml", ".yml", ".json")``),
+        ``detect(source) -> bool`` and ``read(source, options) -> TaskConfig``,
+        where ``source`` is a :class:`~prompt_style.TaskSource` and ``options``
+        a :class:`~prompt_style.ReadOptions`.
+    """
 
 
 @hookspec(firstresult=True)

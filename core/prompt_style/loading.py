@@ -15,10 +15,11 @@ from typing import Any
 
 from .data import check_data_file, iter_records, load_records
 from .errors import DataError, PluginError, PromptStyleError
+from .formats import load_task_config
 from .plugins import PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
-from .task import TASK_KEYS, TaskConfig, load_task_config
-from .types import StyleSettings
+from .task import TASK_KEYS, TaskConfig
+from .types import ReadOptions, StyleSettings
 
 __all__ = ["Task", "load_task", "render_records", "default_plugin_manager"]
 
@@ -126,11 +127,15 @@ def load_task(
     shots: int | None = None,
     seed: int | None = None,
     data: Mapping[str, str | Path | Sequence[Mapping[str, Any]]] | None = None,
+    trust_code: bool = False,
+    template: str | int | None = None,
+    task_format: str | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
-    :param task: a YAML task file, a :class:`TaskConfig`, or a mapping of task keys
-        (paths relative to the current directory).
+    :param task: a task file of any installed format (see ``prompt-style plugins
+        --all``, hook ``read_task``), a :class:`TaskConfig`, or a mapping of task
+        keys (paths relative to the current directory).
     :param plugins: the plugin manager; defaults to :func:`default_plugin_manager`.
     :param style: a style name replacing the task's ``template`` name (its options stay).
     :param meta: the meta template name (``plain``, ``messages``, ``chatml``, ...).
@@ -139,11 +144,17 @@ def load_task(
     :param seed: replaces ``seed``.
     :param data: ``{split: path or list of records}`` replacing a split's data (so any
         task can be rendered on other records, including records already in memory).
+    :param trust_code: allow the task file to run code (lm-evaluation-harness
+        ``!function``, OpenCompass ``.py`` configs); off by default.
+    :param template: which of a task file's templates to render, for formats
+        that hold several (task-template files).
+    :param task_format: the task file's format, when detection should not decide.
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
-    config = _with_overrides(_config_of(task), data=data, shots=shots, seed=seed)
     manager = plugins or default_plugin_manager()
+    options = ReadOptions(trust_code=trust_code, template=template)
+    config = _with_overrides(_config_of(task, manager, options, task_format), data=data, shots=shots, seed=seed)
     overridden = set(data or ())
     used: dict[str, Any] = {}
     extractors, used["extract_field"] = _compile_fields(config, manager)
@@ -185,12 +196,15 @@ def load_task(
     return Task(config, renderer, pool if pool and pool_split == split else None)
 
 
-def _config_of(task: str | Path | TaskConfig | Mapping[str, Any]) -> TaskConfig:
+def _config_of(
+    task: str | Path | TaskConfig | Mapping[str, Any],
+    manager: PluginManager,
+    options: ReadOptions,
+    task_format: str | None,
+) -> TaskConfig:
     if isinstance(task, TaskConfig):
         return task
-    if isinstance(task, Mapping):
-        return TaskConfig.from_dict(task)
-    return load_task_config(task)
+    return load_task_config(task, plugins=manager, options=options, task_format=task_format)
 
 
 def _with_overrides(

@@ -41,12 +41,22 @@ __all__ = [
 CORE_DISTRIBUTION = "prompt-style"
 
 HOOK_NOUNS: Mapping[str, str] = {
+    "read_task": "task format",
     "extract_field": "field spec",
     "format_prompt": "style",
     "apply_meta_template": "meta template",
     "retrieve_examples": "retriever",
 }
-CATALOG_HOOKS = ("format_prompt", "apply_meta_template", "retrieve_examples")
+CATALOG_HOOKS = ("read_task", "format_prompt", "apply_meta_template", "retrieve_examples")
+
+
+def _usable(hook: str, value: Any) -> bool:
+    """Whether a catalog entry has the shape its hook promises: a reader object
+    for ``read_task``, a factory for the others."""
+    if hook == "read_task":
+        return callable(getattr(value, "detect", None)) and callable(getattr(value, "read", None))
+    return callable(value)
+
 
 # Where the first-party names live, so that "unknown name" can say what to install.
 FIRST_PARTY: Mapping[str, str] = {
@@ -175,9 +185,10 @@ class PluginManager:
             if result is None:
                 continue
             if not isinstance(result, Mapping) or not all(
-                isinstance(name, str) and callable(factory) for name, factory in result.items()
+                isinstance(name, str) and _usable(hook, factory) for name, factory in result.items()
             ):
-                self._broken(info, f"{hook}() must return a mapping of names to factories, not {result!r}")
+                what = "readers (with detect and read)" if hook == "read_task" else "factories"
+                self._broken(info, f"{hook}() must return a mapping of names to {what}, not {result!r}")
                 continue
             for name, factory in result.items():
                 found.setdefault(name, []).append(Provider(hook, name, factory, info))

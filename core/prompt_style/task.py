@@ -1,4 +1,10 @@
-"""Task files: YAML that names the data, the field specs, the style and the retriever."""
+"""The task model: what every task-file format is read into.
+
+A :class:`TaskConfig` names the data, the field specs, the style and the
+retriever. prompt-style's own YAML keys map onto it one to one
+(:meth:`TaskConfig.from_dict`); readers of other formats (``prompt_style.formats``)
+translate into it.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from typing import Any
 from ._suggest import did_you_mean
 from .errors import TaskFileError
 
-__all__ = ["TaskConfig", "TASK_KEYS", "load_task_config"]
+__all__ = ["TaskConfig", "TASK_KEYS"]
 
 # key -> (accepted types, what it is); the order is the order of docs/task-files.md.
 TASK_KEYS: dict[str, tuple[tuple[type, ...] | None, str]] = {
@@ -56,6 +62,8 @@ class TaskConfig:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     path: Path | None = None
     """The task file, when the task came from one."""
+    format: str = "native"
+    """The task-file format it was read from (a ``read_task`` reader name)."""
     lines: Mapping[str, int] = field(default_factory=dict, repr=False)
     """Line of each key in the task file (``template.suffix`` for nested keys)."""
 
@@ -188,57 +196,3 @@ class TaskConfig:
             lines=lines,
             **values,
         )
-
-
-def _line_numbers(node: Any, prefix: str = "", out: dict[str, int] | None = None) -> dict[str, int]:
-    """``{"key": line, "template.suffix": line}`` from a composed YAML node."""
-    import yaml
-
-    out = {} if out is None else out
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = f"{prefix}{key_node.value}"
-            if key in seen:
-                raise TaskFileError(f"key {key!r} appears twice", line=key_node.start_mark.line + 1, key=key)
-            seen.add(key)
-            out[key] = key_node.start_mark.line + 1
-            if not prefix:  # one level of nesting is enough for messages
-                _line_numbers(value_node, key + ".", out)
-    return out
-
-
-def load_task_config(path: str | Path) -> TaskConfig:
-    """Read and validate a YAML task file (with ``yaml.safe_load``).
-
-    :raises TaskFileError: naming the file, the line and the key.
-    """
-    import yaml
-
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TaskFileError("task file not found", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskFileError(f"cannot read the task file: {exc}", file=str(path)) from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise TaskFileError(
-            f"not valid YAML: {problem}",
-            file=str(path),
-            line=mark.line + 1 if mark else None,
-        ) from None
-    if raw is None:
-        raise TaskFileError("the task file is empty", file=str(path), hint="see docs/task-files.md")
-    if not isinstance(raw, dict):
-        raise TaskFileError(f"a task file must be a mapping of keys, not a {type(raw).__name__}", file=str(path))
-    try:
-        lines = _line_numbers(node)
-    except TaskFileError as exc:
-        raise exc.locate(file=str(path)) from None
-    return TaskConfig.from_dict(raw, base=path.parent, path=path, lines=lines)

@@ -1,5 +1,6 @@
 """The data that flows between the hooks, and the protocols plugins implement.
 
+task file --read_task--> TaskConfig (once per task)
 record --extract_field--> Sample --format_prompt--> FormattedPrompt(Dialogue)
        --apply_meta_template--> ModelInput
 """
@@ -7,10 +8,17 @@ record --extract_field--> Sample --format_prompt--> FormattedPrompt(Dialogue)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from .task import TaskConfig
 
 __all__ = [
+    "TaskSource",
+    "ReadOptions",
+    "TaskReader",
     "Sample",
     "Turn",
     "Dialogue",
@@ -25,6 +33,59 @@ __all__ = [
     "MetaTemplateFactory",
     "RetrieverFactory",
 ]
+
+
+@dataclass(frozen=True)
+class TaskSource:
+    """A task as handed to the task-file readers (the ``read_task`` hook)."""
+
+    path: Path | None
+    """The task file; ``None`` for a mapping given from Python."""
+    data: Mapping[str, Any] | None
+    """The parsed mapping (YAML or JSON files, Python mappings); ``None`` for a
+    file type the core does not parse (a reader that lists its suffix parses it)."""
+    lines: Mapping[str, int] = field(default_factory=dict, repr=False)
+    """Line of each key by dotted path (``template.suffix``, ``templates.0.jinja``)."""
+    base: Path = Path(".")
+    """The directory relative paths in the task resolve against."""
+
+    @property
+    def name(self) -> str:
+        """The file name, for messages (``<mapping>`` for a Python mapping)."""
+        return str(self.path) if self.path is not None else "<mapping>"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """Choices the user makes when loading a task, passed to every reader."""
+
+    trust_code: bool = False
+    """Allow the task to run code: lm-evaluation-harness ``!function`` tags,
+    OpenCompass ``.py`` configs. Off by default; a reader that needs code and
+    is not allowed to run it raises an error saying how to allow it."""
+    template: str | int | None = None
+    """Which of a task file's several templates to render (task-template files:
+    by number, name or promptsource id); ``None``: the file's default."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Format-specific options, by name."""
+
+
+@runtime_checkable
+class TaskReader(Protocol):
+    """Reads one task-file format into a :class:`~prompt_style.TaskConfig`."""
+
+    suffixes: tuple[str, ...]
+    """File suffixes it reads, e.g. ``(".yaml", ".yml", ".json")``."""
+
+    def detect(self, source: TaskSource) -> bool:
+        """Whether ``source`` is in this format (cheap: look at keys, not values)."""
+        ...
+
+    def read(self, source: TaskSource, options: ReadOptions) -> TaskConfig:
+        """Translate ``source``; raise :class:`~prompt_style.TaskFileError`
+        naming the file, line and key for what is wrong (all problems at once
+        where possible)."""
+        ...
 
 
 @dataclass(eq=False, slots=True)
@@ -117,7 +178,14 @@ class Style(Protocol):
 
 @runtime_checkable
 class MetaTemplate(Protocol):
-    """Turns a dialogue into model input."""
+    """Turns a dialogue into model input.
+
+    A meta template object may also have a ``chat`` attribute: ``True`` when it
+    formats for a chat model (``messages``, ``chatml``, Hugging Face chat
+    templates), so that task formats can apply their chat rules (for example
+    lm-evaluation-harness's empty target delimiter under
+    ``--apply_chat_template``). A missing attribute means ``False``.
+    """
 
     def apply(self, dialogue: Dialogue) -> ModelInput: ...
 

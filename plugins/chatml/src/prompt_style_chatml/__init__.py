@@ -20,6 +20,7 @@ class ChatML:
     fewshot_as_multiturn: bool = True
     """Few-shot examples as user/assistant turns; when false, everything after
     the system turns is one user message (lm-evaluation-harness's default)."""
+    chat = True  # a class attribute, not an option: ChatML is a chat format
 
     def _messages(self, dialogue) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = []

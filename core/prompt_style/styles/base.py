@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import OptionError, StyleError
-from .options import check_options
-from .types import FormattedPrompt, Sample, Style, StyleSettings, Turn
+from ..errors import OptionError, StyleError
+from ..options import check_options
+from ..types import FormattedPrompt, Sample, Style, StyleSettings, Turn
 
 __all__ = [
     "QAStyle",

@@ -8,8 +8,8 @@ from typing import Any
 from .._markers import hookimpl
 from ..errors import StyleError
 from ..options import check_options
-from ..roles import api_role
 from ..types import Dialogue, ModelInput
+from .roles import api_role
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class Messages:
 
     system: bool = True
     """Keep system turns; when false they are sent as user turns."""
+    chat = True  # a class attribute, not an option: API messages are a chat format
 
     def apply(self, dialogue: Dialogue) -> ModelInput:
         messages: list[dict[str, Any]] = []

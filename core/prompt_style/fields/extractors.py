@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from . import _jinja
-from .errors import FieldError
+from ..errors import FieldError
+from ..safe import jinja_env as _jinja
 
 __all__ = ["compile_field", "FieldExtractorBase"]
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from .._markers import hookimpl
 from ..options import check_options
-from ..styles import PassthroughStyle, choice_style
 from ..types import StyleSettings
+from .base import PassthroughStyle, choice_style
 
 
 def passthrough(*, options: dict[str, Any], settings: StyleSettings) -> PassthroughStyle:

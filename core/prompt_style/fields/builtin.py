@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._markers import hookimpl
-from ..fields import FieldExtractorBase, compile_field
+from .extractors import FieldExtractorBase, compile_field
 
 
 @hookimpl(trylast=True)

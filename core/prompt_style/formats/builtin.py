@@ -1,0 +1,11 @@
+"""Built-in task-file format: ``native`` (prompt-style's own keys)."""
+
+from __future__ import annotations
+
+from .._markers import hookimpl
+from .native import NativeReader
+
+
+@hookimpl
+def read_task():
+    return {"native": NativeReader()}

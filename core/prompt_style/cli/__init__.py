@@ -1,0 +1,83 @@
+"""The ``prompt-style`` command.
+
+Each command is a module of this package with ``NAME``, ``add_parser(sub,
+common)`` and ``run(args, out) -> int``, listed in :data:`COMMANDS`; every
+command is documented in docs/cli.md and tested (tests/test_cli_documented.py
+checks both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+
+from ..errors import PromptStyleError
+from ._common import EXIT_BAD_INPUT, Parser
+
+__all__ = ["main", "build_parser", "COMMANDS", "EXIT_BAD_INPUT"]
+
+COMMANDS: tuple[str, ...] = ("plugins", "render")
+"""The command modules, in the order ``--help`` lists them."""
+
+
+def _module(name: str):
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # --debug is accepted before and after the command; SUPPRESS keeps the
+    # command's parser from resetting a --debug given before it.
+    common = Parser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors")
+    parser = Parser(
+        prog="prompt-style",
+        description="Build the exact prompts LLM evaluations send to models.",
+    )
+    parser.add_argument("--debug", action="store_true", default=False, help="show tracebacks for errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        _module(name).add_parser(sub, common)
+    return parser
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    text = str(message)
+    if not text.startswith("prompt-style:"):
+        text = f"prompt-style: {category.__name__}: {text}"
+    print(text.replace("prompt-style: ", "prompt-style: warning: ", 1), file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = sys.stdout
+    try:
+        out.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+    except (AttributeError, ValueError):
+        pass
+    command = _module(args.command).run
+    try:
+        return command(args, out)
+    except PromptStyleError as exc:
+        if args.debug:
+            raise
+        print(f"prompt-style: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # The reader (for example `head`) went away; that is not an error. Point
+        # stdout at devnull so the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130

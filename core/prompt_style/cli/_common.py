@@ -1,0 +1,46 @@
+"""What every command shares: the exit status for bad input, the one-line usage
+errors, and the argument types."""
+
+from __future__ import annotations
+
+import argparse
+
+EXIT_BAD_INPUT = 2
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors in the same one-line form as every other error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_BAD_INPUT, f"prompt-style: error: {message} (see: {self.prog} --help)\n")
+
+
+def split_assignment(text: str) -> tuple[str, str]:
+    """``SPLIT=PATH``."""
+    split, sep, path = text.partition("=")
+    if not sep or not split or not path:
+        raise argparse.ArgumentTypeError(f"expected SPLIT=PATH, got {text!r}")
+    return split, path
+
+
+def key_value(text: str) -> tuple[str, object]:
+    """``KEY=VALUE`` with ``VALUE`` read as YAML (``false`` is ``False``)."""
+    import yaml
+
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key, yaml.safe_load(value) if value else ""
+    except yaml.YAMLError:
+        return key, value
+
+
+def non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
+    return value

@@ -1,0 +1,97 @@
+"""``prompt-style render``: a task's prompts, as text or JSON Lines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, TextIO
+
+from ._common import key_value, non_negative, split_assignment
+
+NAME = "render"
+
+
+def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    render = sub.add_parser(
+        NAME,
+        parents=[common],
+        help="render a task's prompts",
+        description="Render the prompts of a task file.",
+    )
+    render.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
+    render.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
+    render.add_argument(
+        "--meta", metavar="M", default="plain", help="meta template: plain (default), messages, chatml, ..."
+    )
+    render.add_argument(
+        "--meta-option",
+        metavar="KEY=VALUE",
+        type=key_value,
+        action="append",
+        default=[],
+        help="an option of the meta template, VALUE read as YAML (e.g. add_generation_prompt=false); repeatable",
+    )
+    render.add_argument(
+        "--shots", metavar="K", type=non_negative, help="number of few-shot examples (replaces num_fewshot)"
+    )
+    render.add_argument("--seed", metavar="N", type=int, help="seed for random retrieval")
+    render.add_argument("--limit", metavar="N", type=non_negative, help="render only the first N records")
+    render.add_argument(
+        "--data",
+        metavar="SPLIT=PATH",
+        type=split_assignment,
+        action="append",
+        default=[],
+        help="replace a split's data file (repeatable)",
+    )
+    render.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default: text)")
+    render.add_argument(
+        "--trust-code",
+        action="store_true",
+        help="allow the task file to run code (lm-evaluation-harness !function, OpenCompass .py configs)",
+    )
+    render.add_argument(
+        "--template",
+        metavar="N|NAME",
+        help="which of the task file's templates to render (task-template files: number, name or id)",
+    )
+    render.add_argument(
+        "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
+    )
+
+
+def _text_block(result: Any) -> str:
+    header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False)}"
+    if result.continuations:
+        header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
+    body = result.text
+    if body is None:
+        body = json.dumps(result.messages, ensure_ascii=False, indent=2)
+    return f"{header}\n{body}\n"
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..loading import load_task
+
+    task = load_task(
+        args.task,
+        style=args.style,
+        meta=args.meta,
+        meta_options=dict(args.meta_option),
+        shots=args.shots,
+        seed=args.seed,
+        data=dict(args.data) or None,
+        trust_code=args.trust_code,
+        template=int(args.template) if args.template and args.template.isdigit() else args.template,
+        task_format=args.task_format,
+    )
+    write = out.write
+    if args.format == "jsonl":
+        dumps = json.dumps
+        for result in task.render(limit=args.limit):
+            write(dumps(result.to_json(), ensure_ascii=False) + "\n")
+    else:
+        for result in task.render(limit=args.limit):
+            write(_text_block(result))
+    out.flush()
+    return 0

@@ -1,0 +1,37 @@
+"""Every command of ``prompt-style`` has a section in docs/cli.md and a test."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from prompt_style.cli import COMMANDS, build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs" / "cli.md"
+
+
+def test_parser_knows_every_command():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert set(sub.choices) == set(COMMANDS)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_command_documented(name):
+    lines = DOCS.read_text(encoding="utf-8").splitlines()
+    assert f"## `prompt-style {name}`" in lines, f"docs/cli.md has no section for {name}"
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_command_tested(name):
+    here = Path(__file__).resolve()
+    call = re.compile(rf"""(?:main\(\[|run\(capsys,\s*|cli\(\s*)["']{re.escape(name)}["']""")
+    testing = [
+        path.name
+        for path in ROOT.glob("**/tests/test_*.py")
+        if path != here and ".venv" not in path.parts and call.search(path.read_text(encoding="utf-8"))
+    ]
+    assert testing, f"no test runs `prompt-style {name}`"

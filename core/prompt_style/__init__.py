@@ -6,6 +6,7 @@ Public API; everything not re-exported here is private.
 from ._markers import hookimpl, hookspec
 from .data import iter_records, load_records
 from .errors import (
+    ChatTemplateError,
     DataError,
     FieldError,
     OptionError,
@@ -100,6 +101,7 @@ __all__ = [
     "StyleError",
     "OptionError",
     "RenderError",
+    "ChatTemplateError",
     "PluginError",
     "PluginNotFoundError",
     "PluginConflictError",

@@ -12,6 +12,7 @@ __all__ = [
     "StyleError",
     "OptionError",
     "RenderError",
+    "ChatTemplateError",
     "PluginError",
     "PluginNotFoundError",
     "PluginConflictError",
@@ -102,6 +103,17 @@ class OptionError(PromptStyleError):
 
 class RenderError(PromptStyleError):
     """User or plugin code raised while a record was rendered."""
+
+
+class ChatTemplateError(RenderError):
+    """A chat template raised while rendering a conversation (its own
+    ``raise_exception(...)``, a Jinja error, or a conversation that transformers'
+    ``apply_chat_template`` rejects). ``template_message`` holds the template's
+    own message, verbatim; the error's message is the same on one line."""
+
+    def __init__(self, message: str, *, template_message: str | None = None, **where: Any) -> None:
+        self.template_message = message if template_message is None else template_message
+        super().__init__(message.replace("\r\n", "\n").replace("\n", "\\n"), **where)
 
 
 class PluginError(PromptStyleError):

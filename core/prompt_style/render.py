@@ -40,10 +40,14 @@ class RenderedPrompt:
     """The intermediate dialogue, before the meta template."""
     token_ids: list[int] | None = None
     """The prompt as token ids, when the meta template gives them."""
+    assistant_spans: list[tuple[int, int]] | None = None
+    """Character spans of ``text`` inside the chat template's ``{% generation %}``
+    blocks, when it has any (see :class:`~prompt_style.ModelInput`)."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
-        ``target``, and ``token_ids`` when the meta template gives them."""
+        ``target``, and ``token_ids`` and ``assistant_spans`` when the meta template
+        gives them."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -53,6 +57,8 @@ class RenderedPrompt:
         }
         if self.token_ids is not None:
             out["token_ids"] = self.token_ids
+        if self.assistant_spans is not None:
+            out["assistant_spans"] = [list(span) for span in self.assistant_spans]
         return out
 
 
@@ -191,4 +197,5 @@ class TaskRenderer:
             self.plugins,
             formatted.dialogue,
             made.token_ids,
+            made.assistant_spans,
         )

@@ -154,6 +154,10 @@ class ModelInput:
     text: str | None = None
     messages: list[dict[str, Any]] | None = None
     token_ids: list[int] | None = None
+    assistant_spans: list[tuple[int, int]] | None = None
+    """``(start, end)`` character offsets in ``text`` of what the model is trained
+    to produce: the ``{% generation %}`` blocks of a Hugging Face chat template
+    (transformers' ``return_assistant_tokens_mask``); ``None`` when the format has none."""
 
 
 @dataclass(frozen=True, slots=True)

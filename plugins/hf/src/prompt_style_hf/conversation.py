@@ -129,7 +129,9 @@ def prepare_documents(documents: Any) -> Any:
         return None
     for document in documents:
         if not isinstance(document, dict):
-            raise ChatTemplateError("Documents should be a list of dicts with 'title' and 'text' keys!", key="documents")
+            raise ChatTemplateError(
+                "Documents should be a list of dicts with 'title' and 'text' keys!", key="documents"
+            )
     return plain_data(documents)
 
 

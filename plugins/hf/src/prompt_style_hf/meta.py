@@ -89,7 +89,9 @@ class HFChat:
         options.pop("template", None)
         self.chat_template = options.pop("chat_template", None)
         if self.chat_template is not None and not isinstance(self.chat_template, str):
-            raise OptionError(f"{what}: option 'chat_template' must be a template name or Jinja source", key="chat_template")
+            raise OptionError(
+                f"{what}: option 'chat_template' must be a template name or Jinja source", key="chat_template"
+            )
         self.add_generation_prompt = _check_bool(options, "add_generation_prompt", what)
         self.continue_final_message = _check_bool(options, "continue_final_message", what, allow_str=True)
         options.pop("add_generation_prompt", None)
@@ -98,7 +100,8 @@ class HFChat:
         self.system_policy = options.pop("system_policy", "error")
         if self.system_policy not in SYSTEM_POLICIES:
             raise OptionError(
-                f"{what}: option 'system_policy' must be one of {', '.join(SYSTEM_POLICIES)}, not {self.system_policy!r}",
+                f"{what}: option 'system_policy' must be one of {', '.join(SYSTEM_POLICIES)}, "
+                f"not {self.system_policy!r}",
                 key="system_policy",
             )
         self.tools = options.pop("tools", None)

@@ -127,7 +127,8 @@ def _templates_of_config(value: Any, path: Path) -> dict[str, str]:
     if isinstance(value, list):
         templates = {}
         for i, item in enumerate(value):
-            if not (isinstance(item, Mapping) and isinstance(item.get("name"), str) and isinstance(item.get("template"), str)):
+            named = isinstance(item, Mapping) and isinstance(item.get("name"), str)
+            if not (named and isinstance(item.get("template"), str)):
                 raise _error(path, f"chat_template item {i} is not an object with a 'name' and a 'template' string")
             templates[item["name"]] = item["template"]
         return templates

@@ -22,7 +22,7 @@ from .errors import (
 from .fields import compile_field
 from .formats import load_task_config
 from .loading import Task, default_plugin_manager, load_task, render_records
-from .meta import api_role
+from .meta import Conversation, api_role, chat_meta, read_conversation, render_chat
 from .options import check_options
 from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
@@ -52,6 +52,10 @@ __all__ = [
     # loading and rendering
     "load_task",
     "render_records",
+    "render_chat",
+    "chat_meta",
+    "read_conversation",
+    "Conversation",
     "load_task_config",
     "Task",
     "TaskConfig",

@@ -80,12 +80,15 @@ class ChatTemplate:
 
     :param source: the Jinja source.
     :param origin: the file it comes from, for messages.
+    :param engine: ``auto`` (default): the compiled fast path when it covers the
+        template, else Jinja; ``jinja``: always Jinja's own renderer.
     :raises ChatTemplateError: for a template that does not compile.
     """
 
-    def __init__(self, source: str, *, origin: str | None = None) -> None:
+    def __init__(self, source: str, *, origin: str | None = None, engine: str = "auto") -> None:
         self.source = source
         self.origin = origin
+        self.engine = engine
         self.has_generation = bool(_GENERATION_TAG.search(source))
         self._compiled = self._compile()
 
@@ -101,10 +104,11 @@ class ChatTemplate:
             ) from None
 
     def __reduce__(self):  # compiled templates do not pickle; compile again (cached) on arrival
-        return (ChatTemplate, (self.source,), {"origin": self.origin})
+        return (ChatTemplate, (self.source,), {"origin": self.origin, "engine": self.engine})
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
         self.origin = state["origin"]
+        self.engine = state["engine"]
 
     # -- rendering -------------------------------------------------------------
 

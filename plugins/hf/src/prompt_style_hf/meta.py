@@ -120,7 +120,11 @@ class HFChat:
         self.variables = {**source.special_tokens, **options}
         self._templates: dict[str, ChatTemplate] = {}
         self._warned = False
-        self._template_for(self.tools)  # compile now: a syntax error is a load-time error
+        # Compile now, so that a syntax error is a load-time error.
+        if self.chat_template is not None or "default" in source.templates or not source.templates:
+            self._template_for(self.tools)
+        for key in source.templates:
+            self._compiled(key)
 
     # -- which template ----------------------------------------------------------
 
@@ -150,12 +154,16 @@ class HFChat:
                 f"template names are {sorted(templates.keys())}.",
                 key="chat_template",
             )
+        return self._compiled(key)
+
+    def _compiled(self, key: str) -> ChatTemplate:
         template = self._templates.get(key)
         if template is None:
             if key.startswith("\0"):
                 template = ChatTemplate(key[1:], origin="<chat_template option>")
             else:
-                template = ChatTemplate(templates[key], origin=self.source.files.get(key, self.source.origin))
+                origin = self.source.files.get(key, self.source.origin)
+                template = ChatTemplate(self.source.templates[key], origin=origin)
             self._templates[key] = template
         return template
 

@@ -271,7 +271,7 @@ def _render_folders(conversations) -> dict:
         cases = {}
         for case, kwargs in FOLDER_CASES.items():
             kwargs = {k: (tools if v == "TOOLS" else v) for k, v in kwargs.items()}
-            cases[case] = _result(lambda kw=kwargs: tok.apply_chat_template(messages, tokenize=False, **kw))
+            cases[case] = _result(lambda kw=kwargs, t=tok: t.apply_chat_template(messages, tokenize=False, **kw))
         out[name] = {"special_tokens_map": tok.special_tokens_map, "cases": cases}
     return out
 

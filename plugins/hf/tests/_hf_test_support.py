@@ -18,8 +18,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from prompt_style import ChatTemplateError
 from prompt_style_hf.chat_template import ChatTemplate
+
+from prompt_style import ChatTemplateError
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "tests" / "golden" / "transformers_chat"

@@ -27,11 +27,11 @@ from _hf_test_support import (
     same,
     template,
 )
+from prompt_style_hf.meta import hf_meta
+from prompt_style_hf.tool_schema import get_json_schema
 
 import prompt_style
 from prompt_style import ChatTemplateError
-from prompt_style_hf.meta import hf_meta
-from prompt_style_hf.tool_schema import get_json_schema
 
 GOLDEN_DATA = golden()
 CORPUS_CONVS = load_json(CORPUS_COPY / "expected.json")["meta"]["conversations"]

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from prompt_style import ChatTemplateError, PromptStyleError
 from prompt_style.safe import jinja_env
 
 from . import conversation as conv
-from .environment import GENERATION_END, GENERATION_START, HF_CHAT, TRACK_GENERATION, fixed_strftime_now
+from .environment import GENERATION_MARK, HF_CHAT, TRACK_GENERATION, fixed_strftime_now
 
 __all__ = ["ChatTemplate", "Rendered", "RESERVED_VARIABLES"]
 
@@ -23,56 +22,68 @@ RESERVED_VARIABLES = frozenset({"messages", "tools", "documents", "add_generatio
 """Names the renderer passes itself; a variable cannot replace them."""
 
 
-@dataclass(frozen=True, slots=True)
-class Rendered:
+class Rendered(NamedTuple):
     """A rendered conversation: the text and the ``{% generation %}`` spans in it."""
 
     text: str
     assistant_spans: list[tuple[int, int]] | None = None
 
 
-def _template_line(exc: BaseException) -> int | None:
-    """The template line an exception was raised from (Jinja rewrites tracebacks so
-    that template frames carry the template's file name and line)."""
+def _template_line(exc: BaseException, fast: Any = None) -> int | None:
+    """The template line an exception was raised from: Jinja rewrites tracebacks so
+    that template frames carry the template's line; the fast path's frames carry
+    lines of the generated code, mapped back here."""
     line = None
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<template>":
+        filename = tb.tb_frame.f_code.co_filename
+        if filename == "<template>":
             line = tb.tb_lineno
+        elif fast is not None and filename == fast.filename:
+            line = fast.template_line(tb.tb_lineno)
         tb = tb.tb_next
     return line
 
 
 def _spans(text: str) -> tuple[str, list[tuple[int, int]]]:
-    """Remove the generation markers from ``text``; the spans they enclosed."""
+    """Remove the generation marks from ``text``; the spans they enclosed."""
+    mark = GENERATION_MARK
+    size_mark = len(mark) + 1
     out: list[str] = []
     spans: list[tuple[int, int]] = []
     opened: list[int] = []
     size = 0
-    start = 0
-    for i, char in enumerate(text):
-        if char == GENERATION_START or char == GENERATION_END:
-            out.append(text[start:i])
-            size += i - start
-            start = i + 1
-            if char == GENERATION_START:
-                opened.append(size)
-            elif opened:
-                spans.append((opened.pop(), size))
-    out.append(text[start:])
+    pos = 0
+    while True:
+        at = text.find(mark, pos)
+        if at < 0:
+            out.append(text[pos:])
+            break
+        out.append(text[pos:at])
+        size += at - pos
+        if text[at + len(mark)] == ">":
+            opened.append(size)
+        elif opened:
+            spans.append((opened.pop(), size))
+        pos = at + size_mark
     spans.sort()
     return "".join(out), spans
 
 
-def _strings(value: Any):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
+def _has_generation_block(source: str) -> bool:
+    """Whether the template has a ``{% generation %}`` block (not just the words)."""
+    from jinja2 import nodes
+
+    try:
+        ast = jinja_env.environment(HF_CHAT).parse(source)
+    except jinja_env.errors()[0]:
+        return False
+    return any(
+        isinstance(block.call, nodes.Call)
+        and isinstance(block.call.node, nodes.ExtensionAttribute)
+        and block.call.node.name == "_generation"
+        for block in ast.find_all(nodes.CallBlock)
+    )
 
 
 class ChatTemplate:
@@ -89,12 +100,12 @@ class ChatTemplate:
         self.source = source
         self.origin = origin
         self.engine = engine
-        self.has_generation = bool(_GENERATION_TAG.search(source))
+        self.has_generation = bool(_GENERATION_TAG.search(source)) and _has_generation_block(source)
         self._compiled = self._compile()
 
     def _compile(self) -> Any:
         try:
-            return jinja_env.compile_template(self.source, HF_CHAT)
+            compiled = jinja_env.compile_template(self.source, HF_CHAT)
         except jinja_env.errors()[0] as exc:  # TemplateSyntaxError
             raise ChatTemplateError(
                 f"the chat template does not compile: {exc.message}",
@@ -102,13 +113,24 @@ class ChatTemplate:
                 file=self.origin,
                 line=exc.lineno,
             ) from None
+        self._fast = None
+        if self.engine != "jinja":
+            from .fastpath import compile_fast
+
+            try:
+                self._fast = compile_fast(jinja_env.environment(HF_CHAT), self.source)
+            except Exception:  # a template the fast generator cannot take: Jinja renders it
+                self._fast = None
+        return compiled
 
     def __reduce__(self):  # compiled templates do not pickle; compile again (cached) on arrival
         return (ChatTemplate, (self.source,), {"origin": self.origin, "engine": self.engine})
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
         self.origin = state["origin"]
-        self.engine = state["engine"]
+        if state["engine"] != self.engine:
+            self.engine = state["engine"]
+            self._compiled = self._compile()
 
     # -- rendering -------------------------------------------------------------
 
@@ -122,6 +144,7 @@ class ChatTemplate:
         continue_final_message: bool | str = False,
         variables: Mapping[str, Any] | None = None,
         now: datetime | None = None,
+        plain_variables: bool = False,
     ) -> Rendered:
         """Render one conversation.
 
@@ -133,6 +156,8 @@ class ChatTemplate:
             ``content``; a string: that key, e.g. ``reasoning_content``).
         :param variables: every other template variable, special tokens included.
         :param now: the clock ``strftime_now`` reads; ``None``: the real clock.
+        :param plain_variables: ``variables`` are already plain JSON types (callers
+            that prepare them once with :func:`~prompt_style_hf.conversation.plain_data`).
         :raises ChatTemplateError: when the template raises, or transformers would
             refuse the conversation; the message is the template's own.
         """
@@ -145,26 +170,25 @@ class ChatTemplate:
                     "add_generation_prompt when you want to add a header that will prompt it to start a new "
                     "assistant message instead."
                 )
-            context: dict[str, Any] = {}
+            # The template's variables: the fixed clock, then the caller's variables
+            # (special tokens first, as transformers passes them), then its own.
+            context = self._fast.new_variables() if self._fast is not None else dict(jinja_env_globals())
             if now is not None:
                 context["strftime_now"] = fixed_strftime_now(now)
             if variables:
-                context.update(conv.plain_data(dict(variables)))
+                context.update(variables if plain_variables else conv.plain_data(dict(variables)))
             context["messages"] = chat
-            context["tools"] = conv.prepare_tools(tools)
-            context["documents"] = conv.prepare_documents(documents)
+            context["tools"] = None if tools is None else conv.prepare_tools(tools)
+            context["documents"] = None if documents is None else conv.prepare_documents(documents)
             context["add_generation_prompt"] = add_generation_prompt
             final = None
             if continue_final_message:
                 final = conv.tag_final_message(chat, continue_final_message, self.source)
-            track = self.has_generation and not any(
-                GENERATION_START in s or GENERATION_END in s for s in _strings(context)
-            )
-            if track:
+            if self.has_generation:
                 context[TRACK_GENERATION] = True
             text = self._render(context)
             spans = None
-            if track:
+            if self.has_generation:
                 text, spans = _spans(text)
             if continue_final_message:
                 text, cut = conv.cut_at_tag(text, final)
@@ -173,8 +197,15 @@ class ChatTemplate:
         except PromptStyleError as exc:
             raise exc.locate(file=self.origin) from None
         except Exception as exc:  # the template's own error, or transformers' refusal
-            raise ChatTemplateError(str(exc), file=self.origin, line=_template_line(exc)) from exc
+            raise ChatTemplateError(str(exc), file=self.origin, line=_template_line(exc, self._fast)) from exc
         return Rendered(text, spans if self.has_generation else None)
 
     def _render(self, context: dict[str, Any]) -> str:
+        if self._fast is not None:
+            return self._fast.render_owned(context)
         return jinja_env.render(self._compiled, context)
+
+
+def jinja_env_globals() -> dict[str, Any]:
+    """Nothing: Jinja's own render adds the environment's globals itself."""
+    return {}

@@ -68,8 +68,50 @@ def plain_data(value: Any) -> Any:
     return f"<{kind.__name__}>"
 
 
+def _is_plain(value: Any) -> bool:
+    """Whether ``value`` is already made of plain JSON types only (no ``None`` in a
+    message's top level is checked by the caller)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return True
+    if kind is list:
+        return all(_is_plain(item) for item in value)
+    if kind is dict:
+        return all(type(k) is str and _is_plain(v) for k, v in value.items())
+    return False
+
+
+def _plain_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """One message without its ``None`` values, rebuilt from plain types."""
+    if type(message) is dict:
+        # Most messages are already plain (JSON): the template may read them as they
+        # are (the sandbox is immutable, so it cannot change them).
+        for key, value in message.items():
+            kind = type(value)
+            if type(key) is not str or value is None:
+                break
+            if kind is str or kind is int or kind is float or kind is bool:
+                continue
+            if not _is_plain(value):
+                break
+        else:
+            return message
+    out = {}
+    for key, value in message.items():
+        if value is None:
+            continue
+        if type(key) is not str:
+            key = plain_data(key)
+        kind = type(value)
+        if kind is not str and kind is not int and kind is not float and kind is not bool:
+            value = plain_data(value)
+        out[key] = value
+    return out
+
+
 def prepare_messages(messages: Any) -> list[dict[str, Any]]:
-    """A fresh copy of ``messages`` as the template sees it.
+    """``messages`` as the template sees it: a fresh list; a message that is not
+    already plain JSON data without ``None`` values is copied.
 
     :raises ChatTemplateError: for an empty conversation or a message that is not an object.
     """
@@ -82,21 +124,17 @@ def prepare_messages(messages: Any) -> list[dict[str, Any]]:
         raise ChatTemplateError("Cannot apply chat template to an empty conversation. Provide at least one message.")
     chat: list[dict[str, Any]] = []
     for i, message in enumerate(messages):
-        if type(message) is dict:
-            items = {k: v for k, v in message.items() if v is not None}
-        elif isinstance(message, Mapping):
-            items = {k: v for k, v in message.items() if v is not None}
-        else:
+        if type(message) is not dict and not isinstance(message, Mapping):
             raise ChatTemplateError(
                 f"Chat messages should be dicts, dataclasses or pydantic models, but got {message!r}.",
                 key=f"messages.{i}",
             )
-        chat.append(plain_data(items))
-    # Reasoning is copied under every name templates read it by.
-    for i, message in enumerate(chat):
-        reasoning = next((message[key] for key in REASONING_FIELDS if message.get(key) is not None), None)
-        if reasoning is not None:
-            chat[i] = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+        message = _plain_message(message)
+        if "reasoning_content" in message or "thinking" in message or "reasoning" in message:
+            # Reasoning is copied under every name templates read it by.
+            reasoning = next(message[key] for key in REASONING_FIELDS if key in message)
+            message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+        chat.append(message)
     return chat
 
 
@@ -137,8 +175,9 @@ def prepare_documents(documents: Any) -> Any:
 
 def tag_final_message(chat: list[dict[str, Any]], continue_final_message: bool | str, source: str) -> Any:
     """Tag the final message so that its end can be found after rendering; returns
-    the text to continue. ``chat`` is changed in place (it is a fresh copy)."""
+    the text to continue. ``chat`` (a fresh list) gets a tagged copy of its last message."""
     field = continue_final_message if isinstance(continue_final_message, str) else "content"
+    chat[-1] = plain_data(chat[-1])  # a copy: the caller's message is never changed
     final_message = chat[-1].get(field)
     if final_message is None:
         raise ValueError(f'continue_final_message is set but the final message has no "{field}" to continue!')

@@ -16,8 +16,10 @@ This module imports jinja2; the plugin imports it only when a template is used.
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import jinja2
@@ -30,6 +32,7 @@ from prompt_style import JinjaProfile
 
 __all__ = [
     "HF_CHAT",
+    "GENERATION_MARK",
     "GENERATION_START",
     "GENERATION_END",
     "TRACK_GENERATION",
@@ -42,11 +45,13 @@ __all__ = [
     "GenerationBlocks",
 ]
 
-# Around the output of a {% generation %} block while spans are tracked: two
-# Unicode noncharacters, which never occur in text meant for interchange. The
-# renderer removes them and records where they were.
-GENERATION_START = "\ufdd0"
-GENERATION_END = "\ufdd1"
+# Around the output of a {% generation %} block while spans are tracked: a
+# Unicode noncharacter and a random token of this process (so no input can hold
+# one), then ">" (start) or "<" (end). The renderer removes them and records
+# where they were.
+GENERATION_MARK = "\ufdd0" + secrets.token_hex(8)
+GENERATION_START = GENERATION_MARK + ">"
+GENERATION_END = GENERATION_MARK + "<"
 TRACK_GENERATION = "_prompt_style_track_generation"
 """The context variable that switches span tracking on for one render."""
 
@@ -66,6 +71,7 @@ def strftime_now(format: str) -> str:
     return datetime.now().strftime(format)
 
 
+@lru_cache(maxsize=64)
 def fixed_strftime_now(now: datetime) -> Callable[[str], str]:
     """A ``strftime_now`` that reads a fixed clock (the ``now`` option)."""
 

@@ -10,11 +10,12 @@ import warnings
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from prompt_style import ChatTemplateError, ModelInput, OptionError, StyleError, api_role
 
 from .chat_template import RESERVED_VARIABLES, ChatTemplate, Rendered
+from .conversation import plain_data
 from .sources import SPECIAL_TOKENS, TemplateSource, load_source
 
 __all__ = ["HFChat", "SYSTEM_POLICIES", "OPTIONS"]
@@ -34,6 +35,16 @@ OPTIONS = {
 """The options the meta template itself reads; every other option is a template variable."""
 
 MERGE_SEPARATOR = "\n\n"
+
+
+class _Flags(NamedTuple):
+    add_generation_prompt: bool
+    continue_final_message: bool | str
+    variables: Mapping[str, Any]
+
+
+def _is_system(message: Any) -> bool:
+    return isinstance(message, Mapping) and message.get("role") == "system"
 
 
 def _parse_now(value: Any) -> datetime | None:
@@ -117,7 +128,8 @@ class HFChat:
                     hint="quote it on the command line, e.g. --meta-option \"bos_token='[BOS]'\"",
                 )
         # transformers passes the special tokens, then the caller's keyword arguments over them.
-        self.variables = {**source.special_tokens, **options}
+        self.variables = plain_data({**source.special_tokens, **options})
+        self._default_flags: _Flags | None = None
         self._templates: dict[str, ChatTemplate] = {}
         self._warned = False
         # Compile now, so that a syntax error is a load-time error.
@@ -169,22 +181,30 @@ class HFChat:
 
     # -- rendering ------------------------------------------------------------------
 
-    def _render_once(self, messages: Sequence[Any], tools: Any, documents: Any, flags: dict[str, Any]) -> Rendered:
-        template = self._template_for(tools)
-        return template.render(
+    def _render_once(self, messages: Sequence[Any], tools: Any, documents: Any, flags: _Flags) -> Rendered:
+        return self._template_for(tools).render(
             messages,
             tools=tools,
             documents=documents,
-            add_generation_prompt=flags["add_generation_prompt"],
-            continue_final_message=flags["continue_final_message"],
-            variables=flags["variables"],
+            add_generation_prompt=flags.add_generation_prompt,
+            continue_final_message=flags.continue_final_message,
+            variables=flags.variables,
             now=self.now,
+            plain_variables=True,
         )
 
-    def _render(self, messages: Sequence[Any], tools: Any, documents: Any, flags: dict[str, Any]) -> Rendered:
+    def _render(self, messages: Sequence[Any], tools: Any, documents: Any, flags: _Flags) -> Rendered:
         if self.system_policy == "error":
-            return self._render_once(messages, tools, documents, flags)
-        systems = [m for m in messages if isinstance(m, Mapping) and m.get("role") == "system"]
+            try:
+                return self._render_once(messages, tools, documents, flags)
+            except ChatTemplateError as exc:
+                if exc.hint is None and any(_is_system(m) for m in messages):
+                    exc.hint = (
+                        "if the template cannot show a system turn: --meta-option system_policy=merge "
+                        "(into the first user turn) or system_policy=drop"
+                    )
+                raise
+        systems = [m for m in messages if _is_system(m)]
         if not systems:
             return self._render_once(messages, tools, documents, flags)
         try:
@@ -204,11 +224,14 @@ class HFChat:
                     "system turns are dropped (system_policy=drop)",
                     stacklevel=4,
                 )
-            kept = [m for m in messages if not (isinstance(m, Mapping) and m.get("role") == "system")]
+            kept = [m for m in messages if not _is_system(m)]
             return self._render_once(kept, tools, documents, flags)
         return self._render_once(_merge_system(messages), tools, documents, flags)
 
-    def _flags(self, overrides: Mapping[str, Any], task: bool, last_role: Any) -> dict[str, Any]:
+    def _flags(self, overrides: Mapping[str, Any], task: bool, last_role: Any = None) -> _Flags:
+        """The generation flags and variables of one render."""
+        if not overrides and not task and self._default_flags is not None:
+            return self._default_flags
         agp = overrides.get("add_generation_prompt", self.add_generation_prompt)
         cfm = overrides.get("continue_final_message", self.continue_final_message)
         if task and agp is None and cfm is None:
@@ -224,8 +247,11 @@ class HFChat:
             for key in extra:
                 if key in RESERVED_VARIABLES or key in OPTIONS:
                     raise OptionError(f"{key!r} cannot be given per conversation", key=key)
-            variables = {**variables, **extra}
-        return {"add_generation_prompt": bool(agp), "continue_final_message": cfm or False, "variables": variables}
+            variables = {**variables, **plain_data(extra)}
+        flags = _Flags(bool(agp), cfm or False, variables)
+        if not overrides and not task:
+            self._default_flags = flags
+        return flags
 
     def apply(self, dialogue) -> ModelInput:
         """Render a task's dialogue (role-tagged turns) as the model's chat.
@@ -269,17 +295,19 @@ class HFChat:
             self.documents if documents is None else documents,
             flags,
         )
-        return ModelInput(text=rendered.text, messages=list(messages), assistant_spans=rendered.assistant_spans)
+        return ModelInput(rendered.text, messages, None, rendered.assistant_spans)
 
     def __repr__(self) -> str:
         return f"HFChat({self.name!r}, template={self.source.origin!r})"
 
 
 def _merge_system(messages: Sequence[Any]) -> list[Any]:
-    """The system turns' text put at the start of the first user turn."""
-    systems = [m for m in messages if isinstance(m, Mapping) and m.get("role") == "system"]
-    text = MERGE_SEPARATOR.join(t for m in systems for t in _system_text(m))
-    rest = [m for m in messages if not (isinstance(m, Mapping) and m.get("role") == "system")]
+    """The system turns' text (without trailing whitespace) and a blank line put at
+    the start of the first user turn; a user turn of its own when there is none."""
+    systems = [m for m in messages if _is_system(m)]
+    # Trailing whitespace of the system text would double the separator.
+    text = MERGE_SEPARATOR.join(t.rstrip() for m in systems for t in _system_text(m))
+    rest = [m for m in messages if not _is_system(m)]
     for i, message in enumerate(rest):
         if isinstance(message, Mapping) and message.get("role") == "user":
             content = message.get("content")

@@ -1,0 +1,553 @@
+"""A faster code generator for chat templates: Jinja's own, with cheaper hot paths.
+
+Jinja compiles a template to Python source. Chat templates spend most of their
+time in a few places of that code: the sandbox's ``getattr``/``getitem`` for
+every ``message['role']`` and ``message.content``, the sandbox's ``call`` for
+every ``content.strip()``, ``LoopContext`` objects for ``loop.index0`` and
+``loop.last``, and the creation of a ``Context`` per render. This module
+subclasses Jinja's ``CodeGenerator`` and changes only those:
+
+* ``x.attr`` and ``x[key]`` on a plain ``dict``, ``list``, ``tuple`` or ``str``
+  read the value directly when it is there (a dict key that is not a dict
+  method name; an index in range); anything else goes to the sandbox's own
+  ``getattr``/``getitem``, unchanged.
+* Calling a bound method of a ``str`` or ``dict`` that the sandbox already
+  handed out (``strip``, ``split``, ``get``, ``items``, ...; never
+  ``str.format``) calls it directly; any other call goes to the sandbox's
+  ``call``, unchanged.
+* A ``for`` loop whose body reads only ``loop.index0``, ``index``, ``first``,
+  ``last``, ``length``, ``revindex``, ``revindex0``, ``previtem``,
+  ``nextitem``, ``depth`` or ``depth0`` (no loop filter, not recursive) runs
+  over a list with ``enumerate`` and computes those values inline.
+* A render builds its ``Context`` directly (same attributes as Jinja's).
+
+Everything else — scoping, macros, filters, tests, Undefined, whitespace — is
+Jinja's code generator itself. The result is checked against Jinja's own
+rendering on every corpus template and golden conversation (the ``jinja``
+engine of the tests). The environment (with its sandbox) is the one
+:mod:`prompt_style.safe.jinja_env` builds for the profile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import BuiltinMethodType
+from typing import Any
+
+from jinja2 import filters as jinja_filters
+from jinja2 import nodes
+from jinja2.compiler import CodeGenerator, Frame, optimizeconst
+from jinja2.environment import Template
+from jinja2.exceptions import FilterArgumentError
+from jinja2.filters import _prepare_attribute_parts
+from jinja2.idtracking import VAR_LOAD_PARAMETER
+from jinja2.nodes import EvalContext
+from jinja2.runtime import Context, LoopContext, Macro, Undefined
+from jinja2.utils import _PassArg
+
+from .environment import TemplateNamespace
+
+__all__ = ["FastTemplate", "compile_fast", "FAST_LOOP_ATTRIBUTES"]
+
+_FILENAME = "<chat template>"
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+_SEQUENCE_ATTRIBUTES = frozenset(dir(str)) | frozenset(dir(list)) | frozenset(dir(tuple))
+_LOOP_ATTRIBUTES = frozenset(name for name in dir(LoopContext) if not name.startswith("_"))
+
+# The filters with a fast version, used when the environment has Jinja's own.
+_FAST_FILTERS = {
+    name: f"fast_{name}"
+    for name in ("select", "reject", "selectattr", "rejectattr", "map")
+    if name in jinja_filters.FILTERS
+}
+
+# Bound methods the sandbox hands out and that only read their object (the
+# sandbox wraps str.format and str.format_map, so they are not here).
+_SAFE_STR_METHODS = frozenset(
+    """capitalize casefold count endswith find index isalnum isalpha isascii isdecimal isdigit
+    isidentifier islower isnumeric isprintable isspace istitle isupper join lower lstrip
+    partition removeprefix removesuffix replace rfind rindex rpartition rsplit rstrip split
+    splitlines startswith strip swapcase title upper""".split()
+)
+_SAFE_DICT_METHODS = frozenset({"get", "items", "keys", "values"})
+
+FAST_LOOP_ATTRIBUTES = frozenset(
+    {"index0", "index", "first", "last", "length", "revindex", "revindex0", "previtem", "nextitem", "depth", "depth0"}
+)
+
+_HELPERS: dict[int, tuple[Any, dict[str, Callable[..., Any]]]] = {}
+
+
+def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
+    """The fast accessors and filters for ``environment``; the generated code imports them."""
+    found = _HELPERS.get(id(environment))
+    if found is not None and found[0] is environment:
+        return found[1]
+    env_getattr = environment.getattr
+    env_getitem = environment.getitem
+    env_call = environment.call
+    undefined = environment.undefined
+    tests = environment.tests
+
+    def fast_getattr(obj: Any, attribute: str) -> Any:
+        kind = type(obj)
+        if kind is dict:
+            if attribute not in _DICT_ATTRIBUTES:
+                # The sandbox: getattr fails, so obj[attribute], else undefined.
+                try:
+                    return obj[attribute]
+                except KeyError:
+                    return undefined(obj=obj, name=attribute)
+            if attribute in _SAFE_DICT_METHODS:
+                return getattr(obj, attribute)
+        elif kind is str:
+            if attribute in _SAFE_STR_METHODS:
+                return getattr(obj, attribute)
+            if attribute not in _SEQUENCE_ATTRIBUTES:
+                return undefined(obj=obj, name=attribute)
+        elif kind is TemplateNamespace:
+            if attribute[:1] != "_":
+                # The sandbox allows a namespace's attributes that do not start with "_".
+                try:
+                    return obj._Namespace__attrs[attribute]
+                except KeyError:
+                    return undefined(obj=obj, name=attribute)
+        elif kind is LoopContext and attribute in _LOOP_ATTRIBUTES:
+            return getattr(obj, attribute)
+        return env_getattr(obj, attribute)
+
+    def fast_getitem(obj: Any, argument: Any) -> Any:
+        kind = type(obj)
+        if kind is dict:
+            try:
+                return obj[argument]
+            except Exception:
+                pass  # the sandbox decides: an attribute, or undefined
+        elif kind is str or kind is list or kind is tuple:
+            if type(argument) is str:
+                # A name on a sequence: its attribute (for the sandbox to check), else undefined.
+                if argument in _SEQUENCE_ATTRIBUTES:
+                    return env_getitem(obj, argument)
+                return undefined(obj=obj, name=argument)
+            try:
+                return obj[argument]
+            except Exception:
+                pass
+        return env_getitem(obj, argument)
+
+    def fast_call(context: Any, func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        kind = type(func)
+        if kind is BuiltinMethodType:
+            owner = type(func.__self__)
+            name = func.__name__
+            if (owner is str and name in _SAFE_STR_METHODS) or (owner is dict and name in _SAFE_DICT_METHODS):
+                kwargs.pop("_loop_vars", None)
+                kwargs.pop("_block_vars", None)
+                return func(*args, **kwargs)
+        elif kind is Macro or func is TemplateNamespace:
+            # What the sandbox's call does for the template's own macros (which take the
+            # eval context) and namespace(): both are safe callables.
+            kwargs.pop("_loop_vars", None)
+            kwargs.pop("_block_vars", None)
+            try:
+                if kind is Macro:
+                    return func(context.eval_ctx, *args, **kwargs)
+                return func(*args, **kwargs)
+            except StopIteration:
+                return undefined("value was undefined because a callable raised a StopIteration exception")
+        return env_call(context, func, *args, **kwargs)
+
+    def attrgetter(attribute: Any, default: Any = None) -> Callable[[Any], Any]:
+        """Jinja's ``make_attrgetter`` with the fast item access."""
+        parts = _prepare_attribute_parts(attribute)
+        if len(parts) == 1 and default is None:
+            part = parts[0]
+            return lambda item: fast_getitem(item, part)
+
+        def get(item: Any) -> Any:
+            for part in parts:
+                item = fast_getitem(item, part)
+                if default is not None and isinstance(item, Undefined):
+                    item = default
+            return item
+
+        return get
+
+    def tester(context: Any, name: Any, args: tuple, kwargs: dict) -> Callable[[Any], Any]:
+        """``environment.call_test(name, item, args, kwargs, context)`` as a function of item."""
+        func = tests.get(name) if isinstance(name, str) else None
+        if func is None or _PassArg.from_obj(func) is not None:
+            return lambda item: environment.call_test(name, item, args, kwargs, context)
+        if kwargs:
+            return lambda item: func(item, *args, **kwargs)
+        if args:
+            return lambda item: func(item, *args)
+        return func
+
+    def select_or_reject(context: Any, value: Any, args: tuple, kwargs: dict, negate: bool, lookup_attr: bool):
+        # Jinja's select_or_reject (a generator: nothing runs before the first item is asked for).
+        if value:
+            if lookup_attr:
+                try:
+                    attr = args[0]
+                except LookupError:
+                    raise FilterArgumentError("Missing parameter for attribute name") from None
+                transform = attrgetter(attr)
+                off = 1
+            else:
+                transform = None
+                off = 0
+            try:
+                name = args[off]
+                test = tester(context, name, args[1 + off :], kwargs)
+            except LookupError:
+                test = bool
+            for item in value:
+                result = test(transform(item) if transform is not None else item)
+                if (not result) if negate else result:
+                    yield item
+
+    def fast_select(context: Any, value: Any, *args: Any, **kwargs: Any):
+        return select_or_reject(context, value, args, kwargs, False, False)
+
+    def fast_reject(context: Any, value: Any, *args: Any, **kwargs: Any):
+        return select_or_reject(context, value, args, kwargs, True, False)
+
+    def fast_selectattr(context: Any, value: Any, *args: Any, **kwargs: Any):
+        return select_or_reject(context, value, args, kwargs, False, True)
+
+    def fast_rejectattr(context: Any, value: Any, *args: Any, **kwargs: Any):
+        return select_or_reject(context, value, args, kwargs, True, True)
+
+    def fast_map(context: Any, value: Any, *args: Any, **kwargs: Any):
+        # Jinja's sync_do_map (a generator).
+        if value:
+            if not args and "attribute" in kwargs:
+                attribute = kwargs.pop("attribute")
+                default = kwargs.pop("default", None)
+                if kwargs:
+                    raise FilterArgumentError(f"Unexpected keyword argument {next(iter(kwargs))!r}")
+                func = attrgetter(attribute, default)
+            else:
+                try:
+                    name = args[0]
+                    args = args[1:]
+                except LookupError:
+                    raise FilterArgumentError("map requires a filter argument") from None
+
+                def func(item: Any) -> Any:
+                    return environment.call_filter(name, item, args, kwargs, context=context)
+
+            for item in value:
+                yield func(item)
+
+    made = {
+        "fast_getattr": fast_getattr,
+        "fast_getitem": fast_getitem,
+        "fast_call": fast_call,
+        "fast_select": fast_select,
+        "fast_reject": fast_reject,
+        "fast_selectattr": fast_selectattr,
+        "fast_rejectattr": fast_rejectattr,
+        "fast_map": fast_map,
+    }
+    _HELPERS[id(environment)] = (environment, made)
+    return made
+
+
+def _simple_loop_use(body: list[nodes.Node]) -> bool:
+    """Whether every ``loop`` in ``body`` is ``loop.<one of FAST_LOOP_ATTRIBUTES>``."""
+    ok = True
+
+    def walk(node: nodes.Node, parent: nodes.Node | None) -> None:
+        nonlocal ok
+        if not ok:
+            return
+        if isinstance(node, (nodes.Macro, nodes.CallBlock, nodes.FilterBlock, nodes.AssignBlock, nodes.Block)):
+            if any(n.name == "loop" for n in node.find_all(nodes.Name)):
+                ok = False
+                return
+        if isinstance(node, nodes.Name) and node.name == "loop":
+            if not (isinstance(parent, nodes.Getattr) and parent.attr in FAST_LOOP_ATTRIBUTES):
+                ok = False
+            return
+        for child in node.iter_child_nodes():
+            walk(child, node)
+
+    for node in body:
+        walk(node, None)
+    return ok
+
+
+class FastCodeGenerator(CodeGenerator):
+    """Jinja's code generator with the fast paths described in the module docstring."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._fast_loops: dict[str, tuple[str, str, str]] = {}
+
+    def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
+        self.writeline("from prompt_style_hf.fastpath import helpers as _ps_helpers")
+        self.writeline("_ps_fast = _ps_helpers(environment)")
+        self.writeline("fast_getattr = _ps_fast['fast_getattr']")
+        self.writeline("fast_getitem = _ps_fast['fast_getitem']")
+        self.writeline("fast_call = _ps_fast['fast_call']")
+        for name in _FAST_FILTERS.values():
+            self.writeline(f"{name} = _ps_fast[{name!r}]")
+        super().visit_Template(node, frame)
+
+    @optimizeconst
+    def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
+        fast = _FAST_FILTERS.get(node.name)
+        if (
+            fast is not None
+            and node.node is not None
+            and self.environment.filters.get(node.name) is jinja_filters.FILTERS[node.name]
+        ):
+            self.write(f"{fast}(context, ")
+            self.visit(node.node, frame)
+            self.signature(node, frame)
+            self.write(")")
+            return
+        super().visit_Filter(node, frame)
+
+    # -- attribute and item access ----------------------------------------------------
+
+    def visit_Getattr(self, node: nodes.Getattr, frame: Frame) -> None:
+        if isinstance(node.node, nodes.Name) and node.node.name == "loop" and node.node.ctx == "load":
+            ref = frame.symbols.find_ref("loop")
+            fast = self._fast_loops.get(ref) if ref is not None else None
+            if fast is not None and node.attr in FAST_LOOP_ATTRIBUTES:
+                self.write(self._loop_value(fast, node.attr))
+                return
+        if node.attr not in _DICT_ATTRIBUTES:
+            code = self._simple_code(node.node, frame)
+            if code is not None:
+                # message.content on a dict that has the key: read it inline.
+                key = repr(node.attr)
+                self.write(
+                    f"({code}[{key}] if type({code}) is dict and {key} in {code} else fast_getattr({code}, {key}))"
+                )
+                return
+        self.write("fast_getattr(")
+        self.visit(node.node, frame)
+        self.write(f", {node.attr!r})")
+
+    def _simple_code(self, node: nodes.Node, frame: Frame) -> str | None:
+        """The code of ``node`` when it is a plain local variable (so it may be
+        written several times), else ``None``."""
+        if not isinstance(node, nodes.Name) or node.ctx != "load":
+            return None
+        ref = frame.symbols.find_ref(node.name)
+        if ref is None or frame.symbols.find_load(ref) != (VAR_LOAD_PARAMETER, None):
+            return None
+        if self.parameter_is_undeclared(ref):
+            return None
+        return ref
+
+    @staticmethod
+    def _loop_value(fast: tuple[str, str, str], attr: str) -> str:
+        seq, i, n = fast
+        return {
+            "index0": i,
+            "index": f"({i} + 1)",
+            "first": f"({i} == 0)",
+            "last": f"({i} == {n} - 1)",
+            "length": n,
+            "revindex": f"({n} - {i})",
+            "revindex0": f"({n} - {i} - 1)",
+            "previtem": f"({seq}[{i} - 1] if {i} else undefined('there is no previous item'))",
+            "nextitem": f"({seq}[{i} + 1] if {i} + 1 < {n} else undefined('there is no next item'))",
+            "depth": "1",
+            "depth0": "0",
+        }[attr]
+
+    @optimizeconst
+    def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
+        if isinstance(node.arg, nodes.Slice):
+            super().visit_Getitem(node, frame)
+            return
+        if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+            code = self._simple_code(node.node, frame)
+            if code is not None:
+                # message['role'] on a dict that has the key: read it inline.
+                key = repr(node.arg.value)
+                self.write(
+                    f"({code}[{key}] if type({code}) is dict and {key} in {code} else fast_getitem({code}, {key}))"
+                )
+                return
+        self.write("fast_getitem(")
+        self.visit(node.node, frame)
+        self.write(", ")
+        self.visit(node.arg, frame)
+        self.write(")")
+
+    def visit_Call(self, node: nodes.Call, frame: Frame, forward_caller: bool = False) -> None:
+        self.write("fast_call(context, ")
+        self.visit(node.node, frame)
+        extra_kwargs = {"caller": "caller"} if forward_caller else None
+        loop_kwargs = {"_loop_vars": "_loop_vars"} if frame.loop_frame else {}
+        block_kwargs = {"_block_vars": "_block_vars"} if frame.block_frame else {}
+        if extra_kwargs:
+            extra_kwargs.update(loop_kwargs, **block_kwargs)
+        elif loop_kwargs or block_kwargs:
+            extra_kwargs = dict(loop_kwargs, **block_kwargs)
+        self.signature(node, frame, extra_kwargs)
+        self.write(")")
+
+    # -- loops ------------------------------------------------------------------------
+
+    def visit_For(self, node: nodes.For, frame: Frame) -> None:
+        from jinja2.compiler import find_undeclared
+
+        extended = "loop" in find_undeclared(node.iter_child_nodes(only=("body",)), ("loop",))
+        if (
+            node.recursive
+            or node.test is not None
+            or not extended
+            or any(block.scoped for block in node.find_all(nodes.Block))
+            or not _simple_loop_use(node.body)
+        ):
+            super().visit_For(node, frame)
+            return
+        # Jinja's visit_For for an extended loop, with the LoopContext replaced by
+        # enumerate over a list (no loop filter, not recursive: see _simple_loop_use).
+        loop_frame = frame.inner()
+        loop_frame.loop_frame = True
+        else_frame = frame.inner()
+        loop_ref = loop_frame.symbols.declare_parameter("loop")
+        loop_frame.symbols.analyze_node(node, for_branch="body")
+        if node.else_:
+            else_frame.symbols.analyze_node(node, for_branch="else")
+        self.writeline(f"{loop_ref} = missing")
+        for name in node.find_all(nodes.Name):
+            if name.ctx == "store" and name.name == "loop":
+                self.fail("Can't assign to special loop variable in for-loop target", name.lineno)
+        iteration_indicator = None
+        if node.else_:
+            iteration_indicator = self.temporary_identifier()
+            self.writeline(f"{iteration_indicator} = 1")
+        seq, index, length = (self.temporary_identifier() for _ in range(3))
+        self.writeline(f"{seq} = list(", node)
+        self.visit(node.iter, frame)
+        self.write(")")
+        self.writeline(f"{length} = len({seq})")
+        self.writeline(f"for {index}, (")
+        self.visit(node.target, loop_frame)
+        self.write(f") in enumerate({seq}):")
+        self.indent()
+        self.enter_frame(loop_frame)
+        outer = self._fast_loops.get(loop_ref)
+        self._fast_loops[loop_ref] = (seq, index, length)
+        self.writeline("_loop_vars = {}")
+        self.blockvisit(node.body, loop_frame)
+        # Loop identifiers are reused by sibling loops: this one ends here.
+        if outer is None:
+            del self._fast_loops[loop_ref]
+        else:
+            self._fast_loops[loop_ref] = outer
+        if node.else_:
+            self.writeline(f"{iteration_indicator} = 0")
+        self.outdent()
+        self.leave_frame(loop_frame)
+        if node.else_:
+            self.writeline(f"if {iteration_indicator}:")
+            self.indent()
+            self.enter_frame(else_frame)
+            self.blockvisit(node.else_, else_frame)
+            self.leave_frame(else_frame)
+            self.outdent()
+        if self._assign_stack:
+            self._assign_stack[-1].difference_update(loop_frame.symbols.stores)
+
+
+class FastTemplate:
+    """A template compiled by :class:`FastCodeGenerator`, rendered with a directly
+    built ``Context``.
+
+    :param environment: the sandboxed environment (from the profile).
+    :param source: the template source.
+    """
+
+    def __init__(self, environment: Any, source: str) -> None:
+        self.environment = environment
+        ast = environment.parse(source)
+        generator = FastCodeGenerator(environment, None, _FILENAME, optimized=environment.optimized)
+        generator.visit(ast)
+        code = compile(generator.stream.getvalue(), _FILENAME, "exec")
+        self.template = Template.from_code(environment, code, dict(environment.globals))
+        self._root = self.template.root_render_func
+        self._globals = dict(environment.globals)
+        self._globals_keys = set(self._globals)
+        self._shared_eval_ctx = None
+        if ast.find(nodes.EvalContextModifier) is None and ast.find(nodes.ScopedEvalContextModifier) is None:
+            self._shared_eval_ctx = EvalContext(environment, None)
+        self._direct_context = _CONTEXT_FIELDS_OK and not self.template.blocks
+
+    def new_variables(self) -> dict[str, Any]:
+        """A fresh mapping of the environment's globals, to add a render's variables
+        to and pass to :meth:`render_owned`."""
+        return self._globals.copy()
+
+    def render(self, variables: Mapping[str, Any]) -> str:
+        """Render with ``variables`` as the template's context."""
+        parent = self.new_variables()
+        parent.update(variables)
+        return self.render_owned(parent)
+
+    def render_owned(self, parent: dict[str, Any]) -> str:
+        """Render with ``parent`` (globals and variables, from :meth:`new_variables`)
+        as the context; ``parent`` becomes the context's own."""
+        if self._direct_context:
+            context = Context.__new__(Context)
+            context.parent = parent
+            context.vars = {}
+            context.environment = self.environment
+            context.eval_ctx = self._shared_eval_ctx or EvalContext(self.environment, None)
+            context.exported_vars = set()
+            context.name = None
+            context.globals_keys = self._globals_keys
+            context.blocks = {}
+        else:
+            context = self.template.new_context(parent)
+        return "".join(self._root(context))
+
+    def template_line(self, python_line: int) -> int:
+        """The template line of a line of the generated code."""
+        return self.template.get_corresponding_lineno(python_line)
+
+    @property
+    def filename(self) -> str:
+        return _FILENAME
+
+
+def _context_fields() -> set[str]:
+    from jinja2 import Environment
+
+    env = Environment()
+    return set(vars(Context(env, {}, None, {}, {})))
+
+
+# The directly built Context sets exactly the attributes Jinja's Context.__init__ sets;
+# should a Jinja release add one, contexts are built by Jinja again.
+_CONTEXT_FIELDS_OK = _context_fields() == {
+    "parent",
+    "vars",
+    "environment",
+    "eval_ctx",
+    "exported_vars",
+    "name",
+    "globals_keys",
+    "blocks",
+}
+
+_FAST: dict[tuple[int, str], FastTemplate] = {}
+
+
+def compile_fast(environment: Any, source: str) -> FastTemplate:
+    """The fast template for ``source`` (compiled once per process and environment)."""
+    key = (id(environment), source)
+    found = _FAST.get(key)
+    if found is None or found.environment is not environment:
+        found = _FAST[key] = FastTemplate(environment, source)
+    return found

@@ -65,6 +65,11 @@ FIRST_PARTY: Mapping[str, str] = {
     "cloze": "prompt-style-cloze",
     "cloze::options": "prompt-style-cloze",
     "chatml": "prompt-style-chatml",
+    "hf": "prompt-style-hf",
+    **dict.fromkeys(
+        ("llama-2", "llama-3", "mistral", "zephyr", "vicuna", "alpaca", "gemma", "phi-3", "qwen"),
+        "prompt-style-chat-formats",
+    ),
 }
 
 ENV_ALLOW = "PROMPT_STYLE_PLUGINS"

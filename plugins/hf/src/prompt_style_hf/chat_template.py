@@ -18,6 +18,8 @@ __all__ = ["ChatTemplate", "Rendered", "RESERVED_VARIABLES"]
 
 _GENERATION_TAG = re.compile(r"\{%-?\s*generation\s*-?%\}")
 
+_NO_CLOCK: dict[str, Any] = {}
+
 RESERVED_VARIABLES = frozenset({"messages", "tools", "documents", "add_generation_prompt"})
 """Names the renderer passes itself; a variable cannot replace them."""
 
@@ -114,6 +116,7 @@ class ChatTemplate:
                 line=exc.lineno,
             ) from None
         self._fast = None
+        self._globals: dict[str, Any] = {}  # Jinja's own render adds the environment's globals itself
         if self.engine != "jinja":
             from .fastpath import compile_fast
 
@@ -121,6 +124,8 @@ class ChatTemplate:
                 self._fast = compile_fast(jinja_env.environment(HF_CHAT), self.source)
             except Exception:  # a template the fast generator cannot take: Jinja renders it
                 self._fast = None
+            else:
+                self._globals = self._fast.new_variables()
         return compiled
 
     def __reduce__(self):  # compiled templates do not pickle; compile again (cached) on arrival
@@ -137,7 +142,6 @@ class ChatTemplate:
     def render(
         self,
         messages: Any,
-        *,
         tools: Any = None,
         documents: Any = None,
         add_generation_prompt: bool = False,
@@ -147,6 +151,9 @@ class ChatTemplate:
         plain_variables: bool = False,
     ) -> Rendered:
         """Render one conversation.
+
+        Arguments after ``messages`` may be given by keyword or, by callers on a hot
+        path, in order.
 
         :param messages: the messages (dicts with ``role``, ``content``, and any other keys).
         :param tools: JSON schemas (or, from Python, functions) passed as ``tools``.
@@ -172,15 +179,17 @@ class ChatTemplate:
                 )
             # The template's variables: the fixed clock, then the caller's variables
             # (special tokens first, as transformers passes them), then its own.
-            context = self._fast.new_variables() if self._fast is not None else dict(jinja_env_globals())
-            if now is not None:
-                context["strftime_now"] = fixed_strftime_now(now)
-            if variables:
-                context.update(variables if plain_variables else conv.plain_data(dict(variables)))
-            context["messages"] = chat
-            context["tools"] = None if tools is None else conv.prepare_tools(tools)
-            context["documents"] = None if documents is None else conv.prepare_documents(documents)
-            context["add_generation_prompt"] = add_generation_prompt
+            if variables and not plain_variables:
+                variables = conv.plain_data(dict(variables))
+            context = {
+                **self._globals,
+                **({"strftime_now": fixed_strftime_now(now)} if now is not None else _NO_CLOCK),
+                **(variables or _NO_CLOCK),
+                "messages": chat,
+                "tools": None if tools is None else conv.prepare_tools(tools),
+                "documents": None if documents is None else conv.prepare_documents(documents),
+                "add_generation_prompt": add_generation_prompt,
+            }
             final = None
             if continue_final_message:
                 final = conv.tag_final_message(chat, continue_final_message, self.source)
@@ -205,7 +214,35 @@ class ChatTemplate:
             return self._fast.render_owned(context)
         return jinja_env.render(self._compiled, context)
 
+    def plain_renderer(self, variables: Mapping[str, Any], now: datetime | None) -> Any:
+        """A function ``render(messages, add_generation_prompt) -> str`` for the
+        commonest render, with everything that does not change prepared once:
+        plain ``variables``, the clock, no tools, no documents, no
+        ``continue_final_message``, no generation spans. ``None`` when the template
+        needs the general :meth:`render` (Jinja engine, generation blocks)."""
+        if self._fast is None or self.has_generation:
+            return None
+        fixed = {**self._globals, **({"strftime_now": fixed_strftime_now(now)} if now is not None else {}), **variables}
+        run = self._fast.render_owned
+        prepare = conv.prepare_messages
+        origin = self.origin
+        fast = self._fast
 
-def jinja_env_globals() -> dict[str, Any]:
-    """Nothing: Jinja's own render adds the environment's globals itself."""
-    return {}
+        def render(messages: Any, add_generation_prompt: bool) -> str:
+            try:
+                return run(
+                    {
+                        **fixed,
+                        "messages": prepare(messages),
+                        "tools": None,
+                        "documents": None,
+                        "add_generation_prompt": add_generation_prompt,
+                    }
+                )
+            except PromptStyleError as exc:
+                raise exc.locate(file=origin) from None
+            except Exception as exc:  # as in render()
+                raise ChatTemplateError(str(exc), file=origin, line=_template_line(exc, fast)) from exc
+
+        return render
+

@@ -123,8 +123,19 @@ def prepare_messages(messages: Any) -> list[dict[str, Any]]:
     if len(messages) == 0:
         raise ChatTemplateError("Cannot apply chat template to an empty conversation. Provide at least one message.")
     chat: list[dict[str, Any]] = []
+    append = chat.append
     for i, message in enumerate(messages):
-        if type(message) is not dict and not isinstance(message, Mapping):
+        if type(message) is dict:
+            # The common case first: a JSON object of strings (and numbers), read as it is.
+            for key, value in message.items():
+                kind = type(value)
+                if type(key) is not str or (kind is not str and kind is not int and kind is not float and kind is not bool):
+                    break
+            else:
+                if "reasoning_content" not in message and "thinking" not in message and "reasoning" not in message:
+                    append(message)
+                    continue
+        elif not isinstance(message, Mapping):
             raise ChatTemplateError(
                 f"Chat messages should be dicts, dataclasses or pydantic models, but got {message!r}.",
                 key=f"messages.{i}",
@@ -134,7 +145,7 @@ def prepare_messages(messages: Any) -> list[dict[str, Any]]:
             # Reasoning is copied under every name templates read it by.
             reasoning = next(message[key] for key in REASONING_FIELDS if key in message)
             message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
-        chat.append(message)
+        append(message)
     return chat
 
 

@@ -36,13 +36,14 @@ from typing import Any
 
 from jinja2 import filters as jinja_filters
 from jinja2 import nodes
-from jinja2.compiler import CodeGenerator, Frame, optimizeconst
+from jinja2.compiler import CodeGenerator, DependencyFinderVisitor, Frame, optimizeconst
 from jinja2.environment import Template
 from jinja2.exceptions import FilterArgumentError
 from jinja2.filters import _prepare_attribute_parts
-from jinja2.idtracking import VAR_LOAD_PARAMETER
+from jinja2.idtracking import VAR_LOAD_PARAMETER, VAR_LOAD_RESOLVE
 from jinja2.nodes import EvalContext
-from jinja2.runtime import Context, LoopContext, Macro, Undefined
+from jinja2.runtime import Context, LoopContext, Macro, Undefined, missing
+from markupsafe import Markup
 from jinja2.utils import _PassArg
 
 from .environment import TemplateNamespace
@@ -150,9 +151,22 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             kwargs.pop("_loop_vars", None)
             kwargs.pop("_block_vars", None)
             try:
-                if kind is Macro:
-                    return func(context.eval_ctx, *args, **kwargs)
-                return func(*args, **kwargs)
+                if kind is not Macro:
+                    return func(*args, **kwargs)
+                count = func._argument_count
+                if (
+                    not kwargs
+                    and len(args) <= count
+                    and not (func.caller or func.catch_kwargs or func.catch_varargs)
+                    and (len(args) == count or "caller" not in func.arguments)
+                ):
+                    # Macro.__call__ for positional arguments only: the missing ones are
+                    # `missing` (the macro fills in its defaults), then _invoke.
+                    if len(args) < count:
+                        args = (*args, *([missing] * (count - len(args))))
+                    rv = func._func(*args)
+                    return Markup(rv) if context.eval_ctx.autoescape else rv
+                return func(context.eval_ctx, *args, **kwargs)
             except StopIteration:
                 return undefined("value was undefined because a callable raised a StopIteration exception")
         return env_call(context, func, *args, **kwargs)
@@ -285,8 +299,90 @@ class FastCodeGenerator(CodeGenerator):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._fast_loops: dict[str, tuple[str, str, str]] = {}
+        self._hoisted: set[str] = set()
+        self._buffered_root = False
+        self._root_frame: Frame | None = None
+        self._commons_written = False
+        self._module_lines: list[str] = []
+        self._root_resolved: set[str] = set()
+
+    # -- the root function fills a list instead of yielding ------------------------------
+
+    def write_commons(self) -> None:
+        if self._buffered_root and not self._commons_written:
+            # The root's preamble, without the dead `yield` that makes it a generator.
+            self._commons_written = True
+            self.writeline("resolve = context.resolve_or_missing")
+            self.writeline("undefined = environment.undefined")
+            self.writeline("concat = environment.concat")
+            self.writeline("cond_expr_undefined = Undefined")
+            self.writeline("_ps_parent_get = context.parent.get")
+            return
+        super().write_commons()
+
+    def pull_dependencies(self, nodes_: Any) -> None:
+        if not self._buffered_root:
+            super().pull_dependencies(nodes_)
+            return
+        # The filters and tests are looked up once, when the template is loaded (module
+        # level, after the root function), not at every render; a missing one still
+        # fails only when it is called, as in Jinja.
+        visitor = DependencyFinderVisitor()
+        for node in nodes_:
+            visitor.visit(node)
+        for id_map, names, dependency in ((self.filters, visitor.filters, "filters"), (self.tests, visitor.tests, "tests")):
+            for name in sorted(names):
+                if name not in id_map:
+                    id_map[name] = self.temporary_identifier()
+                self._module_lines.extend(
+                    [
+                        "try:",
+                        f"    {id_map[name]} = environment.{dependency}[{name!r}]",
+                        "except KeyError:",
+                        "    @internalcode",
+                        f"    def {id_map[name]}(*unused):",
+                        f'        raise TemplateRuntimeError("No {dependency[:-1]} named {name!r} found.")',
+                    ]
+                )
+
+    def enter_frame(self, frame: Frame) -> None:
+        if self._buffered_root and frame.rootlevel and frame.buffer is None and self._root_frame is None:
+            frame.buffer = "_ps_out"
+            self._root_frame = frame
+            self.writeline("_ps_out = []")
+            # At the start of a render the context has no template-level variables
+            # yet: a name is looked up in the render's variables and the globals.
+            loads = frame.symbols.loads
+            for target, (action, param) in list(loads.items()):
+                if action == VAR_LOAD_RESOLVE:
+                    self.writeline(f"{target} = _ps_parent_get({param!r}, missing)")
+                    self._root_resolved.add(target)
+            saved = {target: loads.pop(target) for target in self._root_resolved}
+            try:
+                super().enter_frame(frame)
+            finally:
+                loads.update(saved)
+            return
+        hoisted, self._hoisted = self._hoisted, set()  # for the loop frame being entered only
+        if not hoisted:
+            super().enter_frame(frame)
+            return
+        saved = {target: frame.symbols.loads.pop(target) for target in hoisted if target in frame.symbols.loads}
+        try:
+            super().enter_frame(frame)
+        finally:
+            frame.symbols.loads.update(saved)
+
+    def leave_frame(self, frame: Frame, with_python_scope: bool = False) -> None:
+        super().leave_frame(frame, with_python_scope)
+        if frame is self._root_frame:
+            self.writeline("return _ps_out")
 
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
+        # Without inheritance, blocks or includes, the root returns a list of strings.
+        self._buffered_root = all(
+            node.find(kind) is None for kind in (nodes.Extends, nodes.Block, nodes.Include, nodes.Import, nodes.FromImport)
+        )
         self.writeline("from prompt_style_hf.fastpath import helpers as _ps_helpers")
         self.writeline("_ps_fast = _ps_helpers(environment)")
         self.writeline("fast_getattr = _ps_fast['fast_getattr']")
@@ -295,6 +391,8 @@ class FastCodeGenerator(CodeGenerator):
         for name in _FAST_FILTERS.values():
             self.writeline(f"{name} = _ps_fast[{name!r}]")
         super().visit_Template(node, frame)
+        for line in self._module_lines:
+            self.writeline(line)
 
     @optimizeconst
     def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
@@ -427,6 +525,14 @@ class FastCodeGenerator(CodeGenerator):
         if node.else_:
             iteration_indicator = self.temporary_identifier()
             self.writeline(f"{iteration_indicator} = 1")
+        # Names the body reads from the context are read once, before the loop: the
+        # context's variables cannot change while a loop runs (only top-level
+        # assignments write them).
+        hoisted = set()
+        for target, (action, param) in loop_frame.symbols.loads.items():
+            if action == VAR_LOAD_RESOLVE:
+                self.writeline(f"{target} = {self.get_resolve_func()}({param!r})")
+                hoisted.add(target)
         seq, index, length = (self.temporary_identifier() for _ in range(3))
         self.writeline(f"{seq} = list(", node)
         self.visit(node.iter, frame)
@@ -436,6 +542,7 @@ class FastCodeGenerator(CodeGenerator):
         self.visit(node.target, loop_frame)
         self.write(f") in enumerate({seq}):")
         self.indent()
+        self._hoisted = hoisted
         self.enter_frame(loop_frame)
         outer = self._fast_loops.get(loop_ref)
         self._fast_loops[loop_ref] = (seq, index, length)

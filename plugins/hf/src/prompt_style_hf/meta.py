@@ -31,6 +31,7 @@ OPTIONS = {
     "system_policy": "what to do with a system turn the template cannot show: error, merge, drop",
     "tools": "tool schemas passed to the template",
     "documents": "documents passed to the template",
+    "engine": "fast (default): prompt-style's code generator; jinja: Jinja's own renderer (same output)",
 }
 """The options the meta template itself reads; every other option is a template variable."""
 
@@ -115,6 +116,9 @@ class HFChat:
                 f"not {self.system_policy!r}",
                 key="system_policy",
             )
+        self.engine = options.pop("engine", "fast")
+        if self.engine not in ("fast", "jinja"):
+            raise OptionError(f"{what}: option 'engine' must be fast or jinja, not {self.engine!r}", key="engine")
         self.tools = options.pop("tools", None)
         self.documents = options.pop("documents", None)
         for key in options:
@@ -137,6 +141,16 @@ class HFChat:
             self._template_for(self.tools)
         for key in source.templates:
             self._compiled(key)
+        # The template every tool-less render uses, when the choice never depends on tools.
+        self._single: ChatTemplate | None = None
+        if self.chat_template is not None or "tool_use" not in source.templates:
+            try:
+                self._single = self._template_for(None)
+            except OptionError:
+                self._single = None
+        self._plain = None
+        if self._single is not None and self.system_policy == "error" and not self.continue_final_message:
+            self._plain = self._single.plain_renderer(self.variables, self.now)
 
     # -- which template ----------------------------------------------------------
 
@@ -171,11 +185,12 @@ class HFChat:
     def _compiled(self, key: str) -> ChatTemplate:
         template = self._templates.get(key)
         if template is None:
+            engine = "auto" if self.engine == "fast" else "jinja"
             if key.startswith("\0"):
-                template = ChatTemplate(key[1:], origin="<chat_template option>")
+                template = ChatTemplate(key[1:], origin="<chat_template option>", engine=engine)
             else:
                 origin = self.source.files.get(key, self.source.origin)
-                template = ChatTemplate(self.source.templates[key], origin=origin)
+                template = ChatTemplate(self.source.templates[key], origin=origin, engine=engine)
             self._templates[key] = template
         return template
 
@@ -198,11 +213,7 @@ class HFChat:
             try:
                 return self._render_once(messages, tools, documents, flags)
             except ChatTemplateError as exc:
-                if exc.hint is None and any(_is_system(m) for m in messages):
-                    exc.hint = (
-                        "if the template cannot show a system turn: --meta-option system_policy=merge "
-                        "(into the first user turn) or system_policy=drop"
-                    )
+                self._hint_system(exc, messages)
                 raise
         systems = [m for m in messages if _is_system(m)]
         if not systems:
@@ -227,6 +238,14 @@ class HFChat:
             kept = [m for m in messages if not _is_system(m)]
             return self._render_once(kept, tools, documents, flags)
         return self._render_once(_merge_system(messages), tools, documents, flags)
+
+    @staticmethod
+    def _hint_system(exc: ChatTemplateError, messages: Sequence[Any]) -> None:
+        if exc.hint is None and any(_is_system(m) for m in messages):
+            exc.hint = (
+                "if the template cannot show a system turn: --meta-option system_policy=merge "
+                "(into the first user turn) or system_policy=drop"
+            )
 
     def _flags(self, overrides: Mapping[str, Any], task: bool, last_role: Any = None) -> _Flags:
         """The generation flags and variables of one render."""
@@ -288,14 +307,55 @@ class HFChat:
         :param variables: ``add_generation_prompt``, ``continue_final_message`` and
             template variables for this conversation, over the options.
         """
-        flags = self._flags(variables, False, None)
-        rendered = self._render(
-            messages,
-            self.tools if tools is None else tools,
-            self.documents if documents is None else documents,
-            flags,
-        )
+        plain = self._plain
+        if plain is not None and tools is None and documents is None and self.tools is None and self.documents is None:
+            # The common case in one call: no tools, no documents, at most add_generation_prompt.
+            if not variables:
+                agp = (self._default_flags or self._flags({}, False)).add_generation_prompt
+            elif len(variables) == 1 and type(variables.get("add_generation_prompt")) is bool:
+                agp = variables["add_generation_prompt"]
+            else:
+                agp = None
+            if agp is not None:
+                try:
+                    return ModelInput(plain(messages, agp), messages)
+                except ChatTemplateError as exc:
+                    self._hint_system(exc, messages)
+                    raise
+        flags = self._flags(variables, False, None) if variables else self._default_flags or self._flags({}, False)
+        if tools is None:
+            tools = self.tools
+        if documents is None:
+            documents = self.documents
+        if self.system_policy == "error" and tools is None and self._single is not None:
+            # The common case, without the detours: one template, no tools.
+            try:
+                rendered = self._single.render(
+                    messages,
+                    None,
+                    documents,
+                    flags.add_generation_prompt,
+                    flags.continue_final_message,
+                    flags.variables,
+                    self.now,
+                    True,
+                )
+            except ChatTemplateError as exc:
+                self._hint_system(exc, messages)
+                raise
+        else:
+            rendered = self._render(messages, tools, documents, flags)
         return ModelInput(rendered.text, messages, None, rendered.assistant_spans)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_plain"] = None  # a closure: made again on arrival
+        return state
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self._single is not None and self.system_policy == "error" and not self.continue_final_message:
+            self._plain = self._single.plain_renderer(self.variables, self.now)
 
     def __repr__(self) -> str:
         return f"HFChat({self.name!r}, template={self.source.origin!r})"

@@ -19,6 +19,12 @@ __all__ = ["ChatTemplate", "Rendered", "RESERVED_VARIABLES"]
 _GENERATION_TAG = re.compile(r"\{%-?\s*generation\s*-?%\}")
 
 _NO_CLOCK: dict[str, Any] = {}
+_CONFLICT = (
+    "continue_final_message and add_generation_prompt are not compatible. Use "
+    "continue_final_message when you want the model to continue the final message, and "
+    "add_generation_prompt when you want to add a header that will prompt it to start a new "
+    "assistant message instead."
+)
 
 RESERVED_VARIABLES = frozenset({"messages", "tools", "documents", "add_generation_prompt"})
 """Names the renderer passes itself; a variable cannot replace them."""
@@ -171,12 +177,7 @@ class ChatTemplate:
         try:
             chat = conv.prepare_messages(messages)
             if continue_final_message and add_generation_prompt:
-                raise ValueError(
-                    "continue_final_message and add_generation_prompt are not compatible. Use "
-                    "continue_final_message when you want the model to continue the final message, and "
-                    "add_generation_prompt when you want to add a header that will prompt it to start a new "
-                    "assistant message instead."
-                )
+                raise ValueError(_CONFLICT)
             # The template's variables: the fixed clock, then the caller's variables
             # (special tokens first, as transformers passes them), then its own.
             if variables and not plain_variables:
@@ -215,11 +216,11 @@ class ChatTemplate:
         return jinja_env.render(self._compiled, context)
 
     def plain_renderer(self, variables: Mapping[str, Any], now: datetime | None) -> Any:
-        """A function ``render(messages, add_generation_prompt) -> str`` for the
-        commonest render, with everything that does not change prepared once:
-        plain ``variables``, the clock, no tools, no documents, no
-        ``continue_final_message``, no generation spans. ``None`` when the template
-        needs the general :meth:`render` (Jinja engine, generation blocks)."""
+        """A function ``render(messages, add_generation_prompt, continue_final_message=False)
+        -> str`` for the commonest render, with everything that does not change
+        prepared once: plain ``variables``, the clock, no tools, no documents, no
+        generation spans. ``None`` when the template needs the general
+        :meth:`render` (Jinja engine, generation blocks)."""
         if self._fast is None or self.has_generation:
             return None
         fixed = {**self._globals, **({"strftime_now": fixed_strftime_now(now)} if now is not None else {}), **variables}
@@ -228,21 +229,32 @@ class ChatTemplate:
         origin = self.origin
         fast = self._fast
 
-        def render(messages: Any, add_generation_prompt: bool) -> str:
+        source = self.source
+        tag, cut = conv.tag_final_message, conv.cut_at_tag
+
+        def render(messages: Any, add_generation_prompt: bool, continue_final_message: bool | str = False) -> str:
             try:
-                return run(
-                    {
-                        **fixed,
-                        "messages": prepare(messages),
-                        "tools": None,
-                        "documents": None,
-                        "add_generation_prompt": add_generation_prompt,
-                    }
+                chat = prepare(messages)
+                if not continue_final_message:
+                    return run(
+                        {
+                            **fixed,
+                            "messages": chat,
+                            "tools": None,
+                            "documents": None,
+                            "add_generation_prompt": add_generation_prompt,
+                        }
+                    )
+                if add_generation_prompt:
+                    raise ValueError(_CONFLICT)
+                final = tag(chat, continue_final_message, source)
+                text = run(
+                    {**fixed, "messages": chat, "tools": None, "documents": None, "add_generation_prompt": False}
                 )
+                return cut(text, final)[0]
             except PromptStyleError as exc:
                 raise exc.locate(file=origin) from None
             except Exception as exc:  # as in render()
                 raise ChatTemplateError(str(exc), file=origin, line=_template_line(exc, fast)) from exc
 
         return render
-

@@ -129,7 +129,9 @@ def prepare_messages(messages: Any) -> list[dict[str, Any]]:
             # The common case first: a JSON object of strings (and numbers), read as it is.
             for key, value in message.items():
                 kind = type(value)
-                if type(key) is not str or (kind is not str and kind is not int and kind is not float and kind is not bool):
+                if type(key) is not str or (
+                    kind is not str and kind is not int and kind is not float and kind is not bool
+                ):
                     break
             else:
                 if "reasoning_content" not in message and "thinking" not in message and "reasoning" not in message:

@@ -255,7 +255,36 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             for item in value:
                 yield func(item)
 
+    new = object.__new__
+    autoescape = environment.autoescape
+
+    def fast_macro(
+        func: Any,
+        name: Any,
+        arguments: tuple,
+        catch_kwargs: bool,
+        catch_varargs: bool,
+        caller: bool,
+        default_autoescape: Any,
+    ) -> Any:
+        # Macro(environment, ...) with the attributes Macro.__init__ sets, set directly.
+        macro = new(Macro)
+        macro._environment = environment
+        macro._func = func
+        macro._argument_count = len(arguments)
+        macro.name = name
+        macro.arguments = arguments
+        macro.catch_kwargs = catch_kwargs
+        macro.catch_varargs = catch_varargs
+        macro.caller = caller
+        macro.explicit_caller = "caller" in arguments
+        if default_autoescape is None:
+            default_autoescape = autoescape(None) if callable(autoescape) else autoescape
+        macro._default_autoescape = default_autoescape
+        return macro
+
     made = {
+        "fast_macro": fast_macro if _MACRO_FIELDS_OK else None,
         "fast_getattr": fast_getattr,
         "fast_getitem": fast_getitem,
         "fast_call": fast_call,
@@ -277,7 +306,9 @@ def _simple_loop_use(body: list[nodes.Node]) -> bool:
         nonlocal ok
         if not ok:
             return
-        if isinstance(node, (nodes.Macro, nodes.CallBlock, nodes.FilterBlock, nodes.AssignBlock, nodes.Block)):
+        # A macro may be called after the loop (a call block, filter block or block
+        # assignment runs at once, inside the iteration).
+        if isinstance(node, (nodes.Macro, nodes.Block)):
             if any(n.name == "loop" for n in node.find_all(nodes.Name)):
                 ok = False
                 return
@@ -330,7 +361,10 @@ class FastCodeGenerator(CodeGenerator):
         visitor = DependencyFinderVisitor()
         for node in nodes_:
             visitor.visit(node)
-        for id_map, names, dependency in ((self.filters, visitor.filters, "filters"), (self.tests, visitor.tests, "tests")):
+        for id_map, names, dependency in (
+            (self.filters, visitor.filters, "filters"),
+            (self.tests, visitor.tests, "tests"),
+        ):
             for name in sorted(names):
                 if name not in id_map:
                     id_map[name] = self.temporary_identifier()
@@ -381,13 +415,16 @@ class FastCodeGenerator(CodeGenerator):
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
         # Without inheritance, blocks or includes, the root returns a list of strings.
         self._buffered_root = all(
-            node.find(kind) is None for kind in (nodes.Extends, nodes.Block, nodes.Include, nodes.Import, nodes.FromImport)
+            node.find(kind) is None
+            for kind in (nodes.Extends, nodes.Block, nodes.Include, nodes.Import, nodes.FromImport)
         )
         self.writeline("from prompt_style_hf.fastpath import helpers as _ps_helpers")
         self.writeline("_ps_fast = _ps_helpers(environment)")
         self.writeline("fast_getattr = _ps_fast['fast_getattr']")
         self.writeline("fast_getitem = _ps_fast['fast_getitem']")
         self.writeline("fast_call = _ps_fast['fast_call']")
+        if _MACRO_FIELDS_OK:
+            self.writeline("fast_macro = _ps_fast['fast_macro']")
         for name in _FAST_FILTERS.values():
             self.writeline(f"{name} = _ps_fast[{name!r}]")
         super().visit_Template(node, frame)
@@ -410,6 +447,20 @@ class FastCodeGenerator(CodeGenerator):
         super().visit_Filter(node, frame)
 
     # -- attribute and item access ----------------------------------------------------
+
+    def macro_def(self, macro_ref: Any, frame: Frame) -> None:
+        if not _MACRO_FIELDS_OK:
+            super().macro_def(macro_ref, frame)
+            return
+        arg_tuple = ", ".join(repr(x.name) for x in macro_ref.node.args)
+        name = getattr(macro_ref.node, "name", None)
+        if len(macro_ref.node.args) == 1:
+            arg_tuple += ","
+        self.write(
+            f"fast_macro(macro, {name!r}, ({arg_tuple}),"
+            f" {macro_ref.accesses_kwargs!r}, {macro_ref.accesses_varargs!r},"
+            f" {macro_ref.accesses_caller!r}, context.eval_ctx.autoescape)"
+        )
 
     def visit_Getattr(self, node: nodes.Getattr, frame: Frame) -> None:
         if isinstance(node.node, nodes.Name) and node.node.name == "loop" and node.node.ctx == "load":
@@ -646,6 +697,27 @@ _CONTEXT_FIELDS_OK = _context_fields() == {
     "name",
     "globals_keys",
     "blocks",
+}
+
+
+def _macro_fields() -> set[str]:
+    from jinja2 import Environment
+
+    return set(vars(Macro(Environment(), lambda: "", "m", ("a",), False, False, False, False)))
+
+
+# The directly built Macro sets exactly the attributes Jinja's Macro.__init__ sets.
+_MACRO_FIELDS_OK = _macro_fields() == {
+    "_environment",
+    "_func",
+    "_argument_count",
+    "name",
+    "arguments",
+    "catch_kwargs",
+    "catch_varargs",
+    "caller",
+    "explicit_caller",
+    "_default_autoescape",
 }
 
 _FAST: dict[tuple[int, str], FastTemplate] = {}

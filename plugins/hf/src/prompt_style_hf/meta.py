@@ -149,7 +149,7 @@ class HFChat:
             except OptionError:
                 self._single = None
         self._plain = None
-        if self._single is not None and self.system_policy == "error" and not self.continue_final_message:
+        if self._single is not None and self.system_policy == "error":
             self._plain = self._single.plain_renderer(self.variables, self.now)
 
     # -- which template ----------------------------------------------------------
@@ -310,15 +310,19 @@ class HFChat:
         plain = self._plain
         if plain is not None and tools is None and documents is None and self.tools is None and self.documents is None:
             # The common case in one call: no tools, no documents, at most add_generation_prompt.
-            if not variables:
-                agp = (self._default_flags or self._flags({}, False)).add_generation_prompt
-            elif len(variables) == 1 and type(variables.get("add_generation_prompt")) is bool:
-                agp = variables["add_generation_prompt"]
-            else:
-                agp = None
-            if agp is not None:
+            flags = self._default_flags or self._flags({}, False)
+            agp, cfm = flags.add_generation_prompt, flags.continue_final_message
+            if variables:
+                agp = variables.get("add_generation_prompt", agp)
+                cfm = variables.get("continue_final_message", cfm)
+                simple = len(variables) == ("add_generation_prompt" in variables) + (
+                    "continue_final_message" in variables
+                )
+                if not simple or type(agp) is not bool or not (cfm is False or cfm is True or type(cfm) is str):
+                    plain = None
+            if plain is not None:
                 try:
-                    return ModelInput(plain(messages, agp), messages)
+                    return ModelInput(plain(messages, agp, cfm), messages)
                 except ChatTemplateError as exc:
                     self._hint_system(exc, messages)
                     raise
@@ -354,7 +358,7 @@ class HFChat:
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
         self.__dict__.update(state)
-        if self._single is not None and self.system_policy == "error" and not self.continue_final_message:
+        if self._single is not None and self.system_policy == "error":
             self._plain = self._single.plain_renderer(self.variables, self.now)
 
     def __repr__(self) -> str:

@@ -43,8 +43,8 @@ from jinja2.filters import _prepare_attribute_parts
 from jinja2.idtracking import VAR_LOAD_PARAMETER, VAR_LOAD_RESOLVE
 from jinja2.nodes import EvalContext
 from jinja2.runtime import Context, LoopContext, Macro, Undefined, missing
-from markupsafe import Markup
 from jinja2.utils import _PassArg
+from markupsafe import Markup
 
 from .environment import TemplateNamespace
 

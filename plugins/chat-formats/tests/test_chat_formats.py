@@ -68,19 +68,22 @@ def cases():
     for name in sorted(FORMATS):
         template = corpus_name(name)
         expected = {**corpus["results"][template]["renders"], **golden["results"][template]["renders"]}
-        for conv in sorted(expected):
-            out.append(pytest.param(name, convs[conv], expected[conv], id=f"{name}:{conv}"))
+        out.append(pytest.param(name, [(conv, convs[conv], expected[conv]) for conv in sorted(expected)], id=name))
     return out
 
 
-@pytest.mark.parametrize("name, conversation, expected", cases())
-def test_format_is_byte_identical_to_its_template(name, conversation, expected):
-    ours = render(name, conversation)
-    assert ours["ok"] == expected["ok"], (ours, expected)
-    if ours["ok"]:
-        assert ours["text"] == expected["text"]
-    else:
-        assert ours["error"].startswith(expected["error"])
+@pytest.mark.parametrize("name, checks", cases())
+def test_format_is_byte_identical_to_its_template(name, checks):
+    wrong = []
+    for conv, conversation, expected in checks:
+        ours = render(name, conversation)
+        ok = ours["ok"] == expected["ok"] and (
+            ours["text"] == expected["text"] if ours["ok"] else ours["error"].startswith(expected["error"])
+        )
+        if not ok:
+            wrong.append(f"{conv}:\n  ours: {ours!r}\n  transformers: {expected!r}")
+    assert not wrong, f"{name}: " + "\n".join(wrong)
+    assert len(checks) == 36
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))

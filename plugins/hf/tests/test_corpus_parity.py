@@ -39,41 +39,47 @@ CORPUS_TOOLS = {
 
 
 def cases(corpus: Path | None, label: str):
+    """One case per template: its conversations, each with what transformers gave."""
     if corpus is None:
-        return [pytest.param(None, None, None, None, marks=pytest.mark.skip(reason="no corpus directory"), id=label)]
+        return [pytest.param(None, None, None, marks=pytest.mark.skip(reason="no corpus directory"), id=label)]
     expected = load_json(corpus / "expected.json")
     index = load_json(corpus / "index.json")
     convs = expected["meta"]["conversations"]
     out = []
     for name in sorted(expected["results"]):
+        assert (corpus / "templates" / index[name]["file"]).is_file(), f"{name}: template file missing"
+        checks = []
         for key, result in sorted(expected["results"][name].items()):
             if key == "renders":
-                for conv in sorted(result):
-                    out.append(pytest.param(corpus, name, convs[conv], result[conv], id=f"{label}:{name}:{conv}"))
+                checks.extend((conv, convs[conv], result[conv]) for conv in sorted(result))
             elif key in CORPUS_TOOLS:
-                conv = {**convs[key.removeprefix("with_tools_")], "tools": CORPUS_TOOLS[key]}
-                out.append(pytest.param(corpus, name, conv, result, id=f"{label}:{name}:{key}"))
-        assert (corpus / "templates" / index[name]["file"]).is_file(), f"{name}: template file missing"
+                checks.append((key, {**convs[key.removeprefix("with_tools_")], "tools": CORPUS_TOOLS[key]}, result))
+        out.append(pytest.param(corpus, name, checks, id=f"{label}:{name}"))
     return out
 
 
-def check(corpus, name, conversation, expected, engine):
+def check(corpus, name, checks, engine):
     info = load_json(corpus / "index.json")[name]
     tpl = template(corpus / "templates" / info["file"], engine)
-    ours = render_case(tpl, info.get("bos_token"), info.get("eos_token"), conversation, FROZEN_NOW)
-    # The corpus stores transformers' error messages cut to a prefix.
-    assert same(ours, expected, prefix_errors=True), f"ours: {ours!r}\ntransformers: {expected!r}"
+    wrong = []
+    for conv, conversation, expected in checks:
+        ours = render_case(tpl, info.get("bos_token"), info.get("eos_token"), conversation, FROZEN_NOW)
+        # The corpus stores transformers' error messages cut to a prefix.
+        if not same(ours, expected, prefix_errors=True):
+            wrong.append(f"{conv}:\n  ours: {ours!r}\n  transformers: {expected!r}")
+    assert not wrong, f"{name} ({engine}): " + "\n".join(wrong)
+    assert checks
 
 
-@pytest.mark.parametrize("corpus, name, conversation, expected", cases(live_corpus(), "live"))
-def test_live_corpus(corpus, name, conversation, expected):
-    check(corpus, name, conversation, expected, "auto")
+@pytest.mark.parametrize("corpus, name, checks", cases(live_corpus(), "live"))
+def test_live_corpus(corpus, name, checks):
+    check(corpus, name, checks, "auto")
 
 
-@pytest.mark.parametrize("corpus, name, conversation, expected", cases(CORPUS_COPY, "copy"))
 @pytest.mark.parametrize("engine", ["auto", "jinja"])
-def test_committed_corpus(corpus, name, conversation, expected, engine):
-    check(corpus, name, conversation, expected, engine)
+@pytest.mark.parametrize("corpus, name, checks", cases(CORPUS_COPY, "copy"))
+def test_committed_corpus(corpus, name, checks, engine):
+    check(corpus, name, checks, engine)
 
 
 def test_every_corpus_template_has_renders():

@@ -17,6 +17,7 @@ from .errors import (
     RenderError,
     StyleError,
     TaskFileError,
+    TokenizerError,
 )
 from .fields import compile_field
 from .formats import load_task_config
@@ -42,6 +43,8 @@ from .types import (
     StyleSettings,
     TaskReader,
     TaskSource,
+    Tokenizer,
+    TokenizerLoader,
     Turn,
 )
 
@@ -78,6 +81,8 @@ __all__ = [
     "Style",
     "MetaTemplate",
     "Retriever",
+    "Tokenizer",
+    "TokenizerLoader",
     # building blocks for plugins
     "compile_field",
     "load_yaml",
@@ -104,4 +109,5 @@ __all__ = [
     "PluginNotFoundError",
     "PluginConflictError",
     "PluginLoadWarning",
+    "TokenizerError",
 ]

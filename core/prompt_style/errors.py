@@ -16,6 +16,7 @@ __all__ = [
     "PluginNotFoundError",
     "PluginConflictError",
     "PluginLoadWarning",
+    "TokenizerError",
 ]
 
 
@@ -102,6 +103,10 @@ class OptionError(PromptStyleError):
 
 class RenderError(PromptStyleError):
     """User or plugin code raised while a record was rendered."""
+
+
+class TokenizerError(PromptStyleError):
+    """A tokenizer cannot be loaded, or cannot encode what a meta template gives."""
 
 
 class PluginError(PromptStyleError):

@@ -16,6 +16,7 @@ from typing import Any
 from .data import check_data_file, iter_records, load_records
 from .errors import DataError, PluginError, PromptStyleError
 from .formats import load_task_config
+from .meta.tokens import split_token_options, with_tokenizer
 from .plugins import PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
 from .task import TASK_KEYS, TaskConfig
@@ -269,8 +270,13 @@ def _style(config: TaskConfig, manager: PluginManager, override: str | None) -> 
 
 def _meta(manager: PluginManager, name: str, options: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
     where = {"key": "meta"}
+    # The tokenizer options (tokenizer=PATH, ...) are the core's, for every meta template that gives text.
+    own, token_options = split_token_options(options or {})
     provider = _resolve(manager, "apply_meta_template", name, where)
-    return _build(provider, where, {}, options=dict(options or {})), provider.describe()
+    built, used = _build(provider, where, {}, options=own), provider.describe()
+    if token_options:
+        built, used["tokenizer"] = with_tokenizer(manager, built, token_options, name=name)
+    return built, used
 
 
 def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mapping[str, Any]]]:

@@ -40,10 +40,19 @@ class RenderedPrompt:
     """The intermediate dialogue, before the meta template."""
     token_ids: list[int] | None = None
     """The prompt as token ids, when the meta template gives them."""
+    context_token_ids: list[int] | None = None
+    """Multiple choice with a tokenizer: the context's tokens as scored before each
+    continuation (lm-evaluation-harness's split; trailing whitespace moves to the continuation)."""
+    continuation_token_ids: list[list[int]] | None = None
+    """Multiple choice with a tokenizer: each continuation's tokens, split from
+    context + continuation encoded whole."""
+    token_report: list[dict[str, Any]] | None = None
+    """With a tokenizer: what tokenization noticed in this record (empty when nothing)."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
-        ``target``, and ``token_ids`` when the meta template gives them."""
+        ``target``, and ``token_ids``, ``context_token_ids``, ``continuation_token_ids``
+        and ``token_report`` when a tokenizer gives them."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -53,6 +62,12 @@ class RenderedPrompt:
         }
         if self.token_ids is not None:
             out["token_ids"] = self.token_ids
+        if self.context_token_ids is not None:
+            out["context_token_ids"] = self.context_token_ids
+        if self.continuation_token_ids is not None:
+            out["continuation_token_ids"] = self.continuation_token_ids
+        if self.token_report is not None:
+            out["token_report"] = self.token_report
         return out
 
 
@@ -116,6 +131,8 @@ class TaskRenderer:
         self._shots: list[Sample | None] = [None] * len(self.pool)
         self._style_format = self.style.format
         self._meta_apply = self.meta.apply
+        # Token-level meta templates split multiple-choice continuations at token level.
+        self._meta_scored = getattr(self.meta, "apply_with_continuations", None)
         self._select = self.retriever.select
 
     def __getstate__(self) -> dict[str, Any]:
@@ -176,7 +193,10 @@ class TaskRenderer:
             ids = self._select(index, record)
             shots = [self._shot(i) for i in ids] if ids else ()
             formatted = self._style_format(sample, shots)
-            made = self._meta_apply(formatted.dialogue)
+            if self._meta_scored is not None and formatted.continuations:
+                made = self._meta_scored(formatted.dialogue, formatted.continuations)
+            else:
+                made = self._meta_apply(formatted.dialogue)
         except PromptStyleError as exc:
             line = self.lines.get(exc.key or "") or self.lines.get((exc.key or "").split(".")[0])
             raise exc.locate(split=self.split, index=index, file=self.source, line=line) from None
@@ -191,4 +211,7 @@ class TaskRenderer:
             self.plugins,
             formatted.dialogue,
             made.token_ids,
+            made.context_token_ids,
+            made.continuation_token_ids,
+            made.token_report,
         )

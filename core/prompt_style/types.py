@@ -32,6 +32,8 @@ __all__ = [
     "StyleFactory",
     "MetaTemplateFactory",
     "RetrieverFactory",
+    "Tokenizer",
+    "TokenizerLoader",
 ]
 
 
@@ -154,6 +156,14 @@ class ModelInput:
     text: str | None = None
     messages: list[dict[str, Any]] | None = None
     token_ids: list[int] | None = None
+    context_token_ids: list[int] | None = None
+    """Multiple choice: the context as scored before each continuation (token level)."""
+    continuation_token_ids: list[list[int]] | None = None
+    """Multiple choice: each continuation's tokens, split from the whole at token level."""
+    token_report: list[dict[str, Any]] | None = None
+    """What tokenization noticed for this record (special-token text in contents,
+    a BOS not added twice, a context/continuation boundary that differs from
+    tokenizing the whole string); ``None`` when no tokenizer is used."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,3 +210,41 @@ class Retriever(Protocol):
 StyleFactory = Callable[..., Style]
 MetaTemplateFactory = Callable[..., MetaTemplate]
 RetrieverFactory = Callable[..., Retriever]
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """A loaded tokenizer (what a ``load_tokenizer`` loader returns).
+
+    It encodes text exactly as the model's own tokenizer does in transformers,
+    matching added and special tokens written in the text as whole tokens.
+    """
+
+    name: str
+    """Where it was loaded from, for messages."""
+    bos_token: str | None
+    bos_token_id: int | None
+    eos_token: str | None
+    eos_token_id: int | None
+    added_tokens: Mapping[str, int]
+    """Text matched as one token wherever it appears (added and special tokens): text -> id."""
+    special_tokens: frozenset[str]
+    """The added tokens that are special (BOS, EOS, control tokens...)."""
+
+    def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
+        """Token ids of ``text``; with ``add_special_tokens`` the tokenizer's own
+        additions (usually a BOS) are added, as ``tokenizer(text)`` does in transformers."""
+        ...
+
+
+@runtime_checkable
+class TokenizerLoader(Protocol):
+    """Loads one kind of local tokenizer file (a ``load_tokenizer`` catalog entry)."""
+
+    def detect(self, path: Path) -> bool:
+        """Whether ``path`` (a file or a folder) is in this loader's format (cheap: look at names)."""
+        ...
+
+    def load(self, path: Path, options: Mapping[str, Any]) -> Tokenizer:
+        """Load the tokenizer at ``path``; raise :class:`~prompt_style.TokenizerError` naming the file."""
+        ...

@@ -67,7 +67,14 @@ def _text_block(result: Any) -> str:
     body = result.text
     if body is None:
         body = json.dumps(result.messages, ensure_ascii=False, indent=2)
-    return f"{header}\n{body}\n"
+    tokens = ""
+    if result.token_ids is not None:
+        tokens = f"--- token_ids ({len(result.token_ids)}): {json.dumps(result.token_ids)}\n"
+        if result.continuation_token_ids is not None:
+            tokens += f"--- continuation_token_ids: {json.dumps(result.continuation_token_ids)}\n"
+        for entry in result.token_report or ():
+            tokens += f"--- note: {entry.get('message', entry['kind'])}\n"
+    return f"{header}\n{body}\n{tokens}"
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

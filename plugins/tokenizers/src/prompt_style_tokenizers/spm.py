@@ -1,0 +1,211 @@
+"""``sentencepiece``: a SentencePiece ``.model`` file, or a folder holding ``tokenizer.model``.
+
+transformers 5 no longer runs SentencePiece to encode: ``AutoTokenizer`` on a
+folder with only ``tokenizer.model`` converts it into a ``tokenizers`` BPE
+(``SentencePieceExtractor``: the pieces become the vocabulary, merges are every
+split of a piece into two pieces, ordered by the merged piece's id) and gives
+it ``LlamaTokenizer``'s pipeline (no normalizer; ``Metaspace`` pre-tokenizer
+that replaces spaces by ``▁`` and prepends one to the first piece of text;
+byte fallback). Control pieces become special added tokens and user-defined
+pieces plain added tokens. This loader does the same conversion, so its token
+ids are transformers 5's, which differ from ``sentencepiece``'s own ``encode``
+in places (``" Hello"`` is ``▁Hello`` here, ``▁`` ``▁Hello`` in SentencePiece;
+text after a special token gets no ``▁`` here).
+
+The model file is a protobuf message; the few fields needed (pieces, their
+types, the BOS/EOS/UNK pieces, the model type) are read directly, so the
+``sentencepiece`` library is not needed (the tests compare with it when it is
+installed).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tokenizers import AddedToken, Tokenizer, decoders, pre_tokenizers
+from tokenizers.models import BPE
+
+from prompt_style import TokenizerError
+
+from .backend import Backend, add_missing, added_tokens_decoder_of, post_processor, special_tokens_of, token_text
+from .hf import check_options, prepend_scheme, read_config
+
+__all__ = ["SentencePieceLoader", "SentencePieceModel", "read_model", "generate_merges"]
+
+OPTIONS = ("tokenizer_class", "legacy", "add_prefix_space", "add_bos_token", "add_eos_token")
+
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+"""``SentencePiece.Type`` values of sentencepiece_model.proto."""
+UNIGRAM, BPE_TYPE = 1, 2
+
+
+@dataclass
+class SentencePieceModel:
+    pieces: list[tuple[str, float, int]] = field(default_factory=list)
+    """(piece, score, type) by id."""
+    model_type: int = UNIGRAM
+    unk_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+    unk_piece: str = "<unk>"
+    bos_piece: str = "<s>"
+    eos_piece: str = "</s>"
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        if i >= len(buf):
+            raise ValueError("truncated varint")
+        byte = buf[i]
+        i += 1
+        result |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return result, i
+
+
+def _fields(buf: bytes) -> Iterator[tuple[int, int, Any]]:
+    """(field number, wire type, value) of a protobuf message: ints, or bytes for length-delimited fields."""
+    i = 0
+    while i < len(buf):
+        key, i = _varint(buf, i)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _varint(buf, i)
+        elif wire == 1:
+            value, i = buf[i : i + 8], i + 8
+        elif wire == 2:
+            size, i = _varint(buf, i)
+            value, i = buf[i : i + size], i + size
+        elif wire == 5:
+            value, i = buf[i : i + 4], i + 4
+        else:
+            raise ValueError(f"unsupported wire type {wire}")
+        if i > len(buf):
+            raise ValueError("truncated message")
+        yield number, wire, value
+
+
+def _signed(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def read_model(data: bytes) -> SentencePieceModel:
+    """The fields of a ``ModelProto`` that the conversion needs."""
+    model = SentencePieceModel()
+    for number, wire, value in _fields(data):
+        if number == 1 and wire == 2:  # repeated SentencePiece pieces
+            piece, score, kind = "", 0.0, NORMAL
+            for n, w, v in _fields(value):
+                if n == 1 and w == 2:
+                    piece = v.decode("utf-8")
+                elif n == 2 and w == 5:
+                    score = struct.unpack("<f", v)[0]
+                elif n == 3 and w == 0:
+                    kind = v
+            model.pieces.append((piece, score, kind))
+        elif number == 2 and wire == 2:  # TrainerSpec
+            for n, w, v in _fields(value):
+                if w == 0 and n == 3:
+                    model.model_type = v
+                elif w == 0 and n in (40, 41, 42):
+                    setattr(model, {40: "unk_id", 41: "bos_id", 42: "eos_id"}[n], _signed(v))
+                elif w == 2 and n in (45, 46, 47):
+                    setattr(model, {45: "unk_piece", 46: "bos_piece", 47: "eos_piece"}[n], v.decode("utf-8"))
+    if not model.pieces:
+        raise ValueError("no pieces")
+    return model
+
+
+def generate_merges(vocab: Mapping[str, int]) -> list[tuple[str, str]]:
+    """transformers' ``generate_merges(vocab)``: every split of a piece into two
+    pieces, ordered by the merged piece's id, then by the parts' lengths."""
+    merges: list[tuple[int, int, int, int, int, str, str]] = []
+    for merge, merged_id in vocab.items():
+        local = []
+        for index in range(1, len(merge)):
+            left, right = merge[:index], merge[index:]
+            if left in vocab and right in vocab:
+                local.append((vocab[left], vocab[right], left, right))
+        local.sort()
+        for order, (_, _, left, right) in enumerate(local):
+            merges.append((merged_id, len(left), len(right), 0, order, left, right))
+    # Python's sort is stable, as transformers relies on: equal keys keep the per-piece order.
+    merges.sort(key=lambda m: (m[0], m[1], m[2]))
+    return [(m[5], m[6]) for m in merges]
+
+
+def convert(model: SentencePieceModel, config: Mapping[str, Any], options: Mapping[str, Any], name: str) -> Backend:
+    cls = options.get("tokenizer_class", config.get("tokenizer_class", "LlamaTokenizer"))
+    if cls not in ("LlamaTokenizer", "LlamaTokenizerFast", "CodeLlamaTokenizer", "CodeLlamaTokenizerFast"):
+        raise TokenizerError(
+            f"{name}: converting a SentencePiece model for {cls} is not supported (only LlamaTokenizer's conversion, "
+            "as used by Llama, Mistral and their derivatives)",
+            hint="give the model's tokenizer.json instead (transformers' save_pretrained writes one)",
+        )
+    if model.model_type != BPE_TYPE:
+        raise TokenizerError(
+            f"{name}: a SentencePiece {'unigram' if model.model_type == UNIGRAM else 'non-BPE'} model; "
+            "LlamaTokenizer converts BPE models only",
+            hint="give the model's tokenizer.json instead",
+        )
+    vocab: dict[str, int] = {}
+    for index, (piece, _, _) in enumerate(model.pieces):
+        vocab[piece] = index  # as transformers builds it: a repeated piece keeps its last id
+    backend = Tokenizer(BPE(vocab=vocab, merges=generate_merges(vocab), fuse_unk=True, byte_fallback=True))
+    backend.normalizer = None
+    backend.pre_tokenizer = pre_tokenizers.Metaspace(
+        replacement="▁", prepend_scheme=prepend_scheme(config, options), split=False
+    )
+    sequence = [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
+    backend.decoder = decoders.Sequence(sequence)
+    # Control pieces are special, user-defined pieces are not; both are matched whole in text.
+    pieces = [
+        AddedToken(piece, normalized=False, special=kind == CONTROL)
+        for piece, _, kind in model.pieces
+        if kind in (CONTROL, USER_DEFINED)
+    ]
+    add_missing(backend, [token for _, token in added_tokens_decoder_of(config)])
+    defaults = {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}  # LlamaTokenizer's own
+    named = {**defaults, **{k: v for k, v in config.items() if v is not None}}
+    add_missing(backend, special_tokens_of(named))
+    add_missing(backend, pieces)
+    bos = token_text(named.get("bos_token"))
+    eos = token_text(named.get("eos_token"))
+    add_bos = bool(options.get("add_bos_token", config.get("add_bos_token", False)))
+    add_eos = bool(options.get("add_eos_token", config.get("add_eos_token", False)))
+    post_processor(backend, bos, eos, add_bos, add_eos)
+    return Backend(
+        backend,
+        name=name,
+        bos_token=bos,
+        eos_token=eos,
+        split_special_tokens=bool(config.get("split_special_tokens", False)),
+    )
+
+
+class SentencePieceLoader:
+    """Reads ``*.model`` files and folders that hold ``tokenizer.model`` but no ``tokenizer.json``
+    (transformers prefers ``tokenizer.json`` when a folder has both)."""
+
+    def detect(self, path: Path) -> bool:
+        if path.is_dir():
+            return (path / "tokenizer.model").is_file() and not (path / "tokenizer.json").is_file()
+        return path.suffix == ".model"
+
+    def load(self, path: Path, options: Mapping[str, Any]) -> Backend:
+        check_options(options, OPTIONS, "'sentencepiece'")
+        file = path / "tokenizer.model" if path.is_dir() else path
+        folder = path if path.is_dir() else (path.parent if (path.parent / "tokenizer_config.json").is_file() else None)
+        try:
+            model = read_model(file.read_bytes())
+        except OSError as exc:
+            raise TokenizerError(f"cannot read {file}: {exc}") from None
+        except (ValueError, UnicodeDecodeError, struct.error) as exc:
+            raise TokenizerError(f"{file} is not a SentencePiece model ({exc})") from None
+        return convert(model, read_config(folder), options, str(folder or file))

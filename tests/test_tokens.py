@@ -108,7 +108,9 @@ class AnyPlugin:
 
 @pytest.fixture
 def manager():
-    return prompt_style.create_plugin_manager(environ={}, plugins=[("words", WordsPlugin())])
+    # The real loaders (prompt-style-tokenizers) are blocked: only the toy one answers.
+    environ = {"PROMPT_STYLE_DISABLE": "tokenizers"}
+    return prompt_style.create_plugin_manager(environ=environ, plugins=[("words", WordsPlugin())])
 
 
 @pytest.fixture

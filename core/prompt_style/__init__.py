@@ -21,8 +21,17 @@ from .errors import (
 )
 from .fields import compile_field
 from .formats import load_task_config
+from .harness import (
+    ChatModel,
+    ChatResult,
+    Conversation,
+    ScoringChatModel,
+    accuracy,
+    conversations,
+    run_chat_model,
+)
 from .loading import Task, default_plugin_manager, load_task, render_records
-from .meta import api_role
+from .meta import ModelArgs, api_role, parse_model_args
 from .options import check_options
 from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
@@ -54,6 +63,8 @@ __all__ = [
     # loading and rendering
     "load_task",
     "render_records",
+    "parse_model_args",
+    "ModelArgs",
     "load_task_config",
     "Task",
     "TaskConfig",
@@ -61,6 +72,14 @@ __all__ = [
     "RenderedPrompt",
     "iter_records",
     "load_records",
+    # harnesses: chat models
+    "ChatModel",
+    "ScoringChatModel",
+    "Conversation",
+    "ChatResult",
+    "conversations",
+    "run_chat_model",
+    "accuracy",
     # plugins
     "create_plugin_manager",
     "default_plugin_manager",

@@ -16,6 +16,7 @@ from typing import Any
 from .data import check_data_file, iter_records, load_records
 from .errors import DataError, PluginError, PromptStyleError
 from .formats import load_task_config
+from .meta.model_args import apply_model_args
 from .meta.tokens import split_token_options, with_tokenizer
 from .plugins import PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
@@ -131,6 +132,7 @@ def load_task(
     trust_code: bool = False,
     template: str | int | None = None,
     task_format: str | None = None,
+    model_args: str | Mapping[str, Any] | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -150,10 +152,17 @@ def load_task(
     :param template: which of a task file's templates to render, for formats
         that hold several (task-template files).
     :param task_format: the task file's format, when detection should not decide.
+    :param model_args: lm-evaluation-harness's model-args form,
+        ``"pretrained=./model,chat_template=hf,add_generation_prompt=false"`` (or a
+        mapping): ``chat_template`` chooses the meta template, ``pretrained`` /
+        ``tokenizer`` the tokenizer, the rest are meta options (see
+        :func:`~prompt_style.parse_model_args`).
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
     manager = plugins or default_plugin_manager()
+    if model_args is not None:
+        meta, meta_options = apply_model_args(model_args, meta, meta_options)
     options = ReadOptions(trust_code=trust_code, template=template)
     config = _with_overrides(_config_of(task, manager, options, task_format), data=data, shots=shots, seed=seed)
     overridden = set(data or ())

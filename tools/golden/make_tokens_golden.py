@@ -83,13 +83,20 @@ SP_FOLDERS = [
 OLD_LLAMA_FORMAT = {
     "normalizer": {
         "type": "Sequence",
-        "normalizers": [{"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}],
+        "normalizers": [
+            {"type": "Prepend", "prepend": "▁"},
+            {"type": "Replace", "pattern": {"String": " "}, "content": "▁"},
+        ],
     },
     "pre_tokenizer": None,
 }
 DERIVED = {
     # tokenizer.json as transformers 4 / Llama 2 / Mistral 7B v0.1 saved it; LlamaTokenizer rebuilds it in transformers 5.
-    "mistral-v3-oldformat-llama": {"from": "mistral-v3-json", "tokenizer_json": OLD_LLAMA_FORMAT, "tokenizer_config": {}},
+    "mistral-v3-oldformat-llama": {
+        "from": "mistral-v3-json",
+        "tokenizer_json": OLD_LLAMA_FORMAT,
+        "tokenizer_config": {},
+    },
     # The same file under the generic class: used as it is.
     "mistral-v3-oldformat-fast": {
         "from": "mistral-v3-json",
@@ -207,7 +214,20 @@ def fuzz_strings(count: int = 150, seed: int = 20250710) -> list[str]:
 
     rnd = random.Random(seed)
     alphabet = list("abcXYZ019  \n\t.,;:'\"!?éüß你好🤖<>/[]_-\u2581\u00a0\u200b")
-    alphabet += ["</s>", "<s>", "[INST]", "[/INST]", " the", "ing", "  ", "\n\n", " A", "Answer:", "[TOOL_CALLS]", "<unk>"]
+    alphabet += [
+        "</s>",
+        "<s>",
+        "[INST]",
+        "[/INST]",
+        " the",
+        "ing",
+        "  ",
+        "\n\n",
+        " A",
+        "Answer:",
+        "[TOOL_CALLS]",
+        "<unk>",
+    ]
     return ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 30))) for _ in range(count)]
 
 
@@ -337,7 +357,9 @@ def lm_eval_pairs(lm, pairs) -> list[dict]:
         return [(0.0, True)] * len(requests)
 
     lm._loglikelihood_tokens = fake_scores
-    requests = [Instance("loglikelihood", {}, (context, continuation), i) for i, (context, continuation) in enumerate(pairs)]
+    requests = [
+        Instance("loglikelihood", {}, (context, continuation), i) for i, (context, continuation) in enumerate(pairs)
+    ]
     lm.loglikelihood(requests, disable_tqdm=True)
     out = []
     for (context, continuation), context_enc, continuation_enc in captured:
@@ -437,7 +459,11 @@ def main() -> int:
         config.update({"bos_token": "<s>", "eos_token": "</s>", "chat_template": template("tekken")})
         write_json(config_path, config)
         tokenizer = AutoTokenizer.from_pretrained(str(args.tekken))
-        tekken = {"generator": versions(), "source": "mistral-common tekken_240718.json", "case": record_case(tokenizer, True)}
+        tekken = {
+            "generator": versions(),
+            "source": "mistral-common tekken_240718.json",
+            "case": record_case(tokenizer, True),
+        }
         tekken["conversations"] = expected["conversations"]
         tekken["fuzz_strings"] = expected["fuzz_strings"]
         write_json(OUT / "tekken.json", tekken)

@@ -32,6 +32,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         help="an option of the meta template, VALUE read as YAML (e.g. add_generation_prompt=false); repeatable",
     )
     render.add_argument(
+        "--model-args",
+        metavar="KEY=VALUE,...",
+        help="lm-evaluation-harness's model args: chat_template=NAME chooses the meta template, "
+        "pretrained=PATH / tokenizer=PATH the tokenizer, other keys are meta options",
+    )
+    render.add_argument(
         "--shots", metavar="K", type=non_negative, help="number of few-shot examples (replaces num_fewshot)"
     )
     render.add_argument("--seed", metavar="N", type=int, help="seed for random retrieval")
@@ -91,6 +97,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         trust_code=args.trust_code,
         template=int(args.template) if args.template and args.template.isdigit() else args.template,
         task_format=args.task_format,
+        model_args=args.model_args,
     )
     write = out.write
     if args.format == "jsonl":

@@ -64,3 +64,24 @@ def folders(tmp_path_factory):
 @pytest.fixture
 def pm_all():
     return prompt_style.create_plugin_manager(environ={})
+
+
+@pytest.fixture(scope="session")
+def loaded(folders):
+    """``loaded(name, path=None)`` -> (tokenizer, description), loaded once per session
+    through the plugin manager (the bare case is its tokenizer.json file)."""
+    from prompt_style.meta.tokens import resolve_tokenizer
+
+    manager = prompt_style.create_plugin_manager(environ={})
+    cache: dict = {}
+
+    def load(name: str, path: Path | None = None):
+        if path is None:
+            path = folders(name)
+            if EXPECTED["derived"].get(name, {}).get("bare"):
+                path = path / "tokenizer.json"
+        if path not in cache:
+            cache[path] = resolve_tokenizer(manager, path)
+        return cache[path]
+
+    return load

@@ -37,27 +37,6 @@ def _source(name: str) -> str:
 SP_CASES = [name for name in CASES if (GOLDEN / "folders" / _source(name) / "tokenizer.model.gz").is_file()]
 
 
-def _case_path(folders, name: str) -> Path:
-    path = folders(name)
-    if EXPECTED["derived"].get(name, {}).get("bare"):
-        return path / "tokenizer.json"
-    return path
-
-
-@pytest.fixture(scope="module")
-def loaded(folders):
-    manager = prompt_style.create_plugin_manager(environ={})
-    cache: dict = {}
-
-    def load(name: str, path: Path | None = None):
-        key = (name, path)
-        if key not in cache:
-            cache[key] = resolve_tokenizer(manager, path or _case_path(folders, name))
-        return cache[key]
-
-    return load
-
-
 class GivenText:
     """A meta template that gives a fixed text (what a chat template rendered)."""
 
@@ -222,7 +201,9 @@ def test_a_folder_with_both_files_is_read_from_tokenizer_json(folders, tmp_path)
 TEKKEN_DIR = os.environ.get("PROMPT_STYLE_TEKKEN_DIR")
 
 
-@pytest.mark.skipif(not TEKKEN_DIR, reason="set PROMPT_STYLE_TEKKEN_DIR to the folder make_tokens_golden.py --tekken made")
+@pytest.mark.skipif(
+    not TEKKEN_DIR, reason="set PROMPT_STYLE_TEKKEN_DIR to the folder make_tokens_golden.py --tekken made"
+)
 def test_tekken_equals_transformers():
     tekken = json.loads((GOLDEN / "tekken.json").read_text(encoding="utf-8"))["case"]
     manager = prompt_style.create_plugin_manager(environ={})

@@ -13,11 +13,12 @@ import pytest
 
 pytest.importorskip("tokenizers")
 
+from prompt_style_tokenizers import SentencePieceLoader, TokenizerJsonLoader, read_model  # noqa: E402
+from prompt_style_tokenizers.spm import generate_merges  # noqa: E402
+
 import prompt_style  # noqa: E402
 from prompt_style.cli import main  # noqa: E402
 from prompt_style.meta.tokens import resolve_tokenizer, with_tokenizer  # noqa: E402
-from prompt_style_tokenizers import SentencePieceLoader, TokenizerJsonLoader, read_model  # noqa: E402
-from prompt_style_tokenizers.spm import generate_merges  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parents[3] / "tests" / "golden" / "tokens"
 ROOT = GOLDEN.parents[2]
@@ -112,20 +113,19 @@ def test_unknown_loader_option(folders):
     assert caught.value.key == "meta.tokenizer_legacyy"
 
 
-def test_loader_options_override_the_config(folders):
+def test_loader_options_override_the_config(folders, loaded):
     manager = prompt_style.create_plugin_manager(environ={})
     legacy, _ = resolve_tokenizer(manager, folders("mistral-v3"), options={"tokenizer_legacy": True})
-    first, _ = resolve_tokenizer(manager, folders("mistral-v3"))
+    first, _ = loaded("mistral-v3")
     # legacy: a "▁" is prepended after special tokens too.
     assert legacy.encode("<s>[INST]x") != first.encode("<s>[INST]x")
     with_bos, _ = resolve_tokenizer(manager, folders("mistral-v7"), options={"tokenizer_add_bos_token": True})
     assert with_bos.encode("Hi", add_special_tokens=True)[0] == 1
 
 
-def test_the_tokenizer_pickles(folders):
-    manager = prompt_style.create_plugin_manager(environ={})
+def test_the_tokenizer_pickles(loaded):
     for name in ("mistral-v3", "mistral-v3-json"):
-        tokenizer, _ = resolve_tokenizer(manager, folders(name))
+        tokenizer, _ = loaded(name)
         again = pickle.loads(pickle.dumps(tokenizer))
         text = "<s>[INST] Grüße [/INST] </s>"
         assert again.encode(text, add_special_tokens=True) == tokenizer.encode(text, add_special_tokens=True)
@@ -138,10 +138,10 @@ RECORDS = [{"question": "What is 2 + 2?", "choices": ["3", "4"], "answer": 1}]
 MCQ = {"doc_to_text": "question", "doc_to_choice": "{{choices}}", "doc_to_target": "answer", "template": "mcq"}
 
 
-def test_plain_prompt_with_a_sentencepiece_model(folders, pm_all):
+def test_plain_prompt_with_a_sentencepiece_model(folders, pm_all, loaded):
     path = folders("mistral-v3")
     [out] = prompt_style.render_records(RECORDS, plugins=pm_all, meta_options={"tokenizer": str(path)}, **MCQ)
-    tokenizer, _ = resolve_tokenizer(pm_all, path)
+    tokenizer, _ = loaded("mistral-v3")
     assert out.token_ids == tokenizer.encode(out.text, add_special_tokens=True)
     assert out.token_ids[0] == 1 and out.token_ids[1] != 1
     assert out.context_token_ids == out.token_ids  # the prompt ends in "Answer:", nothing moves
@@ -151,12 +151,12 @@ def test_plain_prompt_with_a_sentencepiece_model(folders, pm_all):
     assert out.plugins["apply_meta_template"]["tokenizer"]["name"] == "sentencepiece"
 
 
-def test_chatml_with_a_tokenizer_json(folders, pm_all):
+def test_chatml_with_a_tokenizer_json(folders, pm_all, loaded):
     path = folders("mistral-v3-json")
     [out] = prompt_style.render_records(
         RECORDS, plugins=pm_all, meta="chatml", meta_options={"tokenizer": str(path)}, **MCQ
     )
-    tokenizer, _ = resolve_tokenizer(pm_all, path)
+    tokenizer, _ = loaded("mistral-v3-json")
     assert out.token_ids == tokenizer.encode(out.text)  # chat formats: no added BOS
     # The prompt ends in "<|im_start|>assistant\n": lm-eval's rule moves the "\n" into each
     # continuation, and "\n A" alone (a SentencePiece-style prefix "▁") is not "\n A" after a token.

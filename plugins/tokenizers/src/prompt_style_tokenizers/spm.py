@@ -95,20 +95,35 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
+_FLOAT = struct.Struct("<f")
+
+
+def _piece(buf: bytes) -> tuple[str, float, int]:
+    """One ``SentencePiece`` message: piece (1), score (2), type (3); a fast path for the
+    common layout (short piece, score, small type), the general reader otherwise."""
+    if len(buf) > 2 and buf[0] == 0x0A and buf[1] < 0x80:
+        end = 2 + buf[1]
+        if len(buf) >= end + 5 and buf[end] == 0x15 and (len(buf) == end + 5 or buf[end + 5] == 0x18):
+            kind = buf[end + 6] if len(buf) == end + 7 else NORMAL
+            if len(buf) in (end + 5, end + 7):
+                return buf[2:end].decode("utf-8"), _FLOAT.unpack_from(buf, end + 1)[0], kind
+    piece, score, kind = "", 0.0, NORMAL
+    for n, w, v in _fields(buf):
+        if n == 1 and w == 2:
+            piece = v.decode("utf-8")
+        elif n == 2 and w == 5:
+            score = _FLOAT.unpack(v)[0]
+        elif n == 3 and w == 0:
+            kind = v
+    return piece, score, kind
+
+
 def read_model(data: bytes) -> SentencePieceModel:
     """The fields of a ``ModelProto`` that the conversion needs."""
     model = SentencePieceModel()
     for number, wire, value in _fields(data):
         if number == 1 and wire == 2:  # repeated SentencePiece pieces
-            piece, score, kind = "", 0.0, NORMAL
-            for n, w, v in _fields(value):
-                if n == 1 and w == 2:
-                    piece = v.decode("utf-8")
-                elif n == 2 and w == 5:
-                    score = struct.unpack("<f", v)[0]
-                elif n == 3 and w == 0:
-                    kind = v
-            model.pieces.append((piece, score, kind))
+            model.pieces.append(_piece(value))
         elif number == 2 and wire == 2:  # TrainerSpec
             for n, w, v in _fields(value):
                 if w == 0 and n == 3:
@@ -125,19 +140,18 @@ def read_model(data: bytes) -> SentencePieceModel:
 def generate_merges(vocab: Mapping[str, int]) -> list[tuple[str, str]]:
     """transformers' ``generate_merges(vocab)``: every split of a piece into two
     pieces, ordered by the merged piece's id, then by the parts' lengths."""
-    merges: list[tuple[int, int, int, int, int, str, str]] = []
+    # Sorted by (merged piece id, len(left), len(right)): for one merged piece the
+    # splits differ in len(left), so the key is unique and the per-piece order of
+    # transformers' intermediate sort does not matter.
+    merges: list[tuple[int, int, str, str]] = []
+    get = vocab.get
     for merge, merged_id in vocab.items():
-        local = []
         for index in range(1, len(merge)):
-            left, right = merge[:index], merge[index:]
-            if left in vocab and right in vocab:
-                local.append((vocab[left], vocab[right], left, right))
-        local.sort()
-        for order, (_, _, left, right) in enumerate(local):
-            merges.append((merged_id, len(left), len(right), 0, order, left, right))
-    # Python's sort is stable, as transformers relies on: equal keys keep the per-piece order.
-    merges.sort(key=lambda m: (m[0], m[1], m[2]))
-    return [(m[5], m[6]) for m in merges]
+            left = merge[:index]
+            if get(left) is not None and get(merge[index:]) is not None:
+                merges.append((merged_id, index, left, merge[index:]))
+    merges.sort()
+    return [(m[2], m[3]) for m in merges]
 
 
 def convert(model: SentencePieceModel, config: Mapping[str, Any], options: Mapping[str, Any], name: str) -> Backend:

@@ -449,3 +449,39 @@ def test_cli_error_for_a_missing_tokenizer(manager, tmp_path, capsys, monkeypatc
     assert main(["render", str(task), "--meta-option", "tokenizer=missing/tokenizer.json"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("prompt-style: error: meta.tokenizer: tokenizer not found: missing/tokenizer.json")
+
+
+# -- meta templates that render whole conversations (chat templates) ----------------
+
+
+class ConversationMeta:
+    """Like a chat template: renders messages itself (``apply_messages``)."""
+
+    chat = True
+
+    def apply(self, dialogue):
+        return self.apply_messages([{"role": t.role, "content": t.content} for t in dialogue])
+
+    def apply_messages(self, messages, *, tools=None, documents=None, **variables):
+        text = "<s>" + "".join(f"[{m['role']}] {m['content']}</s>" for m in messages)
+        return ModelInput(text=text, messages=list(messages))
+
+
+def test_apply_messages_is_tokenized_too():
+    meta = TokenizedMeta(ConversationMeta(), WordTokenizer())
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "Say <|im_end|>"}, {"type": "image_url"}]},
+    ]
+    with pytest.warns(UserWarning, match="special-token text"):
+        made = meta.apply_messages(messages, tools=None)
+    assert made.token_ids == words(made.text)
+    assert made.token_ids[0] == 1 and made.token_ids[1] != 1
+    [entry] = made.token_report
+    assert (entry["turn"], entry["role"], entry["token"]) == (1, "user", "<|im_end|>")
+
+
+def test_apply_messages_only_where_the_meta_template_has_it():
+    meta = TokenizedMeta(BosText(), WordTokenizer())
+    assert getattr(meta, "apply_messages", None) is None
+    assert callable(TokenizedMeta(ConversationMeta(), WordTokenizer()).apply_messages)

@@ -211,7 +211,7 @@ class TaskRenderer:
             self.plugins,
             formatted.dialogue,
             made.token_ids,
-            made.context_token_ids,
-            made.continuation_token_ids,
-            made.token_report,
+            context_token_ids=made.context_token_ids,
+            continuation_token_ids=made.continuation_token_ids,
+            token_report=made.token_report,
         )

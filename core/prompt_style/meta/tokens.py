@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import OptionError, PromptStyleError, TokenizerError
-from ..types import Dialogue, ModelInput, Tokenizer
+from ..types import Dialogue, ModelInput, Tokenizer, Turn
 from .roles import api_role
 
 if TYPE_CHECKING:
@@ -232,7 +232,11 @@ class TokenizedMeta:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        return getattr(self._inner, name)
+        value = getattr(self._inner, name)
+        if name == "apply_messages":
+            # Meta templates that render whole conversations (chat templates) are tokenized the same way.
+            return self._apply_messages
+        return value
 
     def __getstate__(self) -> dict[str, Any]:
         return {
@@ -316,6 +320,25 @@ class TokenizedMeta:
         self._special_text(dialogue, report)
         ids = self.encode(text, report)
         return ModelInput(text=text, messages=made.messages, token_ids=ids, token_report=report)
+
+    def _apply_messages(self, messages: Sequence[Any], **kwargs: Any) -> ModelInput:
+        """The wrapped meta template's ``apply_messages`` (a whole conversation), plus token ids."""
+        made = self._inner.apply_messages(messages, **kwargs)
+        text = self._text(made)
+        report: list[dict[str, Any]] = []
+        turns = []
+        for message in messages:
+            content = message.get("content") if isinstance(message, Mapping) else None
+            if isinstance(content, (list, tuple)):  # text parts of a multimodal message
+                content = "".join(
+                    p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+                )
+            role = message.get("role") if isinstance(message, Mapping) else None
+            turns.append(Turn(role if isinstance(role, str) else "user", content if isinstance(content, str) else ""))
+        self._special_text(tuple(turns), report)
+        made.token_ids = self.encode(text, report)
+        made.token_report = report
+        return made
 
     def apply_with_continuations(self, dialogue: Dialogue, continuations: Sequence[str]) -> ModelInput:
         """:meth:`apply`, plus each continuation's tokens split from the whole at token level.

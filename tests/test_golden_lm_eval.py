@@ -56,7 +56,9 @@ def _gpqa(shots: int, **more: Any) -> dict[str, Any]:
     return {
         "doc_to_text": "{{Question}}",
         "doc_to_choice": "{{[choice1, choice2, choice3, choice4]}}",
-        "doc_to_target": "answer",
+        # lm-eval scores "(B)" against its doc_to_choice ["(A)", ..., "(D)"]; here the choices
+        # are the texts (the style adds the labels), so the target is the index of "(B)".
+        "doc_to_target": "{{ ['(A)', '(B)', '(C)', '(D)'].index(answer) }}",
         "template": {"template_type": "mcq::gpqa"},
         "fewshot_split": "train",
         "num_fewshot": shots,

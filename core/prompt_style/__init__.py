@@ -16,9 +16,10 @@ from .errors import (
     PromptStyleError,
     RenderError,
     StyleError,
+    TargetError,
     TaskFileError,
 )
-from .fields import compile_field
+from .fields import compile_field, resolve_gold
 from .formats import load_task_config
 from .loading import Task, default_plugin_manager, load_task, render_records
 from .meta import api_role
@@ -80,6 +81,7 @@ __all__ = [
     "Retriever",
     # building blocks for plugins
     "compile_field",
+    "resolve_gold",
     "load_yaml",
     "YamlDocument",
     "JinjaProfile",
@@ -98,6 +100,7 @@ __all__ = [
     "DataError",
     "FieldError",
     "StyleError",
+    "TargetError",
     "OptionError",
     "RenderError",
     "PluginError",

@@ -2,5 +2,6 @@
 that pull one value out of a record (the ``extract_field`` hook)."""
 
 from .extractors import FieldExtractorBase, compile_field
+from .targets import GoldResolver, gold_resolver, resolve_gold
 
-__all__ = ["compile_field", "FieldExtractorBase"]
+__all__ = ["compile_field", "FieldExtractorBase", "resolve_gold", "gold_resolver", "GoldResolver"]

@@ -8,11 +8,13 @@ distributions are presets of :class:`ChoiceStyle`) or implement the
 from __future__ import annotations
 
 import string
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import OptionError, StyleError
+from ..fields.targets import resolve_gold
 from ..options import check_options
 from ..types import FormattedPrompt, Sample, Style, StyleSettings, Turn
 
@@ -28,38 +30,27 @@ __all__ = [
 DEFAULT_LABELS: tuple[str, ...] = tuple(string.ascii_uppercase)
 
 
-def resolve_target(
-    target: Any,
-    answers: Sequence[str],
-    *also: Sequence[Any],
-) -> int:
-    """The index of the gold answer.
+def resolve_target(target: Any, answers: Sequence[Any], *also: Sequence[Any]) -> int | list[int]:
+    """The index of the gold choice: :func:`prompt_style.resolve_gold` for a
+    target that is not a template's output.
 
-    ``target`` may be an index, one of ``answers`` (the continuation texts), an
-    item of any sequence in ``also`` (labels, choice texts), or a string of
-    digits (an index, as lm-evaluation-harness reads one).
+    ``answers`` is the record's choices (what ``doc_to_choice`` gives). The
+    renderer already resolves every record's gold answer before the style runs
+    (:attr:`Sample.gold <prompt_style.Sample.gold>`), so styles need not call
+    this. ``also`` (labels, other names of the choices) is ignored: a target is
+    never matched against a style's labels, so that changing the style never
+    changes the gold answer.
 
-    :raises StyleError: when the target matches nothing, naming what it tried.
+    :raises TargetError: (a :class:`StyleError`) when the target names no
+        choice, or could name two.
     """
-    n = len(answers)
-    if type(target) is int and 0 <= target < n:
-        return target
-    if isinstance(target, int) and not isinstance(target, bool):
-        raise StyleError(f"target index {target} is out of range for {n} choices", key="doc_to_target")
-    if isinstance(target, str):
-        for candidates in (answers, *also):
-            for i, candidate in enumerate(candidates):
-                if i < n and (candidate == target or str(candidate) == target):
-                    return i
-        stripped = target.strip()
-        if stripped.isdigit() and int(stripped) < n:
-            return int(stripped)
-    shown = ", ".join(repr(a) for a in answers)
-    raise StyleError(
-        f"target {target!r} is not an index below {n} nor one of the answers {shown}",
-        key="doc_to_target",
-        hint="make doc_to_target give the index of the correct choice or its label",
-    )
+    if also:
+        warnings.warn(
+            "resolve_target() no longer matches targets against labels; the extra sequences are ignored",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    return resolve_gold(target, answers)
 
 
 @dataclass
@@ -85,17 +76,20 @@ class QAStyle:
         raise NotImplementedError
 
     def labels(self, sample: Sample) -> Sequence[Any]:
-        """Other names a target may use for the choices (for example ``A``, ``B``)."""
+        """The labels this style shows for the choices (for example ``A``, ``B``).
+        Display only: targets are never matched against them."""
         return ()
 
     def target(self, sample: Sample, answers: tuple[str, ...] | None) -> Any:
-        """The gold answer: an index into ``answers``, or the reference for generation."""
+        """The gold answer: an index into ``answers`` (the one the renderer resolved
+        from the task's fields, :attr:`Sample.gold`), or the reference for generation."""
         target = sample.target
         if answers is None or target is None:
             return target
-        if type(target) is int and 0 <= target < len(answers):
-            return target
-        return resolve_target(target, answers, self.labels(sample), sample.choices or ())
+        gold = sample.gold
+        if gold is None:  # a Sample built outside the renderer
+            gold = resolve_gold(target, sample.choices if sample.choices is not None else answers)
+        return gold
 
     def example_answer(self, sample: Sample) -> str:
         """The answer text shown after a few-shot example."""
@@ -105,7 +99,10 @@ class QAStyle:
             if isinstance(target, (list, tuple)):
                 target = target[0] if target else ""
             return str(target)
-        return answers[self.target(sample, answers)]
+        gold = self.target(sample, answers)
+        if isinstance(gold, list):  # several gold answers: an example shows the first
+            gold = gold[0]
+        return answers[gold]
 
     def _example_turns(self, shot: Sample) -> tuple[Turn, Turn, Turn]:
         text = self.question_text(shot)

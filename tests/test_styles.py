@@ -492,7 +492,7 @@ def test_cloze_by_changing_one_word(make_task, pm_all):
     cloze_path.write_text(text.replace("template: mcq", "template: cloze"))
     assert cloze_path.read_text() != text
     result = next(load_task(cloze_path, plugins=pm_all).render())
-    assert result.text == "Question: 1+1?\nAnswer: 2\n\nQuestion: What is 2+2?\nAnswer:"
+    assert result.text == ("1+1? ______\n\nOptions: A. 2 B. 3 C. 4 2\n\nWhat is 2+2? ______\n\nOptions: A. 3 B. 4 C. 5")
     assert result.continuations == (" 3", " 4", " 5")
     assert result.target == 1
     back = next(load_task(cloze_path, plugins=pm_all, style="mcq").render())
@@ -514,7 +514,7 @@ def test_cloze_scores_texts_for_any_number_of_choices(tmp_path, pm_all):
             "doc_to_text": "q",
             "doc_to_choice": "c",
             "doc_to_target": "t",
-            "template": "cloze",
+            "template": "cloze::qa",
         },
         plugins=pm_all,
     )
@@ -547,6 +547,6 @@ def test_digit_string_target_means_the_same_for_any_number_of_choices_in_cloze(p
 
     record = {"q": "pick", "c": [f"c{i}" for i in range(n)], "t": "2"}
     (result,) = render_records(
-        [record], doc_to_text="q", doc_to_choice="c", doc_to_target="{{t}}", template="cloze", plugins=pm_all
+        [record], doc_to_text="q", doc_to_choice="c", doc_to_target="{{t}}", template="cloze::pure", plugins=pm_all
     )
     assert result.target == 2

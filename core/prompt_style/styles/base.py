@@ -176,13 +176,19 @@ class ChoiceStyle(QAStyle):
 
     Plain text::
 
-        prefix + question
+        prefix + question [+ " " + blank_marker]
         choices_header + choice_format(A, c0) + choice_delimiter + ...
         suffix
 
     with the three blocks joined by ``question_choice_delimiter`` and empty
     blocks left out. ``choice_format`` and ``answer_format`` may use
-    ``{label}``, ``{choice}`` and ``{number}`` (1-based).
+    ``{label}``, ``{choice}`` and ``{number}`` (1-based). A ``blank_marker``
+    (cloze, seed 000) is appended to the question (``blank_position: end``) or
+    must already be in it (``inline``).
+
+    The task options ``show_choices_in_prompt`` and ``choices_prefix`` (the
+    names of lm-evaluation-harness's template system, seed 000) are accepted
+    as other names of ``show_choices`` and ``choices_header``.
     """
 
     name: str = "mcq"
@@ -195,8 +201,17 @@ class ChoiceStyle(QAStyle):
     choice_format: str = "{label}. {choice}"
     answer_format: str = "{label}"
     show_choices: bool = True
+    blank_marker: str = ""
+    blank_position: str = "end"
 
     def __post_init__(self) -> None:
+        if self.blank_position not in BLANK_POSITIONS:
+            raise OptionError(
+                f"style {self.name!r}: blank_position must be one of {', '.join(BLANK_POSITIONS)}, "
+                f"not {self.blank_position!r}",
+                key="blank_position",
+                hint="end: the blank marker follows the question; inline: the question contains it",
+            )
         for option in ("choice_format", "answer_format"):
             fmt = getattr(self, option)
             try:
@@ -257,7 +272,18 @@ class ChoiceStyle(QAStyle):
         return self._answers(sample, self._labels_for(sample))
 
     def _question(self, sample: Sample, labels: Sequence[str]) -> str:
-        blocks = [self.prefix + str(sample.question)]
+        question = str(sample.question)
+        marker = self.blank_marker
+        if marker:
+            if self.blank_position == "end":
+                question = f"{question} {marker}"
+            elif marker not in question:
+                raise StyleError(
+                    f"style {self.name!r} has blank_position inline, but the question has no blank marker {marker!r}",
+                    key="doc_to_text",
+                    hint="write the blank into the question, or use blank_position: end",
+                )
+        blocks = [self.prefix + question]
         if self.show_choices:
             fmt = self.choice_format.format
             listed = self.choice_delimiter.join(
@@ -277,6 +303,28 @@ class ChoiceStyle(QAStyle):
         return tuple([fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)])
 
 
+BLANK_POSITIONS = ("end", "inline")
+
+# Option names of lm-evaluation-harness's template system (seed 000) -> ChoiceStyle's.
+SEED_OPTION_NAMES = {"show_choices_in_prompt": "show_choices", "choices_prefix": "choices_header"}
+
+
+def _canonical_options(options: dict[str, Any], name: str) -> dict[str, Any]:
+    if not any(key in SEED_OPTION_NAMES for key in options):
+        return options
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        canonical = SEED_OPTION_NAMES.get(key, key)
+        if canonical in out or (canonical != key and canonical in options):
+            raise OptionError(
+                f"style {name!r}: {key!r} and {canonical!r} are two names of one option",
+                key=key,
+                hint="give only one of them",
+            )
+        out[canonical] = value
+    return out
+
+
 def choice_style(name: str, **preset: Any) -> Callable[..., Style]:
     """A style factory for :class:`ChoiceStyle` with ``preset`` defaults.
 
@@ -285,7 +333,7 @@ def choice_style(name: str, **preset: Any) -> Callable[..., Style]:
     """
 
     def factory(*, options: dict[str, Any], settings: StyleSettings) -> ChoiceStyle:
-        merged = {**preset, **options}
+        merged = {**preset, **_canonical_options(options, name)}
         return check_options(ChoiceStyle, merged, what=f"style {name!r}", settings=settings, name=name)
 
     factory.__doc__ = f"Style {name!r}: a ChoiceStyle preset {preset!r}."

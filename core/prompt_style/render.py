@@ -151,7 +151,10 @@ class TaskRenderer:
                 key = "doc_to_target"
                 target = self._target(record)
                 if choices is not None and target is not None:
-                    gold = self._gold(target, choices)
+                    if type(target) is int and 0 <= target < len(choices):
+                        gold = target  # the common case, without a call
+                    else:
+                        gold = self._gold(target, choices)
             if description and self._description is not None:
                 key = "description"
                 value = self._description(record)

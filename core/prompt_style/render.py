@@ -163,7 +163,7 @@ class TaskRenderer:
             raise
         except Exception as exc:  # user callables and plugin extractors
             raise FieldError(f"raised {type(exc).__name__}: {exc}", key=key) from exc
-        return Sample(index, record, question, choices, target, text, gold)
+        return Sample(index, record, question, choices, target, text, gold=gold)
 
     def _shot(self, i: int) -> Sample:
         shot = self._shots[i]

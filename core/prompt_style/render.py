@@ -169,14 +169,7 @@ class TaskRenderer:
         shot = self._shots[i]
         if shot is None:
             try:
-                shot = self.sample(self.pool[i], i, description=False)
-                if shot.target is None and self._target is not None:
-                    raise FieldError(
-                        "gave null, so the example would have no answer",
-                        key="doc_to_target",
-                        hint="fix the record, or draw examples from a split that has answers",
-                    )
-                self._shots[i] = shot
+                shot = self._shots[i] = self.sample(self.pool[i], i, description=False)
             except PromptStyleError as exc:
                 exc.message = f"few-shot example: {exc.message}"
                 raise exc.locate(split=self.pool_split, index=i) from None

@@ -41,10 +41,6 @@ AMBIGUOUS_OR_UNRESOLVABLE = [
 ]
 
 
-def _styles(manager) -> list[str]:
-    return manager.names("format_prompt")
-
-
 def _task(records, spec, style, manager, **more):
     return load_task(
         {"data": {"test": records}, "doc_to_text": "q", "doc_to_choice": "c", "doc_to_target": spec, **more},
@@ -53,9 +49,26 @@ def _task(records, spec, style, manager, **more):
     )
 
 
+def _styles(manager) -> list[str]:
+    """Every installed style that renders plain multiple-choice records without options
+    (a style made for other record shapes or needing options of its own cannot be asked)."""
+    probe = {"q": "Probe?", "c": ["x", "y", "z"], "a": 2}
+    usable = []
+    for style in manager.names("format_prompt"):
+        try:
+            [result] = _task([probe], "a", style, manager).render()
+        except PromptStyleError:
+            continue
+        if len(result.continuations) == 3:
+            usable.append(style)
+    return usable
+
+
 def test_every_installed_style_is_covered(pm_all):
-    # the first-party and contrib styles are installed in the workspace
-    assert {"passthrough", "mcq", "mcq::mmlu", "mcq::gpqa", "mcq::numbered", "cloze"} <= set(_styles(pm_all))
+    # the built-in, first-party and contrib styles are installed in the workspace
+    expected = {"passthrough", "mcq", "mcq::mmlu", "mcq::gpqa", "mcq::numbered"}
+    expected |= {"cloze", "cloze::pure", "cloze::qa", "cloze::options"}
+    assert expected <= set(_styles(pm_all))
 
 
 @pytest.mark.parametrize("spec, record, expected", RESOLVABLE, ids=[r[1]["q"] for r in RESOLVABLE])

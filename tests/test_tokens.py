@@ -485,3 +485,20 @@ def test_apply_messages_only_where_the_meta_template_has_it():
     meta = TokenizedMeta(BosText(), WordTokenizer())
     assert getattr(meta, "apply_messages", None) is None
     assert callable(TokenizedMeta(ConversationMeta(), WordTokenizer()).apply_messages)
+
+
+def test_no_double_bos_when_the_config_names_no_bos():
+    """The tokenizer adds <s> but does not call it its BOS (a config with "bos_token": null):
+    lm-evaluation-harness then checks for the EOS text and doubles the <s>; we do not."""
+
+    class Unnamed(WordTokenizer):
+        bos_token = bos_token_id = None
+
+        def encode(self, text, *, add_special_tokens=False):
+            return ([1] if add_special_tokens else []) + super().encode(text)
+
+    meta = TokenizedMeta(BosText(), Unnamed())
+    assert meta.prefix_token_id == 2  # the EOS, as lm-evaluation-harness picks it
+    made = meta.apply((Turn("user", "Hi"),))
+    assert made.token_ids == words("<s>Hi")
+    assert made.token_report[0]["kind"] == "bos_not_added" and made.token_report[0]["token"] == "<s>"

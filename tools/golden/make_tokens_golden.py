@@ -103,7 +103,16 @@ DERIVED = {
         "tokenizer_json": OLD_LLAMA_FORMAT,
         "tokenizer_config": {"tokenizer_class": "PreTrainedTokenizerFast"},
     },
+    "mistral-v3-oldformat-llama-legacy": {
+        "from": "mistral-v3-json",
+        "tokenizer_json": OLD_LLAMA_FORMAT,
+        "tokenizer_config": {"legacy": True},
+    },
+    # GemmaTokenizer rebuilds the file with its own pipeline (and its default <pad>, <mask>).
+    "mistral-v3-as-gemma": {"from": "mistral-v3-json", "tokenizer_config": {"tokenizer_class": "GemmaTokenizer"}},
     "mistral-v1-legacy-false": {"from": "mistral-v1", "tokenizer_config": {"legacy": False}},
+    # An explicit null BOS (as Qwen's configs write it): no default BOS then.
+    "mistral-v3-null-bos": {"from": "mistral-v3-json", "tokenizer_config": {"bos_token": None}},
     "mistral-v3-split-special": {"from": "mistral-v3-json", "tokenizer_config": {"split_special_tokens": True}},
     # tokenizer.json alone: PreTrainedTokenizerFast(tokenizer_file=...).
     "mistral-v3-bare": {"from": "mistral-v3-json", "bare": True},
@@ -143,6 +152,7 @@ STRINGS = [
     "[TOOL_CALLS] [AVAILABLE_TOOLS]",
     "[SYSTEM_PROMPT]sys[/SYSTEM_PROMPT]",
     "[control_8] [control_12]",
+    "<pad> <mask> <bos> <eos>",
     "{{ jinja }} {% if %}",
     "Question: What is 2 + 2?\nA. 3\nB. 4\nAnswer:",
     "The word is football",

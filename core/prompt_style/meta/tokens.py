@@ -207,6 +207,10 @@ class TokenizedMeta:
         prefix = by_id.get(self.prefix_token_id) if self.prefix_token_id is not None else None
         self._prefix_text = prefix or tokenizer.bos_token
         self._added_on_empty = tokenizer.encode("", add_special_tokens=True) if self.add_special_tokens else []
+        # What the tokenizer itself puts first (its post-processor's BOS), even when the
+        # config names no BOS: a text starting with it must not get it twice either.
+        first = by_id.get(self._added_on_empty[0]) if self._added_on_empty else None
+        self._starts = tuple(t for t in (self._prefix_text, first) if t)
         special = tokenizer.special_tokens
         # Whitespace added tokens (Gemma's runs of newlines) are ordinary text in contents.
         watched = [t for t in tokenizer.added_tokens if t in special or not t.isspace()]
@@ -256,14 +260,15 @@ class TokenizedMeta:
         prefix token) is encoded without them, so the BOS is never doubled.
         """
         add = self.add_special_tokens
-        if add and self._prefix_text and text.startswith(self._prefix_text):
+        if add and self._starts and text.startswith(self._starts):
             add = False
             if report is not None and self._added_on_empty:
+                token = next(t for t in self._starts if text.startswith(t))
                 report.append(
                     {
                         "kind": "bos_not_added",
-                        "token": self._prefix_text,
-                        "message": f"the text already starts with {self._prefix_text!r}, so special tokens "
+                        "token": token,
+                        "message": f"the text already starts with {token!r}, so special tokens "
                         "were not added (no double BOS)",
                     }
                 )

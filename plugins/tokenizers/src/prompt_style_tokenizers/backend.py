@@ -60,8 +60,12 @@ def special_tokens_of(config: Mapping[str, Any]) -> list[AddedToken]:
     the named ones (``bos_token``...), model-specific ``*_token`` keys and the
     ``extra_special_tokens`` (or ``additional_special_tokens``) list or mapping."""
     found: list[AddedToken] = []
-    for key, value in config.items():
-        if key in NAMED_SPECIAL_TOKENS or (key.endswith("_token") and isinstance(value, (str, Mapping))):
+    # transformers adds them in this order, which decides the ids of tokens new to the vocabulary.
+    keys = [k for k in NAMED_SPECIAL_TOKENS if k in config]
+    keys += [k for k in config if k not in NAMED_SPECIAL_TOKENS and k.endswith("_token")]
+    for key in keys:
+        value = config[key]
+        if isinstance(value, (str, Mapping)):
             token = _added(value, special=True)
             if token is not None:
                 found.append(token)

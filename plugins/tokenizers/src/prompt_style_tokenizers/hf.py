@@ -49,6 +49,21 @@ GEMMA_CLASSES = frozenset({"GemmaTokenizer", "GemmaTokenizerFast"})
 REBUILT_CLASSES = LLAMA_CLASSES | GEMMA_CLASSES
 """Tokenizer classes whose pipeline transformers 5 rebuilds instead of reading it from ``tokenizer.json``."""
 
+CLASS_DEFAULTS = {
+    **{cls: {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"} for cls in LLAMA_CLASSES},
+    **{
+        cls: {
+            "unk_token": "<unk>",
+            "bos_token": "<bos>",
+            "eos_token": "<eos>",
+            "pad_token": "<pad>",
+            "mask_token": "<mask>",
+        }
+        for cls in GEMMA_CLASSES
+    },
+}
+"""The special tokens these classes' ``__init__`` defaults to (added when the config does not name them)."""
+
 OPTIONS = ("tokenizer_class", "legacy", "add_prefix_space")
 
 
@@ -151,6 +166,7 @@ def load_tokenizer_json(file: Path, folder: Path | None, options: Mapping[str, A
     cls = options.get("tokenizer_class", config.get("tokenizer_class"))
     if cls in REBUILT_CLASSES:
         rebuild(backend, data, cls, config, options)
+        config = {**CLASS_DEFAULTS[cls], **config}  # an explicit null in the config stays null
     add_missing(backend, [token for _, token in added_tokens_decoder_of(config)])
     add_missing(backend, special_tokens_of(config))
     bos = token_text(config.get("bos_token"))

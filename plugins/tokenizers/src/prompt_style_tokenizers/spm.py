@@ -186,7 +186,7 @@ def convert(model: SentencePieceModel, config: Mapping[str, Any], options: Mappi
     ]
     add_missing(backend, [token for _, token in added_tokens_decoder_of(config)])
     defaults = {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}  # LlamaTokenizer's own
-    named = {**defaults, **{k: v for k, v in config.items() if v is not None}}
+    named = {**defaults, **config}  # an explicit null in the config stays null
     add_missing(backend, special_tokens_of(named))
     add_missing(backend, pieces)
     bos = token_text(named.get("bos_token"))

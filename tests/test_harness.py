@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import prompt_style
-from prompt_style import ChatModel, ScoringChatModel, conversations, run_chat_model
+from prompt_style import ChatModel, ScoringChatModel, chat_requests, run_chat_model
 
 MCQ = {"doc_to_text": "q", "doc_to_choice": "{{choices}}", "doc_to_target": "a", "template": "mcq"}
 RECORDS = [
@@ -48,7 +48,7 @@ def test_the_protocols_are_runtime_checkable():
 
 
 def test_conversations_from_messages(pm):
-    convs = list(conversations(task(pm, num_fewshot=1)))
+    convs = list(chat_requests(task(pm, num_fewshot=1)))
     assert [c.index for c in convs] == [0, 1]
     first = convs[0]
     assert [m["role"] for m in first.messages] == ["user", "assistant", "user"]
@@ -59,15 +59,15 @@ def test_conversations_from_messages(pm):
 
 
 def test_conversations_from_a_plain_text_task_use_the_dialogue(pm):
-    [conv, _] = conversations(task(pm, meta="plain", num_fewshot=1))
+    [conv, _] = chat_requests(task(pm, meta="plain", num_fewshot=1))
     assert conv.prompt.messages is None
     assert [m["role"] for m in conv.messages] == ["user", "assistant", "user"]
 
 
 def test_conversations_of_rendered_prompts_with_limit(pm):
     prompts = list(task(pm).render())
-    assert [c.index for c in conversations(prompts, limit=1)] == [0]
-    assert [c.index for c in conversations(task(pm), limit=1)] == [0]
+    assert [c.index for c in chat_requests(prompts, limit=1)] == [0]
+    assert [c.index for c in chat_requests(task(pm), limit=1)] == [0]
 
 
 def test_generate_mode_reads_the_reply(pm):

@@ -25,10 +25,10 @@ from .formats import load_task_config
 from .harness import (
     ChatModel,
     ChatResult,
-    Conversation,
+    ChatRequest,
     ScoringChatModel,
     accuracy,
-    conversations,
+    chat_requests,
     run_chat_model,
 )
 from .loading import Task, default_plugin_manager, load_task, render_records
@@ -87,9 +87,9 @@ __all__ = [
     # harnesses: chat models
     "ChatModel",
     "ScoringChatModel",
-    "Conversation",
+    "ChatRequest",
     "ChatResult",
-    "conversations",
+    "chat_requests",
     "run_chat_model",
     "accuracy",
     # plugins

@@ -8,7 +8,7 @@ format prompt-style reads::
 
     task = prompt_style.load_task("task.yaml", meta="messages")
     for result in prompt_style.run_chat_model(my_model, task):
-        print(result.conversation.index, result.prediction, result.correct)
+        print(result.request.index, result.prediction, result.correct)
 
 Conversations come from the rendered prompts: their ``messages`` when the meta
 template gives them (``messages``, ``chatml``, a model's own chat template...),
@@ -34,9 +34,9 @@ if TYPE_CHECKING:
 __all__ = [
     "ChatModel",
     "ScoringChatModel",
-    "Conversation",
+    "ChatRequest",
     "ChatResult",
-    "conversations",
+    "chat_requests",
     "run_chat_model",
     "accuracy",
 ]
@@ -64,7 +64,7 @@ class ScoringChatModel(ChatModel, Protocol):
 
 
 @dataclass(frozen=True)
-class Conversation:
+class ChatRequest:
     """One rendered record, as a chat model takes it."""
 
     index: int
@@ -81,9 +81,9 @@ class Conversation:
 
 @dataclass(frozen=True)
 class ChatResult:
-    """What the model made of one conversation."""
+    """What the model made of one request."""
 
-    conversation: Conversation
+    request: ChatRequest
     response: str | None = None
     """The reply (``chat``), when the model was asked to generate."""
     scores: list[float] | None = None
@@ -94,8 +94,8 @@ class ChatResult:
     @property
     def correct(self) -> bool | None:
         """Multiple choice with an index target: whether the prediction is the target."""
-        target = self.conversation.target
-        if not self.conversation.continuations or isinstance(target, bool) or not isinstance(target, int):
+        target = self.request.target
+        if not self.request.continuations or isinstance(target, bool) or not isinstance(target, int):
             return None
         return self.prediction == target
 
@@ -108,7 +108,7 @@ def _messages(prompt: RenderedPrompt) -> list[dict[str, Any]]:
     raise RenderError("the rendered prompt has neither messages nor a dialogue", index=prompt.index)
 
 
-def conversations(prompts: Task | Iterable[RenderedPrompt], *, limit: int | None = None) -> Iterator[Conversation]:
+def chat_requests(prompts: Task | Iterable[RenderedPrompt], *, limit: int | None = None) -> Iterator[ChatRequest]:
     """The conversations of a task (or of rendered prompts), lazily.
 
     :param prompts: a loaded :class:`~prompt_style.Task` (rendered here) or rendered prompts.
@@ -118,7 +118,7 @@ def conversations(prompts: Task | Iterable[RenderedPrompt], *, limit: int | None
     if limit is not None and not hasattr(prompts, "render"):
         rendered = itertools.islice(rendered, limit)
     for prompt in rendered:
-        yield Conversation(prompt.index, _messages(prompt), tuple(prompt.continuations), prompt.target, prompt)
+        yield ChatRequest(prompt.index, _messages(prompt), tuple(prompt.continuations), prompt.target, prompt)
 
 
 def _chosen(response: str, continuations: Sequence[str]) -> int | None:
@@ -131,15 +131,15 @@ def _chosen(response: str, continuations: Sequence[str]) -> int | None:
     return None
 
 
-def _scored(model: Any, conversation: Conversation) -> ChatResult:
-    scores = [float(s) for s in model.loglikelihood(conversation.messages, list(conversation.continuations))]
-    if len(scores) != len(conversation.continuations):
+def _scored(model: Any, request: ChatRequest) -> ChatResult:
+    scores = [float(s) for s in model.loglikelihood(request.messages, list(request.continuations))]
+    if len(scores) != len(request.continuations):
         raise PromptStyleError(
-            f"the model scored {len(scores)} continuations, not {len(conversation.continuations)}",
-            index=conversation.index,
+            f"the model scored {len(scores)} continuations, not {len(request.continuations)}",
+            index=request.index,
         )
     best = max(range(len(scores)), key=scores.__getitem__) if scores else None
-    return ChatResult(conversation, scores=scores, prediction=best)
+    return ChatResult(request, scores=scores, prediction=best)
 
 
 def run_chat_model(
@@ -168,18 +168,18 @@ def run_chat_model(
         )
     if mode not in ("auto", "generate", "loglikelihood"):
         raise PromptStyleError(f"unknown mode {mode!r}", hint="use auto, generate or loglikelihood")
-    for conversation in conversations(prompts, limit=limit):
-        if conversation.continuations and can_score and mode != "generate":
-            yield _scored(model, conversation)
+    for request in chat_requests(prompts, limit=limit):
+        if request.continuations and can_score and mode != "generate":
+            yield _scored(model, request)
             continue
-        response = model.chat(conversation.messages)
+        response = model.chat(request.messages)
         if not isinstance(response, str):
             raise PromptStyleError(
                 f"{type(model).__name__}.chat returned {type(response).__name__}, not a string",
-                index=conversation.index,
+                index=request.index,
             )
-        prediction = _chosen(response, conversation.continuations) if conversation.continuations else None
-        yield ChatResult(conversation, response=response, prediction=prediction)
+        prediction = _chosen(response, request.continuations) if request.continuations else None
+        yield ChatResult(request, response=response, prediction=prediction)
 
 
 def accuracy(results: Iterable[ChatResult]) -> float | None:

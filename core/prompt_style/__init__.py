@@ -24,8 +24,8 @@ from .fields import compile_field, process_field, resolve_gold
 from .formats import load_task_config
 from .harness import (
     ChatModel,
-    ChatResult,
     ChatRequest,
+    ChatResult,
     ScoringChatModel,
     accuracy,
     chat_requests,

@@ -212,3 +212,25 @@ def test_gzipped_test_data_is_small():
     for path in GOLDEN.rglob("*.gz"):
         with gzip.open(path) as handle:
             assert handle.read(2)
+
+
+def test_a_model_type_that_is_not_llama_is_refused(folders, tmp_path):
+    import shutil as sh
+
+    gemma = tmp_path / "gemma"
+    sh.copytree(folders("mistral-v3"), gemma)
+    config = json.loads((gemma / "tokenizer_config.json").read_text(encoding="utf-8"))
+    del config["tokenizer_class"]
+    (gemma / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    (gemma / "config.json").write_text('{"model_type": "gemma2"}', encoding="utf-8")
+    with pytest.raises(prompt_style.TokenizerError, match="model type 'gemma2' is not supported"):
+        SentencePieceLoader().load(gemma, {})
+    (gemma / "config.json").write_text('{"model_type": "mistral"}', encoding="utf-8")
+    assert SentencePieceLoader().load(gemma, {}).encode("Hi") == [16127]
+
+
+def test_a_tekken_file_gets_a_hint(tmp_path):
+    path = tmp_path / "tekken.json"
+    path.write_text('{"config": {}, "vocab": []}', encoding="utf-8")
+    with pytest.raises(prompt_style.TokenizerError, match="save_pretrained"):
+        TokenizerJsonLoader().load(path, {})

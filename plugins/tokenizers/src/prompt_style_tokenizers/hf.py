@@ -158,7 +158,10 @@ def load_tokenizer_json(file: Path, folder: Path | None, options: Mapping[str, A
     config = read_config(folder)
     data = read_json(file)
     if "model" not in data:
-        raise TokenizerError(f"{file} is not a tokenizers file (it has no 'model')")
+        hint = "give a Hugging Face tokenizer.json"
+        if "vocab" in data and "config" in data:  # Mistral's tekken.json
+            hint = "a tekken.json: load it with transformers and save_pretrained() to get a tokenizer.json"
+        raise TokenizerError(f"{file} is not a tokenizers file (it has no 'model')", hint=hint)
     try:
         backend = Tokenizer.from_str(file.read_text(encoding="utf-8"))
     except Exception as exc:

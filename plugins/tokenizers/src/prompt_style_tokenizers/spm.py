@@ -31,7 +31,15 @@ from tokenizers.models import BPE
 
 from prompt_style import TokenizerError
 
-from .backend import Backend, add_missing, added_tokens_decoder_of, post_processor, special_tokens_of, token_text
+from .backend import (
+    Backend,
+    add_missing,
+    added_tokens_decoder_of,
+    post_processor,
+    read_json,
+    special_tokens_of,
+    token_text,
+)
 from .hf import check_options, prepend_scheme, read_config
 
 __all__ = ["SentencePieceLoader", "SentencePieceModel", "read_model", "generate_merges"]
@@ -154,8 +162,30 @@ def generate_merges(vocab: Mapping[str, int]) -> list[tuple[str, str]]:
     return [(m[2], m[3]) for m in merges]
 
 
-def convert(model: SentencePieceModel, config: Mapping[str, Any], options: Mapping[str, Any], name: str) -> Backend:
-    cls = options.get("tokenizer_class", config.get("tokenizer_class", "LlamaTokenizer"))
+LLAMA_MODEL_TYPES = frozenset({"llama", "mistral", "mixtral"})
+
+
+def _class_of(config: Mapping[str, Any], folder: Path | None) -> str:
+    """The tokenizer class transformers would pick: the config's, else the model type's
+    (from ``config.json``), else ``LlamaTokenizer`` for a bare ``.model`` file."""
+    if config.get("tokenizer_class"):
+        return str(config["tokenizer_class"])
+    model_config = folder / "config.json" if folder is not None else None
+    if model_config is not None and model_config.is_file():
+        model_type = read_json(model_config).get("model_type")
+        if isinstance(model_type, str) and model_type not in LLAMA_MODEL_TYPES:
+            return f"the tokenizer of model type {model_type!r}"
+    return "LlamaTokenizer"
+
+
+def convert(
+    model: SentencePieceModel,
+    config: Mapping[str, Any],
+    options: Mapping[str, Any],
+    name: str,
+    cls: str = "LlamaTokenizer",
+) -> Backend:
+    cls = options.get("tokenizer_class", cls)
     if cls not in ("LlamaTokenizer", "LlamaTokenizerFast", "CodeLlamaTokenizer", "CodeLlamaTokenizerFast"):
         raise TokenizerError(
             f"{name}: converting a SentencePiece model for {cls} is not supported (only LlamaTokenizer's conversion, "
@@ -222,4 +252,5 @@ class SentencePieceLoader:
             raise TokenizerError(f"cannot read {file}: {exc}") from None
         except (ValueError, UnicodeDecodeError, struct.error) as exc:
             raise TokenizerError(f"{file} is not a SentencePiece model ({exc})") from None
-        return convert(model, read_config(folder), options, str(folder or file))
+        config = read_config(folder)
+        return convert(model, config, options, str(folder or file), cls=_class_of(config, folder))

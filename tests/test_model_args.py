@@ -129,3 +129,9 @@ def test_cli_model_args(tmp_path, capsys):
     assert out["text"].startswith("<|im_start|>user\n")
     assert main(["render", str(task), "--meta", "messages", "--model-args", "chat_template=chatml"]) == 2
     assert "the meta template is given twice" in capsys.readouterr().err
+
+
+def test_another_default_meta_template():
+    assert apply_model_args("chat_template=chatml", "hf", None, default="hf") == ("chatml", {})
+    with pytest.raises(prompt_style.OptionError, match="given twice"):
+        apply_model_args("chat_template=chatml", "hf", None)

@@ -189,13 +189,17 @@ def parse_model_args(model_args: str | Mapping[str, Any]) -> ModelArgs:
 
 
 def apply_model_args(
-    model_args: str | Mapping[str, Any], meta: str, meta_options: Mapping[str, Any] | None
+    model_args: str | Mapping[str, Any],
+    meta: str,
+    meta_options: Mapping[str, Any] | None,
+    *,
+    default: str = "plain",
 ) -> tuple[str, dict[str, Any]]:
     """Merge model args into the meta template and its options.
 
-    ``chat_template`` replaces the default meta template (``plain``); naming
-    another meta template as well is an error, and so is giving one option two
-    different values.
+    ``chat_template`` replaces the default meta template (``default``: ``plain``
+    for tasks, ``hf`` for ``prompt-style chat``); naming another meta template as
+    well is an error, and so is giving one option two different values.
     """
     parsed = parse_model_args(model_args)
     if parsed.ignored:
@@ -206,7 +210,7 @@ def apply_model_args(
         )
     chosen = meta
     if parsed.meta is not None:
-        if meta not in ("plain", parsed.meta):
+        if meta not in (default, parsed.meta):
             raise OptionError(
                 f"the meta template is given twice: {meta!r} and chat_template={parsed.meta!r} in the model args",
                 key="model_args.chat_template",

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("tokenizers")
+pytest.importorskip("prompt_style_tokenizers")
 
 import prompt_style  # noqa: E402
 from prompt_style import ModelInput, Turn  # noqa: E402

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("tokenizers")
+pytest.importorskip("prompt_style_tokenizers")
 
 from prompt_style_tokenizers import SentencePieceLoader, TokenizerJsonLoader, read_model  # noqa: E402
 from prompt_style_tokenizers.spm import generate_merges  # noqa: E402

@@ -108,6 +108,9 @@ class Sample:
     """What ``doc_to_target`` extracted: an index, a label, a choice or a text."""
     description: str = ""
     """The task description rendered for this record (empty for few-shot examples)."""
+    gen_prefix: str | None = None
+    """Text the answer starts with (``gen_prefix``): after the question as an
+    assistant prefill, and before a few-shot example's answer."""
 
 
 class Turn(NamedTuple):
@@ -164,6 +167,16 @@ class StyleSettings:
     fewshot_delimiter: str = "\n\n"
     task: str = ""
     """The task's name, for messages."""
+    output_type: str | None = None
+    """``multiple_choice``, ``generate_until``, ``loglikelihood`` or
+    ``loglikelihood_rolling``; ``None``: multiple choice when a record has
+    choices, generation otherwise."""
+    continuation_delimiter: str | None = None
+    """Text before each multiple-choice continuation; ``None``: ``target_delimiter``.
+    Chat meta templates make it empty (lm-evaluation-harness's chat rule)."""
+    fewshot_target_delimiter: str | None = None
+    """Text between a few-shot example's question and its answer; ``None``:
+    ``target_delimiter``."""
 
 
 FieldExtractor = Callable[[Mapping[str, Any]], Any]

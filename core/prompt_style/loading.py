@@ -341,7 +341,7 @@ def _processed(config: TaskConfig, overridden: set[str]) -> TaskConfig:
     done: dict[str, Any] = {}
     changes: dict[str, Any] = {}
     for name, function, key in jobs:
-        if done.get(name) is function:
+        if name in done and done[name] == function:
             continue
         target = name
         if name in done:
@@ -356,10 +356,8 @@ def _processed(config: TaskConfig, overridden: set[str]) -> TaskConfig:
         except PromptStyleError as exc:
             raise exc.locate(**config.where(key)) from None
         except Exception as exc:
-            what = getattr(function, "__qualname__", None) or type(function).__name__
-            raise RenderError(
-                f"{what} raised {type(exc).__name__}: {exc}", split=name, **config.where(key)
-            ) from exc
+            what = getattr(function, "name", None) or getattr(function, "__qualname__", type(function).__name__)
+            raise RenderError(f"{what} raised {type(exc).__name__}: {exc}", split=name, **config.where(key)) from exc
         done[name] = function
     return dataclasses.replace(config, data=data, **changes)
 
@@ -379,7 +377,7 @@ def _pool_split(config: TaskConfig) -> str:
 def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mapping[str, Any]]]:
     """The few-shot split and its records, loaded only when examples are asked for."""
     pool_split = _pool_split(config)
-    if not config.num_fewshot and config.retriever is None:
+    if not config.needs_examples():
         return pool_split, []
     if config.doc_to_target is None:
         raise config.error(

@@ -100,6 +100,12 @@ class TaskConfig:
     origins: Mapping[str, Path] = field(default_factory=dict, repr=False)
     """The file a key was written in, when it is not :attr:`path` (a key
     inherited through lm-evaluation-harness ``include``)."""
+    extras: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """Keys of the task file that do not change prompts (lm-evaluation-harness
+    ``metric_list``, ``filter_list``, ``generation_kwargs``, ...), kept as written."""
+    data_source: str | None = None
+    """Where the task's data lives when prompt-style cannot read it (a Hugging
+    Face dataset), for the message when no data is given."""
 
     def where(self, key: str) -> dict[str, Any]:
         """Location keywords for an error about ``key``."""
@@ -231,6 +237,13 @@ class TaskConfig:
             **values,
         )
 
+    def needs_examples(self) -> bool:
+        """Whether rendering needs the few-shot pool: ``num_fewshot`` is positive, or
+        a ``retriever`` is named and ``num_fewshot`` is not set (an explicit 0 is zero-shot)."""
+        if self.num_fewshot is not None:
+            return self.num_fewshot > 0
+        return self.retriever is not None
+
     def check_data(self) -> None:
         """Check that the evaluated split, and a named few-shot split, have data.
 
@@ -242,6 +255,12 @@ class TaskConfig:
         paths = self.data
         split = self.test_split
         if not paths:
+            if self.data_source:
+                raise self.error(
+                    "data",
+                    f"the task's data is {self.data_source}, which prompt-style does not download",
+                    f"give the records with --data {split}=PATH (data= in Python)",
+                )
             raise self.error(
                 "data",
                 "the task names no data",
@@ -249,15 +268,16 @@ class TaskConfig:
             )
         if split not in paths:
             key = "test_split" if "test_split" in self.lines else "data"
+            source = f" (the task's data is {self.data_source})" if self.data_source else ""
             raise self.error(
                 key,
-                f"there is no data for the evaluated split {split!r}",
+                f"there is no data for the evaluated split {split!r}{source}",
                 f"data has: {', '.join(paths)}; set test_split, add data.{split} or give --data {split}=PATH",
             )
         fewshot_split = self.fewshot_split
         # Without examples the pool is not needed, unless the task file lists its
         # data: then a few-shot split missing from it is a mistake worth reporting.
-        needed = bool(self.num_fewshot or self.retriever) or "data" in self.lines
+        needed = self.needs_examples() or "data" in self.lines
         if fewshot_split is not None and fewshot_split not in paths and needed:
             raise self.error(
                 "fewshot_split",

@@ -58,6 +58,18 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     render.add_argument(
         "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
     )
+    render.add_argument(
+        "--system-instruction",
+        metavar="TEXT",
+        help="text starting the system message, before the task's description (lm-eval --system_instruction)",
+    )
+    render.add_argument(
+        "--fewshot-as-multiturn",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with a chat meta template, few-shot examples as user/assistant turns (the default); "
+        "--no-fewshot-as-multiturn puts the plain-text prompt in one user message",
+    )
 
 
 def _text_block(result: Any) -> str:
@@ -84,6 +96,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         trust_code=args.trust_code,
         template=int(args.template) if args.template and args.template.isdigit() else args.template,
         task_format=args.task_format,
+        system_instruction=args.system_instruction,
+        fewshot_as_multiturn=args.fewshot_as_multiturn,
     )
     write = out.write
     if args.format == "jsonl":

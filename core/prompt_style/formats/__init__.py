@@ -35,7 +35,12 @@ def read_source(path: str | Path, manager: PluginManager) -> TaskSource:
         if not path.is_file():
             raise TaskFileError("task file not found", file=str(path))
         return TaskSource(path=path, data=None, base=path.parent)
-    document = load_yaml(path)
+    # Formats with YAML tags of their own (lm-evaluation-harness's ``!function``)
+    # name them on their reader; the tags build markers, never run code.
+    tags: dict[str, Any] = {}
+    for reader in _readers(manager).values():
+        tags.update(getattr(reader, "yaml_tags", None) or {})
+    document = load_yaml(path, tags=tags or None)
     data = document.data
     if data is None:
         raise TaskFileError("the task file is empty", file=str(path), hint="see docs/task-files.md")

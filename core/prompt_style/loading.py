@@ -379,6 +379,12 @@ def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mappi
     pool_split = _pool_split(config)
     if not config.needs_examples():
         return pool_split, []
+    if pool_split not in config.data:
+        raise config.error(
+            "fewshot_split",
+            f"there is no data for the few-shot split {pool_split!r}",
+            hint=f"give --data {pool_split}=PATH, or data={{{pool_split!r}: ...}} from Python",
+        )
     if config.doc_to_target is None:
         raise config.error(
             "num_fewshot" if config.num_fewshot else "retriever",

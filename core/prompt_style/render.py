@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import FieldError, PromptStyleError, RenderError
+from .fields.targets import gold_resolver
 from .types import Dialogue, Sample
 
 __all__ = ["RenderedPrompt", "TaskRenderer"]
@@ -132,22 +133,27 @@ class TaskRenderer:
         self._target = get("doc_to_target")
         self._description = get("description")
         self._prefix = get("gen_prefix")
+        # The gold answer is resolved here, from the task's fields, before any style runs.
+        self._gold = gold_resolver(self._target)
         self._shots: list[Sample | None] = [None] * len(self.pool)
         self._style_format = self.style.format
         self._meta_apply = self.meta.apply
         self._select = self.retriever.select
         self._chat_apply = self.chat.apply if self.chat is not None else None
         self._rolling = self.output_type == "loglikelihood_rolling"
+        self._fields = (self._text, self._choice, self._target, self._prefix, self._gold)
         if self.shot_extractors:
             extractors = {**self.extractors, **self.shot_extractors}
+            target = extractors.get("doc_to_target")
             self._shot_fields = (
                 extractors.get("doc_to_text"),
                 extractors.get("doc_to_choice"),
-                extractors.get("doc_to_target"),
+                target,
                 extractors.get("gen_prefix"),
+                gold_resolver(target) if target is not self._target else self._gold,
             )
         else:
-            self._shot_fields = (self._text, self._choice, self._target, self._prefix)
+            self._shot_fields = self._fields
 
     def __getstate__(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if not key.startswith("_")}
@@ -158,16 +164,16 @@ class TaskRenderer:
 
     def sample(self, record: Mapping[str, Any], index: int, *, description: bool = True) -> Sample:
         """Extract the fields of one record."""
-        return self._extract(record, index, (self._text, self._choice, self._target, self._prefix), description)
+        return self._extract(record, index, self._fields, description)
 
     def _extract(
         self,
         record: Mapping[str, Any],
         index: int,
-        fields: tuple[Any, Any, Any, Any],
+        fields: tuple[Any, Any, Any, Any, Any],
         description: bool,
     ) -> Sample:
-        text_of, choice_of, target_of, prefix_of = fields
+        text_of, choice_of, target_of, prefix_of, resolve = fields
         key = "doc_to_text"
         try:
             question = text_of(record) if text_of is not None else None
@@ -184,9 +190,15 @@ class TaskRenderer:
                 choices = choice_of(record)
                 if type(choices) is not list:
                     choices = _choices(choices)
+            gold = None
             if target_of is not None:
                 key = "doc_to_target"
                 target = target_of(record)
+                if choices is not None and target is not None and resolve is not None:
+                    if type(target) is int and 0 <= target < len(choices):
+                        gold = target  # the common case, without a call
+                    else:
+                        gold = resolve(target, choices)
             if description and self._description is not None:
                 key = "description"
                 value = self._description(record)
@@ -199,7 +211,7 @@ class TaskRenderer:
             raise
         except Exception as exc:  # user callables and plugin extractors
             raise FieldError(f"raised {type(exc).__name__}: {exc}", key=key) from exc
-        return Sample(index, record, question, choices, target, text, prefix)
+        return Sample(index, record, question, choices, target, text, gold=gold, gen_prefix=prefix)
 
     def _shot(self, i: int) -> Sample:
         shot = self._shots[i]

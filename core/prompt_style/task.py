@@ -51,9 +51,10 @@ _TYPE_NAMES = {str: "a string", dict: "a mapping", int: "an integer", list: "a l
 class TaskConfig:
     """A validated task: what the YAML file says, with paths resolved."""
 
-    task: str
-    data: Mapping[str, Path | Sequence[Mapping[str, Any]]]
-    """Per split, a data file or the records themselves."""
+    task: str = "task"
+    data: Mapping[str, Path | Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    """Per split, a data file or the records themselves (none: give ``data=`` to
+    :func:`~prompt_style.load_task`)."""
     doc_to_text: Any = None
     doc_to_choice: Any = None
     doc_to_target: Any = None
@@ -120,9 +121,25 @@ class TaskConfig:
     def error(self, key: str, message: str, hint: str | None = None) -> TaskFileError:
         return TaskFileError(message, hint=hint, **self.where(key))
 
+    @property
+    def template_config(self) -> Any:
+        """The ``template`` as a :class:`~prompt_style.TemplateConfig` (seed 000's
+        ``TaskConfig.template_config``); ``None`` without a template or for a style
+        that is neither ``mcq`` nor ``cloze``."""
+        from .styles.templates import TemplateFactory
+
+        if self.template is None:
+            return None
+        name, options = self.style_spec()
+        if name.split("::", 1)[0] not in ("mcq", "cloze"):
+            return None
+        return TemplateFactory.from_dict({"template_type": name, **options})
+
     def style_spec(self) -> tuple[str, dict[str, Any]]:
         """The style name and its options (seed 000: ``template_type`` defaults to ``mcq``)."""
         template = self.template
+        if hasattr(template, "to_dict"):  # a TemplateConfig
+            template = template.to_dict()
         if template is None:
             return "passthrough", {}
         if isinstance(template, str):
@@ -182,6 +199,8 @@ class TaskConfig:
             types, _ = TASK_KEYS[key]
             if value is None:
                 continue
+            if key == "template" and hasattr(value, "to_dict"):  # a TemplateConfig, from Python
+                value = value.to_dict()
             if types is not None and (not isinstance(value, types) or (int in types and isinstance(value, bool))):
                 expected = " or ".join(_TYPE_NAMES[t] for t in types)
                 raise TaskFileError(
@@ -195,7 +214,8 @@ class TaskConfig:
         def fail(key: str, message: str, hint: str | None = None) -> TaskFileError:
             return TaskFileError(message, key=key, line=lines.get(key), hint=hint, **where)
 
-        data = values.pop("data", None)
+        # A task may name no data of its own: load_task(data=...) / --data give it.
+        data = values.pop("data", None) or {}
         if isinstance(data, str):
             data = {values.get("test_split", "test"): data}
         base = Path(base)
@@ -254,26 +274,14 @@ class TaskConfig:
         """
         paths = self.data
         split = self.test_split
-        if not paths:
-            if self.data_source:
-                raise self.error(
-                    "data",
-                    f"the task's data is {self.data_source}, which prompt-style does not download",
-                    f"give the records with --data {split}=PATH (data= in Python)",
-                )
-            raise self.error(
-                "data",
-                "the task names no data",
-                f"add data: {{{split}: path/to/{split}.jsonl}}, or give --data {split}=PATH (data= in Python)",
-            )
         if split not in paths:
+            source = f" (the task's data is {self.data_source}, which prompt-style does not download)"
+            message = f"there is no data for the evaluated split {split!r}" + (source if self.data_source else "")
+            give = f"give --data {split}=PATH, or data={{{split!r}: ...}} from Python"
+            if not paths:
+                raise self.error("data", message, give)
             key = "test_split" if "test_split" in self.lines else "data"
-            source = f" (the task's data is {self.data_source})" if self.data_source else ""
-            raise self.error(
-                key,
-                f"there is no data for the evaluated split {split!r}{source}",
-                f"data has: {', '.join(paths)}; set test_split, add data.{split} or give --data {split}=PATH",
-            )
+            raise self.error(key, message, f"data has: {', '.join(paths)}; set test_split, or {give}")
         fewshot_split = self.fewshot_split
         # Without examples the pool is not needed, unless the task file lists its
         # data: then a few-shot split missing from it is a mistake worth reporting.

@@ -72,6 +72,9 @@ class LmEvalField:
     """One field spec with lm-evaluation-harness's semantics; ``field(record)``."""
 
     __slots__ = ("source", "key", "kind", "digits", "name")
+    gold_rule = "exact"
+    """Targets are read here as lm-evaluation-harness reads them, so the gold is
+    ``choices.index(target)`` for a string (see ``prompt_style.resolve_gold``)."""
 
     def __init__(self, source: Any, key: str, kind: str, digits: bool = False, name: str | None = None) -> None:
         if kind not in KINDS:

@@ -275,7 +275,7 @@ class TaskConfig:
         paths = self.data
         split = self.test_split
         if split not in paths:
-            source = f" (the task's data is {self.data_source}, which prompt-style does not download)"
+            source = f": the task's data is {self.data_source}, which prompt-style does not download"
             message = f"there is no data for the evaluated split {split!r}" + (source if self.data_source else "")
             give = f"give --data {split}=PATH, or data={{{split!r}: ...}} from Python"
             if not paths:

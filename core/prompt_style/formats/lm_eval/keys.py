@@ -85,12 +85,12 @@ LM_EVAL_ONLY = (set(PROMPT_KEYS) | set(KEPT_KEYS) | set(REFUSED_KEYS)) - {
     "target_delimiter",
     "fewshot_delimiter",
     "num_fewshot",
-    "output_type",
-    "gen_prefix",
     "template",
     "metadata",
 }
-"""Keys that mark a file as lm-evaluation-harness's (the others are prompt-style's too)."""
+"""Keys that mark a file as lm-evaluation-harness's (the others are prompt-style's too).
+``output_type`` and ``gen_prefix`` are prompt-style keys as well, but a file without
+``data`` that uses them is an lm-evaluation-harness task."""
 
 NATIVE_ONLY = ("data", "retriever", "seed", "until")
 """Keys only prompt-style's own task files have."""

@@ -124,12 +124,6 @@ class _Translation:
             isinstance(until, str) or (isinstance(until, list) and all(isinstance(u, str) for u in until))
         ):
             self.problem("generation_kwargs.until", f"must be a string or a list of strings, not {until!r}")
-        if values.get("test_split") is None and values.get("validation_split") is None and not isinstance(task, list):
-            self.problem(
-                "test_split",
-                "the task names neither test_split nor validation_split",
-                "lm-evaluation-harness evaluates test_split, else validation_split",
-            )
         if values.get("doc_to_text") is None and output_type != "loglikelihood_rolling":
             self.problem("doc_to_text", "the task has no doc_to_text")
         if values.get("doc_to_target") is None:
@@ -286,7 +280,9 @@ class _Translation:
                 overrides[key] = fewshot[key]
 
         data, data_source = self.data()
-        eval_split = values.get("test_split") or values.get("validation_split")
+        # lm-evaluation-harness evaluates test_split, else validation_split (and fails
+        # with neither; prompt-style then evaluates "test", its own default).
+        eval_split = values.get("test_split") or values.get("validation_split") or "test"
         fewshot_split, fewshot_process = self.fewshot_source(fewshot, data, code)
         process = code.get("process_docs")
         name = values.get("process_docs").name if process is not None else None

@@ -16,7 +16,7 @@ from typing import Any
 from .data import check_data_file, iter_records, load_records
 from .errors import DataError, OptionError, PluginError, PromptStyleError, RenderError
 from .formats import load_task_config
-from .meta.chat import ChatRules, continuation_delimiter
+from .meta.chat_rules import ChatRules, continuation_delimiter
 from .plugins import PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
 from .task import TASK_KEYS, TaskConfig

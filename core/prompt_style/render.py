@@ -119,7 +119,7 @@ class TaskRenderer:
         self.shot_extractors = dict(shot_extractors or {})
         """Extractors few-shot examples use instead (lm-evaluation-harness ``fewshot_config``)."""
         self.chat = chat
-        """The chat rules (``prompt_style.meta.chat.ChatRules``), or ``None``."""
+        """The chat rules (``prompt_style.meta.chat_rules.ChatRules``), or ``None``."""
         self.output_type = output_type
         self.until = tuple(until) if until is not None else None
         self.origins = dict(origins or {})

@@ -692,3 +692,20 @@ def test_numpy_is_seeded_when_importable(tmp_path, pm, monkeypatch):
     path = write(tmp_path / "t.yaml", MC + "process_docs: !function utils.process_docs\n")
     load_task(path, plugins=pm, data={"test": RECORDS}, trust_code=True)
     assert seeds and set(seeds) == {1234}
+
+
+def test_a_renderer_with_task_code_pickles_to_another_process(tmp_path, pm):
+    import subprocess
+    import sys
+
+    write(tmp_path / "utils.py", UTILS)
+    path = write(tmp_path / "t.yaml", MC.replace('"Q: {{q}}\\nA:"', "!function utils.doc_to_text"))
+    task = load_task(path, plugins=pm, data={"test": RECORDS}, trust_code=True)
+    blob = tmp_path / "renderer.pickle"
+    blob.write_bytes(pickle.dumps(task.renderer))
+    code = (
+        "import pickle, sys; r = pickle.loads(open(sys.argv[1], 'rb').read()); "
+        "print(r.render({'q': 'zz', 'choices': ['a'], 'answer': 0}, 0).text)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(blob)], capture_output=True, text=True, check=True)
+    assert out.stdout == "F: zz\n"

@@ -18,7 +18,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FunctionRef", "function_tag", "import_function", "seed_like_lm_eval", "CodeError"]
+__all__ = ["FunctionRef", "function_tag", "import_function", "load_function", "seed_like_lm_eval", "CodeError"]
+
+TASK_CODE_PREFIX = "_prompt_style_task_code_"
+"""Module names task code is imported under (one fresh module per load)."""
 
 
 class CodeError(Exception):
@@ -85,7 +88,7 @@ def _datasets_stand_in() -> types.ModuleType:
 def _load_module(path: Path) -> types.ModuleType:
     # A fresh module per load: module-level state (GPQA's ``rng = random.Random(42)``)
     # starts over, so loading a task twice gives the same prompts.
-    name = f"_prompt_style_task_code_{uuid.uuid4().hex}_{path.stem}"
+    name = f"{TASK_CODE_PREFIX}{uuid.uuid4().hex}_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise CodeError(f"cannot import {path}")
@@ -138,3 +141,18 @@ def import_function(ref: FunctionRef, cache: dict[Path, types.ModuleType]) -> An
     if not callable(function):
         raise CodeError(f"{where}: {function_name!r} is a {type(function).__name__}, not a function")
     return function
+
+
+_RELOADED: dict[str, types.ModuleType] = {}
+
+
+def load_function(path: str, qualname: str) -> Any:
+    """The function ``qualname`` of the task code in ``path``, imported once per
+    process (for renderers unpickled in worker processes)."""
+    module = _RELOADED.get(path)
+    if module is None:
+        module = _RELOADED[path] = _load_module(Path(path))
+    value: Any = module
+    for part in qualname.split("."):
+        value = getattr(value, part)
+    return value

@@ -34,6 +34,7 @@ from typing import Any
 from ...errors import FieldError
 from ...safe import jinja_env as _jinja
 from ...safe.jinja_env import JinjaProfile, compile_template
+from .code import TASK_CODE_PREFIX, load_function
 
 __all__ = ["LM_EVAL_JINJA", "LmEvalField", "check_template"]
 
@@ -89,7 +90,17 @@ class LmEvalField:
         """The ``!function`` name, for messages."""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (LmEvalField, (self.source, self.key, self.kind, self.digits, self.name))
+        source = self.source
+        module = getattr(source, "__module__", "") or ""
+        if callable(source) and module.startswith(TASK_CODE_PREFIX):
+            # Task code imported from a file is not importable by name in another
+            # process: pickle where it comes from, and import it again there.
+            import sys
+
+            path = getattr(sys.modules.get(module), "__file__", None)
+            if path:
+                return (_reloaded, (path, source.__qualname__, self.key, self.kind, self.digits, self.name))
+        return (LmEvalField, (source, self.key, self.kind, self.digits, self.name))
 
     def __repr__(self) -> str:
         shown = f"!function {self.name}" if self.name else repr(self.source)
@@ -182,3 +193,8 @@ class LmEvalField:
                 hint="lm-evaluation-harness requires doc_to_choice to give a list",
             )
         return value
+
+
+def _reloaded(path: str, qualname: str, key: str, kind: str, digits: bool, name: str | None) -> LmEvalField:
+    """An :class:`LmEvalField` whose task code is imported again (unpickling in a worker)."""
+    return LmEvalField(load_function(path, qualname), key, kind, digits, name)

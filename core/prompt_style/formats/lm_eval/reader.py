@@ -97,7 +97,7 @@ class _Translation:
                     did_you_mean(key, known) or "see docs/lm-eval.md for the keys prompt-style reads",
                 )
         for key in _STRING_KEYS:
-            if key in values and values[key] is not None and not isinstance(values[key], str) and key != "task":
+            if values.get(key) is not None and not isinstance(values[key], str) and key != "task":
                 self.problem(key, f"must be a string, not {type(values[key]).__name__} {values[key]!r}")
         for key in _SPLIT_KEYS:
             if values.get(key) is not None and not isinstance(values[key], str):
@@ -115,11 +115,8 @@ class _Translation:
         for key in ("dataset_kwargs", "generation_kwargs", "metadata"):
             if values.get(key) is not None and not isinstance(values[key], Mapping):
                 self.problem(key, f"must be a mapping, not {type(values[key]).__name__}")
-        until = (
-            (values.get("generation_kwargs") or {}).get("until")
-            if isinstance(values.get("generation_kwargs"), Mapping)
-            else None
-        )
+        kwargs = values.get("generation_kwargs")
+        until = kwargs.get("until") if isinstance(kwargs, Mapping) else None
         if until is not None and not (
             isinstance(until, str) or (isinstance(until, list) and all(isinstance(u, str) for u in until))
         ):

@@ -362,7 +362,7 @@ def test_ndjson_data(tmp_path, jsonl, pm):
         ('{"q": "a"}', "array"),
         ("[]", "no records"),
         ('[{"q": 1}, 2]', "record 1"),
-        ('{"q": "a"}\n{"q": "b"}\n', "JSON"),
+        ('{"q": "a"}\n{"q": \n', "JSON"),
     ],
 )
 def test_bad_json_data(tmp_path, pm, content, fragment):
@@ -372,6 +372,13 @@ def test_bad_json_data(tmp_path, pm, content, fragment):
         load_records(data)
     assert str(data) in str(info.value)
     assert fragment in str(info.value)
+
+
+def test_json_lines_in_a_json_file(tmp_path):
+    # As Hugging Face datasets' json loader (lm-evaluation-harness data_files) reads them.
+    data = tmp_path / "test.json"
+    data.write_text('{"q": "a"}\n\n{"q": "b"}\n', encoding="utf-8")
+    assert load_records(data) == [{"q": "a"}, {"q": "b"}]
 
 
 def test_iter_records_is_a_generator(tmp_path, jsonl):

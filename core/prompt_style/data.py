@@ -66,6 +66,10 @@ def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
     if path.suffix.lower() == ".json":
         yield from _load_json(path, split)
         return
+    yield from _json_lines(path, split)
+
+
+def _json_lines(path: Path, split: str) -> Iterator[Mapping[str, Any]]:
     count = 0
     try:
         with path.open(encoding="utf-8") as handle:
@@ -98,6 +102,9 @@ def _load_json(path: Path, split: str) -> list[dict[str, Any]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and exc.lineno > 1:
+            # JSON Lines in a .json file, which Hugging Face datasets' json loader reads too.
+            return list(_json_lines(path, split))
         hint = "is it JSON Lines? name it .jsonl" if exc.msg == "Extra data" else None
         raise DataError(
             f"split '{split}': not valid JSON ({exc.msg} at column {exc.colno})",

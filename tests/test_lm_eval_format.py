@@ -709,3 +709,15 @@ def test_a_renderer_with_task_code_pickles_to_another_process(tmp_path, pm):
     )
     out = subprocess.run([sys.executable, "-c", code, str(blob)], capture_output=True, text=True, check=True)
     assert out.stdout == "F: zz\n"
+
+
+def test_literal_text_is_what_jinja_would_render(tmp_path, pm):
+    # A spec without Jinja syntax skips Jinja; one with a carriage return does not (Jinja
+    # normalises newlines), and digits still become an index.
+    from prompt_style.formats.lm_eval.fields import LmEvalField
+
+    record = {"q": "x"}
+    assert LmEvalField("Plain {x} text\n", "description", "resolve")(record) == "Plain {x} text\n"
+    assert LmEvalField("a\r\nb", "description", "resolve")(record) == "a\nb"
+    assert LmEvalField("2", "doc_to_target", "target", digits=True)(record) == 2
+    assert LmEvalField("q", "doc_to_text", "text")(record) == "x"

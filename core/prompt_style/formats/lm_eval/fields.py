@@ -72,7 +72,7 @@ def _keys(record: Mapping[str, Any]) -> str:
 class LmEvalField:
     """One field spec with lm-evaluation-harness's semantics; ``field(record)``."""
 
-    __slots__ = ("source", "key", "kind", "digits", "name")
+    __slots__ = ("source", "key", "kind", "digits", "name", "literal")
     gold_rule = "exact"
     """Targets are read here as lm-evaluation-harness reads them, so the gold is
     ``choices.index(target)`` for a string (see ``prompt_style.resolve_gold``)."""
@@ -88,6 +88,9 @@ class LmEvalField:
         """Digit strings become ints (``doc_to_text`` and ``doc_to_target`` of a task with ``doc_to_choice``)."""
         self.name = name
         """The ``!function`` name, for messages."""
+        self.literal = isinstance(source, str) and not any(mark in source for mark in ("{{", "{%", "{#", "\r"))
+        """Text without Jinja syntax (or carriage returns, which Jinja turns into
+        newlines) renders to itself: skip Jinja for it."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         source = self.source
@@ -117,7 +120,7 @@ class LmEvalField:
         if isinstance(source, str):
             if source in record:
                 return self._checked(record[source])
-            return self._read(self._render(source, record))
+            return self._read(source if self.literal else self._render(source, record))
         if callable(source):
             return self._checked(source(record))
         if isinstance(source, Mapping) and self.kind == "choice":

@@ -76,6 +76,9 @@ def _text_block(result: Any) -> str:
     header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
+    until = getattr(result, "until", None)
+    if until is not None:
+        header += " · until: " + json.dumps(list(until), ensure_ascii=False)
     body = result.text
     if body is None:
         body = json.dumps(result.messages, ensure_ascii=False, indent=2)

@@ -9,14 +9,13 @@ the way lm-evaluation-harness's ``simple_evaluate`` does.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import random
 import sys
-import types
-import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import types
 
 __all__ = ["FunctionRef", "function_tag", "import_function", "load_function", "seed_like_lm_eval", "CodeError"]
 
@@ -75,6 +74,7 @@ def seed_like_lm_eval() -> None:
 def _datasets_stand_in() -> types.ModuleType:
     """A ``datasets`` module for task code that imports it only to name types
     (``def process_docs(dataset: datasets.Dataset)``), when datasets is not installed."""
+    import types
     from .docs import Docs
 
     module = types.ModuleType("datasets")
@@ -86,6 +86,9 @@ def _datasets_stand_in() -> types.ModuleType:
 
 
 def _load_module(path: Path) -> types.ModuleType:
+    import importlib.util
+    import uuid
+
     # A fresh module per load: module-level state (GPQA's ``rng = random.Random(42)``)
     # starts over, so loading a task twice gives the same prompts.
     name = f"{TASK_CODE_PREFIX}{uuid.uuid4().hex}_{path.stem}"
@@ -118,6 +121,8 @@ def import_function(ref: FunctionRef, cache: dict[Path, types.ModuleType]) -> An
     :param cache: modules already imported for this task (one import per file per load).
     :raises CodeError: saying what failed.
     """
+    import importlib
+
     module_name, _, function_name = ref.name.rpartition(".")
     if not module_name:
         raise CodeError(f"{ref.name!r} names no module: write !function module.function")

@@ -18,12 +18,10 @@ from typing import Any
 from ...errors import TaskFileError
 from ...safe.yaml_loader import load_yaml
 from ...types import TaskSource
-from .code import FunctionRef, function_tag
+from .code import FunctionRef
+from .reader import TAGS
 
-__all__ = ["TAGS", "LmEvalFile", "Problems", "read_file"]
-
-TAGS = {"!function": function_tag}
-"""The YAML tags of lm-evaluation-harness task files (markers only: nothing runs)."""
+__all__ = ["LmEvalFile", "Problems", "read_file"]
 
 
 class Problems:

@@ -75,6 +75,7 @@ def _datasets_stand_in() -> types.ModuleType:
     """A ``datasets`` module for task code that imports it only to name types
     (``def process_docs(dataset: datasets.Dataset)``), when datasets is not installed."""
     import types
+
     from .docs import Docs
 
     module = types.ModuleType("datasets")

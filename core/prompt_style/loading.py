@@ -130,6 +130,7 @@ def load_task(
     trust_code: bool = False,
     template: str | int | None = None,
     task_format: str | None = None,
+    read_options: Mapping[str, Any] | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -149,11 +150,18 @@ def load_task(
     :param template: which of a task file's templates to render, for formats
         that hold several (task-template files).
     :param task_format: the task file's format, when detection should not decide.
+    :param read_options: format-specific reading options (``ReadOptions.options``),
+        e.g. ``{"data_root": "data/processed"}`` for task-template files.
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
     manager = plugins or default_plugin_manager()
-    options = ReadOptions(trust_code=trust_code, template=template)
+    format_options = dict(read_options or {})
+    if seed is not None:
+        format_options.setdefault("seed", seed)
+    options = ReadOptions(
+        trust_code=trust_code, template=template, options=format_options, data=dict(data or {}), plugins=manager
+    )
     config = _with_overrides(_config_of(task, manager, options, task_format), data=data, shots=shots, seed=seed)
     overridden = set(data or ())
     used: dict[str, Any] = {}
@@ -162,6 +170,12 @@ def load_task(
     built_meta, used["apply_meta_template"] = _meta(manager, meta, meta_options)
 
     split = config.test_split
+    if split not in config.data:
+        raise config.error(
+            "data",
+            f"there is no data for the evaluated split {split!r}",
+            hint=f"give it with --data {split}=PATH (data= in Python)",
+        )
     try:
         check_data_file(config.data[split], split)
     except PromptStyleError as exc:

@@ -40,10 +40,13 @@ class RenderedPrompt:
     """The intermediate dialogue, before the meta template."""
     token_ids: list[int] | None = None
     """The prompt as token ids, when the meta template gives them."""
+    extra: dict[str, Any] | None = None
+    """More fields the style reports (``answer_choices`` for task-template files)."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
-        ``target``, and ``token_ids`` when the meta template gives them."""
+        ``target``, ``token_ids`` when the meta template gives them, and the
+        style's ``extra`` fields."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -53,6 +56,8 @@ class RenderedPrompt:
         }
         if self.token_ids is not None:
             out["token_ids"] = self.token_ids
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -191,4 +196,5 @@ class TaskRenderer:
             self.plugins,
             formatted.dialogue,
             made.token_ids,
+            formatted.extra,
         )

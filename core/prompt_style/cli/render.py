@@ -58,12 +58,19 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     render.add_argument(
         "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
     )
+    render.add_argument(
+        "--data-root",
+        metavar="DIR",
+        help="where task-template files find their data_dir (default: next to the task file, or data/processed/)",
+    )
 
 
 def _text_block(result: Any) -> str:
     header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
+    for key, value in (result.extra or {}).items():
+        header += f" · {key}: " + json.dumps(value, ensure_ascii=False)
     body = result.text
     if body is None:
         body = json.dumps(result.messages, ensure_ascii=False, indent=2)
@@ -84,6 +91,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         trust_code=args.trust_code,
         template=int(args.template) if args.template and args.template.isdigit() else args.template,
         task_format=args.task_format,
+        read_options={"data_root": args.data_root} if args.data_root else None,
     )
     write = out.write
     if args.format == "jsonl":

@@ -17,6 +17,7 @@ from .errors import (
     RenderError,
     StyleError,
     TaskFileError,
+    TaskFileWarning,
 )
 from .fields import compile_field
 from .formats import load_task_config
@@ -33,6 +34,7 @@ from .types import (
     Dialogue,
     FieldExtractor,
     FormattedPrompt,
+    Formatter,
     MetaTemplate,
     ModelInput,
     ReadOptions,
@@ -78,6 +80,7 @@ __all__ = [
     "Style",
     "MetaTemplate",
     "Retriever",
+    "Formatter",
     # building blocks for plugins
     "compile_field",
     "load_yaml",
@@ -104,4 +107,5 @@ __all__ = [
     "PluginNotFoundError",
     "PluginConflictError",
     "PluginLoadWarning",
+    "TaskFileWarning",
 ]

@@ -24,6 +24,7 @@ from .template import TaskTemplate, template_parts
 __all__ = ["TaskTemplateReader", "read_spec", "problems_error", "STYLE", "DEFAULT_SEED"]
 
 STYLE = "task_template"
+_NO_TEMPLATE: Any = object()
 DEFAULT_SEED = 1234
 _NATIVE_KEYS = ("task", "doc_to_text", "template", "data")
 
@@ -33,7 +34,7 @@ def problems_error(spec: TaskTemplateFile, problems: Sequence[Problem]) -> TaskF
     first, rest = problems[0], problems[1:]
     message = first.detail()
     if rest:
-        message += "; also: " + "; ".join(p.format(None if p.line is None else f"line {p.line}") for p in rest)
+        message += "; also: " + "; ".join(f"line {p.line}: {p.text()}" if p.line else p.text() for p in rest)
     return TaskFileError(message, file=spec.file, line=first.line, key=first.key or None)
 
 
@@ -41,9 +42,12 @@ def read_spec(
     source: TaskSource | Mapping[str, Any] | str | Path,
     *,
     schema: Mapping[str, Any] | None = None,
+    template: Any = _NO_TEMPLATE,
 ) -> TaskTemplateFile:
     """Read and check a task-template file (or parsed mapping), raising only for
-    what makes the whole file unusable; the rest stays in ``.problems``."""
+    what makes the whole file unusable -- or, when ``template`` is given (a
+    selector, ``None`` for the default), the template about to be used -- all
+    such problems in one error; the rest stays in ``.problems``."""
     if isinstance(source, (str, Path)):
         from ...safe.yaml_loader import load_yaml
 
@@ -59,6 +63,8 @@ def read_spec(
         source = TaskSource(path=None, data=source)
     spec = check(source.data, lines=source.lines, path=source.path, schema=schema, duplicates=source.duplicates)
     blocking = [p for p in spec.problems if p.blocking and p.template is None]
+    if spec.templates and template is not _NO_TEMPLATE:
+        blocking += template_problems(spec, spec.template(template))
     if blocking or not spec.templates:
         raise problems_error(spec, blocking or [p for p in spec.problems if p.level == "error"] or spec.problems)
     return spec
@@ -69,18 +75,24 @@ def template_problems(spec: TaskTemplateFile, template: TaskTemplate) -> list[Pr
 
 
 def warn_problems(spec: TaskTemplateFile, template: TaskTemplate | None = None) -> None:
-    """Warn about the errors that do not stop rendering (and not about other
-    templates' problems)."""
-    for problem in spec.problems:
-        if problem.level != "error" or problem.blocking:
-            continue
-        if problem.template is not None and template is not None and problem.template != template.id:
-            continue
-        warnings.warn(
-            f"prompt-style: {problem.format(spec.file)} (prompt-style validate checks the whole file)",
-            TaskFileWarning,
-            stacklevel=4,
-        )
+    """One warning for the errors that do not stop rendering (metadata, the name
+    check, ...; not other templates' problems): the first, and how many more."""
+    found = [
+        problem
+        for problem in spec.problems
+        if problem.level == "error"
+        and not problem.blocking
+        and (problem.template is None or template is None or problem.template == template.id)
+    ]
+    if not found:
+        return
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    warnings.warn(
+        f"prompt-style: {found[0].format(spec.file)}{more}; the task still renders, "
+        f"but fails validation: prompt-style validate {spec.file or 'FILE'}",
+        TaskFileWarning,
+        stacklevel=4,
+    )
 
 
 class TaskTemplateReader:
@@ -94,11 +106,8 @@ class TaskTemplateReader:
         return isinstance(data, Mapping) and "templates" in data and not any(k in data for k in _NATIVE_KEYS)
 
     def read(self, source: TaskSource, options: ReadOptions) -> TaskConfig:
-        spec = read_spec(source)
+        spec = read_spec(source, template=options.template)
         template = spec.template(options.template)
-        blocking = template_problems(spec, template)
-        if blocking:
-            raise problems_error(spec, blocking)
         warn_problems(spec, template)
         seed = options.options.get("seed", DEFAULT_SEED)
         template.seed = seed

@@ -122,6 +122,27 @@ SEMANTICS: Mapping[str, jinja_env.JinjaProfile] = {"sciriff": SCIRIFF, "promptso
 """Values of a template's ``metadata.render_as``."""
 
 
+def _uses_filter(profile: jinja_env.JinjaProfile, sources: Sequence[str | None], name: str) -> bool:
+    """Whether any of ``sources`` applies the filter ``name`` (from the parsed template)."""
+    from jinja2 import nodes
+
+    environment = jinja_env.environment(profile)
+    for source in sources:
+        if source is None or name not in source:
+            continue
+        try:
+            tree = environment.parse(source)
+        except jinja_env.errors()[0]:
+            continue
+        for node in tree.find_all((nodes.Filter, nodes.FilterBlock)):
+            names = (
+                [node.name] if isinstance(node, nodes.Filter) else [f.name for f in node.filter.find_all(nodes.Filter)]
+            )
+            if name in names:
+                return True
+    return False
+
+
 def _canonical(record: Mapping[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -223,8 +244,10 @@ class TaskTemplate:
         generator, draws the same values in the same order."""
         if self.semantics != "promptsource":
             return False
-        text = self.jinja + (self.answer_choices or "")
-        return "choice" in text or "random" in text
+        found = self.__dict__.get("_draws")
+        if found is None:
+            found = self.__dict__["_draws"] = _uses_filter(self.profile, (self.jinja, self.answer_choices), "choice")
+        return found
 
     def compile(self) -> None:
         """Compile now; a syntax error is a :class:`TaskFileError` naming the file, line and key."""
@@ -344,6 +367,7 @@ class TaskTemplate:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_compiled"] = state["_choices"] = None
+        state.pop("_draws", None)
         return state
 
 

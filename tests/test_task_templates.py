@@ -382,6 +382,22 @@ def test_a_hub_dataset_without_the_datasets_package_says_what_to_do(task_file, c
     assert "optional 'datasets' package is not installed" in err and "--data test=PATH" in err
 
 
+def test_a_hub_dataset_is_read_with_the_datasets_package(task_file, pm, monkeypatch):
+    import sys
+    import types
+
+    calls = []
+
+    def load_dataset(name, subset, split):
+        calls.append((name, subset, split))
+        return [{"question": f"{split} q", "answer": "a"}]
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    path = task_file([QA], dataset="org/set", subset="sub", split_lookup={"test": "eval"})
+    assert next(load_task(path, plugins=pm).render()).text == "Q: eval q"
+    assert calls == [("org/set", "sub", "eval")]
+
+
 def test_render_renders_the_split_it_is_given(task_file, tmp_path, jsonl, capsys):
     path = task_file([QA], splits={"train": RECORDS[:3], "test": RECORDS[3:]})
     data = jsonl(tmp_path / "given.jsonl", [{"question": "mine", "answer": "given"}])
@@ -407,13 +423,19 @@ def test_chatml_with_few_shot_examples(task_file, pm_all):
     assert prompt.target == "a5"
 
 
-def test_random_retriever_and_plain_text_few_shot(task_file, pm):
+def test_plain_text_few_shot_and_the_random_retriever(task_file, pm):
+    import dataclasses
+
     path = task_file([QA], splits={"train": RECORDS[:6], "test": RECORDS[6:8]})
-    task = load_task(path, plugins=pm, shots=1, seed=7)
-    task.config  # noqa: B018
-    first = [p.text for p in task.render()]
-    again = [p.text for p in load_task(path, plugins=pm, shots=1, seed=7).render()]
-    assert first == again and first[0].endswith("\n\nQ: q6") and " a" in first[0]
+    first_n = next(load_task(path, plugins=pm, shots=2).render())
+    assert first_n.text == "Q: q0 a0\n\nQ: q1 a1\n\nQ: q6"
+    config = dataclasses.replace(
+        prompt_style.load_task_config(path, plugins=pm), retriever={"name": "random"}, num_fewshot=2
+    )
+    drawn = [p.text for p in load_task(config, plugins=pm, seed=7).render()]
+    assert drawn == [p.text for p in load_task(config, plugins=pm, seed=7).render()]
+    assert drawn != [p.text for p in load_task(config, plugins=pm, seed=8).render()]
+    assert all(text.count("Q: ") == 3 for text in drawn)
 
 
 def test_cloze_style_scores_the_answer_choices(task_file, pm_all):

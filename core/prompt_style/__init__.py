@@ -16,10 +16,11 @@ from .errors import (
     PromptStyleError,
     RenderError,
     StyleError,
+    TargetError,
     TaskFileError,
     TaskFileWarning,
 )
-from .fields import compile_field
+from .fields import compile_field, process_field, resolve_gold
 from .formats import load_task_config
 from .loading import Task, default_plugin_manager, load_task, render_records
 from .meta import api_role
@@ -28,7 +29,18 @@ from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
 from .safe.jinja_env import JinjaLimits, JinjaProfile
 from .safe.yaml_loader import YamlDocument, load_yaml
-from .styles import DEFAULT_LABELS, ChoiceStyle, PassthroughStyle, QAStyle, choice_style, resolve_target
+from .styles import (
+    DEFAULT_LABELS,
+    ChoiceStyle,
+    ClozeTemplateConfig,
+    MCQTemplateConfig,
+    PassthroughStyle,
+    QAStyle,
+    TemplateConfig,
+    TemplateFactory,
+    choice_style,
+    resolve_target,
+)
 from .task import TaskConfig
 from .types import (
     Dialogue,
@@ -83,6 +95,7 @@ __all__ = [
     "Formatter",
     # building blocks for plugins
     "compile_field",
+    "resolve_gold",
     "load_yaml",
     "YamlDocument",
     "JinjaProfile",
@@ -95,12 +108,19 @@ __all__ = [
     "choice_style",
     "resolve_target",
     "DEFAULT_LABELS",
+    # lm-evaluation-harness's template system (seed 000)
+    "TemplateConfig",
+    "MCQTemplateConfig",
+    "ClozeTemplateConfig",
+    "TemplateFactory",
+    "process_field",
     # errors
     "PromptStyleError",
     "TaskFileError",
     "DataError",
     "FieldError",
     "StyleError",
+    "TargetError",
     "OptionError",
     "RenderError",
     "PluginError",

@@ -10,6 +10,7 @@ __all__ = [
     "DataError",
     "FieldError",
     "StyleError",
+    "TargetError",
     "OptionError",
     "RenderError",
     "PluginError",
@@ -95,6 +96,14 @@ class FieldError(PromptStyleError):
 
 class StyleError(PromptStyleError):
     """A style cannot format a record (for example: fewer labels than choices)."""
+
+
+class TargetError(FieldError, StyleError):
+    """``doc_to_target`` does not name exactly one of the record's choices: out of
+    range, not a choice, or ambiguous. The gold answer comes from the task's own
+    fields (never from how a style labels the choices), so this is a field error;
+    it is also a :class:`StyleError`, which is what code written before targets
+    were resolved by the renderer catches."""
 
 
 class OptionError(PromptStyleError):

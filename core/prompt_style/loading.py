@@ -174,7 +174,7 @@ def load_task(
         raise config.error(
             "data",
             f"there is no data for the evaluated split {split!r}",
-            hint=f"give it with --data {split}=PATH (data= in Python)",
+            hint=f"give --data {split}=PATH, or data={{{split!r}: ...}} from Python",
         )
     try:
         check_data_file(config.data[split], split)
@@ -293,6 +293,12 @@ def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mappi
     pool_split = config.fewshot_split or next((s for s in ("train", "validation", "dev") if s in config.data), split)
     if not config.num_fewshot and config.retriever is None:
         return pool_split, []
+    if pool_split not in config.data:
+        raise config.error(
+            "fewshot_split",
+            f"there is no data for the few-shot split {pool_split!r}",
+            hint=f"give --data {pool_split}=PATH, or data={{{pool_split!r}: ...}} from Python",
+        )
     if config.doc_to_target is None:
         raise config.error(
             "num_fewshot" if config.num_fewshot else "retriever",

@@ -65,6 +65,8 @@ FIRST_PARTY: Mapping[str, str] = {
     "mcq::gpqa": "prompt-style-gpqa",
     "cloze": "prompt-style-cloze",
     "cloze::options": "prompt-style-cloze",
+    "cloze::pure": "prompt-style-cloze",
+    "cloze::qa": "prompt-style-cloze",
     "chatml": "prompt-style-chatml",
 }
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import FieldError, PromptStyleError, RenderError
+from .fields.targets import gold_resolver
 from .types import Dialogue, Sample
 
 __all__ = ["RenderedPrompt", "TaskRenderer"]
@@ -118,6 +119,10 @@ class TaskRenderer:
         self._choice = get("doc_to_choice")
         self._target = get("doc_to_target")
         self._description = get("description")
+        # The gold answer is resolved here, from the task's fields, before any style runs.
+        self._gold = gold_resolver(self._target)
+        # A style that reports the target as text (task_template) says it needs no gold index.
+        self._needs_gold = getattr(self.style, "needs_gold", True)
         self._shots: list[Sample | None] = [None] * len(self.pool)
         self._style_format = self.style.format
         self._meta_apply = self.meta.apply
@@ -148,9 +153,15 @@ class TaskRenderer:
                 choices = self._choice(record)
                 if type(choices) is not list:
                     choices = _choices(choices)
+            gold = None
             if self._target is not None:
                 key = "doc_to_target"
                 target = self._target(record)
+                if choices is not None and target is not None and self._needs_gold:
+                    if type(target) is int and 0 <= target < len(choices):
+                        gold = target  # the common case, without a call
+                    else:
+                        gold = self._gold(target, choices)
             if description and self._description is not None:
                 key = "description"
                 value = self._description(record)
@@ -159,7 +170,7 @@ class TaskRenderer:
             raise
         except Exception as exc:  # user callables and plugin extractors
             raise FieldError(f"raised {type(exc).__name__}: {exc}", key=key) from exc
-        return Sample(index, record, question, choices, target, text)
+        return Sample(index, record, question, choices, target, text, gold=gold)
 
     def _shot(self, i: int) -> Sample:
         shot = self._shots[i]

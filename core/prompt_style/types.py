@@ -120,6 +120,12 @@ class Sample:
     """What ``doc_to_target`` extracted: an index, a label, a choice or a text."""
     description: str = ""
     """The task description rendered for this record (empty for few-shot examples)."""
+    gold: Any = None
+    """The gold answer as an index into ``choices`` (a list of indices for several
+    gold answers), resolved once by the renderer from ``target`` and ``choices``
+    with lm-evaluation-harness's rules (:func:`~prompt_style.resolve_gold`), before
+    any style runs; ``None`` without choices or without a target. Styles display
+    it, they never re-interpret ``target``."""
 
 
 class Turn(NamedTuple):

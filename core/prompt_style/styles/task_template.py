@@ -27,6 +27,8 @@ __all__ = ["TaskTemplateStyle", "task_template_style"]
 class TaskTemplateStyle(QAStyle):
     """Input as the prompt, output as the target, answer choices alongside."""
 
+    needs_gold = False  # the output is the target; answer choices are shown, not scored
+
     def question_text(self, sample: Sample) -> str:
         return str(sample.question)
 

@@ -252,9 +252,15 @@ def test_validate_directories_json_and_a_custom_schema(task_file, tmp_path, caps
     by_name = {Path(f["file"]).stem: f for f in report["files"]}
     assert by_name["good_one"]["errors"] == 0
     assert by_name["bad_one"]["problems"][0]["key"] == "metadata.domains.0"
-    schema = tmp_path / "schema.yaml"
+    schema = tmp_path / "templates" / "schema.yaml"  # not a task file: skipped inside a directory
     schema.write_text("type: object\nproperties:\n  domains: {type: array, items: {enum: [astronomy, misc]}}\n")
-    assert run(capsys, "validate", tmp_path / "templates", "--schema", schema)[0] == 0
+    code, out, _ = run(capsys, "validate", tmp_path / "templates", "--schema", schema)
+    assert code == 0
+    assert out.splitlines()[-1].startswith("2 files checked, 2 ok, 0 failed")
+    assert "1 skipped (not task files)" in out
+    (tmp_path / "templates" / "broken.yaml").write_text("name: [unclosed\n")
+    code, out, _ = run(capsys, "validate", tmp_path / "templates")
+    assert code == 2 and "broken.yaml:2: error: not valid YAML" in out
 
 
 def test_validate_reports_other_task_formats_and_missing_paths(tmp_path, capsys):

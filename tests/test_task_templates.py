@@ -479,8 +479,9 @@ def test_formatter_plugins_run_on_the_task_s_own_data(task_file):
         formatter={"name": "upper", "args": {"field": "question"}},
     )
     assert [p.text for p in load_task(path, plugins=pm).render()] == ["Q0 0", "Q1 1"]
-    # records given directly are the instances, as they are
-    given = load_task(path, plugins=pm, data={"test": [{"question": "x", "seen_id": 9, "answer": "y"}]})
+    # records given directly are the instances, as they are (with a warning saying so)
+    with pytest.warns(TaskFileWarning, match="used as they are; the task's formatter 'upper'"):
+        given = load_task(path, plugins=pm, data={"test": [{"question": "x", "seen_id": 9, "answer": "y"}]})
     assert next(given.render()).text == "x 9"
 
 

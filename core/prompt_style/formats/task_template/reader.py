@@ -137,6 +137,13 @@ class TaskTemplateReader:
         split given with ``--data``, else test, validation or train, whichever
         the task has first."""
         given = list(options.data)
+        if given and spec.formatter is not None:
+            warnings.warn(
+                f"prompt-style: {spec.file or 'the task'}: the records of {', '.join(given)} (--data) are used as "
+                f"they are; the task's formatter {spec.formatter[0]!r} runs only on its own data (data_dir, dataset)",
+                TaskFileWarning,
+                stacklevel=5,
+            )
         sources = split_sources(spec, data_root=options.options.get("data_root"))
         data: dict[str, Any] = {}
         for split, found in sources.splits.items():

@@ -479,10 +479,12 @@ def test_formatter_plugins_run_on_the_task_s_own_data(task_file):
         formatter={"name": "upper", "args": {"field": "question"}},
     )
     assert [p.text for p in load_task(path, plugins=pm).render()] == ["Q0 0", "Q1 1"]
-    # records given directly are the instances, as they are (with a warning saying so)
-    with pytest.warns(TaskFileWarning, match="used as they are; the task's formatter 'upper'"):
-        given = load_task(path, plugins=pm, data={"test": [{"question": "x", "seen_id": 9, "answer": "y"}]})
+    # records given directly are the instances, as they are (said when a field is then missing)
+    given = load_task(path, plugins=pm, data={"test": [{"question": "x", "seen_id": 9, "answer": "y"}]})
     assert next(given.render()).text == "x 9"
+    raw = load_task(path, plugins=pm, data={"test": [{"question": "x", "answer": "y"}]})
+    with pytest.raises(PromptStyleError, match="used as they are: the task's formatter 'upper' runs only"):
+        next(raw.render())
 
 
 def test_unknown_formatter_lists_the_installed_ones(task_file, pm, capsys):

@@ -22,6 +22,7 @@ from .errors import (
 )
 from .fields import compile_field, process_field, resolve_gold
 from .formats import load_task_config
+from .formats.task_template import instantiate_task_template, read_task_template
 from .loading import Task, default_plugin_manager, load_task, render_records
 from .meta import api_role
 from .options import check_options
@@ -66,6 +67,9 @@ __all__ = [
     "load_task",
     "render_records",
     "load_task_config",
+    # task-template files
+    "read_task_template",
+    "instantiate_task_template",
     "Task",
     "TaskConfig",
     "TaskRenderer",

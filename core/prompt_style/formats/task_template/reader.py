@@ -12,14 +12,18 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import DataError, TaskFileError, TaskFileWarning
 from ...task import TaskConfig
 from ...types import ReadOptions, TaskSource
-from .schema import CANONICAL_SPLITS, Problem, TaskTemplateFile, check
-from .sources import LazySplit, split_sources
-from .template import TaskTemplate, template_parts
+
+if TYPE_CHECKING:
+    from .schema import Problem, TaskTemplateFile
+    from .template import TaskTemplate
+
+# The schema, the data sources and the templates are imported when a file is
+# read, not when the built-in plugin registers this reader.
 
 __all__ = ["TaskTemplateReader", "read_spec", "problems_error", "STYLE", "DEFAULT_SEED"]
 
@@ -61,6 +65,8 @@ def read_spec(
         )
     if not isinstance(source, TaskSource):
         source = TaskSource(path=None, data=source)
+    from .schema import check
+
     spec = check(source.data, lines=source.lines, path=source.path, schema=schema, duplicates=source.duplicates)
     blocking = [p for p in spec.problems if p.blocking and p.template is None]
     if spec.templates and template is not _NO_TEMPLATE:
@@ -111,8 +117,16 @@ class TaskTemplateReader:
         warn_problems(spec, template)
         seed = options.options.get("seed", DEFAULT_SEED)
         template.seed = seed
+        if options.data and spec.formatter is not None:
+            # Said only when a field is then missing: usually --data holds instances already.
+            template.missing_hint = (
+                f"records given with --data are used as they are: the task's formatter {spec.formatter[0]!r} "
+                "runs only on its own data (data_dir, dataset)"
+            )
         template.compile()
         data, test_split = self._data(spec, options)
+        from .template import template_parts
+
         text, target, choices = template_parts(template)
         return TaskConfig(
             task=spec.name,
@@ -137,13 +151,8 @@ class TaskTemplateReader:
         split given with ``--data``, else test, validation or train, whichever
         the task has first."""
         given = list(options.data)
-        if given and spec.formatter is not None:
-            warnings.warn(
-                f"prompt-style: {spec.file or 'the task'}: the records of {', '.join(given)} (--data) are used as "
-                f"they are; the task's formatter {spec.formatter[0]!r} runs only on its own data (data_dir, dataset)",
-                TaskFileWarning,
-                stacklevel=5,
-            )
+        from .sources import LazySplit, split_sources
+
         sources = split_sources(spec, data_root=options.options.get("data_root"))
         data: dict[str, Any] = {}
         for split, found in sources.splits.items():
@@ -166,8 +175,3 @@ class TaskTemplateReader:
             hint=(sources.hint + "; or " if sources.hint else "") + "give the records with --data SPLIT=PATH",
         )
         return {"test": LazySplit(None, problem=problem)}, "test"
-
-
-def splits_of(spec: TaskTemplateFile) -> tuple[str, ...]:
-    """The canonical splits a task uses (without ``skip_splits``)."""
-    return tuple(s for s in CANONICAL_SPLITS if s not in spec.skip_splits)

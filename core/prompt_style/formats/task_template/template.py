@@ -204,6 +204,8 @@ class TaskTemplate:
     """Lines of this template's keys: ``jinja``, ``answer_choices``."""
     truncate: bool = True
     """promptsource semantics only: rewrite ``}}`` to truncate every variable to 2048 characters."""
+    missing_hint: str | None = None
+    """Added to the message of a missing field (the reader says why a field may be missing)."""
     _compiled: Any = field(default=None, init=False, repr=False)
     _choices: Any = field(default=None, init=False, repr=False)
 
@@ -356,7 +358,8 @@ class TaskTemplate:
         try:
             return jinja_env.render(compiled, context)
         except undefined_error as exc:
-            raise FieldError(f"{self.label}: {exc.message}", key=key, hint=_keys(record)) from None
+            hint = _keys(record) + (f"; {self.missing_hint}" if self.missing_hint else "")
+            raise FieldError(f"{self.label}: {exc.message}", key=key, hint=hint) from None
         except security_error as exc:
             raise FieldError(f"{self.label}: not allowed in the sandbox: {exc}", key=key) from None
         except PromptStyleError as exc:  # a sandbox budget

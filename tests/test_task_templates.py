@@ -775,3 +775,35 @@ def test_convert_a_directory(tmp_path, capsys):
     code, out, _ = run(capsys, "convert", "promptsource", tmp_path / "templates", "--out", tmp_path / "out")
     assert code == 0
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["super_glue_cb.yaml", "super_glue_rte.yaml"]
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path, capsys, monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["instantiate", str(SCIQ), "--out", str(tmp_path / "a")]) == 0
+    drawn = terminal.getvalue()
+    assert "\rsciq_mcq train" in drawn and "30/30" in drawn and drawn.endswith("\n")
+    quiet = Terminal()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    assert main(["instantiate", str(SCIQ), "--out", str(tmp_path / "b"), "--no-progress"]) == 0
+    assert quiet.getvalue() == ""
+
+
+def test_render_text_shows_answer_choices(capsys):
+    code, out, _ = run(capsys, "render", SCIQ, "--limit", "1")
+    assert code == 0
+    assert out.splitlines()[0] == '=== record 0 · target: "skin" · answer_choices: ["brain", "heart", "liver", "skin"]'
+
+
+def test_rendering_a_promptsource_file_says_to_convert_it(tmp_path, capsys):
+    source = tmp_path / "templates.yaml"
+    source.write_text(PROMPTSOURCE)
+    code, _, err = run(capsys, "render", source)
+    assert code == 2 and "prompt-style convert promptsource" in err

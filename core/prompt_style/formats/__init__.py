@@ -35,7 +35,12 @@ def read_source(path: str | Path, manager: PluginManager) -> TaskSource:
         if not path.is_file():
             raise TaskFileError("task file not found", file=str(path))
         return TaskSource(path=path, data=None, base=path.parent)
-    document = load_yaml(path, duplicate_keys="last")
+    try:
+        document = load_yaml(path, duplicate_keys="last")
+    except TaskFileError as exc:
+        if "!Template" in exc.message:  # promptsource's tag: a file to convert, not to render
+            exc.hint = exc.hint or f"a promptsource file: prompt-style convert promptsource {path} --out DIR"
+        raise
     data = document.data
     if data is None:
         raise TaskFileError("the task file is empty", file=str(path), hint="see docs/task-files.md")

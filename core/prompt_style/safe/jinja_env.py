@@ -156,12 +156,12 @@ def compile_template(source: str, profile: JinjaProfile = FIELDS, *, cache: bool
         ``choice`` filter draws while compiling, as promptsource relies on).
     :raises jinja2.TemplateSyntaxError: for a syntax error (callers translate it).
     """
-    if not cache:
-        return environment(profile).from_string(source)
     key = (profile, source)
-    compiled = _TEMPLATES.get(key)
+    compiled = _TEMPLATES.get(key) if cache else None
     if compiled is None:
-        compiled = _TEMPLATES[key] = environment(profile).from_string(source)
+        compiled = environment(profile).from_string(source)
+        if cache:
+            _TEMPLATES[key] = compiled
     return compiled
 
 

@@ -18,9 +18,11 @@ from .errors import (
     StyleError,
     TargetError,
     TaskFileError,
+    TaskFileWarning,
 )
 from .fields import compile_field, process_field, resolve_gold
 from .formats import load_task_config
+from .formats.task_template import instantiate_task_template, read_task_template
 from .loading import Task, default_plugin_manager, load_task, render_records
 from .meta import api_role
 from .options import check_options
@@ -45,6 +47,7 @@ from .types import (
     Dialogue,
     FieldExtractor,
     FormattedPrompt,
+    Formatter,
     MetaTemplate,
     ModelInput,
     ReadOptions,
@@ -64,6 +67,9 @@ __all__ = [
     "load_task",
     "render_records",
     "load_task_config",
+    # task-template files
+    "read_task_template",
+    "instantiate_task_template",
     "Task",
     "TaskConfig",
     "TaskRenderer",
@@ -90,6 +96,7 @@ __all__ = [
     "Style",
     "MetaTemplate",
     "Retriever",
+    "Formatter",
     # building blocks for plugins
     "compile_field",
     "resolve_gold",
@@ -124,4 +131,5 @@ __all__ = [
     "PluginNotFoundError",
     "PluginConflictError",
     "PluginLoadWarning",
+    "TaskFileWarning",
 ]

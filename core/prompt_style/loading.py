@@ -134,6 +134,7 @@ def load_task(
     task_format: str | None = None,
     system_instruction: str | None = None,
     fewshot_as_multiturn: bool | None = None,
+    read_options: Mapping[str, Any] | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -158,11 +159,18 @@ def load_task(
     :param fewshot_as_multiturn: with a chat meta template, few-shot examples as
         user/assistant turns (``None``: yes); ``False`` puts the whole plain-text
         prompt in one user message. ``True`` needs a chat meta template.
+    :param read_options: format-specific reading options (``ReadOptions.options``),
+        e.g. ``{"data_root": "data/processed"}`` for task-template files.
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
     manager = plugins or default_plugin_manager()
-    options = ReadOptions(trust_code=trust_code, template=template)
+    format_options = dict(read_options or {})
+    if seed is not None:
+        format_options.setdefault("seed", seed)
+    options = ReadOptions(
+        trust_code=trust_code, template=template, options=format_options, data=dict(data or {}), plugins=manager
+    )
     config = _with_overrides(_config_of(task, manager, options, task_format), data=data, shots=shots, seed=seed)
     config.check_data()
     overridden = set(data or ())

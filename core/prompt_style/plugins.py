@@ -46,8 +46,9 @@ HOOK_NOUNS: Mapping[str, str] = {
     "format_prompt": "style",
     "apply_meta_template": "meta template",
     "retrieve_examples": "retriever",
+    "format_instances": "formatter",
 }
-CATALOG_HOOKS = ("read_task", "format_prompt", "apply_meta_template", "retrieve_examples")
+CATALOG_HOOKS = ("read_task", "format_prompt", "apply_meta_template", "retrieve_examples", "format_instances")
 
 
 def _usable(hook: str, value: Any) -> bool:

@@ -41,13 +41,15 @@ class RenderedPrompt:
     """The intermediate dialogue, before the meta template."""
     token_ids: list[int] | None = None
     """The prompt as token ids, when the meta template gives them."""
+    extra: dict[str, Any] | None = None
+    """More fields the style reports (``answer_choices`` for task-template files)."""
     until: tuple[str, ...] | None = None
     """Stop sequences of a generation task (lm-evaluation-harness ``until``)."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
-        ``target``, ``token_ids`` when the meta template gives them and ``until``
-        for a generation task with stop sequences."""
+        ``target``, ``token_ids`` when the meta template gives them, ``until`` for
+        a generation task with stop sequences, and the style's ``extra`` fields."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -59,6 +61,8 @@ class RenderedPrompt:
             out["token_ids"] = self.token_ids
         if self.until is not None:
             out["until"] = list(self.until)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -135,6 +139,8 @@ class TaskRenderer:
         self._prefix = get("gen_prefix")
         # The gold answer is resolved here, from the task's fields, before any style runs.
         self._gold = gold_resolver(self._target)
+        # A style that reports the target as text (task_template) says it needs no gold index.
+        self._needs_gold = getattr(self.style, "needs_gold", True)
         self._shots: list[Sample | None] = [None] * len(self.pool)
         self._style_format = self.style.format
         self._meta_apply = self.meta.apply
@@ -194,7 +200,7 @@ class TaskRenderer:
             if target_of is not None:
                 key = "doc_to_target"
                 target = target_of(record)
-                if choices is not None and target is not None and resolve is not None:
+                if choices is not None and target is not None and resolve is not None and self._needs_gold:
                     if type(target) is int and 0 <= target < len(choices):
                         gold = target  # the common case, without a call
                     else:
@@ -256,6 +262,7 @@ class TaskRenderer:
             self.plugins,
             dialogue,
             made.token_ids,
+            formatted.extra,
             self.until,
         )
 
@@ -269,4 +276,4 @@ class TaskRenderer:
                 f"but it gave {type(target).__name__} {target!r}",
                 key="doc_to_target",
             )
-        return RenderedPrompt(index, target, None, (), target, self.plugins, (), None, None)
+        return RenderedPrompt(index, target, None, (), target, self.plugins, ())

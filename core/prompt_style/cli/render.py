@@ -70,6 +70,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         help="with a chat meta template, few-shot examples as user/assistant turns (the default); "
         "--no-fewshot-as-multiturn puts the plain-text prompt in one user message",
     )
+    render.add_argument(
+        "--data-root",
+        metavar="DIR",
+        help="where task-template files find their data_dir (default: next to the task file, or data/processed/)",
+    )
 
 
 def _text_block(result: Any) -> str:
@@ -79,6 +84,8 @@ def _text_block(result: Any) -> str:
     until = getattr(result, "until", None)
     if until is not None:
         header += " · until: " + json.dumps(list(until), ensure_ascii=False)
+    for key, value in (result.extra or {}).items():
+        header += f" · {key}: " + json.dumps(value, ensure_ascii=False)
     body = result.text
     if body is None:
         body = json.dumps(result.messages, ensure_ascii=False, indent=2)
@@ -101,6 +108,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         task_format=args.task_format,
         system_instruction=args.system_instruction,
         fewshot_as_multiturn=args.fewshot_as_multiturn,
+        read_options={"data_root": args.data_root} if args.data_root else None,
     )
     write = out.write
     if args.format == "jsonl":

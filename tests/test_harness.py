@@ -53,7 +53,7 @@ def test_conversations_from_messages(pm):
     first = convs[0]
     assert [m["role"] for m in first.messages] == ["user", "assistant", "user"]
     assert first.messages[-1]["content"].startswith("2 + 2?")
-    assert first.continuations == (" A", " B")
+    assert first.continuations == ("A", "B")  # chat formats: no target delimiter (lm-eval's chat rule)
     assert first.target == 1
     assert first.prompt.messages is first.messages
 

@@ -18,6 +18,7 @@ EXPECTED_HOOKS = {
     "format_prompt",
     "apply_meta_template",
     "retrieve_examples",
+    "format_instances",
     "load_tokenizer",
 }
 

@@ -18,10 +18,12 @@ from .errors import (
     StyleError,
     TargetError,
     TaskFileError,
+    TaskFileWarning,
     TokenizerError,
 )
 from .fields import compile_field, process_field, resolve_gold
 from .formats import load_task_config
+from .formats.task_template import instantiate_task_template, read_task_template
 from .harness import (
     ChatModel,
     ChatRequest,
@@ -55,6 +57,7 @@ from .types import (
     Dialogue,
     FieldExtractor,
     FormattedPrompt,
+    Formatter,
     MetaTemplate,
     ModelInput,
     ReadOptions,
@@ -78,6 +81,9 @@ __all__ = [
     "parse_model_args",
     "ModelArgs",
     "load_task_config",
+    # task-template files
+    "read_task_template",
+    "instantiate_task_template",
     "Task",
     "TaskConfig",
     "TaskRenderer",
@@ -112,6 +118,7 @@ __all__ = [
     "Style",
     "MetaTemplate",
     "Retriever",
+    "Formatter",
     "Tokenizer",
     "TokenizerLoader",
     # building blocks for plugins
@@ -148,5 +155,6 @@ __all__ = [
     "PluginNotFoundError",
     "PluginConflictError",
     "PluginLoadWarning",
+    "TaskFileWarning",
     "TokenizerError",
 ]

@@ -17,6 +17,7 @@ __all__ = [
     "PluginNotFoundError",
     "PluginConflictError",
     "PluginLoadWarning",
+    "TaskFileWarning",
     "TokenizerError",
 ]
 
@@ -132,3 +133,9 @@ class PluginConflictError(PluginError):
 
 class PluginLoadWarning(UserWarning):
     """A plugin failed to load and was skipped; the others still work."""
+
+
+class TaskFileWarning(UserWarning):
+    """A task file has a problem that does not stop it from rendering (for
+    example task-template metadata outside the allowed values); ``prompt-style
+    validate`` reports it as an error or a warning."""

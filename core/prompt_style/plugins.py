@@ -46,9 +46,17 @@ HOOK_NOUNS: Mapping[str, str] = {
     "format_prompt": "style",
     "apply_meta_template": "meta template",
     "retrieve_examples": "retriever",
+    "format_instances": "formatter",
     "load_tokenizer": "tokenizer format",
 }
-CATALOG_HOOKS = ("read_task", "format_prompt", "apply_meta_template", "retrieve_examples", "load_tokenizer")
+CATALOG_HOOKS = (
+    "read_task",
+    "format_prompt",
+    "apply_meta_template",
+    "retrieve_examples",
+    "format_instances",
+    "load_tokenizer",
+)
 
 
 def _usable(hook: str, value: Any) -> bool:

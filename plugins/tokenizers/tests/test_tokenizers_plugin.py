@@ -160,7 +160,7 @@ def test_chatml_with_a_tokenizer_json(folders, pm_all, loaded):
     tokenizer, _ = loaded("mistral-v3-json")
     assert out.token_ids == tokenizer.encode(out.text)  # chat formats: no added BOS
     # The prompt ends in "<|im_start|>assistant\n": lm-eval's rule moves the "\n" into each
-    # continuation, and "\n A" alone (a SentencePiece-style prefix "▁") is not "\n A" after a token.
+    # continuation, and "\nA" alone (with a SentencePiece-style prefix "▁") is not "\nA" after a token.
     assert out.context_token_ids == tokenizer.encode(out.text.rstrip())
     reports = out.token_report
     assert [(r["kind"], r["continuation"], r["moved_from_context"]) for r in reports] == [

@@ -23,7 +23,14 @@ from prompt_style import (
     load_task,
 )
 
-BUILTINS = ["builtin-formats", "builtin-fields", "builtin-retrievers", "builtin-styles", "builtin-meta"]
+BUILTINS = [
+    "builtin-formats",
+    "builtin-fields",
+    "builtin-retrievers",
+    "builtin-styles",
+    "builtin-meta",
+    "builtin-task-templates",
+]
 FIRST_PARTY = {
     "mmlu": "prompt-style-mmlu",
     "gpqa": "prompt-style-gpqa",
@@ -116,9 +123,9 @@ def test_builtins_listed_with_core_distribution(pm):
 
 
 def test_builtin_names(pm):
-    assert pm.names("format_prompt") == ["mcq", "passthrough"]
+    assert pm.names("format_prompt") == ["mcq", "passthrough", "task_template"]
     assert pm.names("apply_meta_template") == ["messages", "plain"]
-    assert pm.names("retrieve_examples") == ["first_n", "fixed", "random", "zero"]
+    assert pm.names("retrieve_examples") == ["first_n", "fixed", "random", "shared_random", "zero"]
 
 
 def test_builtin_describe(pm):
@@ -126,7 +133,9 @@ def test_builtin_describe(pm):
     assert rows["builtin-fields"]["hooks"] == {"extract_field": []}
     assert rows["builtin-styles"]["hooks"] == {"format_prompt": ["mcq", "passthrough"]}
     assert rows["builtin-meta"]["hooks"] == {"apply_meta_template": ["messages", "plain"]}
-    assert rows["builtin-retrievers"]["hooks"] == {"retrieve_examples": ["first_n", "fixed", "random", "zero"]}
+    assert rows["builtin-retrievers"]["hooks"] == {
+        "retrieve_examples": ["first_n", "fixed", "random", "shared_random", "zero"]
+    }
     for row in rows.values():
         assert row["distribution"] == "prompt-style"
         assert row["status"] == "loaded"
@@ -336,7 +345,7 @@ def test_misspelled_hook_passed_from_python():
     with pytest.warns(PluginLoadWarning):
         pm = create_plugin_manager(entry_points=False, environ={}, plugins=[("typo", Typo())])
     assert info_of(pm, "typo").status == "broken"
-    assert pm.names("retrieve_examples") == ["first_n", "fixed", "random", "zero"]
+    assert pm.names("retrieve_examples") == ["first_n", "fixed", "random", "shared_random", "zero"]
 
 
 def test_catalog_returning_non_mapping_is_reported(fake_dists):
@@ -368,7 +377,7 @@ def test_catalog_with_bad_entries_is_reported(result):
     )
     pm = manager(entry_points=False, plugins=[("bad", namespace["Bad"]())])
     with pytest.warns(PluginLoadWarning):
-        assert pm.names("format_prompt") == ["mcq", "passthrough"]
+        assert pm.names("format_prompt") == ["mcq", "passthrough", "task_template"]
     assert row_of(pm, "bad")["status"] == "broken"
 
 
@@ -377,7 +386,7 @@ def test_catalog_hook_that_raises_is_reported(fake_dists):
     pm = manager()
     with pytest.warns(PluginLoadWarning, match="catalog exploded"):
         names = pm.names("retrieve_examples")
-    assert names == ["first_n", "fixed", "random", "zero"]
+    assert names == ["first_n", "fixed", "random", "shared_random", "zero"]
     assert row_of(pm, "fakeraise")["status"] == "broken"
 
 
@@ -416,7 +425,7 @@ def test_python_plugin_taking_a_builtin_name_is_broken():
         pm = create_plugin_manager(entry_points=False, environ={}, plugins=[("builtin-styles", Impostor())])
     statuses = [p.status for p in pm.plugins if p.name == "builtin-styles"]
     assert statuses == ["loaded", "broken"]
-    assert pm.names("format_prompt") == ["mcq", "passthrough"]
+    assert pm.names("format_prompt") == ["mcq", "passthrough", "task_template"]
 
 
 # -- conflicts ------------------------------------------------------------------------

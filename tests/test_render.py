@@ -27,7 +27,7 @@ VERSION = importlib.metadata.version("prompt-style")
 TEST = [
     {"q": "What is 2+2?", "choices": ["3", "4", "5"], "answer": 1},
     {"q": "Sky colour?", "choices": ["blue", "green"], "answer": 0},
-    {"q": "Odd one?", "choices": ["1", "2", "4"], "answer": "A"},
+    {"q": "Odd one?", "choices": ["1", "2", "4"], "answer": 0},
 ]
 DEV = [
     {"q": "1+1?", "choices": ["2", "3"], "answer": 0},
@@ -254,7 +254,8 @@ def test_meta_messages_roles(mcq_task, pm):
         {"role": "assistant", "content": "B"},
         {"role": "user", "content": "What is 2+2?\nA. 3\nB. 4\nC. 5\nAnswer:"},
     ]
-    assert result.continuations == (" A", " B", " C")
+    # A chat format: no target delimiter before the continuations (lm-evaluation-harness's chat rule).
+    assert result.continuations == ("A", "B", "C")
     assert result.target == 1
     assert result.to_json()["messages"] == result.messages
 
@@ -325,8 +326,8 @@ def test_mcq_to_cloze_by_one_word(pm_all):
     "style", ["mcq", "mcq::mmlu", "mcq::gpqa", "mcq::numbered", "cloze", "cloze::options", "passthrough"]
 )
 def test_every_style_renders_every_example(pm_all, style):
-    # gpqa's targets are "(A)".."(D)", which only its own style's answers match
-    for example in ("mmlu", "arc"):
+    # gpqa's answers are written "(A)".."(D)"; its task file turns them into indices
+    for example in ("mmlu", "arc", "gpqa"):
         results = list(load_task(EXAMPLES / example / "task.yaml", plugins=pm_all, style=style).render())
         assert len(results) > 20
         for r in results:

@@ -17,23 +17,48 @@ from .errors import (
     PromptStyleError,
     RenderError,
     StyleError,
+    TargetError,
     TaskFileError,
+    TaskFileWarning,
+    TokenizerError,
 )
-from .fields import compile_field
+from .fields import compile_field, process_field, resolve_gold
 from .formats import load_task_config
+from .formats.task_template import instantiate_task_template, read_task_template
+from .harness import (
+    ChatModel,
+    ChatRequest,
+    ChatResult,
+    ScoringChatModel,
+    accuracy,
+    chat_requests,
+    run_chat_model,
+)
 from .loading import Task, default_plugin_manager, load_task, render_records
-from .meta import Conversation, api_role, chat_meta, read_conversation, render_chat
+from .meta import Conversation, ModelArgs, api_role, chat_meta, parse_model_args, read_conversation, render_chat
 from .options import check_options
 from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
 from .safe.jinja_env import JinjaLimits, JinjaProfile
 from .safe.yaml_loader import YamlDocument, load_yaml
-from .styles import DEFAULT_LABELS, ChoiceStyle, PassthroughStyle, QAStyle, choice_style, resolve_target
+from .styles import (
+    DEFAULT_LABELS,
+    ChoiceStyle,
+    ClozeTemplateConfig,
+    MCQTemplateConfig,
+    PassthroughStyle,
+    QAStyle,
+    TemplateConfig,
+    TemplateFactory,
+    choice_style,
+    resolve_target,
+)
 from .task import TaskConfig
 from .types import (
     Dialogue,
     FieldExtractor,
     FormattedPrompt,
+    Formatter,
     MetaTemplate,
     ModelInput,
     ReadOptions,
@@ -43,6 +68,8 @@ from .types import (
     StyleSettings,
     TaskReader,
     TaskSource,
+    Tokenizer,
+    TokenizerLoader,
     Turn,
 )
 
@@ -56,13 +83,26 @@ __all__ = [
     "chat_meta",
     "read_conversation",
     "Conversation",
+    "parse_model_args",
+    "ModelArgs",
     "load_task_config",
+    # task-template files
+    "read_task_template",
+    "instantiate_task_template",
     "Task",
     "TaskConfig",
     "TaskRenderer",
     "RenderedPrompt",
     "iter_records",
     "load_records",
+    # harnesses: chat models
+    "ChatModel",
+    "ScoringChatModel",
+    "ChatRequest",
+    "ChatResult",
+    "chat_requests",
+    "run_chat_model",
+    "accuracy",
     # plugins
     "create_plugin_manager",
     "default_plugin_manager",
@@ -83,8 +123,12 @@ __all__ = [
     "Style",
     "MetaTemplate",
     "Retriever",
+    "Formatter",
+    "Tokenizer",
+    "TokenizerLoader",
     # building blocks for plugins
     "compile_field",
+    "resolve_gold",
     "load_yaml",
     "YamlDocument",
     "JinjaProfile",
@@ -97,12 +141,19 @@ __all__ = [
     "choice_style",
     "resolve_target",
     "DEFAULT_LABELS",
+    # lm-evaluation-harness's template system (seed 000)
+    "TemplateConfig",
+    "MCQTemplateConfig",
+    "ClozeTemplateConfig",
+    "TemplateFactory",
+    "process_field",
     # errors
     "PromptStyleError",
     "TaskFileError",
     "DataError",
     "FieldError",
     "StyleError",
+    "TargetError",
     "OptionError",
     "RenderError",
     "ChatTemplateError",
@@ -110,4 +161,6 @@ __all__ = [
     "PluginNotFoundError",
     "PluginConflictError",
     "PluginLoadWarning",
+    "TaskFileWarning",
+    "TokenizerError",
 ]

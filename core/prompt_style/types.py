@@ -7,7 +7,7 @@ record --extract_field--> Sample --format_prompt--> FormattedPrompt(Dialogue)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
@@ -32,6 +32,9 @@ __all__ = [
     "StyleFactory",
     "MetaTemplateFactory",
     "RetrieverFactory",
+    "Formatter",
+    "Tokenizer",
+    "TokenizerLoader",
 ]
 
 
@@ -48,6 +51,10 @@ class TaskSource:
     """Line of each key by dotted path (``template.suffix``, ``templates.0.jinja``)."""
     base: Path = Path(".")
     """The directory relative paths in the task resolve against."""
+    duplicates: tuple[tuple[str, int, int], ...] = ()
+    """Keys written twice in one mapping: ``(key path, line, first line)``. The
+    last one is in ``data`` (as PyYAML keeps it); it is an error unless the
+    chosen reader sets ``duplicate_keys = True``."""
 
     @property
     def name(self) -> str:
@@ -67,7 +74,14 @@ class ReadOptions:
     """Which of a task file's several templates to render (task-template files:
     by number, name or promptsource id); ``None``: the file's default."""
     options: Mapping[str, Any] = field(default_factory=dict)
-    """Format-specific options, by name."""
+    """Format-specific options, by name (task-template files: ``data_root``, ``seed``)."""
+    data: Mapping[str, Any] = field(default_factory=dict)
+    """The splits the user gives directly (``--data SPLIT=PATH``, ``data=``); they
+    replace the task's own data for those splits after reading, so a reader need
+    not find data for them (and may render the one split given)."""
+    plugins: Any = field(default=None, compare=False, repr=False)
+    """The plugin manager the task is loaded with, for readers that look plugins
+    up (task-template files: formatters)."""
 
 
 @runtime_checkable
@@ -108,6 +122,15 @@ class Sample:
     """What ``doc_to_target`` extracted: an index, a label, a choice or a text."""
     description: str = ""
     """The task description rendered for this record (empty for few-shot examples)."""
+    gold: Any = None
+    """The gold answer as an index into ``choices`` (a list of indices for several
+    gold answers), resolved once by the renderer from ``target`` and ``choices``
+    with lm-evaluation-harness's rules (:func:`~prompt_style.resolve_gold`), before
+    any style runs; ``None`` without choices or without a target. Styles display
+    it, they never re-interpret ``target``."""
+    gen_prefix: str | None = None
+    """Text the answer starts with (``gen_prefix``): after the question as an
+    assistant prefill, and before a few-shot example's answer."""
 
 
 class Turn(NamedTuple):
@@ -144,6 +167,9 @@ class FormattedPrompt:
     """Candidate continuations scored after the prompt (multiple choice); empty for generation."""
     target: Any = None
     """Gold answer: an index into ``continuations`` for multiple choice, else the reference."""
+    extra: dict[str, Any] | None = None
+    """More per-record fields the style reports, added to the JSON view of the
+    rendered prompt (the ``task_template`` style gives ``answer_choices``)."""
 
 
 @dataclass(slots=True)
@@ -154,6 +180,14 @@ class ModelInput:
     text: str | None = None
     messages: list[dict[str, Any]] | None = None
     token_ids: list[int] | None = None
+    context_token_ids: list[int] | None = None
+    """Multiple choice: the context as scored before each continuation (token level)."""
+    continuation_token_ids: list[list[int]] | None = None
+    """Multiple choice: each continuation's tokens, split from the whole at token level."""
+    token_report: list[dict[str, Any]] | None = None
+    """What tokenization noticed for this record (special-token text in contents,
+    a BOS not added twice, a context/continuation boundary that differs from
+    tokenizing the whole string); ``None`` when no tokenizer is used."""
     assistant_spans: list[tuple[int, int]] | None = None
     """``(start, end)`` character offsets in ``text`` of what the model is trained
     to produce: the ``{% generation %}`` blocks of a Hugging Face chat template
@@ -168,6 +202,16 @@ class StyleSettings:
     fewshot_delimiter: str = "\n\n"
     task: str = ""
     """The task's name, for messages."""
+    output_type: str | None = None
+    """``multiple_choice``, ``generate_until``, ``loglikelihood`` or
+    ``loglikelihood_rolling``; ``None``: multiple choice when a record has
+    choices, generation otherwise."""
+    continuation_delimiter: str | None = None
+    """Text before each multiple-choice continuation; ``None``: ``target_delimiter``.
+    Chat meta templates make it empty (lm-evaluation-harness's chat rule)."""
+    fewshot_target_delimiter: str | None = None
+    """Text between a few-shot example's question and its answer; ``None``:
+    ``target_delimiter``."""
 
 
 FieldExtractor = Callable[[Mapping[str, Any]], Any]
@@ -204,3 +248,43 @@ class Retriever(Protocol):
 StyleFactory = Callable[..., Style]
 MetaTemplateFactory = Callable[..., MetaTemplate]
 RetrieverFactory = Callable[..., Retriever]
+Formatter = Callable[..., Iterable[Mapping[str, Any]]]
+"""``formatter(records, **args) -> instances``: see the ``format_instances`` hook."""
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """A loaded tokenizer (what a ``load_tokenizer`` loader returns).
+
+    It encodes text exactly as the model's own tokenizer does in transformers,
+    matching added and special tokens written in the text as whole tokens.
+    """
+
+    name: str
+    """Where it was loaded from, for messages."""
+    bos_token: str | None
+    bos_token_id: int | None
+    eos_token: str | None
+    eos_token_id: int | None
+    added_tokens: Mapping[str, int]
+    """Text matched as one token wherever it appears (added and special tokens): text -> id."""
+    special_tokens: frozenset[str]
+    """The added tokens that are special (BOS, EOS, control tokens...)."""
+
+    def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
+        """Token ids of ``text``; with ``add_special_tokens`` the tokenizer's own
+        additions (usually a BOS) are added, as ``tokenizer(text)`` does in transformers."""
+        ...
+
+
+@runtime_checkable
+class TokenizerLoader(Protocol):
+    """Loads one kind of local tokenizer file (a ``load_tokenizer`` catalog entry)."""
+
+    def detect(self, path: Path) -> bool:
+        """Whether ``path`` (a file or a folder) is in this loader's format (cheap: look at names)."""
+        ...
+
+    def load(self, path: Path, options: Mapping[str, Any]) -> Tokenizer:
+        """Load the tokenizer at ``path``; raise :class:`~prompt_style.TokenizerError` naming the file."""
+        ...

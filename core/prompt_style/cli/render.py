@@ -32,6 +32,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         help="an option of the meta template, VALUE read as YAML (e.g. add_generation_prompt=false); repeatable",
     )
     render.add_argument(
+        "--model-args",
+        metavar="KEY=VALUE,...",
+        help="lm-evaluation-harness's model args: chat_template=NAME chooses the meta template, "
+        "pretrained=PATH / tokenizer=PATH the tokenizer, other keys are meta options",
+    )
+    render.add_argument(
         "--shots", metavar="K", type=non_negative, help="number of few-shot examples (replaces num_fewshot)"
     )
     render.add_argument("--seed", metavar="N", type=int, help="seed for random retrieval")
@@ -58,16 +64,45 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     render.add_argument(
         "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
     )
+    render.add_argument(
+        "--system-instruction",
+        metavar="TEXT",
+        help="text starting the system message, before the task's description (lm-eval --system_instruction)",
+    )
+    render.add_argument(
+        "--fewshot-as-multiturn",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with a chat meta template, few-shot examples as user/assistant turns (the default); "
+        "--no-fewshot-as-multiturn puts the plain-text prompt in one user message",
+    )
+    render.add_argument(
+        "--data-root",
+        metavar="DIR",
+        help="where task-template files find their data_dir (default: next to the task file, or data/processed/)",
+    )
 
 
 def _text_block(result: Any) -> str:
     header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
+    until = getattr(result, "until", None)
+    if until is not None:
+        header += " · until: " + json.dumps(list(until), ensure_ascii=False)
+    for key, value in (result.extra or {}).items():
+        header += f" · {key}: " + json.dumps(value, ensure_ascii=False)
     body = result.text
     if body is None:
         body = json.dumps(result.messages, ensure_ascii=False, indent=2)
-    return f"{header}\n{body}\n"
+    tokens = ""
+    if result.token_ids is not None:
+        tokens = f"--- token_ids ({len(result.token_ids)}): {json.dumps(result.token_ids)}\n"
+        if result.continuation_token_ids is not None:
+            tokens += f"--- continuation_token_ids: {json.dumps(result.continuation_token_ids)}\n"
+        for entry in result.token_report or ():
+            tokens += f"--- note: {entry.get('message', entry['kind'])}\n"
+    return f"{header}\n{body}\n{tokens}"
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -84,6 +119,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         trust_code=args.trust_code,
         template=int(args.template) if args.template and args.template.isdigit() else args.template,
         task_format=args.task_format,
+        system_instruction=args.system_instruction,
+        fewshot_as_multiturn=args.fewshot_as_multiturn,
+        read_options={"data_root": args.data_root} if args.data_root else None,
+        model_args=args.model_args,
     )
     write = out.write
     if args.format == "jsonl":

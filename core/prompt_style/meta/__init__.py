@@ -2,6 +2,16 @@
 (the ``apply_meta_template`` hook)."""
 
 from .chat import Conversation, chat_meta, read_conversation, render_chat
+from .model_args import ModelArgs, parse_model_args
 from .roles import API_ROLES, api_role
 
-__all__ = ["API_ROLES", "api_role", "Conversation", "chat_meta", "read_conversation", "render_chat"]
+__all__ = [
+    "API_ROLES",
+    "api_role",
+    "ModelArgs",
+    "parse_model_args",
+    "Conversation",
+    "chat_meta",
+    "read_conversation",
+    "render_chat",
+]

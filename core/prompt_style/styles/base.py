@@ -8,11 +8,13 @@ distributions are presets of :class:`ChoiceStyle`) or implement the
 from __future__ import annotations
 
 import string
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import OptionError, StyleError
+from ..fields.targets import resolve_gold
 from ..options import check_options
 from ..types import FormattedPrompt, Sample, Style, StyleSettings, Turn
 
@@ -23,43 +25,54 @@ __all__ = [
     "DEFAULT_LABELS",
     "choice_style",
     "resolve_target",
+    "maybe_delimit",
+    "requires_delimiter",
 ]
 
 DEFAULT_LABELS: tuple[str, ...] = tuple(string.ascii_uppercase)
 
 
-def resolve_target(
-    target: Any,
-    answers: Sequence[str],
-    *also: Sequence[Any],
-) -> int:
-    """The index of the gold answer.
+def requires_delimiter(prefix: str, suffix: str) -> bool:
+    """Whether joining ``prefix`` and ``suffix`` needs a delimiter: neither has
+    whitespace at the join (lm-evaluation-harness's rule; false for an empty prefix)."""
+    if not prefix or not suffix:
+        return False
+    return not (prefix[-1].isspace() or suffix[0].isspace())
 
-    ``target`` may be an index, one of ``answers`` (the continuation texts), an
-    item of any sequence in ``also`` (labels, choice texts), or a string of
-    digits (an index, as lm-evaluation-harness reads one).
 
-    :raises StyleError: when the target matches nothing, naming what it tried.
+def maybe_delimit(prefix: str | None, suffix: str | None, delimiter: str = " ") -> str:
+    """``prefix + delimiter + suffix``, without the delimiter when either side has
+    whitespace at the join or is empty (lm-evaluation-harness's ``maybe_delimit``)."""
+    if not prefix:
+        return suffix or ""
+    if not suffix:
+        return prefix
+    if prefix[-1].isspace() or suffix[0].isspace():
+        return prefix + suffix
+    return prefix + delimiter + suffix
+
+
+def resolve_target(target: Any, answers: Sequence[Any], *also: Sequence[Any]) -> int | list[int]:
+    """The index of the gold choice: :func:`prompt_style.resolve_gold` for a
+    target that is not a template's output.
+
+    ``answers`` is the record's choices (what ``doc_to_choice`` gives). The
+    renderer already resolves every record's gold answer before the style runs
+    (:attr:`Sample.gold <prompt_style.Sample.gold>`), so styles need not call
+    this. ``also`` (labels, other names of the choices) is ignored: a target is
+    never matched against a style's labels, so that changing the style never
+    changes the gold answer.
+
+    :raises TargetError: (a :class:`StyleError`) when the target names no
+        choice, or could name two.
     """
-    n = len(answers)
-    if type(target) is int and 0 <= target < n:
-        return target
-    if isinstance(target, int) and not isinstance(target, bool):
-        raise StyleError(f"target index {target} is out of range for {n} choices", key="doc_to_target")
-    if isinstance(target, str):
-        for candidates in (answers, *also):
-            for i, candidate in enumerate(candidates):
-                if i < n and (candidate == target or str(candidate) == target):
-                    return i
-        stripped = target.strip()
-        if stripped.isdigit() and int(stripped) < n:
-            return int(stripped)
-    shown = ", ".join(repr(a) for a in answers)
-    raise StyleError(
-        f"target {target!r} is not an index below {n} nor one of the answers {shown}",
-        key="doc_to_target",
-        hint="make doc_to_target give the index of the correct choice or its label",
-    )
+    if also:
+        warnings.warn(
+            "resolve_target() no longer matches targets against labels; the extra sequences are ignored",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    return resolve_gold(target, answers)
 
 
 @dataclass
@@ -85,41 +98,74 @@ class QAStyle:
         raise NotImplementedError
 
     def labels(self, sample: Sample) -> Sequence[Any]:
-        """Other names a target may use for the choices (for example ``A``, ``B``)."""
+        """The labels this style shows for the choices (for example ``A``, ``B``).
+        Display only: targets are never matched against them."""
         return ()
 
     def target(self, sample: Sample, answers: tuple[str, ...] | None) -> Any:
-        """The gold answer: an index into ``answers``, or the reference for generation."""
+        """The gold answer: an index into ``answers`` (the one the renderer resolved
+        from the task's fields, :attr:`Sample.gold`), or the reference for generation."""
         target = sample.target
         if answers is None or target is None:
             return target
-        if type(target) is int and 0 <= target < len(answers):
-            return target
-        return resolve_target(target, answers, self.labels(sample), sample.choices or ())
+        gold = sample.gold
+        if gold is None:  # a Sample built outside the renderer
+            gold = resolve_gold(target, sample.choices if sample.choices is not None else answers)
+        return gold
 
     def example_answer(self, sample: Sample) -> str:
         """The answer text shown after a few-shot example."""
         answers = self.answers(sample)
-        if answers is None:
+        if answers is None or self.settings.output_type == "loglikelihood":
             target = sample.target
             if isinstance(target, (list, tuple)):
                 target = target[0] if target else ""
             return str(target)
-        return answers[self.target(sample, answers)]
+        gold = self.target(sample, answers)
+        if isinstance(gold, list):  # several gold answers: an example shows the first
+            gold = gold[0]
+        return answers[gold]
 
-    def _example_turns(self, shot: Sample) -> tuple[Turn, Turn, Turn]:
+    def _example_turns(self, shot: Sample) -> tuple[Turn, Turn, tuple[Turn, ...], str]:
+        """The turns of one few-shot example, built once: the user turn opening
+        the prompt (no separator), the same after a previous example, the turns
+        that follow it, and the text that separates it from what comes next.
+
+        This is lm-evaluation-harness's ``build_qa_turn``: with a ``gen_prefix``
+        the answer reads ``gen_prefix + " " + answer`` (no space when either side
+        has one), and an example without an answer (``""``) shows only its
+        question (and prefix) with nothing after it.
+        """
+        settings = self.settings
         text = self.question_text(shot)
-        answer = Turn("assistant", self.example_answer(shot), self.settings.target_delimiter, section="ice")
+        tgt = settings.fewshot_target_delimiter
+        if tgt is None:
+            tgt = settings.target_delimiter
+        prefix = shot.gen_prefix
+        has_answer = shot.target is not None and shot.target != ""
+        if prefix:
+            sep = tgt if requires_delimiter(text, prefix) else ""
+        else:
+            sep = tgt if has_answer else ""
+        if has_answer:
+            answer = maybe_delimit(prefix, self.example_answer(shot))
+            rest: tuple[Turn, ...] = (Turn("assistant", answer, sep, section="ice"),)
+            trailing = settings.fewshot_delimiter
+        else:
+            rest = (Turn("assistant", prefix, sep, section="ice"),) if prefix else ()
+            trailing = "" if prefix else sep
         return (
             Turn("user", text, "", section="ice"),
-            Turn("user", text, self.settings.fewshot_delimiter, section="ice"),
-            answer,
+            Turn("user", text, settings.fewshot_delimiter, section="ice"),
+            rest,
+            trailing,
         )
 
     def format(self, sample: Sample, shots: Sequence[Sample]) -> FormattedPrompt:
         turns: list[Turn] = []
         if sample.description:
             turns.append(Turn("system", sample.description, section="begin"))
+        settings = self.settings
         sep = ""
         if shots:
             cache = self.__dict__.get("_shot_turns")
@@ -129,19 +175,50 @@ class QAStyle:
                 made = cache.get(shot)
                 if made is None:
                     made = cache[shot] = self._example_turns(shot)
-                turns.append(made[0] if position == 0 else made[1])
-                turns.append(made[2])
-            sep = self.settings.fewshot_delimiter
+                if position == 0:
+                    turns.append(made[0])
+                elif sep == settings.fewshot_delimiter:
+                    turns.append(made[1])
+                else:
+                    turns.append(made[0]._replace(sep=sep))
+                turns.extend(made[2])
+                sep = made[3]
         text, answers = self.question_and_answers(sample)
         turns.append(Turn("user", text, sep))
-        if answers is None:
-            return FormattedPrompt(tuple(turns), (), self.target(sample, None))
-        delimiter = self.settings.target_delimiter
-        return FormattedPrompt(
-            tuple(turns),
-            tuple([delimiter + a for a in answers]),
-            self.target(sample, answers),
-        )
+        prefix = sample.gen_prefix
+        if prefix:
+            # The answer's start, as an assistant prefill the model continues.
+            delimiter = settings.target_delimiter if requires_delimiter(text, prefix) else ""
+            turns.append(Turn("assistant", prefix, delimiter))
+        output_type = settings.output_type
+        if output_type is None:
+            output_type = "generate_until" if answers is None else "multiple_choice"
+        if output_type == "multiple_choice":
+            if answers is None:
+                raise StyleError(
+                    "output_type is multiple_choice but the task has no doc_to_choice",
+                    key="doc_to_choice",
+                    hint="set doc_to_choice to the record's list of choices",
+                )
+            delimiter = settings.continuation_delimiter
+            if delimiter is None:
+                delimiter = settings.target_delimiter
+            return FormattedPrompt(
+                tuple(turns),
+                tuple([delimiter + a for a in answers]),
+                self.target(sample, answers),
+            )
+        target = sample.target
+        if output_type == "loglikelihood":
+            if not isinstance(target, str):
+                raise StyleError(
+                    f"output_type loglikelihood scores doc_to_target as the continuation, "
+                    f"but it gave {type(target).__name__} {target!r}",
+                    key="doc_to_target",
+                    hint="make doc_to_target give the text to score",
+                )
+            return FormattedPrompt(tuple(turns), (target,), target)
+        return FormattedPrompt(tuple(turns), (), self.target(sample, None))
 
     def question_and_answers(self, sample: Sample) -> tuple[str, tuple[str, ...] | None]:
         """:meth:`question_text` and :meth:`answers` together, for styles that
@@ -179,13 +256,19 @@ class ChoiceStyle(QAStyle):
 
     Plain text::
 
-        prefix + question
+        prefix + question [+ " " + blank_marker]
         choices_header + choice_format(A, c0) + choice_delimiter + ...
         suffix
 
     with the three blocks joined by ``question_choice_delimiter`` and empty
     blocks left out. ``choice_format`` and ``answer_format`` may use
-    ``{label}``, ``{choice}`` and ``{number}`` (1-based).
+    ``{label}``, ``{choice}`` and ``{number}`` (1-based). A ``blank_marker``
+    (cloze, seed 000) is appended to the question (``blank_position: end``) or
+    must already be in it (``inline``).
+
+    The task options ``show_choices_in_prompt`` and ``choices_prefix`` (the
+    names of lm-evaluation-harness's template system, seed 000) are accepted
+    as other names of ``show_choices`` and ``choices_header``.
     """
 
     name: str = "mcq"
@@ -198,8 +281,17 @@ class ChoiceStyle(QAStyle):
     choice_format: str = "{label}. {choice}"
     answer_format: str = "{label}"
     show_choices: bool = True
+    blank_marker: str = ""
+    blank_position: str = "end"
 
     def __post_init__(self) -> None:
+        if self.blank_position not in BLANK_POSITIONS:
+            raise OptionError(
+                f"style {self.name!r}: blank_position must be one of {', '.join(BLANK_POSITIONS)}, "
+                f"not {self.blank_position!r}",
+                key="blank_position",
+                hint="end: the blank marker follows the question; inline: the question contains it",
+            )
         for option in ("choice_format", "answer_format"):
             fmt = getattr(self, option)
             try:
@@ -260,7 +352,18 @@ class ChoiceStyle(QAStyle):
         return self._answers(sample, self._labels_for(sample))
 
     def _question(self, sample: Sample, labels: Sequence[str]) -> str:
-        blocks = [self.prefix + str(sample.question)]
+        question = str(sample.question)
+        marker = self.blank_marker
+        if marker:
+            if self.blank_position == "end":
+                question = f"{question} {marker}"
+            elif marker not in question:
+                raise StyleError(
+                    f"style {self.name!r} has blank_position inline, but the question has no blank marker {marker!r}",
+                    key="doc_to_text",
+                    hint="write the blank into the question, or use blank_position: end",
+                )
+        blocks = [self.prefix + question]
         if self.show_choices:
             fmt = self.choice_format.format
             listed = self.choice_delimiter.join(
@@ -280,6 +383,28 @@ class ChoiceStyle(QAStyle):
         return tuple([fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)])
 
 
+BLANK_POSITIONS = ("end", "inline")
+
+# Option names of lm-evaluation-harness's template system (seed 000) -> ChoiceStyle's.
+SEED_OPTION_NAMES = {"show_choices_in_prompt": "show_choices", "choices_prefix": "choices_header"}
+
+
+def _canonical_options(options: dict[str, Any], name: str) -> dict[str, Any]:
+    if not any(key in SEED_OPTION_NAMES for key in options):
+        return options
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        canonical = SEED_OPTION_NAMES.get(key, key)
+        if canonical in out or (canonical != key and canonical in options):
+            raise OptionError(
+                f"style {name!r}: {key!r} and {canonical!r} are two names of one option",
+                key=key,
+                hint="give only one of them",
+            )
+        out[canonical] = value
+    return out
+
+
 def choice_style(name: str, **preset: Any) -> Callable[..., Style]:
     """A style factory for :class:`ChoiceStyle` with ``preset`` defaults.
 
@@ -288,7 +413,7 @@ def choice_style(name: str, **preset: Any) -> Callable[..., Style]:
     """
 
     def factory(*, options: dict[str, Any], settings: StyleSettings) -> ChoiceStyle:
-        merged = {**preset, **options}
+        merged = {**preset, **_canonical_options(options, name)}
         return check_options(ChoiceStyle, merged, what=f"style {name!r}", settings=settings, name=name)
 
     factory.__doc__ = f"Style {name!r}: a ChoiceStyle preset {preset!r}."

@@ -248,7 +248,8 @@ def test_task_renders_with_a_models_template(manager):
         "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n"
         "What is 2 + 2?\nA. 3\nB. 4\nAnswer:<|eot_id|>" + L3_GEN
     )
-    assert out.continuations == (" A", " B")
+    # lm-evaluation-harness's chat rules: continuations carry no target delimiter.
+    assert out.continuations == ("A", "B")
     assert out.to_json()["text"] == out.text
 
 

@@ -322,7 +322,7 @@ class HFChat:
                     plain = None
             if plain is not None:
                 try:
-                    return ModelInput(plain(messages, agp, cfm), messages)
+                    return ModelInput(text=plain(messages, agp, cfm), messages=messages)
                 except ChatTemplateError as exc:
                     self._hint_system(exc, messages)
                     raise
@@ -349,7 +349,7 @@ class HFChat:
                 raise
         else:
             rendered = self._render(messages, tools, documents, flags)
-        return ModelInput(rendered.text, messages, None, rendered.assistant_spans)
+        return ModelInput(text=rendered.text, messages=messages, assistant_spans=rendered.assistant_spans)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

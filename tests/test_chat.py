@@ -108,3 +108,13 @@ def test_read_conversation_forms(tmp_path):
     with pytest.raises(DataError, match="'tools' must be a list"):
         prompt_style.read_conversation({"messages": CHAT, "tools": {"x": 1}})
     assert prompt_style.read_conversation(write(tmp_path, CHAT)).messages == CHAT
+
+
+def test_model_args_choose_the_meta_template(tmp_path, capsys):
+    code, out, _ = run(capsys, write(tmp_path, CHAT), "--model-args", "chat_template=chatml,dtype=float16")
+    assert (code, out) == (0, CHATML)
+
+
+def test_model_args_in_the_api(pm_all):
+    made = prompt_style.render_chat(CHAT, model_args="chat_template=chatml,add_generation_prompt=false", plugins=pm_all)
+    assert made.text == CHATML.removesuffix("<|im_start|>assistant\n")

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import TextIO
 
+from ..meta.chat import DEFAULT_CHAT_META
 from ._common import key_value
 
 NAME = "chat"
@@ -21,7 +22,10 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     )
     parser.add_argument("conversation", metavar="CONVERSATION.json", help="the conversation file")
     parser.add_argument(
-        "--meta", metavar="M", default="hf", help="meta template: hf (default), a chat format (llama-3, ...), chatml"
+        "--meta",
+        metavar="M",
+        default=DEFAULT_CHAT_META,
+        help="meta template: hf (default), a chat format (llama-3, ...), chatml",
     )
     parser.add_argument(
         "--meta-option",
@@ -31,6 +35,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         default=[],
         help="an option of the meta template, VALUE read as YAML (e.g. template=path/to/model, "
         "add_generation_prompt=true, enable_thinking=false); repeatable",
+    )
+    parser.add_argument(
+        "--model-args",
+        metavar="KEY=VALUE,...",
+        help="lm-evaluation-harness's model args: pretrained=FOLDER,chat_template=true renders with the model's "
+        "own template (and tokenizer); chat_template=NAME chooses the meta template; other keys are meta options",
     )
     parser.add_argument(
         "--format",
@@ -49,6 +59,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         conversation.messages,
         meta=args.meta,
         meta_options=options,
+        model_args=args.model_args,
         tools=conversation.tools,
         documents=conversation.documents,
     )

@@ -82,11 +82,25 @@ def read_conversation(source: str | Path | Sequence[Any] | Mapping[str, Any]) ->
     return Conversation(list(data["messages"]), data.get("tools"), data.get("documents"), options)
 
 
-def chat_meta(meta: str = DEFAULT_CHAT_META, meta_options: Mapping[str, Any] | None = None, *, plugins: Any = None):
+def chat_meta(
+    meta: str = DEFAULT_CHAT_META,
+    meta_options: Mapping[str, Any] | None = None,
+    *,
+    plugins: Any = None,
+    model_args: str | Mapping[str, Any] | None = None,
+):
     """The meta template ``meta`` built once with ``meta_options``, to render many
-    conversations with :func:`render_chat` (``meta=`` accepts the built object)."""
-    from ..loading import _meta, default_plugin_manager
+    conversations with :func:`render_chat` (``meta=`` accepts the built object).
 
+    :param model_args: lm-evaluation-harness's model-args form
+        (``"pretrained=./model,chat_template=true"``): the meta template and options
+        it names, merged with ``meta``/``meta_options`` (see ``parse_model_args``).
+    """
+    from ..loading import _meta, default_plugin_manager
+    from .model_args import apply_model_args
+
+    if model_args is not None:
+        meta, meta_options = apply_model_args(model_args, meta, meta_options, default=DEFAULT_CHAT_META)
     built, _ = _meta(plugins or default_plugin_manager(), meta, meta_options)
     return built
 
@@ -123,6 +137,7 @@ def render_chat(
     tools: Sequence[Any] | None = None,
     documents: Sequence[Any] | None = None,
     plugins: Any = None,
+    model_args: str | Mapping[str, Any] | None = None,
     **variables: Any,
 ) -> ModelInput:
     """Render one conversation through a meta template.
@@ -138,6 +153,8 @@ def render_chat(
     :param tools: tool schemas, for meta templates that take them (``hf``).
     :param documents: documents, for meta templates that take them (``hf``).
     :param plugins: the plugin manager; defaults to the process-wide one.
+    :param model_args: lm-evaluation-harness's model-args form (when ``meta`` is a name),
+        e.g. ``"pretrained=./model,chat_template=true"``.
     :param variables: for this conversation only: ``add_generation_prompt``,
         ``continue_final_message`` and template variables (``hf``).
     :returns: the :class:`~prompt_style.ModelInput` (``text``, ``messages``, ...).
@@ -145,7 +162,7 @@ def render_chat(
         :class:`~prompt_style.ChatTemplateError` when the template raises.
     """
     name = meta if isinstance(meta, str) else type(meta).__name__
-    built = chat_meta(meta, meta_options, plugins=plugins) if isinstance(meta, str) else meta
+    built = chat_meta(meta, meta_options, plugins=plugins, model_args=model_args) if isinstance(meta, str) else meta
     apply_messages = getattr(built, "apply_messages", None)
     if apply_messages is not None:
         return apply_messages(list(messages), tools=tools, documents=documents, **variables)

@@ -15,6 +15,7 @@ This module imports jinja2; the plugin imports it only when a template is used.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 from collections.abc import Callable
@@ -135,6 +136,11 @@ class GenerationBlocks(Extension):
         return output
 
 
+SHARED_CLOCK = "strftime_now" in {f.name for f in dataclasses.fields(JinjaProfile)}
+"""Whether the sandbox itself offers transformers' ``strftime_now`` on the render's
+clock (``JinjaProfile(strftime_now=True)``: ``render(now=...)``, ``fixed_clock``,
+``PROMPT_STYLE_NOW``); if not, this module's real-clock ``strftime_now`` is used."""
+
 HF_CHAT = JinjaProfile(
     "hf-chat",
     trim_blocks=True,
@@ -144,10 +150,13 @@ HF_CHAT = JinjaProfile(
     filters=(("tojson", tojson),),
     globals=(
         ("raise_exception", raise_exception),
-        ("strftime_now", strftime_now),
+        *(() if SHARED_CLOCK else (("strftime_now", strftime_now),)),
         ("dict", TemplateDict()),
         ("namespace", TemplateNamespace),
     ),
     extensions=(GenerationBlocks,),
+    **({"strftime_now": True} if SHARED_CLOCK else {}),
 )
-"""transformers' chat-template environment, as a profile of prompt-style's sandbox."""
+"""transformers' chat-template environment, as a profile of prompt-style's sandbox.
+The ``now`` option of ``hf`` fixes the clock by passing its own ``strftime_now``
+with the render's variables (which shadow the globals)."""

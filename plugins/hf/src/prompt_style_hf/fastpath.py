@@ -30,6 +30,8 @@ engine of the tests). The environment (with its sandbox) is the one
 
 from __future__ import annotations
 
+import inspect
+import threading
 from collections.abc import Callable, Mapping
 from types import BuiltinMethodType
 from typing import Any
@@ -37,6 +39,7 @@ from typing import Any
 from jinja2 import filters as jinja_filters
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, DependencyFinderVisitor, Frame, optimizeconst
+from jinja2.environment import Environment as JinjaEnvironment
 from jinja2.environment import Template
 from jinja2.exceptions import FilterArgumentError
 from jinja2.filters import _prepare_attribute_parts
@@ -45,6 +48,8 @@ from jinja2.nodes import EvalContext
 from jinja2.runtime import Context, LoopContext, Macro, Undefined, missing
 from jinja2.utils import _PassArg
 from markupsafe import Markup
+
+from prompt_style.safe import jinja_env as _jinja_env
 
 from .environment import TemplateNamespace
 
@@ -630,9 +635,7 @@ class FastTemplate:
     def __init__(self, environment: Any, source: str) -> None:
         self.environment = environment
         ast = environment.parse(source)
-        generator = FastCodeGenerator(environment, None, _FILENAME, optimized=environment.optimized)
-        generator.visit(ast)
-        code = compile(generator.stream.getvalue(), _FILENAME, "exec")
+        code = compile(_generate(environment, ast), _FILENAME, "exec")
         self.template = Template.from_code(environment, code, dict(environment.globals))
         self._root = self.template.root_render_func
         self._globals = dict(environment.globals)
@@ -656,6 +659,9 @@ class FastTemplate:
     def render_owned(self, parent: dict[str, Any]) -> str:
         """Render with ``parent`` (globals and variables, from :meth:`new_variables`)
         as the context; ``parent`` becomes the context's own."""
+        if _BUDGETED_RENDER:
+            # The sandbox renders with per-render budgets: let it (it calls our root).
+            return _jinja_env.render(self.template, parent)
         if self._direct_context:
             context = Context.__new__(Context)
             context.parent = parent
@@ -677,6 +683,30 @@ class FastTemplate:
     @property
     def filename(self) -> str:
         return _FILENAME
+
+
+_GENERATE_LOCK = threading.Lock()
+
+
+def _generate(environment: Any, ast: nodes.Template) -> str:
+    """The Python source of ``ast`` from :class:`FastCodeGenerator`, through the
+    environment's own ``_generate`` when it has one (a sandbox may rewrite the
+    tree first, e.g. to count loop iterations)."""
+    if type(environment)._generate is JinjaEnvironment._generate:
+        generator = FastCodeGenerator(environment, None, _FILENAME, optimized=environment.optimized)
+        generator.visit(ast)
+        return generator.stream.getvalue()
+    with _GENERATE_LOCK:
+        own = "code_generator_class" in vars(environment)
+        saved = environment.code_generator_class
+        environment.code_generator_class = FastCodeGenerator
+        try:
+            return environment._generate(ast, None, _FILENAME)
+        finally:
+            if own:
+                environment.code_generator_class = saved
+            else:
+                del environment.code_generator_class
 
 
 def _context_fields() -> set[str]:
@@ -721,6 +751,10 @@ _MACRO_FIELDS_OK = _macro_fields() == {
 }
 
 _FAST: dict[tuple[int, str], FastTemplate] = {}
+
+# A sandbox whose render() keeps per-render budgets (it takes the clock, `now=`)
+# renders the fast templates too; otherwise they are rendered directly.
+_BUDGETED_RENDER = "now" in inspect.signature(_jinja_env.render).parameters
 
 
 def compile_fast(environment: Any, source: str) -> FastTemplate:

@@ -142,6 +142,17 @@ def test_special_token_options_must_be_strings():
     assert "quote it" in caught.value.hint
 
 
+def test_a_null_special_token_means_none():
+    folder = str(GOLDEN / "models" / "jinja-over-config")
+    assert (
+        hf_meta({"template": folder, "unk_token": None})
+        .apply_messages(CHAT)
+        .text.startswith("<s>[chat_template.jinja] eos=</s> unk=- pad=-")
+    )
+    meta = hf_meta({"chat_template": "{{ bos_token is defined }}", "bos_token": None})
+    assert meta.apply_messages(CHAT).text == "False"
+
+
 def test_messages_cannot_be_an_option():
     with pytest.raises(OptionError, match="passed by the renderer"):
         hf_meta({**L3, "messages": []})

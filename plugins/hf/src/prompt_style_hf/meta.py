@@ -124,15 +124,20 @@ class HFChat:
         for key in options:
             if key in RESERVED_VARIABLES:
                 raise OptionError(f"{what}: {key!r} is passed by the renderer, not as an option", key=key)
+        tokens = dict(source.special_tokens)
         for key in SPECIAL_TOKENS:
-            if key in options and not isinstance(options[key], str):
+            if key in options and options[key] is None:
+                # No such token, as a tokenizer built with bos_token=None has none.
+                del options[key]
+                tokens.pop(key, None)
+            elif key in options and not isinstance(options[key], str):
                 raise OptionError(
                     f"{what}: option {key!r} must be a string, not {options[key]!r}",
                     key=key,
                     hint="quote it on the command line, e.g. --meta-option \"bos_token='[BOS]'\"",
                 )
         # transformers passes the special tokens, then the caller's keyword arguments over them.
-        self.variables = plain_data({**source.special_tokens, **options})
+        self.variables = plain_data({**tokens, **options})
         self._default_flags: _Flags | None = None
         self._templates: dict[str, ChatTemplate] = {}
         self._warned = False

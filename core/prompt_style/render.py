@@ -16,7 +16,47 @@ from typing import Any
 from .errors import FieldError, PromptStyleError, RenderError
 from .types import Dialogue, Sample
 
-__all__ = ["RenderedPrompt", "TaskRenderer"]
+__all__ = ["RenderedPrompt", "Candidate", "TaskRenderer", "dialogue_to_json"]
+
+
+def dialogue_to_json(dialogue: Dialogue) -> list[dict[str, Any]]:
+    """A dialogue as JSON, OpenCompass ``PromptList`` style: ``{"role", "prompt",
+    "section"}`` per turn, plus ``fallback_role`` when set; a raw-text item (a
+    plain string of the ``PromptList``) has the role ``""``."""
+    out = []
+    for turn in dialogue:
+        content = turn.content
+        item: dict[str, Any] = {
+            "role": turn.role,
+            "prompt": content if isinstance(content, str) else [dict(p) for p in content],
+            "section": turn.section,
+        }
+        if turn.fallback_role is not None:
+            item["fallback_role"] = turn.fallback_role
+        out.append(item)
+    return out
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One perplexity candidate of a record: a label and the whole prompt scored for it."""
+
+    label: Any
+    text: str | None
+    messages: list[dict[str, Any]] | None
+    dialogue: Dialogue = ()
+    token_ids: list[int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "label": self.label,
+            "text": self.text,
+            "messages": self.messages,
+            "dialogue": dialogue_to_json(self.dialogue),
+        }
+        if self.token_ids is not None:
+            out["token_ids"] = self.token_ids
+        return out
 
 
 @dataclass(slots=True)
@@ -40,10 +80,17 @@ class RenderedPrompt:
     """The intermediate dialogue, before the meta template."""
     token_ids: list[int] | None = None
     """The prompt as token ids, when the meta template gives them."""
+    candidates: list[Candidate] | None = None
+    """Perplexity mode: one :class:`Candidate` per label (``text`` and ``messages``
+    are then ``None``)."""
+    mode: str | None = None
+    """``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); ``None`` otherwise."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
-        ``target``, and ``token_ids`` when the meta template gives them."""
+        ``target``, and ``token_ids`` when the meta template gives them; for styles
+        with modes also ``mode``, and ``dialogue`` (generation) or ``candidates``
+        (perplexity)."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -53,6 +100,12 @@ class RenderedPrompt:
         }
         if self.token_ids is not None:
             out["token_ids"] = self.token_ids
+        if self.mode is not None:
+            out["mode"] = self.mode
+            if self.candidates is None:
+                out["dialogue"] = dialogue_to_json(self.dialogue)
+        if self.candidates is not None:
+            out["candidates"] = [c.to_json() for c in self.candidates]
         return out
 
 
@@ -116,6 +169,7 @@ class TaskRenderer:
         self._shots: list[Sample | None] = [None] * len(self.pool)
         self._style_format = self.style.format
         self._meta_apply = self.meta.apply
+        self._meta_full = getattr(self.meta, "apply_full", None) or self.meta.apply
         self._select = self.retriever.select
 
     def __getstate__(self) -> dict[str, Any]:
@@ -176,6 +230,8 @@ class TaskRenderer:
             ids = self._select(index, record)
             shots = [self._shot(i) for i in ids] if ids else ()
             formatted = self._style_format(sample, shots)
+            if formatted.candidates is not None:
+                return self._candidates(index, formatted)
             made = self._meta_apply(formatted.dialogue)
         except PromptStyleError as exc:
             line = self.lines.get(exc.key or "") or self.lines.get((exc.key or "").split(".")[0])
@@ -191,4 +247,16 @@ class TaskRenderer:
             self.plugins,
             formatted.dialogue,
             made.token_ids,
+            None,
+            formatted.mode,
+        )
+
+    def _candidates(self, index: int, formatted: Any) -> RenderedPrompt:
+        full = self._meta_full
+        candidates = []
+        for label, dialogue in formatted.candidates:
+            made = full(dialogue)
+            candidates.append(Candidate(label, made.text, made.messages, dialogue, made.token_ids))
+        return RenderedPrompt(
+            index, None, None, (), formatted.target, self.plugins, (), None, candidates, formatted.mode
         )

@@ -21,7 +21,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     render.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
     render.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
     render.add_argument(
-        "--meta", metavar="M", default="plain", help="meta template: plain (default), messages, chatml, ..."
+        "--meta",
+        metavar="M",
+        default="plain",
+        help="meta template: plain (default), messages, chatml, ..., or a meta template file (.yaml, .json, "
+        "OpenCompass .py model config)",
     )
     render.add_argument(
         "--meta-option",
@@ -58,16 +62,31 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     render.add_argument(
         "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
     )
+    render.add_argument(
+        "--mode",
+        choices=("gen", "ppl"),
+        help="generation or perplexity prompts, for tasks with modes (OpenCompass; default: from the inferencer)",
+    )
+
+
+def _body(text: str | None, messages: Any) -> str:
+    if text is None:
+        return json.dumps(messages, ensure_ascii=False, indent=2)
+    return text
 
 
 def _text_block(result: Any) -> str:
     header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
-    body = result.text
-    if body is None:
-        body = json.dumps(result.messages, ensure_ascii=False, indent=2)
-    return f"{header}\n{body}\n"
+    candidates = getattr(result, "candidates", None)
+    if candidates is not None:
+        blocks = [
+            f"--- candidate {json.dumps(c.label, ensure_ascii=False)}\n{_body(c.text, c.messages)}\n"
+            for c in candidates
+        ]
+        return f"{header}\n" + "".join(blocks)
+    return f"{header}\n{_body(result.text, result.messages)}\n"
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -84,6 +103,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         trust_code=args.trust_code,
         template=int(args.template) if args.template and args.template.isdigit() else args.template,
         task_format=args.task_format,
+        mode=args.mode,
     )
     write = out.write
     if args.format == "jsonl":

@@ -118,7 +118,15 @@ def test_builtins_listed_with_core_distribution(pm):
 def test_builtin_names(pm):
     assert pm.names("format_prompt") == ["mcq", "passthrough"]
     assert pm.names("apply_meta_template") == ["messages", "plain"]
-    assert pm.names("retrieve_examples") == ["first_n", "fixed", "random", "zero"]
+    assert pm.names("retrieve_examples") == [
+        "first_n",
+        "fixed",
+        "fixk",
+        "opencompass_random",
+        "random",
+        "sliding_window",
+        "zero",
+    ]
 
 
 def test_builtin_describe(pm):
@@ -126,7 +134,9 @@ def test_builtin_describe(pm):
     assert rows["builtin-fields"]["hooks"] == {"extract_field": []}
     assert rows["builtin-styles"]["hooks"] == {"format_prompt": ["mcq", "passthrough"]}
     assert rows["builtin-meta"]["hooks"] == {"apply_meta_template": ["messages", "plain"]}
-    assert rows["builtin-retrievers"]["hooks"] == {"retrieve_examples": ["first_n", "fixed", "random", "zero"]}
+    assert rows["builtin-retrievers"]["hooks"] == {
+        "retrieve_examples": ["first_n", "fixed", "fixk", "opencompass_random", "random", "sliding_window", "zero"]
+    }
     for row in rows.values():
         assert row["distribution"] == "prompt-style"
         assert row["status"] == "loaded"
@@ -336,7 +346,15 @@ def test_misspelled_hook_passed_from_python():
     with pytest.warns(PluginLoadWarning):
         pm = create_plugin_manager(entry_points=False, environ={}, plugins=[("typo", Typo())])
     assert info_of(pm, "typo").status == "broken"
-    assert pm.names("retrieve_examples") == ["first_n", "fixed", "random", "zero"]
+    assert pm.names("retrieve_examples") == [
+        "first_n",
+        "fixed",
+        "fixk",
+        "opencompass_random",
+        "random",
+        "sliding_window",
+        "zero",
+    ]
 
 
 def test_catalog_returning_non_mapping_is_reported(fake_dists):
@@ -377,7 +395,7 @@ def test_catalog_hook_that_raises_is_reported(fake_dists):
     pm = manager()
     with pytest.warns(PluginLoadWarning, match="catalog exploded"):
         names = pm.names("retrieve_examples")
-    assert names == ["first_n", "fixed", "random", "zero"]
+    assert names == ["first_n", "fixed", "fixk", "opencompass_random", "random", "sliding_window", "zero"]
     assert row_of(pm, "fakeraise")["status"] == "broken"
 
 

@@ -23,6 +23,7 @@ from prompt_style import (
     load_task,
 )
 
+BUILTIN_RETRIEVERS = ["first_n", "fixed", "fixk", "opencompass_random", "random", "sliding_window", "zero"]
 BUILTINS = ["builtin-formats", "builtin-fields", "builtin-retrievers", "builtin-styles", "builtin-meta"]
 FIRST_PARTY = {
     "mmlu": "prompt-style-mmlu",
@@ -118,15 +119,7 @@ def test_builtins_listed_with_core_distribution(pm):
 def test_builtin_names(pm):
     assert pm.names("format_prompt") == ["mcq", "passthrough"]
     assert pm.names("apply_meta_template") == ["messages", "plain"]
-    assert pm.names("retrieve_examples") == [
-        "first_n",
-        "fixed",
-        "fixk",
-        "opencompass_random",
-        "random",
-        "sliding_window",
-        "zero",
-    ]
+    assert pm.names("retrieve_examples") == BUILTIN_RETRIEVERS
 
 
 def test_builtin_describe(pm):
@@ -134,9 +127,7 @@ def test_builtin_describe(pm):
     assert rows["builtin-fields"]["hooks"] == {"extract_field": []}
     assert rows["builtin-styles"]["hooks"] == {"format_prompt": ["mcq", "passthrough"]}
     assert rows["builtin-meta"]["hooks"] == {"apply_meta_template": ["messages", "plain"]}
-    assert rows["builtin-retrievers"]["hooks"] == {
-        "retrieve_examples": ["first_n", "fixed", "fixk", "opencompass_random", "random", "sliding_window", "zero"]
-    }
+    assert rows["builtin-retrievers"]["hooks"] == {"retrieve_examples": BUILTIN_RETRIEVERS}
     for row in rows.values():
         assert row["distribution"] == "prompt-style"
         assert row["status"] == "loaded"
@@ -346,15 +337,7 @@ def test_misspelled_hook_passed_from_python():
     with pytest.warns(PluginLoadWarning):
         pm = create_plugin_manager(entry_points=False, environ={}, plugins=[("typo", Typo())])
     assert info_of(pm, "typo").status == "broken"
-    assert pm.names("retrieve_examples") == [
-        "first_n",
-        "fixed",
-        "fixk",
-        "opencompass_random",
-        "random",
-        "sliding_window",
-        "zero",
-    ]
+    assert pm.names("retrieve_examples") == BUILTIN_RETRIEVERS
 
 
 def test_catalog_returning_non_mapping_is_reported(fake_dists):
@@ -395,7 +378,7 @@ def test_catalog_hook_that_raises_is_reported(fake_dists):
     pm = manager()
     with pytest.warns(PluginLoadWarning, match="catalog exploded"):
         names = pm.names("retrieve_examples")
-    assert names == ["first_n", "fixed", "fixk", "opencompass_random", "random", "sliding_window", "zero"]
+    assert names == BUILTIN_RETRIEVERS
     assert row_of(pm, "fakeraise")["status"] == "broken"
 
 

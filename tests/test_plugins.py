@@ -23,6 +23,7 @@ from prompt_style import (
     load_task,
 )
 
+BUILTIN_STYLES = ["mcq", "multiturn", "passthrough"]
 BUILTIN_RETRIEVERS = ["first_n", "fixed", "fixk", "opencompass_random", "random", "sliding_window", "zero"]
 BUILTINS = ["builtin-formats", "builtin-fields", "builtin-retrievers", "builtin-styles", "builtin-meta"]
 FIRST_PARTY = {
@@ -117,7 +118,7 @@ def test_builtins_listed_with_core_distribution(pm):
 
 
 def test_builtin_names(pm):
-    assert pm.names("format_prompt") == ["mcq", "passthrough"]
+    assert pm.names("format_prompt") == BUILTIN_STYLES
     assert pm.names("apply_meta_template") == ["messages", "plain"]
     assert pm.names("retrieve_examples") == BUILTIN_RETRIEVERS
 
@@ -125,7 +126,7 @@ def test_builtin_names(pm):
 def test_builtin_describe(pm):
     rows = {r["name"]: r for r in pm.describe()}
     assert rows["builtin-fields"]["hooks"] == {"extract_field": []}
-    assert rows["builtin-styles"]["hooks"] == {"format_prompt": ["mcq", "passthrough"]}
+    assert rows["builtin-styles"]["hooks"] == {"format_prompt": BUILTIN_STYLES}
     assert rows["builtin-meta"]["hooks"] == {"apply_meta_template": ["messages", "plain"]}
     assert rows["builtin-retrievers"]["hooks"] == {"retrieve_examples": BUILTIN_RETRIEVERS}
     for row in rows.values():
@@ -369,7 +370,7 @@ def test_catalog_with_bad_entries_is_reported(result):
     )
     pm = manager(entry_points=False, plugins=[("bad", namespace["Bad"]())])
     with pytest.warns(PluginLoadWarning):
-        assert pm.names("format_prompt") == ["mcq", "passthrough"]
+        assert pm.names("format_prompt") == BUILTIN_STYLES
     assert row_of(pm, "bad")["status"] == "broken"
 
 
@@ -417,7 +418,7 @@ def test_python_plugin_taking_a_builtin_name_is_broken():
         pm = create_plugin_manager(entry_points=False, environ={}, plugins=[("builtin-styles", Impostor())])
     statuses = [p.status for p in pm.plugins if p.name == "builtin-styles"]
     assert statuses == ["loaded", "broken"]
-    assert pm.names("format_prompt") == ["mcq", "passthrough"]
+    assert pm.names("format_prompt") == BUILTIN_STYLES
 
 
 # -- conflicts ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from .._markers import hookimpl
 from ..options import check_options
 from ..types import StyleSettings
 from .base import PassthroughStyle, choice_style
+from .multimodal import multimodal
 from .multiturn import multiturn
 
 
@@ -24,4 +25,6 @@ def format_prompt():
         "mcq": choice_style("mcq"),
         # OpenCompass/AISBench MultiTurnPromptTemplate (styles/multiturn.py).
         "multiturn": multiturn,
+        # AISBench MMPromptTemplate (styles/multimodal.py).
+        "multimodal": multimodal,
     }

@@ -186,7 +186,7 @@ def test_translate_defaults_and_input_columns():
     sliding = translate_retriever({"type": "opencompass.openicl.SlidingWindowRetriever", "k": 3, "ice_num": 9})
     assert (sliding.name, sliding.task) == ("sliding_window", {"num_fewshot": 3})
     topk = translate_retriever({"type": "TopkRetriever", "sentence_transformers_model_name": "/m", "batch_size": 8})
-    assert topk.options == {"model": "/m"}
+    assert topk.options == {"model": "/m", "tokenizer_name": "gpt2-xl", "batch_size": 8}
 
 
 @pytest.mark.parametrize(

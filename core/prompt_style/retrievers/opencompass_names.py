@@ -104,9 +104,14 @@ OPENCOMPASS_RETRIEVERS: Mapping[str, OpenCompassRetriever] = {
     ),
     "TopkRetriever": OpenCompassRetriever(
         name="topk",
-        options={"sentence_transformers_model_name": "model", "tokenizer_name": "tokenizer_name"},
+        options={
+            "sentence_transformers_model_name": "model",
+            "tokenizer_name": "tokenizer_name",
+            "batch_size": "batch_size",
+        },
+        # OpenCompass's defaults; both load only when already on this machine (never downloaded).
+        option_defaults={"model": "all-mpnet-base-v2", "tokenizer_name": "gpt2-xl"},
         task_keys={"ice_num": "num_fewshot"},
-        ignored=("batch_size",),
         input_columns=True,
         distribution="prompt-style-topk",
     ),

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prompt_style import DataError, OptionError, TaskFileError, check_options, hookimpl
+from prompt_style import DataError, TaskFileError, check_options, hookimpl
+from prompt_style.retrievers.opencompass import input_columns_option, input_text
 
 from .tokenize import word_tokenize
 
@@ -23,16 +24,7 @@ __all__ = ["BM25", "bm25", "query_text", "word_tokenize"]
 
 def query_text(record: Mapping[str, Any], columns: Sequence[str]) -> str:
     """The text OpenCompass ranks a record by: its input columns, ``str()``-ed and joined by spaces."""
-    try:
-        return " ".join([str(record[column]) for column in columns])
-    except KeyError as exc:
-        raise DataError(
-            f"retriever 'bm25': the record has no input column {exc.args[0]!r}",
-            key="retriever.input_columns",
-            hint=f"its fields are: {', '.join(map(str, record)) or 'none'}",
-        ) from None
-    except TypeError:
-        raise DataError(f"retriever 'bm25': the record is a {type(record).__name__}, not a mapping") from None
+    return input_text(record, columns, what="retriever 'bm25'")
 
 
 @dataclass
@@ -77,18 +69,9 @@ class _Options:
 
 
 def bm25(*, options, pool, k, same_split, seed) -> BM25:
-    columns = check_options(_Options, options, what="retriever 'bm25'").input_columns
-    if not columns:
-        raise OptionError(
-            "retriever 'bm25' needs input_columns: the record fields its query is made of",
-            key="input_columns",
-            hint="for example retriever: {name: bm25, input_columns: [question]}",
-        )
-    columns = tuple(columns.split() if isinstance(columns, str) else columns)
-    if not all(isinstance(c, str) for c in columns):
-        raise OptionError(
-            f"retriever 'bm25': input_columns must be field names, not {list(columns)!r}", key="input_columns"
-        )
+    columns = input_columns_option(
+        check_options(_Options, options, what="retriever 'bm25'").input_columns, what="retriever 'bm25'"
+    )
     k = 1 if k is None else k
     if not pool:
         raise TaskFileError("retriever 'bm25' has an empty few-shot pool to rank", key="retriever")

@@ -24,7 +24,7 @@ from .loading import Task, default_plugin_manager, load_task, render_records
 from .meta import api_role
 from .options import check_options
 from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
-from .render import RenderedPrompt, TaskRenderer
+from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
 from .safe.jinja_env import JinjaLimits, JinjaProfile
 from .safe.yaml_loader import YamlDocument, load_yaml
 from .styles import DEFAULT_LABELS, ChoiceStyle, PassthroughStyle, QAStyle, choice_style, resolve_target
@@ -56,6 +56,8 @@ __all__ = [
     "TaskConfig",
     "TaskRenderer",
     "RenderedPrompt",
+    "Candidate",
+    "dialogue_to_json",
     "iter_records",
     "load_records",
     # plugins

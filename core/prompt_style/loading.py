@@ -16,6 +16,7 @@ from typing import Any
 from .data import check_data_file, iter_records, load_records
 from .errors import DataError, PluginError, PromptStyleError, RenderError
 from .formats import load_task_config
+from .meta.files import is_meta_path, resolve_meta
 from .plugins import PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
 from .task import TASK_KEYS, TaskConfig
@@ -169,7 +170,7 @@ def load_task(
     *,
     plugins: PluginManager | None = None,
     style: str | None = None,
-    meta: str = "plain",
+    meta: str | Path | Mapping[str, Any] = "plain",
     meta_options: Mapping[str, Any] | None = None,
     shots: int | None = None,
     seed: int | None = None,
@@ -177,6 +178,7 @@ def load_task(
     trust_code: bool = False,
     template: str | int | None = None,
     task_format: str | None = None,
+    mode: str | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -185,7 +187,9 @@ def load_task(
         keys (paths relative to the current directory).
     :param plugins: the plugin manager; defaults to :func:`default_plugin_manager`.
     :param style: a style name replacing the task's ``template`` name (its options stay).
-    :param meta: the meta template name (``plain``, ``messages``, ``chatml``, ...).
+    :param meta: the meta template name (``plain``, ``messages``, ``chatml``, ...), a
+        meta template file (``.yaml``, ``.json``; OpenCompass ``.py`` model configs
+        with ``trust_code``) or a mapping (an OpenCompass meta template).
     :param meta_options: options for the meta template.
     :param shots: replaces ``num_fewshot``.
     :param seed: replaces ``seed``.
@@ -196,6 +200,8 @@ def load_task(
     :param template: which of a task file's templates to render, for formats
         that hold several (task-template files).
     :param task_format: the task file's format, when detection should not decide.
+    :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); the
+        default comes from the task (an OpenCompass ``PPLInferencer`` means ``ppl``).
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
@@ -205,10 +211,12 @@ def load_task(
     overridden = set(data or ())
     used: dict[str, Any] = {}
     extractors, used["extract_field"] = _compile_fields(config, manager)
-    built_style, used["format_prompt"] = _style(config, manager, style)
-    built_meta, used["apply_meta_template"] = _meta(manager, meta, meta_options)
+    built_style, used["format_prompt"] = _style(config, manager, style, mode)
+    built_meta, used["apply_meta_template"] = _meta(manager, meta, meta_options, trust_code)
 
     split = config.test_split
+    if split not in config.data:
+        raise _missing_split(config, split, "evaluated")
     try:
         check_data_file(config.data[split], split)
     except PromptStyleError as exc:
@@ -301,7 +309,20 @@ def _resolve(manager: PluginManager, hook: str, name: str, where: dict[str, Any]
         raise exc.locate(**where) from None
 
 
-def _style(config: TaskConfig, manager: PluginManager, override: str | None) -> tuple[Any, dict[str, Any]]:
+def _missing_split(config: TaskConfig, split: str, what: str) -> PromptStyleError:
+    """No data for a split the task needs (formats without data files, such as
+    OpenCompass dataset configs, leave it to --data)."""
+    known = ", ".join(config.data) or "none"
+    return config.error(
+        "data",
+        f"there is no data for the {what} split {split!r} (data has: {known})",
+        hint=f"give it with --data {split}=PATH (data={{{split!r}: ...}} in Python)",
+    )
+
+
+def _style(
+    config: TaskConfig, manager: PluginManager, override: str | None, mode: str | None = None
+) -> tuple[Any, dict[str, Any]]:
     name, options = config.style_spec()
     where = config.where("template")
     provider = _resolve(manager, "format_prompt", override or name, where)
@@ -309,15 +330,36 @@ def _style(config: TaskConfig, manager: PluginManager, override: str | None) -> 
         target_delimiter=config.target_delimiter,
         fewshot_delimiter=config.fewshot_delimiter,
         task=config.task,
+        mode=mode,
     )
     built = _build(provider, where, config.lines, options=options, settings=settings)
+    if mode is not None and mode not in getattr(built, "modes", ()):
+        modes = getattr(built, "modes", ())
+        raise PluginError(
+            f"style {override or name!r} has no mode {mode!r}"
+            + (f" (its modes: {', '.join(modes)})" if modes else " (it has no generation/perplexity modes)"),
+            key="mode",
+            hint="--mode applies to styles with modes, such as OpenCompass tasks",
+        )
     return built, provider.describe()
 
 
-def _meta(manager: PluginManager, name: str, options: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
-    where = {"key": "meta"}
+def _meta(
+    manager: PluginManager,
+    name: str | Path | Mapping[str, Any],
+    options: Mapping[str, Any] | None,
+    trust_code: bool = False,
+) -> tuple[Any, dict[str, Any]]:
+    where: dict[str, Any] = {"key": "meta"}
+    options = dict(options or {})
+    if isinstance(name, Mapping) or is_meta_path(name):
+        # A meta template file or mapping: its reader names the plugin that renders it.
+        if not isinstance(name, Mapping):
+            where["file"] = str(name)
+        plugin, from_file = resolve_meta(name, trust_code=trust_code)
+        name, options = plugin, {**from_file, **options}
     provider = _resolve(manager, "apply_meta_template", name, where)
-    return _build(provider, where, {}, options=dict(options or {})), provider.describe()
+    return _build(provider, where, {}, options=options), provider.describe()
 
 
 def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mapping[str, Any]]]:
@@ -326,6 +368,8 @@ def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mappi
     pool_split = config.fewshot_split or next((s for s in ("train", "validation", "dev") if s in config.data), split)
     if not config.num_fewshot and config.retriever is None:
         return pool_split, []
+    if pool_split not in config.data:
+        raise _missing_split(config, pool_split, "few-shot")
     if config.doc_to_target is None:
         raise config.error(
             "num_fewshot" if config.num_fewshot else "retriever",
@@ -351,8 +395,9 @@ def render_records(
     *,
     fewshot: Sequence[Mapping[str, Any]] | None = None,
     plugins: PluginManager | None = None,
-    meta: str = "plain",
+    meta: str | Path | Mapping[str, Any] = "plain",
     meta_options: Mapping[str, Any] | None = None,
+    mode: str | None = None,
     **task: Any,
 ) -> list[RenderedPrompt]:
     """Render records held in memory with a task given as keyword arguments.
@@ -366,6 +411,7 @@ def render_records(
     :param plugins: the plugin manager; defaults to :func:`default_plugin_manager`.
     :param meta: the meta template name.
     :param meta_options: options for the meta template.
+    :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks).
     :param task: task keys, as in a task file (``doc_to_text``, ``template``, ...).
     :returns: one :class:`RenderedPrompt` per record.
     """
@@ -374,4 +420,4 @@ def render_records(
         data["dev"] = list(fewshot)
         task.setdefault("fewshot_split", "dev")
     config = {"data": data, **task}
-    return list(load_task(config, plugins=plugins, meta=meta, meta_options=meta_options).render())
+    return list(load_task(config, plugins=plugins, meta=meta, meta_options=meta_options, mode=mode).render())

@@ -17,7 +17,47 @@ from . import conversation
 from .errors import FieldError, PromptStyleError, RenderError
 from .types import Dialogue, FormattedPrompt, Sample
 
-__all__ = ["RenderedPrompt", "TaskRenderer"]
+__all__ = ["RenderedPrompt", "Candidate", "TaskRenderer", "dialogue_to_json"]
+
+
+def dialogue_to_json(dialogue: Dialogue) -> list[dict[str, Any]]:
+    """A dialogue as JSON, OpenCompass ``PromptList`` style: ``{"role", "prompt",
+    "section"}`` per turn, plus ``fallback_role`` when set; a raw-text item (a
+    plain string of the ``PromptList``) has the role ``""``."""
+    out = []
+    for turn in dialogue:
+        content = turn.content
+        item: dict[str, Any] = {
+            "role": turn.role,
+            "prompt": content if isinstance(content, str) else [dict(p) for p in content],
+            "section": turn.section,
+        }
+        if turn.fallback_role is not None:
+            item["fallback_role"] = turn.fallback_role
+        out.append(item)
+    return out
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One perplexity candidate of a record: a label and the whole prompt scored for it."""
+
+    label: Any
+    text: str | None
+    messages: list[dict[str, Any]] | None
+    dialogue: Dialogue = ()
+    token_ids: list[int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "label": self.label,
+            "text": self.text,
+            "messages": self.messages,
+            "dialogue": dialogue_to_json(self.dialogue),
+        }
+        if self.token_ids is not None:
+            out["token_ids"] = self.token_ids
+        return out
 
 
 @dataclass(slots=True)
@@ -41,14 +81,21 @@ class RenderedPrompt:
     """The intermediate dialogue, before the meta template."""
     token_ids: list[int] | None = None
     """The prompt as token ids, when the meta template gives them."""
+    candidates: list[Candidate] | None = None
+    """Perplexity mode: one :class:`Candidate` per label (``text`` and ``messages``
+    are then ``None``)."""
+    mode: str | None = None
+    """``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); ``None`` otherwise."""
+
     turn: int | None = None
     """For a multi-turn dialogue: which request of the record this is (0, 1, ...);
     ``None`` when the record is one request."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
-        ``target``, ``token_ids`` when the meta template gives them, and ``turn``
-        for multi-turn requests."""
+        ``target``, and ``token_ids`` when the meta template gives them; for styles
+        with modes also ``mode``, and ``dialogue`` (generation) or ``candidates``
+        (perplexity); ``turn`` for the requests of a multi-turn dialogue."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -60,6 +107,12 @@ class RenderedPrompt:
             out["token_ids"] = self.token_ids
         if self.turn is not None:
             out["turn"] = self.turn
+        if self.mode is not None:
+            out["mode"] = self.mode
+            if self.candidates is None:
+                out["dialogue"] = dialogue_to_json(self.dialogue)
+        if self.candidates is not None:
+            out["candidates"] = [c.to_json() for c in self.candidates]
         return out
 
 
@@ -123,6 +176,7 @@ class TaskRenderer:
         self._shots: list[Sample | None] = [None] * len(self.pool)
         self._style_format = self.style.format
         self._meta_apply = self.meta.apply
+        self._meta_full = getattr(self.meta, "apply_full", None) or self.meta.apply
         self._select = self.retriever.select
 
     def __getstate__(self) -> dict[str, Any]:
@@ -244,7 +298,8 @@ class TaskRenderer:
             self.plugins,
             dialogue,
             made.token_ids,
-            turn,
+            mode=formatted.mode,
+            turn=turn,
         )
 
     def render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
@@ -265,6 +320,8 @@ class TaskRenderer:
                     f"the record is a multi-turn dialogue ({formatted.infer_mode}): it has one request per turn",
                     hint="use Task.render() or TaskRenderer.converse()",
                 )
+            if formatted.candidates is not None:
+                return self._candidates(index, formatted)
             made = self._meta_apply(formatted.dialogue)
         except PromptStyleError as exc:
             raise self._locate(exc, index) from None
@@ -279,4 +336,16 @@ class TaskRenderer:
             self.plugins,
             formatted.dialogue,
             made.token_ids,
+            None,
+            formatted.mode,
+        )
+
+    def _candidates(self, index: int, formatted: Any) -> RenderedPrompt:
+        full = self._meta_full
+        candidates = []
+        for label, dialogue in formatted.candidates:
+            made = full(dialogue)
+            candidates.append(Candidate(label, made.text, made.messages, dialogue, made.token_ids))
+        return RenderedPrompt(
+            index, None, None, (), formatted.target, self.plugins, (), None, candidates, formatted.mode
         )

@@ -21,7 +21,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     render.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
     render.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
     render.add_argument(
-        "--meta", metavar="M", default="plain", help="meta template: plain (default), messages, chatml, ..."
+        "--meta",
+        metavar="M",
+        default="plain",
+        help="meta template: plain (default), messages, chatml, ..., or a meta template file (.yaml, .json, "
+        "OpenCompass .py model config)",
     )
     render.add_argument(
         "--meta-option",
@@ -63,6 +67,17 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         metavar="FILE",
         help="multi-turn tasks in infer_mode every: the model's replies, one JSON list per record per line",
     )
+    render.add_argument(
+        "--mode",
+        choices=("gen", "ppl"),
+        help="generation or perplexity prompts, for tasks with modes (OpenCompass; default: from the inferencer)",
+    )
+
+
+def _body(text: str | None, messages: Any) -> str:
+    if text is None:
+        return json.dumps(messages, ensure_ascii=False, indent=2)
+    return text
 
 
 def _text_block(result: Any) -> str:
@@ -71,10 +86,14 @@ def _text_block(result: Any) -> str:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
     if result.turn is not None:
         header += f" · turn {result.turn}"
-    body = result.text
-    if body is None:
-        body = json.dumps(result.messages, ensure_ascii=False, indent=2)
-    return f"{header}\n{body}\n"
+    candidates = getattr(result, "candidates", None)
+    if candidates is not None:
+        blocks = [
+            f"--- candidate {json.dumps(c.label, ensure_ascii=False)}\n{_body(c.text, c.messages)}\n"
+            for c in candidates
+        ]
+        return f"{header}\n" + "".join(blocks)
+    return f"{header}\n{_body(result.text, result.messages)}\n"
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -91,6 +110,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         trust_code=args.trust_code,
         template=int(args.template) if args.template and args.template.isdigit() else args.template,
         task_format=args.task_format,
+        mode=args.mode,
     )
     replies = _read_replies(args.replies) if args.replies else None
     write = out.write

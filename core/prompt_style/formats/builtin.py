@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from .._markers import hookimpl
 from .native import NativeReader
+from .opencompass import OpenCompassReader
 
 
 @hookimpl
 def read_task():
-    return {"native": NativeReader()}
+    return {"native": NativeReader(), "opencompass": OpenCompassReader()}

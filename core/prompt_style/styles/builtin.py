@@ -10,6 +10,7 @@ from ..types import StyleSettings
 from .base import PassthroughStyle, choice_style
 from .multimodal import multimodal
 from .multiturn import multiturn
+from .opencompass import opencompass_style
 
 
 def passthrough(*, options: dict[str, Any], settings: StyleSettings) -> PassthroughStyle:
@@ -23,6 +24,8 @@ def format_prompt():
         "passthrough": passthrough,
         # Seed 000: `template: mcq` is the MMLU layout, and every option can be overridden.
         "mcq": choice_style("mcq"),
+        # OpenCompass dataset templates (PromptTemplate), gen and ppl modes.
+        "opencompass": opencompass_style,
         # OpenCompass/AISBench MultiTurnPromptTemplate (styles/multiturn.py).
         "multiturn": multiturn,
         # AISBench MMPromptTemplate (styles/multimodal.py).

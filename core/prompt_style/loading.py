@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .data import check_data_file, iter_records, load_records
-from .errors import DataError, PluginError, PromptStyleError
+from .errors import DataError, PluginError, PromptStyleError, RenderError
 from .formats import load_task_config
 from .meta.files import is_meta_path, resolve_meta
 from .plugins import PluginManager, Provider, create_plugin_manager
@@ -61,20 +61,67 @@ class Task:
         split = self.config.test_split
         return iter_records(self.config.data[split], split)
 
-    def render(self, limit: int | None = None) -> Iterator[RenderedPrompt]:
+    @property
+    def multiturn(self) -> bool:
+        """Whether records are multi-turn dialogues, with one request per model reply."""
+        return getattr(self.renderer.style, "infer_mode", None) is not None
+
+    def render(
+        self,
+        limit: int | None = None,
+        *,
+        replies: Callable[[RenderedPrompt], str] | Sequence[Sequence[str]] | None = None,
+    ) -> Iterator[RenderedPrompt]:
         """Render the evaluated split in order, lazily (constant memory for JSON Lines).
 
-        With ``limit``, no record past the first ``limit`` is read.
+        With ``limit``, no record past the first ``limit`` is read. A multi-turn
+        task gives one :class:`RenderedPrompt` per request (``turn`` 0, 1, ...),
+        record after record; in ``every`` mode the model's replies come from
+        ``replies``: a callback given each request, or one list of replies per
+        record (``replies[index][turn]``). See :meth:`TaskRenderer.converse` to
+        hand replies back one at a time.
         """
-        render = self.renderer.render
         records = self.records()
         if limit is not None:
             records = itertools.islice(records, limit)
         try:
+            if not self.multiturn:
+                render = self.renderer.render
+                for index, record in enumerate(records):
+                    yield render(record, index)
+                return
+            reply = _reply_callback(replies)
+            converse = self.renderer.converse
             for index, record in enumerate(records):
-                yield render(record, index)
+                yield from converse(record, index, reply)
         except DataError as exc:
             raise exc.locate(key=f"data.{self.config.test_split}") from None
+
+
+def _reply_callback(
+    replies: Callable[[RenderedPrompt], str] | Sequence[Sequence[str]] | None,
+) -> Callable[[RenderedPrompt], str] | None:
+    if replies is None or callable(replies):
+        return replies
+
+    def from_lists(request: RenderedPrompt) -> str:
+        if request.index >= len(replies):
+            raise RenderError(
+                f"the replies end at record {len(replies) - 1}",
+                index=request.index,
+                hint="give one list of replies per record",
+            )
+        given = replies[request.index]
+        if not isinstance(given, (list, tuple)) or request.turn >= len(given):
+            count = len(given) if isinstance(given, (list, tuple)) else "no list"
+            raise RenderError(
+                f"the replies of this record have no reply to turn {request.turn} ({count} given)",
+                index=request.index,
+                hint="give a list with the model's reply to every turn but the last",
+            )
+        return given[request.turn]
+
+    return from_lists
 
 
 def _plugin_error(provider: Provider, exc: Exception) -> PluginError:

@@ -9,12 +9,13 @@ extracted and formatted once per example.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import conversation
 from .errors import FieldError, PromptStyleError, RenderError
-from .types import Dialogue, Sample
+from .types import Dialogue, FormattedPrompt, Sample
 
 __all__ = ["RenderedPrompt", "Candidate", "TaskRenderer", "dialogue_to_json"]
 
@@ -86,11 +87,15 @@ class RenderedPrompt:
     mode: str | None = None
     """``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); ``None`` otherwise."""
 
+    turn: int | None = None
+    """For a multi-turn dialogue: which request of the record this is (0, 1, ...);
+    ``None`` when the record is one request."""
+
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
         ``target``, and ``token_ids`` when the meta template gives them; for styles
         with modes also ``mode``, and ``dialogue`` (generation) or ``candidates``
-        (perplexity)."""
+        (perplexity); ``turn`` for the requests of a multi-turn dialogue."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -100,6 +105,8 @@ class RenderedPrompt:
         }
         if self.token_ids is not None:
             out["token_ids"] = self.token_ids
+        if self.turn is not None:
+            out["turn"] = self.turn
         if self.mode is not None:
             out["mode"] = self.mode
             if self.candidates is None:
@@ -220,8 +227,86 @@ class TaskRenderer:
                 raise exc.locate(split=self.pool_split, index=i) from None
         return shot
 
+    def _locate(self, exc: PromptStyleError, index: int) -> PromptStyleError:
+        line = self.lines.get(exc.key or "") or self.lines.get((exc.key or "").split(".")[0])
+        return exc.locate(split=self.split, index=index, file=self.source, line=line)
+
+    def _format(self, record: Mapping[str, Any], index: int) -> FormattedPrompt:
+        try:
+            sample = self.sample(record, index)
+            ids = self._select(index, record)
+            shots = [self._shot(i) for i in ids] if ids else ()
+            return self._style_format(sample, shots)
+        except PromptStyleError as exc:
+            raise self._locate(exc, index) from None
+        except Exception as exc:  # a plugin's bug, reported with where it happened
+            raise RenderError(f"{type(exc).__name__}: {exc}", split=self.split, index=index, file=self.source) from exc
+
+    def converse(
+        self,
+        record: Mapping[str, Any],
+        index: int,
+        reply: Callable[[RenderedPrompt], str] | None = None,
+    ) -> Generator[RenderedPrompt, str | None, None]:
+        """The requests of one record, in order: one for most tasks, one per model
+        reply for a multi-turn dialogue (see :mod:`prompt_style.conversation`).
+
+        A generator: in ``every`` mode each request after the first holds the
+        model's earlier replies, handed back with ``send(reply)`` or by the
+        ``reply`` callback (called with the request, returns the reply text)::
+
+            turns = renderer.converse(record, 0)
+            request = next(turns)
+            while True:
+                try:
+                    request = turns.send(model(request.text))
+                except StopIteration:
+                    break
+
+        Modes ``every_with_gt`` and ``last`` need no replies (plain iteration works).
+
+        :raises PromptStyleError: naming the key and the record, for bad data, and
+            when ``every`` mode gets no reply.
+        """
+        formatted = self._format(record, index)
+        if formatted.infer_mode is None:
+            yield self._rendered(formatted, formatted.dialogue, index)
+            return
+        yield from conversation.requests(self, formatted, index, reply)
+
+    def _rendered(
+        self,
+        formatted: FormattedPrompt,
+        dialogue: Dialogue,
+        index: int,
+        *,
+        target: Any = None,
+        turn: int | None = None,
+    ) -> RenderedPrompt:
+        try:
+            made = self._meta_apply(dialogue)
+        except PromptStyleError as exc:
+            raise self._locate(exc, index) from None
+        except Exception as exc:  # a plugin's bug, reported with where it happened
+            raise RenderError(f"{type(exc).__name__}: {exc}", split=self.split, index=index, file=self.source) from exc
+        return RenderedPrompt(
+            index,
+            made.text,
+            made.messages,
+            formatted.continuations,
+            formatted.target if turn is None else target,
+            self.plugins,
+            dialogue,
+            made.token_ids,
+            mode=formatted.mode,
+            turn=turn,
+        )
+
     def render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
         """Render one record; ``index`` is its position in the evaluated split.
+
+        A multi-turn record (a style that sets ``infer_mode``) has several
+        requests: use :meth:`converse`.
 
         :raises PromptStyleError: naming the key and the record, for bad data.
         """
@@ -230,12 +315,16 @@ class TaskRenderer:
             ids = self._select(index, record)
             shots = [self._shot(i) for i in ids] if ids else ()
             formatted = self._style_format(sample, shots)
+            if formatted.infer_mode is not None:
+                raise RenderError(
+                    f"the record is a multi-turn dialogue ({formatted.infer_mode}): it has one request per turn",
+                    hint="use Task.render() or TaskRenderer.converse()",
+                )
             if formatted.candidates is not None:
                 return self._candidates(index, formatted)
             made = self._meta_apply(formatted.dialogue)
         except PromptStyleError as exc:
-            line = self.lines.get(exc.key or "") or self.lines.get((exc.key or "").split(".")[0])
-            raise exc.locate(split=self.split, index=index, file=self.source, line=line) from None
+            raise self._locate(exc, index) from None
         except Exception as exc:  # a plugin's bug, reported with where it happened
             raise RenderError(f"{type(exc).__name__}: {exc}", split=self.split, index=index, file=self.source) from exc
         return RenderedPrompt(

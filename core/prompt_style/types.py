@@ -144,6 +144,10 @@ class FormattedPrompt:
     """Candidate continuations scored after the prompt (multiple choice); empty for generation."""
     target: Any = None
     """Gold answer: an index into ``continuations`` for multiple choice, else the reference."""
+    infer_mode: str | None = None
+    """For a multi-turn dialogue: how it is cut into one request per model reply
+    (``every``, ``every_with_gt``, ``last``; see :meth:`TaskRenderer.converse`).
+    ``None``: the dialogue is one request."""
     candidates: tuple[tuple[Any, Dialogue], ...] | None = None
     """Perplexity mode: ``(label, dialogue)`` per candidate, each scored whole
     (OpenCompass's ``PPLInferencer``); ``None`` otherwise."""

@@ -63,6 +63,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
     )
     render.add_argument(
+        "--replies",
+        metavar="FILE",
+        help="multi-turn tasks in infer_mode every: the model's replies, one JSON list per record per line",
+    )
+    render.add_argument(
         "--mode",
         choices=("gen", "ppl"),
         help="generation or perplexity prompts, for tasks with modes (OpenCompass; default: from the inferencer)",
@@ -79,6 +84,8 @@ def _text_block(result: Any) -> str:
     header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
+    if result.turn is not None:
+        header += f" · turn {result.turn}"
     candidates = getattr(result, "candidates", None)
     if candidates is not None:
         blocks = [
@@ -105,13 +112,39 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         task_format=args.task_format,
         mode=args.mode,
     )
+    replies = _read_replies(args.replies) if args.replies else None
     write = out.write
     if args.format == "jsonl":
         dumps = json.dumps
-        for result in task.render(limit=args.limit):
+        for result in task.render(limit=args.limit, replies=replies):
             write(dumps(result.to_json(), ensure_ascii=False) + "\n")
     else:
-        for result in task.render(limit=args.limit):
+        for result in task.render(limit=args.limit, replies=replies):
             write(_text_block(result))
     out.flush()
     return 0
+
+
+def _read_replies(path: str) -> list[list[str]]:
+    """``--replies``: JSON Lines, line ``i`` the list of the model's replies to record ``i``."""
+    from ..errors import DataError
+
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()
+    except OSError as exc:
+        raise DataError(f"cannot read the replies: {exc.strerror}", file=path) from None
+    replies = []
+    for number, line in enumerate(lines, 1):
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"not JSON: {exc.msg}", file=path, line=number) from None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise DataError(
+                "each line must be a JSON list of reply strings, one list per record",
+                file=path,
+                line=number,
+                hint='for example ["first reply", "second reply"]',
+            )
+        replies.append(value)
+    return replies

@@ -89,7 +89,6 @@ from opencompass.models.base_api import APITemplateParser  # noqa: E402
 from opencompass.models.openai_api import OpenAI  # noqa: E402
 from opencompass.openicl.icl_prompt_template import PromptTemplate  # noqa: E402
 from opencompass.openicl.icl_retriever import FixKRetriever, ZeroRetriever  # noqa: E402
-from opencompass.utils.prompt import PromptList  # noqa: E402
 
 CONFIGS = Path(opencompass.__file__).parent / "configs"
 VERSION = opencompass.__version__
@@ -157,8 +156,16 @@ EXTRA_METAS = {
 }
 
 # Perplexity prompts are rendered through these (generation through all).
-PPL_METAS = ("none", "internlm2_chat_7b_with_system", "qwen_7b_chat", "doc_full", "doc_no_generate", "gpt_4",
-             "llama3_1_8b_instruct", "bailing_pro_1120")
+PPL_METAS = (
+    "none",
+    "internlm2_chat_7b_with_system",
+    "qwen_7b_chat",
+    "doc_full",
+    "doc_no_generate",
+    "gpt_4",
+    "llama3_1_8b_instruct",
+    "bailing_pro_1120",
+)
 
 SYNTHETIC_DIR = ROOT / "tools" / "golden" / "opencompass_synthetic.yaml"
 
@@ -238,7 +245,11 @@ def fields_of(infer_cfg):
 def labels_of(infer_cfg):
     for key in ("prompt_template", "ice_template"):
         cfg = infer_cfg.get(key)
-        if cfg and isinstance(cfg["template"], dict) and not all(k in ("begin", "round", "end") for k in cfg["template"]):
+        if (
+            cfg
+            and isinstance(cfg["template"], dict)
+            and not all(k in ("begin", "round", "end") for k in cfg["template"])
+        ):
             return list(cfg["template"])
     return None
 
@@ -295,7 +306,9 @@ def parse(meta, prompt, mode):
 
 
 def is_api(meta):
-    return any("api_role" in r for r in [*meta.get("round", []), *meta.get("reserved_roles", [])] if isinstance(r, dict))
+    return any(
+        "api_role" in r for r in [*meta.get("round", []), *meta.get("reserved_roles", [])] if isinstance(r, dict)
+    )
 
 
 def error(exc):
@@ -325,7 +338,11 @@ def render(dataset, train, test, meta, mode):
             ice = retriever.generate_ice(ice_idx, ice_template=ice_template)
             if mode == "gen":
                 prompt = retriever.generate_prompt_for_generate_task(
-                    idx, ice, gen_field_replace_token=gen_token, ice_template=ice_template, prompt_template=prompt_template
+                    idx,
+                    ice,
+                    gen_field_replace_token=gen_token,
+                    ice_template=ice_template,
+                    prompt_template=prompt_template,
                 )
                 item = {"index": idx, **parse(meta, prompt, "gen")}
             else:
@@ -375,8 +392,10 @@ def main() -> None:
     datasets = {}
     for name, (rel, abbr) in DATASETS.items():
         dataset = plain(to_dict(find_dataset(load_config(CONFIGS / "datasets" / rel), abbr)))
-        datasets[name] = ({"abbr": dataset.get("abbr"), "reader_cfg": dataset["reader_cfg"],
-                           "infer_cfg": dataset["infer_cfg"]}, f"configs/datasets/{rel}")
+        datasets[name] = (
+            {"abbr": dataset.get("abbr"), "reader_cfg": dataset["reader_cfg"], "infer_cfg": dataset["infer_cfg"]},
+            f"configs/datasets/{rel}",
+        )
     synthetic = yaml.safe_load(SYNTHETIC_DIR.read_text(encoding="utf-8"))
     for name, dataset in synthetic.items():
         datasets[f"synthetic_{name}"] = (dataset, "synthetic")
@@ -415,9 +434,13 @@ def main() -> None:
         print(name, "ok", file=sys.stderr)
 
     # .py configs verbatim, and what mmengine reads from them.
-    for rel in ("datasets/ARC_c/ARC_c_few_shot_ppl.py", "datasets/gsm8k/gsm8k_gen_1d7fe4.py",
-                "datasets/mmlu/mmlu_gen_4d595a.py", "models/hf_internlm/hf_internlm2_chat_7b_with_system.py",
-                "models/openai/gpt_4.py"):
+    for rel in (
+        "datasets/ARC_c/ARC_c_few_shot_ppl.py",
+        "datasets/gsm8k/gsm8k_gen_1d7fe4.py",
+        "datasets/mmlu/mmlu_gen_4d595a.py",
+        "models/hf_internlm/hf_internlm2_chat_7b_with_system.py",
+        "models/openai/gpt_4.py",
+    ):
         src = CONFIGS / rel
         dest = OUT / "py" / Path(rel).name
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -427,11 +450,16 @@ def main() -> None:
         for key, value in items.items():
             if key.endswith("datasets") or key == "models":
                 expected[key] = [
-                    {k: plain(to_dict(v)) for k, v in d.items() if k in ("abbr", "reader_cfg", "infer_cfg", "meta_template")}
+                    {
+                        k: plain(to_dict(v))
+                        for k, v in d.items()
+                        if k in ("abbr", "reader_cfg", "infer_cfg", "meta_template")
+                    }
                     for d in value
                 ]
-        dest.with_suffix(".expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=1) + "\n",
-                                                      encoding="utf-8")
+        dest.with_suffix(".expected.json").write_text(
+            json.dumps(expected, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+        )
     (OUT / "VERSIONS").write_text(f"opencompass {VERSION}\n", encoding="utf-8")
 
 

@@ -377,8 +377,10 @@ def write_jsonl(path: Path, records) -> None:
 
 
 def main() -> None:
-    if OUT.exists():
-        shutil.rmtree(OUT)
+    # Only this script's folders: the retriever goldens live beside them.
+    for folder in ("datasets", "metas", "outputs", "records", "py"):
+        if (OUT / folder).exists():
+            shutil.rmtree(OUT / folder)
     metas = {"none": None}
     for name, rel in METAS.items():
         items = load_config(CONFIGS / "models" / rel)

@@ -358,7 +358,13 @@ class _Reading:
         try:
             translated = translate_retriever(cfg, input_columns=input_columns)
         except OptionError as exc:
-            raise self.error(f"{key}.{exc.key}" if exc.key else key, exc.message, exc.hint) from None
+            hint = exc.hint
+            if exc.message.startswith("unknown retriever type"):
+                from ..retrievers.opencompass_names import OPENCOMPASS_RETRIEVERS
+
+                known = "known retrievers: " + ", ".join(OPENCOMPASS_RETRIEVERS)
+                hint = f"{hint}; {known}" if hint and hint.startswith("did you mean") else known
+            raise self.error(f"{key}.{exc.key}" if exc.key else key, exc.message, hint) from None
         separator = translated.style.get("ice_separator", "\n")
         eos = translated.style.get("ice_eos_token", "\n")
         for option, value in (("ice_separator", separator), ("ice_eos_token", eos)):

@@ -295,7 +295,7 @@ class _Reading:
         test_split = _string(reader.get("test_split", "test"), self.where, f"{reader_key}.test_split")
 
         mode, gen_token = self._inferencer(infer.get("inferencer"))
-        retriever, separator, eos, num_fewshot = self._retriever(infer.get("retriever"))
+        retriever, separator, eos, num_fewshot = self._retriever(infer.get("retriever"), input_columns)
         template: dict[str, Any] = {
             "template_type": "opencompass",
             "ice_template": infer.get("ice_template"),
@@ -342,45 +342,38 @@ class _Reading:
             raise self.error("infer_cfg.inferencer.gen_field_replace_token", f"must be a string, not {token!r}")
         return INFERENCER_MODES[name], token
 
-    def _retriever(self, cfg: Any) -> tuple[dict[str, Any] | None, str, str, int | None]:
+    def _retriever(
+        self, cfg: Any, input_columns: list[str] | None = None
+    ) -> tuple[dict[str, Any] | None, str, str, int | None]:
+        """The retriever dict split by ``retrievers.opencompass_names.translate_retriever``:
+        our retriever and options, its ``ice_separator``/``ice_eos_token`` (prompt
+        side) and ``ice_num`` (``num_fewshot``)."""
+        from ..errors import OptionError
+        from ..retrievers.opencompass_names import translate_retriever
+
         if cfg is None:
             return None, "", "", None
         key = "infer_cfg.retriever"
         name, options = _typed(cfg, self.where, key)
-        table = _retriever_table()
-        if name not in table:
-            known = sorted(set(KNOWN_RETRIEVERS) | set(table))
-            if name in KNOWN_RETRIEVERS:
-                message = f"{name} is not available in this installation"
-                hint = "install the OpenCompass retrievers; available: " + ", ".join(sorted(table))
-            else:
-                message = f"unknown retriever type {name!r}"
-                hint = (did_you_mean(name, known) or "") + " known retrievers: " + ", ".join(known)
-            raise self.error(f"{key}.type", message, hint.strip())
-        ours, renames = table[name]
-        zero = name == "ZeroRetriever"
-        separator = options.pop("ice_separator", "" if zero else "\n")
-        eos = options.pop("ice_eos_token", "" if zero else "\n")
+        for option in _IGNORED_RETRIEVER_OPTIONS:
+            options.pop(option, None)
+        try:
+            translated = translate_retriever({"type": name, **options}, input_columns=input_columns)
+        except OptionError as exc:
+            raise self.error(f"{key}.{exc.key}", exc.message, exc.hint) from None
+        separator, eos = translated.style["ice_separator"], translated.style["ice_eos_token"]
         for option, value in (("ice_separator", separator), ("ice_eos_token", eos)):
             if not isinstance(value, str):
                 raise self.error(f"{key}.{option}", f"must be a string, not {value!r}")
-        for option in _IGNORED_RETRIEVER_OPTIONS:
-            options.pop(option, None)
-        if ours is None:
-            if options:
-                first = next(iter(options))
-                raise self.error(f"{key}.{first}", f"{name} has no option {first!r}")
+        num_fewshot = translated.task.get("num_fewshot")
+        if num_fewshot is not None and (not isinstance(num_fewshot, int) or isinstance(num_fewshot, bool)):
+            raise self.error(
+                f"{key}.{'k' if name == 'SlidingWindowRetriever' else 'ice_num'}",
+                f"must be a whole number, not {num_fewshot!r}",
+            )
+        if translated.name == "zero":
             return None, separator, eos, None
-        num_fewshot = None
-        if name == "FixKRetriever":
-            options.pop("ice_num", None)  # FixKRetriever takes its examples from fix_id_list
-            ids = options.get("fix_id_list")
-            if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-                raise self.error(f"{key}.fix_id_list", f"must be a list of indices, not {ids!r}")
-        renamed = {renames.get(k, k): v for k, v in options.items()}
-        if "num_fewshot" in renamed:
-            num_fewshot = renamed.pop("num_fewshot")
-        return {"name": ours, **renamed}, separator, eos, num_fewshot
+        return {"name": translated.name, **translated.options}, separator, eos, num_fewshot
 
     def _check_templates(self, template: Mapping[str, Any]) -> None:
         """Compile the templates now, so that a mistake names the config's key and line."""
@@ -434,6 +427,9 @@ class _Reading:
             lines.setdefault("template", self.source.lines[f"{prefix}infer_cfg"])
         if f"{prefix}infer_cfg.retriever.fix_id_list" in self.source.lines:
             lines.setdefault("retriever.ids", self.source.lines[f"{prefix}infer_cfg.retriever.fix_id_list"])
+        for option in ("ice_num", "k"):  # read into num_fewshot
+            if f"{prefix}infer_cfg.retriever.{option}" in self.source.lines:
+                lines.setdefault("num_fewshot", self.source.lines[f"{prefix}infer_cfg.retriever.{option}"])
         return lines
 
 

@@ -294,7 +294,7 @@ class _Reading:
         train_split = _string(reader.get("train_split", "train"), self.where, f"{reader_key}.train_split")
         test_split = _string(reader.get("test_split", "test"), self.where, f"{reader_key}.test_split")
 
-        mode, gen_token = self._inferencer(infer.get("inferencer"))
+        mode, gen_token, infer_mode = self._inferencer(infer.get("inferencer"))
         retriever, separator, eos, num_fewshot = self._retriever(infer.get("retriever"), input_columns)
         template: dict[str, Any] = {
             "template_type": "opencompass",
@@ -307,6 +307,8 @@ class _Reading:
             "ice_eos_token": eos,
             "gen_field_replace_token": gen_token,
         }
+        if infer_mode is not None:
+            template["infer_mode"] = infer_mode
         self._check_templates(template)
         name = dataset.get("abbr")
         if not isinstance(name, str) or not name:
@@ -327,9 +329,9 @@ class _Reading:
             lines=self._lines(reader_key),
         )
 
-    def _inferencer(self, cfg: Any) -> tuple[str, str]:
+    def _inferencer(self, cfg: Any) -> tuple[str, str, str | None]:
         if cfg is None:
-            return "gen", ""
+            return "gen", "", None
         name, options = _typed(cfg, self.where, "infer_cfg.inferencer")
         if name not in INFERENCER_MODES:
             raise self.error(
@@ -340,7 +342,17 @@ class _Reading:
         token = options.get("gen_field_replace_token", "")
         if not isinstance(token, str):
             raise self.error("infer_cfg.inferencer.gen_field_replace_token", f"must be a string, not {token!r}")
-        return INFERENCER_MODES[name], token
+        infer_mode = None
+        if name == "MultiTurnGenInferencer":  # AISBench: one request per turn, "every" by default
+            from ..styles.multiturn import INFER_MODES
+
+            infer_mode = options.get("infer_mode", "every")
+            if infer_mode not in INFER_MODES:
+                raise self.error(
+                    "infer_cfg.inferencer.infer_mode",
+                    f"must be one of {', '.join(INFER_MODES)}, not {infer_mode!r}",
+                )
+        return INFERENCER_MODES[name], token, infer_mode
 
     def _retriever(
         self, cfg: Any, input_columns: list[str] | None = None

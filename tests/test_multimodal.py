@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from prompt_style import OptionError, StyleError, load_task
+from prompt_style import PromptStyleError, StyleError, load_task
 from prompt_style.cli import main
 from prompt_style.styles.multimodal import mm_parts, split_segments
 
@@ -32,16 +32,23 @@ RECORD = {"anything": "blabla", "question": MARKED, "answer": "a cat"}
 
 
 def task(prompt_mm, records=(RECORD,), **template):
-    style = {
-        "template_type": "multimodal",
-        "template": {"round": [{"role": "HUMAN", "prompt_mm": prompt_mm}], **template},
-        "output_column": "answer",
+    """An AISBench dataset config (as a mapping) with one prompt_mm round item."""
+    return {
+        "reader_cfg": {"input_columns": ["anything", "question"], "output_column": "answer"},
+        "infer_cfg": {
+            "prompt_template": {
+                "type": "MMPromptTemplate",
+                "template": {"round": [{"role": "HUMAN", "prompt_mm": prompt_mm}], **template},
+            },
+            "retriever": {"type": "ZeroRetriever"},
+            "inferencer": {"type": "GenInferencer"},
+        },
+        "data": {"test": list(records)},
     }
-    return {"data": {"test": list(records)}, "doc_to_text": "{{ question }}", "template": style}
 
 
 def messages(config, pm):
-    return [r.messages for r in load_task(config, plugins=pm, meta="messages").render()]
+    return [r.messages for r in load_task(config, plugins=pm, meta="opencompass::api").render()]
 
 
 def test_base64_segments_in_the_records_order(pm):
@@ -66,7 +73,7 @@ def test_url_segments(pm):
 
 
 def test_the_dialogue_keeps_the_parts(pm):
-    [result] = load_task(task(URL_MM), plugins=pm, meta="messages").render()
+    [result] = load_task(task(URL_MM), plugins=pm, meta="opencompass::api").render()
     [turn] = result.dialogue
     assert turn.role == "HUMAN"
     assert isinstance(turn.content, tuple) and len(turn.content) == 4
@@ -116,11 +123,12 @@ def test_a_list_of_images_gives_one_part_each(pm):
 
 
 def test_text_and_parts_in_one_dialogue(pm):
-    config = task(BASE64_MM, begin=[{"role": "SYSTEM", "prompt": "Look carefully. {answer}"}])
-    config["template"]["template"]["round"].append({"role": "BOT", "prompt": "{answer}"})
-    [result] = load_task(config, plugins=pm, meta="messages").render()
-    assert result.messages[0] == {"role": "system", "content": "Look carefully. "}  # the answer never leaks
-    assert result.messages[-1] == {"role": "assistant", "content": ""}
+    config = task(BASE64_MM, begin=[{"role": "SYSTEM", "fallback_role": "HUMAN", "prompt": "Look. {answer}"}])
+    config["infer_cfg"]["prompt_template"]["template"]["round"].append({"role": "BOT", "prompt": "{answer}"})
+    [result] = load_task(config, plugins=pm, meta="opencompass::api").render()
+    assert result.dialogue[0].content == "Look. "  # the answer never leaks
+    assert result.messages[0]["content"][0] == {"type": "text", "text": "Look. "}
+    assert result.messages[0]["content"][-1]["type"] == "video_url"
     assert result.target == "a cat"
 
 
@@ -132,7 +140,7 @@ def test_parts_as_a_list(pm):
 
 def test_a_text_only_meta_template_refuses_parts(pm):
     with pytest.raises(StyleError, match="multimodal parts") as info:
-        list(load_task(task(URL_MM), plugins=pm).render())
+        list(load_task(task(URL_MM), plugins=pm, meta="opencompass").render())
     assert "record 0" in str(info.value)
 
 
@@ -164,7 +172,7 @@ def test_a_text_only_meta_template_refuses_parts(pm):
 )
 def test_bad_records(pm, prompt_mm, record, message):
     with pytest.raises(StyleError) as info:
-        list(load_task(task(prompt_mm, [record]), plugins=pm, meta="messages").render())
+        list(load_task(task(prompt_mm, [record]), plugins=pm, meta="opencompass::api").render())
     assert message in str(info.value)
 
 
@@ -177,9 +185,10 @@ def test_bad_records(pm, prompt_mm, record, message):
     ],
 )
 def test_bad_templates(pm, prompt_mm, message):
-    with pytest.raises(OptionError) as info:
+    with pytest.raises(PromptStyleError) as info:
         load_task(task(prompt_mm), plugins=pm)
     assert message in str(info.value)
+    assert "prompt_template.template.round.0.prompt_mm" in str(info.value)
 
 
 def test_split_segments():
@@ -192,7 +201,7 @@ def test_split_segments():
 def test_cli_jsonl(tmp_path, capsys):
     path = tmp_path / "mm.yaml"
     path.write_text(yaml.safe_dump(task(BASE64_MM)), encoding="utf-8")
-    assert main(["render", str(path), "--meta", "messages", "--format", "jsonl"]) == 0
+    assert main(["render", str(path), "--meta", "opencompass::api", "--format", "jsonl"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert row["messages"][0]["content"][1]["image_url"]["url"] == "data:image/jpeg;base64,IMG"
     assert main(["render", str(path)]) == 2

@@ -8,23 +8,24 @@ import json
 import pytest
 import yaml
 
-from prompt_style import OptionError, PromptStyleError, RenderError, StyleError, load_task
+from prompt_style import PromptStyleError, RenderError, StyleError, load_task
 from prompt_style.cli import main
 
 ROUND = [{"role": "HUMAN", "prompt": "{question}"}, {"role": "BOT", "prompt": "{answer}"}]
 RECORD = {"question": ["1+1=?", "2+2=?", "3+3=?"], "answer": ["2", "4", "6"]}
 
 
-def task(mode, records=(RECORD,), template=None, **options):
-    style = {
-        "template_type": "multiturn",
-        "template": template or {"round": ROUND},
-        "input_columns": ["question"],
-        "output_column": "answer",
-        "infer_mode": mode,
-        **options,
+def task(mode, records=(RECORD,), template=None, input_columns=("question",), output_column="answer"):
+    """An OpenCompass/AISBench dataset config (as a mapping) with its records."""
+    return {
+        "reader_cfg": {"input_columns": list(input_columns), "output_column": output_column},
+        "infer_cfg": {
+            "prompt_template": {"type": "MultiTurnPromptTemplate", "template": template or {"round": ROUND}},
+            "retriever": {"type": "ZeroRetriever"},
+            "inferencer": {"type": "MultiTurnGenInferencer", "infer_mode": mode},
+        },
+        "data": {"test": list(records)},
     }
-    return {"data": {"test": list(records)}, "doc_to_text": "question", "template": style}
 
 
 def prompt_lists(requests):
@@ -56,7 +57,7 @@ def test_last(pm):
 
 
 def test_every_with_a_generator(pm):
-    loaded = load_task(task("every"), plugins=pm, meta="messages")
+    loaded = load_task(task("every"), plugins=pm, meta="opencompass::api")
     turns = loaded.renderer.converse(RECORD, 0)
     seen = [next(turns)]
     for reply in ("answer1", "answer2"):
@@ -83,7 +84,7 @@ def test_every_with_a_callback_and_with_lists(pm):
 
     by_callback = [r.text for r in loaded.render(replies=model)]
     assert asked == [(0, 0), (0, 1), (1, 0), (1, 1)]  # no reply is asked for after the last turn
-    assert by_callback[2] == "1+1=?r0.02+2=?r0.13+3=?"
+    assert by_callback[2] == "1+1=?\nr0.0\n2+2=?\nr0.1\n3+3=?"
     by_lists = [r.text for r in loaded.render(replies=[["r0.0", "r0.1"], ["r1.0", "r1.1", "unused"]])]
     assert by_lists == by_callback
 
@@ -120,16 +121,16 @@ def test_begin_and_end_are_in_every_request(pm):
 def test_field_names_come_from_the_reader_config(pm):
     template = {"round": [{"role": "HUMAN", "prompt": "Q: {turns} ({id})"}, {"role": "BOT", "prompt": "{refs}"}]}
     records = [{"turns": ["a", "b"], "refs": ["x", "y"], "id": 7}]
-    config = task("every_with_gt", records, template)
-    config["template"].update(input_columns=["turns", "id"], output_column="refs")
-    requests = list(load_task({**config, "doc_to_text": "turns"}, plugins=pm).render())
-    assert requests[1].text == "Q: a (7)xQ: b (7)"
+    config = task("every_with_gt", records, template, input_columns=["turns", "id"], output_column="refs")
+    requests = list(load_task(config, plugins=pm).render())
+    assert requests[1].text == "Q: a (7)\nx\nQ: b (7)"
+    assert [r.target for r in requests] == ["x", "y"]
 
 
 def test_values_are_not_rescanned(pm):
     records = [{"question": ["say {answer}", "{nope}"], "answer": ["{question}", "ok"]}]
     [request] = load_task(task("last", records), plugins=pm).render()
-    assert request.text == "say {answer}{question}{nope}"
+    assert request.text == "say {answer}\n{question}\n{nope}"
 
 
 def test_render_one_record_refers_to_converse(pm):
@@ -139,40 +140,30 @@ def test_render_one_record_refers_to_converse(pm):
 
 
 @pytest.mark.parametrize(
-    "record, error, message",
+    "record, message",
     [
-        (
-            {"question": ["a", "b"], "answer": ["x"]},
-            StyleError,
-            "the turn lists differ in length (question: 2, answer: 1)",
-        ),
-        ({"question": ["a"], "answer": "x"}, StyleError, "must hold the list of answers"),
-        ({"question": [], "answer": []}, StyleError, "has no turns"),
-        ({"answer": ["x"]}, PromptStyleError, "field 'question' is missing"),
+        ({"question": ["a", "b"], "answer": ["x"]}, "the turn lists differ in length (question: 2, answer: 1)"),
+        ({"question": [], "answer": []}, "has no turns"),
+        ({"question": "a", "answer": "x"}, "none of the fields the round names (question, answer) holds a list"),
     ],
 )
-def test_bad_records(pm, record, error, message):
-    with pytest.raises(error) as info:
+def test_bad_records(pm, record, message):
+    with pytest.raises(StyleError) as info:
         list(load_task(task("every_with_gt", [record]), plugins=pm).render())
     assert message in str(info.value)
     assert "record 0" in str(info.value)
 
 
-@pytest.mark.parametrize(
-    "options, message",
-    [
-        ({"infer_mode": "sometimes"}, "infer_mode must be one of every, every_with_gt, last"),
-        ({"template": {"begin": ["x"]}}, "needs a round"),
-        ({"output_column": None}, "needs output_column"),
-        ({"template": {"round": ["{question}"]}}, "template.round[0] must be a mapping"),
-    ],
-)
-def test_bad_options(pm, options, message):
+def test_bad_infer_mode(pm):
+    with pytest.raises(PromptStyleError, match="infer_mode: must be one of every, every_with_gt, last"):
+        load_task(task("sometimes"), plugins=pm)
+
+
+def test_a_string_template_is_refused(pm):
     config = task("last")
-    config["template"].update(options)
-    with pytest.raises(OptionError) as info:
+    config["infer_cfg"]["prompt_template"]["template"] = "{question}"
+    with pytest.raises(PromptStyleError, match="needs a dialogue template"):
         load_task(config, plugins=pm)
-    assert message in str(info.value)
 
 
 def test_no_bot_turn_is_an_error(pm):
@@ -182,12 +173,22 @@ def test_no_bot_turn_is_an_error(pm):
 
 
 def test_in_context_examples_are_refused(pm):
-    config = task("last")
-    config.update(
-        data={"test": [RECORD], "train": [RECORD]}, fewshot_split="train", num_fewshot=1, doc_to_target="answer"
-    )
+    config = task("last", template={"begin": "</E>", "round": ROUND})
+    config["infer_cfg"]["prompt_template"]["ice_token"] = "</E>"
+    config["infer_cfg"]["ice_template"] = config["infer_cfg"]["prompt_template"]
+    config["infer_cfg"]["retriever"] = {"type": "FixKRetriever", "fix_id_list": [0]}
+    config["data"]["train"] = [RECORD]
     with pytest.raises(StyleError, match="takes no in-context examples"):
         list(load_task(config, plugins=pm).render())
+
+
+def test_gen_inferencer_gives_the_whole_dialogue_once(pm):
+    """With GenInferencer AISBench sends one prompt: every turn, the last answer masked."""
+    config = task("last")
+    config["infer_cfg"]["inferencer"] = {"type": "GenInferencer"}
+    [result] = load_task(config, plugins=pm).render()
+    assert result.turn is None
+    assert result.text == "1+1=?\n2\n2+2=?\n4\n3+3=?\n6"
 
 
 # -- CLI --------------------------------------------------------------------------------
@@ -205,7 +206,7 @@ def task_file(tmp_path):
 
 
 def test_cli_every_with_gt_one_request_per_line(task_file, capsys):
-    assert main(["render", str(task_file("every_with_gt")), "--format", "jsonl", "--meta", "messages"]) == 0
+    assert main(["render", str(task_file("every_with_gt")), "--format", "jsonl", "--meta", "opencompass::api"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["index"], r["turn"]) for r in rows] == [(0, 0), (0, 1), (0, 2), (1, 0)]
     assert rows[1]["messages"][-1] == {"role": "user", "content": "2+2=?"}
@@ -214,7 +215,7 @@ def test_cli_every_with_gt_one_request_per_line(task_file, capsys):
 def test_cli_last_text(task_file, capsys):
     assert main(["render", str(task_file("last"))]) == 0
     out = capsys.readouterr().out
-    assert '=== record 0 · target: "6" · turn 2\n1+1=?22+2=?43+3=?\n' in out
+    assert '=== record 0 · target: "6" · turn 2\n1+1=?\n2\n2+2=?\n4\n3+3=?\n' in out
     assert '=== record 1 · target: "hello" · turn 0\nhi\n' in out
 
 
@@ -223,7 +224,7 @@ def test_cli_every_with_replies(task_file, tmp_path, capsys):
     replies.write_text('["A1", "A2", "A3"]\n["B1"]\n', encoding="utf-8")
     assert main(["render", str(task_file("every")), "--replies", str(replies), "--format", "jsonl"]) == 0
     texts = [json.loads(line)["text"] for line in capsys.readouterr().out.splitlines()]
-    assert texts == ["1+1=?", "1+1=?A12+2=?", "1+1=?A12+2=?A23+3=?", "hi"]
+    assert texts == ["1+1=?", "1+1=?\nA1\n2+2=?", "1+1=?\nA1\n2+2=?\nA2\n3+3=?", "hi"]
 
 
 def test_cli_every_without_replies_exits_2(task_file, capsys):

@@ -23,7 +23,7 @@ from prompt_style import (
     load_task,
 )
 
-BUILTIN_STYLES = ["mcq", "multimodal", "multiturn", "passthrough"]
+BUILTIN_STYLES = ["mcq", "passthrough"]
 BUILTIN_RETRIEVERS = ["first_n", "fixed", "fixk", "opencompass_random", "random", "sliding_window", "zero"]
 BUILTINS = ["builtin-formats", "builtin-fields", "builtin-retrievers", "builtin-styles", "builtin-meta"]
 FIRST_PARTY = {

@@ -255,9 +255,22 @@ class _Reading:
         train_split = _string(reader.get("train_split", "train"), self.where, f"{reader_key}.train_split")
         test_split = _string(reader.get("test_split", "test"), self.where, f"{reader_key}.test_split")
 
-        mode, inferencer = self._inferencer(infer.get("inferencer"))
+        mode, gen_token, infer_mode = self._inferencer(infer.get("inferencer"))
         retriever, separator, eos, num_fewshot = self._retriever(infer.get("retriever"), input_columns)
-        template = self._template(infer, inferencer, mode, input_columns, output_column, separator, eos)
+        template: dict[str, Any] = {
+            "template_type": "opencompass",
+            "ice_template": infer.get("ice_template"),
+            "prompt_template": infer.get("prompt_template"),
+            "output_column": output_column,
+            "input_columns": input_columns,
+            "mode": mode,
+            "ice_separator": separator,
+            "ice_eos_token": eos,
+            "gen_field_replace_token": gen_token,
+        }
+        if infer_mode is not None:
+            template["infer_mode"] = infer_mode
+        self._check_templates(template)
         name = dataset.get("abbr")
         if not isinstance(name, str) or not name:
             name = self.source.path.stem if self.source.path else "opencompass"
@@ -277,10 +290,9 @@ class _Reading:
             lines=self._lines(reader_key),
         )
 
-    def _inferencer(self, cfg: Any) -> tuple[str, dict[str, Any]]:
-        """The mode the inferencer implies, and its options."""
+    def _inferencer(self, cfg: Any) -> tuple[str, str, str | None]:
         if cfg is None:
-            return "gen", {}
+            return "gen", "", None
         name, options = _typed(cfg, self.where, "infer_cfg.inferencer")
         if name not in INFERENCER_MODES:
             hint = did_you_mean(name, INFERENCER_MODES)
@@ -292,52 +304,17 @@ class _Reading:
         token = options.get("gen_field_replace_token", "")
         if not isinstance(token, str):
             raise self.error("infer_cfg.inferencer.gen_field_replace_token", f"must be a string, not {token!r}")
-        return INFERENCER_MODES[name], options
+        infer_mode = None
+        if name == "MultiTurnGenInferencer":  # AISBench: one request per turn, "every" by default
+            from ..styles.multiturn import INFER_MODES
 
-    def _template(
-        self,
-        infer: Mapping[str, Any],
-        inferencer: Mapping[str, Any],
-        mode: str,
-        input_columns: list[str] | None,
-        output_column: str | None,
-        separator: str,
-        eos: str,
-    ) -> dict[str, Any]:
-        """The style and its options, by the prompt template's type."""
-        prompt = infer.get("prompt_template")
-        main = prompt if prompt is not None else infer.get("ice_template")
-        kind = _type_name(main.get("type", "PromptTemplate")) if isinstance(main, Mapping) else None
-        key = "infer_cfg.prompt_template" if prompt is not None else "infer_cfg.ice_template"
-        if kind in ("MultiTurnPromptTemplate", "MMPromptTemplate"):
-            if not isinstance(main.get("template"), Mapping):
-                raise self.error(f"{key}.template", f"a {kind} needs a dialogue template (begin/round/end)")
-            if prompt is not None and infer.get("ice_template") is not None:
-                raise self.error("infer_cfg.ice_template", f"a {kind} takes no in-context examples")
-            options: dict[str, Any] = {
-                "template": main["template"],
-                "input_columns": input_columns,
-                "output_column": output_column,
-            }
-            if kind == "MultiTurnPromptTemplate":
-                options["template_type"] = "multiturn"
-                options["infer_mode"] = inferencer.get("infer_mode", "every")
-            else:
-                options["template_type"] = "multimodal"
-            return options
-        template = {
-            "template_type": "opencompass",
-            "ice_template": infer.get("ice_template"),
-            "prompt_template": prompt,
-            "output_column": output_column,
-            "input_columns": input_columns,
-            "mode": mode,
-            "ice_separator": separator,
-            "ice_eos_token": eos,
-            "gen_field_replace_token": inferencer.get("gen_field_replace_token", ""),
-        }
-        self._check_templates(template)
-        return template
+            infer_mode = options.get("infer_mode", "every")
+            if infer_mode not in INFER_MODES:
+                raise self.error(
+                    "infer_cfg.inferencer.infer_mode",
+                    f"must be one of {', '.join(INFER_MODES)}, not {infer_mode!r}",
+                )
+        return INFERENCER_MODES[name], token, infer_mode
 
     def _retriever(
         self, cfg: Any, input_columns: list[str] | None
@@ -355,6 +332,7 @@ class _Reading:
         cfg = {k: v for k, v in cfg.items() if k not in _IGNORED_RETRIEVER_OPTIONS}
         if "type" in cfg:
             cfg["type"] = _type_name(cfg["type"]) or cfg["type"]
+        name = cfg.get("type")
         try:
             translated = translate_retriever(cfg, input_columns=input_columns)
         except OptionError as exc:
@@ -372,7 +350,10 @@ class _Reading:
                 raise self.error(f"{key}.{option}", f"must be a string, not {value!r}")
         num_fewshot = translated.task.get("num_fewshot")
         if num_fewshot is not None and (not isinstance(num_fewshot, int) or isinstance(num_fewshot, bool)):
-            raise self.error(key, f"the number of examples must be a whole number, not {num_fewshot!r}")
+            raise self.error(
+                f"{key}.{'k' if name == 'SlidingWindowRetriever' else 'ice_num'}",
+                f"must be a whole number, not {num_fewshot!r}",
+            )
         if translated.name == "zero":
             return None, separator, eos, None
         return {"name": translated.name, **translated.options}, separator, eos, num_fewshot
@@ -429,6 +410,9 @@ class _Reading:
             lines.setdefault("template", self.source.lines[f"{prefix}infer_cfg"])
         if f"{prefix}infer_cfg.retriever.fix_id_list" in self.source.lines:
             lines.setdefault("retriever.ids", self.source.lines[f"{prefix}infer_cfg.retriever.fix_id_list"])
+        for option in ("ice_num", "k"):  # read into num_fewshot
+            if f"{prefix}infer_cfg.retriever.{option}" in self.source.lines:
+                lines.setdefault("num_fewshot", self.source.lines[f"{prefix}infer_cfg.retriever.{option}"])
         return lines
 
 

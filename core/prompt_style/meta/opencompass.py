@@ -491,6 +491,8 @@ class OpenCompassMeta:
                     content = prompts.get(item.name, item.prompt)
                     if isinstance(content, str):
                         content = item.begin + content + item.end
+                    else:  # multimodal parts: a list of OpenAI-style content parts
+                        content = [dict(p) for p in content]
                     items.append((item.api_role, content))
                 if stopped:
                     break

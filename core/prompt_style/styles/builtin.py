@@ -8,8 +8,6 @@ from .._markers import hookimpl
 from ..options import check_options
 from ..types import StyleSettings
 from .base import PassthroughStyle, choice_style
-from .multimodal import multimodal
-from .multiturn import multiturn
 from .opencompass import opencompass_style
 
 
@@ -26,8 +24,4 @@ def format_prompt():
         "mcq": choice_style("mcq"),
         # OpenCompass dataset templates (PromptTemplate), gen and ppl modes.
         "opencompass": opencompass_style,
-        # OpenCompass/AISBench MultiTurnPromptTemplate (styles/multiturn.py).
-        "multiturn": multiturn,
-        # AISBench MMPromptTemplate (styles/multimodal.py).
-        "multimodal": multimodal,
     }

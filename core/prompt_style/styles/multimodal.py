@@ -1,4 +1,5 @@
-"""Multimodal prompts: AISBench's ``MMPromptTemplate`` as the style ``multimodal``.
+"""Multimodal prompts: AISBench's ``MMPromptTemplate``, a template type of the
+``opencompass`` style (:data:`~prompt_style.styles.opencompass.TEMPLATE_TYPES`).
 
 A dialogue item with ``prompt_mm`` (instead of ``prompt``) becomes a turn whose
 content is a tuple of OpenAI-style content parts. ``prompt_mm`` maps a modality
@@ -29,21 +30,20 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import OptionError, StyleError
-from ..options import check_options
-from ..types import FormattedPrompt, Sample, StyleSettings, Turn
-from .multiturn import fill_placeholders
+from ..types import Dialogue
+from .opencompass.template import TEMPLATE_TYPES, FieldText, Ice, Item, PromptTemplate, TemplateConfigError
 
 __all__ = [
     "AIS_CONTENT_TAG",
     "AIS_MARKERS",
     "MODALITIES",
-    "MultimodalStyle",
+    "MMPromptTemplate",
+    "fill_placeholders",
     "mm_parts",
-    "multimodal",
     "split_segments",
 ]
 
@@ -60,6 +60,12 @@ MODALITIES = tuple(AIS_MARKERS)
 _STARTS = tuple(AIS_MARKERS.values())
 _PART_KEYS = {"text": "text", "image": "image_url", "audio": "audio_url", "video": "video_url"}
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+
+
+def fill_placeholders(text: str, values: Mapping[str, Any]) -> str:
+    """OpenCompass's ``{field}`` filling (as :class:`FieldText`): a known field becomes
+    ``str(value)``, an unknown placeholder stays as written, values are not scanned again."""
+    return FieldText(text).fill(values) if "{" in text else text
 
 
 def split_segments(value: str) -> list[tuple[str, str]]:
@@ -211,60 +217,86 @@ def _direct_parts(prompt_mm: Mapping[str, Any], record: Mapping[str, Any]) -> tu
     return tuple(parts)
 
 
-@dataclass
-class MultimodalStyle:
-    """AISBench's ``MMPromptTemplate``: dialogue items with ``prompt_mm`` content parts."""
+@dataclass(frozen=True)
+class MMItem(Item):
+    """A role item whose content is ``prompt_mm``: content parts, not text."""
 
-    template: Mapping[str, Any] = field(default_factory=dict)
-    """``{"begin": [...], "round": [...], "end": [...]}``; items have ``prompt_mm`` or ``prompt``."""
-    output_column: str | None = None
-    """``reader_cfg.output_column``: masked (empty) in ``prompt`` texts, so the answer never leaks."""
-    input_columns: list[str] | str | None = None
-    """``reader_cfg.input_columns`` (accepted for symmetry; every record field can be a placeholder)."""
-    settings: StyleSettings = field(default_factory=StyleSettings, repr=False)
+    prompt_mm: Any = None
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.template, Mapping) or not self.template.get("round"):
-            raise OptionError("a multimodal template needs a round with prompt_mm items", key="template")
-        self._sections = []
-        for section in ("begin", "round", "end"):
-            items = self.template.get(section) or []
-            if not isinstance(items, list):
-                raise OptionError(f"template.{section} must be a list of items", key="template")
-            for i, item in enumerate(items):
-                where = f"template.{section}[{i}]"
-                if isinstance(item, str):
-                    continue
-                if not isinstance(item, Mapping) or not isinstance(item.get("role"), str):
-                    raise OptionError(f"{where} must be a mapping with a role", key="template")
-                if "prompt_mm" in item:
-                    _check_prompt_mm(item["prompt_mm"], where)
-            self._sections.append((section, items))
 
-    def format(self, sample: Sample, shots: Sequence[Sample]) -> FormattedPrompt:
-        if shots:
-            raise StyleError(
-                "a multimodal template takes no in-context examples",
-                key="retriever",
-                hint="use the zero retriever (OpenCompass's ZeroRetriever)",
+class MMPromptTemplate(PromptTemplate):
+    """A dialogue template whose role items may carry ``prompt_mm`` (content parts)
+    instead of ``prompt``; the rest is OpenCompass's ``PromptTemplate``."""
+
+    type_name = "MMPromptTemplate"
+
+    def __init__(self, template: Any, ice_token: str | None = None, sep_token: str | None = None, *, key: str) -> None:
+        super().__init__(template, ice_token, sep_token, key=key)
+        if self.kind != "dialogue":
+            raise TemplateConfigError(
+                "an MMPromptTemplate needs a dialogue template whose items carry prompt_mm",
+                key=f"{key}.template",
+                hint="for example round: [{role: HUMAN, prompt_mm: {text: {type: text, text: '{question}'}}}]",
             )
-        record = sample.record
-        masked = {**record, self.output_column: ""} if self.output_column in record else record
-        dialogue = []
-        for section, items in self._sections:
-            for item in items:
-                if isinstance(item, str):
-                    dialogue.append(Turn("", fill_placeholders(item, masked), section=section))
-                    continue
-                if "prompt_mm" in item:
-                    content: Any = mm_parts(item["prompt_mm"], masked)
-                else:
-                    content = fill_placeholders(item.get("prompt", ""), masked)
-                dialogue.append(Turn(item["role"], content, fallback_role=item.get("fallback_role"), section=section))
-        target = record.get(self.output_column) if self.output_column else None
-        return FormattedPrompt(tuple(dialogue), target=target)
+
+    def role_item(self, raw: Mapping[str, Any], section: str, key: str) -> Item:
+        if "prompt_mm" not in raw:
+            return super().role_item(raw, section, key)
+        unknown = [k for k in raw if k not in ("role", "prompt_mm", "fallback_role")]
+        if unknown:
+            raise TemplateConfigError(
+                f"a prompt_mm item has unknown key(s) {', '.join(map(str, unknown))}",
+                key=f"{key}.{unknown[0]}",
+                hint="a prompt_mm item has role, prompt_mm and optionally fallback_role",
+            )
+        item = super().role_item({k: v for k, v in raw.items() if k != "prompt_mm"}, section, key)
+        try:
+            _check_prompt_mm(raw["prompt_mm"], key)
+        except OptionError as exc:
+            raise TemplateConfigError(exc.message, key=f"{key}.prompt_mm") from None
+        # The text is a marker that fill() swaps for the parts (the engine builds text items).
+        marker = FieldText(f"\x00prompt_mm:{key}\x00")
+        return MMItem(item.role, (marker,), item.fallback_role, section, key, raw["prompt_mm"])
+
+    def fill(
+        self,
+        entry: Mapping[str, Any],
+        ice: Ice,
+        label: Any = None,
+        override: Mapping[str, Any] | None = None,
+    ) -> Dialogue:
+        turns = super().fill(entry, ice, label, override)
+        items = {item.pieces[0].source: item for item in self.dialogue_items() if isinstance(item, MMItem)}
+        if not items:
+            return turns
+        values = {**entry, **override} if override else entry
+        out = []
+        for turn in turns:
+            item = items.get(turn.content) if isinstance(turn.content, str) else None
+            if item is not None:
+                try:
+                    turn = turn._replace(content=mm_parts(item.prompt_mm, values))
+                except StyleError as exc:
+                    raise exc.locate(key=item.key) from None
+            out.append(turn)
+        return tuple(out)
+
+    def dialogue_items(self):
+        for items in self.dialogue.values():
+            yield from items
 
 
-def multimodal(*, options: dict[str, Any], settings: StyleSettings) -> MultimodalStyle:
-    """AISBench's ``MMPromptTemplate``."""
-    return check_options(MultimodalStyle, options, what="style 'multimodal'", settings=settings)
+def _mm_template(
+    template: Any, ice_token: str | None = None, sep_token: str | None = None, *, key: str, **rest: Any
+) -> MMPromptTemplate:
+    if rest:
+        name = next(iter(rest))
+        raise TemplateConfigError(
+            f"MMPromptTemplate has no argument {name!r}",
+            key=f"{key}.{name}",
+            hint="it takes template, ice_token, sep_token",
+        )
+    return MMPromptTemplate(template, ice_token, sep_token, key=key)
+
+
+TEMPLATE_TYPES["MMPromptTemplate"] = _mm_template

@@ -31,3 +31,7 @@ __all__ = [
     "opencompass_style",
     "template_type_name",
 ]
+
+# AISBench's MultiTurnPromptTemplate and MMPromptTemplate register themselves in TEMPLATE_TYPES.
+from .. import multimodal as _multimodal  # noqa: E402,F401
+from .. import multiturn as _multiturn  # noqa: E402,F401

@@ -50,6 +50,10 @@ class OpenCompassStyle:
     """The retriever's ``ice_eos_token``: after the examples of non-dialogue templates."""
     gen_field_replace_token: str = ""
     """The inferencer's ``gen_field_replace_token``: what the output column reads in generation."""
+    infer_mode: str | None = None
+    """``MultiTurnGenInferencer``'s ``infer_mode`` (``every``, ``every_with_gt``, ``last``):
+    each record is cut into one request per model reply (:mod:`prompt_style.conversation`);
+    ``None``: one request per record."""
     settings: StyleSettings = field(default_factory=StyleSettings, repr=False)
 
     modes = MODES  # a class attribute: this style has generation and perplexity modes
@@ -59,6 +63,15 @@ class OpenCompassStyle:
         if mode not in MODES:
             raise OptionError(f"mode must be gen or ppl, not {mode!r}", key="mode")
         self.mode = mode
+        if self.infer_mode is not None:
+            from ..multiturn import INFER_MODES
+
+            if self.infer_mode not in INFER_MODES:
+                raise OptionError(
+                    f"infer_mode must be one of {', '.join(INFER_MODES)}, not {self.infer_mode!r}", key="infer_mode"
+                )
+            if mode != "gen":
+                raise OptionError("multi-turn requests (infer_mode) have no perplexity mode", key="mode")
         self.prompts = InferPrompts(
             ice_template=compile_template(self.ice_template, "ice_template"),
             prompt_template=compile_template(self.prompt_template, "prompt_template"),
@@ -102,7 +115,9 @@ class OpenCompassStyle:
         ice = self.ice(shots)
         record = sample.record
         if self.mode == "gen":
-            return FormattedPrompt(self.prompts.gen(record, ice), (), sample.target, mode="gen")
+            return FormattedPrompt(
+                self.prompts.gen(record, ice), (), sample.target, mode="gen", infer_mode=self.infer_mode
+            )
         candidates = tuple(self.prompts.ppl(record, ice))
         return FormattedPrompt((), (), sample.target, candidates=candidates, mode="ppl")
 

@@ -77,7 +77,10 @@ def record(i: int) -> dict[str, str]:
 def write(work: Path, n: int) -> None:
     (work / "task.yaml").write_text(yaml.safe_dump(TASK, sort_keys=False, allow_unicode=True), encoding="utf-8")
     (work / "meta.yaml").write_text(yaml.safe_dump(META, sort_keys=False), encoding="utf-8")
-    for name, records in (("dev.jsonl", [record(10_000_000 + i) for i in range(5)]), ("test.jsonl", map(record, range(n)))):
+    for name, records in (
+        ("dev.jsonl", [record(10_000_000 + i) for i in range(5)]),
+        ("test.jsonl", map(record, range(n))),
+    ):
         with (work / name).open("w", encoding="utf-8") as handle:
             for item in records:
                 handle.write(json.dumps(item, ensure_ascii=False) + "\n")
@@ -114,13 +117,17 @@ def run(n: int = 14_000, repeat: int = 5, oc_repeat: int = 3, opencompass_python
         times, texts = time_ours(work, repeat)
         result = {"n": n, "ours": times}
         print(f"OpenCompass prompts: {n:,} records, 5-shot dialogue template, ChatML-like meta template")
-        print(f"  prompt-style  best {min(times):.3f} s  median {statistics.median(times):.3f} s  "
-              f"({min(times) / n * 1e6:.1f} µs/record, best of {repeat})")
+        print(
+            f"  prompt-style  best {min(times):.3f} s  median {statistics.median(times):.3f} s  "
+            f"({min(times) / n * 1e6:.1f} µs/record, best of {repeat})"
+        )
         if not opencompass_python:
             print("  OpenCompass   skipped (give --opencompass-python PATH)")
             return result
         side = ROOT / "bench" / "opencompass_side.py"
-        done = subprocess.run([opencompass_python, str(side), str(work), str(oc_repeat)], capture_output=True, text=True)
+        done = subprocess.run(
+            [opencompass_python, str(side), str(work), str(oc_repeat)], capture_output=True, text=True
+        )
         if done.returncode != 0:
             print(f"  OpenCompass   could not run: {done.stderr.strip().splitlines()[-1:]}")
             return result
@@ -128,14 +135,20 @@ def run(n: int = 14_000, repeat: int = 5, oc_repeat: int = 3, opencompass_python
         info = json.loads((work / "opencompass_times.json").read_text(encoding="utf-8"))
         if theirs != texts:
             bad = next(i for i, (a, b) in enumerate(zip(texts, theirs)) if a != b) if len(theirs) == len(texts) else -1
-            raise SystemExit(f"outputs differ from OpenCompass (first at record {bad}); the timing would be meaningless")
+            raise SystemExit(
+                f"outputs differ from OpenCompass (first at record {bad}); the timing would be meaningless"
+            )
         oc = info["times"]
         ratio = min(oc) / min(times)
         result.update(opencompass=oc, ratio=ratio, version=info["version"])
-        print(f"  OpenCompass {info['version']}  best {min(oc):.3f} s  median {statistics.median(oc):.3f} s  "
-              f"({min(oc) / n * 1e6:.1f} µs/record, best of {oc_repeat})")
+        print(
+            f"  OpenCompass {info['version']}  best {min(oc):.3f} s  median {statistics.median(oc):.3f} s  "
+            f"({min(oc) / n * 1e6:.1f} µs/record, best of {oc_repeat})"
+        )
         print(f"  outputs identical: {n:,} of {n:,}")
-        print(f"  prompt-style is {ratio:.1f}x faster (target >= {TARGET:.0f}x): {'PASS' if ratio >= TARGET else 'FAIL'}")
+        print(
+            f"  prompt-style is {ratio:.1f}x faster (target >= {TARGET:.0f}x): {'PASS' if ratio >= TARGET else 'FAIL'}"
+        )
         return result
 
 

@@ -281,6 +281,13 @@ class OpenCompassMeta:
         if found is not None:
             return found
         fallback = turn.fallback_role
+        alias = _OC_API_ROLES.get(turn.role)
+        if alias is not None and fallback is None:
+            # Dialogues of other task formats say user/assistant/system: OpenCompass's
+            # HUMAN/BOT/SYSTEM, with SYSTEM falling back to HUMAN as its datasets do.
+            found = roles.get(alias) or (roles.get("HUMAN") if alias == "SYSTEM" else None)
+            if found is not None:
+                return found
         if fallback is not None:
             found = roles.get(fallback)
             if found is not None:

@@ -178,7 +178,7 @@ def test_in_context_examples_are_refused(pm):
     config["infer_cfg"]["ice_template"] = config["infer_cfg"]["prompt_template"]
     config["infer_cfg"]["retriever"] = {"type": "FixKRetriever", "fix_id_list": [0]}
     config["data"]["train"] = [RECORD]
-    with pytest.raises(StyleError, match="takes no in-context examples"):
+    with pytest.raises(PromptStyleError, match="takes no in-context examples"):
         list(load_task(config, plugins=pm).render())
 
 

@@ -109,7 +109,7 @@ class _Runner:
             code = compile(source, str(path), "exec")
             exec(code, namespace)
         except TaskFileError as exc:
-            raise exc.locate(file=str(path)) from None
+            raise exc.locate(file=str(path), line=_line_in(exc, str(path))) from None
         except SyntaxError as exc:
             raise TaskFileError(f"not valid Python: {exc.msg}", file=str(path), line=exc.lineno) from None
         except Exception as exc:

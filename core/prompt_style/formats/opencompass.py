@@ -33,8 +33,6 @@ __all__ = [
     "OutputColumn",
     "whole_record",
     "INFERENCER_MODES",
-    "RETRIEVERS",
-    "KNOWN_RETRIEVERS",
 ]
 
 # OpenCompass 0.5.4's inferencers (openicl/icl_inferencer) and AISBench's multi-turn one.
@@ -60,29 +58,8 @@ INFERENCER_MODES: dict[str, str] = {
     "ParallelChatMLInferencer": "gen",
 }
 
-KNOWN_RETRIEVERS: tuple[str, ...] = (
-    "ZeroRetriever",
-    "FixKRetriever",
-    "RandomRetriever",
-    "SlidingWindowRetriever",
-    "BM25Retriever",
-    "TopkRetriever",
-    "DPPRetriever",
-    "MDLRetriever",
-    "VotekRetriever",
-)
-
-# OpenCompass retriever -> (our retriever, {OpenCompass option: our option}).
-# Options not listed pass through by their own name; ice_separator and
-# ice_eos_token belong to the style. The OpenCompass retriever distribution
-# (prompt_style.retrievers.opencompass_names) extends and overrides this.
-RETRIEVERS: dict[str, tuple[str | None, dict[str, str]]] = {
-    "ZeroRetriever": (None, {}),
-    "FixKRetriever": ("fixed", {"fix_id_list": "ids"}),
-}
-
-_STYLE_RETRIEVER_OPTIONS = ("ice_separator", "ice_eos_token")
 _IGNORED_RETRIEVER_OPTIONS = ("index_split", "test_split")
+"""Retriever options OpenCompass's own tooling adds (get_prompt_hash); they name splits, which reader_cfg does."""
 _READER_KEYS = (
     "input_columns",
     "output_column",
@@ -109,22 +86,6 @@ class OutputColumn:
 
     def __call__(self, record: Mapping[str, Any]) -> Any:
         return record.get(self.name) if self.name is not None else None
-
-
-def _retriever_table() -> dict[str, tuple[str | None, dict[str, str]]]:
-    table = dict(RETRIEVERS)
-    try:  # the OpenCompass retrievers, when installed
-        from ..retrievers import opencompass_names  # type: ignore[attr-defined]
-    except ImportError:
-        return table
-    published = getattr(opencompass_names, "RETRIEVER_NAMES", None) or getattr(opencompass_names, "NAMES", None)
-    if isinstance(published, Mapping):
-        for name, value in published.items():
-            if isinstance(value, str):
-                table[name] = (value, {})
-            else:
-                table[name] = (value[0], dict(value[1]) if len(value) > 1 else {})
-    return table
 
 
 def _type_name(value: Any) -> str | None:
@@ -294,22 +255,9 @@ class _Reading:
         train_split = _string(reader.get("train_split", "train"), self.where, f"{reader_key}.train_split")
         test_split = _string(reader.get("test_split", "test"), self.where, f"{reader_key}.test_split")
 
-        mode, gen_token, infer_mode = self._inferencer(infer.get("inferencer"))
+        mode, inferencer = self._inferencer(infer.get("inferencer"))
         retriever, separator, eos, num_fewshot = self._retriever(infer.get("retriever"), input_columns)
-        template: dict[str, Any] = {
-            "template_type": "opencompass",
-            "ice_template": infer.get("ice_template"),
-            "prompt_template": infer.get("prompt_template"),
-            "output_column": output_column,
-            "input_columns": input_columns,
-            "mode": mode,
-            "ice_separator": separator,
-            "ice_eos_token": eos,
-            "gen_field_replace_token": gen_token,
-        }
-        if infer_mode is not None:
-            template["infer_mode"] = infer_mode
-        self._check_templates(template)
+        template = self._template(infer, inferencer, mode, input_columns, output_column, separator, eos)
         name = dataset.get("abbr")
         if not isinstance(name, str) or not name:
             name = self.source.path.stem if self.source.path else "opencompass"
@@ -329,60 +277,105 @@ class _Reading:
             lines=self._lines(reader_key),
         )
 
-    def _inferencer(self, cfg: Any) -> tuple[str, str, str | None]:
+    def _inferencer(self, cfg: Any) -> tuple[str, dict[str, Any]]:
+        """The mode the inferencer implies, and its options."""
         if cfg is None:
-            return "gen", "", None
+            return "gen", {}
         name, options = _typed(cfg, self.where, "infer_cfg.inferencer")
         if name not in INFERENCER_MODES:
+            hint = did_you_mean(name, INFERENCER_MODES)
             raise self.error(
                 "infer_cfg.inferencer.type",
                 f"unknown inferencer type {name!r}",
-                (did_you_mean(name, INFERENCER_MODES) or "") + " known inferencers: " + ", ".join(INFERENCER_MODES),
+                (f"{hint} " if hint else "") + "known inferencers: " + ", ".join(INFERENCER_MODES),
             )
         token = options.get("gen_field_replace_token", "")
         if not isinstance(token, str):
             raise self.error("infer_cfg.inferencer.gen_field_replace_token", f"must be a string, not {token!r}")
-        infer_mode = None
-        if name == "MultiTurnGenInferencer":  # AISBench: one request per turn, "every" by default
+        if name == "MultiTurnGenInferencer":  # AISBench: one request per model reply, "every" by default
             from ..styles.multiturn import INFER_MODES
 
-            infer_mode = options.get("infer_mode", "every")
-            if infer_mode not in INFER_MODES:
+            options.setdefault("infer_mode", "every")
+            if options["infer_mode"] not in INFER_MODES:
                 raise self.error(
                     "infer_cfg.inferencer.infer_mode",
-                    f"must be one of {', '.join(INFER_MODES)}, not {infer_mode!r}",
+                    f"must be one of {', '.join(INFER_MODES)}, not {options['infer_mode']!r}",
                 )
-        return INFERENCER_MODES[name], token, infer_mode
+        else:
+            options.pop("infer_mode", None)
+        return INFERENCER_MODES[name], options
+
+    def _template(
+        self,
+        infer: Mapping[str, Any],
+        inferencer: Mapping[str, Any],
+        mode: str,
+        input_columns: list[str] | None,
+        output_column: str | None,
+        separator: str,
+        eos: str,
+    ) -> dict[str, Any]:
+        """The style and its options, by the prompt template's type."""
+        prompt = infer.get("prompt_template")
+        main = prompt if prompt is not None else infer.get("ice_template")
+        kind = _type_name(main.get("type", "PromptTemplate")) if isinstance(main, Mapping) else None
+        key = "infer_cfg.prompt_template" if prompt is not None else "infer_cfg.ice_template"
+        if kind in ("MultiTurnPromptTemplate", "MMPromptTemplate"):
+            # AISBench's template types (styles/multiturn.py, styles/multimodal.py) on this engine.
+            if not isinstance(main.get("template"), Mapping):
+                raise self.error(f"{key}.template", f"a {kind} needs a dialogue template (begin/round/end)")
+            if prompt is not None and infer.get("ice_template") is not None:
+                raise self.error("infer_cfg.ice_template", f"a {kind} takes no in-context examples")
+        template = {
+            "template_type": "opencompass",
+            "ice_template": infer.get("ice_template"),
+            "prompt_template": prompt,
+            "output_column": output_column,
+            "input_columns": input_columns,
+            "mode": mode,
+            "ice_separator": separator,
+            "ice_eos_token": eos,
+            "gen_field_replace_token": inferencer.get("gen_field_replace_token", ""),
+        }
+        if inferencer.get("infer_mode") is not None:
+            template["infer_mode"] = inferencer["infer_mode"]
+        self._check_templates(template)
+        return template
 
     def _retriever(
-        self, cfg: Any, input_columns: list[str] | None = None
+        self, cfg: Any, input_columns: list[str] | None
     ) -> tuple[dict[str, Any] | None, str, str, int | None]:
-        """The retriever dict split by ``retrievers.opencompass_names.translate_retriever``:
-        our retriever and options, its ``ice_separator``/``ice_eos_token`` (prompt
-        side) and ``ice_num`` (``num_fewshot``)."""
+        """The retriever of the task (``None`` for ZeroRetriever: no pool is read),
+        the style's ``ice_separator`` and ``ice_eos_token``, and ``num_fewshot``."""
         from ..errors import OptionError
         from ..retrievers.opencompass_names import translate_retriever
 
+        key = "infer_cfg.retriever"
         if cfg is None:
             return None, "", "", None
-        key = "infer_cfg.retriever"
-        name, options = _typed(cfg, self.where, key)
-        for option in _IGNORED_RETRIEVER_OPTIONS:
-            options.pop(option, None)
+        if not isinstance(cfg, Mapping):
+            raise self.error(key, f"must be a mapping with a type, not {type(cfg).__name__} {cfg!r}")
+        cfg = {k: v for k, v in cfg.items() if k not in _IGNORED_RETRIEVER_OPTIONS}
+        if "type" in cfg:
+            cfg["type"] = _type_name(cfg["type"]) or cfg["type"]
         try:
-            translated = translate_retriever({"type": name, **options}, input_columns=input_columns)
+            translated = translate_retriever(cfg, input_columns=input_columns)
         except OptionError as exc:
-            raise self.error(f"{key}.{exc.key}", exc.message, exc.hint) from None
-        separator, eos = translated.style["ice_separator"], translated.style["ice_eos_token"]
+            hint = exc.hint
+            if exc.message.startswith("unknown retriever type"):
+                from ..retrievers.opencompass_names import OPENCOMPASS_RETRIEVERS
+
+                known = "known retrievers: " + ", ".join(OPENCOMPASS_RETRIEVERS)
+                hint = f"{hint}; {known}" if hint and hint.startswith("did you mean") else known
+            raise self.error(f"{key}.{exc.key}" if exc.key else key, exc.message, hint) from None
+        separator = translated.style.get("ice_separator", "\n")
+        eos = translated.style.get("ice_eos_token", "\n")
         for option, value in (("ice_separator", separator), ("ice_eos_token", eos)):
             if not isinstance(value, str):
                 raise self.error(f"{key}.{option}", f"must be a string, not {value!r}")
         num_fewshot = translated.task.get("num_fewshot")
         if num_fewshot is not None and (not isinstance(num_fewshot, int) or isinstance(num_fewshot, bool)):
-            raise self.error(
-                f"{key}.{'k' if name == 'SlidingWindowRetriever' else 'ice_num'}",
-                f"must be a whole number, not {num_fewshot!r}",
-            )
+            raise self.error(key, f"the number of examples must be a whole number, not {num_fewshot!r}")
         if translated.name == "zero":
             return None, separator, eos, None
         return {"name": translated.name, **translated.options}, separator, eos, num_fewshot

@@ -63,6 +63,9 @@ def _opencompass(data: Any, where: str) -> tuple[str, dict[str, Any]] | None:
     named = [v for k, v in data.items() if str(k).endswith("meta_template") and isinstance(v, Mapping)]
     if len(named) == 1:
         return "opencompass", {"template": dict(named[0])}
+    if not where.endswith(".py") and not named:
+        # A mapping of meta template keys with a mistake: let the template's checks say what is wrong.
+        return "opencompass", {"template": dict(data)}
     return None
 
 

@@ -259,7 +259,8 @@ class OpenCompassMeta:
                 if spec is None
                 else "".join([_content(t) for t in dialogue])
             )
-            if not api:
+            if not api or self.api_format == "opencompass":
+                # OpenCompass hands an API model the string itself.
                 return ModelInput(text=text)
             return ModelInput(messages=self._messages([("HUMAN", text)]))
         if api:
@@ -296,10 +297,13 @@ class OpenCompassMeta:
         )
 
     def _runs(self, dialogue: Dialogue, spec: MetaTemplateSpec):
-        """The dialogue in pieces: ``("raw", turn)``, ``("one", turn, role)`` for an
-        item rendered on its own (``begin``/``end`` items, reserved roles) and
-        ``("rounds", [[(role, turn), ...], ...], last)`` for a run of round or ice
-        turns split into rounds; ``last`` marks the run holding the last round."""
+        """The dialogue in pieces, in OpenCompass's order: ``("raw", turn)`` for a
+        plain string, ``("one", turn, role)`` for an item rendered on its own
+        (``begin``/``end`` items, reserved roles) and ``("rounds", [[(role, turn),
+        ...], ...], last)`` for a run of one section's round or ice turns split into
+        rounds by the meta template's round order; ``last`` marks the run holding
+        the last round. As in OpenCompass, the plain strings of a run come before
+        its rounds."""
         pieces: list[tuple] = []
         n = len(dialogue)
         last_round_turn = -1
@@ -311,24 +315,31 @@ class OpenCompassMeta:
         i = 0
         while i < n:
             turn = dialogue[i]
-            if turn.role == RAW:
-                pieces.append(("raw", turn))
-                i += 1
-                continue
             section = turn.section
-            role = self._role(turn, spec)
-            if section not in ("round", "ice") or role.index is None:
-                pieces.append(("one", turn, role))
-                i += 1
-                continue
+            if turn.role == RAW:
+                if section not in ("round", "ice"):
+                    pieces.append(("raw", turn))
+                    i += 1
+                    continue
+                role = None
+            else:
+                role = self._role(turn, spec)
+                if section not in ("round", "ice") or role.index is None:
+                    pieces.append(("one", turn, role))
+                    i += 1
+                    continue
             rounds: list[list[tuple[RoleSpec, Turn]]] = []
             current: list[tuple[RoleSpec, Turn]] = []
             previous = -1
             holds_last = False
             while i < n:
                 turn = dialogue[i]
-                if turn.role == RAW or turn.section != section:
+                if turn.section != section:
                     break
+                if turn.role == RAW:
+                    pieces.append(("raw", turn))
+                    i += 1
+                    continue
                 role = self._role(turn, spec)
                 if role.index is None:
                     break
@@ -339,8 +350,10 @@ class OpenCompassMeta:
                 previous = role.index
                 holds_last = holds_last or i == last_round_turn
                 i += 1
-            rounds.append(current)
-            pieces.append(("rounds", rounds, holds_last))
+            if current:
+                rounds.append(current)
+            if rounds:
+                pieces.append(("rounds", rounds, holds_last))
         return pieces
 
     # -- language models -------------------------------------------------------------

@@ -71,6 +71,11 @@ RAW = ""
 SECTIONS = ("begin", "round", "end")
 """The keys of a dialogue template."""
 
+ENCLOSING = ""
+"""The section of the separators between in-context examples until the examples
+are put into a prompt: then the section the ice token stands in (OpenCompass
+keeps them as plain strings of that section, between the examples' sections)."""
+
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 Ice = Union[str, Dialogue]
@@ -191,10 +196,13 @@ class _Builder:
         self.turns.append(Turn(role, content, sep, fallback, section))
         self.seen = True
 
-    def splice(self, ice: Dialogue) -> None:
-        """Add in-context example turns (built with ``sep`` for a non-first position)."""
+    def splice(self, ice: Dialogue, section: str) -> None:
+        """Add in-context example turns (built with ``sep`` for a non-first position);
+        the separators between them stand in ``section``, where the examples go."""
         if not ice:
             return
+        if any(t.section == ENCLOSING for t in ice):
+            ice = tuple([t._replace(section=section) if t.section == ENCLOSING else t for t in ice])
         if not self.seen:
             first = ice[0]
             self.turns.append(first._replace(sep=""))
@@ -490,7 +498,7 @@ class PromptTemplate:
             if piece.source:
                 build.raw(piece.fill(entry, override), item.section)
             if i < last:
-                build.splice(ice)
+                build.splice(ice, item.section)
 
 
 _MISSING = object()
@@ -528,9 +536,9 @@ def join_ice(items: Sequence[Ice], separator: str, eos: str, *, dialogue_templat
                 raise StyleError("in-context examples mix string and dialogue templates", key="ice_template")
             turns.extend(item)
             if separator:
-                turns.append(Turn(RAW, separator, "\n", None, "ice"))
+                turns.append(Turn(RAW, separator, "\n", None, ENCLOSING))
         if eos:
-            turns.append(Turn(RAW, eos, "\n", None, "ice"))
+            turns.append(Turn(RAW, eos, "\n", None, ENCLOSING))
         return tuple(turns)
     if any(not isinstance(item, str) for item in items):
         raise StyleError("in-context examples mix string and dialogue templates", key="ice_template")

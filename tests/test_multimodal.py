@@ -4,6 +4,7 @@ content parts, the <AIS_..._START>...<AIS_CONTENT_TAG> segment markers."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -205,4 +206,25 @@ def test_cli_jsonl(tmp_path, capsys):
     row = json.loads(capsys.readouterr().out)
     assert row["messages"][0]["content"][1]["image_url"]["url"] == "data:image/jpeg;base64,IMG"
     assert main(["render", str(path)]) == 2
+    assert "multimodal parts" in capsys.readouterr().err
+
+
+def test_documented_example(capsys):
+    example = Path(__file__).resolve().parents[1] / "examples" / "opencompass_multimodal" / "task.yaml"
+    assert main(["render", str(example), "--meta", "opencompass::api", "--format", "jsonl"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows[0]["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "image_url", "image_url": {"url": "file:///data/images/cat.jpg"}},
+                {"type": "text", "text": "What animal is this?"},
+            ],
+        }
+    ]
+    assert rows[1]["messages"][0]["content"][1] == {
+        "type": "audio_url",
+        "audio_url": {"url": "data:audio/wav;base64,UklGRiQAAABXQVZF"},
+    }
+    assert main(["render", str(example)]) == 2
     assert "multimodal parts" in capsys.readouterr().err

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -178,7 +179,7 @@ def test_in_context_examples_are_refused(pm):
     config["infer_cfg"]["ice_template"] = config["infer_cfg"]["prompt_template"]
     config["infer_cfg"]["retriever"] = {"type": "FixKRetriever", "fix_id_list": [0]}
     config["data"]["train"] = [RECORD]
-    with pytest.raises(StyleError, match="takes no in-context examples"):
+    with pytest.raises(PromptStyleError, match="takes no in-context examples"):
         list(load_task(config, plugins=pm).render())
 
 
@@ -250,3 +251,27 @@ def test_cli_missing_replies_file(task_file, capsys):
 
 def test_errors_are_prompt_style_errors():
     assert issubclass(RenderError, PromptStyleError)
+
+
+# -- the documented example (docs/opencompass.md) ------------------------------------------
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "opencompass_multiturn"
+
+
+def test_example_every_with_gt(capsys):
+    assert main(["render", str(EXAMPLE / "task.yaml"), "--format", "jsonl"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["index"], r["turn"], r["target"]) for r in rows] == [
+        (0, 0, "2"),
+        (0, 1, "4"),
+        (0, 2, "8"),
+        (1, 0, "7"),
+        (1, 1, "4"),
+    ]
+
+
+def test_example_every_with_replies(capsys):
+    replies = EXAMPLE / "replies.jsonl"
+    assert main(["render", str(EXAMPLE / "task_every.yaml"), "--replies", str(replies)]) == 0
+    out = capsys.readouterr().out
+    assert '=== record 0 · target: "8" · turn 2\nAnswer with a number only.\n1+1=?\n2\nAdd 2.\n5\nDouble it.\n' in out

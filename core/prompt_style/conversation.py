@@ -73,7 +73,8 @@ def requests(
                 split=renderer.split,
                 index=index,
                 file=renderer.source,
-                hint="pass replies (CLI: --replies FILE), or use every_with_gt or last",
+                hint="give the replies: --replies FILE on the command line, replies= from Python; "
+                "or use infer_mode every_with_gt or last",
             )
         if not isinstance(answer, str):
             raise RenderError(

@@ -255,22 +255,9 @@ class _Reading:
         train_split = _string(reader.get("train_split", "train"), self.where, f"{reader_key}.train_split")
         test_split = _string(reader.get("test_split", "test"), self.where, f"{reader_key}.test_split")
 
-        mode, gen_token, infer_mode = self._inferencer(infer.get("inferencer"))
+        mode, inferencer = self._inferencer(infer.get("inferencer"))
         retriever, separator, eos, num_fewshot = self._retriever(infer.get("retriever"), input_columns)
-        template: dict[str, Any] = {
-            "template_type": "opencompass",
-            "ice_template": infer.get("ice_template"),
-            "prompt_template": infer.get("prompt_template"),
-            "output_column": output_column,
-            "input_columns": input_columns,
-            "mode": mode,
-            "ice_separator": separator,
-            "ice_eos_token": eos,
-            "gen_field_replace_token": gen_token,
-        }
-        if infer_mode is not None:
-            template["infer_mode"] = infer_mode
-        self._check_templates(template)
+        template = self._template(infer, inferencer, mode, input_columns, output_column, separator, eos)
         name = dataset.get("abbr")
         if not isinstance(name, str) or not name:
             name = self.source.path.stem if self.source.path else "opencompass"
@@ -290,9 +277,10 @@ class _Reading:
             lines=self._lines(reader_key),
         )
 
-    def _inferencer(self, cfg: Any) -> tuple[str, str, str | None]:
+    def _inferencer(self, cfg: Any) -> tuple[str, dict[str, Any]]:
+        """The mode the inferencer implies, and its options."""
         if cfg is None:
-            return "gen", "", None
+            return "gen", {}
         name, options = _typed(cfg, self.where, "infer_cfg.inferencer")
         if name not in INFERENCER_MODES:
             hint = did_you_mean(name, INFERENCER_MODES)
@@ -304,17 +292,55 @@ class _Reading:
         token = options.get("gen_field_replace_token", "")
         if not isinstance(token, str):
             raise self.error("infer_cfg.inferencer.gen_field_replace_token", f"must be a string, not {token!r}")
-        infer_mode = None
-        if name == "MultiTurnGenInferencer":  # AISBench: one request per turn, "every" by default
+        if name == "MultiTurnGenInferencer":  # AISBench: one request per model reply, "every" by default
             from ..styles.multiturn import INFER_MODES
 
-            infer_mode = options.get("infer_mode", "every")
-            if infer_mode not in INFER_MODES:
+            options.setdefault("infer_mode", "every")
+            if options["infer_mode"] not in INFER_MODES:
                 raise self.error(
                     "infer_cfg.inferencer.infer_mode",
-                    f"must be one of {', '.join(INFER_MODES)}, not {infer_mode!r}",
+                    f"must be one of {', '.join(INFER_MODES)}, not {options['infer_mode']!r}",
                 )
-        return INFERENCER_MODES[name], token, infer_mode
+        else:
+            options.pop("infer_mode", None)
+        return INFERENCER_MODES[name], options
+
+    def _template(
+        self,
+        infer: Mapping[str, Any],
+        inferencer: Mapping[str, Any],
+        mode: str,
+        input_columns: list[str] | None,
+        output_column: str | None,
+        separator: str,
+        eos: str,
+    ) -> dict[str, Any]:
+        """The style and its options, by the prompt template's type."""
+        prompt = infer.get("prompt_template")
+        main = prompt if prompt is not None else infer.get("ice_template")
+        kind = _type_name(main.get("type", "PromptTemplate")) if isinstance(main, Mapping) else None
+        key = "infer_cfg.prompt_template" if prompt is not None else "infer_cfg.ice_template"
+        if kind in ("MultiTurnPromptTemplate", "MMPromptTemplate"):
+            # AISBench's template types (styles/multiturn.py, styles/multimodal.py) on this engine.
+            if not isinstance(main.get("template"), Mapping):
+                raise self.error(f"{key}.template", f"a {kind} needs a dialogue template (begin/round/end)")
+            if prompt is not None and infer.get("ice_template") is not None:
+                raise self.error("infer_cfg.ice_template", f"a {kind} takes no in-context examples")
+        template = {
+            "template_type": "opencompass",
+            "ice_template": infer.get("ice_template"),
+            "prompt_template": prompt,
+            "output_column": output_column,
+            "input_columns": input_columns,
+            "mode": mode,
+            "ice_separator": separator,
+            "ice_eos_token": eos,
+            "gen_field_replace_token": inferencer.get("gen_field_replace_token", ""),
+        }
+        if inferencer.get("infer_mode") is not None:
+            template["infer_mode"] = inferencer["infer_mode"]
+        self._check_templates(template)
+        return template
 
     def _retriever(
         self, cfg: Any, input_columns: list[str] | None

@@ -96,3 +96,15 @@ def test_errors(pm_all, retriever, k, error, message):
             retriever=retriever,
         )
     assert message in str(info.value)
+
+
+def test_documented_example(capsys):
+    from prompt_style.cli import main
+
+    example = Path(__file__).resolve().parents[3] / "examples" / "opencompass_bm25" / "task.yaml"
+    assert main(["render", str(example)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        '=== record 0 · target: "Rome"\nQ: What is the capital of Japan?\nA: Tokyo\n\n'
+        "Q: What is the capital of France?\nA: Paris\n\nQ: What is the capital of Italy?\nA:\n"
+    )

@@ -23,9 +23,16 @@ from prompt_style import (
     load_task,
 )
 
-BUILTIN_STYLES = ["mcq", "passthrough"]
+BUILTIN_STYLES = ["mcq", "passthrough", "task_template"]
 BUILTIN_RETRIEVERS = ["first_n", "fixed", "fixk", "opencompass_random", "random", "sliding_window", "zero"]
-BUILTINS = ["builtin-formats", "builtin-fields", "builtin-retrievers", "builtin-styles", "builtin-meta"]
+BUILTINS = [
+    "builtin-formats",
+    "builtin-fields",
+    "builtin-retrievers",
+    "builtin-styles",
+    "builtin-meta",
+    "builtin-task-templates",
+]
 FIRST_PARTY = {
     "mmlu": "prompt-style-mmlu",
     "gpqa": "prompt-style-gpqa",

@@ -178,6 +178,7 @@ def load_task(
     trust_code: bool = False,
     template: str | int | None = None,
     task_format: str | None = None,
+    read_options: Mapping[str, Any] | None = None,
     mode: str | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
@@ -200,13 +201,20 @@ def load_task(
     :param template: which of a task file's templates to render, for formats
         that hold several (task-template files).
     :param task_format: the task file's format, when detection should not decide.
+    :param read_options: format-specific reading options (``ReadOptions.options``),
+        e.g. ``{"data_root": "data/processed"}`` for task-template files.
     :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); the
         default comes from the task (an OpenCompass ``PPLInferencer`` means ``ppl``).
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
     manager = plugins or default_plugin_manager()
-    options = ReadOptions(trust_code=trust_code, template=template)
+    format_options = dict(read_options or {})
+    if seed is not None:
+        format_options.setdefault("seed", seed)
+    options = ReadOptions(
+        trust_code=trust_code, template=template, options=format_options, data=dict(data or {}), plugins=manager
+    )
     config = _with_overrides(_config_of(task, manager, options, task_format), data=data, shots=shots, seed=seed)
     overridden = set(data or ())
     used: dict[str, Any] = {}
@@ -216,7 +224,11 @@ def load_task(
 
     split = config.test_split
     if split not in config.data:
-        raise _missing_split(config, split, "evaluated")
+        raise config.error(
+            "data",
+            f"there is no data for the evaluated split {split!r}",
+            hint=f"give --data {split}=PATH, or data={{{split!r}: ...}} from Python",
+        )
     try:
         check_data_file(config.data[split], split)
     except PromptStyleError as exc:
@@ -309,17 +321,6 @@ def _resolve(manager: PluginManager, hook: str, name: str, where: dict[str, Any]
         raise exc.locate(**where) from None
 
 
-def _missing_split(config: TaskConfig, split: str, what: str) -> PromptStyleError:
-    """No data for a split the task needs (formats without data files, such as
-    OpenCompass dataset configs, leave it to --data)."""
-    known = ", ".join(config.data) or "none"
-    return config.error(
-        "data",
-        f"there is no data for the {what} split {split!r} (data has: {known})",
-        hint=f"give it with --data {split}=PATH (data={{{split!r}: ...}} in Python)",
-    )
-
-
 def _style(
     config: TaskConfig, manager: PluginManager, override: str | None, mode: str | None = None
 ) -> tuple[Any, dict[str, Any]]:
@@ -369,7 +370,11 @@ def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mappi
     if not config.num_fewshot and config.retriever is None:
         return pool_split, []
     if pool_split not in config.data:
-        raise _missing_split(config, pool_split, "few-shot")
+        raise config.error(
+            "fewshot_split",
+            f"there is no data for the few-shot split {pool_split!r}",
+            hint=f"give --data {pool_split}=PATH, or data={{{pool_split!r}: ...}} from Python",
+        )
     if config.doc_to_target is None:
         raise config.error(
             "num_fewshot" if config.num_fewshot else "retriever",

@@ -15,6 +15,7 @@ from typing import Any
 
 from . import conversation
 from .errors import FieldError, PromptStyleError, RenderError
+from .fields.targets import gold_resolver
 from .types import Dialogue, FormattedPrompt, Sample
 
 __all__ = ["RenderedPrompt", "Candidate", "TaskRenderer", "dialogue_to_json"]
@@ -81,6 +82,9 @@ class RenderedPrompt:
     """The intermediate dialogue, before the meta template."""
     token_ids: list[int] | None = None
     """The prompt as token ids, when the meta template gives them."""
+    extra: dict[str, Any] | None = None
+    """More fields the style reports (``answer_choices`` for task-template files)."""
+
     candidates: list[Candidate] | None = None
     """Perplexity mode: one :class:`Candidate` per label (``text`` and ``messages``
     are then ``None``)."""
@@ -93,9 +97,10 @@ class RenderedPrompt:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
-        ``target``, and ``token_ids`` when the meta template gives them; for styles
-        with modes also ``mode``, and ``dialogue`` (generation) or ``candidates``
-        (perplexity); ``turn`` for the requests of a multi-turn dialogue."""
+        ``target``, ``token_ids`` when the meta template gives them, and the
+        style's ``extra`` fields; for styles with modes also ``mode``, and
+        ``dialogue`` (generation) or ``candidates`` (perplexity); ``turn`` for the
+        requests of a multi-turn dialogue."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -113,6 +118,8 @@ class RenderedPrompt:
                 out["dialogue"] = dialogue_to_json(self.dialogue)
         if self.candidates is not None:
             out["candidates"] = [c.to_json() for c in self.candidates]
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -173,6 +180,10 @@ class TaskRenderer:
         self._choice = get("doc_to_choice")
         self._target = get("doc_to_target")
         self._description = get("description")
+        # The gold answer is resolved here, from the task's fields, before any style runs.
+        self._gold = gold_resolver(self._target)
+        # A style that reports the target as text (task_template) says it needs no gold index.
+        self._needs_gold = getattr(self.style, "needs_gold", True)
         self._shots: list[Sample | None] = [None] * len(self.pool)
         self._style_format = self.style.format
         self._meta_apply = self.meta.apply
@@ -204,9 +215,15 @@ class TaskRenderer:
                 choices = self._choice(record)
                 if type(choices) is not list:
                     choices = _choices(choices)
+            gold = None
             if self._target is not None:
                 key = "doc_to_target"
                 target = self._target(record)
+                if choices is not None and target is not None and self._needs_gold:
+                    if type(target) is int and 0 <= target < len(choices):
+                        gold = target  # the common case, without a call
+                    else:
+                        gold = self._gold(target, choices)
             if description and self._description is not None:
                 key = "description"
                 value = self._description(record)
@@ -215,7 +232,7 @@ class TaskRenderer:
             raise
         except Exception as exc:  # user callables and plugin extractors
             raise FieldError(f"raised {type(exc).__name__}: {exc}", key=key) from exc
-        return Sample(index, record, question, choices, target, text)
+        return Sample(index, record, question, choices, target, text, gold=gold)
 
     def _shot(self, i: int) -> Sample:
         shot = self._shots[i]
@@ -336,8 +353,8 @@ class TaskRenderer:
             self.plugins,
             formatted.dialogue,
             made.token_ids,
-            None,
-            formatted.mode,
+            formatted.extra,
+            mode=formatted.mode,
         )
 
     def _candidates(self, index: int, formatted: Any) -> RenderedPrompt:
@@ -347,5 +364,15 @@ class TaskRenderer:
             made = full(dialogue)
             candidates.append(Candidate(label, made.text, made.messages, dialogue, made.token_ids))
         return RenderedPrompt(
-            index, None, None, (), formatted.target, self.plugins, (), None, candidates, formatted.mode
+            index,
+            None,
+            None,
+            (),
+            formatted.target,
+            self.plugins,
+            (),
+            None,
+            formatted.extra,
+            candidates=candidates,
+            mode=formatted.mode,
         )

@@ -24,7 +24,16 @@ from prompt_style import (
 )
 
 BUILTIN_STYLES = ["mcq", "passthrough", "task_template"]
-BUILTIN_RETRIEVERS = ["first_n", "fixed", "fixk", "opencompass_random", "random", "sliding_window", "zero"]
+BUILTIN_RETRIEVERS = [
+    "first_n",
+    "fixed",
+    "fixk",
+    "opencompass_random",
+    "random",
+    "shared_random",
+    "sliding_window",
+    "zero",
+]
 BUILTINS = [
     "builtin-formats",
     "builtin-fields",

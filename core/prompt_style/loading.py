@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from .data import check_data_file, iter_records, load_records
-from .errors import DataError, PluginError, PromptStyleError, RenderError
+from .errors import DataError, OptionError, PluginError, PromptStyleError, RenderError
 from .formats import load_task_config
+from .meta.chat_rules import ChatRules, continuation_delimiter
 from .meta.files import is_meta_path, resolve_meta
 from .plugins import PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
@@ -24,7 +25,8 @@ from .types import ReadOptions, StyleSettings
 
 __all__ = ["Task", "load_task", "render_records", "default_plugin_manager"]
 
-_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description")
+_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description", "gen_prefix")
+_SHOT_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "gen_prefix")
 _PROTOCOL_METHOD = {"format_prompt": "format", "apply_meta_template": "apply", "retrieve_examples": "select"}
 
 _default_manager: PluginManager | None = None
@@ -178,6 +180,8 @@ def load_task(
     trust_code: bool = False,
     template: str | int | None = None,
     task_format: str | None = None,
+    system_instruction: str | None = None,
+    fewshot_as_multiturn: bool | None = None,
     read_options: Mapping[str, Any] | None = None,
     mode: str | None = None,
 ) -> Task:
@@ -201,6 +205,11 @@ def load_task(
     :param template: which of a task file's templates to render, for formats
         that hold several (task-template files).
     :param task_format: the task file's format, when detection should not decide.
+    :param system_instruction: text for the start of the system message, before
+        the task's description (lm-evaluation-harness ``--system_instruction``).
+    :param fewshot_as_multiturn: with a chat meta template, few-shot examples as
+        user/assistant turns (``None``: yes); ``False`` puts the whole plain-text
+        prompt in one user message. ``True`` needs a chat meta template.
     :param read_options: format-specific reading options (``ReadOptions.options``),
         e.g. ``{"data_root": "data/processed"}`` for task-template files.
     :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); the
@@ -216,19 +225,20 @@ def load_task(
         trust_code=trust_code, template=template, options=format_options, data=dict(data or {}), plugins=manager
     )
     config = _with_overrides(_config_of(task, manager, options, task_format), data=data, shots=shots, seed=seed)
+    config.check_data()
     overridden = set(data or ())
+    config = _processed(config, overridden)
     used: dict[str, Any] = {}
     extractors, used["extract_field"] = _compile_fields(config, manager)
-    built_style, used["format_prompt"] = _style(config, manager, style, mode)
-    built_meta, used["apply_meta_template"] = _meta(manager, meta, meta_options, trust_code)
+    shot_extractors = _compile_shot_fields(config, manager)
+    # The meta template is built before the style: a chat format changes the style's settings.
+    built_meta, meta_used = _meta(manager, meta, meta_options, trust_code)
+    chat = bool(getattr(built_meta, "chat", False))
+    built_style, used["format_prompt"] = _style(config, manager, style, chat, mode)
+    used["apply_meta_template"] = meta_used
+    rules = _chat_rules(config, chat, system_instruction, fewshot_as_multiturn)
 
     split = config.test_split
-    if split not in config.data:
-        raise config.error(
-            "data",
-            f"there is no data for the evaluated split {split!r}",
-            hint=f"give --data {split}=PATH, or data={{{split!r}: ...}} from Python",
-        )
     try:
         check_data_file(config.data[split], split)
     except PromptStyleError as exc:
@@ -259,6 +269,11 @@ def load_task(
         source=str(config.path) if config.path else None,
         plugins=used,
         lines=config.lines,
+        shot_extractors=shot_extractors,
+        chat=rules,
+        output_type=config.output_type,
+        until=config.until,
+        origins={key: str(path) for key, path in config.origins.items()},
     )
     return Task(config, renderer, pool if pool and pool_split == split else None)
 
@@ -314,6 +329,20 @@ def _compile_fields(config: TaskConfig, manager: PluginManager) -> tuple[dict[st
     return extractors, used
 
 
+def _compile_shot_fields(config: TaskConfig, manager: PluginManager) -> dict[str, Any]:
+    """Extractors for the field specs few-shot examples use instead (``fewshot_overrides``)."""
+    extractors: dict[str, Any] = {}
+    for key in _SHOT_FIELD_KEYS:
+        spec = config.fewshot_overrides.get(key)
+        if spec is None:
+            continue
+        try:
+            extractors[key], _ = manager.extractor(spec, key)
+        except PromptStyleError as exc:
+            raise exc.locate(**config.where(f"fewshot_config.{key}")) from None
+    return extractors
+
+
 def _resolve(manager: PluginManager, hook: str, name: str, where: dict[str, Any]) -> Provider:
     try:
         return manager.resolve(hook, name)
@@ -322,15 +351,19 @@ def _resolve(manager: PluginManager, hook: str, name: str, where: dict[str, Any]
 
 
 def _style(
-    config: TaskConfig, manager: PluginManager, override: str | None, mode: str | None = None
+    config: TaskConfig, manager: PluginManager, override: str | None, chat: bool, mode: str | None = None
 ) -> tuple[Any, dict[str, Any]]:
     name, options = config.style_spec()
     where = config.where("template")
     provider = _resolve(manager, "format_prompt", override or name, where)
+    fewshot = config.fewshot_overrides
     settings = StyleSettings(
         target_delimiter=config.target_delimiter,
-        fewshot_delimiter=config.fewshot_delimiter,
+        fewshot_delimiter=fewshot.get("fewshot_delimiter", config.fewshot_delimiter),
         task=config.task,
+        output_type=config.output_type,
+        continuation_delimiter=continuation_delimiter(config.target_delimiter, config.gen_prefix) if chat else None,
+        fewshot_target_delimiter=fewshot.get("target_delimiter"),
         mode=mode,
     )
     built = _build(provider, where, config.lines, options=options, settings=settings)
@@ -343,6 +376,62 @@ def _style(
             hint="--mode applies to styles with modes, such as OpenCompass tasks",
         )
     return built, provider.describe()
+
+
+def _chat_rules(
+    config: TaskConfig, chat: bool, system_instruction: str | None, fewshot_as_multiturn: bool | None
+) -> ChatRules | None:
+    """The chat rules to apply between style and meta template, or ``None`` when
+    they would change nothing."""
+    if fewshot_as_multiturn and not chat:
+        raise OptionError(
+            "few-shot examples as multi-turn messages need a chat meta template",
+            key="fewshot_as_multiturn",
+            hint="add --meta chatml, --meta messages or another chat format (meta= in Python)",
+        )
+    multiturn = True if fewshot_as_multiturn is None else fewshot_as_multiturn
+    if not system_instruction and (not chat or multiturn):
+        return None
+    return ChatRules(system_instruction or None, multiturn, chat, config.fewshot_delimiter)
+
+
+def _processed(config: TaskConfig, overridden: set[str]) -> TaskConfig:
+    """Apply the task's ``process_docs`` once per split, the few-shot pool first
+    (the order lm-evaluation-harness loads them in), after ``before_code``."""
+    if config.process_docs is None and config.fewshot_process_docs is None:
+        return config
+    split = config.test_split
+    pool_split = _pool_split(config)
+    jobs = []
+    if config.fewshot_process_docs is not None and pool_split in config.data:
+        jobs.append((pool_split, config.fewshot_process_docs, "fewshot_process_docs"))
+    if config.process_docs is not None:
+        jobs.append((split, config.process_docs, "process_docs"))
+    if callable(config.before_code):
+        config.before_code()
+    data = dict(config.data)
+    done: dict[str, Any] = {}
+    changes: dict[str, Any] = {}
+    for name, function, key in jobs:
+        if name in done and done[name] == function:
+            continue
+        target = name
+        if name in done:
+            # The same split processed differently for the pool: keep both.
+            target = changes["fewshot_split"] = f"{name} (few-shot)"
+        try:
+            records = load_records(config.data[name], name)
+        except PromptStyleError as exc:
+            raise _locate_data_error(exc, config, name, name not in overridden) from None
+        try:
+            data[target] = function(records)
+        except PromptStyleError as exc:
+            raise exc.locate(**config.where(key)) from None
+        except Exception as exc:
+            what = getattr(function, "name", None) or getattr(function, "__qualname__", type(function).__name__)
+            raise RenderError(f"{what} raised {type(exc).__name__}: {exc}", split=name, **config.where(key)) from exc
+        done[name] = function
+    return dataclasses.replace(config, data=data, **changes)
 
 
 def _meta(
@@ -363,11 +452,16 @@ def _meta(
     return _build(provider, where, {}, options=options), provider.describe()
 
 
+def _pool_split(config: TaskConfig) -> str:
+    """The split few-shot examples come from."""
+    split = config.test_split
+    return config.fewshot_split or next((s for s in ("train", "validation", "dev") if s in config.data), split)
+
+
 def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mapping[str, Any]]]:
     """The few-shot split and its records, loaded only when examples are asked for."""
-    split = config.test_split
-    pool_split = config.fewshot_split or next((s for s in ("train", "validation", "dev") if s in config.data), split)
-    if not config.num_fewshot and config.retriever is None:
+    pool_split = _pool_split(config)
+    if not config.needs_examples():
         return pool_split, []
     if pool_split not in config.data:
         raise config.error(
@@ -402,6 +496,8 @@ def render_records(
     plugins: PluginManager | None = None,
     meta: str | Path | Mapping[str, Any] = "plain",
     meta_options: Mapping[str, Any] | None = None,
+    system_instruction: str | None = None,
+    fewshot_as_multiturn: bool | None = None,
     mode: str | None = None,
     **task: Any,
 ) -> list[RenderedPrompt]:
@@ -416,6 +512,8 @@ def render_records(
     :param plugins: the plugin manager; defaults to :func:`default_plugin_manager`.
     :param meta: the meta template name.
     :param meta_options: options for the meta template.
+    :param system_instruction: as for :func:`load_task`.
+    :param fewshot_as_multiturn: as for :func:`load_task`.
     :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks).
     :param task: task keys, as in a task file (``doc_to_text``, ``template``, ...).
     :returns: one :class:`RenderedPrompt` per record.
@@ -425,4 +523,13 @@ def render_records(
         data["dev"] = list(fewshot)
         task.setdefault("fewshot_split", "dev")
     config = {"data": data, **task}
-    return list(load_task(config, plugins=plugins, meta=meta, meta_options=meta_options, mode=mode).render())
+    loaded = load_task(
+        config,
+        plugins=plugins,
+        meta=meta,
+        meta_options=meta_options,
+        system_instruction=system_instruction,
+        fewshot_as_multiturn=fewshot_as_multiturn,
+        mode=mode,
+    )
+    return list(loaded.render())

@@ -93,7 +93,7 @@ def tie_only(task, theirs: list[list[int]], mine: list[list[int]]) -> bool:
     from prompt_style_bm25 import query_text, word_tokenize
 
     retriever = task.renderer.retriever
-    for (i, record), a, b in zip(enumerate(task.records()), theirs, mine):
+    for record, a, b in zip(task.records(), theirs, mine):
         if a == b:
             continue
         scores = retriever._bm25.get_scores(word_tokenize(query_text(record, retriever.columns)))

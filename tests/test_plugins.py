@@ -23,9 +23,24 @@ from prompt_style import (
     load_task,
 )
 
-BUILTIN_STYLES = ["mcq", "passthrough"]
-BUILTIN_RETRIEVERS = ["first_n", "fixed", "fixk", "opencompass_random", "random", "sliding_window", "zero"]
-BUILTINS = ["builtin-formats", "builtin-fields", "builtin-retrievers", "builtin-styles", "builtin-meta"]
+BUILTIN_STYLES = ["mcq", "passthrough", "task_template"]
+BUILTIN_RETRIEVERS = [
+    "first_n",
+    "fixed",
+    "fixk",
+    "opencompass_random",
+    "random",
+    "sliding_window",
+    "zero",
+]
+BUILTINS = [
+    "builtin-formats",
+    "builtin-fields",
+    "builtin-retrievers",
+    "builtin-styles",
+    "builtin-meta",
+    "builtin-task-templates",
+]
 FIRST_PARTY = {
     "mmlu": "prompt-style-mmlu",
     "gpqa": "prompt-style-gpqa",
@@ -130,7 +145,7 @@ def test_builtin_names(pm):
 def test_builtin_describe(pm):
     rows = {r["name"]: r for r in pm.describe()}
     assert rows["builtin-fields"]["hooks"] == {"extract_field": []}
-    assert _not_opencompass(rows["builtin-styles"]["hooks"]["format_prompt"]) == BUILTIN_STYLES
+    assert _not_opencompass(rows["builtin-styles"]["hooks"]["format_prompt"]) == ["mcq", "passthrough"]
     assert _not_opencompass(rows["builtin-meta"]["hooks"]["apply_meta_template"]) == ["messages", "plain"]
     assert rows["builtin-retrievers"]["hooks"] == {"retrieve_examples": BUILTIN_RETRIEVERS}
     for row in rows.values():

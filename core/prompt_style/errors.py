@@ -10,12 +10,14 @@ __all__ = [
     "DataError",
     "FieldError",
     "StyleError",
+    "TargetError",
     "OptionError",
     "RenderError",
     "PluginError",
     "PluginNotFoundError",
     "PluginConflictError",
     "PluginLoadWarning",
+    "TaskFileWarning",
 ]
 
 
@@ -96,6 +98,14 @@ class StyleError(PromptStyleError):
     """A style cannot format a record (for example: fewer labels than choices)."""
 
 
+class TargetError(FieldError, StyleError):
+    """``doc_to_target`` does not name exactly one of the record's choices: out of
+    range, not a choice, or ambiguous. The gold answer comes from the task's own
+    fields (never from how a style labels the choices), so this is a field error;
+    it is also a :class:`StyleError`, which is what code written before targets
+    were resolved by the renderer catches."""
+
+
 class OptionError(PromptStyleError):
     """A plugin was given an unknown or ill-typed option."""
 
@@ -118,3 +128,9 @@ class PluginConflictError(PluginError):
 
 class PluginLoadWarning(UserWarning):
     """A plugin failed to load and was skipped; the others still work."""
+
+
+class TaskFileWarning(UserWarning):
+    """A task file has a problem that does not stop it from rendering (for
+    example task-template metadata outside the allowed values); ``prompt-style
+    validate`` reports it as an error or a warning."""

@@ -179,6 +179,7 @@ def load_task(
     template: str | int | None = None,
     task_format: str | None = None,
     mode: str | None = None,
+    read_options: Mapping[str, Any] | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -202,11 +203,18 @@ def load_task(
     :param task_format: the task file's format, when detection should not decide.
     :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); the
         default comes from the task (an OpenCompass ``PPLInferencer`` means ``ppl``).
+    :param read_options: format-specific reading options (``ReadOptions.options``),
+        e.g. ``{"data_root": "data/processed"}`` for task-template files.
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
     manager = plugins or default_plugin_manager()
-    options = ReadOptions(trust_code=trust_code, template=template)
+    format_options = dict(read_options or {})
+    if seed is not None:
+        format_options.setdefault("seed", seed)
+    options = ReadOptions(
+        trust_code=trust_code, template=template, options=format_options, data=dict(data or {}), plugins=manager
+    )
     config = _with_overrides(_config_of(task, manager, options, task_format), data=data, shots=shots, seed=seed)
     overridden = set(data or ())
     used: dict[str, Any] = {}

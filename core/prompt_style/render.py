@@ -15,6 +15,7 @@ from typing import Any
 
 from . import conversation
 from .errors import FieldError, PromptStyleError, RenderError
+from .fields.targets import gold_resolver
 from .types import Dialogue, FormattedPrompt, Sample
 
 __all__ = ["RenderedPrompt", "Candidate", "TaskRenderer", "dialogue_to_json"]
@@ -81,21 +82,23 @@ class RenderedPrompt:
     """The intermediate dialogue, before the meta template."""
     token_ids: list[int] | None = None
     """The prompt as token ids, when the meta template gives them."""
+    extra: dict[str, Any] | None = None
+    """More fields the style reports (``answer_choices`` for task-template files)."""
     candidates: list[Candidate] | None = None
     """Perplexity mode: one :class:`Candidate` per label (``text`` and ``messages``
     are then ``None``)."""
     mode: str | None = None
     """``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); ``None`` otherwise."""
-
     turn: int | None = None
     """For a multi-turn dialogue: which request of the record this is (0, 1, ...);
     ``None`` when the record is one request."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
-        ``target``, and ``token_ids`` when the meta template gives them; for styles
-        with modes also ``mode``, and ``dialogue`` (generation) or ``candidates``
-        (perplexity); ``turn`` for the requests of a multi-turn dialogue."""
+        ``target``, and ``token_ids`` when the meta template gives them; the style's
+        ``extra`` fields; for styles with modes also ``mode``, and ``dialogue``
+        (generation) or ``candidates`` (perplexity); ``turn`` for the requests of a
+        multi-turn dialogue."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -105,6 +108,8 @@ class RenderedPrompt:
         }
         if self.token_ids is not None:
             out["token_ids"] = self.token_ids
+        if self.extra:
+            out.update(self.extra)
         if self.turn is not None:
             out["turn"] = self.turn
         if self.mode is not None:
@@ -173,6 +178,10 @@ class TaskRenderer:
         self._choice = get("doc_to_choice")
         self._target = get("doc_to_target")
         self._description = get("description")
+        # The gold answer is resolved here, from the task's fields, before any style runs.
+        self._gold = gold_resolver(self._target)
+        # A style that reports the target as text (task_template) says it needs no gold index.
+        self._needs_gold = getattr(self.style, "needs_gold", True)
         self._shots: list[Sample | None] = [None] * len(self.pool)
         self._style_format = self.style.format
         self._meta_apply = self.meta.apply
@@ -204,9 +213,15 @@ class TaskRenderer:
                 choices = self._choice(record)
                 if type(choices) is not list:
                     choices = _choices(choices)
+            gold = None
             if self._target is not None:
                 key = "doc_to_target"
                 target = self._target(record)
+                if choices is not None and target is not None and self._needs_gold:
+                    if type(target) is int and 0 <= target < len(choices):
+                        gold = target  # the common case, without a call
+                    else:
+                        gold = self._gold(target, choices)
             if description and self._description is not None:
                 key = "description"
                 value = self._description(record)
@@ -215,7 +230,7 @@ class TaskRenderer:
             raise
         except Exception as exc:  # user callables and plugin extractors
             raise FieldError(f"raised {type(exc).__name__}: {exc}", key=key) from exc
-        return Sample(index, record, question, choices, target, text)
+        return Sample(index, record, question, choices, target, text, gold=gold)
 
     def _shot(self, i: int) -> Sample:
         shot = self._shots[i]
@@ -298,6 +313,7 @@ class TaskRenderer:
             self.plugins,
             dialogue,
             made.token_ids,
+            formatted.extra,
             mode=formatted.mode,
             turn=turn,
         )
@@ -336,8 +352,8 @@ class TaskRenderer:
             self.plugins,
             formatted.dialogue,
             made.token_ids,
-            None,
-            formatted.mode,
+            formatted.extra,
+            mode=formatted.mode,
         )
 
     def _candidates(self, index: int, formatted: Any) -> RenderedPrompt:
@@ -347,5 +363,15 @@ class TaskRenderer:
             made = full(dialogue)
             candidates.append(Candidate(label, made.text, made.messages, dialogue, made.token_ids))
         return RenderedPrompt(
-            index, None, None, (), formatted.target, self.plugins, (), None, candidates, formatted.mode
+            index,
+            None,
+            None,
+            (),
+            formatted.target,
+            self.plugins,
+            (),
+            None,
+            formatted.extra,
+            candidates=candidates,
+            mode=formatted.mode,
         )

@@ -72,6 +72,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         choices=("gen", "ppl"),
         help="generation or perplexity prompts, for tasks with modes (OpenCompass; default: from the inferencer)",
     )
+    render.add_argument(
+        "--data-root",
+        metavar="DIR",
+        help="where task-template files find their data_dir (default: next to the task file, or data/processed/)",
+    )
 
 
 def _body(text: str | None, messages: Any) -> str:
@@ -84,6 +89,8 @@ def _text_block(result: Any) -> str:
     header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
+    for key, value in (result.extra or {}).items():
+        header += f" · {key}: " + json.dumps(value, ensure_ascii=False)
     if result.turn is not None:
         header += f" · turn {result.turn}"
     candidates = getattr(result, "candidates", None)
@@ -111,6 +118,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         template=int(args.template) if args.template and args.template.isdigit() else args.template,
         task_format=args.task_format,
         mode=args.mode,
+        read_options={"data_root": args.data_root} if args.data_root else None,
     )
     replies = _read_replies(args.replies) if args.replies else None
     write = out.write

@@ -76,6 +76,10 @@ class JinjaProfile:
     """``{% break %}`` and ``{% continue %}``."""
     record_fields_first: bool = False
     """``x.items`` is the record's ``items`` field, not the dict method, when it exists."""
+    mutable: bool = False
+    """Allow templates to call mutating methods (``list.append``, ``dict.update``)
+    as plain Jinja does (a ``SandboxedEnvironment`` instead of the immutable one;
+    unsafe attributes stay blocked). promptsource's templates rely on it."""
     filters: tuple[tuple[str, Callable[..., Any]], ...] = ()
     globals: tuple[tuple[str, Any], ...] = ()
     extensions: tuple[Any, ...] = ()
@@ -112,13 +116,13 @@ def environment(profile: JinjaProfile = FIELDS):
     if env is not None:
         return env
     import jinja2
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 
     _check_jinja_version(jinja2)
-    base = ImmutableSandboxedEnvironment
+    base = SandboxedEnvironment if profile.mutable else ImmutableSandboxedEnvironment
     if profile.record_fields_first:
 
-        class RecordEnvironment(ImmutableSandboxedEnvironment):
+        class RecordEnvironment(base):  # type: ignore[misc, valid-type]
             # Records are data: `choices.items` is the record's "items" field,
             # not the dict method, whenever the field exists.
             def getattr(self, obj: Any, attribute: str) -> Any:
@@ -144,15 +148,20 @@ def environment(profile: JinjaProfile = FIELDS):
     return env
 
 
-def compile_template(source: str, profile: JinjaProfile = FIELDS):
+def compile_template(source: str, profile: JinjaProfile = FIELDS, *, cache: bool = True):
     """The compiled template for ``source`` under ``profile`` (compiled once per process).
 
+    :param cache: ``False`` compiles anew, for templates whose compilation has
+        effects (Jinja folds constant filter calls at compile time, so a random
+        ``choice`` filter draws while compiling, as promptsource relies on).
     :raises jinja2.TemplateSyntaxError: for a syntax error (callers translate it).
     """
     key = (profile, source)
-    compiled = _TEMPLATES.get(key)
+    compiled = _TEMPLATES.get(key) if cache else None
     if compiled is None:
-        compiled = _TEMPLATES[key] = environment(profile).from_string(source)
+        compiled = environment(profile).from_string(source)
+        if cache:
+            _TEMPLATES[key] = compiled
     return compiled
 
 

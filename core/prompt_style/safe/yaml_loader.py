@@ -27,6 +27,9 @@ class YamlDocument:
     """Line (1-based) of each key, by dotted path: ``template``, ``template.suffix``,
     ``templates.0.jinja``; list items by their index (``doc_to_choice.2``)."""
     path: Path | None = None
+    duplicates: tuple[tuple[str, int, int], ...] = ()
+    """``(key path, line, line of the first occurrence)`` of each key written
+    twice in one mapping, when they were allowed (``duplicate_keys="last"``)."""
 
 
 def _loader_class(tags: Mapping[str, Callable[[Any, Any], Any]] | None):
@@ -44,7 +47,13 @@ def _loader_class(tags: Mapping[str, Callable[[Any, Any], Any]] | None):
     return TaggedLoader
 
 
-def _line_map(node: Any, prefix: str, out: dict[str, int], file: str | None) -> None:
+def _line_map(
+    node: Any,
+    prefix: str,
+    out: dict[str, int],
+    file: str | None,
+    duplicates: list[tuple[str, int, int]] | None = None,
+) -> None:
     import yaml
 
     if isinstance(node, yaml.MappingNode):
@@ -53,21 +62,26 @@ def _line_map(node: Any, prefix: str, out: dict[str, int], file: str | None) -> 
             name = str(key_node.value)
             path = f"{prefix}{name}"
             if name in seen:
-                raise TaskFileError(
-                    f"key {path!r} appears twice",
-                    file=file,
-                    line=key_node.start_mark.line + 1,
-                    key=path,
-                    hint="remove one of them; YAML keeps only the last",
-                )
+                if duplicates is None:
+                    raise TaskFileError(
+                        f"key {path!r} appears twice",
+                        file=file,
+                        line=key_node.start_mark.line + 1,
+                        key=path,
+                        hint="remove one of them; YAML keeps only the last",
+                    )
+                # The last occurrence wins (as in PyYAML): its lines replace the first's.
+                duplicates.append((path, key_node.start_mark.line + 1, out.get(path, 0)))
+                for stale in [k for k in out if k == path or k.startswith(path + ".")]:
+                    del out[stale]
             seen.add(name)
             out.setdefault(path, key_node.start_mark.line + 1)
-            _line_map(value_node, path + ".", out, file)
+            _line_map(value_node, path + ".", out, file, duplicates)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             path = f"{prefix}{i}"
             out.setdefault(path, item.start_mark.line + 1)
-            _line_map(item, path + ".", out, file)
+            _line_map(item, path + ".", out, file, duplicates)
 
 
 def load_yaml(
@@ -76,6 +90,7 @@ def load_yaml(
     text: str | None = None,
     tags: Mapping[str, Callable[[Any, Any], Any]] | None = None,
     what: str = "task file",
+    duplicate_keys: str = "error",
 ) -> YamlDocument:
     """Read and parse a YAML file (or ``text``, reported as ``source``).
 
@@ -85,6 +100,10 @@ def load_yaml(
         formats that use their own tags (promptsource's ``!Template``); no
         Python tags are ever loaded.
     :param what: how to name the file in messages.
+    :param duplicate_keys: ``"error"`` (default): a key written twice in one
+        mapping is an error; ``"last"``: the last one wins, as in PyYAML, and
+        the document lists them in ``duplicates`` (for formats whose reference
+        implementation accepts them).
     :raises TaskFileError: naming the file and line.
     """
     import yaml
@@ -104,8 +123,9 @@ def load_yaml(
     try:
         node = loader.get_single_node()
         lines: dict[str, int] = {}
+        duplicates: list[tuple[str, int, int]] | None = None if duplicate_keys == "error" else []
         if node is not None:
-            _line_map(node, "", lines, file)
+            _line_map(node, "", lines, file, duplicates)
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
@@ -113,4 +133,4 @@ def load_yaml(
         raise TaskFileError(f"not valid YAML: {problem}", file=file, line=mark.line + 1 if mark else None) from None
     finally:
         loader.dispose()
-    return YamlDocument(data, lines, path)
+    return YamlDocument(data, lines, path, tuple(duplicates or ()))

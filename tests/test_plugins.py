@@ -30,6 +30,7 @@ BUILTIN_RETRIEVERS = [
     "fixk",
     "opencompass_random",
     "random",
+    "shared_random",
     "sliding_window",
     "zero",
 ]

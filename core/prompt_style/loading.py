@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from .data import check_data_file, iter_records, load_records
-from .errors import DataError, PluginError, PromptStyleError, RenderError
+from .errors import DataError, OptionError, PluginError, PromptStyleError, RenderError
 from .formats import load_task_config
+from .meta.chat_rules import ChatRules, continuation_delimiter
 from .meta.files import is_meta_path, resolve_meta
 from .plugins import PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
@@ -24,7 +25,8 @@ from .types import ReadOptions, StyleSettings
 
 __all__ = ["Task", "load_task", "render_records", "default_plugin_manager"]
 
-_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description")
+_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description", "gen_prefix")
+_SHOT_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "gen_prefix")
 _PROTOCOL_METHOD = {"format_prompt": "format", "apply_meta_template": "apply", "retrieve_examples": "select"}
 
 _default_manager: PluginManager | None = None
@@ -179,6 +181,8 @@ def load_task(
     template: str | int | None = None,
     task_format: str | None = None,
     mode: str | None = None,
+    system_instruction: str | None = None,
+    fewshot_as_multiturn: bool | None = None,
     read_options: Mapping[str, Any] | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
@@ -203,6 +207,11 @@ def load_task(
     :param task_format: the task file's format, when detection should not decide.
     :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); the
         default comes from the task (an OpenCompass ``PPLInferencer`` means ``ppl``).
+    :param system_instruction: text for the start of the system message, before
+        the task's description (lm-evaluation-harness ``--system_instruction``).
+    :param fewshot_as_multiturn: with a chat meta template, few-shot examples as
+        user/assistant turns (``None``: yes); ``False`` puts the whole plain-text
+        prompt in one user message. ``True`` needs a chat meta template.
     :param read_options: format-specific reading options (``ReadOptions.options``),
         e.g. ``{"data_root": "data/processed"}`` for task-template files.
     :returns: the :class:`Task`.
@@ -216,11 +225,18 @@ def load_task(
         trust_code=trust_code, template=template, options=format_options, data=dict(data or {}), plugins=manager
     )
     config = _with_overrides(_config_of(task, manager, options, task_format), data=data, shots=shots, seed=seed)
+    config.check_data()
     overridden = set(data or ())
+    config = _processed(config, overridden)
     used: dict[str, Any] = {}
     extractors, used["extract_field"] = _compile_fields(config, manager)
-    built_style, used["format_prompt"] = _style(config, manager, style, mode)
-    built_meta, used["apply_meta_template"] = _meta(manager, meta, meta_options, trust_code)
+    shot_extractors = _compile_shot_fields(config, manager)
+    # The meta template is built before the style: a chat format changes the style's settings.
+    built_meta, meta_used = _meta(manager, meta, meta_options, trust_code)
+    chat = bool(getattr(built_meta, "chat", False))
+    built_style, used["format_prompt"] = _style(config, manager, style, chat, mode)
+    used["apply_meta_template"] = meta_used
+    rules = _chat_rules(config, chat, system_instruction, fewshot_as_multiturn)
 
     split = config.test_split
     if split not in config.data:
@@ -255,6 +271,11 @@ def load_task(
         source=str(config.path) if config.path else None,
         plugins=used,
         lines=config.lines,
+        shot_extractors=shot_extractors,
+        chat=rules,
+        output_type=config.output_type,
+        until=config.until,
+        origins={key: str(path) for key, path in config.origins.items()},
     )
     return Task(config, renderer, pool if pool and pool_split == split else None)
 
@@ -310,6 +331,20 @@ def _compile_fields(config: TaskConfig, manager: PluginManager) -> tuple[dict[st
     return extractors, used
 
 
+def _compile_shot_fields(config: TaskConfig, manager: PluginManager) -> dict[str, Any]:
+    """Extractors for the field specs few-shot examples use instead (``fewshot_overrides``)."""
+    extractors: dict[str, Any] = {}
+    for key in _SHOT_FIELD_KEYS:
+        spec = config.fewshot_overrides.get(key)
+        if spec is None:
+            continue
+        try:
+            extractors[key], _ = manager.extractor(spec, key)
+        except PromptStyleError as exc:
+            raise exc.locate(**config.where(f"fewshot_config.{key}")) from None
+    return extractors
+
+
 def _resolve(manager: PluginManager, hook: str, name: str, where: dict[str, Any]) -> Provider:
     try:
         return manager.resolve(hook, name)
@@ -329,16 +364,20 @@ def _missing_split(config: TaskConfig, split: str, what: str) -> PromptStyleErro
 
 
 def _style(
-    config: TaskConfig, manager: PluginManager, override: str | None, mode: str | None = None
+    config: TaskConfig, manager: PluginManager, override: str | None, chat: bool, mode: str | None = None
 ) -> tuple[Any, dict[str, Any]]:
     name, options = config.style_spec()
     where = config.where("template")
     provider = _resolve(manager, "format_prompt", override or name, where)
+    fewshot = config.fewshot_overrides
     settings = StyleSettings(
         target_delimiter=config.target_delimiter,
-        fewshot_delimiter=config.fewshot_delimiter,
+        fewshot_delimiter=fewshot.get("fewshot_delimiter", config.fewshot_delimiter),
         task=config.task,
         mode=mode,
+        output_type=config.output_type,
+        continuation_delimiter=continuation_delimiter(config.target_delimiter, config.gen_prefix) if chat else None,
+        fewshot_target_delimiter=fewshot.get("target_delimiter"),
     )
     built = _build(provider, where, config.lines, options=options, settings=settings)
     if mode is not None and mode not in getattr(built, "modes", ()):
@@ -350,6 +389,62 @@ def _style(
             hint="--mode applies to styles with modes, such as OpenCompass tasks",
         )
     return built, provider.describe()
+
+
+def _chat_rules(
+    config: TaskConfig, chat: bool, system_instruction: str | None, fewshot_as_multiturn: bool | None
+) -> ChatRules | None:
+    """The chat rules to apply between style and meta template, or ``None`` when
+    they would change nothing."""
+    if fewshot_as_multiturn and not chat:
+        raise OptionError(
+            "few-shot examples as multi-turn messages need a chat meta template",
+            key="fewshot_as_multiturn",
+            hint="add --meta chatml, --meta messages or another chat format (meta= in Python)",
+        )
+    multiturn = True if fewshot_as_multiturn is None else fewshot_as_multiturn
+    if not system_instruction and (not chat or multiturn):
+        return None
+    return ChatRules(system_instruction or None, multiturn, chat, config.fewshot_delimiter)
+
+
+def _processed(config: TaskConfig, overridden: set[str]) -> TaskConfig:
+    """Apply the task's ``process_docs`` once per split, the few-shot pool first
+    (the order lm-evaluation-harness loads them in), after ``before_code``."""
+    if config.process_docs is None and config.fewshot_process_docs is None:
+        return config
+    split = config.test_split
+    pool_split = _pool_split(config)
+    jobs = []
+    if config.fewshot_process_docs is not None and pool_split in config.data:
+        jobs.append((pool_split, config.fewshot_process_docs, "fewshot_process_docs"))
+    if config.process_docs is not None:
+        jobs.append((split, config.process_docs, "process_docs"))
+    if callable(config.before_code):
+        config.before_code()
+    data = dict(config.data)
+    done: dict[str, Any] = {}
+    changes: dict[str, Any] = {}
+    for name, function, key in jobs:
+        if name in done and done[name] == function:
+            continue
+        target = name
+        if name in done:
+            # The same split processed differently for the pool: keep both.
+            target = changes["fewshot_split"] = f"{name} (few-shot)"
+        try:
+            records = load_records(config.data[name], name)
+        except PromptStyleError as exc:
+            raise _locate_data_error(exc, config, name, name not in overridden) from None
+        try:
+            data[target] = function(records)
+        except PromptStyleError as exc:
+            raise exc.locate(**config.where(key)) from None
+        except Exception as exc:
+            what = getattr(function, "name", None) or getattr(function, "__qualname__", type(function).__name__)
+            raise RenderError(f"{what} raised {type(exc).__name__}: {exc}", split=name, **config.where(key)) from exc
+        done[name] = function
+    return dataclasses.replace(config, data=data, **changes)
 
 
 def _meta(
@@ -370,11 +465,16 @@ def _meta(
     return _build(provider, where, {}, options=options), provider.describe()
 
 
+def _pool_split(config: TaskConfig) -> str:
+    """The split few-shot examples come from."""
+    split = config.test_split
+    return config.fewshot_split or next((s for s in ("train", "validation", "dev") if s in config.data), split)
+
+
 def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mapping[str, Any]]]:
     """The few-shot split and its records, loaded only when examples are asked for."""
-    split = config.test_split
-    pool_split = config.fewshot_split or next((s for s in ("train", "validation", "dev") if s in config.data), split)
-    if not config.num_fewshot and config.retriever is None:
+    pool_split = _pool_split(config)
+    if not config.needs_examples():
         return pool_split, []
     if pool_split not in config.data:
         raise _missing_split(config, pool_split, "few-shot")
@@ -406,6 +506,8 @@ def render_records(
     meta: str | Path | Mapping[str, Any] = "plain",
     meta_options: Mapping[str, Any] | None = None,
     mode: str | None = None,
+    system_instruction: str | None = None,
+    fewshot_as_multiturn: bool | None = None,
     **task: Any,
 ) -> list[RenderedPrompt]:
     """Render records held in memory with a task given as keyword arguments.
@@ -420,6 +522,8 @@ def render_records(
     :param meta: the meta template name.
     :param meta_options: options for the meta template.
     :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks).
+    :param system_instruction: as for :func:`load_task`.
+    :param fewshot_as_multiturn: as for :func:`load_task`.
     :param task: task keys, as in a task file (``doc_to_text``, ``template``, ...).
     :returns: one :class:`RenderedPrompt` per record.
     """
@@ -428,4 +532,13 @@ def render_records(
         data["dev"] = list(fewshot)
         task.setdefault("fewshot_split", "dev")
     config = {"data": data, **task}
-    return list(load_task(config, plugins=plugins, meta=meta, meta_options=meta_options, mode=mode).render())
+    loaded = load_task(
+        config,
+        plugins=plugins,
+        meta=meta,
+        meta_options=meta_options,
+        mode=mode,
+        system_instruction=system_instruction,
+        fewshot_as_multiturn=fewshot_as_multiturn,
+    )
+    return list(loaded.render())

@@ -84,6 +84,8 @@ class RenderedPrompt:
     """The prompt as token ids, when the meta template gives them."""
     extra: dict[str, Any] | None = None
     """More fields the style reports (``answer_choices`` for task-template files)."""
+    until: tuple[str, ...] | None = None
+    """Stop sequences of a generation task (lm-evaluation-harness ``until``)."""
     candidates: list[Candidate] | None = None
     """Perplexity mode: one :class:`Candidate` per label (``text`` and ``messages``
     are then ``None``)."""
@@ -95,10 +97,11 @@ class RenderedPrompt:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
-        ``target``, and ``token_ids`` when the meta template gives them; the style's
-        ``extra`` fields; for styles with modes also ``mode``, and ``dialogue``
-        (generation) or ``candidates`` (perplexity); ``turn`` for the requests of a
-        multi-turn dialogue."""
+        ``target``, ``token_ids`` when the meta template gives them, ``until`` for
+        a generation task with stop sequences, and the style's ``extra`` fields;
+        for styles with modes also ``mode``, and ``dialogue`` (generation) or
+        ``candidates`` (perplexity); ``turn`` for the requests of a multi-turn
+        dialogue."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -108,6 +111,8 @@ class RenderedPrompt:
         }
         if self.token_ids is not None:
             out["token_ids"] = self.token_ids
+        if self.until is not None:
+            out["until"] = list(self.until)
         if self.extra:
             out.update(self.extra)
         if self.turn is not None:
@@ -158,6 +163,11 @@ class TaskRenderer:
         source: str | None = None,
         plugins: Mapping[str, Any] | None = None,
         lines: Mapping[str, int] | None = None,
+        shot_extractors: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None,
+        chat: Any = None,
+        output_type: str | None = None,
+        until: Sequence[str] | None = None,
+        origins: Mapping[str, str] | None = None,
     ) -> None:
         self.task = task
         self.extractors = dict(extractors)
@@ -170,6 +180,14 @@ class TaskRenderer:
         self.source = source
         self.plugins = dict(plugins or {})
         self.lines = dict(lines or {})
+        self.shot_extractors = dict(shot_extractors or {})
+        """Extractors few-shot examples use instead (lm-evaluation-harness ``fewshot_config``)."""
+        self.chat = chat
+        """The chat rules (``prompt_style.meta.chat_rules.ChatRules``), or ``None``."""
+        self.output_type = output_type
+        self.until = tuple(until) if until is not None else None
+        self.origins = dict(origins or {})
+        """The file a key was written in, when not ``source``."""
         self._setup()
 
     def _setup(self) -> None:
@@ -178,6 +196,7 @@ class TaskRenderer:
         self._choice = get("doc_to_choice")
         self._target = get("doc_to_target")
         self._description = get("description")
+        self._prefix = get("gen_prefix")
         # The gold answer is resolved here, from the task's fields, before any style runs.
         self._gold = gold_resolver(self._target)
         # A style that reports the target as text (task_template) says it needs no gold index.
@@ -187,6 +206,21 @@ class TaskRenderer:
         self._meta_apply = self.meta.apply
         self._meta_full = getattr(self.meta, "apply_full", None) or self.meta.apply
         self._select = self.retriever.select
+        self._chat_apply = self.chat.apply if self.chat is not None else None
+        self._rolling = self.output_type == "loglikelihood_rolling"
+        self._fields = (self._text, self._choice, self._target, self._prefix, self._gold)
+        if self.shot_extractors:
+            extractors = {**self.extractors, **self.shot_extractors}
+            target = extractors.get("doc_to_target")
+            self._shot_fields = (
+                extractors.get("doc_to_text"),
+                extractors.get("doc_to_choice"),
+                target,
+                extractors.get("gen_prefix"),
+                gold_resolver(target) if target is not self._target else self._gold,
+            )
+        else:
+            self._shot_fields = self._fields
 
     def __getstate__(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if not key.startswith("_")}
@@ -197,54 +231,71 @@ class TaskRenderer:
 
     def sample(self, record: Mapping[str, Any], index: int, *, description: bool = True) -> Sample:
         """Extract the fields of one record."""
+        return self._extract(record, index, self._fields, description)
+
+    def _extract(
+        self,
+        record: Mapping[str, Any],
+        index: int,
+        fields: tuple[Any, Any, Any, Any, Any],
+        description: bool,
+    ) -> Sample:
+        text_of, choice_of, target_of, prefix_of, resolve = fields
         key = "doc_to_text"
         try:
-            question = self._text(record)
-            if question is None:
+            question = text_of(record) if text_of is not None else None
+            if question is None and not self._rolling:
                 raise FieldError(
                     "gave null, so the prompt would read 'None'",
                     key=key,
                     hint="fix the record, or point doc_to_text at a field that holds the question",
                 )
-            choices = target = None
+            choices = target = prefix = None
             text = ""
-            if self._choice is not None:
+            if choice_of is not None:
                 key = "doc_to_choice"
-                choices = self._choice(record)
+                choices = choice_of(record)
                 if type(choices) is not list:
                     choices = _choices(choices)
             gold = None
-            if self._target is not None:
+            if target_of is not None:
                 key = "doc_to_target"
-                target = self._target(record)
-                if choices is not None and target is not None and self._needs_gold:
+                target = target_of(record)
+                if choices is not None and target is not None and resolve is not None and self._needs_gold:
                     if type(target) is int and 0 <= target < len(choices):
                         gold = target  # the common case, without a call
                     else:
-                        gold = self._gold(target, choices)
+                        gold = resolve(target, choices)
             if description and self._description is not None:
                 key = "description"
                 value = self._description(record)
                 text = "" if value is None else str(value)
+            if prefix_of is not None:
+                key = "gen_prefix"
+                value = prefix_of(record)
+                prefix = None if value is None else str(value)
         except PromptStyleError:
             raise
         except Exception as exc:  # user callables and plugin extractors
             raise FieldError(f"raised {type(exc).__name__}: {exc}", key=key) from exc
-        return Sample(index, record, question, choices, target, text, gold=gold)
+        return Sample(index, record, question, choices, target, text, gold=gold, gen_prefix=prefix)
 
     def _shot(self, i: int) -> Sample:
         shot = self._shots[i]
         if shot is None:
             try:
-                shot = self._shots[i] = self.sample(self.pool[i], i, description=False)
+                shot = self._shots[i] = self._extract(self.pool[i], i, self._shot_fields, False)
             except PromptStyleError as exc:
                 exc.message = f"few-shot example: {exc.message}"
                 raise exc.locate(split=self.pool_split, index=i) from None
         return shot
 
     def _locate(self, exc: PromptStyleError, index: int) -> PromptStyleError:
-        line = self.lines.get(exc.key or "") or self.lines.get((exc.key or "").split(".")[0])
-        return exc.locate(split=self.split, index=index, file=self.source, line=line)
+        key = exc.key or ""
+        top = key.split(".")[0]
+        line = self.lines.get(key) or self.lines.get(top)
+        source = self.origins.get(key) or self.origins.get(top) or self.source
+        return exc.locate(split=self.split, index=index, file=source, line=line)
 
     def _format(self, record: Mapping[str, Any], index: int) -> FormattedPrompt:
         try:
@@ -283,6 +334,9 @@ class TaskRenderer:
         :raises PromptStyleError: naming the key and the record, for bad data, and
             when ``every`` mode gets no reply.
         """
+        if getattr(self.style, "infer_mode", None) is None:  # one request: the usual path
+            yield self.render(record, index)
+            return
         formatted = self._format(record, index)
         if formatted.infer_mode is None:
             yield self._rendered(formatted, formatted.dialogue, index)
@@ -299,6 +353,8 @@ class TaskRenderer:
         turn: int | None = None,
     ) -> RenderedPrompt:
         try:
+            if self._chat_apply is not None:
+                dialogue = self._chat_apply(dialogue)
             made = self._meta_apply(dialogue)
         except PromptStyleError as exc:
             raise self._locate(exc, index) from None
@@ -314,6 +370,7 @@ class TaskRenderer:
             dialogue,
             made.token_ids,
             formatted.extra,
+            self.until,
             mode=formatted.mode,
             turn=turn,
         )
@@ -328,6 +385,8 @@ class TaskRenderer:
         """
         try:
             sample = self.sample(record, index)
+            if self._rolling:
+                return self._rolling_prompt(sample, index)
             ids = self._select(index, record)
             shots = [self._shot(i) for i in ids] if ids else ()
             formatted = self._style_format(sample, shots)
@@ -338,7 +397,10 @@ class TaskRenderer:
                 )
             if formatted.candidates is not None:
                 return self._candidates(index, formatted)
-            made = self._meta_apply(formatted.dialogue)
+            dialogue = formatted.dialogue
+            if self._chat_apply is not None:
+                dialogue = self._chat_apply(dialogue)
+            made = self._meta_apply(dialogue)
         except PromptStyleError as exc:
             raise self._locate(exc, index) from None
         except Exception as exc:  # a plugin's bug, reported with where it happened
@@ -350,9 +412,10 @@ class TaskRenderer:
             formatted.continuations,
             formatted.target,
             self.plugins,
-            formatted.dialogue,
+            dialogue,
             made.token_ids,
             formatted.extra,
+            self.until,
             mode=formatted.mode,
         )
 
@@ -375,3 +438,15 @@ class TaskRenderer:
             candidates=candidates,
             mode=formatted.mode,
         )
+
+    def _rolling_prompt(self, sample: Sample, index: int) -> RenderedPrompt:
+        """``loglikelihood_rolling``: the document itself (``doc_to_target``) is
+        scored as a whole, with no context, few-shot examples or chat format."""
+        target = sample.target
+        if not isinstance(target, str):
+            raise FieldError(
+                f"output_type loglikelihood_rolling scores doc_to_target as the text, "
+                f"but it gave {type(target).__name__} {target!r}",
+                key="doc_to_target",
+            )
+        return RenderedPrompt(index, target, None, (), target, self.plugins, ())

@@ -126,6 +126,9 @@ class Sample:
     with lm-evaluation-harness's rules (:func:`~prompt_style.resolve_gold`), before
     any style runs; ``None`` without choices or without a target. Styles display
     it, they never re-interpret ``target``."""
+    gen_prefix: str | None = None
+    """Text the answer starts with (``gen_prefix``): after the question as an
+    assistant prefill, and before a few-shot example's answer."""
 
 
 class Turn(NamedTuple):
@@ -197,6 +200,16 @@ class StyleSettings:
     mode: str | None = None
     """``gen`` or ``ppl`` when the user chose one (``--mode``, ``load_task(mode=)``);
     styles with modes (a ``modes`` attribute) honour it, others are never given one."""
+    output_type: str | None = None
+    """``multiple_choice``, ``generate_until``, ``loglikelihood`` or
+    ``loglikelihood_rolling``; ``None``: multiple choice when a record has
+    choices, generation otherwise."""
+    continuation_delimiter: str | None = None
+    """Text before each multiple-choice continuation; ``None``: ``target_delimiter``.
+    Chat meta templates make it empty (lm-evaluation-harness's chat rule)."""
+    fewshot_target_delimiter: str | None = None
+    """Text between a few-shot example's question and its answer; ``None``:
+    ``target_delimiter``."""
 
 
 FieldExtractor = Callable[[Mapping[str, Any]], Any]

@@ -73,6 +73,18 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         help="generation or perplexity prompts, for tasks with modes (OpenCompass; default: from the inferencer)",
     )
     render.add_argument(
+        "--system-instruction",
+        metavar="TEXT",
+        help="text starting the system message, before the task's description (lm-eval --system_instruction)",
+    )
+    render.add_argument(
+        "--fewshot-as-multiturn",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with a chat meta template, few-shot examples as user/assistant turns (the default); "
+        "--no-fewshot-as-multiturn puts the plain-text prompt in one user message",
+    )
+    render.add_argument(
         "--data-root",
         metavar="DIR",
         help="where task-template files find their data_dir (default: next to the task file, or data/processed/)",
@@ -89,6 +101,9 @@ def _text_block(result: Any) -> str:
     header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
+    until = getattr(result, "until", None)
+    if until is not None:
+        header += " · until: " + json.dumps(list(until), ensure_ascii=False)
     for key, value in (result.extra or {}).items():
         header += f" · {key}: " + json.dumps(value, ensure_ascii=False)
     if result.turn is not None:
@@ -118,6 +133,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         template=int(args.template) if args.template and args.template.isdigit() else args.template,
         task_format=args.task_format,
         mode=args.mode,
+        system_instruction=args.system_instruction,
+        fewshot_as_multiturn=args.fewshot_as_multiturn,
         read_options={"data_root": args.data_root} if args.data_root else None,
     )
     replies = _read_replies(args.replies) if args.replies else None

@@ -528,8 +528,8 @@ def render_records(
         plugins=plugins,
         meta=meta,
         meta_options=meta_options,
+        mode=mode,
         system_instruction=system_instruction,
         fewshot_as_multiturn=fewshot_as_multiturn,
-        mode=mode,
     )
     return list(loaded.render())

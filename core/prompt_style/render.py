@@ -92,7 +92,6 @@ class RenderedPrompt:
     are then ``None``)."""
     mode: str | None = None
     """``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); ``None`` otherwise."""
-
     turn: int | None = None
     """For a multi-turn dialogue: which request of the record this is (0, 1, ...);
     ``None`` when the record is one request."""
@@ -336,6 +335,9 @@ class TaskRenderer:
         :raises PromptStyleError: naming the key and the record, for bad data, and
             when ``every`` mode gets no reply.
         """
+        if getattr(self.style, "infer_mode", None) is None:  # one request: the usual path
+            yield self.render(record, index)
+            return
         formatted = self._format(record, index)
         if formatted.infer_mode is None:
             yield self._rendered(formatted, formatted.dialogue, index)
@@ -352,6 +354,8 @@ class TaskRenderer:
         turn: int | None = None,
     ) -> RenderedPrompt:
         try:
+            if self._chat_apply is not None:
+                dialogue = self._chat_apply(dialogue)
             made = self._meta_apply(dialogue)
         except PromptStyleError as exc:
             raise self._locate(exc, index) from None
@@ -366,6 +370,8 @@ class TaskRenderer:
             self.plugins,
             dialogue,
             made.token_ids,
+            formatted.extra,
+            self.until,
             mode=formatted.mode,
             turn=turn,
         )

@@ -58,13 +58,13 @@ RENDERED_WHERE_OPENCOMPASS_FAILS = {
     # A role with a usable fallback_role inside a round: the LM parser fails; we fall back (as its API parser does).
     **{
         ("synthetic_fallback_in_round", m, mode): "fallback in round"
-        for m in LM_META_WITHOUT_SYSTEM | {"doc_full"}
+        for m in LM_META_WITHOUT_SYSTEM | {"doc_full", "example_chatml"}
         for mode in ("gen", "ppl")
     },
     # A reserved role inside a round: OpenCompass fails (LM) or cannot place it; we render it in place.
     **{
         ("mol_instructions_chem_gen", m, mode): "reserved role in round"
-        for m in ("doc_full", "llama3_1_8b_instruct", "bailing_pro_1120")
+        for m in ("doc_full", "example_chatml", "llama3_1_8b_instruct", "bailing_pro_1120")
         for mode in ("gen", "ppl")
     },
 }

@@ -180,10 +180,10 @@ def load_task(
     trust_code: bool = False,
     template: str | int | None = None,
     task_format: str | None = None,
-    mode: str | None = None,
     system_instruction: str | None = None,
     fewshot_as_multiturn: bool | None = None,
     read_options: Mapping[str, Any] | None = None,
+    mode: str | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -205,8 +205,6 @@ def load_task(
     :param template: which of a task file's templates to render, for formats
         that hold several (task-template files).
     :param task_format: the task file's format, when detection should not decide.
-    :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); the
-        default comes from the task (an OpenCompass ``PPLInferencer`` means ``ppl``).
     :param system_instruction: text for the start of the system message, before
         the task's description (lm-evaluation-harness ``--system_instruction``).
     :param fewshot_as_multiturn: with a chat meta template, few-shot examples as
@@ -214,6 +212,8 @@ def load_task(
         prompt in one user message. ``True`` needs a chat meta template.
     :param read_options: format-specific reading options (``ReadOptions.options``),
         e.g. ``{"data_root": "data/processed"}`` for task-template files.
+    :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); the
+        default comes from the task (an OpenCompass ``PPLInferencer`` means ``ppl``).
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
@@ -239,8 +239,6 @@ def load_task(
     rules = _chat_rules(config, chat, system_instruction, fewshot_as_multiturn)
 
     split = config.test_split
-    if split not in config.data:
-        raise _missing_split(config, split, "evaluated")
     try:
         check_data_file(config.data[split], split)
     except PromptStyleError as exc:
@@ -352,17 +350,6 @@ def _resolve(manager: PluginManager, hook: str, name: str, where: dict[str, Any]
         raise exc.locate(**where) from None
 
 
-def _missing_split(config: TaskConfig, split: str, what: str) -> PromptStyleError:
-    """No data for a split the task needs (formats without data files, such as
-    OpenCompass dataset configs, leave it to --data)."""
-    known = ", ".join(config.data) or "none"
-    return config.error(
-        "data",
-        f"there is no data for the {what} split {split!r} (data has: {known})",
-        hint=f"give it with --data {split}=PATH (data={{{split!r}: ...}} in Python)",
-    )
-
-
 def _style(
     config: TaskConfig, manager: PluginManager, override: str | None, chat: bool, mode: str | None = None
 ) -> tuple[Any, dict[str, Any]]:
@@ -374,10 +361,10 @@ def _style(
         target_delimiter=config.target_delimiter,
         fewshot_delimiter=fewshot.get("fewshot_delimiter", config.fewshot_delimiter),
         task=config.task,
-        mode=mode,
         output_type=config.output_type,
         continuation_delimiter=continuation_delimiter(config.target_delimiter, config.gen_prefix) if chat else None,
         fewshot_target_delimiter=fewshot.get("target_delimiter"),
+        mode=mode,
     )
     built = _build(provider, where, config.lines, options=options, settings=settings)
     if mode is not None and mode not in getattr(built, "modes", ()):
@@ -477,7 +464,11 @@ def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mappi
     if not config.needs_examples():
         return pool_split, []
     if pool_split not in config.data:
-        raise _missing_split(config, pool_split, "few-shot")
+        raise config.error(
+            "fewshot_split",
+            f"there is no data for the few-shot split {pool_split!r}",
+            hint=f"give --data {pool_split}=PATH, or data={{{pool_split!r}: ...}} from Python",
+        )
     if config.doc_to_target is None:
         raise config.error(
             "num_fewshot" if config.num_fewshot else "retriever",
@@ -505,9 +496,9 @@ def render_records(
     plugins: PluginManager | None = None,
     meta: str | Path | Mapping[str, Any] = "plain",
     meta_options: Mapping[str, Any] | None = None,
-    mode: str | None = None,
     system_instruction: str | None = None,
     fewshot_as_multiturn: bool | None = None,
+    mode: str | None = None,
     **task: Any,
 ) -> list[RenderedPrompt]:
     """Render records held in memory with a task given as keyword arguments.
@@ -521,9 +512,9 @@ def render_records(
     :param plugins: the plugin manager; defaults to :func:`default_plugin_manager`.
     :param meta: the meta template name.
     :param meta_options: options for the meta template.
-    :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks).
     :param system_instruction: as for :func:`load_task`.
     :param fewshot_as_multiturn: as for :func:`load_task`.
+    :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks).
     :param task: task keys, as in a task file (``doc_to_text``, ``template``, ...).
     :returns: one :class:`RenderedPrompt` per record.
     """

@@ -86,6 +86,7 @@ class RenderedPrompt:
     """More fields the style reports (``answer_choices`` for task-template files)."""
     until: tuple[str, ...] | None = None
     """Stop sequences of a generation task (lm-evaluation-harness ``until``)."""
+
     candidates: list[Candidate] | None = None
     """Perplexity mode: one :class:`Candidate` per label (``text`` and ``messages``
     are then ``None``)."""
@@ -113,8 +114,6 @@ class RenderedPrompt:
             out["token_ids"] = self.token_ids
         if self.until is not None:
             out["until"] = list(self.until)
-        if self.extra:
-            out.update(self.extra)
         if self.turn is not None:
             out["turn"] = self.turn
         if self.mode is not None:
@@ -123,6 +122,8 @@ class RenderedPrompt:
                 out["dialogue"] = dialogue_to_json(self.dialogue)
         if self.candidates is not None:
             out["candidates"] = [c.to_json() for c in self.candidates]
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -421,8 +422,11 @@ class TaskRenderer:
 
     def _candidates(self, index: int, formatted: Any) -> RenderedPrompt:
         full = self._meta_full
+        chat = self._chat_apply
         candidates = []
         for label, dialogue in formatted.candidates:
+            if chat is not None:
+                dialogue = chat(dialogue)
             made = full(dialogue)
             candidates.append(Candidate(label, made.text, made.messages, dialogue, made.token_ids))
         return RenderedPrompt(
@@ -435,6 +439,7 @@ class TaskRenderer:
             (),
             None,
             formatted.extra,
+            self.until,
             candidates=candidates,
             mode=formatted.mode,
         )

@@ -197,9 +197,6 @@ class StyleSettings:
     fewshot_delimiter: str = "\n\n"
     task: str = ""
     """The task's name, for messages."""
-    mode: str | None = None
-    """``gen`` or ``ppl`` when the user chose one (``--mode``, ``load_task(mode=)``);
-    styles with modes (a ``modes`` attribute) honour it, others are never given one."""
     output_type: str | None = None
     """``multiple_choice``, ``generate_until``, ``loglikelihood`` or
     ``loglikelihood_rolling``; ``None``: multiple choice when a record has
@@ -210,6 +207,9 @@ class StyleSettings:
     fewshot_target_delimiter: str | None = None
     """Text between a few-shot example's question and its answer; ``None``:
     ``target_delimiter``."""
+    mode: str | None = None
+    """``gen`` or ``ppl`` when the user chose one (``--mode``, ``load_task(mode=)``);
+    styles with modes (a ``modes`` attribute) honour it, others are never given one."""
 
 
 FieldExtractor = Callable[[Mapping[str, Any]], Any]

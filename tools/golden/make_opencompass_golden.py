@@ -390,6 +390,9 @@ def main() -> None:
     for name, meta in EXTRA_METAS.items():
         metas[name] = meta
         dump_yaml(OUT / "metas" / f"{name}.yaml", meta, "from OpenCompass's meta template documentation")
+    example_meta = yaml.safe_load((ROOT / "examples" / "opencompass" / "meta.yaml").read_text(encoding="utf-8"))
+    metas["example_chatml"] = example_meta
+    dump_yaml(OUT / "metas" / "example_chatml.yaml", example_meta, "examples/opencompass/meta.yaml")
 
     datasets = {}
     for name, (rel, abbr) in DATASETS.items():
@@ -398,6 +401,15 @@ def main() -> None:
             {"abbr": dataset.get("abbr"), "reader_cfg": dataset["reader_cfg"], "infer_cfg": dataset["infer_cfg"]},
             f"configs/datasets/{rel}",
         )
+    # The bundled examples (examples/opencompass/), with their own records.
+    for stem in ("task", "task_ppl"):
+        example = yaml.safe_load((ROOT / "examples" / "opencompass" / f"{stem}.yaml").read_text(encoding="utf-8"))
+        files = example.pop("data")
+        example["records"] = {
+            split: [json.loads(line) for line in (ROOT / "examples" / "opencompass" / path).open(encoding="utf-8")][:12]
+            for split, path in files.items()
+        }
+        datasets[f"example_{stem}"] = (example, f"examples/opencompass/{stem}.yaml")
     synthetic = yaml.safe_load(SYNTHETIC_DIR.read_text(encoding="utf-8"))
     for name, dataset in synthetic.items():
         datasets[f"synthetic_{name}"] = (dataset, "synthetic")

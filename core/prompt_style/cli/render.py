@@ -63,16 +63,6 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
     )
     render.add_argument(
-        "--replies",
-        metavar="FILE",
-        help="multi-turn tasks in infer_mode every: the model's replies, one JSON list per record per line",
-    )
-    render.add_argument(
-        "--mode",
-        choices=("gen", "ppl"),
-        help="generation or perplexity prompts, for tasks with modes (OpenCompass; default: from the inferencer)",
-    )
-    render.add_argument(
         "--system-instruction",
         metavar="TEXT",
         help="text starting the system message, before the task's description (lm-eval --system_instruction)",
@@ -83,6 +73,16 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         default=None,
         help="with a chat meta template, few-shot examples as user/assistant turns (the default); "
         "--no-fewshot-as-multiturn puts the plain-text prompt in one user message",
+    )
+    render.add_argument(
+        "--replies",
+        metavar="FILE",
+        help="multi-turn tasks in infer_mode every: the model's replies, one JSON list per record per line",
+    )
+    render.add_argument(
+        "--mode",
+        choices=("gen", "ppl"),
+        help="generation or perplexity prompts, for tasks with modes (OpenCompass; default: from the inferencer)",
     )
     render.add_argument(
         "--data-root",
@@ -132,9 +132,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         trust_code=args.trust_code,
         template=int(args.template) if args.template and args.template.isdigit() else args.template,
         task_format=args.task_format,
-        mode=args.mode,
         system_instruction=args.system_instruction,
         fewshot_as_multiturn=args.fewshot_as_multiturn,
+        mode=args.mode,
         read_options={"data_root": args.data_root} if args.data_root else None,
     )
     replies = _read_replies(args.replies) if args.replies else None

@@ -1,5 +1,5 @@
-"""Built-in task-file formats: ``native`` (prompt-style's own keys) and ``lm-eval``
-(lm-evaluation-harness task YAML)."""
+"""Built-in task-file formats: ``native`` (prompt-style's own keys), ``lm-eval``
+(lm-evaluation-harness task YAML) and ``opencompass`` (OpenCompass dataset configs)."""
 
 from __future__ import annotations
 

@@ -358,6 +358,7 @@ class _Reading:
         cfg = {k: v for k, v in cfg.items() if k not in _IGNORED_RETRIEVER_OPTIONS}
         if "type" in cfg:
             cfg["type"] = _type_name(cfg["type"]) or cfg["type"]
+        name = cfg.get("type")
         try:
             translated = translate_retriever(cfg, input_columns=input_columns)
         except OptionError as exc:
@@ -375,7 +376,10 @@ class _Reading:
                 raise self.error(f"{key}.{option}", f"must be a string, not {value!r}")
         num_fewshot = translated.task.get("num_fewshot")
         if num_fewshot is not None and (not isinstance(num_fewshot, int) or isinstance(num_fewshot, bool)):
-            raise self.error(key, f"the number of examples must be a whole number, not {num_fewshot!r}")
+            raise self.error(
+                f"{key}.{'k' if name == 'SlidingWindowRetriever' else 'ice_num'}",
+                f"must be a whole number, not {num_fewshot!r}",
+            )
         if translated.name == "zero":
             return None, separator, eos, None
         return {"name": translated.name, **translated.options}, separator, eos, num_fewshot

@@ -228,6 +228,7 @@ class OpenCompassMeta:
         # API meta templates format for chat models (prompt_style.types.MetaTemplate).
         object.__setattr__(self, "chat", bool(self.spec.api if self.spec is not None else self.api))
         object.__setattr__(self, "_warned", [])
+        object.__setattr__(self, "_runs_cache", {})
 
     def __getstate__(self) -> dict[str, Any]:
         return {"template": self.template, "api": self.api, "api_format": self.api_format}
@@ -280,6 +281,13 @@ class OpenCompassMeta:
         if found is not None:
             return found
         fallback = turn.fallback_role
+        alias = _OC_API_ROLES.get(turn.role)
+        if alias is not None and fallback is None:
+            # Dialogues of other task formats say user/assistant/system: OpenCompass's
+            # HUMAN/BOT/SYSTEM, with SYSTEM falling back to HUMAN as its datasets do.
+            found = roles.get(alias) or (roles.get("HUMAN") if alias == "SYSTEM" else None)
+            if found is not None:
+                return found
         if fallback is not None:
             found = roles.get(fallback)
             if found is not None:
@@ -359,31 +367,96 @@ class OpenCompassMeta:
     # -- language models -------------------------------------------------------------
 
     def _lm(self, dialogue: Dialogue, gen: bool, spec: MetaTemplateSpec) -> str:
+        # The pieces of _runs, rendered in one pass. A run of in-context examples
+        # is rendered once and kept (a fixed retriever gives every record the same
+        # example turns; their tuple hashes fast, its strings keep their hashes).
+        roles = spec.roles
         out: list[str] = [spec.begin]
         append = out.append
-        for piece in self._runs(dialogue, spec):
-            kind = piece[0]
-            if kind == "raw":
-                append(_content(piece[1]))
-            elif kind == "one":
-                role = piece[2]
-                append(role.begin + _content(piece[1]) + role.end)
+        last = self._last_round_turn(dialogue, spec) if gen else -1
+        cache = self._runs_cache
+        i, n = 0, len(dialogue)
+        while i < n:
+            turn = dialogue[i]
+            section = turn.section
+            if section != "round" and section != "ice":
+                if turn.role == RAW:
+                    append(_content(turn))
+                else:
+                    role = self._role(turn, spec)
+                    append(role.begin + _content(turn) + role.end)
+                i += 1
+                continue
+            j = i
+            while j < n:
+                other = dialogue[j]
+                if other.section != section:
+                    break
+                if other.role != RAW:
+                    role = roles.get(other.role)
+                    if role is None:
+                        role = self._role(other, spec)
+                    if role.index is None:
+                        break
+                j += 1
+            if j == i:  # a reserved role inside a round: on its own, in place
+                role = self._role(turn, spec)
+                append(role.begin + _content(turn) + role.end)
+                i += 1
+                continue
+            run = dialogue[i:j]
+            if section == "ice":
+                text = cache.get(run)
+                if text is None:
+                    if len(cache) > 256:
+                        cache.clear()
+                    text = cache[run] = self._lm_run(run, spec, False)[0]
+                append(text)
             else:
-                rounds, holds_last = piece[1], piece[2]
-                last = len(rounds) - 1
-                for r, turns in enumerate(rounds):
-                    prompts = {role.name: _content(turn) for role, turn in turns}
-                    for_gen = gen and holds_last and r == last
-                    for item in spec.round:
-                        if isinstance(item, str):
-                            append(item)
-                            continue
-                        if for_gen and item.generate:
-                            append(item.begin)
-                            return "".join(out)
-                        append(item.begin + prompts.get(item.name, item.prompt) + item.end)
+                text, stopped = self._lm_run(run, spec, gen and i <= last < j)
+                append(text)
+                if stopped:
+                    return "".join(out)
+            i = j
         append(spec.end)
         return "".join(out)
+
+    def _last_round_turn(self, dialogue: Dialogue, spec: MetaTemplateSpec) -> int:
+        for i in range(len(dialogue) - 1, -1, -1):
+            turn = dialogue[i]
+            if turn.role != RAW and turn.section == "round" and self._role(turn, spec).index is not None:
+                return i
+        return -1
+
+    def _lm_run(self, run: Dialogue, spec: MetaTemplateSpec, for_gen: bool) -> tuple[str, bool]:
+        """One section's run of turns: its plain strings, then its rounds; generation
+        stops in the last round at the ``generate`` role's ``begin``."""
+        out = [_content(t) for t in run if t.role == RAW]
+        rounds: list[dict[str, str]] = []
+        current: dict[str, str] = {}
+        previous = -1
+        for turn in run:
+            if turn.role == RAW:
+                continue
+            role = self._role(turn, spec)
+            if role.index <= previous:
+                rounds.append(current)
+                current = {}
+            current[role.name] = _content(turn)
+            previous = role.index
+        rounds.append(current)
+        last = len(rounds) - 1
+        for r, prompts in enumerate(rounds):
+            stop = for_gen and r == last
+            for item in spec.round:
+                if isinstance(item, str):
+                    out.append(item)
+                elif stop and item.generate:
+                    out.append(item.begin)
+                    return "".join(out), True
+                else:
+                    out.append(item.begin + prompts.get(item.name, item.prompt) + item.end)
+        return "".join(out), False
 
     # -- API models ------------------------------------------------------------------
 

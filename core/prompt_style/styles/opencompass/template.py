@@ -201,7 +201,7 @@ class _Builder:
         the separators between them stand in ``section``, where the examples go."""
         if not ice:
             return
-        if any(t.section == ENCLOSING for t in ice):
+        if ice[-1].section == ENCLOSING:  # separators present: each example is followed by one
             ice = tuple([t._replace(section=section) if t.section == ENCLOSING else t for t in ice])
         if not self.seen:
             first = ice[0]

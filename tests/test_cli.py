@@ -107,7 +107,16 @@ def test_plugins_json_all(capsys):
     assert by_name["builtin-retrievers"]["distribution"] == "prompt-style"
     assert by_name["builtin-retrievers"]["builtin"] is True
     assert by_name["builtin-retrievers"]["hooks"] == {
-        "retrieve_examples": ["first_n", "fixed", "random", "shared_random", "zero"]
+        "retrieve_examples": [
+            "first_n",
+            "fixed",
+            "fixk",
+            "opencompass_random",
+            "random",
+            "shared_random",
+            "sliding_window",
+            "zero",
+        ]
     }
 
 

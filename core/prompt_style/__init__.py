@@ -38,7 +38,7 @@ from .loading import Task, default_plugin_manager, load_task, render_records
 from .meta import Conversation, ModelArgs, api_role, chat_meta, parse_model_args, read_conversation, render_chat
 from .options import check_options
 from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
-from .render import RenderedPrompt, TaskRenderer
+from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
 from .safe.jinja_env import JinjaLimits, JinjaProfile
 from .safe.yaml_loader import YamlDocument, load_yaml
 from .styles import (
@@ -93,6 +93,8 @@ __all__ = [
     "TaskConfig",
     "TaskRenderer",
     "RenderedPrompt",
+    "Candidate",
+    "dialogue_to_json",
     "iter_records",
     "load_records",
     # harnesses: chat models

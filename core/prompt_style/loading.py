@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from .data import check_data_file, iter_records, load_records
 from .errors import DataError, OptionError, PluginError, PromptStyleError, RenderError
 from .formats import load_task_config
 from .meta.chat_rules import ChatRules, continuation_delimiter
+from .meta.files import is_meta_path, resolve_meta
 from .meta.model_args import apply_model_args
 from .meta.tokens import split_token_options, with_tokenizer
 from .plugins import PluginManager, Provider, create_plugin_manager
@@ -64,20 +65,67 @@ class Task:
         split = self.config.test_split
         return iter_records(self.config.data[split], split)
 
-    def render(self, limit: int | None = None) -> Iterator[RenderedPrompt]:
+    @property
+    def multiturn(self) -> bool:
+        """Whether records are multi-turn dialogues, with one request per model reply."""
+        return getattr(self.renderer.style, "infer_mode", None) is not None
+
+    def render(
+        self,
+        limit: int | None = None,
+        *,
+        replies: Callable[[RenderedPrompt], str] | Sequence[Sequence[str]] | None = None,
+    ) -> Iterator[RenderedPrompt]:
         """Render the evaluated split in order, lazily (constant memory for JSON Lines).
 
-        With ``limit``, no record past the first ``limit`` is read.
+        With ``limit``, no record past the first ``limit`` is read. A multi-turn
+        task gives one :class:`RenderedPrompt` per request (``turn`` 0, 1, ...),
+        record after record; in ``every`` mode the model's replies come from
+        ``replies``: a callback given each request, or one list of replies per
+        record (``replies[index][turn]``). See :meth:`TaskRenderer.converse` to
+        hand replies back one at a time.
         """
-        render = self.renderer.render
         records = self.records()
         if limit is not None:
             records = itertools.islice(records, limit)
         try:
+            if not self.multiturn:
+                render = self.renderer.render
+                for index, record in enumerate(records):
+                    yield render(record, index)
+                return
+            reply = _reply_callback(replies)
+            converse = self.renderer.converse
             for index, record in enumerate(records):
-                yield render(record, index)
+                yield from converse(record, index, reply)
         except DataError as exc:
             raise exc.locate(key=f"data.{self.config.test_split}") from None
+
+
+def _reply_callback(
+    replies: Callable[[RenderedPrompt], str] | Sequence[Sequence[str]] | None,
+) -> Callable[[RenderedPrompt], str] | None:
+    if replies is None or callable(replies):
+        return replies
+
+    def from_lists(request: RenderedPrompt) -> str:
+        if request.index >= len(replies):
+            raise RenderError(
+                f"the replies end at record {len(replies) - 1}",
+                index=request.index,
+                hint="give one list of replies per record",
+            )
+        given = replies[request.index]
+        if not isinstance(given, (list, tuple)) or request.turn >= len(given):
+            count = len(given) if isinstance(given, (list, tuple)) else "no list"
+            raise RenderError(
+                f"the replies of this record have no reply to turn {request.turn} ({count} given)",
+                index=request.index,
+                hint="give a list with the model's reply to every turn but the last",
+            )
+        return given[request.turn]
+
+    return from_lists
 
 
 def _plugin_error(provider: Provider, exc: Exception) -> PluginError:
@@ -126,7 +174,7 @@ def load_task(
     *,
     plugins: PluginManager | None = None,
     style: str | None = None,
-    meta: str = "plain",
+    meta: str | Path | Mapping[str, Any] = "plain",
     meta_options: Mapping[str, Any] | None = None,
     shots: int | None = None,
     seed: int | None = None,
@@ -138,6 +186,7 @@ def load_task(
     fewshot_as_multiturn: bool | None = None,
     read_options: Mapping[str, Any] | None = None,
     model_args: str | Mapping[str, Any] | None = None,
+    mode: str | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -146,7 +195,9 @@ def load_task(
         keys (paths relative to the current directory).
     :param plugins: the plugin manager; defaults to :func:`default_plugin_manager`.
     :param style: a style name replacing the task's ``template`` name (its options stay).
-    :param meta: the meta template name (``plain``, ``messages``, ``chatml``, ...).
+    :param meta: the meta template name (``plain``, ``messages``, ``chatml``, ...), a
+        meta template file (``.yaml``, ``.json``; OpenCompass ``.py`` model configs
+        with ``trust_code``) or a mapping (an OpenCompass meta template).
     :param meta_options: options for the meta template.
     :param shots: replaces ``num_fewshot``.
     :param seed: replaces ``seed``.
@@ -169,6 +220,8 @@ def load_task(
         mapping): ``chat_template`` chooses the meta template, ``pretrained`` /
         ``tokenizer`` the tokenizer, the rest are meta options (see
         :func:`~prompt_style.parse_model_args`).
+    :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); the
+        default comes from the task (an OpenCompass ``PPLInferencer`` means ``ppl``).
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
@@ -189,9 +242,9 @@ def load_task(
     extractors, used["extract_field"] = _compile_fields(config, manager)
     shot_extractors = _compile_shot_fields(config, manager)
     # The meta template is built before the style: a chat format changes the style's settings.
-    built_meta, meta_used = _meta(manager, meta, meta_options)
+    built_meta, meta_used = _meta(manager, meta, meta_options, trust_code)
     chat = bool(getattr(built_meta, "chat", False))
-    built_style, used["format_prompt"] = _style(config, manager, style, chat)
+    built_style, used["format_prompt"] = _style(config, manager, style, chat, mode)
     used["apply_meta_template"] = meta_used
     rules = _chat_rules(config, chat, system_instruction, fewshot_as_multiturn)
 
@@ -307,7 +360,9 @@ def _resolve(manager: PluginManager, hook: str, name: str, where: dict[str, Any]
         raise exc.locate(**where) from None
 
 
-def _style(config: TaskConfig, manager: PluginManager, override: str | None, chat: bool) -> tuple[Any, dict[str, Any]]:
+def _style(
+    config: TaskConfig, manager: PluginManager, override: str | None, chat: bool, mode: str | None = None
+) -> tuple[Any, dict[str, Any]]:
     name, options = config.style_spec()
     where = config.where("template")
     provider = _resolve(manager, "format_prompt", override or name, where)
@@ -319,8 +374,17 @@ def _style(config: TaskConfig, manager: PluginManager, override: str | None, cha
         output_type=config.output_type,
         continuation_delimiter=continuation_delimiter(config.target_delimiter, config.gen_prefix) if chat else None,
         fewshot_target_delimiter=fewshot.get("target_delimiter"),
+        mode=mode,
     )
     built = _build(provider, where, config.lines, options=options, settings=settings)
+    if mode is not None and mode not in getattr(built, "modes", ()):
+        modes = getattr(built, "modes", ())
+        raise PluginError(
+            f"style {override or name!r} has no mode {mode!r}"
+            + (f" (its modes: {', '.join(modes)})" if modes else " (it has no generation/perplexity modes)"),
+            key="mode",
+            hint="--mode applies to styles with modes, such as OpenCompass tasks",
+        )
     return built, provider.describe()
 
 
@@ -380,10 +444,22 @@ def _processed(config: TaskConfig, overridden: set[str]) -> TaskConfig:
     return dataclasses.replace(config, data=data, **changes)
 
 
-def _meta(manager: PluginManager, name: str, options: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
-    where = {"key": "meta"}
+def _meta(
+    manager: PluginManager,
+    name: str | Path | Mapping[str, Any],
+    options: Mapping[str, Any] | None,
+    trust_code: bool = False,
+) -> tuple[Any, dict[str, Any]]:
+    where: dict[str, Any] = {"key": "meta"}
+    options = dict(options or {})
+    if isinstance(name, Mapping) or is_meta_path(name):
+        # A meta template file or mapping: its reader names the plugin that renders it.
+        if not isinstance(name, Mapping):
+            where["file"] = str(name)
+        plugin, from_file = resolve_meta(name, trust_code=trust_code)
+        name, options = plugin, {**from_file, **options}
     # The tokenizer options (tokenizer=PATH, ...) are the core's, for every meta template that gives text.
-    own, token_options = split_token_options(options or {})
+    own, token_options = split_token_options(options)
     provider = _resolve(manager, "apply_meta_template", name, where)
     built, used = _build(provider, where, {}, options=own), provider.describe()
     if token_options:
@@ -433,10 +509,11 @@ def render_records(
     *,
     fewshot: Sequence[Mapping[str, Any]] | None = None,
     plugins: PluginManager | None = None,
-    meta: str = "plain",
+    meta: str | Path | Mapping[str, Any] = "plain",
     meta_options: Mapping[str, Any] | None = None,
     system_instruction: str | None = None,
     fewshot_as_multiturn: bool | None = None,
+    mode: str | None = None,
     **task: Any,
 ) -> list[RenderedPrompt]:
     """Render records held in memory with a task given as keyword arguments.
@@ -452,6 +529,7 @@ def render_records(
     :param meta_options: options for the meta template.
     :param system_instruction: as for :func:`load_task`.
     :param fewshot_as_multiturn: as for :func:`load_task`.
+    :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks).
     :param task: task keys, as in a task file (``doc_to_text``, ``template``, ...).
     :returns: one :class:`RenderedPrompt` per record.
     """
@@ -465,6 +543,7 @@ def render_records(
         plugins=plugins,
         meta=meta,
         meta_options=meta_options,
+        mode=mode,
         system_instruction=system_instruction,
         fewshot_as_multiturn=fewshot_as_multiturn,
     )

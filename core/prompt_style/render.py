@@ -9,15 +9,56 @@ extracted and formatted once per example.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import conversation
 from .errors import FieldError, PromptStyleError, RenderError
 from .fields.targets import gold_resolver
-from .types import Dialogue, Sample
+from .types import Dialogue, FormattedPrompt, Sample
 
-__all__ = ["RenderedPrompt", "TaskRenderer"]
+__all__ = ["RenderedPrompt", "Candidate", "TaskRenderer", "dialogue_to_json"]
+
+
+def dialogue_to_json(dialogue: Dialogue) -> list[dict[str, Any]]:
+    """A dialogue as JSON, OpenCompass ``PromptList`` style: ``{"role", "prompt",
+    "section"}`` per turn, plus ``fallback_role`` when set; a raw-text item (a
+    plain string of the ``PromptList``) has the role ``""``."""
+    out = []
+    for turn in dialogue:
+        content = turn.content
+        item: dict[str, Any] = {
+            "role": turn.role,
+            "prompt": content if isinstance(content, str) else [dict(p) for p in content],
+            "section": turn.section,
+        }
+        if turn.fallback_role is not None:
+            item["fallback_role"] = turn.fallback_role
+        out.append(item)
+    return out
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One perplexity candidate of a record: a label and the whole prompt scored for it."""
+
+    label: Any
+    text: str | None
+    messages: list[dict[str, Any]] | None
+    dialogue: Dialogue = ()
+    token_ids: list[int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "label": self.label,
+            "text": self.text,
+            "messages": self.messages,
+            "dialogue": dialogue_to_json(self.dialogue),
+        }
+        if self.token_ids is not None:
+            out["token_ids"] = self.token_ids
+        return out
 
 
 @dataclass(slots=True)
@@ -57,13 +98,24 @@ class RenderedPrompt:
     """Character spans of ``text`` inside the chat template's ``{% generation %}``
     blocks, when it has any (see :class:`~prompt_style.ModelInput`)."""
 
+    candidates: list[Candidate] | None = None
+    """Perplexity mode: one :class:`Candidate` per label (``text`` and ``messages``
+    are then ``None``)."""
+    mode: str | None = None
+    """``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); ``None`` otherwise."""
+    turn: int | None = None
+    """For a multi-turn dialogue: which request of the record this is (0, 1, ...);
+    ``None`` when the record is one request."""
+
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
         ``target``, ``token_ids`` when the meta template gives them, ``until`` for
-        a generation task with stop sequences, the style's ``extra`` fields,
-        ``context_token_ids``, ``continuation_token_ids`` and ``token_report`` when
-        a tokenizer gives them, and ``assistant_spans`` when the chat template
-        marks them."""
+        a generation task with stop sequences, and the style's ``extra`` fields;
+        for styles with modes also ``mode``, and ``dialogue`` (generation) or
+        ``candidates`` (perplexity); ``turn`` for the requests of a multi-turn
+        dialogue; ``context_token_ids``, ``continuation_token_ids`` and
+        ``token_report`` when a tokenizer gives them; ``assistant_spans`` when the
+        chat template marks them."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -75,6 +127,14 @@ class RenderedPrompt:
             out["token_ids"] = self.token_ids
         if self.until is not None:
             out["until"] = list(self.until)
+        if self.turn is not None:
+            out["turn"] = self.turn
+        if self.mode is not None:
+            out["mode"] = self.mode
+            if self.candidates is None:
+                out["dialogue"] = dialogue_to_json(self.dialogue)
+        if self.candidates is not None:
+            out["candidates"] = [c.to_json() for c in self.candidates]
         if self.extra:
             out.update(self.extra)
         if self.context_token_ids is not None:
@@ -168,6 +228,7 @@ class TaskRenderer:
         self._meta_apply = self.meta.apply
         # Token-level meta templates split multiple-choice continuations at token level.
         self._meta_scored = getattr(self.meta, "apply_with_continuations", None)
+        self._meta_full = getattr(self.meta, "apply_full", None) or self.meta.apply
         self._select = self.retriever.select
         self._chat_apply = self.chat.apply if self.chat is not None else None
         self._rolling = self.output_type == "loglikelihood_rolling"
@@ -253,8 +314,96 @@ class TaskRenderer:
                 raise exc.locate(split=self.pool_split, index=i) from None
         return shot
 
+    def _locate(self, exc: PromptStyleError, index: int) -> PromptStyleError:
+        key = exc.key or ""
+        top = key.split(".")[0]
+        line = self.lines.get(key) or self.lines.get(top)
+        source = self.origins.get(key) or self.origins.get(top) or self.source
+        return exc.locate(split=self.split, index=index, file=source, line=line)
+
+    def _format(self, record: Mapping[str, Any], index: int) -> FormattedPrompt:
+        try:
+            sample = self.sample(record, index)
+            ids = self._select(index, record)
+            shots = [self._shot(i) for i in ids] if ids else ()
+            return self._style_format(sample, shots)
+        except PromptStyleError as exc:
+            raise self._locate(exc, index) from None
+        except Exception as exc:  # a plugin's bug, reported with where it happened
+            raise RenderError(f"{type(exc).__name__}: {exc}", split=self.split, index=index, file=self.source) from exc
+
+    def converse(
+        self,
+        record: Mapping[str, Any],
+        index: int,
+        reply: Callable[[RenderedPrompt], str] | None = None,
+    ) -> Generator[RenderedPrompt, str | None, None]:
+        """The requests of one record, in order: one for most tasks, one per model
+        reply for a multi-turn dialogue (see :mod:`prompt_style.conversation`).
+
+        A generator: in ``every`` mode each request after the first holds the
+        model's earlier replies, handed back with ``send(reply)`` or by the
+        ``reply`` callback (called with the request, returns the reply text)::
+
+            turns = renderer.converse(record, 0)
+            request = next(turns)
+            while True:
+                try:
+                    request = turns.send(model(request.text))
+                except StopIteration:
+                    break
+
+        Modes ``every_with_gt`` and ``last`` need no replies (plain iteration works).
+
+        :raises PromptStyleError: naming the key and the record, for bad data, and
+            when ``every`` mode gets no reply.
+        """
+        if getattr(self.style, "infer_mode", None) is None:  # one request: the usual path
+            yield self.render(record, index)
+            return
+        formatted = self._format(record, index)
+        if formatted.infer_mode is None:
+            yield self._rendered(formatted, formatted.dialogue, index)
+            return
+        yield from conversation.requests(self, formatted, index, reply)
+
+    def _rendered(
+        self,
+        formatted: FormattedPrompt,
+        dialogue: Dialogue,
+        index: int,
+        *,
+        target: Any = None,
+        turn: int | None = None,
+    ) -> RenderedPrompt:
+        try:
+            if self._chat_apply is not None:
+                dialogue = self._chat_apply(dialogue)
+            made = self._meta_apply(dialogue)
+        except PromptStyleError as exc:
+            raise self._locate(exc, index) from None
+        except Exception as exc:  # a plugin's bug, reported with where it happened
+            raise RenderError(f"{type(exc).__name__}: {exc}", split=self.split, index=index, file=self.source) from exc
+        return RenderedPrompt(
+            index,
+            made.text,
+            made.messages,
+            formatted.continuations,
+            formatted.target if turn is None else target,
+            self.plugins,
+            dialogue,
+            made.token_ids,
+            formatted.extra,
+            self.until,
+            mode=formatted.mode,
+            turn=turn,
+        )
+
     def render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
         """Render one record; ``index`` is its position in the evaluated split.
+
+        A multi-turn record (a style that sets ``infer_mode``) has several
+        requests: use :meth:`converse`.
 
         :raises PromptStyleError: naming the key and the record, for bad data.
         """
@@ -265,6 +414,13 @@ class TaskRenderer:
             ids = self._select(index, record)
             shots = [self._shot(i) for i in ids] if ids else ()
             formatted = self._style_format(sample, shots)
+            if formatted.infer_mode is not None:
+                raise RenderError(
+                    f"the record is a multi-turn dialogue ({formatted.infer_mode}): it has one request per turn",
+                    hint="use Task.render() or TaskRenderer.converse()",
+                )
+            if formatted.candidates is not None:
+                return self._candidates(index, formatted)
             dialogue = formatted.dialogue
             if self._chat_apply is not None:
                 dialogue = self._chat_apply(dialogue)
@@ -273,11 +429,7 @@ class TaskRenderer:
             else:
                 made = self._meta_apply(dialogue)
         except PromptStyleError as exc:
-            key = exc.key or ""
-            top = key.split(".")[0]
-            line = self.lines.get(key) or self.lines.get(top)
-            source = self.origins.get(key) or self.origins.get(top) or self.source
-            raise exc.locate(split=self.split, index=index, file=source, line=line) from None
+            raise self._locate(exc, index) from None
         except Exception as exc:  # a plugin's bug, reported with where it happened
             raise RenderError(f"{type(exc).__name__}: {exc}", split=self.split, index=index, file=self.source) from exc
         return RenderedPrompt(
@@ -295,6 +447,31 @@ class TaskRenderer:
             continuation_token_ids=made.continuation_token_ids,
             token_report=made.token_report,
             assistant_spans=made.assistant_spans,
+            mode=formatted.mode,
+        )
+
+    def _candidates(self, index: int, formatted: Any) -> RenderedPrompt:
+        full = self._meta_full
+        chat = self._chat_apply
+        candidates = []
+        for label, dialogue in formatted.candidates:
+            if chat is not None:
+                dialogue = chat(dialogue)
+            made = full(dialogue)
+            candidates.append(Candidate(label, made.text, made.messages, dialogue, made.token_ids))
+        return RenderedPrompt(
+            index,
+            None,
+            None,
+            (),
+            formatted.target,
+            self.plugins,
+            (),
+            None,
+            formatted.extra,
+            self.until,
+            candidates=candidates,
+            mode=formatted.mode,
         )
 
     def _rolling_prompt(self, sample: Sample, index: int) -> RenderedPrompt:

@@ -170,6 +170,15 @@ class FormattedPrompt:
     extra: dict[str, Any] | None = None
     """More per-record fields the style reports, added to the JSON view of the
     rendered prompt (the ``task_template`` style gives ``answer_choices``)."""
+    infer_mode: str | None = None
+    """For a multi-turn dialogue: how it is cut into one request per model reply
+    (``every``, ``every_with_gt``, ``last``; see :meth:`TaskRenderer.converse`).
+    ``None``: the dialogue is one request."""
+    candidates: tuple[tuple[Any, Dialogue], ...] | None = None
+    """Perplexity mode: ``(label, dialogue)`` per candidate, each scored whole
+    (OpenCompass's ``PPLInferencer``); ``None`` otherwise."""
+    mode: str | None = None
+    """``gen`` or ``ppl`` for styles with modes (OpenCompass); ``None`` otherwise."""
 
 
 @dataclass(slots=True)
@@ -212,6 +221,9 @@ class StyleSettings:
     fewshot_target_delimiter: str | None = None
     """Text between a few-shot example's question and its answer; ``None``:
     ``target_delimiter``."""
+    mode: str | None = None
+    """``gen`` or ``ppl`` when the user chose one (``--mode``, ``load_task(mode=)``);
+    styles with modes (a ``modes`` attribute) honour it, others are never given one."""
 
 
 FieldExtractor = Callable[[Mapping[str, Any]], Any]
@@ -236,6 +248,10 @@ class MetaTemplate(Protocol):
     """
 
     def apply(self, dialogue: Dialogue) -> ModelInput: ...
+
+    # Optional: ``apply_full(dialogue) -> ModelInput`` renders the whole dialogue
+    # with no generation cut, for perplexity candidates (OpenCompass's ppl mode);
+    # without it, ``apply`` serves.
 
 
 @runtime_checkable

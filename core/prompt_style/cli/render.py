@@ -21,7 +21,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     render.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
     render.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
     render.add_argument(
-        "--meta", metavar="M", default="plain", help="meta template: plain (default), messages, chatml, ..."
+        "--meta",
+        metavar="M",
+        default="plain",
+        help="meta template: plain (default), messages, chatml, ..., or a meta template file (.yaml, .json, "
+        "OpenCompass .py model config)",
     )
     render.add_argument(
         "--meta-option",
@@ -77,10 +81,26 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         "--no-fewshot-as-multiturn puts the plain-text prompt in one user message",
     )
     render.add_argument(
+        "--replies",
+        metavar="FILE",
+        help="multi-turn tasks in infer_mode every: the model's replies, one JSON list per record per line",
+    )
+    render.add_argument(
+        "--mode",
+        choices=("gen", "ppl"),
+        help="generation or perplexity prompts, for tasks with modes (OpenCompass; default: from the inferencer)",
+    )
+    render.add_argument(
         "--data-root",
         metavar="DIR",
         help="where task-template files find their data_dir (default: next to the task file, or data/processed/)",
     )
+
+
+def _body(text: str | None, messages: Any) -> str:
+    if text is None:
+        return json.dumps(messages, ensure_ascii=False, indent=2)
+    return text
 
 
 def _text_block(result: Any) -> str:
@@ -92,9 +112,15 @@ def _text_block(result: Any) -> str:
         header += " · until: " + json.dumps(list(until), ensure_ascii=False)
     for key, value in (result.extra or {}).items():
         header += f" · {key}: " + json.dumps(value, ensure_ascii=False)
-    body = result.text
-    if body is None:
-        body = json.dumps(result.messages, ensure_ascii=False, indent=2)
+    if result.turn is not None:
+        header += f" · turn {result.turn}"
+    candidates = getattr(result, "candidates", None)
+    if candidates is not None:
+        blocks = [
+            f"--- candidate {json.dumps(c.label, ensure_ascii=False)}\n{_body(c.text, c.messages)}\n"
+            for c in candidates
+        ]
+        return f"{header}\n" + "".join(blocks)
     tokens = ""
     if result.token_ids is not None:
         tokens = f"--- token_ids ({len(result.token_ids)}): {json.dumps(result.token_ids)}\n"
@@ -102,7 +128,7 @@ def _text_block(result: Any) -> str:
             tokens += f"--- continuation_token_ids: {json.dumps(result.continuation_token_ids)}\n"
         for entry in result.token_report or ():
             tokens += f"--- note: {entry.get('message', entry['kind'])}\n"
-    return f"{header}\n{body}\n{tokens}"
+    return f"{header}\n{_body(result.text, result.messages)}\n{tokens}"
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -121,16 +147,43 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         task_format=args.task_format,
         system_instruction=args.system_instruction,
         fewshot_as_multiturn=args.fewshot_as_multiturn,
+        mode=args.mode,
         read_options={"data_root": args.data_root} if args.data_root else None,
         model_args=args.model_args,
     )
+    replies = _read_replies(args.replies) if args.replies else None
     write = out.write
     if args.format == "jsonl":
         dumps = json.dumps
-        for result in task.render(limit=args.limit):
+        for result in task.render(limit=args.limit, replies=replies):
             write(dumps(result.to_json(), ensure_ascii=False) + "\n")
     else:
-        for result in task.render(limit=args.limit):
+        for result in task.render(limit=args.limit, replies=replies):
             write(_text_block(result))
     out.flush()
     return 0
+
+
+def _read_replies(path: str) -> list[list[str]]:
+    """``--replies``: JSON Lines, line ``i`` the list of the model's replies to record ``i``."""
+    from ..errors import DataError
+
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()
+    except OSError as exc:
+        raise DataError(f"cannot read the replies: {exc.strerror}", file=path) from None
+    replies = []
+    for number, line in enumerate(lines, 1):
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"not JSON: {exc.msg}", file=path, line=number) from None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise DataError(
+                "each line must be a JSON list of reply strings, one list per record",
+                file=path,
+                line=number,
+                hint='for example ["first reply", "second reply"]',
+            )
+        replies.append(value)
+    return replies

@@ -240,6 +240,9 @@ class TokenizedMeta:
         if name == "apply_messages":
             # Meta templates that render whole conversations (chat templates) are tokenized the same way.
             return self._apply_messages
+        if name == "apply_full":
+            # Perplexity candidates (OpenCompass meta templates render the whole dialogue) too.
+            return self._apply_full
         return value
 
     def __getstate__(self) -> dict[str, Any]:
@@ -319,7 +322,13 @@ class TokenizedMeta:
             )
 
     def apply(self, dialogue: Dialogue) -> ModelInput:
-        made = self._inner.apply(dialogue)
+        return self._tokenized(self._inner.apply, dialogue)
+
+    def _apply_full(self, dialogue: Dialogue) -> ModelInput:
+        return self._tokenized(self._inner.apply_full, dialogue)
+
+    def _tokenized(self, apply: Any, dialogue: Dialogue) -> ModelInput:
+        made = apply(dialogue)
         text = self._text(made)
         report: list[dict[str, Any]] = []
         self._special_text(dialogue, report)

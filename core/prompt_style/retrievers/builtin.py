@@ -1,4 +1,5 @@
-"""Built-in retrievers: ``zero``, ``fixed``, ``first_n`` and seeded ``random``.
+"""Built-in retrievers: ``zero``, ``fixed``, ``first_n`` and seeded ``random``, plus
+OpenCompass's ``fixk``, ``opencompass_random`` and ``sliding_window`` (``opencompass.py``).
 
 Randomness comes from ``random.Random`` seeded with the text ``"{seed}:{index}"``
 (hashed with SHA-512 by the standard library), never from process state or
@@ -15,6 +16,7 @@ from typing import Any
 from .._markers import hookimpl
 from ..errors import OptionError, TaskFileError
 from ..options import check_options
+from .opencompass import CATALOG as OPENCOMPASS_CATALOG
 
 
 def _check_size(name: str, k: int, available: int, same_split: bool) -> None:
@@ -178,4 +180,11 @@ def random_(*, options, pool, k, same_split, seed) -> Random:
 def retrieve_examples():
     from .shared_random import shared_random
 
-    return {"zero": zero, "fixed": fixed, "first_n": first_n, "random": random_, "shared_random": shared_random}
+    return {
+        "zero": zero,
+        "fixed": fixed,
+        "first_n": first_n,
+        "random": random_,
+        "shared_random": shared_random,
+        **OPENCOMPASS_CATALOG,
+    }

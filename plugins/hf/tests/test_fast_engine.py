@@ -116,6 +116,9 @@ SCOPING = [
     "{% call f(5) %}C{% endcall %}",
     "{% macro g() %}{{ varargs | length }}{{ kwargs | length }}{% endmacro %}{{ g(1, 2, k=3) }}",
     "{% for m in messages %}{% set y = m.role %}{% endfor %}{{ y }}",
+    # an assignment in one iteration does not reach the next
+    "{% for m in messages %}{% if m.role == 'user' %}{% set r = m.content %}{% endif %}"
+    "{{ loop.index }}{{ r is defined }}{{ r if r is defined }}{% endfor %}",
     "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}",
     "{% for a, b in [(1, 2), (3, 4)] %}{{ a }}{{ b }}{{ loop.index }}{% else %}E{% endfor %}",
     "{% for m in [] %}x{% else %}{{ loop is defined }}{% endfor %}",

@@ -66,6 +66,9 @@ _FAST_FILTERS = {
     for name in ("select", "reject", "selectattr", "rejectattr", "map")
     if name in jinja_filters.FILTERS
 }
+# Filters of one string and no arguments, with a fast path for a plain str
+# (Jinja's: soft_str(value).strip(), .lower(), .upper()).
+_STR_FILTERS = {"trim": "strip", "lower": "lower", "upper": "upper"}
 
 # Bound methods the sandbox hands out and that only read their object (the
 # sandbox wraps str.format and str.format_map, so they are not here).
@@ -438,6 +441,19 @@ class FastCodeGenerator(CodeGenerator):
 
     @optimizeconst
     def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
+        method = _STR_FILTERS.get(node.name)
+        if (
+            method is not None
+            and node.node is not None
+            and not (node.args or node.kwargs or node.dyn_args or node.dyn_kwargs)
+            and self.environment.filters.get(node.name) is jinja_filters.FILTERS[node.name]
+        ):
+            # x|trim on a str is x.strip(); anything else goes to the filter itself.
+            value = self.temporary_identifier()
+            self.write(f"({value}.{method}() if type({value} := ")
+            self.visit(node.node, frame)
+            self.write(f") is str else {self.filters[node.name]}({value}))")
+            return
         fast = _FAST_FILTERS.get(node.name)
         if (
             fast is not None
@@ -475,17 +491,24 @@ class FastCodeGenerator(CodeGenerator):
                 self.write(self._loop_value(fast, node.attr))
                 return
         if node.attr not in _DICT_ATTRIBUTES:
-            code = self._simple_code(node.node, frame)
-            if code is not None:
-                # message.content on a dict that has the key: read it inline.
-                key = repr(node.attr)
-                self.write(
-                    f"({code}[{key}] if type({code}) is dict and {key} in {code} else fast_getattr({code}, {key}))"
-                )
-                return
+            # message.content on a dict that has the key: read it inline.
+            self._inline_key(node.node, repr(node.attr), "fast_getattr", frame)
+            return
         self.write("fast_getattr(")
         self.visit(node.node, frame)
         self.write(f", {node.attr!r})")
+
+    def _inline_key(self, subject: nodes.Node, key: str, fallback: str, frame: Frame) -> None:
+        """``subject[key]`` read inline when ``subject`` is a dict holding ``key``,
+        else ``fallback(subject, key)`` (the subject is evaluated once)."""
+        code = self._simple_code(subject, frame)
+        if code is not None:
+            self.write(f"({code}[{key}] if type({code}) is dict and {key} in {code} else {fallback}({code}, {key}))")
+            return
+        value = self.temporary_identifier()
+        self.write(f"({value}[{key}] if type({value} := ")
+        self.visit(subject, frame)
+        self.write(f") is dict and {key} in {value} else {fallback}({value}, {key}))")
 
     def _simple_code(self, node: nodes.Node, frame: Frame) -> str | None:
         """The code of ``node`` when it is a plain local variable (so it may be
@@ -522,14 +545,9 @@ class FastCodeGenerator(CodeGenerator):
             super().visit_Getitem(node, frame)
             return
         if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
-            code = self._simple_code(node.node, frame)
-            if code is not None:
-                # message['role'] on a dict that has the key: read it inline.
-                key = repr(node.arg.value)
-                self.write(
-                    f"({code}[{key}] if type({code}) is dict and {key} in {code} else fast_getitem({code}, {key}))"
-                )
-                return
+            # message['role'] on a dict that has the key: read it inline.
+            self._inline_key(node.node, repr(node.arg.value), "fast_getitem", frame)
+            return
         self.write("fast_getitem(")
         self.visit(node.node, frame)
         self.write(", ")
@@ -581,12 +599,14 @@ class FastCodeGenerator(CodeGenerator):
         if node.else_:
             iteration_indicator = self.temporary_identifier()
             self.writeline(f"{iteration_indicator} = 1")
-        # Names the body reads from the context are read once, before the loop: the
-        # context's variables cannot change while a loop runs (only top-level
-        # assignments write them).
+        # Names the body only reads from the context are read once, before the loop:
+        # the context's variables cannot change while a loop runs (only top-level
+        # assignments write them). A name the body also assigns is read afresh at
+        # every iteration, as in Jinja (an assignment lasts one iteration).
         hoisted = set()
+        stores = loop_frame.symbols.stores
         for target, (action, param) in loop_frame.symbols.loads.items():
-            if action == VAR_LOAD_RESOLVE:
+            if action == VAR_LOAD_RESOLVE and param not in stores:
                 self.writeline(f"{target} = {self.get_resolve_func()}({param!r})")
                 hoisted.add(target)
         seq, index, length = (self.temporary_identifier() for _ in range(3))

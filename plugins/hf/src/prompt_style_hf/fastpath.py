@@ -30,8 +30,6 @@ engine of the tests). The environment (with its sandbox) is the one
 
 from __future__ import annotations
 
-import inspect
-import threading
 from collections.abc import Callable, Mapping
 from types import BuiltinMethodType
 from typing import Any
@@ -39,7 +37,6 @@ from typing import Any
 from jinja2 import filters as jinja_filters
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, DependencyFinderVisitor, Frame, optimizeconst
-from jinja2.environment import Environment as JinjaEnvironment
 from jinja2.environment import Template
 from jinja2.exceptions import FilterArgumentError
 from jinja2.filters import _prepare_attribute_parts
@@ -72,11 +69,21 @@ _STR_FILTERS = {"trim": "strip", "lower": "lower", "upper": "upper"}
 
 # Bound methods the sandbox hands out and that only read their object (the
 # sandbox wraps str.format and str.format_map, so they are not here).
-_SAFE_STR_METHODS = frozenset(
-    """capitalize casefold count endswith find index isalnum isalpha isascii isdecimal isdigit
-    isidentifier islower isnumeric isprintable isspace istitle isupper join lower lstrip
-    partition removeprefix removesuffix replace rfind rindex rpartition rsplit rstrip split
-    splitlines startswith strip swapcase title upper""".split()
+# The str methods whose result can be far larger than their input (``replace``,
+# ``join``, ``center``...) always go through the sandbox's ``call``, which sizes them.
+AMPLIFYING_STR_METHODS = getattr(
+    _jinja_env,
+    "AMPLIFYING_STR_METHODS",
+    frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "join", "translate"}),
+)
+_SAFE_STR_METHODS = (
+    frozenset(
+        """capitalize casefold count endswith find index isalnum isalpha isascii isdecimal isdigit
+        isidentifier islower isnumeric isprintable isspace istitle isupper lower lstrip
+        partition removeprefix removesuffix rfind rindex rpartition rsplit rstrip split
+        splitlines startswith strip swapcase title upper""".split()
+    )
+    - AMPLIFYING_STR_METHODS
 )
 _SAFE_DICT_METHODS = frozenset({"get", "items", "keys", "values"})
 
@@ -679,9 +686,12 @@ class FastTemplate:
     def render_owned(self, parent: dict[str, Any]) -> str:
         """Render with ``parent`` (globals and variables, from :meth:`new_variables`)
         as the context; ``parent`` becomes the context's own."""
-        if _BUDGETED_RENDER:
-            # The sandbox renders with per-render budgets: let it (it calls our root).
-            return _jinja_env.render(self.template, parent)
+        if _RUN is not None:
+            # One render's budgets (loops, sizes, time, output), as jinja_env.render keeps them.
+            return _RUN(lambda: self._render(parent), template=self.template)
+        return self._render(parent)
+
+    def _render(self, parent: dict[str, Any]) -> str:
         if self._direct_context:
             context = Context.__new__(Context)
             context.parent = parent
@@ -705,28 +715,16 @@ class FastTemplate:
         return _FILENAME
 
 
-_GENERATE_LOCK = threading.Lock()
-
-
 def _generate(environment: Any, ast: nodes.Template) -> str:
-    """The Python source of ``ast`` from :class:`FastCodeGenerator`, through the
-    environment's own ``_generate`` when it has one (a sandbox may rewrite the
-    tree first, e.g. to count loop iterations)."""
-    if type(environment)._generate is JinjaEnvironment._generate:
-        generator = FastCodeGenerator(environment, None, _FILENAME, optimized=environment.optimized)
-        generator.visit(ast)
-        return generator.stream.getvalue()
-    with _GENERATE_LOCK:
-        own = "code_generator_class" in vars(environment)
-        saved = environment.code_generator_class
-        environment.code_generator_class = FastCodeGenerator
-        try:
-            return environment._generate(ast, None, _FILENAME)
-        finally:
-            if own:
-                environment.code_generator_class = saved
-            else:
-                del environment.code_generator_class
+    """The Python source of ``ast`` from :class:`FastCodeGenerator`. A sandbox with
+    budgets rewrites the tree first (``jinja_env.prepare_tree``: every loop counted,
+    every ``~`` sized), as its own compiler does."""
+    prepare = getattr(_jinja_env, "prepare_tree", None)
+    if prepare is not None:
+        ast = prepare(ast)
+    generator = FastCodeGenerator(environment, None, _FILENAME, optimized=environment.optimized)
+    generator.visit(ast)
+    return generator.stream.getvalue()
 
 
 def _context_fields() -> set[str]:
@@ -772,9 +770,8 @@ _MACRO_FIELDS_OK = _macro_fields() == {
 
 _FAST: dict[tuple[int, str], FastTemplate] = {}
 
-# A sandbox whose render() keeps per-render budgets (it takes the clock, `now=`)
-# renders the fast templates too; otherwise they are rendered directly.
-_BUDGETED_RENDER = "now" in inspect.signature(_jinja_env.render).parameters
+# A sandbox with per-render budgets offers run(): fast templates render inside it.
+_RUN = getattr(_jinja_env, "run", None)
 
 
 def compile_fast(environment: Any, source: str) -> FastTemplate:

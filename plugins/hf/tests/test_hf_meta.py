@@ -68,7 +68,7 @@ def test_discovered_through_its_entry_point(manager):
 def test_template_is_required():
     with pytest.raises(OptionError, match="needs template=PATH") as caught:
         hf_meta({})
-    assert caught.value.key == "template"
+    assert caught.value.key == "meta.template"
 
 
 def test_missing_template_file(tmp_path):

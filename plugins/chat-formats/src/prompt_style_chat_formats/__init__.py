@@ -240,7 +240,7 @@ def chat_format(name: str, options: Mapping[str, Any]):
     if "template" in options:
         raise OptionError(
             f"meta template {name!r} has its own template; to render another one use --meta hf",
-            key="template",
+            key="meta.template",
         )
     fmt = FORMATS[name]
     tokens = {k: v for k, v in (("bos_token", fmt.bos_token), ("eos_token", fmt.eos_token)) if v is not None}

@@ -398,10 +398,10 @@ def hf_meta(options: Mapping[str, Any]) -> HFChat:
             return HFChat(TemplateSource({}), options)
         raise OptionError(
             "meta template 'hf' needs template=PATH",
-            key="template",
+            key="meta.template",
             hint="a chat_template.jinja, a tokenizer_config.json or a local model folder: "
             "--meta-option template=path/to/model",
         )
     if not isinstance(path, (str, Path)):
-        raise OptionError(f"option 'template' must be a path, not {path!r}", key="template")
+        raise OptionError(f"option 'template' must be a path, not {path!r}", key="meta.template")
     return HFChat(load_source(path), options)

@@ -59,7 +59,7 @@ class TemplateSource:
 
 
 def _error(path: Path | str, message: str, hint: str | None = None) -> OptionError:
-    return OptionError(f"{message}: {path}", key="template", hint=hint)
+    return OptionError(f"{message}: {path}", key="meta.template", hint=hint)
 
 
 def _read_text(path: Path) -> str:

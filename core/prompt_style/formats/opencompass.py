@@ -303,6 +303,12 @@ class _Reading:
                 )
         else:
             options.pop("infer_mode", None)
+            multiround = options.pop("multiround", False)
+            if multiround not in (True, False):
+                raise self.error("infer_cfg.inferencer.multiround", f"must be true or false, not {multiround!r}")
+            if multiround and name == "GenInferencer":
+                # Every empty assistant message of a RawPromptTemplate is generated, turn by turn.
+                options["infer_mode"] = "multiround"
         return INFERENCER_MODES[name], options
 
     def _template(
@@ -320,6 +326,19 @@ class _Reading:
         main = prompt if prompt is not None else infer.get("ice_template")
         kind = _type_name(main.get("type", "PromptTemplate")) if isinstance(main, Mapping) else None
         key = "infer_cfg.prompt_template" if prompt is not None else "infer_cfg.ice_template"
+        if kind == "RawPromptTemplate" and mode == "ppl":
+            raise self.error(
+                "infer_cfg.inferencer.type",
+                "a RawPromptTemplate has no perplexity mode: OpenCompass's PPLInferencer cannot score its "
+                "messages (they do not depend on the label; OpenCompass fails with an AttributeError)",
+                "use GenInferencer, or a label-keyed PromptTemplate for perplexity",
+            )
+        if inferencer.get("infer_mode") == "multiround" and kind != "RawPromptTemplate":
+            raise self.error(
+                "infer_cfg.inferencer.multiround",
+                f"multiround generation fills the empty assistant messages of a RawPromptTemplate, not a {kind}",
+                "use a RawPromptTemplate, or drop multiround",
+            )
         if kind in ("MultiTurnPromptTemplate", "MMPromptTemplate"):
             # AISBench's template types (styles/multiturn.py, styles/multimodal.py) on this engine.
             if not isinstance(main.get("template"), Mapping):

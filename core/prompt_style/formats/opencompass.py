@@ -126,8 +126,6 @@ class _Where:
 def _datasets(data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]] | None:
     """The dataset configs in a parsed file, with their dotted key; ``None`` when
     the file holds none."""
-    if "infer_cfg" in data:
-        return [("", data)]
     found: list[tuple[str, Mapping[str, Any]]] = []
     seen: set[int] = set()
     names = ["datasets"] if isinstance(data.get("datasets"), list) else [k for k in data if str(k).endswith("datasets")]
@@ -139,7 +137,13 @@ def _datasets(data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]] | 
             if isinstance(item, Mapping) and "infer_cfg" in item and id(item) not in seen:
                 seen.add(id(item))
                 found.append((f"{name}.{i}.", item))
-    return found or None
+    if found:
+        # A Python config's *datasets lists win over its helper variables (a module-level
+        # `infer_cfg = dict(...)` that the datasets use).
+        return found
+    if "infer_cfg" in data:
+        return [("", data)]
+    return None
 
 
 def _label(dataset: Mapping[str, Any], index: int) -> str:

@@ -318,6 +318,7 @@ class OpenCompassMeta:
         ``assistant`` itself keeps those names)."""
         roles = spec.roles
         out = []
+        in_round = False
         for turn in dialogue:
             role = turn.role
             if turn.section != MESSAGES:
@@ -328,6 +329,14 @@ class OpenCompassMeta:
                 out.append(turn._replace(role=name, fallback_role="HUMAN", section="begin"))
             else:
                 out.append(turn._replace(role=name, section="round"))
+                in_round = True
+        if not in_round:
+            # System messages only: a PromptTemplate dialogue still has its round, which
+            # shows the meta template's roles with their default prompts (and, in
+            # generation, opens the model's turn).
+            first = next((item for item in spec.round if not isinstance(item, str)), None)
+            if first is not None:
+                out.append(Turn(first.name, first.prompt, "", None, "round"))
         return tuple(out)
 
     def _messages(self, items: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:

@@ -352,7 +352,11 @@ def test_examples_need_somewhere_to_go(pm):
 def test_raw_and_text_templates_do_not_mix(pm):
     text = {"type": "PromptTemplate", "template": "Q: {question}\nA: {answer}"}
     with pytest.raises(TaskFileError, match="the ice_template is a RawPromptTemplate but the other"):
-        task(dataset({"type": "PromptTemplate", "template": "</E>{question}", "ice_token": "</E>"}, raw([USER_Q])), QA)
+        task(
+            dataset({"type": "PromptTemplate", "template": "</E>{question}", "ice_token": "</E>"}, raw([USER_Q])),
+            QA,
+            pm=pm,
+        )
     with pytest.raises(TaskFileError, match="the prompt_template is a RawPromptTemplate but the other"):
         task(dataset(raw(["</E>", USER_Q]), text, FIXK), QA, POOL, pm=pm)
 

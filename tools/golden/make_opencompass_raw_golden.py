@@ -444,6 +444,16 @@ def main() -> None:
     datasets = {}
     for name, (rel, abbr, lazy) in DATASETS.items():
         datasets[name] = (load_dataset(rel, abbr, lazy), f"configs/datasets/{rel}")
+    # The bundled examples (examples/opencompass_raw/), with their own records.
+    for stem in ("task", "task_multiround"):
+        folder = ROOT / "examples" / "opencompass_raw"
+        example = yaml.safe_load((folder / f"{stem}.yaml").read_text(encoding="utf-8"))
+        files = example.pop("data")
+        example["records"] = {
+            split: [json.loads(line) for line in (folder / path).open(encoding="utf-8")][:8]
+            for split, path in files.items()
+        }
+        datasets[f"example_{stem}"] = (example, f"examples/opencompass_raw/{stem}.yaml")
     for name, dataset in yaml.safe_load(SYNTHETIC.read_text(encoding="utf-8")).items():
         datasets[f"synthetic_{name}"] = (dataset, "synthetic")
 

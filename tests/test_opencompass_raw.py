@@ -398,3 +398,37 @@ def test_shipped_python_config_from_the_command_line(capsys):
     assert main([*args, "--trust-code", "--meta", "opencompass::api", "--format", "jsonl"]) == 0
     line = json.loads(capsys.readouterr().out)
     assert len(line["messages"]) == 11 and line["messages"][-1]["role"] == "user"
+
+
+# -- the documented examples (docs/opencompass.md) ----------------------------------------------
+
+EXAMPLES = Path(__file__).parent.parent / "examples" / "opencompass_raw"
+
+
+def test_documented_examples(capsys):
+    task_file = str(EXAMPLES / "task.yaml")
+    assert main(["render", task_file, "--meta", "opencompass::api", "--limit", "1", "--format", "jsonl"]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert line["messages"][0] == {
+        "role": "system",
+        "content": "Answer the multiple-choice question with A, B, C or D.",
+    }
+    assert line["messages"][2] == {"role": "assistant", "content": "The answer is C."}
+    assert line["messages"][-1]["content"].startswith("Question: What is the value of 7 × 8?")
+    meta = str(EXAMPLES.parent / "opencompass" / "meta.yaml")
+    assert main(["render", task_file, "--meta", meta, "--limit", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('=== record 0 · target: "B"\n<|im_start|>system\nAnswer the multiple-choice')
+    assert out.endswith("D. 64<|im_end|>\n<|im_start|>assistant\n\n")
+    assert (
+        main(["render", task_file, "--meta", str(EXAMPLES / "meta_list.yaml"), "--limit", "1", "--format", "jsonl"])
+        == 0
+    )
+    first = json.loads(capsys.readouterr().out)["messages"][0]
+    assert first["content"] == "You are a careful assistant. Answer the multiple-choice question with A, B, C or D."
+    multiround = str(EXAMPLES / "task_multiround.yaml")
+    replies = str(EXAMPLES / "replies.jsonl")
+    assert main(["render", multiround, "--meta", "opencompass::api", "--replies", replies, "--format", "jsonl"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [(x["index"], x["turn"]) for x in lines] == [(0, 0), (0, 1), (1, 0)]
+    assert lines[1]["messages"][2] == {"role": "assistant", "content": "7"}

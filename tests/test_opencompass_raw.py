@@ -432,3 +432,12 @@ def test_documented_examples(capsys):
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [(x["index"], x["turn"]) for x in lines] == [(0, 0), (0, 1), (1, 0)]
     assert lines[1]["messages"][2] == {"role": "assistant", "content": "7"}
+
+
+def test_bad_example_data_names_the_pool_record(pm):
+    ice = raw([{"expand_column": "history"}, USER_Q, {"role": "assistant", "content": "{answer}"}])
+    prompt = raw(["</E>", USER_Q])
+    config = dataset(prompt, ice, FIXK, columns=("history", "question"))
+    pool = [{"history": [], "question": "a", "answer": "b"}, {"history": "oops", "question": "c", "answer": "d"}]
+    with pytest.raises(PromptStyleError, match=r"in-context example \(record 1 of the pool\).*must be a list"):
+        render(config, [{"history": [], "question": "q", "answer": "x"}], pool, pm=pm)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import OptionError
+from ...errors import OptionError, PromptStyleError
 from ...options import check_options
 from ...types import FormattedPrompt, Sample, StyleSettings
 from .template import Ice, InferPrompts, compile_template
@@ -129,7 +129,12 @@ class OpenCompassStyle:
         for shot in key:
             item = examples.get(shot)
             if item is None:
-                item = examples[shot] = self.prompts.example(shot.record)
+                try:
+                    item = examples[shot] = self.prompts.example(shot.record)
+                except PromptStyleError as exc:
+                    # Say which example: the record named in the error is the evaluated one.
+                    exc.message = f"in-context example (record {shot.index} of the pool): {exc.message}"
+                    raise
             items.append(item)
         ice = self.prompts.ice(items)
         self._last = (key, ice)

@@ -13,6 +13,10 @@ up to one of them, followed by the dialogue's ``end`` turns, as AISBench's
     one request per reply, with the ground-truth answers before it.
 ``last``
     one request: everything but the last answer.
+``multiround``
+    OpenCompass's ``GenInferencer(multiround=True)`` on a ``RawPromptTemplate``:
+    one request per empty assistant message (a slot), holding the messages
+    before it, the earlier slots filled with the model's own replies.
 """
 
 from __future__ import annotations
@@ -27,12 +31,20 @@ from .types import FormattedPrompt, Turn
 if TYPE_CHECKING:
     from .render import RenderedPrompt, TaskRenderer
 
-__all__ = ["reply_positions", "requests"]
+__all__ = ["reply_positions", "slot_positions", "requests"]
+
+_MULTIROUND = "multiround"
 
 
 def reply_positions(dialogue: Sequence[Turn]) -> list[int]:
     """Positions of the model's replies: the assistant-role turns of the ``round`` section."""
     return [i for i, turn in enumerate(dialogue) if turn.section == "round" and api_role(turn.role) == "assistant"]
+
+
+def slot_positions(dialogue: Sequence[Turn]) -> list[int]:
+    """Positions of the slots of a ``multiround`` dialogue: its empty assistant messages
+    (OpenCompass's ``GenInferencer._generate_multiround``)."""
+    return [i for i, turn in enumerate(dialogue) if api_role(turn.role) == "assistant" and not turn.content]
 
 
 def requests(
@@ -44,15 +56,18 @@ def requests(
     """The requests of one multi-turn record (see :meth:`TaskRenderer.converse`)."""
     mode = formatted.infer_mode
     dialogue = list(formatted.dialogue)
-    positions = reply_positions(dialogue)
+    multiround = mode == _MULTIROUND
+    positions = slot_positions(dialogue) if multiround else reply_positions(dialogue)
     if not positions:
         raise RenderError(
-            "the multi-turn dialogue has no model turn (a BOT item in its round) to ask for",
+            "the messages have no empty assistant message for the model to fill (GenInferencer multiround)"
+            if multiround
+            else "the multi-turn dialogue has no model turn (a BOT item in its round) to ask for",
             split=renderer.split,
             index=index,
             file=renderer.source,
         )
-    end = tuple(turn for turn in dialogue if turn.section == "end")
+    end = () if multiround else tuple(turn for turn in dialogue if turn.section == "end")
     targets = formatted.target if isinstance(formatted.target, (list, tuple)) else None
     if mode == "last":
         positions = positions[-1:]
@@ -64,17 +79,17 @@ def requests(
         target: Any = targets[turn] if targets is not None and turn < len(targets) else formatted.target
         request = renderer._rendered(formatted, tuple(dialogue[:position]) + end, index, target=target, turn=turn)
         sent = yield request
-        if mode != "every" or n == len(positions) - 1:
+        if (mode != "every" and not multiround) or n == len(positions) - 1:
             continue
         answer = sent if sent is not None else (reply(request) if reply is not None else None)
         if answer is None:
             raise RenderError(
-                f"infer_mode 'every' needs the model's reply to turn {turn} before turn {turn + 1} can be built",
+                f"infer_mode '{mode}' needs the model's reply to turn {turn} before turn {turn + 1} can be built",
                 split=renderer.split,
                 index=index,
                 file=renderer.source,
-                hint="give the replies: --replies FILE on the command line, replies= from Python; "
-                "or use infer_mode every_with_gt or last",
+                hint="give the replies: --replies FILE on the command line, replies= from Python"
+                + ("" if multiround else "; or use infer_mode every_with_gt or last"),
             )
         if not isinstance(answer, str):
             raise RenderError(
@@ -83,4 +98,7 @@ def requests(
                 index=index,
                 file=renderer.source,
             )
-        dialogue[position] = dialogue[position]._replace(content=answer)
+        if multiround:  # a filled slot is a message like any other (a separator in a plain join)
+            dialogue[position] = dialogue[position]._replace(content=answer, sep="\n" if position and answer else "")
+        else:
+            dialogue[position] = dialogue[position]._replace(content=answer)

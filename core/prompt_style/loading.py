@@ -452,7 +452,7 @@ def _meta(
 ) -> tuple[Any, dict[str, Any]]:
     where: dict[str, Any] = {"key": "meta"}
     options = dict(options or {})
-    if isinstance(name, Mapping) or is_meta_path(name):
+    if isinstance(name, (Mapping, list)) or is_meta_path(name):
         # A meta template file or mapping: its reader names the plugin that renders it.
         if not isinstance(name, Mapping):
             where["file"] = str(name)

@@ -35,6 +35,8 @@ def dialogue_to_json(dialogue: Dialogue) -> list[dict[str, Any]]:
         }
         if turn.fallback_role is not None:
             item["fallback_role"] = turn.fallback_role
+        if turn.extra:
+            item["extra"] = dict(turn.extra)
         out.append(item)
     return out
 

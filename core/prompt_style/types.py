@@ -151,7 +151,11 @@ class Turn(NamedTuple):
     fallback_role: str | None = None
     """Role to use when a meta template does not know ``role``."""
     section: str = "round"
-    """Where the turn comes from: ``begin``, ``ice`` (in-context example), ``round`` or ``end``."""
+    """Where the turn comes from: ``begin``, ``ice`` (in-context example), ``round`` or ``end``;
+    ``messages`` for an API message of OpenCompass's ``RawPromptTemplate``."""
+    extra: Mapping[str, Any] | None = None
+    """More keys of an API message (``name``, ...) that API meta templates send with it;
+    ``None`` for most turns."""
 
 
 Dialogue = tuple[Turn, ...]

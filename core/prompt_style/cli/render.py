@@ -83,7 +83,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     render.add_argument(
         "--replies",
         metavar="FILE",
-        help="multi-turn tasks in infer_mode every: the model's replies, one JSON list per record per line",
+        help="multi-turn tasks in infer_mode every (or multiround): the model's replies, "
+        "one JSON list per record per line",
     )
     render.add_argument(
         "--mode",

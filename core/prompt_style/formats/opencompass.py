@@ -126,8 +126,6 @@ class _Where:
 def _datasets(data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]] | None:
     """The dataset configs in a parsed file, with their dotted key; ``None`` when
     the file holds none."""
-    if "infer_cfg" in data:
-        return [("", data)]
     found: list[tuple[str, Mapping[str, Any]]] = []
     seen: set[int] = set()
     names = ["datasets"] if isinstance(data.get("datasets"), list) else [k for k in data if str(k).endswith("datasets")]
@@ -139,7 +137,13 @@ def _datasets(data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]] | 
             if isinstance(item, Mapping) and "infer_cfg" in item and id(item) not in seen:
                 seen.add(id(item))
                 found.append((f"{name}.{i}.", item))
-    return found or None
+    if found:
+        # A Python config's *datasets lists win over its helper variables (a module-level
+        # `infer_cfg = dict(...)` that the datasets use).
+        return found
+    if "infer_cfg" in data:
+        return [("", data)]
+    return None
 
 
 def _label(dataset: Mapping[str, Any], index: int) -> str:
@@ -303,6 +307,12 @@ class _Reading:
                 )
         else:
             options.pop("infer_mode", None)
+            multiround = options.pop("multiround", False)
+            if multiround not in (True, False):
+                raise self.error("infer_cfg.inferencer.multiround", f"must be true or false, not {multiround!r}")
+            if multiround and name == "GenInferencer":
+                # Every empty assistant message of a RawPromptTemplate is generated, turn by turn.
+                options["infer_mode"] = "multiround"
         return INFERENCER_MODES[name], options
 
     def _template(
@@ -320,6 +330,19 @@ class _Reading:
         main = prompt if prompt is not None else infer.get("ice_template")
         kind = _type_name(main.get("type", "PromptTemplate")) if isinstance(main, Mapping) else None
         key = "infer_cfg.prompt_template" if prompt is not None else "infer_cfg.ice_template"
+        if kind == "RawPromptTemplate" and mode == "ppl":
+            raise self.error(
+                "infer_cfg.inferencer.type",
+                "a RawPromptTemplate has no perplexity mode: OpenCompass's PPLInferencer cannot score its "
+                "messages (they do not depend on the label; OpenCompass fails with an AttributeError)",
+                "use GenInferencer, or a label-keyed PromptTemplate for perplexity",
+            )
+        if inferencer.get("infer_mode") == "multiround" and kind != "RawPromptTemplate":
+            raise self.error(
+                "infer_cfg.inferencer.multiround",
+                f"multiround generation fills the empty assistant messages of a RawPromptTemplate, not a {kind}",
+                "use a RawPromptTemplate, or drop multiround",
+            )
         if kind in ("MultiTurnPromptTemplate", "MMPromptTemplate"):
             # AISBench's template types (styles/multiturn.py, styles/multimodal.py) on this engine.
             if not isinstance(main.get("template"), Mapping):

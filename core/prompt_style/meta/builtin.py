@@ -42,7 +42,10 @@ class Messages:
             if role == "system" and not self.system:
                 role = api_role(turn.fallback_role or "user")
             content = turn.content if isinstance(turn.content, str) else [dict(p) for p in turn.content]
-            messages.append({"role": role, "content": content})
+            message = {"role": role, "content": content}
+            if turn.extra:  # more keys of an API message (RawPromptTemplate), sent as given
+                message.update({k: v for k, v in turn.extra.items() if k not in message})
+            messages.append(message)
         return ModelInput(messages=messages)
 
 

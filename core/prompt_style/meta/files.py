@@ -7,7 +7,8 @@ which options. The built-in reader understands OpenCompass meta templates: a
 mapping with ``round`` (and ``begin``, ``end``, ``reserved_roles``,
 ``eos_token_id``), a mapping with ``meta_template``, or a model config
 (``models: [{..., meta_template: ...}]``, OpenCompass's ``.py`` model
-configs with ``trust_code``).
+configs with ``trust_code``); and OpenCompass's API meta template that is a
+list of messages (``[{role: system, content: ...}]``).
 """
 
 from __future__ import annotations
@@ -35,13 +36,23 @@ def is_meta_path(meta: Any) -> bool:
     return isinstance(meta, str) and Path(meta).suffix.lower() in META_FILE_SUFFIXES
 
 
+def _is_message_list(value: Any) -> bool:
+    """A meta template that is a list of messages (``[{role: system, content: ...}]``),
+    which OpenCompass's API models merge into RawPromptTemplate messages."""
+    return isinstance(value, list) and bool(value) and all(isinstance(v, Mapping) and "role" in v for v in value)
+
+
 def _opencompass(data: Any, where: str) -> tuple[str, dict[str, Any]] | None:
+    if _is_message_list(data):
+        return "opencompass", {"template": list(data)}
     if not isinstance(data, Mapping):
         return None
     if "round" in data:
         return "opencompass", {"template": dict(data)}
     if isinstance(data.get("meta_template"), Mapping):
         return "opencompass", {"template": dict(data["meta_template"])}
+    if _is_message_list(data.get("meta_template")):
+        return "opencompass", {"template": list(data["meta_template"])}
     models = data.get("models")
     if isinstance(models, list) and models:
         found = [m for m in models if isinstance(m, Mapping) and "meta_template" in m]
@@ -58,11 +69,18 @@ def _opencompass(data: Any, where: str) -> tuple[str, dict[str, Any]] | None:
         template = found[0]["meta_template"]
         if template is None:
             return "opencompass", {}
+        if _is_message_list(template):
+            return "opencompass", {"template": list(template)}
         return "opencompass", {"template": dict(template)}
     # A Python model config without a models list: a *meta_template variable.
-    named = [v for k, v in data.items() if str(k).endswith("meta_template") and isinstance(v, Mapping)]
+    named = [
+        v
+        for k, v in data.items()
+        if str(k).endswith("meta_template") and (isinstance(v, Mapping) or _is_message_list(v))
+    ]
     if len(named) == 1:
-        return "opencompass", {"template": dict(named[0])}
+        template = named[0]
+        return "opencompass", {"template": list(template) if _is_message_list(template) else dict(template)}
     if not where.endswith(".py") and not named:
         # A mapping of meta template keys with a mistake: let the template's checks say what is wrong.
         return "opencompass", {"template": dict(data)}
@@ -90,7 +108,7 @@ def resolve_meta(meta: Any, *, trust_code: bool = False) -> tuple[str, dict[str,
 
     :raises TaskFileError: when the file cannot be read or holds no meta template.
     """
-    if isinstance(meta, Mapping):
+    if isinstance(meta, (Mapping, list)):
         data, where = meta, "<meta mapping>"
     else:
         path = Path(meta).expanduser()

@@ -20,6 +20,7 @@ which are split into rounds by the meta template's round order.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from .._suggest import did_you_mean
 from ..errors import OptionError, StyleError
 from ..options import check_options
 from ..types import Dialogue, ModelInput, Turn
+from .roles import api_role
 
 __all__ = [
     "OpenCompassMeta",
@@ -36,9 +38,14 @@ __all__ = [
     "compile_meta_template",
     "NAMED_META_TEMPLATES",
     "opencompass_meta",
+    "compile_messages_meta",
+    "merge_messages",
+    "raw_messages",
 ]
 
 RAW = ""
+MESSAGES = "messages"
+"""The section of RawPromptTemplate messages (``prompt_style.styles.raw_prompt.MESSAGES``)."""
 _META_KEYS = ("round", "reserved_roles", "begin", "end", "eos_token_id")
 _ROLE_KEYS = ("role", "begin", "end", "prompt", "generate", "api_role")
 _API_ROLES = {
@@ -211,8 +218,10 @@ def _content(turn: Turn) -> str:
 class OpenCompassMeta:
     """An OpenCompass meta template (or none: OpenCompass's plain join)."""
 
-    template: Mapping[str, Any] | None = None
-    """The meta template; ``None`` gives OpenCompass's plain join."""
+    template: Mapping[str, Any] | list[Mapping[str, Any]] | None = None
+    """The meta template; ``None`` gives OpenCompass's plain join. A list of messages
+    (``[{role: system, content: ...}, ...]``) is an API meta template merged into the
+    messages of a ``RawPromptTemplate`` (:func:`merge_messages`)."""
     api: bool | None = None
     """API messages (``True``) or a string (``False``); default: API when a role has an ``api_role``."""
     api_format: str = "openai"
@@ -223,10 +232,17 @@ class OpenCompassMeta:
     def __post_init__(self) -> None:
         if self.api_format not in ("openai", "opencompass"):
             raise OptionError(f"api_format must be openai or opencompass, not {self.api_format!r}", key="api_format")
-        if self.template is not None:
+        messages = None
+        if isinstance(self.template, (list, tuple)):
+            if self.api is False:
+                raise OptionError("a meta template that is a list of messages is for API models", key="api")
+            messages = compile_messages_meta(self.template)
+        elif self.template is not None:
             object.__setattr__(self, "spec", compile_meta_template(self.template, api=self.api))
+        object.__setattr__(self, "messages_meta", messages)
         # API meta templates format for chat models (prompt_style.types.MetaTemplate).
-        object.__setattr__(self, "chat", bool(self.spec.api if self.spec is not None else self.api))
+        chat = messages is not None or bool(self.spec.api if self.spec is not None else self.api)
+        object.__setattr__(self, "chat", chat)
         object.__setattr__(self, "_warned", [])
         object.__setattr__(self, "_runs_cache", {})
 
@@ -251,7 +267,17 @@ class OpenCompassMeta:
 
     def _render(self, dialogue: Dialogue, gen: bool) -> ModelInput:
         spec = self.spec
+        if self.messages_meta is not None:
+            return self._messages_meta(dialogue)
         api = spec.api if spec is not None else bool(self.api)
+        if dialogue and dialogue[-1].section == MESSAGES:
+            # RawPromptTemplate messages: API models receive them as they are (OpenCompass's
+            # APITemplateParser passes them through); language models read them as the
+            # equivalent PromptTemplate dialogue (OpenCompass's LMTemplateParser fails).
+            if api:
+                return ModelInput(messages=raw_messages(dialogue))
+            if spec is not None:
+                return ModelInput(text=self._lm(self._as_prompt_dialogue(dialogue, spec), gen, spec))
         if spec is None or all(turn.role == RAW for turn in dialogue):
             # No meta template, or a string prompt: OpenCompass passes the string
             # through (an API model sends it as the user's message).
@@ -267,6 +293,51 @@ class OpenCompassMeta:
         if api:
             return ModelInput(messages=self._messages(self._api(dialogue, gen, spec)))
         return ModelInput(text=self._lm(dialogue, gen, spec))
+
+    def _messages_meta(self, dialogue: Dialogue) -> ModelInput:
+        """A list-of-messages meta template: merged into RawPromptTemplate messages."""
+        if dialogue and dialogue[-1].section == MESSAGES:
+            return ModelInput(messages=merge_messages(self.messages_meta, raw_messages(dialogue)))
+        if all(turn.role == RAW for turn in dialogue):
+            # A string prompt: OpenCompass hands the API model the string (sent as the user's).
+            text = "".join([_content(t) for t in dialogue])
+            if self.api_format == "opencompass":
+                return ModelInput(text=text)
+            return ModelInput(messages=[{"role": "user", "content": text}])
+        raise StyleError(
+            "a meta template that is a list of messages applies to RawPromptTemplate messages only; "
+            "this prompt is a PromptTemplate dialogue (OpenCompass fails on it too)",
+            hint="give the model a meta template with round and api_role, or use a RawPromptTemplate",
+        )
+
+    def _as_prompt_dialogue(self, dialogue: Dialogue, spec: MetaTemplateSpec) -> Dialogue:
+        """RawPromptTemplate messages as the PromptTemplate dialogue a language model
+        reads: a system message is a ``SYSTEM`` item on its own (``fallback_role``
+        ``HUMAN``), user and assistant messages are ``HUMAN`` and ``BOT`` items of
+        the round (a meta template that names the roles ``system``, ``user``,
+        ``assistant`` itself keeps those names)."""
+        roles = spec.roles
+        out = []
+        in_round = False
+        for turn in dialogue:
+            role = turn.role
+            if turn.section != MESSAGES:
+                out.append(turn)
+                continue
+            name = role if role in roles else _OC_API_ROLES.get(role, role)
+            if api_role(role) == "system":
+                out.append(turn._replace(role=name, fallback_role="HUMAN", section="begin"))
+            else:
+                out.append(turn._replace(role=name, section="round"))
+                in_round = True
+        if not in_round:
+            # System messages only: a PromptTemplate dialogue still has its round, which
+            # shows the meta template's roles with their default prompts (and, in
+            # generation, opens the model's turn).
+            first = next((item for item in spec.round if not isinstance(item, str)), None)
+            if first is not None:
+                out.append(Turn(first.name, first.prompt, "", None, "round"))
+        return tuple(out)
 
     def _messages(self, items: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
         if self.api_format == "opencompass":
@@ -515,6 +586,88 @@ class OpenCompassMeta:
                 hint="give it api_role: HUMAN, BOT or SYSTEM",
             )
         return role.api_role
+
+
+def raw_messages(dialogue: Dialogue) -> list[dict[str, Any]]:
+    """RawPromptTemplate messages as API messages, as they are: role, content and
+    the message's other keys (a turn added by the chat rules, such as a system
+    instruction, is a message too)."""
+    out = []
+    for turn in dialogue:
+        content = turn.content
+        message: dict[str, Any] = {
+            "role": api_role(turn.role),
+            "content": content if isinstance(content, str) else [copy.deepcopy(dict(p)) for p in content],
+        }
+        if turn.extra:
+            for key, value in turn.extra.items():
+                message.setdefault(key, copy.deepcopy(value))
+        out.append(message)
+    return out
+
+
+def compile_messages_meta(template: Sequence[Any]) -> tuple[dict[str, Any], ...]:
+    """Check a meta template that is a list of messages (OpenCompass's
+    ``APITemplateParser`` takes one): each ``{role: system|user|assistant, content: str}``.
+
+    :raises OptionError: naming the item (``template.1.role``).
+    """
+    items = []
+    for i, item in enumerate(template):
+        key = f"template.{i}"
+        if not isinstance(item, Mapping):
+            raise OptionError(f"a message of the meta template must be a mapping, not {item!r}", key=key)
+        role = item.get("role")
+        if role not in ("system", "user", "assistant"):
+            raise OptionError(
+                f"a message of the meta template has the role {role!r}, not system, user or assistant",
+                key=f"{key}.role",
+            )
+        content = item.get("content")
+        if not isinstance(content, str):
+            raise OptionError(
+                f"a message of the meta template needs a string content, not {content!r}",
+                key=f"{key}.content",
+                hint="its content is put before the content of the prompt's message of the same role",
+            )
+        items.append(copy.deepcopy(dict(item)))
+    return tuple(items)
+
+
+def merge_messages(meta: Sequence[Mapping[str, Any]], prompt: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A list-of-messages meta template merged into a prompt's messages, as
+    OpenCompass's ``APITemplateParser`` merges them: walking both lists, a meta
+    message meeting a prompt message of its role puts its content first; a meta
+    message whose role comes later in the prompt waits for it; one whose role
+    does not come again is inserted where it stands; the prompt's remaining
+    messages follow. (A prompt message whose content is a list of parts gets the
+    meta content as a first text part, where OpenCompass fails.)"""
+    result: list[dict[str, Any]] = []
+    m = p = 0
+    while m < len(meta):
+        item = meta[m]
+        if p < len(prompt) and item["role"] == prompt[p]["role"]:
+            merged = dict(prompt[p])
+            content = merged["content"]
+            if isinstance(content, str):
+                merged["content"] = item["content"] + content
+            else:
+                merged["content"] = [{"type": "text", "text": item["content"]}, *content]
+            result.append(merged)
+            m += 1
+            p += 1
+        elif p < len(prompt):
+            if any(prompt[j]["role"] == item["role"] for j in range(p, len(prompt))):
+                result.append(prompt[p])
+                p += 1
+            else:
+                result.append(copy.deepcopy(dict(item)))
+                m += 1
+        else:
+            result.append(copy.deepcopy(dict(item)))
+            m += 1
+    result.extend(prompt[p:])
+    return result
 
 
 def _api_content(turn: Turn) -> Any:

@@ -32,6 +32,8 @@ __all__ = [
     "template_type_name",
 ]
 
-# AISBench's MultiTurnPromptTemplate and MMPromptTemplate register themselves in TEMPLATE_TYPES.
+# AISBench's MultiTurnPromptTemplate and MMPromptTemplate, and OpenCompass's
+# RawPromptTemplate, register themselves in TEMPLATE_TYPES.
 from .. import multimodal as _multimodal  # noqa: E402,F401
 from .. import multiturn as _multiturn  # noqa: E402,F401
+from .. import raw_prompt as _raw_prompt  # noqa: E402,F401

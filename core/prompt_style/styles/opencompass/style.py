@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import OptionError
+from ...errors import OptionError, PromptStyleError
 from ...options import check_options
 from ...types import FormattedPrompt, Sample, StyleSettings
 from .template import Ice, InferPrompts, compile_template
@@ -51,7 +51,8 @@ class OpenCompassStyle:
     gen_field_replace_token: str = ""
     """The inferencer's ``gen_field_replace_token``: what the output column reads in generation."""
     infer_mode: str | None = None
-    """``MultiTurnGenInferencer``'s ``infer_mode`` (``every``, ``every_with_gt``, ``last``):
+    """``MultiTurnGenInferencer``'s ``infer_mode`` (``every``, ``every_with_gt``, ``last``), or
+    ``multiround`` (``GenInferencer(multiround=True)`` on a ``RawPromptTemplate``):
     each record is cut into one request per model reply (:mod:`prompt_style.conversation`);
     ``None``: one request per record."""
     settings: StyleSettings = field(default_factory=StyleSettings, repr=False)
@@ -65,10 +66,12 @@ class OpenCompassStyle:
         self.mode = mode
         if self.infer_mode is not None:
             from ..multiturn import INFER_MODES
+            from ..raw_prompt import MULTIROUND
 
-            if self.infer_mode not in INFER_MODES:
+            modes = (*INFER_MODES, MULTIROUND)
+            if self.infer_mode not in modes:
                 raise OptionError(
-                    f"infer_mode must be one of {', '.join(INFER_MODES)}, not {self.infer_mode!r}", key="infer_mode"
+                    f"infer_mode must be one of {', '.join(modes)}, not {self.infer_mode!r}", key="infer_mode"
                 )
             if mode != "gen":
                 raise OptionError("multi-turn requests (infer_mode) have no perplexity mode", key="mode")
@@ -80,7 +83,28 @@ class OpenCompassStyle:
             ice_eos_token=self.ice_eos_token,
             gen_field_replace_token=self.gen_field_replace_token,
         )
+        self._check_messages_template(mode)
         self._reset()
+
+    def _check_messages_template(self, mode: str) -> None:
+        """A RawPromptTemplate has generation prompts only; multiround needs one."""
+        raw = self.prompts.template.kind == "messages"
+        if raw and mode == "ppl":
+            # OpenCompass's PPLInferencer fails on it (no label-keyed template; its label
+            # prompt ignores the label and the examples).
+            raise OptionError(
+                "a RawPromptTemplate has no perplexity mode: OpenCompass's PPLInferencer cannot score "
+                "its messages (they do not depend on the label)",
+                key="mode",
+                hint="use GenInferencer (--mode gen), or a label-keyed PromptTemplate for perplexity",
+            )
+        if self.infer_mode == "multiround" and not raw:
+            raise OptionError(
+                "multiround generation fills the empty assistant messages of a RawPromptTemplate; "
+                "this prompt template is not one",
+                key="infer_mode",
+                hint="use a RawPromptTemplate, or MultiTurnPromptTemplate with MultiTurnGenInferencer",
+            )
 
     def _reset(self) -> None:
         self._examples: dict[Sample, Ice] = {}
@@ -105,7 +129,12 @@ class OpenCompassStyle:
         for shot in key:
             item = examples.get(shot)
             if item is None:
-                item = examples[shot] = self.prompts.example(shot.record)
+                try:
+                    item = examples[shot] = self.prompts.example(shot.record)
+                except PromptStyleError as exc:
+                    # Say which example: the record named in the error is the evaluated one.
+                    exc.message = f"in-context example (record {shot.index} of the pool): {exc.message}"
+                    raise
             items.append(item)
         ice = self.prompts.ice(items)
         self._last = (key, ice)

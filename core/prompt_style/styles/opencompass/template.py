@@ -565,7 +565,12 @@ def _prompt_template(
 
 TEMPLATE_TYPES["PromptTemplate"] = _prompt_template
 
-KNOWN_TEMPLATE_TYPES: tuple[str, ...] = ("PromptTemplate", "MultiTurnPromptTemplate", "MMPromptTemplate")
+KNOWN_TEMPLATE_TYPES: tuple[str, ...] = (
+    "PromptTemplate",
+    "MultiTurnPromptTemplate",
+    "MMPromptTemplate",
+    "RawPromptTemplate",
+)
 """The template types an OpenCompass config may name (some may not be installed)."""
 
 
@@ -593,9 +598,11 @@ def compile_template(config: Any, key: str) -> PromptTemplate | None:
         else:
             message = f"unknown template type {type_value!r}"
         raise TemplateConfigError(message, key=f"{key}.type", hint="known template types: " + ", ".join(known))
-    if "template" not in options:
-        raise TemplateConfigError("has no template", key=key)
-    return TEMPLATE_TYPES[name](key=key, **options)
+    factory = TEMPLATE_TYPES[name]
+    required = getattr(factory, "required_key", "template")  # RawPromptTemplate has messages
+    if required not in options:
+        raise TemplateConfigError(f"has no {required}", key=key)
+    return factory(key=key, **options)
 
 
 @dataclass
@@ -624,6 +631,15 @@ class InferPrompts:
                 hint="add prompt_template: {type: PromptTemplate, template: ...}",
             )
         self.template = self.prompt_template if self.prompt_template is not None else self.ice_template
+        ice, prompt = self.ice_template, self.prompt_template
+        if ice is not None and prompt is not None and (ice.kind == "messages") != (prompt.kind == "messages"):
+            # OpenCompass would put a message list into a text, or drop text examples.
+            raw = "ice_template" if ice.kind == "messages" else "prompt_template"
+            raise TemplateConfigError(
+                f"the {raw} is a RawPromptTemplate but the other template is not",
+                key=raw,
+                hint="use RawPromptTemplate for both (message examples go into a message list)",
+            )
         self._gen_override = {self.output_column: self.gen_field_replace_token} if self.output_column else None
 
     @property

@@ -8,6 +8,7 @@ from .data import iter_records, load_records
 from .errors import (
     DataError,
     FieldError,
+    LimitError,
     OptionError,
     PluginConflictError,
     PluginError,
@@ -15,8 +16,10 @@ from .errors import (
     PluginNotFoundError,
     PromptStyleError,
     RenderError,
+    SandboxError,
     StyleError,
     TaskFileError,
+    YamlLimitError,
 )
 from .fields import compile_field
 from .formats import load_task_config
@@ -26,6 +29,7 @@ from .options import check_options
 from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
 from .safe.jinja_env import JinjaLimits, JinjaProfile
+from .safe.limits import YamlLimits
 from .safe.yaml_loader import YamlDocument, load_yaml
 from .styles import DEFAULT_LABELS, ChoiceStyle, PassthroughStyle, QAStyle, choice_style, resolve_target
 from .task import TaskConfig
@@ -84,6 +88,7 @@ __all__ = [
     "YamlDocument",
     "JinjaProfile",
     "JinjaLimits",
+    "YamlLimits",
     "api_role",
     "check_options",
     "QAStyle",
@@ -104,4 +109,7 @@ __all__ = [
     "PluginNotFoundError",
     "PluginConflictError",
     "PluginLoadWarning",
+    "LimitError",
+    "SandboxError",
+    "YamlLimitError",
 ]

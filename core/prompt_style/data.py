@@ -62,6 +62,8 @@ def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
                         file=str(path),
                         line=number,
                     ) from None
+                except (ValueError, RecursionError) as exc:
+                    raise _unreadable(exc, split, path, number) from None
                 if not isinstance(record, dict):
                     raise DataError(
                         f"split '{split}': record {count} is a JSON {type(record).__name__}, not an object",
@@ -89,6 +91,8 @@ def _load_json(path: Path, split: str) -> list[dict[str, Any]]:
         ) from None
     except UnicodeDecodeError as exc:
         raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None
+    except (ValueError, RecursionError) as exc:
+        raise _unreadable(exc, split, path, None) from None
     if not isinstance(data, list):
         raise DataError(
             f"split '{split}': a JSON data file must hold an array of objects, not a {type(data).__name__}",
@@ -103,6 +107,15 @@ def _load_json(path: Path, split: str) -> list[dict[str, Any]]:
     if not data:
         raise DataError(f"split '{split}': the data file has no records", file=str(path))
     return data
+
+
+def _unreadable(exc: Exception, split: str, path: Path, line: int | None) -> DataError:
+    """JSON that Python cannot hold: nesting too deep, or an integer too long to convert."""
+    if isinstance(exc, RecursionError):
+        reason = "values nest too deeply"
+    else:
+        reason = str(exc).split(";")[0]
+    return DataError(f"split '{split}': the JSON cannot be read ({reason})", file=str(path), line=line)
 
 
 def _given(records: Sequence[Any], split: str) -> Sequence[Mapping[str, Any]]:

@@ -18,6 +18,7 @@ from .errors import DataError, PluginError, PromptStyleError
 from .formats import load_task_config
 from .plugins import PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
+from .safe.limits import JinjaLimits, limits_scope
 from .task import TASK_KEYS, TaskConfig
 from .types import ReadOptions, StyleSettings
 
@@ -52,6 +53,10 @@ class Task:
     @property
     def plugins(self) -> Mapping[str, Any]:
         return self.renderer.plugins
+
+    def _with_limits(self, limits: JinjaLimits) -> "Task":
+        self.renderer.limits = limits
+        return self
 
     def records(self) -> Iterator[Mapping[str, Any]]:
         """The records of the evaluated split, streamed from disk."""
@@ -130,6 +135,7 @@ def load_task(
     trust_code: bool = False,
     template: str | int | None = None,
     task_format: str | None = None,
+    limits: JinjaLimits | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -149,11 +155,29 @@ def load_task(
     :param template: which of a task file's templates to render, for formats
         that hold several (task-template files).
     :param task_format: the task file's format, when detection should not decide.
+    :param limits: budgets for the task's Jinja templates (docs/security.md);
+        default: the process defaults (``PROMPT_STYLE_LIMITS``).
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
     manager = plugins or default_plugin_manager()
     options = ReadOptions(trust_code=trust_code, template=template)
+    if limits is not None:
+        with limits_scope(limits):  # templates compiled while loading check max_source against it
+            return load_task(
+                task,
+                plugins=manager,
+                style=style,
+                meta=meta,
+                meta_options=meta_options,
+                shots=shots,
+                seed=seed,
+                data=data,
+                trust_code=trust_code,
+                template=template,
+                task_format=task_format,
+                limits=None,
+            )._with_limits(limits)
     config = _with_overrides(_config_of(task, manager, options, task_format), data=data, shots=shots, seed=seed)
     overridden = set(data or ())
     used: dict[str, Any] = {}
@@ -192,6 +216,7 @@ def load_task(
         source=str(config.path) if config.path else None,
         plugins=used,
         lines=config.lines,
+        allow_null_target=config.allow_null_target,
     )
     return Task(config, renderer, pool if pool and pool_split == split else None)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import FieldError, PromptStyleError, RenderError
+from .errors import FieldError, PromptStyleError, RenderError, cut
 from .types import Dialogue, Sample
 
 __all__ = ["RenderedPrompt", "TaskRenderer"]
@@ -70,10 +70,13 @@ def _choices(value: Any) -> list[Any] | None:
         if isinstance(parsed, (list, tuple)):
             return list(parsed)
     raise FieldError(
-        f"gave {type(value).__name__} {value!r}, not a list of choices",
+        f"gave {type(value).__name__} {cut(value)}, not a list of choices",
         key="doc_to_choice",
         hint="use a single {{ expression }} such as '{{choices}}' to keep the list",
     )
+
+
+_STAGE_KEYS = {"retrieve_examples": "retriever", "format_prompt": "template", "apply_meta_template": "meta"}
 
 
 class TaskRenderer:
@@ -93,6 +96,8 @@ class TaskRenderer:
         source: str | None = None,
         plugins: Mapping[str, Any] | None = None,
         lines: Mapping[str, int] | None = None,
+        allow_null_target: bool = False,
+        limits: Any = None,
     ) -> None:
         self.task = task
         self.extractors = dict(extractors)
@@ -105,6 +110,10 @@ class TaskRenderer:
         self.source = source
         self.plugins = dict(plugins or {})
         self.lines = dict(lines or {})
+        self.allow_null_target = allow_null_target
+        """Whether a generation record may have a null target (the task's ``allow_null_target``)."""
+        self.limits = limits
+        """Jinja budgets for this task's templates (``load_task(limits=...)``); ``None``: the defaults."""
         self._setup()
 
     def _setup(self) -> None:
@@ -125,6 +134,14 @@ class TaskRenderer:
         self.__dict__.update(state)
         self._setup()
 
+    def _plugin_label(self, hook: str) -> str:
+        info = self.plugins.get(hook) or {}
+        name = info.get("name")
+        if not name:
+            return hook
+        dist = info.get("distribution")
+        return f"{hook} {name!r}" + (f" ({dist} {info.get('version')})" if dist else "")
+
     def sample(self, record: Mapping[str, Any], index: int, *, description: bool = True) -> Sample:
         """Extract the fields of one record."""
         key = "doc_to_text"
@@ -142,10 +159,24 @@ class TaskRenderer:
                 key = "doc_to_choice"
                 choices = self._choice(record)
                 if type(choices) is not list:
+                    if choices is None:
+                        raise FieldError(
+                            "gave null instead of the list of choices",
+                            key=key,
+                            hint="fix the record, or point doc_to_choice at the field that holds the choices",
+                        )
                     choices = _choices(choices)
+                if None in choices:
+                    raise FieldError(
+                        f"choice {choices.index(None)} is null, so it would read 'None'",
+                        key=key,
+                        hint="fix the record; every choice needs a text",
+                    )
             if self._target is not None:
                 key = "doc_to_target"
                 target = self._target(record)
+                if target is None or type(target) is list and None in target:
+                    self._null_target(target, choices)
             if description and self._description is not None:
                 key = "description"
                 value = self._description(record)
@@ -153,14 +184,36 @@ class TaskRenderer:
         except PromptStyleError:
             raise
         except Exception as exc:  # user callables and plugin extractors
-            raise FieldError(f"raised {type(exc).__name__}: {exc}", key=key) from exc
+            raise FieldError(f"raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}", key=key) from exc
         return Sample(index, record, question, choices, target, text)
+
+    def _null_target(self, target: Any, choices: list[Any] | None) -> None:
+        if choices is not None:
+            raise FieldError(
+                "gave null instead of the answer of a multiple-choice record",
+                key="doc_to_target",
+                hint="fix the record, or point doc_to_target at the field that holds the answer",
+            )
+        if target is not None or not self.allow_null_target:
+            raise FieldError(
+                "gave null instead of the reference answer" if target is None else "a reference answer is null",
+                key="doc_to_target",
+                hint="fix the record; if records without a reference are expected, "
+                "set allow_null_target: true in the task (few-shot examples always need one)",
+            )
 
     def _shot(self, i: int) -> Sample:
         shot = self._shots[i]
         if shot is None:
             try:
-                shot = self._shots[i] = self.sample(self.pool[i], i, description=False)
+                shot = self.sample(self.pool[i], i, description=False)
+                if shot.target is None and self._target is not None:
+                    raise FieldError(
+                        "gave null, so the example's answer would read 'None'",
+                        key="doc_to_target",
+                        hint="few-shot examples need their answers: fix the record or choose other examples",
+                    )
+                self._shots[i] = shot
             except PromptStyleError as exc:
                 exc.message = f"few-shot example: {exc.message}"
                 raise exc.locate(split=self.pool_split, index=i) from None
@@ -171,17 +224,36 @@ class TaskRenderer:
 
         :raises PromptStyleError: naming the key and the record, for bad data.
         """
+        if self.limits is not None:
+            from .safe.limits import limits_scope
+
+            with limits_scope(self.limits):
+                return self._render(record, index)
+        return self._render(record, index)
+
+    def _render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
+        stage = "retrieve_examples"
         try:
             sample = self.sample(record, index)
             ids = self._select(index, record)
+            stage = "format_prompt"
             shots = [self._shot(i) for i in ids] if ids else ()
             formatted = self._style_format(sample, shots)
+            stage = "apply_meta_template"
             made = self._meta_apply(formatted.dialogue)
         except PromptStyleError as exc:
+            exc.locate(key=_STAGE_KEYS[stage])
             line = self.lines.get(exc.key or "") or self.lines.get((exc.key or "").split(".")[0])
             raise exc.locate(split=self.split, index=index, file=self.source, line=line) from None
         except Exception as exc:  # a plugin's bug, reported with where it happened
-            raise RenderError(f"{type(exc).__name__}: {exc}", split=self.split, index=index, file=self.source) from exc
+            raise RenderError(
+                f"{self._plugin_label(stage)} raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}",
+                key=_STAGE_KEYS[stage],
+                split=self.split,
+                index=index,
+                file=self.source,
+                line=self.lines.get(_STAGE_KEYS[stage]),
+            ) from exc
         return RenderedPrompt(
             index,
             made.text,

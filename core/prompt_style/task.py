@@ -34,10 +34,11 @@ TASK_KEYS: dict[str, tuple[tuple[type, ...] | None, str]] = {
     "target_delimiter": ((str,), "text between a question and its answer (default: a space)"),
     "retriever": ((str, dict), "how few-shot examples are chosen: a name, or a dict with name and options"),
     "seed": ((int,), "seed for random retrieval (default: 1234)"),
+    "allow_null_target": ((bool,), "a generation record may have a null target (default: false, an error)"),
     "metadata": ((dict,), "free-form information, not used for rendering"),
 }
 
-_TYPE_NAMES = {str: "a string", dict: "a mapping", int: "an integer"}
+_TYPE_NAMES = {str: "a string", dict: "a mapping", int: "an integer", bool: "true or false"}
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,9 @@ class TaskConfig:
     target_delimiter: str = " "
     retriever: str | Mapping[str, Any] | None = None
     seed: int = 1234
+    allow_null_target: bool = False
+    """A generation record's target may be null (no reference); few-shot examples
+    and multiple-choice records always need one."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
     path: Path | None = None
     """The task file, when the task came from one."""

@@ -58,20 +58,55 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     render.add_argument(
         "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
     )
+    render.add_argument(
+        "--budget",
+        metavar="NAME=VALUE",
+        action="append",
+        default=[],
+        help="raise or lower a safety budget for templates and task files, e.g. deadline=2 or "
+        "max_output=50000000 (repeatable; see docs/security.md)",
+    )
+
+
+def _not_json(index: int) -> Any:
+    """``json.dumps(default=...)``: values JSON cannot hold are an error naming the record
+    (tuples and ranges of a template's making are lists; sets have no order to keep)."""
+
+    def default(value: Any) -> Any:
+        if isinstance(value, (range, type({}.keys()), type({}.values()), type({}.items()))):
+            return list(value)
+        from ..errors import RenderError, cut
+
+        raise RenderError(
+            f"the output holds a {type(value).__name__} ({cut(value)}), which JSON cannot hold",
+            index=index,
+            hint="make the field spec give strings, numbers, lists or mappings",
+        )
+
+    return default
 
 
 def _text_block(result: Any) -> str:
-    header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False)}"
+    default = _not_json(result.index)
+    header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False, default=default)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
     body = result.text
     if body is None:
-        body = json.dumps(result.messages, ensure_ascii=False, indent=2)
+        body = json.dumps(result.messages, ensure_ascii=False, indent=2, default=default)
     return f"{header}\n{body}\n"
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..safe.limits import configured, parse_assignments
+
+    with configured(parse_assignments(args.budget, what="--budget")):
+        return _run(args, out)
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
     from ..loading import load_task
+    from ..safe.json_lines import dumps_line
 
     task = load_task(
         args.task,
@@ -87,9 +122,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     )
     write = out.write
     if args.format == "jsonl":
-        dumps = json.dumps
         for result in task.render(limit=args.limit):
-            write(dumps(result.to_json(), ensure_ascii=False) + "\n")
+            write(dumps_line(result.to_json(), _not_json(result.index)) + "\n")
     else:
         for result in task.render(limit=args.limit):
             write(_text_block(result))

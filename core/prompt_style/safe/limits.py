@@ -40,6 +40,7 @@ __all__ = [
     "yaml_limits",
     "limits_scope",
     "reload",
+    "configured",
 ]
 
 ENV_LIMITS = "PROMPT_STYLE_LIMITS"
@@ -193,6 +194,19 @@ def configure(settings: Mapping[str, Any] | None = None, **more: Any) -> None:
             parse_assignments([f"{name}=0"], what="configure")  # raises with did-you-mean
         _checked(_FIELDS[name](**{name: value}))
     _configured.update(changes)
+
+
+@contextlib.contextmanager
+def configured(settings: Mapping[str, Any]) -> Iterator[None]:
+    """:func:`configure` for the duration of a block (the CLI's ``--budget``)."""
+    saved = dict(_configured)
+    configure(settings)
+    try:
+        yield
+    finally:
+        _configured.clear()
+        _configured.update(saved)
+        _cache.clear()
 
 
 @contextlib.contextmanager

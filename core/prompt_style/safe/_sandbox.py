@@ -130,28 +130,33 @@ _INTERNAL_TYPES = (Namespace, Cycler, Joiner, jinja2.runtime.LoopContext, jinja2
 _MAX_NESTING = 200
 
 
-def _describe(value: Any) -> str:
+def _describe(value: Any) -> tuple[str, str]:
+    """What ``value`` is, for messages, and what the template should print instead."""
+    data = "print data (strings, numbers, lists, mappings), not functions, classes or template objects"
     if isinstance(value, type):
-        return f"the class {value.__name__!r}"
+        return f"the class {value.__name__!r}", data
+    bound = getattr(value, "__self__", None)
+    if isinstance(value, (types.MethodType, types.MethodWrapperType)) or (
+        isinstance(value, types.BuiltinMethodType) and bound is not None and not isinstance(bound, types.ModuleType)
+    ):
+        return f"the method {getattr(value, '__name__', '?')!r}", "call it: add parentheses"
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
         name = getattr(value, "__name__", "?")
-        return f"the function {'range' if name == '_range' else name!r}"
-    if isinstance(value, (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)):
-        return f"the method {getattr(value, '__name__', '?')!r} (call it: add parentheses)"
+        return f"the function {'range' if name == '_range' else name!r}", "call it, and print its result"
     if isinstance(value, jinja2.runtime.Macro):
-        return f"the macro {value.name!r} (call it: add parentheses)"
+        return f"the macro {value.name!r}", "call it: add parentheses"
     if isinstance(value, jinja2.runtime.LoopContext):
-        return "the loop object (print loop.index or another attribute)"
+        return "the loop object", "print loop.index or another of its attributes"
     if isinstance(value, jinja2.runtime.TemplateReference):
-        return "the template reference 'self'"
-    return f"a {type(value).__name__} object"
+        return "the template reference 'self'", data
+    if isinstance(value, (_Counted, types.GeneratorType)):
+        return "a lazy sequence", "add |list to print its items"
+    return f"a {type(value).__name__} object", data
 
 
 def _refuse(value: Any) -> SandboxError:
-    return SandboxError(
-        f"the template turns {_describe(value)} into text, which would show Python internals",
-        hint="print data (strings, numbers, lists, mappings), not functions, classes or template objects",
-    )
+    what, advice = _describe(value)
+    return SandboxError(f"the template prints {what}, which would show Python internals", hint=advice)
 
 
 def _fail_undefined(value: Undefined) -> None:
@@ -432,6 +437,30 @@ _TEXT_FILTERS = frozenset(
         "regex_replace",
     }
 )
+# Filters that iterate over their input: a sized input is bounded by max_items
+# (a string is iterated character by character), a lazy one is counted as loop iterations.
+_ITERATING_FILTERS = frozenset(
+    {
+        "batch",
+        "dictsort",
+        "groupby",
+        "join",
+        "list",
+        "map",
+        "max",
+        "min",
+        "reject",
+        "rejectattr",
+        "reverse",
+        "select",
+        "selectattr",
+        "slice",
+        "sort",
+        "sum",
+        "unique",
+        "items",
+    }
+)
 # Filters that work character by character in Python: input bounded by max_filter_input.
 _SLOW_FILTERS = frozenset({"wordwrap", "urlize", "pprint", "title", "striptags", "regex_replace"})
 
@@ -453,11 +482,20 @@ def _pre_filter(name: str, args: tuple, kwargs: dict, budget: Budget) -> None:
         if name == "regex_replace":
             size += sum(len(a) for a in args[1:3] if isinstance(a, str))
         if size > limits.max_filter_input:
-            raise _too_long(f"filter {name!r} on input that", size, "max_filter_input", limits)
+            raise _stop(
+                "max_filter_input",
+                limits,
+                f"filter {name!r} got {size:,} characters of input (more than {limits.max_filter_input:,})",
+            )
     for key in ("indent", "width"):  # json.dumps(indent=...) in custom tojson filters, and the like
         extra = kwargs.get(key)
         if type(extra) is int and extra > limits.max_string:
             raise _too_long(f"filter {name!r} with {key}={extra:,}", extra, "max_string", limits)
+    if name in _ITERATING_FILTERS and hasattr(value, "__len__") and not isinstance(value, Undefined):
+        if len(value) > limits.max_items:
+            raise _stop(
+                "max_items", limits, f"filter {name!r} got {len(value):,} items (more than {limits.max_items:,})"
+            )
     text = value if isinstance(value, str) else None
     if name == "center":
         width = _int_arg(args, kwargs, 1, "width", 80)
@@ -488,9 +526,6 @@ def _pre_filter(name: str, args: tuple, kwargs: dict, budget: Budget) -> None:
         count = _int_arg(args, kwargs, 1, "linecount" if name == "batch" else "slices", 0)
         if isinstance(count, int) and count > limits.max_items:
             raise _too_long(f"filter {name!r}", count, "max_items", limits)
-    elif name == "list" and hasattr(value, "__len__") and not isinstance(value, Undefined):
-        if len(value) > limits.max_items:
-            raise _too_long("filter 'list'", len(value), "max_items", limits)
     elif name == "tojson":
         check_value(value, budget, limit=limits.max_string)
 
@@ -511,6 +546,13 @@ def _post_filter(name: str, result: Any, budget: Budget) -> None:
         budget.charge(1)
 
 
+def _lazy(result: Any) -> bool:
+    """Whether a filter returned an iterator to be consumed later (map, select, batch...)."""
+    return isinstance(result, types.GeneratorType) or (
+        hasattr(result, "__next__") and not isinstance(result, (str, bytes, list, tuple, dict))
+    )
+
+
 def _guard_filter(name: str, func: Any) -> Any:
     from jinja2.utils import _PassArg
 
@@ -521,6 +563,8 @@ def _guard_filter(name: str, func: Any) -> Any:
         budget = _ACTIVE.get() or active_budget()
         _pre_filter(name, args[skip:], kwargs, budget)
         result = func(*args, **kwargs)
+        if _lazy(result):
+            return _Counted(result, budget, 0)  # its items count as loop iterations
         _post_filter(name, result, budget)
         return result
 
@@ -543,11 +587,15 @@ def _join(eval_ctx: Any, value: Any, d: Any = "", attribute: Any = None) -> str:
     parts: list[str] = []
     size = 0
     for item in value:
-        text = _text(item, budget)
+        text = item if type(item) is str else _text(item, budget)
         size += len(text) + len(sep)
         if size > limits.max_string:
             raise _too_long("filter 'join'", size, "max_string", limits)
         parts.append(text)
+        if not len(parts) & 4095:
+            if len(parts) > limits.max_items:
+                raise _too_long("filter 'join'", len(parts), "max_items", limits)
+            budget.tick()
     budget.charge(size)
     return sep.join(parts)
 
@@ -687,20 +735,14 @@ def rewrite(tree: nodes.Template) -> nodes.Template:
 
 
 class _Counted:
-    """A loop's iterable, counting iterations against the render's budget."""
+    """A loop's (or a lazy filter's) iterable, counting iterations against the render's budget."""
 
-    __slots__ = ("_it", "_len", "_budget", "_cost")
+    __slots__ = ("_it", "_budget", "_cost")
 
     def __init__(self, iterable: Any, budget: Budget, cost: int) -> None:
-        self._len = len(iterable) if hasattr(iterable, "__len__") else None
         self._it = iter(iterable)
         self._budget = budget
         self._cost = cost
-
-    def __len__(self) -> int:
-        if self._len is None:
-            raise TypeError("no length")
-        return self._len
 
     def __iter__(self) -> "_Counted":
         return self
@@ -722,13 +764,28 @@ class _Counted:
         return item
 
 
+class _CountedSized(_Counted):
+    """:class:`_Counted` for a sized iterable: ``loop.length`` needs no copy."""
+
+    __slots__ = ("_len",)
+
+    def __init__(self, iterable: Any, budget: Budget, cost: int) -> None:
+        self._len = len(iterable)
+        super().__init__(iterable, budget, cost)
+
+    def __len__(self) -> int:
+        return self._len
+
+
 def _loop(iterable: Any, cost: int = 0) -> Any:
     if isinstance(iterable, Undefined):
         return iterable
     budget = _ACTIVE.get() or active_budget()
     budget.tick()
-    if isinstance(iterable, str) and len(iterable) > budget.limits.max_items:
-        raise _too_long("a loop over a string", len(iterable), "max_items", budget.limits)
+    if hasattr(iterable, "__len__"):
+        if isinstance(iterable, str) and len(iterable) > budget.limits.max_items:
+            raise _too_long("a loop over a string", len(iterable), "max_items", budget.limits)
+        return _CountedSized(iterable, budget, cost)
     return _Counted(iterable, budget, cost)
 
 
@@ -779,6 +836,21 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
                 continue
             self.filters[name] = _guard_filter(name, func)
 
+    def _tokenize(self, source: str, name: Any, filename: Any = None, state: Any = None) -> Any:
+        """Count tokens as the parser reads them: parsing costs up to ~20 µs a token."""
+        from jinja2.lexer import TokenStream
+
+        stream = super()._tokenize(source, name, filename, state)
+        limits = active_budget().limits
+
+        def counted() -> Any:
+            for count, token in enumerate(stream, 1):
+                if count > limits.max_tokens:
+                    raise _stop("max_tokens", limits, f"the template has more than {limits.max_tokens:,} tokens")
+                yield token
+
+        return TokenStream(counted(), name, filename)
+
     def _generate(self, source: nodes.Template, name: Any, filename: Any, defer_init: bool = False) -> str:
         return super()._generate(rewrite(source), name, filename, defer_init=defer_init)
 
@@ -817,14 +889,14 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
         if _monotonic() > budget.stop_at:
             budget.tick()
         if not __self.is_safe_callable(__obj):
-            raise jinja2.exceptions.SecurityError(f"{_describe(__obj)} is not safely callable")
+            raise jinja2.exceptions.SecurityError(f"{_describe(__obj)[0]} is not safely callable")
         if type(__obj) is types.BuiltinMethodType and type(getattr(__obj, "__self__", None)) is str:
             args = _check_str_method(__obj.__name__, __obj.__self__, args, kwargs, budget)
         result = __context.call(__obj, *args, **kwargs)
         if isinstance(result, str):
             n = len(result)
             if n > budget.limits.max_string:
-                raise _too_long(f"calling {_describe(__obj)}", n, "max_string", budget.limits)
+                raise _too_long(f"calling {_describe(__obj)[0]}", n, "max_string", budget.limits)
             budget.charge(n)
         else:
             budget.charge(1)
@@ -967,7 +1039,9 @@ def evaluate_expression(
             if isinstance(value, Undefined):
                 _fail_undefined(value)
             else:
-                check_value(value, budget, limit=None)
+                # A value the template built is bounded as if printed: '[x] * 1000' is cheap
+                # to build and huge to print, and whoever uses it will print it.
+                check_value(value, budget)
         return value
     except BaseException as exc:
         if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):

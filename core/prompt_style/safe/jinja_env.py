@@ -199,8 +199,14 @@ def _compile(source: str, profile: JinjaProfile, limits: JinjaLimits | None, bui
         )
     env = environment(profile)
     try:
-        return build(env)
+        with limits_scope(limits):  # the token count reads the budget in effect
+            return build(env)
     except jinja2.TemplateSyntaxError:
+        raise
+    except LimitError as exc:
+        from ..errors import cut
+
+        exc.message = f"template {cut(source, 60)}: {exc.message}"
         raise
     except (RecursionError, MemoryError, SyntaxError) as exc:
         # Python's own compiler limits: deeply nested expressions or blocks.

@@ -55,6 +55,10 @@ class JinjaLimits:
     max_source: int = 100_000
     """Characters of template source (checked when compiling; Jinja compiles
     about 200,000 characters a second, so this also bounds load time)."""
+    max_tokens: int = 20_000
+    """Jinja tokens in a template source (names, operators, literals, runs of
+    text): parsing an expression-heavy source costs up to ~20 µs a token. The
+    largest chat template we know has about 3,000."""
     max_output: int = 10_000_000
     """Characters a render may return, and that one printed value may have."""
     max_string: int = 10_000_000
@@ -74,8 +78,9 @@ class JinjaLimits:
     """Characters given to the filters that work character by character in
     Python (``wordwrap``, ``urlize``, ``pprint``, ``title``, ``striptags``,
     ``regex_replace``), so that each call ends in well under a second."""
-    max_int_bits: int = 100_000
-    """Bits of an integer that ``*`` or ``**`` may build (``10 ** 10 ** 9``)."""
+    max_int_bits: int = 14_000
+    """Bits of an integer that ``*`` or ``**`` may build (``2 ** 10 ** 9``); the
+    default is about the 4,300 digits Python agrees to print."""
     deadline: float = 0.5
     """Seconds of wall-clock time one render may take (checked at every loop
     iteration, call, operator and output; a regular expression is interrupted)."""
@@ -92,7 +97,7 @@ class YamlLimits:
 
     max_file_bytes: int = 16_000_000
     """Bytes of the file (or characters of YAML text)."""
-    max_nodes: int = 250_000
+    max_nodes: int = 100_000
     """Scalars, lists and mappings in the document, counting every alias as
     the nodes it stands for: a "billion laughs" stops at once."""
     max_depth: int = 100

@@ -124,7 +124,7 @@ def parse_scalar(text: str) -> Any:
     if text in _FALSES:
         return False
     if _DECIMAL.fullmatch(text):
-        return int(text)
+        return int(text) if len(text) <= 4000 else text  # Python converts at most 4,300 digits
     if _OCTAL.fullmatch(text):
         return int(text[2:], 8)
     if _HEX.fullmatch(text):

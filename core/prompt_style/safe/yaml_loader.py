@@ -381,18 +381,18 @@ class _Composer:
                     node = self.node_scalar(event)
                     if not self.tagged:
                         value = self.construct(node)
-                        self.add(value, 1, event.start_mark)
-                        self.anchor(event.anchor, value, 1, 1, node)
+                        self.add(value, 0, event.start_mark)
+                        self.anchor(event.anchor, value, 1, 0, node)
                         continue
-                    self.anchor(event.anchor, _IN_NODE, 1, 1, node)
-                    self.add(None, 1, event.start_mark, node)
+                    self.anchor(event.anchor, _IN_NODE, 1, 0, node)
+                    self.add(None, 0, event.start_mark, node)
                     continue
                 if self.stack and _is_merge(event) and not self.stack[-1].seq and not self.stack[-1].has_key:
                     self.stack[-1].key, self.stack[-1].has_key = _MERGE_KEY, True
                     continue
                 value = self.scalar(event)
-                self.anchor(event.anchor, value, 1, 1)
-                self.add(value, 1, event.start_mark)
+                self.anchor(event.anchor, value, 1, 0)
+                self.add(value, 0, event.start_mark)
             elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
                 seq = kind is yaml.SequenceStartEvent
                 self.count(1, event.start_mark)
@@ -525,6 +525,15 @@ def _constructor_class(tags: Mapping[str, Callable], kept: list[Any]) -> type:
             data: dict[Any, Any] = {}
             yield data
             data.update(self.construct_mapping(node))
+
+        def construct_yaml_object(self, node: Any, cls: type) -> Any:
+            # What yaml.YAMLObject.from_yaml calls (promptsource's Template is one).
+            data = cls.__new__(cls)
+            yield data
+            if hasattr(data, "__setstate__"):
+                data.__setstate__(self.construct_mapping(node, deep=True))
+            else:
+                data.__dict__.update(self.construct_mapping(node))
 
     Constructor.add_constructor(_STR, Constructor.construct_yaml_str)
     for tag in (_INT, _FLOAT, _BOOL, _NULL):

@@ -269,7 +269,7 @@ data:
 doc_to_text: "{{{{question}}}}"
 doc_to_choice: "{{{{choices.text}}}}"
 doc_to_target: "{{{{choices.label.index(answerKey)}}}}"
-template: cloze
+template: cloze::qa
 num_fewshot: 3
 retriever: random
 """

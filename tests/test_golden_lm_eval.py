@@ -3,7 +3,7 @@
 tests/golden/lm_eval/<case>.json were written by lm-eval itself
 (tools/golden/make_lm_eval_golden.py, run in a throwaway venv; see tools/golden/README.md).
 Here prompt-style renders the same inputs with its own template system (``mcq::mmlu``,
-``cloze``, ``mcq::gpqa`` and the ``first_n`` retriever) through the public API, and every
+``cloze::qa``, ``mcq::gpqa`` and the ``first_n`` retriever) through the public API, and every
 record must match: ``text`` == lm-eval's context, ``continuations`` == the continuation of
 each loglikelihood request, ``target`` == the choice lm-eval scores as gold.
 
@@ -45,7 +45,7 @@ def _arc(shots: int) -> dict[str, Any]:
         "doc_to_text": "{{question}}",
         "doc_to_choice": "{{choices.text}}",
         "doc_to_target": "{{choices.label.index(answerKey)}}",
-        "template": "cloze",
+        "template": "cloze::qa",
         "fewshot_split": "train",
         "num_fewshot": shots,
         "retriever": "first_n",
@@ -56,7 +56,9 @@ def _gpqa(shots: int, **more: Any) -> dict[str, Any]:
     return {
         "doc_to_text": "{{Question}}",
         "doc_to_choice": "{{[choice1, choice2, choice3, choice4]}}",
-        "doc_to_target": "answer",
+        # lm-eval scores "(B)" against its doc_to_choice ["(A)", ..., "(D)"]; here the choices
+        # are the texts (the style adds the labels), so the target is the index of "(B)".
+        "doc_to_target": "{{ ['(A)', '(B)', '(C)', '(D)'].index(answer) }}",
         "template": {"template_type": "mcq::gpqa"},
         "fewshot_split": "train",
         "num_fewshot": shots,

@@ -12,7 +12,14 @@ import pytest
 from prompt_style import hookspecs
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "hooks.md"
-EXPECTED_HOOKS = {"read_task", "extract_field", "format_prompt", "apply_meta_template", "retrieve_examples"}
+EXPECTED_HOOKS = {
+    "read_task",
+    "extract_field",
+    "format_prompt",
+    "apply_meta_template",
+    "retrieve_examples",
+    "format_instances",
+}
 
 
 def hookspec_functions():

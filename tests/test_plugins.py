@@ -23,7 +23,14 @@ from prompt_style import (
     load_task,
 )
 
-BUILTINS = ["builtin-formats", "builtin-fields", "builtin-retrievers", "builtin-styles", "builtin-meta"]
+BUILTINS = [
+    "builtin-formats",
+    "builtin-fields",
+    "builtin-retrievers",
+    "builtin-styles",
+    "builtin-meta",
+    "builtin-task-templates",
+]
 FIRST_PARTY = {
     "mmlu": "prompt-style-mmlu",
     "gpqa": "prompt-style-gpqa",
@@ -116,7 +123,7 @@ def test_builtins_listed_with_core_distribution(pm):
 
 
 def test_builtin_names(pm):
-    assert pm.names("format_prompt") == ["mcq", "passthrough"]
+    assert pm.names("format_prompt") == ["mcq", "passthrough", "task_template"]
     assert pm.names("apply_meta_template") == ["messages", "plain"]
     assert pm.names("retrieve_examples") == ["first_n", "fixed", "random", "zero"]
 
@@ -368,7 +375,7 @@ def test_catalog_with_bad_entries_is_reported(result):
     )
     pm = manager(entry_points=False, plugins=[("bad", namespace["Bad"]())])
     with pytest.warns(PluginLoadWarning):
-        assert pm.names("format_prompt") == ["mcq", "passthrough"]
+        assert pm.names("format_prompt") == ["mcq", "passthrough", "task_template"]
     assert row_of(pm, "bad")["status"] == "broken"
 
 
@@ -416,7 +423,7 @@ def test_python_plugin_taking_a_builtin_name_is_broken():
         pm = create_plugin_manager(entry_points=False, environ={}, plugins=[("builtin-styles", Impostor())])
     statuses = [p.status for p in pm.plugins if p.name == "builtin-styles"]
     assert statuses == ["loaded", "broken"]
-    assert pm.names("format_prompt") == ["mcq", "passthrough"]
+    assert pm.names("format_prompt") == ["mcq", "passthrough", "task_template"]
 
 
 # -- conflicts ------------------------------------------------------------------------

@@ -27,7 +27,7 @@ VERSION = importlib.metadata.version("prompt-style")
 TEST = [
     {"q": "What is 2+2?", "choices": ["3", "4", "5"], "answer": 1},
     {"q": "Sky colour?", "choices": ["blue", "green"], "answer": 0},
-    {"q": "Odd one?", "choices": ["1", "2", "4"], "answer": "A"},
+    {"q": "Odd one?", "choices": ["1", "2", "4"], "answer": 0},
 ]
 DEV = [
     {"q": "1+1?", "choices": ["2", "3"], "answer": 0},
@@ -325,8 +325,8 @@ def test_mcq_to_cloze_by_one_word(pm_all):
     "style", ["mcq", "mcq::mmlu", "mcq::gpqa", "mcq::numbered", "cloze", "cloze::options", "passthrough"]
 )
 def test_every_style_renders_every_example(pm_all, style):
-    # gpqa's targets are "(A)".."(D)", which only its own style's answers match
-    for example in ("mmlu", "arc"):
+    # gpqa's answers are written "(A)".."(D)"; its task file turns them into indices
+    for example in ("mmlu", "arc", "gpqa"):
         results = list(load_task(EXAMPLES / example / "task.yaml", plugins=pm_all, style=style).render())
         assert len(results) > 20
         for r in results:

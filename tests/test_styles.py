@@ -172,17 +172,67 @@ def test_passthrough_list_target_shows_first(make_task, pm):
     [
         ("answer", 2, 2),
         ("answer", 0, 0),
-        ("answer", "C", 2),
-        ("answer", "B", 1),
-        ("answer", "2", 2),
+        ("answer", True, 1),  # lm-evaluation-harness: a bool is an int
         ("answer", "five", 2),
         ("answer", "three", 0),
+        ("answer", [0, "five"], [0, 2]),  # several gold answers
     ],
 )
 def test_target_resolution(make_task, pm, field, value, expected):
     record = {"q": "Q", "choices": ["three", "four", "five"], field: value}
     path = make_task({"test": [record]}, **MCQ)
     assert next(load_task(path, plugins=pm).render()).target == expected
+
+
+@pytest.mark.parametrize("value, expected", [("2", 2), ("0", 0), (2, 2), ("five", 2)])
+def test_template_target_reads_digit_strings_as_indices(make_task, pm, value, expected):
+    # lm-evaluation-harness renders a template and reads a digit string with ast.literal_eval
+    record = {"q": "Q", "choices": ["three", "four", "five"], "answer": value}
+    path = make_task({"test": [record]}, **{**MCQ, "doc_to_target": "{{answer}}"})
+    assert next(load_task(path, plugins=pm).render()).target == expected
+
+
+@pytest.mark.parametrize(
+    "spec, value, choices, expected",
+    [
+        # a plain field's string is matched against the choice texts, never the style's labels
+        ("answer", "3", ["3", "4", "5"], 0),
+        ("answer", "1", ["0", "1", "2"], 1),
+        ("{{answer}}", "1", ["0", "1", "2"], 1),  # the text and the index agree
+        ("answer", "12", ["10", "11", "12", "13"], 2),
+    ],
+)
+def test_digit_texts_resolve_when_unambiguous(make_task, pm, spec, value, choices, expected):
+    record = {"q": "Q", "choices": choices, "answer": value}
+    path = make_task({"test": [record]}, **{**MCQ, "doc_to_target": spec})
+    assert next(load_task(path, plugins=pm).render()).target == expected
+
+
+@pytest.mark.parametrize(
+    "spec, value, choices, says",
+    [
+        ("answer", "3", ["3", "4", "5", "6"], "ambiguous"),  # text of choice 0, or index 3?
+        ("{{answer}}", "3", ["3", "4", "5", "6"], "ambiguous"),
+        ("{{answer}}", "3", ["3", "4", "5"], "out of range"),  # lm-eval reads index 3
+        ("answer", "2", ["w", "x", "y", "z"], "not one of the choices"),  # lm-eval: no gold choice
+        ("answer", "B", ["w", "x", "y", "z"], "not one of the choices"),  # a label, not a choice
+        ("answer", "x", ["w", "x", "x"], "several choices"),
+        ("answer", -1, ["w", "x"], "out of range"),
+        ("answer", 1.0, ["w", "x"], "float"),
+    ],
+)
+def test_unresolvable_or_ambiguous_target_is_a_target_error(make_task, pm, spec, value, choices, says):
+    from prompt_style import FieldError, TargetError
+
+    records = [{"q": "ok", "choices": ["a", "b"], "answer": 0}, {"q": "bad", "choices": choices, "answer": value}]
+    path = make_task({"test": records}, **{**MCQ, "doc_to_target": spec})
+    task = load_task(path, plugins=pm)
+    with pytest.raises(TargetError) as info:
+        list(task.render())
+    assert isinstance(info.value, FieldError) and isinstance(info.value, StyleError)
+    message = str(info.value)
+    assert says in message
+    assert "record 1" in message and "doc_to_target" in message and str(path) in message
 
 
 def test_arc_numeric_labels_via_index_expression(make_task, pm):
@@ -203,15 +253,30 @@ def test_arc_numeric_labels_via_index_expression(make_task, pm):
     assert result.text == "Q?\nA. w\nB. x\nC. y\nD. z\nAnswer:"
 
 
-def test_arc_numeric_labels_as_choice_labels(make_task, pm):
+def test_null_multiple_choice_target_is_an_error_naming_the_record(make_task, pm):
+    # A multiple-choice record without its answer cannot be scored: an error, not target null
+    # (docs/security.md, strict data); generation tasks may allow null targets (allow_null_target).
+    records = [{"q": "Q0", "choices": ["a", "b"], "answer": 1}, {"q": "Q1", "choices": ["a", "b"], "answer": None}]
+    path = make_task({"test": records}, **MCQ)
+    with pytest.raises(PromptStyleError) as info:
+        list(load_task(path, plugins=pm).render())
+    assert (info.value.key, info.value.index) == ("doc_to_target", 1)
+
+
+def test_arc_numeric_answer_keys_are_never_matched_against_the_style_labels(make_task, pm):
+    # With labels 1-4 on screen, answerKey "2" used to mean "the choice labelled 2". The gold
+    # answer must not depend on the style: a plain field's "2" is not a choice text, so it is an
+    # error (lm-evaluation-harness would find no gold choice either), and the fix is the index.
     record = {"question": "Q?", "choices": {"text": ["w", "x", "y", "z"]}, "answerKey": "2"}
-    path = make_task(
-        {"test": [record]},
+    keys = dict(
         doc_to_text="question",
         doc_to_choice="{{choices.text}}",
-        doc_to_target="answerKey",
         template={"template_type": "mcq", "choice_labels": ["1", "2", "3", "4"]},
     )
+    path = make_task({"test": [record]}, doc_to_target="answerKey", **keys)
+    with pytest.raises(StyleError, match="not one of the choices"):
+        list(load_task(path, plugins=pm).render())
+    path = make_task({"test": [record]}, doc_to_target="{{ answerKey | int - 1 }}", **keys)
     result = next(load_task(path, plugins=pm).render())
     assert result.text == "Q?\n1. w\n2. x\n3. y\n4. z\nAnswer:"
     assert result.continuations == (" 1", " 2", " 3", " 4")
@@ -232,16 +297,29 @@ def test_unresolvable_target_names_record(make_task, pm, target):
 
 
 def test_resolve_target_directly():
-    answers = ("A", "B", "C")
-    assert resolve_target(1, answers) == 1
-    assert resolve_target("C", answers) == 2
-    assert resolve_target("1", answers) == 1
-    assert resolve_target(" 2 ", answers) == 2
-    assert resolve_target("y", answers, (), ["x", "y", "z"]) == 1
+    choices = ("A", "B", "C")
+    assert resolve_target(1, choices) == 1
+    assert resolve_target("C", choices) == 2
+    assert resolve_target(True, choices) == 1
     with pytest.raises(StyleError):
-        resolve_target(True, answers)
+        resolve_target("1", choices)  # not a choice text; only a template's digits are an index
     with pytest.raises(StyleError):
-        resolve_target(3, answers)
+        resolve_target(3, choices)
+    with pytest.warns(DeprecationWarning):
+        # labels are no longer consulted
+        assert resolve_target("y", ["x", "y", "z"], ["A", "B", "C"]) == 1
+
+
+def test_resolve_gold_directly():
+    from prompt_style import TargetError, resolve_gold
+
+    assert resolve_gold("2", ["a", "b", "c"], rendered=True) == 2
+    assert resolve_gold([2, "a"], ["a", "b", "c"]) == [2, 0]
+    with pytest.raises(TargetError):
+        resolve_gold("2", ["a", "b", "c"])
+    with pytest.raises(TargetError) as info:
+        resolve_gold(0, [])
+    assert info.value.key == "doc_to_choice"
 
 
 @pytest.mark.parametrize("n", [2, 7, 26])
@@ -414,7 +492,7 @@ def test_cloze_by_changing_one_word(make_task, pm_all):
     cloze_path.write_text(text.replace("template: mcq", "template: cloze"))
     assert cloze_path.read_text() != text
     result = next(load_task(cloze_path, plugins=pm_all).render())
-    assert result.text == "Question: 1+1?\nAnswer: 2\n\nQuestion: What is 2+2?\nAnswer:"
+    assert result.text == ("1+1? ______\n\nOptions: A. 2 B. 3 C. 4 2\n\nWhat is 2+2? ______\n\nOptions: A. 3 B. 4 C. 5")
     assert result.continuations == (" 3", " 4", " 5")
     assert result.target == 1
     back = next(load_task(cloze_path, plugins=pm_all, style="mcq").render())
@@ -436,7 +514,7 @@ def test_cloze_scores_texts_for_any_number_of_choices(tmp_path, pm_all):
             "doc_to_text": "q",
             "doc_to_choice": "c",
             "doc_to_target": "t",
-            "template": "cloze",
+            "template": "cloze::qa",
         },
         plugins=pm_all,
     )
@@ -469,6 +547,6 @@ def test_digit_string_target_means_the_same_for_any_number_of_choices_in_cloze(p
 
     record = {"q": "pick", "c": [f"c{i}" for i in range(n)], "t": "2"}
     (result,) = render_records(
-        [record], doc_to_text="q", doc_to_choice="c", doc_to_target="t", template="cloze", plugins=pm_all
+        [record], doc_to_text="q", doc_to_choice="c", doc_to_target="{{t}}", template="cloze::pure", plugins=pm_all
     )
     assert result.target == 2

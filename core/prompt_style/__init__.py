@@ -18,11 +18,14 @@ from .errors import (
     RenderError,
     SandboxError,
     StyleError,
+    TargetError,
     TaskFileError,
+    TaskFileWarning,
     YamlLimitError,
 )
-from .fields import compile_field
+from .fields import compile_field, process_field, resolve_gold
 from .formats import load_task_config
+from .formats.task_template import instantiate_task_template, read_task_template
 from .loading import Task, default_plugin_manager, load_task, render_records
 from .meta import api_role
 from .options import check_options
@@ -31,12 +34,24 @@ from .render import RenderedPrompt, TaskRenderer
 from .safe.jinja_env import JinjaLimits, JinjaProfile
 from .safe.limits import YamlLimits
 from .safe.yaml_loader import YamlDocument, load_yaml
-from .styles import DEFAULT_LABELS, ChoiceStyle, PassthroughStyle, QAStyle, choice_style, resolve_target
+from .styles import (
+    DEFAULT_LABELS,
+    ChoiceStyle,
+    ClozeTemplateConfig,
+    MCQTemplateConfig,
+    PassthroughStyle,
+    QAStyle,
+    TemplateConfig,
+    TemplateFactory,
+    choice_style,
+    resolve_target,
+)
 from .task import TaskConfig
 from .types import (
     Dialogue,
     FieldExtractor,
     FormattedPrompt,
+    Formatter,
     MetaTemplate,
     ModelInput,
     ReadOptions,
@@ -56,6 +71,9 @@ __all__ = [
     "load_task",
     "render_records",
     "load_task_config",
+    # task-template files
+    "read_task_template",
+    "instantiate_task_template",
     "Task",
     "TaskConfig",
     "TaskRenderer",
@@ -82,8 +100,10 @@ __all__ = [
     "Style",
     "MetaTemplate",
     "Retriever",
+    "Formatter",
     # building blocks for plugins
     "compile_field",
+    "resolve_gold",
     "load_yaml",
     "YamlDocument",
     "JinjaProfile",
@@ -97,12 +117,19 @@ __all__ = [
     "choice_style",
     "resolve_target",
     "DEFAULT_LABELS",
+    # lm-evaluation-harness's template system (seed 000)
+    "TemplateConfig",
+    "MCQTemplateConfig",
+    "ClozeTemplateConfig",
+    "TemplateFactory",
+    "process_field",
     # errors
     "PromptStyleError",
     "TaskFileError",
     "DataError",
     "FieldError",
     "StyleError",
+    "TargetError",
     "OptionError",
     "RenderError",
     "PluginError",
@@ -112,4 +139,5 @@ __all__ = [
     "LimitError",
     "SandboxError",
     "YamlLimitError",
+    "TaskFileWarning",
 ]

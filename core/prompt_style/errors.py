@@ -10,6 +10,7 @@ __all__ = [
     "DataError",
     "FieldError",
     "StyleError",
+    "TargetError",
     "OptionError",
     "RenderError",
     "PluginError",
@@ -20,6 +21,7 @@ __all__ = [
     "SandboxError",
     "YamlLimitError",
     "cut",
+    "TaskFileWarning",
 ]
 
 MESSAGE_LIMIT = 2_000
@@ -130,6 +132,14 @@ class StyleError(PromptStyleError):
     """A style cannot format a record (for example: fewer labels than choices)."""
 
 
+class TargetError(FieldError, StyleError):
+    """``doc_to_target`` does not name exactly one of the record's choices: out of
+    range, not a choice, or ambiguous. The gold answer comes from the task's own
+    fields (never from how a style labels the choices), so this is a field error;
+    it is also a :class:`StyleError`, which is what code written before targets
+    were resolved by the renderer catches."""
+
+
 class OptionError(PromptStyleError):
     """A plugin was given an unknown or ill-typed option."""
 
@@ -184,3 +194,9 @@ class SandboxError(PromptStyleError):
 
 class YamlLimitError(LimitError, TaskFileError):
     """A YAML file exceeded a loader budget (size, nesting, nodes, alias expansion)."""
+
+
+class TaskFileWarning(UserWarning):
+    """A task file has a problem that does not stop it from rendering (for
+    example task-template metadata outside the allowed values); ``prompt-style
+    validate`` reports it as an error or a warning."""

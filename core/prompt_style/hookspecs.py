@@ -22,6 +22,7 @@ from ._markers import hookspec
 if TYPE_CHECKING:
     from .types import (
         FieldExtractor,
+        Formatter,
         MetaTemplateFactory,
         RetrieverFactory,
         StyleFactory,
@@ -128,4 +129,27 @@ def retrieve_examples() -> Mapping[str, RetrieverFactory]:
         must never be its own example. The factory returns an object with
         ``select(index, record) -> Sequence[int]`` giving pool indices; any
         randomness must be seeded from ``seed`` and the record index only.
+    """
+
+
+@hookspec
+def format_instances() -> Mapping[str, Formatter]:
+    """Provide formatters: named functions that turn a dataset's records into template-ready instances.
+
+    A task-template file names one with ``formatter: {name: NAME, args: {...}}``
+    when its Jinja templates cannot read the dataset's records directly (the
+    role of SciRIFF's ``tasks/formatters/NAME.py``). The formatter runs over a
+    split of the task's own data (``data_dir`` or ``dataset``) before any
+    template renders, for ``prompt-style render`` and ``prompt-style
+    instantiate`` alike; records given with ``--data`` are used as they are.
+
+    Called once per plugin manager; not firstresult: the catalogs of all
+    plugins are merged and a name claimed twice is an error naming both.
+
+    :returns: A mapping from formatter name to a callable
+        ``formatter(records, **args) -> Iterable[Mapping]``: ``records`` is an
+        iterable of mappings, each carrying ``_id`` (its position in its
+        split), and ``args`` are the task's ``formatter.args``. Return a
+        generator to keep instantiation in constant memory, and keep each
+        instance's ``_id`` (one record may give several instances).
     """

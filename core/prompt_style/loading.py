@@ -54,10 +54,6 @@ class Task:
     def plugins(self) -> Mapping[str, Any]:
         return self.renderer.plugins
 
-    def _with_limits(self, limits: JinjaLimits) -> "Task":
-        self.renderer.limits = limits
-        return self
-
     def records(self) -> Iterator[Mapping[str, Any]]:
         """The records of the evaluated split, streamed from disk."""
         if self._records is not None:
@@ -135,6 +131,7 @@ def load_task(
     trust_code: bool = False,
     template: str | int | None = None,
     task_format: str | None = None,
+    read_options: Mapping[str, Any] | None = None,
     limits: JinjaLimits | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
@@ -155,29 +152,39 @@ def load_task(
     :param template: which of a task file's templates to render, for formats
         that hold several (task-template files).
     :param task_format: the task file's format, when detection should not decide.
-    :param limits: budgets for the task's Jinja templates (docs/security.md);
-        default: the process defaults (``PROMPT_STYLE_LIMITS``).
+    :param read_options: format-specific reading options (``ReadOptions.options``),
+        e.g. ``{"data_root": "data/processed"}`` for task-template files.
+    :param limits: budgets for the task's Jinja templates (docs/security.md),
+        while loading and for every record; default: the process defaults
+        (``PROMPT_STYLE_LIMITS``).
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
     manager = plugins or default_plugin_manager()
-    options = ReadOptions(trust_code=trust_code, template=template)
-    if limits is not None:
-        with limits_scope(limits):  # templates compiled while loading check max_source against it
-            return load_task(
-                task,
-                plugins=manager,
-                style=style,
-                meta=meta,
-                meta_options=meta_options,
-                shots=shots,
-                seed=seed,
-                data=data,
-                trust_code=trust_code,
-                template=template,
-                task_format=task_format,
-                limits=None,
-            )._with_limits(limits)
+    format_options = dict(read_options or {})
+    if seed is not None:
+        format_options.setdefault("seed", seed)
+    options = ReadOptions(
+        trust_code=trust_code, template=template, options=format_options, data=dict(data or {}), plugins=manager
+    )
+    with limits_scope(limits):  # templates compiled while loading check max_source against them
+        task_ = _load(task, manager, options, task_format, style, meta, meta_options, shots, seed, data)
+    task_.renderer.limits = limits
+    return task_
+
+
+def _load(
+    task: str | Path | TaskConfig | Mapping[str, Any],
+    manager: PluginManager,
+    options: ReadOptions,
+    task_format: str | None,
+    style: str | None,
+    meta: str,
+    meta_options: Mapping[str, Any] | None,
+    shots: int | None,
+    seed: int | None,
+    data: Mapping[str, Any] | None,
+) -> Task:
     config = _with_overrides(_config_of(task, manager, options, task_format), data=data, shots=shots, seed=seed)
     overridden = set(data or ())
     used: dict[str, Any] = {}
@@ -186,6 +193,12 @@ def load_task(
     built_meta, used["apply_meta_template"] = _meta(manager, meta, meta_options)
 
     split = config.test_split
+    if split not in config.data:
+        raise config.error(
+            "data",
+            f"there is no data for the evaluated split {split!r}",
+            hint=f"give --data {split}=PATH, or data={{{split!r}: ...}} from Python",
+        )
     try:
         check_data_file(config.data[split], split)
     except PromptStyleError as exc:
@@ -304,6 +317,12 @@ def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mappi
     pool_split = config.fewshot_split or next((s for s in ("train", "validation", "dev") if s in config.data), split)
     if not config.num_fewshot and config.retriever is None:
         return pool_split, []
+    if pool_split not in config.data:
+        raise config.error(
+            "fewshot_split",
+            f"there is no data for the few-shot split {pool_split!r}",
+            hint=f"give --data {pool_split}=PATH, or data={{{pool_split!r}: ...}} from Python",
+        )
     if config.doc_to_target is None:
         raise config.error(
             "num_fewshot" if config.num_fewshot else "retriever",

@@ -46,8 +46,9 @@ HOOK_NOUNS: Mapping[str, str] = {
     "format_prompt": "style",
     "apply_meta_template": "meta template",
     "retrieve_examples": "retriever",
+    "format_instances": "formatter",
 }
-CATALOG_HOOKS = ("read_task", "format_prompt", "apply_meta_template", "retrieve_examples")
+CATALOG_HOOKS = ("read_task", "format_prompt", "apply_meta_template", "retrieve_examples", "format_instances")
 
 
 def _usable(hook: str, value: Any) -> bool:
@@ -64,6 +65,8 @@ FIRST_PARTY: Mapping[str, str] = {
     "mcq::gpqa": "prompt-style-gpqa",
     "cloze": "prompt-style-cloze",
     "cloze::options": "prompt-style-cloze",
+    "cloze::pure": "prompt-style-cloze",
+    "cloze::qa": "prompt-style-cloze",
     "chatml": "prompt-style-chatml",
 }
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import FieldError, PromptStyleError, RenderError, cut
+from .fields.targets import gold_resolver
 from .types import Dialogue, Sample
 
 __all__ = ["RenderedPrompt", "TaskRenderer"]
@@ -40,10 +41,13 @@ class RenderedPrompt:
     """The intermediate dialogue, before the meta template."""
     token_ids: list[int] | None = None
     """The prompt as token ids, when the meta template gives them."""
+    extra: dict[str, Any] | None = None
+    """More fields the style reports (``answer_choices`` for task-template files)."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
-        ``target``, and ``token_ids`` when the meta template gives them."""
+        ``target``, ``token_ids`` when the meta template gives them, and the
+        style's ``extra`` fields."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -53,6 +57,8 @@ class RenderedPrompt:
         }
         if self.token_ids is not None:
             out["token_ids"] = self.token_ids
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -122,6 +128,10 @@ class TaskRenderer:
         self._choice = get("doc_to_choice")
         self._target = get("doc_to_target")
         self._description = get("description")
+        # The gold answer is resolved here, from the task's fields, before any style runs.
+        self._gold = gold_resolver(self._target)
+        # A style that reports the target as text (task_template) says it needs no gold index.
+        self._needs_gold = getattr(self.style, "needs_gold", True)
         self._shots: list[Sample | None] = [None] * len(self.pool)
         self._style_format = self.style.format
         self._meta_apply = self.meta.apply
@@ -172,11 +182,17 @@ class TaskRenderer:
                         key=key,
                         hint="fix the record; every choice needs a text",
                     )
+            gold = None
             if self._target is not None:
                 key = "doc_to_target"
                 target = self._target(record)
                 if target is None or type(target) is list and None in target:
                     self._null_target(target, choices)
+                if choices is not None and target is not None and self._needs_gold:
+                    if type(target) is int and 0 <= target < len(choices):
+                        gold = target  # the common case, without a call
+                    else:
+                        gold = self._gold(target, choices)
             if description and self._description is not None:
                 key = "description"
                 value = self._description(record)
@@ -185,7 +201,7 @@ class TaskRenderer:
             raise
         except Exception as exc:  # user callables and plugin extractors
             raise FieldError(f"raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}", key=key) from exc
-        return Sample(index, record, question, choices, target, text)
+        return Sample(index, record, question, choices, target, text, gold=gold)
 
     def _null_target(self, target: Any, choices: list[Any] | None) -> None:
         if choices is not None:
@@ -263,4 +279,5 @@ class TaskRenderer:
             self.plugins,
             formatted.dialogue,
             made.token_ids,
+            formatted.extra,
         )

@@ -45,9 +45,10 @@ _TYPE_NAMES = {str: "a string", dict: "a mapping", int: "an integer", bool: "tru
 class TaskConfig:
     """A validated task: what the YAML file says, with paths resolved."""
 
-    task: str
-    data: Mapping[str, Path | Sequence[Mapping[str, Any]]]
-    """Per split, a data file or the records themselves."""
+    task: str = "task"
+    data: Mapping[str, Path | Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    """Per split, a data file or the records themselves (none: give ``data=`` to
+    :func:`~prompt_style.load_task`)."""
     doc_to_text: Any = None
     doc_to_choice: Any = None
     doc_to_target: Any = None
@@ -83,9 +84,25 @@ class TaskConfig:
     def error(self, key: str, message: str, hint: str | None = None) -> TaskFileError:
         return TaskFileError(message, hint=hint, **self.where(key))
 
+    @property
+    def template_config(self) -> Any:
+        """The ``template`` as a :class:`~prompt_style.TemplateConfig` (seed 000's
+        ``TaskConfig.template_config``); ``None`` without a template or for a style
+        that is neither ``mcq`` nor ``cloze``."""
+        from .styles.templates import TemplateFactory
+
+        if self.template is None:
+            return None
+        name, options = self.style_spec()
+        if name.split("::", 1)[0] not in ("mcq", "cloze"):
+            return None
+        return TemplateFactory.from_dict({"template_type": name, **options})
+
     def style_spec(self) -> tuple[str, dict[str, Any]]:
         """The style name and its options (seed 000: ``template_type`` defaults to ``mcq``)."""
         template = self.template
+        if hasattr(template, "to_dict"):  # a TemplateConfig
+            template = template.to_dict()
         if template is None:
             return "passthrough", {}
         if isinstance(template, str):
@@ -145,6 +162,8 @@ class TaskConfig:
             types, _ = TASK_KEYS[key]
             if value is None:
                 continue
+            if key == "template" and hasattr(value, "to_dict"):  # a TemplateConfig, from Python
+                value = value.to_dict()
             if types is not None and (not isinstance(value, types) or (int in types and isinstance(value, bool))):
                 expected = " or ".join(_TYPE_NAMES[t] for t in types)
                 raise TaskFileError(
@@ -158,9 +177,8 @@ class TaskConfig:
         def fail(key: str, message: str, hint: str | None = None) -> TaskFileError:
             return TaskFileError(message, key=key, line=lines.get(key), hint=hint, **where)
 
-        data = values.pop("data", None)
-        if data is None:
-            raise fail("data", "the task names no data", "add data: {test: path/to/test.jsonl}")
+        # A task may name no data of its own: load_task(data=...) / --data give it.
+        data = values.pop("data", None) or {}
         if isinstance(data, str):
             data = {values.get("test_split", "test"): data}
         base = Path(base)
@@ -174,14 +192,14 @@ class TaskConfig:
             file = Path(file).expanduser()
             paths[str(split)] = file if file.is_absolute() else base / file
         test_split = values.pop("test_split", "test")
-        if test_split not in paths:
+        if paths and test_split not in paths:
             raise fail(
                 "test_split" if "test_split" in raw else "data",
                 f"there is no data for the evaluated split {test_split!r}",
                 f"data has: {', '.join(paths)}; set test_split or add data.{test_split}",
             )
         fewshot_split = values.get("fewshot_split")
-        if fewshot_split is not None and fewshot_split not in paths:
+        if fewshot_split is not None and paths and fewshot_split not in paths:
             raise fail(
                 "fewshot_split",
                 f"there is no data for the few-shot split {fewshot_split!r}",

@@ -7,7 +7,7 @@ record --extract_field--> Sample --format_prompt--> FormattedPrompt(Dialogue)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
@@ -32,6 +32,7 @@ __all__ = [
     "StyleFactory",
     "MetaTemplateFactory",
     "RetrieverFactory",
+    "Formatter",
 ]
 
 
@@ -48,6 +49,10 @@ class TaskSource:
     """Line of each key by dotted path (``template.suffix``, ``templates.0.jinja``)."""
     base: Path = Path(".")
     """The directory relative paths in the task resolve against."""
+    duplicates: tuple[tuple[str, int, int], ...] = ()
+    """Keys written twice in one mapping: ``(key path, line, first line)``. The
+    last one is in ``data`` (as PyYAML keeps it); it is an error unless the
+    chosen reader sets ``duplicate_keys = True``."""
 
     @property
     def name(self) -> str:
@@ -67,7 +72,14 @@ class ReadOptions:
     """Which of a task file's several templates to render (task-template files:
     by number, name or promptsource id); ``None``: the file's default."""
     options: Mapping[str, Any] = field(default_factory=dict)
-    """Format-specific options, by name."""
+    """Format-specific options, by name (task-template files: ``data_root``, ``seed``)."""
+    data: Mapping[str, Any] = field(default_factory=dict)
+    """The splits the user gives directly (``--data SPLIT=PATH``, ``data=``); they
+    replace the task's own data for those splits after reading, so a reader need
+    not find data for them (and may render the one split given)."""
+    plugins: Any = field(default=None, compare=False, repr=False)
+    """The plugin manager the task is loaded with, for readers that look plugins
+    up (task-template files: formatters)."""
 
 
 @runtime_checkable
@@ -108,6 +120,12 @@ class Sample:
     """What ``doc_to_target`` extracted: an index, a label, a choice or a text."""
     description: str = ""
     """The task description rendered for this record (empty for few-shot examples)."""
+    gold: Any = None
+    """The gold answer as an index into ``choices`` (a list of indices for several
+    gold answers), resolved once by the renderer from ``target`` and ``choices``
+    with lm-evaluation-harness's rules (:func:`~prompt_style.resolve_gold`), before
+    any style runs; ``None`` without choices or without a target. Styles display
+    it, they never re-interpret ``target``."""
 
 
 class Turn(NamedTuple):
@@ -144,6 +162,9 @@ class FormattedPrompt:
     """Candidate continuations scored after the prompt (multiple choice); empty for generation."""
     target: Any = None
     """Gold answer: an index into ``continuations`` for multiple choice, else the reference."""
+    extra: dict[str, Any] | None = None
+    """More per-record fields the style reports, added to the JSON view of the
+    rendered prompt (the ``task_template`` style gives ``answer_choices``)."""
 
 
 @dataclass(slots=True)
@@ -200,3 +221,5 @@ class Retriever(Protocol):
 StyleFactory = Callable[..., Style]
 MetaTemplateFactory = Callable[..., MetaTemplate]
 RetrieverFactory = Callable[..., Retriever]
+Formatter = Callable[..., Iterable[Mapping[str, Any]]]
+"""``formatter(records, **args) -> instances``: see the ``format_instances`` hook."""

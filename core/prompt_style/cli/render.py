@@ -59,6 +59,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
     )
     render.add_argument(
+        "--data-root",
+        metavar="DIR",
+        help="where task-template files find their data_dir (default: next to the task file, or data/processed/)",
+    )
+    render.add_argument(
         "--budget",
         metavar="NAME=VALUE",
         action="append",
@@ -91,6 +96,8 @@ def _text_block(result: Any) -> str:
     header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False, default=default)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
+    for key, value in (result.extra or {}).items():
+        header += f" · {key}: " + json.dumps(value, ensure_ascii=False, default=default)
     body = result.text
     if body is None:
         body = json.dumps(result.messages, ensure_ascii=False, indent=2, default=default)
@@ -119,6 +126,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         trust_code=args.trust_code,
         template=int(args.template) if args.template and args.template.isdigit() else args.template,
         task_format=args.task_format,
+        read_options={"data_root": args.data_root} if args.data_root else None,
     )
     write = out.write
     if args.format == "jsonl":

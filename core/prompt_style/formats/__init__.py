@@ -35,13 +35,18 @@ def read_source(path: str | Path, manager: PluginManager) -> TaskSource:
         if not path.is_file():
             raise TaskFileError("task file not found", file=str(path))
         return TaskSource(path=path, data=None, base=path.parent)
-    document = load_yaml(path)
+    try:
+        document = load_yaml(path, duplicate_keys="last")
+    except TaskFileError as exc:
+        if "!Template" in exc.message:  # promptsource's tag: a file to convert, not to render
+            exc.hint = f"a promptsource file: prompt-style convert promptsource {path} --out DIR"
+        raise
     data = document.data
     if data is None:
         raise TaskFileError("the task file is empty", file=str(path), hint="see docs/task-files.md")
     if not isinstance(data, Mapping):
         raise TaskFileError(f"a task file must be a mapping of keys, not a {type(data).__name__}", file=str(path))
-    return TaskSource(path=path, data=data, lines=document.lines, base=path.parent)
+    return TaskSource(path=path, data=data, lines=document.lines, base=path.parent, duplicates=document.duplicates)
 
 
 def _readers(manager: PluginManager) -> dict[str, TaskReader]:
@@ -124,7 +129,21 @@ def load_task_config(
     else:
         source = read_source(task, plugins)
     name, reader = choose_reader(plugins, source, task_format)
-    config = reader.read(source, options or ReadOptions())
+    if source.duplicates and not getattr(reader, "duplicate_keys", False):
+        key, line, _ = source.duplicates[0]
+        raise TaskFileError(
+            f"key {key!r} appears twice",
+            file=source.name,
+            line=line,
+            key=key,
+            hint="remove one of them; YAML keeps only the last",
+        )
+    options = options or ReadOptions()
+    if options.plugins is None:
+        import dataclasses
+
+        options = dataclasses.replace(options, plugins=plugins)
+    config = reader.read(source, options)
     if config.format != name:
         import dataclasses
 

@@ -36,7 +36,7 @@ from typing import Any
 import jinja2
 from jinja2 import nodes
 from jinja2.runtime import Undefined
-from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment, SandboxedFormatter
 from jinja2.utils import Cycler, Joiner, Namespace, pass_eval_context
 
 from ..errors import LimitError, SandboxError
@@ -819,7 +819,7 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("finalize", finalize)
-        kwargs["optimized"] = False
+        kwargs.setdefault("optimized", False)  # no evaluation while compiling (see fold_constants)
         kwargs["autoescape"] = False
         super().__init__(*args, **kwargs)
         self.globals.pop("lipsum", None)
@@ -903,14 +903,36 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
         return result
 
 
-class RecordEnvironment(HardenedEnvironment):
+class MutableEnvironment(HardenedEnvironment):
+    """Lists and dicts may be changed (``list.append``), as in plain Jinja; private
+    attributes stay blocked (``SandboxedEnvironment``'s rule)."""
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        return SandboxedEnvironment.is_safe_attribute(self, obj, attr, value)
+
+
+class _RecordFields:
     """Records are data: ``choices.items`` is the record's ``items`` field, not
     the dict method, whenever the field exists."""
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if isinstance(obj, Mapping) and attribute in obj:
             return obj[attribute]
-        return super().getattr(obj, attribute)
+        return super().getattr(obj, attribute)  # type: ignore[misc]
+
+
+class RecordEnvironment(_RecordFields, HardenedEnvironment):
+    pass
+
+
+class MutableRecordEnvironment(_RecordFields, MutableEnvironment):
+    pass
+
+
+def environment_class(*, record_fields_first: bool, mutable: bool) -> type:
+    if mutable:
+        return MutableRecordEnvironment if record_fields_first else MutableEnvironment
+    return RecordEnvironment if record_fields_first else HardenedEnvironment
 
 
 # -- rendering ----------------------------------------------------------------------

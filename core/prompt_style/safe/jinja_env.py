@@ -106,6 +106,10 @@ class JinjaProfile:
     """``{% break %}`` and ``{% continue %}``."""
     record_fields_first: bool = False
     """``x.items`` is the record's ``items`` field, not the dict method, when it exists."""
+    mutable: bool = False
+    """Allow templates to call mutating methods (``list.append``, ``dict.update``)
+    as plain Jinja does (a ``SandboxedEnvironment`` instead of the immutable one;
+    unsafe attributes stay blocked). promptsource's templates rely on it."""
     filters: tuple[tuple[str, Callable[..., Any]], ...] = ()
     globals: tuple[tuple[str, Any], ...] = ()
     extensions: tuple[Any, ...] = ()
@@ -113,6 +117,12 @@ class JinjaProfile:
     strftime_now: bool = False
     """Offer transformers' ``strftime_now(format)`` global, on the render's clock
     (``render(..., now=...)``, :func:`fixed_clock`, ``PROMPT_STYLE_NOW``)."""
+    fold_constants: bool = False
+    """Let Jinja evaluate constant filter calls while compiling (its optimizer),
+    for formats whose reference relies on it: promptsource's random ``choice``
+    filter draws while compiling. Off by default, so that compiling costs
+    nothing; when on, each folded call still passes the per-operation budgets
+    (``'x'|center(10**9)`` is left for the render, which stops it)."""
 
 
 FIELDS = JinjaProfile(
@@ -162,7 +172,7 @@ def environment(profile: JinjaProfile = FIELDS):
     import jinja2
 
     sandbox = _load_sandbox()
-    cls = sandbox.RecordEnvironment if profile.record_fields_first else sandbox.HardenedEnvironment
+    cls = sandbox.environment_class(record_fields_first=profile.record_fields_first, mutable=profile.mutable)
     extensions = list(profile.extensions)
     if profile.loop_controls:
         extensions.append("jinja2.ext.loopcontrols")
@@ -172,6 +182,7 @@ def environment(profile: JinjaProfile = FIELDS):
         lstrip_blocks=profile.lstrip_blocks,
         keep_trailing_newline=profile.keep_trailing_newline,
         extensions=extensions,
+        optimized=profile.fold_constants,
     )
     env.filters.update(dict(profile.filters))
     env.globals.update(dict(profile.globals))
@@ -220,21 +231,28 @@ def _compile(source: str, profile: JinjaProfile, limits: JinjaLimits | None, bui
         raise jinja2.TemplateSyntaxError(f"cannot compile the template: {type(exc).__name__}: {exc}", 1) from None
 
 
-def compile_template(source: str, profile: JinjaProfile = FIELDS, *, limits: JinjaLimits | None = None):
+def compile_template(
+    source: str, profile: JinjaProfile = FIELDS, *, cache: bool = True, limits: JinjaLimits | None = None
+):
     """The compiled template for ``source`` under ``profile`` (compiled once per process).
 
+    :param cache: ``False`` compiles anew, for templates whose compilation has
+        effects (with ``fold_constants``, a random ``choice`` filter draws while
+        compiling, as promptsource relies on).
+    :param limits: the budgets (``max_source``, ``max_tokens``) to compile within.
     :raises jinja2.TemplateSyntaxError: for a syntax error, or a template that
         nests too deeply for Python to compile (callers translate it).
     :raises LimitError: for a source longer than ``max_source``.
     """
     key = (profile, source)
-    compiled = _TEMPLATES.get(key)
+    compiled = _TEMPLATES.get(key) if cache else None
     if compiled is None:
         compiled = _compile(source, profile, limits, lambda env: env.from_string(source))
         compiled.ps_source = source
-        if len(_TEMPLATES) >= _CACHE_SIZE:
-            _TEMPLATES.clear()
-        _TEMPLATES[key] = compiled
+        if cache:
+            if len(_TEMPLATES) >= _CACHE_SIZE:
+                _TEMPLATES.clear()
+            _TEMPLATES[key] = compiled
     return compiled
 
 

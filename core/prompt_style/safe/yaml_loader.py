@@ -58,6 +58,9 @@ class YamlDocument:
     """Line (1-based) of each key, by dotted path: ``template``, ``template.suffix``,
     ``templates.0.jinja``; list items by their index (``doc_to_choice.2``)."""
     path: Path | None = None
+    duplicates: tuple[tuple[str, int, int], ...] = ()
+    """``(key path, line, line of the first occurrence)`` of each key written
+    twice in one mapping, when they were allowed (``duplicate_keys="last"``)."""
 
 
 class YamlFloat(float):
@@ -196,9 +199,18 @@ class _Frame:
 class _Composer:
     """Turns parser events into Python values, line by line, within budgets."""
 
-    def __init__(self, parser: Any, file: str, limits: YamlLimits, tags: Mapping[str, Callable] | None) -> None:
+    def __init__(
+        self,
+        parser: Any,
+        file: str,
+        limits: YamlLimits,
+        tags: Mapping[str, Callable] | None,
+        duplicate_keys: str = "error",
+    ) -> None:
         import yaml
 
+        self.keep_last = duplicate_keys == "last"
+        self.duplicates: list[tuple[str, int, int]] = []
         self.yaml = yaml
         self.parser = parser
         self.file = file
@@ -297,7 +309,7 @@ class _Composer:
             return
         path = f"{frame.path}{key}"
         if key in frame.value:
-            raise self.duplicate(path, frame)
+            self.duplicate(path, frame)
         self.lines.setdefault(path, frame.key_line)
         frame.value[key] = value
 
@@ -311,18 +323,26 @@ class _Composer:
         name = frame.key.value
         path = f"{frame.path}{name}"
         if any(k.value == name for k, _ in frame.node.value):
-            raise self.duplicate(path, frame)
+            self.duplicate(path, frame)
+            frame.node.value = [(k, v) for k, v in frame.node.value if k.value != name]
         self.lines.setdefault(path, frame.key_line)
         frame.node.value.append((frame.key, node))
 
-    def duplicate(self, path: str, frame: _Frame) -> TaskFileError:
-        return TaskFileError(
-            f"key {cut(path)} appears twice",
-            file=self.file,
-            line=frame.key_line,
-            key=path,
-            hint="remove one of them; YAML would keep only the last",
-        )
+    def duplicate(self, path: str, frame: _Frame) -> None:
+        """A key written twice: an error, or (``duplicate_keys="last"``) the last
+        one wins as in PyYAML, its lines replacing the first's."""
+        if not self.keep_last:
+            raise TaskFileError(
+                f"key {cut(path)} appears twice",
+                file=self.file,
+                line=frame.key_line,
+                key=path,
+                hint="remove one of them; YAML would keep only the last",
+            )
+        self.duplicates.append((path, frame.key_line, self.lines.get(path, 0)))
+        prefix = path + "."
+        for stale in [k for k in self.lines if k == path or k.startswith(prefix)]:
+            del self.lines[stale]
 
     def close_mapping(self, frame: _Frame) -> Any:
         value = frame.value
@@ -652,6 +672,7 @@ def load_yaml(
     tags: Mapping[str, Callable[[Any, Any], Any]] | None = None,
     what: str = "task file",
     limits: YamlLimits | None = None,
+    duplicate_keys: str = "error",
 ) -> YamlDocument:
     """Read and parse a YAML file (or ``text``, reported as ``source``).
 
@@ -664,6 +685,10 @@ def load_yaml(
         Python tags are ever loaded.
     :param what: how to name the file in messages.
     :param limits: the budgets (default: the process's, see ``PROMPT_STYLE_LIMITS``).
+    :param duplicate_keys: ``"error"`` (default): a key written twice in one
+        mapping is an error; ``"last"``: the last one wins, as in PyYAML, and
+        the document lists them in ``duplicates`` (for formats whose reference
+        implementation accepts them).
     :raises TaskFileError: naming the file and line (:class:`YamlLimitError`
         for a budget).
     """
@@ -681,7 +706,7 @@ def load_yaml(
             value=limits.max_file_bytes,
             file=file,
         )
-    composer = _Composer(None, file, limits, tags)
+    composer = _Composer(None, file, limits, tags, duplicate_keys)
     try:
         parser = _parser(text)
         composer.parser = parser
@@ -698,4 +723,4 @@ def load_yaml(
         dispose = getattr(composer.parser, "dispose", None)
         if dispose is not None:
             dispose()
-    return YamlDocument(data, composer.lines, path)
+    return YamlDocument(data, composer.lines, path, tuple(composer.duplicates))

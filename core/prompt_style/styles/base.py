@@ -8,11 +8,13 @@ distributions are presets of :class:`ChoiceStyle`) or implement the
 from __future__ import annotations
 
 import string
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import OptionError, StyleError
+from ..fields.targets import resolve_gold
 from ..options import check_options
 from ..types import FormattedPrompt, Sample, Style, StyleSettings, Turn
 
@@ -28,38 +30,27 @@ __all__ = [
 DEFAULT_LABELS: tuple[str, ...] = tuple(string.ascii_uppercase)
 
 
-def resolve_target(
-    target: Any,
-    answers: Sequence[str],
-    *also: Sequence[Any],
-) -> int:
-    """The index of the gold answer.
+def resolve_target(target: Any, answers: Sequence[Any], *also: Sequence[Any]) -> int | list[int]:
+    """The index of the gold choice: :func:`prompt_style.resolve_gold` for a
+    target that is not a template's output.
 
-    ``target`` may be an index, one of ``answers`` (the continuation texts), an
-    item of any sequence in ``also`` (labels, choice texts), or a string of
-    digits (an index, as lm-evaluation-harness reads one).
+    ``answers`` is the record's choices (what ``doc_to_choice`` gives). The
+    renderer already resolves every record's gold answer before the style runs
+    (:attr:`Sample.gold <prompt_style.Sample.gold>`), so styles need not call
+    this. ``also`` (labels, other names of the choices) is ignored: a target is
+    never matched against a style's labels, so that changing the style never
+    changes the gold answer.
 
-    :raises StyleError: when the target matches nothing, naming what it tried.
+    :raises TargetError: (a :class:`StyleError`) when the target names no
+        choice, or could name two.
     """
-    n = len(answers)
-    if type(target) is int and 0 <= target < n:
-        return target
-    if isinstance(target, int) and not isinstance(target, bool):
-        raise StyleError(f"target index {target} is out of range for {n} choices", key="doc_to_target")
-    if isinstance(target, str):
-        for candidates in (answers, *also):
-            for i, candidate in enumerate(candidates):
-                if i < n and (candidate == target or str(candidate) == target):
-                    return i
-        stripped = target.strip()
-        if stripped.isdigit() and int(stripped) < n:
-            return int(stripped)
-    shown = ", ".join(repr(a) for a in answers)
-    raise StyleError(
-        f"target {target!r} is not an index below {n} nor one of the answers {shown}",
-        key="doc_to_target",
-        hint="make doc_to_target give the index of the correct choice or its label",
-    )
+    if also:
+        warnings.warn(
+            "resolve_target() no longer matches targets against labels; the extra sequences are ignored",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    return resolve_gold(target, answers)
 
 
 @dataclass
@@ -85,17 +76,20 @@ class QAStyle:
         raise NotImplementedError
 
     def labels(self, sample: Sample) -> Sequence[Any]:
-        """Other names a target may use for the choices (for example ``A``, ``B``)."""
+        """The labels this style shows for the choices (for example ``A``, ``B``).
+        Display only: targets are never matched against them."""
         return ()
 
     def target(self, sample: Sample, answers: tuple[str, ...] | None) -> Any:
-        """The gold answer: an index into ``answers``, or the reference for generation."""
+        """The gold answer: an index into ``answers`` (the one the renderer resolved
+        from the task's fields, :attr:`Sample.gold`), or the reference for generation."""
         target = sample.target
         if answers is None or target is None:
             return target
-        if type(target) is int and 0 <= target < len(answers):
-            return target
-        return resolve_target(target, answers, self.labels(sample), sample.choices or ())
+        gold = sample.gold
+        if gold is None:  # a Sample built outside the renderer
+            gold = resolve_gold(target, sample.choices if sample.choices is not None else answers)
+        return gold
 
     def example_answer(self, sample: Sample) -> str:
         """The answer text shown after a few-shot example."""
@@ -105,7 +99,10 @@ class QAStyle:
             if isinstance(target, (list, tuple)):
                 target = target[0] if target else ""
             return str(target)
-        return answers[self.target(sample, answers)]
+        gold = self.target(sample, answers)
+        if isinstance(gold, list):  # several gold answers: an example shows the first
+            gold = gold[0]
+        return answers[gold]
 
     def _example_turns(self, shot: Sample) -> tuple[Turn, Turn, Turn]:
         text = self.question_text(shot)
@@ -179,13 +176,19 @@ class ChoiceStyle(QAStyle):
 
     Plain text::
 
-        prefix + question
+        prefix + question [+ " " + blank_marker]
         choices_header + choice_format(A, c0) + choice_delimiter + ...
         suffix
 
     with the three blocks joined by ``question_choice_delimiter`` and empty
     blocks left out. ``choice_format`` and ``answer_format`` may use
-    ``{label}``, ``{choice}`` and ``{number}`` (1-based).
+    ``{label}``, ``{choice}`` and ``{number}`` (1-based). A ``blank_marker``
+    (cloze, seed 000) is appended to the question (``blank_position: end``) or
+    must already be in it (``inline``).
+
+    The task options ``show_choices_in_prompt`` and ``choices_prefix`` (the
+    names of lm-evaluation-harness's template system, seed 000) are accepted
+    as other names of ``show_choices`` and ``choices_header``.
     """
 
     name: str = "mcq"
@@ -198,8 +201,17 @@ class ChoiceStyle(QAStyle):
     choice_format: str = "{label}. {choice}"
     answer_format: str = "{label}"
     show_choices: bool = True
+    blank_marker: str = ""
+    blank_position: str = "end"
 
     def __post_init__(self) -> None:
+        if self.blank_position not in BLANK_POSITIONS:
+            raise OptionError(
+                f"style {self.name!r}: blank_position must be one of {', '.join(BLANK_POSITIONS)}, "
+                f"not {self.blank_position!r}",
+                key="blank_position",
+                hint="end: the blank marker follows the question; inline: the question contains it",
+            )
         for option in ("choice_format", "answer_format"):
             fmt = getattr(self, option)
             try:
@@ -260,7 +272,18 @@ class ChoiceStyle(QAStyle):
         return self._answers(sample, self._labels_for(sample))
 
     def _question(self, sample: Sample, labels: Sequence[str]) -> str:
-        blocks = [self.prefix + str(sample.question)]
+        question = str(sample.question)
+        marker = self.blank_marker
+        if marker:
+            if self.blank_position == "end":
+                question = f"{question} {marker}"
+            elif marker not in question:
+                raise StyleError(
+                    f"style {self.name!r} has blank_position inline, but the question has no blank marker {marker!r}",
+                    key="doc_to_text",
+                    hint="write the blank into the question, or use blank_position: end",
+                )
+        blocks = [self.prefix + question]
         if self.show_choices:
             fmt = self.choice_format.format
             listed = self.choice_delimiter.join(
@@ -280,6 +303,28 @@ class ChoiceStyle(QAStyle):
         return tuple([fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)])
 
 
+BLANK_POSITIONS = ("end", "inline")
+
+# Option names of lm-evaluation-harness's template system (seed 000) -> ChoiceStyle's.
+SEED_OPTION_NAMES = {"show_choices_in_prompt": "show_choices", "choices_prefix": "choices_header"}
+
+
+def _canonical_options(options: dict[str, Any], name: str) -> dict[str, Any]:
+    if not any(key in SEED_OPTION_NAMES for key in options):
+        return options
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        canonical = SEED_OPTION_NAMES.get(key, key)
+        if canonical in out or (canonical != key and canonical in options):
+            raise OptionError(
+                f"style {name!r}: {key!r} and {canonical!r} are two names of one option",
+                key=key,
+                hint="give only one of them",
+            )
+        out[canonical] = value
+    return out
+
+
 def choice_style(name: str, **preset: Any) -> Callable[..., Style]:
     """A style factory for :class:`ChoiceStyle` with ``preset`` defaults.
 
@@ -288,7 +333,7 @@ def choice_style(name: str, **preset: Any) -> Callable[..., Style]:
     """
 
     def factory(*, options: dict[str, Any], settings: StyleSettings) -> ChoiceStyle:
-        merged = {**preset, **options}
+        merged = {**preset, **_canonical_options(options, name)}
         return check_options(ChoiceStyle, merged, what=f"style {name!r}", settings=settings, name=name)
 
     factory.__doc__ = f"Style {name!r}: a ChoiceStyle preset {preset!r}."

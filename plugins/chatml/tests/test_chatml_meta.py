@@ -54,7 +54,7 @@ RECORD = {"question": "What is 2 + 2?", "choices": ["3", "4", "5"], "answer": 1}
 QUESTION = "What is 2 + 2?\nA. 3\nB. 4\nC. 5\nAnswer:"
 TRAIN = [
     {"question": "What is 1 + 1?", "choices": ["2", "3"], "answer": 0},
-    {"question": "What is 3 - 1?", "choices": ["1", "2", "3", "4"], "answer": "B"},
+    {"question": "What is 3 - 1?", "choices": ["1", "2", "3", "4"], "answer": 1},
 ]
 SHOT1 = "What is 1 + 1?\nA. 2\nB. 3\nAnswer:"
 SHOT2 = "What is 3 - 1?\nA. 1\nB. 2\nC. 3\nD. 4\nAnswer:"

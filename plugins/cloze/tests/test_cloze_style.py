@@ -1,10 +1,14 @@
-"""Tests of prompt-style-cloze: the ``cloze`` and ``cloze::options`` styles, through the public API only.
+"""Tests of prompt-style-cloze: ``cloze``, ``cloze::pure``, ``cloze::qa`` and ``cloze::options``,
+through the public API only.
 
 Every test gets a fresh plugin manager and renders a few records held in memory
 with ``prompt_style.render_records`` (only the tests of YAML task files write
-files, in ``tmp_path``). ``cloze`` reads ``Question: {question}\\nAnswer:`` and
-is scored on the choice texts themselves (`` {choice}``); ``cloze::options``
-lists the labelled options first but is still scored on the texts.
+files, in ``tmp_path``). ``cloze`` is the fill-in-the-blank template of
+lm-evaluation-harness's template system (``{question} ______`` and the labelled
+options on one line), ``cloze::pure`` the same without options, ``cloze::qa``
+lm-evaluation-harness's ARC layout ``Question: {question}\\nAnswer:`` and
+``cloze::options`` that layout with the labelled options listed. All are scored on
+the choice texts themselves (`` {choice}``).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import prompt_style
 
 DIST = "prompt-style-cloze"
 PLUGIN = "cloze"
-STYLES = ["cloze", "cloze::options"]
+STYLES = ["cloze", "cloze::options", "cloze::pure", "cloze::qa"]
 HERE = Path(__file__).resolve().parent
 
 
@@ -70,7 +74,7 @@ def test_resolve_attributes_the_styles_to_the_distribution(manager, style):
     }
 
 
-def test_provides_exactly_two_styles(manager):
+def test_provides_exactly_four_styles(manager):
     [row] = [r for r in manager.describe() if r["name"] == PLUGIN]
     assert row["hooks"] == {"format_prompt": STYLES}
 
@@ -83,15 +87,15 @@ def test_disabled_plugin_names_the_distribution_to_install():
         assert f"pip install {DIST}" in str(caught.value)
 
 
-# -- cloze ----------------------------------------------------------------------
+# -- cloze::qa (lm-evaluation-harness's ARC layout) ------------------------------
 
 
 def test_zero_shot_exact_text(manager):
-    [out] = prompt_style.render_records([RECORD], plugins=manager, template="cloze", **FIELDS)
+    [out] = prompt_style.render_records([RECORD], plugins=manager, template="cloze::qa", **FIELDS)
     assert out.text == "Question: Which gas do plants absorb?\nAnswer:"
     assert out.continuations == (" oxygen", " carbon dioxide", " helium")
     assert out.target == 1
-    loaded = prompt_style.load_task({**FIELDS, "template": "cloze", "data": {"test": [RECORD]}}, plugins=manager)
+    loaded = prompt_style.load_task({**FIELDS, "template": "cloze::qa", "data": {"test": [RECORD]}}, plugins=manager)
     assert loaded.plugins["format_prompt"]["distribution"] == DIST
 
 
@@ -99,7 +103,7 @@ def test_zero_shot_exact_text(manager):
 def test_number_of_choices(manager, n):
     choices = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][:n]
     record = {"question": "Which day?", "choices": choices, "answer": n - 1}
-    [out] = prompt_style.render_records([record], plugins=manager, template="cloze", **FIELDS)
+    [out] = prompt_style.render_records([record], plugins=manager, template="cloze::qa", **FIELDS)
     assert out.text == "Question: Which day?\nAnswer:"
     assert out.continuations == (" Mon", " Tue", " Wed", " Thu", " Fri", " Sat", " Sun")[:n]
     assert out.target == n - 1
@@ -107,31 +111,37 @@ def test_number_of_choices(manager, n):
 
 @pytest.mark.parametrize(
     ("answer", "index"),
-    [(2, 2), ("helium", 2), ("carbon dioxide", 1), ("B", 1), ("0", 0)],
-    ids=["int", "choice-text", "choice-with-space", "label", "digit-index"],
+    [(2, 2), ("helium", 2), ("carbon dioxide", 1)],
+    ids=["int", "choice-text", "choice-with-space"],
 )
 def test_target_resolves_to_an_index(manager, answer, index):
-    [out] = prompt_style.render_records([{**RECORD, "answer": answer}], plugins=manager, template="cloze", **FIELDS)
+    [out] = prompt_style.render_records([{**RECORD, "answer": answer}], plugins=manager, template="cloze::qa", **FIELDS)
     assert out.target == index
+
+
+def test_a_template_digit_string_is_an_index(manager):
+    keys = {**FIELDS, "doc_to_target": "{{answer}}"}
+    [out] = prompt_style.render_records([{**RECORD, "answer": "0"}], plugins=manager, template="cloze::qa", **keys)
+    assert out.target == 0
 
 
 def test_target_that_matches_nothing_is_a_style_error(manager):
     with pytest.raises(prompt_style.StyleError) as caught:
-        prompt_style.render_records([{**RECORD, "answer": "nitrogen"}], plugins=manager, template="cloze", **FIELDS)
+        prompt_style.render_records([{**RECORD, "answer": "nitrogen"}], plugins=manager, template="cloze::qa", **FIELDS)
     assert caught.value.key == "doc_to_target"
     assert "'oxygen', 'carbon dioxide', 'helium'" in str(caught.value)
 
 
 def test_non_string_choices_are_shown_as_text(manager):
     record = {"question": "2 + 2 =", "choices": [3, 4, 4.5], "answer": 1}
-    [out] = prompt_style.render_records([record], plugins=manager, template="cloze", **FIELDS)
+    [out] = prompt_style.render_records([record], plugins=manager, template="cloze::qa", **FIELDS)
     assert out.continuations == (" 3", " 4", " 4.5")
     assert out.target == 1
 
 
 def test_description_comes_first(manager):
     [out] = prompt_style.render_records(
-        [RECORD], plugins=manager, template="cloze", description="Science questions.\n\n", **FIELDS
+        [RECORD], plugins=manager, template="cloze::qa", description="Science questions.\n\n", **FIELDS
     )
     assert out.text == "Science questions.\n\nQuestion: Which gas do plants absorb?\nAnswer:"
 
@@ -142,7 +152,7 @@ def test_few_shot_answers_are_the_choice_texts(manager):
         fewshot=TRAIN,
         num_fewshot=2,
         plugins=manager,
-        template="cloze",
+        template="cloze::qa",
         description="Science.\n\n",
         **FIELDS,
     )
@@ -160,13 +170,77 @@ def test_few_shot_answers_are_the_choice_texts(manager):
 
 def test_few_shot_as_messages(manager):
     [out] = prompt_style.render_records(
-        [RECORD], fewshot=TRAIN[:1], num_fewshot=1, plugins=manager, meta="messages", template="cloze", **FIELDS
+        [RECORD], fewshot=TRAIN[:1], num_fewshot=1, plugins=manager, meta="messages", template="cloze::qa", **FIELDS
     )
     assert out.messages == [
         {"role": "user", "content": "Question: What do bees make?\nAnswer:"},
         {"role": "assistant", "content": "honey"},
         {"role": "user", "content": "Question: Which gas do plants absorb?\nAnswer:"},
     ]
+
+
+# -- cloze (lm-evaluation-harness's template system) -----------------------------
+
+SEED_RECORD = {"question": "The capital of France is", "choices": ["London", "Paris", "Berlin"], "answer": 1}
+
+
+def test_cloze_is_the_blank_with_options(manager):
+    [out] = prompt_style.render_records([SEED_RECORD], plugins=manager, template="cloze", **FIELDS)
+    assert out.text == "The capital of France is ______\n\nOptions: A. London B. Paris C. Berlin"
+    assert out.continuations == (" London", " Paris", " Berlin")
+    assert out.target == 1
+
+
+def test_pure_cloze_is_the_blank_alone(manager):
+    [out] = prompt_style.render_records([SEED_RECORD], plugins=manager, template="cloze::pure", **FIELDS)
+    assert out.text == "The capital of France is ______"
+    assert out.continuations == (" London", " Paris", " Berlin")
+    assert out.target == 1
+
+
+def test_cloze_few_shot_answers_fill_the_blank_with_the_text(manager):
+    [out] = prompt_style.render_records(
+        [SEED_RECORD], fewshot=TRAIN[:1], num_fewshot=1, plugins=manager, template="cloze::pure", **FIELDS
+    )
+    assert out.text == "What do bees make? ______ honey\n\nThe capital of France is ______"
+
+
+def test_blank_marker_and_the_seed_option_names(manager):
+    template = {"template_type": "cloze", "blank_marker": "[MASK]", "choices_prefix": "\nChoose: "}
+    [out] = prompt_style.render_records([SEED_RECORD], plugins=manager, template=template, **FIELDS)
+    assert out.text == "The capital of France is [MASK]\n\nChoose: A. London B. Paris C. Berlin"
+
+
+def test_inline_blank(manager):
+    record = {**SEED_RECORD, "question": "______ is the capital of France."}
+    template = {"template_type": "cloze::pure", "blank_position": "inline"}
+    [out] = prompt_style.render_records([record], plugins=manager, template=template, **FIELDS)
+    assert out.text == "______ is the capital of France."
+    with pytest.raises(prompt_style.StyleError) as caught:
+        prompt_style.render_records([SEED_RECORD], plugins=manager, template=template, **FIELDS)
+    assert "has no blank marker '______'" in str(caught.value)
+    assert "record 0" in str(caught.value)
+
+
+def test_unknown_blank_position(manager):
+    config = {**FIELDS, "data": {"test": [RECORD]}, "template": {"template_type": "cloze", "blank_position": "mid"}}
+    with pytest.raises(prompt_style.OptionError) as caught:
+        prompt_style.load_task(config, plugins=manager)
+    assert "blank_position must be one of end, inline" in str(caught.value)
+
+
+def test_an_option_and_its_seed_name_together_is_an_error(manager):
+    template = {"template_type": "cloze", "choices_prefix": "X", "choices_header": "Y"}
+    with pytest.raises(prompt_style.OptionError, match="two names of one option"):
+        prompt_style.load_task({**FIELDS, "data": {"test": [RECORD]}, "template": template}, plugins=manager)
+
+
+def test_cloze_labels_stop_at_z_but_pure_cloze_takes_any_number(manager):
+    record = {"question": "Pick", "choices": [f"c{i}" for i in range(27)], "answer": 26}
+    [out] = prompt_style.render_records([record], plugins=manager, template="cloze::pure", **FIELDS)
+    assert len(out.continuations) == 27 and out.target == 26
+    with pytest.raises(prompt_style.StyleError, match="27 choices"):
+        prompt_style.render_records([record], plugins=manager, template="cloze", **FIELDS)
 
 
 # -- cloze::options -------------------------------------------------------------
@@ -229,23 +303,26 @@ def _yaml_task(tmp_path: Path, template: str) -> Path:
 def test_one_word_switches_builtin_mcq_to_cloze(tmp_path, manager):
     [mcq] = list(prompt_style.load_task(_yaml_task(tmp_path, "mcq"), plugins=manager).render())
     [cloze] = list(prompt_style.load_task(_yaml_task(tmp_path, "cloze"), plugins=manager).render())
+    [qa] = list(prompt_style.load_task(_yaml_task(tmp_path, "cloze::qa"), plugins=manager).render())
     assert mcq.text == (
         "What do bees make?\nA. honey\nB. silk\nAnswer: A\n\n"
         "Which gas do plants absorb?\nA. oxygen\nB. carbon dioxide\nC. helium\nAnswer:"
     )
     assert mcq.continuations == (" A", " B", " C")
     assert cloze.text == (
-        "Question: What do bees make?\nAnswer: honey\n\nQuestion: Which gas do plants absorb?\nAnswer:"
+        "What do bees make? ______\n\nOptions: A. honey B. silk honey\n\n"
+        "Which gas do plants absorb? ______\n\nOptions: A. oxygen B. carbon dioxide C. helium"
     )
-    assert cloze.continuations == (" oxygen", " carbon dioxide", " helium")
-    assert mcq.target == cloze.target == 1
+    assert qa.text == "Question: What do bees make?\nAnswer: honey\n\nQuestion: Which gas do plants absorb?\nAnswer:"
+    assert cloze.continuations == qa.continuations == (" oxygen", " carbon dioxide", " helium")
+    assert mcq.target == cloze.target == qa.target == 1
 
 
 def test_one_word_switches_mcq_mmlu_to_cloze(tmp_path, manager):
     if "mcq::mmlu" not in manager.names("format_prompt"):
         pytest.skip("prompt-style-mmlu is not installed")
     [mmlu] = list(prompt_style.load_task(_yaml_task(tmp_path, "mcq::mmlu"), plugins=manager).render())
-    [cloze] = list(prompt_style.load_task(_yaml_task(tmp_path, "cloze"), plugins=manager).render())
+    [cloze] = list(prompt_style.load_task(_yaml_task(tmp_path, "cloze::qa"), plugins=manager).render())
     assert mmlu.text == (
         "What do bees make?\nA. honey\nB. silk\nAnswer: A\n\n"
         "Which gas do plants absorb?\nA. oxygen\nB. carbon dioxide\nC. helium\nAnswer:"
@@ -260,15 +337,17 @@ def test_one_word_switches_mcq_mmlu_to_cloze(tmp_path, manager):
 
 def test_style_argument_switches_too(tmp_path, manager):
     path = _yaml_task(tmp_path, "mcq")
-    [out] = list(prompt_style.load_task(path, plugins=manager, style="cloze", shots=0).render())
+    [out] = list(prompt_style.load_task(path, plugins=manager, style="cloze::qa", shots=0).render())
     assert out.text == "Question: Which gas do plants absorb?\nAnswer:"
+    [out] = list(prompt_style.load_task(path, plugins=manager, style="cloze::pure", shots=0).render())
+    assert out.text == "Which gas do plants absorb? ______"
 
 
 # -- options --------------------------------------------------------------------
 
 
 def test_option_overrides(manager):
-    template = {"template_type": "cloze", "prefix": "Q: ", "suffix": "A:"}
+    template = {"template_type": "cloze::qa", "prefix": "Q: ", "suffix": "A:"}
     [out] = prompt_style.render_records(
         [RECORD], fewshot=TRAIN[:1], num_fewshot=1, plugins=manager, template=template, **FIELDS
     )
@@ -289,8 +368,8 @@ def test_options_variant_overrides(manager):
     assert out.continuations == (" oxygen", " carbon dioxide", " helium")
 
 
-def test_show_choices_turns_cloze_into_the_options_layout(manager):
-    template = {"template_type": "cloze", "show_choices": True, "choices_header": "Options:\n"}
+def test_show_choices_turns_cloze_qa_into_the_options_layout(manager):
+    template = {"template_type": "cloze::qa", "show_choices": True, "choices_header": "Options:\n"}
     [plain] = prompt_style.render_records([RECORD], plugins=manager, template=template, **FIELDS)
     [options] = prompt_style.render_records([RECORD], plugins=manager, template="cloze::options", **FIELDS)
     assert plain.text == options.text

@@ -42,11 +42,13 @@ def manager() -> prompt_style.PluginManager:
 
 
 # Task keys for GPQA-shaped records (choice1..choice4 already shuffled, answer "(A)".."(D)").
+# The gold answer is the index of the choice, whatever labels a style shows: "(B)" -> 1.
+GPQA_TARGET = "{{ ['(A)', '(B)', '(C)', '(D)'].index(answer) }}"
 GPQA = {
     "task": "tiny_gpqa",
     "doc_to_text": "{{Question}}",
     "doc_to_choice": "{{[choice1, choice2, choice3, choice4]}}",
-    "doc_to_target": "answer",
+    "doc_to_target": GPQA_TARGET,
 }
 # Task keys for records with a plain ``choices`` list (any number of choices).
 LIST = {"task": "tiny", "doc_to_text": "question", "doc_to_choice": "{{choices}}", "doc_to_target": "answer"}
@@ -179,20 +181,41 @@ def test_number_of_choices(manager, choices, text, continuations):
 
 @pytest.mark.parametrize(
     ("answer", "index"),
-    [("(A)", 0), ("(B)", 1), ("(D)", 3), ("C", 2), (2, 2), ("0", 2), ("ħω/2", 3), ("1", 1)],
-    ids=["(A)", "(B)", "(D)", "label-C", "int", "choice-text-0", "choice-text", "digit-index"],
+    [("(A)", 0), ("(B)", 1), ("(D)", 3)],
 )
 def test_target_resolves_to_an_index(manager, answer, index):
-    # "(B)" is a continuation text; "C" a label; "0" and "ħω/2" are choice texts; "1" is read as an index.
     [out] = prompt_style.render_records([{**RECORD, "answer": answer}], plugins=manager, template=STYLE, **GPQA)
     assert out.target == index
 
 
-def test_target_that_matches_nothing_is_a_style_error(manager):
-    with pytest.raises(prompt_style.StyleError) as caught:
-        prompt_style.render_records([{**RECORD, "answer": "(E)"}], plugins=manager, template=STYLE, **GPQA)
+@pytest.mark.parametrize(("answer", "index"), [(2, 2), ("ħω/2", 3)], ids=["int", "choice-text"])
+def test_plain_field_target_is_an_index_or_a_choice_text(manager, answer, index):
+    keys = {**GPQA, "doc_to_target": "answer"}
+    [out] = prompt_style.render_records([{**RECORD, "answer": answer}], plugins=manager, template=STYLE, **keys)
+    assert out.target == index
+
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [("(B)", "not one of the choices"), ("C", "not one of the choices"), ("0", "ambiguous")],
+    ids=["answer-text", "label", "digit-and-choice-text"],
+)
+def test_style_labels_are_never_targets(manager, answer, says):
+    # "(B)" and "C" are what this style shows, not what the task's choices are; "0" is the
+    # text of choice 2 and, read as an index, choice 0. None of them is guessed.
+    keys = {**GPQA, "doc_to_target": "answer"}
+    with pytest.raises(prompt_style.TargetError) as caught:
+        prompt_style.render_records([{**RECORD, "answer": answer}], plugins=manager, template=STYLE, **keys)
     assert caught.value.key == "doc_to_target"
-    assert "'(A)', '(B)', '(C)', '(D)'" in str(caught.value)
+    assert says in str(caught.value)
+
+
+def test_target_that_matches_nothing_is_a_style_error(manager):
+    keys = {**GPQA, "doc_to_target": "answer"}
+    with pytest.raises(prompt_style.StyleError) as caught:
+        prompt_style.render_records([{**RECORD, "answer": "(E)"}], plugins=manager, template=STYLE, **keys)
+    assert caught.value.key == "doc_to_target"
+    assert "'ħ²π²/(mL²)', 'ħ²π²/(2mL²)', '0', 'ħω/2'" in str(caught.value)
 
 
 def test_description_comes_first(manager):
@@ -257,7 +280,7 @@ def test_yaml_task_file(tmp_path, manager):
         "data:\n  test: test.jsonl\n"
         'doc_to_text: "{{Question}}"\n'
         'doc_to_choice: "{{[choice1, choice2, choice3, choice4]}}"\n'
-        "doc_to_target: answer\n"
+        f'doc_to_target: "{GPQA_TARGET}"\n'
         "template:\n  template_type: mcq::gpqa\n",
         encoding="utf-8",
     )
@@ -288,9 +311,9 @@ def test_option_overrides(manager):
     assert out.continuations == (" (A)", " (B)", " (C)", " (D)")
 
 
-def test_answer_format_option_changes_what_the_target_matches(manager):
+def test_answer_format_option_changes_the_continuations_not_the_target(manager):
     template = {"template_type": STYLE, "answer_format": "{label}"}
-    [out] = prompt_style.render_records([{**RECORD, "answer": "B"}], plugins=manager, template=template, **GPQA)
+    [out] = prompt_style.render_records([RECORD], plugins=manager, template=template, **GPQA)
     assert out.continuations == (" A", " B", " C", " D")
     assert out.target == 1
     assert out.text == RECORD_TEXT  # the choices are still listed as (A) ...
@@ -298,7 +321,7 @@ def test_answer_format_option_changes_what_the_target_matches(manager):
 
 def test_choice_labels_option(manager):
     template = {"template_type": STYLE, "choice_labels": ["a", "b", "c", "d"]}
-    [out] = prompt_style.render_records([{**RECORD, "answer": "(c)"}], plugins=manager, template=template, **GPQA)
+    [out] = prompt_style.render_records([{**RECORD, "answer": "(C)"}], plugins=manager, template=template, **GPQA)
     assert out.text.endswith("Choices:\n(a) ħ²π²/(mL²)\n(b) ħ²π²/(2mL²)\n(c) 0\n(d) ħω/2\nAnswer:")
     assert out.continuations == (" (a)", " (b)", " (c)", " (d)")
     assert out.target == 2

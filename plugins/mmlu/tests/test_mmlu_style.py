@@ -136,13 +136,32 @@ def test_number_of_choices(manager, choices, text, continuations):
 
 @pytest.mark.parametrize(
     ("answer", "index"),
-    [(0, 0), (2, 2), ("C", 2), ("D", 3), ("5", 2), ("3", 0), ("1", 1)],
-    ids=["int-0", "int-2", "label-C", "label-D", "choice-text", "choice-text-digit", "digit-index"],
+    [(0, 0), (2, 2), ("5", 2), ("22", 3)],
+    ids=["int-0", "int-2", "choice-text", "choice-text-past-the-indices"],
 )
 def test_target_resolves_to_an_index(manager, answer, index):
-    # "5" and "3" are choice texts; "1" is no answer, label or choice, so it is read as an index.
+    # "5" and "22" are choice texts ("22" is no index of 4 choices, so it cannot mean one).
     [out] = prompt_style.render_records([{**RECORD, "answer": answer}], plugins=manager, template=STYLE, **FIELDS)
     assert out.target == index
+
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [("C", "not one of the choices"), ("1", "not one of the choices"), ("3", "ambiguous")],
+    ids=["label", "digit", "choice-text-and-index"],
+)
+def test_labels_and_unclear_digits_are_target_errors(manager, answer, says):
+    # "C" is a label of this style, not a choice; "1" from a plain field is matched against the
+    # choice texts only (as lm-evaluation-harness does); "3" is choice 0's text and index 3.
+    with pytest.raises(prompt_style.TargetError) as caught:
+        prompt_style.render_records([{**RECORD, "answer": answer}], plugins=manager, template=STYLE, **FIELDS)
+    assert says in str(caught.value)
+
+
+def test_template_target_reads_a_digit_string_as_an_index(manager):
+    keys = {**FIELDS, "doc_to_target": "{{answer}}"}
+    [out] = prompt_style.render_records([{**RECORD, "answer": "1"}], plugins=manager, template=STYLE, **keys)
+    assert out.target == 1
 
 
 def test_target_that_matches_nothing_is_a_style_error(manager):
@@ -150,7 +169,7 @@ def test_target_that_matches_nothing_is_a_style_error(manager):
         prompt_style.render_records([{**RECORD, "answer": "E"}], plugins=manager, template=STYLE, **FIELDS)
     assert caught.value.key == "doc_to_target"
     assert caught.value.index == 0
-    assert "'A', 'B', 'C', 'D'" in str(caught.value)
+    assert "not one of the choices ('3', '4', '5', '22')" in str(caught.value)
 
 
 def test_description_comes_first(manager):
@@ -328,7 +347,7 @@ def test_option_overrides(manager):
 
 def test_choice_labels_option(manager):
     template = {"template_type": STYLE, "choice_labels": ["W", "X", "Y", "Z"]}
-    [out] = prompt_style.render_records([{**RECORD, "answer": "Y"}], plugins=manager, template=template, **FIELDS)
+    [out] = prompt_style.render_records([{**RECORD, "answer": 2}], plugins=manager, template=template, **FIELDS)
     assert out.text == "What is 2 + 2?\nW. 3\nX. 4\nY. 5\nZ. 22\nAnswer:"
     assert out.continuations == (" W", " X", " Y", " Z")
     assert out.target == 2

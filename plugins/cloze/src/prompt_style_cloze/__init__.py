@@ -1,24 +1,37 @@
 """Cloze styles: the model is scored on the choice texts themselves.
 
-``cloze``::
+``cloze`` is the cloze template of lm-evaluation-harness's template system (its
+``TemplateFactory.create_cloze_with_options``, what ``template: cloze`` means
+there): the question with a blank, then the labelled options on one line::
+
+    {question} ______
+
+    Options: A. {choice 0} B. {choice 1} ...
+
+``cloze::pure`` is the same without the options (``create_pure_cloze``)::
+
+    {question} ______
+
+``cloze::qa`` is the cloze layout lm-evaluation-harness evaluates (ARC,
+``mmlu_continuation``, ...)::
 
     Question: {question}
     Answer:
 
-continuations `` {choice 0}``, `` {choice 1}``, ...
-
-``cloze::options`` lists the options first (labelled, but still scored on the texts)::
+``cloze::options`` is ``cloze::qa`` with the labelled options listed::
 
     Question: {question}
     Options:
     A. {choice 0}
     B. {choice 1}
     Answer:
+
+All four are scored on the continuations `` {choice 0}``, `` {choice 1}``, ...
 """
 
 from prompt_style import choice_style, hookimpl
 
-CLOZE = {
+CLOZE_QA = {
     "prefix": "Question: ",
     "question_choice_delimiter": "\n",
     "show_choices": False,
@@ -27,17 +40,37 @@ CLOZE = {
 }
 
 CLOZE_OPTIONS = {
-    **CLOZE,
+    **CLOZE_QA,
     "show_choices": True,
     "choices_header": "Options:\n",
     "choice_delimiter": "\n",
     "choice_format": "{label}. {choice}",
 }
 
+# The seed's ClozeTemplateConfig defaults (blank "______" at the end, choices_prefix
+# "\nOptions: ") with create_cloze_with_options's inline option list; no suffix: the
+# blank is where the answer goes.
+CLOZE = {
+    "prefix": "",
+    "suffix": "",
+    "question_choice_delimiter": "\n",
+    "blank_marker": "______",
+    "blank_position": "end",
+    "show_choices": True,
+    "choices_header": "\nOptions: ",
+    "choice_format": "{label}. {choice}",
+    "choice_delimiter": " ",
+    "answer_format": "{choice}",
+}
+
+CLOZE_PURE = {**CLOZE, "show_choices": False}
+
 
 @hookimpl
 def format_prompt():
     return {
         "cloze": choice_style("cloze", **CLOZE),
+        "cloze::pure": choice_style("cloze::pure", **CLOZE_PURE),
+        "cloze::qa": choice_style("cloze::qa", **CLOZE_QA),
         "cloze::options": choice_style("cloze::options", **CLOZE_OPTIONS),
     }

@@ -1,0 +1,117 @@
+"""``prompt-style instantiate``: a task-template file into {train,validation,test}.jsonl."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import TextIO
+
+from ._common import non_negative, split_assignment
+
+NAME = "instantiate"
+
+
+def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    parser = sub.add_parser(
+        NAME,
+        parents=[common],
+        help="render a task-template file's data into a prompted dataset",
+        description="Render every record of a task-template file's splits with its templates into "
+        "OUT/{train,validation,test}.jsonl (input, output, metadata, _instance_id, _template_id). "
+        "Train and validation use every template (or --templates, or one --random-template per record); "
+        "test uses the evaluate: true template. Splits are re-balanced when the task asks for it "
+        "(standardize_splits). Files are written in full or not at all.",
+    )
+    parser.add_argument("task", metavar="TASK", help="a task-template file")
+    parser.add_argument("--out", metavar="DIR", required=True, help="the output directory")
+    parser.add_argument(
+        "--data",
+        metavar="SPLIT=PATH",
+        type=split_assignment,
+        action="append",
+        default=[],
+        help="use PATH's records for SPLIT, as they are (repeatable)",
+    )
+    parser.add_argument("--data-root", metavar="DIR", help="the directory holding the task's data_dir")
+    parser.add_argument(
+        "--templates",
+        metavar="LIST",
+        action="append",
+        default=[],
+        help="templates for train and validation: numbers, names or promptsource ids, comma-separated",
+    )
+    parser.add_argument(
+        "--random-template", action="store_true", help="one template per record, drawn at random (seeded)"
+    )
+    parser.add_argument("--eval-template", metavar="N|NAME", help="the test template (default: evaluate: true)")
+    parser.add_argument("--seed", metavar="N", type=int, help="seed for split carving and random choices (1234)")
+    parser.add_argument(
+        "--n-instances", metavar="N", type=non_negative, help="at most N records per split, chosen at random"
+    )
+    parser.add_argument(
+        "--drop-blank", action="store_true", help="leave out renders with a blank input or output (counted)"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+
+
+class _Bar:
+    """A one-line progress display on stderr, redrawn at most ten times a second."""
+
+    def __init__(self, task: str) -> None:
+        self.task = task
+        self.last = 0.0
+        self.drawn = False
+
+    def __call__(self, split: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.1 and done != total:
+            return
+        self.last = now
+        width = 30
+        filled = int(width * done / total) if total else width
+        sys.stderr.write(f"\r{self.task} {split:<10} [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,}")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..formats.task_template.instantiate import instantiate
+    from ..formats.task_template.reader import read_spec, warn_problems
+    from ..loading import default_plugin_manager
+
+    spec = read_spec(args.task)
+    warn_problems(spec)
+    selectors = [item.strip() for chunk in args.templates for item in chunk.split(",") if item.strip()]
+    bar = _Bar(spec.name) if sys.stderr.isatty() and not args.no_progress else None
+    try:
+        result = instantiate(
+            spec,
+            args.out,
+            data=dict(args.data),
+            data_root=args.data_root,
+            plugins=default_plugin_manager(),
+            templates=selectors or None,
+            random_template=args.random_template,
+            eval_template=args.eval_template,
+            seed=args.seed,
+            n_instances=args.n_instances,
+            drop_blank=args.drop_blank,
+            progress=bar,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    for split, path in result.files.items():
+        out.write(f"{path}: {result.records.get(split, 0)} records, {result.instances.get(split, 0)} instances\n")
+    for note in result.notes:
+        out.write(f"note: {note}\n")
+    if result.dropped_blank:
+        out.write(f"note: {result.dropped_blank} renders with a blank input or output were left out (--drop-blank)\n")
+    out.flush()
+    return 0

@@ -1,0 +1,181 @@
+"""The gold answer of a record, resolved once from the task's own fields.
+
+A record's gold answer depends on ``doc_to_target`` and ``doc_to_choice`` only,
+never on how a style labels the choices on screen: ``answer: "3"`` with choices
+``["3", "4", "5"]`` is choice 0 under ``mcq``, ``mcq::numbered`` and ``cloze``
+alike. The renderer resolves it before the style runs (:attr:`Sample.gold
+<prompt_style.Sample.gold>`); styles only display it.
+
+The rules are lm-evaluation-harness 0.4.13's (``ConfigurableTask.doc_to_target``
+and ``process_results`` for ``multiple_choice``):
+
+* an integer is the index of the gold choice (a bool counts as 0 or 1, as
+  ``isinstance(True, int)`` does there);
+* a string is the index of the choice with that text (``choices.index(gold)``);
+* a string of digits that a **template** gives (``"{{answer}}"``, anything but a
+  plain field name) is an index: lm-eval renders the template and reads a digit
+  string with ``ast.literal_eval``. A plain field name (``doc_to_target:
+  answer``) gives the field's value as it is, so a digit string from it is
+  matched against the choice texts;
+* a list is several gold answers, each resolved by these rules.
+
+Where lm-eval would find no gold choice (it logs a warning and scores the record
+as wrong) or where a target could mean two different choices, this raises
+:class:`~prompt_style.TargetError` naming the record instead of guessing:
+
+* an index out of range, or negative (lm-eval's ``gold < len(choices)`` lets
+  ``-1`` through and then never matches it);
+* a string that is no choice's text (a label such as ``"B"`` or ``"(B)"`` is a
+  label of the *style*, not of the task: give the index instead);
+* a string that is the text of two choices;
+* a digit string that is the text of one choice and, read as an index, points
+  at another (``"3"`` with choices ``["3", "4", "5", "6"]``: choice 0 or 3?).
+  lm-eval would pick the index (from a template) or the text (from a field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import TargetError
+
+__all__ = ["GoldResolver", "gold_resolver", "resolve_gold", "RENDERED_KINDS"]
+
+RENDERED_KINDS = frozenset({"expression", "template", "format"})
+"""Extractor kinds whose specs lm-evaluation-harness renders to text (anything
+but a plain field name, a callable or a constant)."""
+
+_SHOWN = 8  # choices listed in a message
+
+_INDEX_HINT = (
+    "make doc_to_target give the index of the correct choice, e.g. "
+    "\"{{ ['A', 'B', 'C', 'D'].index(answer) }}\" for a letter or "
+    '"{{ choices.label.index(answerKey) }}" for ARC-style records'
+)
+
+
+def _shown(choices: Sequence[Any]) -> str:
+    listed = ", ".join(repr(c) for c in choices[:_SHOWN])
+    more = len(choices) - _SHOWN
+    return listed + (f", ... ({more} more)" if more > 0 else "")
+
+
+def _error(message: str, hint: str | None = None) -> TargetError:
+    return TargetError(message, key="doc_to_target", hint=hint)
+
+
+def _is_digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _one(target: Any, choices: Sequence[Any], rendered: bool) -> int:
+    n = len(choices)
+    if target is None:
+        raise _error("gave null", "fix the record, or point doc_to_target at the field that holds the answer")
+    if rendered and not isinstance(target, (str, int, list, tuple)) or (rendered and isinstance(target, bool)):
+        target = str(target)  # what the template renders (Jinja prints True, 1.5, ...)
+    if isinstance(target, bool):
+        target = int(target)
+    if isinstance(target, int):
+        if 0 <= target < n:
+            return target
+        raise _error(
+            f"index {target} is out of range for {n} choices ({_shown(choices)})",
+            "indices start at 0" if target == n else None,
+        )
+    if not isinstance(target, str):
+        raise _error(
+            f"gave {type(target).__name__} {target!r}; a target is the index of a choice, its text, or a list of them",
+            "give an integer index" if isinstance(target, float) else None,
+        )
+    texts = [i for i, c in enumerate(choices) if c == target or (not isinstance(c, str) and str(c) == target)]
+    digits = _is_digits(target)
+    if rendered and digits:
+        # lm-eval: a template's digit string is read as an index (ast.literal_eval).
+        index = int(target)
+        if index >= n:
+            also = f"; it is also the text of choice {texts[0]}" if len(texts) == 1 else ""
+            raise _error(
+                f"{target!r} is read as index {index} (a template's digit string is an index, as in "
+                f"lm-evaluation-harness), which is out of range for {n} choices ({_shown(choices)}){also}",
+                "to match the choice text instead, name the field (doc_to_target: answer) rather than a template"
+                if texts
+                else None,
+            )
+        if texts and texts != [index]:
+            raise _ambiguous(target, index, texts, choices)
+        return index
+    if len(texts) == 1:
+        i = texts[0]
+        if digits and int(target) < n and int(target) != i:
+            raise _ambiguous(target, int(target), texts, choices)
+        return i
+    if len(texts) > 1:
+        where = ", ".join(str(i) for i in texts)
+        raise _error(
+            f"{target!r} is the text of several choices ({where}), so the gold choice is ambiguous",
+            "give the index of the correct choice instead",
+        )
+    if digits:
+        raise _error(
+            f"{target!r} is not one of the choices ({_shown(choices)})",
+            "a plain field's value is matched against the choice texts; to read a digit string as a "
+            "0-based index, as lm-evaluation-harness does for templates, write the field as a template: "
+            'doc_to_target: "{{answer}}"',
+        )
+    raise _error(f"{target!r} is not one of the choices ({_shown(choices)})", _INDEX_HINT)
+
+
+def _ambiguous(target: str, index: int, texts: list[int], choices: Sequence[Any]) -> TargetError:
+    text_at = texts[0]
+    return _error(
+        f"{target!r} is ambiguous: it is the text of choice {text_at} ({choices[text_at]!r}), "
+        f"and read as an index it is choice {index} ({choices[index]!r})",
+        "make doc_to_target give an integer: {{ answer | int }} for the index, "
+        "or {{ choices.index(answer) }} for the choice with that text (use your field names)",
+    )
+
+
+def resolve_gold(target: Any, choices: Sequence[Any], *, rendered: bool = False) -> int | list[int]:
+    """The index of the gold choice of one record, by lm-evaluation-harness's rules.
+
+    :param target: what ``doc_to_target`` gave.
+    :param choices: what ``doc_to_choice`` gave (the task's choices, not a style's labels).
+    :param rendered: ``doc_to_target`` is a template (lm-eval renders it to text,
+        so a digit string is an index); ``False`` for a plain field name, a
+        callable or a constant.
+    :returns: the index; a list of indices when ``target`` is a list.
+    :raises TargetError: when the target names no choice, or could name two.
+    """
+    if not len(choices):
+        raise TargetError(
+            "gave no choices, so the target points at nothing",
+            key="doc_to_choice",
+            hint="set doc_to_choice to the record's list of choices",
+        )
+    if isinstance(target, (list, tuple)):
+        if not target:
+            raise _error("gave an empty list of gold answers")
+        return [_one(t, choices, rendered) for t in target]
+    return _one(target, choices, rendered)
+
+
+@dataclass(frozen=True)
+class GoldResolver:
+    """:func:`resolve_gold` for one task, set up once from its ``doc_to_target``."""
+
+    rendered: bool = False
+
+    def __call__(self, target: Any, choices: Sequence[Any]) -> int | list[int]:
+        return resolve_gold(target, choices, rendered=self.rendered)
+
+
+def gold_resolver(extractor: Callable[..., Any] | None) -> GoldResolver:
+    """The resolver for a task whose ``doc_to_target`` compiled into ``extractor``.
+
+    Built-in extractors say what they are (``kind``); a plugin's extractor without
+    a ``kind`` is taken to give values as they are, like a callable.
+    """
+    return GoldResolver(rendered=getattr(extractor, "kind", None) in RENDERED_KINDS)

@@ -1,0 +1,132 @@
+"""Formatters: plugins that turn a dataset's records into the instances templates see.
+
+A task names one with ``formatter: {name: NAME, args: {...}}``. Formatters are
+found through the ``format_instances`` hook: a plugin returns ``{name:
+formatter}``, where a formatter is a callable ``formatter(records, **args)``
+taking an iterable of records (mappings, each with ``_id``, its position in
+its split) and returning an iterable of instances (mappings). Returning a
+generator keeps instantiation in constant memory. An instance should keep the
+``_id`` of the record it came from (SciRIFF's formatters do; one record may
+give several instances, e.g. ``"12.0"``, ``"12.1"``).
+
+The built-in ``map_fields`` is the example formatter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from ...errors import DataError, PluginError, PromptStyleError
+
+__all__ = ["run_formatter", "map_fields", "get_path"]
+
+
+def get_path(record: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted ``path`` (``answer.text.0``: keys, and indices into lists).
+
+    :raises KeyError: naming the first step that is missing.
+    """
+    value: Any = record
+    for step in path.split("."):
+        if isinstance(value, Mapping):
+            if step not in value:
+                raise KeyError(step)
+            value = value[step]
+        elif isinstance(value, (list, tuple)) and step.lstrip("-").isdigit():
+            index = int(step)
+            if not -len(value) <= index < len(value):
+                raise KeyError(step)
+            value = value[index]
+        else:
+            raise KeyError(step)
+    return value
+
+
+def map_fields(
+    records: Iterable[Mapping[str, Any]],
+    *,
+    fields: Mapping[str, str],
+    keep: bool = True,
+) -> Iterator[dict[str, Any]]:
+    """Rename, copy or pull up fields.
+
+    ``args: {fields: {question: "data.q", label: "answers.0"}, keep: false}``
+    gives each instance ``question`` and ``label`` taken from those paths (dots
+    go into mappings and, with numbers, into lists). With ``keep: true`` (the
+    default) the record's other fields stay; with ``keep: false`` only the
+    mapped fields and ``_id`` are kept. A missing path is an error naming the
+    record.
+    """
+    if not isinstance(fields, Mapping) or not all(isinstance(v, str) for v in fields.values()):
+        raise DataError(
+            "formatter 'map_fields': args.fields must map new field names to paths such as 'answers.text.0'",
+            key="formatter.args.fields",
+        )
+    for position, record in enumerate(records):
+        out: dict[str, Any] = dict(record) if keep else ({"_id": record["_id"]} if "_id" in record else {})
+        for new, path in fields.items():
+            try:
+                out[new] = get_path(record, path)
+            except KeyError as exc:
+                shown = ", ".join(map(str, list(record)[:12]))
+                raise DataError(
+                    f"formatter 'map_fields': record {record.get('_id', position)} has no {path!r} "
+                    f"(missing {exc.args[0]!r})",
+                    key=f"formatter.args.fields.{new}",
+                    hint=f"the record has: {shown}",
+                ) from None
+        yield out
+
+
+def run_formatter(
+    formatter: tuple[str, Mapping[str, Any]],
+    records: Iterable[Mapping[str, Any]],
+    *,
+    plugins: Any = None,
+    split: str | None = None,
+    file: str | None = None,
+    line: int | None = None,
+) -> Iterator[Mapping[str, Any]]:
+    """Run a formatter by name over ``records``, checking what it gives.
+
+    :raises PluginNotFoundError: for an unknown name, listing the installed formatters.
+    :raises PluginError: when the formatter raises or gives something that is not a mapping.
+    """
+    name, args = formatter
+    if plugins is None:
+        from ...loading import default_plugin_manager
+
+        plugins = default_plugin_manager()
+    where = {"file": file, "line": line, "key": "formatter.name", "split": split}
+    try:
+        provider = plugins.resolve("format_instances", name)
+    except PromptStyleError as exc:
+        known = plugins.names("format_instances")
+        exc.hint = (exc.hint + "; " if exc.hint and "known" not in exc.hint else "") + (
+            f"installed formatters: {', '.join(known) or 'none'}"
+        )
+        exc.message += " (formatters are plugins: see docs/task-templates.md#formatters)"
+        raise exc.locate(**where) from None
+    function = provider.factory
+    try:
+        produced = function(records, **dict(args))
+        if isinstance(produced, Mapping) or not isinstance(produced, Iterable):
+            raise PluginError(
+                f"{provider.label()} returned {type(produced).__name__}, not an iterable of instances",
+            )
+        for position, instance in enumerate(produced):
+            if not isinstance(instance, Mapping):
+                raise PluginError(
+                    f"{provider.label()} gave a {type(instance).__name__} as instance {position}, not a mapping"
+                )
+            yield instance
+    except PromptStyleError as exc:
+        raise exc.locate(**{**where, "key": exc.key or "formatter"}) from None
+    except TypeError as exc:
+        raise PluginError(
+            f"{provider.label()} raised TypeError: {exc}",
+            hint=f"check formatter.args (given: {', '.join(args) or 'none'})",
+        ).locate(**{**where, "key": "formatter.args"}) from exc
+    except Exception as exc:
+        raise PluginError(f"{provider.label()} raised {type(exc).__name__}: {exc}").locate(**where) from exc

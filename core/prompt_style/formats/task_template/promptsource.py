@@ -1,0 +1,183 @@
+"""promptsource ``templates.yaml`` files, converted into task-template files.
+
+A promptsource file holds the templates of one dataset (and subset), keyed by
+UUID and tagged ``!Template`` / ``!TemplateMetadata``. It is read with the one
+safe YAML loader, taught those two tags (they become plain mappings; no Python
+object is ever built). Conversion keeps every template as written — Jinja,
+answer choices, name — numbers them 0..n-1 in file order, and records in each
+template's metadata:
+
+* ``promptsource_id``: the template's id (``--template`` accepts it);
+* ``reference``: promptsource's reference (author or paper), when given;
+* ``render_as: promptsource``: render with promptsource 0.2.3's semantics
+  (``Template.apply`` with its defaults ``truncate=True``,
+  ``highlight_variables=False``: lenient undefined values; the ``choice``,
+  ``most_frequent`` and ``highlight`` filters; every ``{{ ... }}`` truncated to
+  2048 characters), so a converted template renders exactly as promptsource does;
+* ``original_task``, ``choices_in_prompt``, ``metrics`` (and ``languages``):
+  promptsource's own template metadata.
+
+The task-level ``metadata`` that the task-template schema requires (task type,
+domains, ...) is not in promptsource: ``contributor`` defaults to
+``promptsource`` and the rest comes from ``--metadata KEY=VALUE``;
+``prompt-style validate`` names what is still missing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ...errors import TaskFileError
+from ...safe.yaml_loader import YamlDocument, load_yaml
+
+__all__ = ["TAGS", "load_promptsource", "convert", "dump_task_template", "task_name", "find_templates"]
+
+_METADATA_KEYS = ("original_task", "choices_in_prompt", "metrics", "languages")
+
+
+def _mapping(loader: Any, node: Any) -> dict[str, Any]:
+    return loader.construct_mapping(node, deep=True)
+
+
+TAGS = {"!Template": _mapping, "!TemplateMetadata": _mapping}
+"""promptsource's YAML tags, read as plain mappings."""
+
+
+def load_promptsource(path: str | Path, text: str | None = None) -> YamlDocument:
+    """Read a promptsource ``templates.yaml`` with the safe loader and its two tags.
+
+    :raises TaskFileError: for a file that is not YAML or not a promptsource file.
+    """
+    document = load_yaml(path, text=text, tags=TAGS, what="promptsource file")
+    data = document.data
+    if not isinstance(data, Mapping) or not isinstance(data.get("templates"), Mapping):
+        raise TaskFileError(
+            "not a promptsource templates file: it needs 'dataset' and a 'templates' mapping",
+            file=str(path),
+            hint="promptsource keeps them in promptsource/templates/DATASET[/SUBSET]/templates.yaml",
+        )
+    return document
+
+
+def find_templates(path: str | Path) -> list[Path]:
+    """``path`` itself, or every ``templates.yaml`` below a directory (sorted)."""
+    path = Path(path)
+    if path.is_dir():
+        found = path.rglob("templates.yaml")
+        return sorted(p for p in found if not any(part.startswith(".") for part in p.relative_to(path).parts))
+    return [path]
+
+
+def task_name(dataset: str, subset: str | None) -> str:
+    """``super_glue`` + ``rte`` -> ``super_glue_rte``: letters, digits and ``_`` only."""
+    raw = f"{dataset}_{subset}" if subset else str(dataset)
+    return re.sub(r"[^A-Za-z0-9_]+", "_", raw).strip("_") or "task"
+
+
+def convert(
+    document: YamlDocument,
+    *,
+    name: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    evaluate: str | int | None = None,
+) -> dict[str, Any]:
+    """A task-template mapping for a promptsource file.
+
+    :param document: from :func:`load_promptsource`.
+    :param name: the task's name (default: dataset and subset, see :func:`task_name`).
+    :param metadata: task metadata to set (``task``, ``domains``, ...); ``contributor``
+        defaults to ``promptsource``.
+    :param evaluate: the template (number, name or promptsource id) to mark ``evaluate: true``.
+    :raises TaskFileError: for a template without Jinja, or an unknown ``evaluate``.
+    """
+    data = document.data
+    file = str(document.path) if document.path else None
+    dataset = data.get("dataset")
+    subset = data.get("subset")
+    templates: dict[int, dict[str, Any]] = {}
+    for number, (key, template) in enumerate(data["templates"].items()):
+        where = f"templates.{key}"
+        if not isinstance(template, Mapping) or not isinstance(template.get("jinja"), str):
+            raise TaskFileError(
+                "a promptsource template needs its jinja", file=file, line=document.lines.get(where), key=where
+            )
+        out: dict[str, Any] = {"jinja": template["jinja"]}
+        if template.get("answer_choices") is not None:
+            out["answer_choices"] = template["answer_choices"]
+        if template.get("name") is not None:
+            out["name"] = template["name"]
+        meta: dict[str, Any] = {}
+        given = template.get("metadata") or {}
+        for field in _METADATA_KEYS:
+            if isinstance(given, Mapping) and given.get(field) is not None:
+                meta[field] = given[field]
+        meta["promptsource_id"] = str(template.get("id") or key)
+        if template.get("reference"):
+            meta["reference"] = template["reference"]
+        meta["render_as"] = "promptsource"
+        out["metadata"] = meta
+        templates[number] = out
+    if evaluate is not None:
+        chosen = _select(templates, evaluate)
+        if chosen is None:
+            listing = "; ".join(f"{i} {t.get('name')!r}" for i, t in templates.items())
+            raise TaskFileError(f"no template {evaluate!r} to mark evaluate: true", file=file, hint=listing)
+        templates[chosen] = {**templates[chosen], "evaluate": True}
+    task: dict[str, Any] = {"name": name or task_name(str(dataset), subset)}
+    if dataset:
+        task["dataset"] = dataset
+    if subset:
+        task["subset"] = subset
+    task["metadata"] = {"contributor": "promptsource", **dict(metadata or {})}
+    task["templates"] = templates
+    return task
+
+
+def _select(templates: Mapping[int, Mapping[str, Any]], selector: str | int) -> int | None:
+    text = str(selector)
+    for number, template in templates.items():
+        if text in (str(number), template.get("name"), template["metadata"].get("promptsource_id")):
+            return number
+    return None
+
+
+def dump_task_template(task: Mapping[str, Any]) -> str:
+    """YAML text for a task-template mapping: keys in schema order, multi-line
+    strings as ``|`` block scalars where YAML can hold them exactly (else quoted).
+
+    :raises TaskFileError: if the text would not read back to the same values
+        (a safety net: conversion must never change a template).
+    """
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper: Any, value: str) -> Any:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    dumped = yaml.dump(
+        dict(task),
+        Dumper=Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=1_000_000,
+        default_flow_style=False,
+    )
+    back = load_yaml("<converted>", text=dumped).data
+    if back != _plain(task):
+        raise TaskFileError("internal error: the converted YAML does not read back to the same templates")
+    return dumped
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

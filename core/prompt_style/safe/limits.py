@@ -55,7 +55,7 @@ class JinjaLimits:
     max_source: int = 100_000
     """Characters of template source (checked when compiling; Jinja compiles
     about 200,000 characters a second, so this also bounds load time)."""
-    max_tokens: int = 20_000
+    max_tokens: int = 15_000
     """Jinja tokens in a template source (names, operators, literals, runs of
     text): parsing an expression-heavy source costs up to ~20 µs a token. The
     largest chat template we know has about 3,000."""

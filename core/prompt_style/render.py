@@ -15,6 +15,7 @@ from typing import Any
 
 from .errors import FieldError, PromptStyleError, RenderError, cut
 from .fields.targets import gold_resolver
+from .safe.limits import _SCOPE
 from .types import Dialogue, Sample
 
 __all__ = ["RenderedPrompt", "TaskRenderer"]
@@ -82,7 +83,12 @@ def _choices(value: Any) -> list[Any] | None:
     )
 
 
-_STAGE_KEYS = {"retrieve_examples": "retriever", "format_prompt": "template", "apply_meta_template": "meta"}
+_STAGE_KEYS = {
+    "extract_field": None,  # extractor errors carry their own key
+    "retrieve_examples": "retriever",
+    "format_prompt": "template",
+    "apply_meta_template": "meta",
+}
 
 
 class TaskRenderer:
@@ -240,17 +246,11 @@ class TaskRenderer:
 
         :raises PromptStyleError: naming the key and the record, for bad data.
         """
-        if self.limits is not None:
-            from .safe.limits import limits_scope
-
-            with limits_scope(self.limits):
-                return self._render(record, index)
-        return self._render(record, index)
-
-    def _render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
-        stage = "retrieve_examples"
+        token = _SCOPE.set(self.limits) if self.limits is not None else None
+        stage = "extract_field"
         try:
             sample = self.sample(record, index)
+            stage = "retrieve_examples"
             ids = self._select(index, record)
             stage = "format_prompt"
             shots = [self._shot(i) for i in ids] if ids else ()
@@ -270,6 +270,9 @@ class TaskRenderer:
                 file=self.source,
                 line=self.lines.get(_STAGE_KEYS[stage]),
             ) from exc
+        finally:
+            if token is not None:  # the task's budgets (load_task(limits=...)) end with the record
+                _SCOPE.reset(token)
         return RenderedPrompt(
             index,
             made.text,

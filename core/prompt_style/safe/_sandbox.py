@@ -40,7 +40,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment, 
 from jinja2.utils import Cycler, Joiner, Namespace, pass_eval_context
 
 from ..errors import LimitError, SandboxError
-from .limits import JinjaLimits
+from .limits import JinjaLimits, jinja_limits
 
 __all__ = ["Budget", "HardenedEnvironment", "active_budget", "check_value", "LOOP_FILTER", "CONCAT_FILTER"]
 
@@ -104,8 +104,6 @@ def active_budget() -> Budget:
     budget = _ACTIVE.get()
     if budget is not None:
         return budget
-    from .limits import jinja_limits
-
     limits = jinja_limits()
     ambient = _AMBIENT.get(limits)
     if ambient is None:
@@ -256,9 +254,11 @@ def finalize(eval_ctx: Any, value: Any) -> Any:
     budget = _ACTIVE.get() or active_budget()
     if type(value) is str:
         n = len(value)
-        if n > budget.limits.max_output:
+        if n > 4096 and n > budget.limits.max_output:
             raise _too_long("printing a value", n, "max_output", budget.limits)
-        budget.charge(n)
+        budget.work += n
+        if budget.work > budget.limits.max_work or _monotonic() > budget.stop_at:
+            budget.charge(0)
         return value
     if isinstance(value, Undefined):
         return value  # printed as Jinja's undefined type decides (an error, or empty)
@@ -368,6 +368,8 @@ def _check_binop(operator: str, left: Any, right: Any, budget: Budget) -> None:
 
 # -- str methods called from templates --------------------------------------------
 
+_AMPLIFYING = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "join", "translate"})
+
 
 def _check_str_method(name: str, text: str, args: tuple, kwargs: dict, budget: Budget) -> tuple:
     """Check a str method that can amplify; returns ``args`` (``join`` gets a list)."""
@@ -382,7 +384,8 @@ def _check_str_method(name: str, text: str, args: tuple, kwargs: dict, budget: B
         if isinstance(tabsize, int):
             size = len(text) + text.count("\t") * tabsize
     elif name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
-        size = _replace_size(text, args[0], args[1], args[2] if len(args) > 2 else kwargs.get("count", -1))
+        if (len(text) + 1) * (len(args[1]) + 1) > limits.max_string:  # else it cannot be too long
+            size = _replace_size(text, args[0], args[1], args[2] if len(args) > 2 else kwargs.get("count", -1))
     elif name == "join" and args:
         items = args[0]
         if not isinstance(items, (list, tuple, str)):
@@ -890,16 +893,19 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
             budget.tick()
         if not __self.is_safe_callable(__obj):
             raise jinja2.exceptions.SecurityError(f"{_describe(__obj)[0]} is not safely callable")
-        if type(__obj) is types.BuiltinMethodType and type(getattr(__obj, "__self__", None)) is str:
+        if (
+            type(__obj) is types.BuiltinMethodType
+            and __obj.__name__ in _AMPLIFYING
+            and type(getattr(__obj, "__self__", None)) is str
+        ):
             args = _check_str_method(__obj.__name__, __obj.__self__, args, kwargs, budget)
         result = __context.call(__obj, *args, **kwargs)
-        if isinstance(result, str):
-            n = len(result)
-            if n > budget.limits.max_string:
-                raise _too_long(f"calling {_describe(__obj)[0]}", n, "max_string", budget.limits)
-            budget.charge(n)
-        else:
-            budget.charge(1)
+        n = len(result) if isinstance(result, str) else 1
+        if n > 4096 and n > budget.limits.max_string:
+            raise _too_long(f"calling {_describe(__obj)[0]}", n, "max_string", budget.limits)
+        budget.work += n
+        if budget.work > budget.limits.max_work:
+            budget.charge(0)
         return result
 
 
@@ -1009,8 +1015,6 @@ def render_template(
     now: Any = None,
 ) -> str:
     if limits is None:
-        from .limits import jinja_limits
-
         limits = jinja_limits()
     budget = Budget(limits, now)
     token = _ACTIVE.set(budget)
@@ -1047,8 +1051,6 @@ def evaluate_expression(
     now: Any = None,
 ) -> Any:
     if limits is None:
-        from .limits import jinja_limits
-
         limits = jinja_limits()
     budget = Budget(limits, now)
     token = _ACTIVE.set(budget)

@@ -48,17 +48,19 @@ cache. jinja2 is imported on first use only: listing plugins must not pay for it
 from __future__ import annotations
 
 import contextlib
-import datetime
 import os
 import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import LimitError, SandboxError, TaskFileError
 from .limits import JinjaLimits, jinja_limits, limits_scope
+
+if TYPE_CHECKING:
+    import datetime
 
 __all__ = [
     "JinjaProfile",
@@ -294,7 +296,9 @@ def render(
     :raises LimitError: a budget stopped the render.
     :raises SandboxError: the template broke a sandbox rule.
     """
-    return _load_sandbox().render_template(compiled, context, limits, name=name, now=_as_time(now))
+    return (_sandbox or _load_sandbox()).render_template(
+        compiled, context, limits, name=name, now=now if now is None else _as_time(now)
+    )
 
 
 def evaluate(
@@ -309,7 +313,9 @@ def evaluate(
     :func:`render`. A missing name anywhere in the value (``[q, zz]``) raises
     ``jinja2.UndefinedError`` under ``StrictUndefined``; a function, class or
     template object in it raises :class:`SandboxError`."""
-    return _load_sandbox().evaluate_expression(compiled, context, limits, name=name, now=_as_time(now))
+    return (_sandbox or _load_sandbox()).evaluate_expression(
+        compiled, context, limits, name=name, now=now if now is None else _as_time(now)
+    )
 
 
 def check_value(value: Any, limits: JinjaLimits | None = None) -> None:
@@ -323,10 +329,12 @@ def check_value(value: Any, limits: JinjaLimits | None = None) -> None:
 # -- the clock ----------------------------------------------------------------------
 
 ENV_NOW = "PROMPT_STYLE_NOW"
-_CLOCK: ContextVar[datetime.datetime | None] = ContextVar("prompt_style_clock", default=None)
+_CLOCK: ContextVar["datetime.datetime | None"] = ContextVar("prompt_style_clock", default=None)
 
 
 def _as_time(now: datetime.datetime | str | None, what: str = "now") -> datetime.datetime | None:
+    import datetime  # on first use: most processes never read a clock
+
     if now is None or isinstance(now, datetime.datetime):
         return now
     if isinstance(now, str):

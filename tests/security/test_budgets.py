@@ -327,3 +327,17 @@ def test_every_budget_is_documented():
     for cls in (JinjaLimits, prompt_style.YamlLimits):
         for name in cls.__dataclass_fields__:
             assert f"`{name}`" in doc, name
+
+
+def test_custom_renderers_run_within_budgets():
+    """What a custom code generator uses: the rewritten tree, run() around its render."""
+    env = J.environment(J.FIELDS)
+    tree = J.prepare_tree(env.parse("{% for i in range(40) %}{% for j in range(40) %}{% endfor %}{% endfor %}"))
+    compiled = env.from_string(tree)
+    with pytest.raises(LimitError) as info:
+        J.run(lambda: "".join(compiled.root_render_func(compiled.new_context({}))), SMALL, template=compiled)
+    assert info.value.limit == "max_loop_iterations"
+    with pytest.raises(LimitError):
+        J.run(lambda: "x" * 2000, SMALL)
+    assert J.run(lambda: "ok", SMALL) == "ok"
+    assert J.AMPLIFYING_STR_METHODS >= {"replace", "join", "center"}

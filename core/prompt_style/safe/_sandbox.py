@@ -369,6 +369,7 @@ def _check_binop(operator: str, left: Any, right: Any, budget: Budget) -> None:
 # -- str methods called from templates --------------------------------------------
 
 _AMPLIFYING = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "join", "translate"})
+# (jinja_env.AMPLIFYING_STR_METHODS is the same set, for code generators with fast paths)
 
 
 def _check_str_method(name: str, text: str, args: tuple, kwargs: dict, budget: Budget) -> tuple:
@@ -947,9 +948,12 @@ def environment_class(*, record_fields_first: bool, mutable: bool) -> type:
 def _template_line(exc: BaseException, template: Any) -> int | None:
     """The template line where ``exc`` was raised (innermost template frame)."""
     line = None
+    if template is None or not hasattr(template, "get_corresponding_lineno"):
+        return None
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<template>":
+        name = tb.tb_frame.f_code.co_filename
+        if name.startswith("<") and not name.startswith("<frozen"):  # generated template code
             try:
                 line = template.get_corresponding_lineno(tb.tb_lineno)
             except Exception:  # pragma: no cover - debug info is best effort
@@ -1067,6 +1071,39 @@ def evaluate_expression(
                 # to build and huge to print, and whoever uses it will print it.
                 check_value(value, budget)
         return value
+    except BaseException as exc:
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            raise
+        translated = _translate(exc, template, name)
+        if translated is exc:
+            raise
+        raise translated from None
+    finally:
+        _ACTIVE.reset(token)
+
+
+def run_budgeted(
+    render: Any,
+    limits: JinjaLimits | None = None,
+    *,
+    template: Any = None,
+    name: str | None = None,
+    now: Any = None,
+) -> Any:
+    """``render()`` (any code that renders a template of this environment, such as a
+    custom code generator's render function) within one render's budgets, its
+    errors translated as :func:`render_template` translates them."""
+    if limits is None:
+        limits = jinja_limits()
+    budget = Budget(limits, now)
+    token = _ACTIVE.set(budget)
+    try:
+        result = render()
+        if isinstance(result, str) and len(result) > limits.max_output:
+            raise _stop("max_output", limits, f"the output would be longer than {limits.max_output:,} characters")
+        if _monotonic() > budget.stop_at:
+            budget.tick()
+        return result
     except BaseException as exc:
         if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
             raise

@@ -40,6 +40,11 @@ other globals.
 one around each record), else the process defaults (``PROMPT_STYLE_LIMITS``,
 ``prompt-style render --budget``). See docs/security.md.
 
+**Custom code generators** (a faster renderer for chat templates) keep the
+budgets by generating from :func:`prepare_tree`'s tree, calling the str methods
+of :data:`AMPLIFYING_STR_METHODS` through ``environment.call`` and rendering
+inside :func:`run`.
+
 Compiled templates do not pickle, so extractors and meta templates keep the
 source and ask here; the first use in a process compiles, later uses hit the
 cache. jinja2 is imported on first use only: listing plugins must not pay for it.
@@ -73,6 +78,9 @@ __all__ = [
     "compile_expression",
     "render",
     "evaluate",
+    "run",
+    "prepare_tree",
+    "AMPLIFYING_STR_METHODS",
     "check_value",
     "limits_scope",
     "fixed_clock",
@@ -316,6 +324,39 @@ def evaluate(
     return (_sandbox or _load_sandbox()).evaluate_expression(
         compiled, context, limits, name=name, now=now if now is None else _as_time(now)
     )
+
+
+def run(
+    render: Callable[[], Any],
+    limits: JinjaLimits | None = None,
+    *,
+    template: Any = None,
+    name: str | None = None,
+    now: datetime.datetime | str | None = None,
+) -> Any:
+    """Call ``render()`` within one render's budgets, for code that renders a
+    template of a profile's environment without :func:`render`, such as a
+    custom code generator (see :func:`prepare_tree`). Errors are translated as
+    :func:`render` translates them; ``template`` (with
+    ``get_corresponding_lineno``) lets messages name the template line."""
+    return (_sandbox or _load_sandbox()).run_budgeted(
+        render, limits, template=template, name=name, now=now if now is None else _as_time(now)
+    )
+
+
+def prepare_tree(tree: Any) -> Any:
+    """The budget rewrite for a parsed template (``environment(profile).parse(source)``):
+    every ``{% for %}`` counted, every ``~`` sized. A custom code generator must
+    generate from this tree, keep the environment's ``call_binop``, filters,
+    ``finalize`` and ``getattr``/``getitem``, route calls of the str methods in
+    :data:`AMPLIFYING_STR_METHODS` through ``environment.call``, and render
+    through :func:`run`."""
+    return (_sandbox or _load_sandbox()).rewrite(tree)
+
+
+AMPLIFYING_STR_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "join", "translate"})
+"""str methods whose result can be far larger than their input: the sandbox's
+``call`` sizes them before they run, so fast paths must not call them directly."""
 
 
 def check_value(value: Any, limits: JinjaLimits | None = None) -> None:

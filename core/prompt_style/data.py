@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import DataError
+from .errors import DataError, cut
 
 __all__ = ["iter_records", "load_records", "check_data_file", "SUPPORTED_SUFFIXES"]
 
@@ -120,7 +120,7 @@ def _unreadable(exc: Exception, split: str, path: Path, line: int | None) -> Dat
 
 def _given(records: Sequence[Any], split: str) -> Sequence[Mapping[str, Any]]:
     if not isinstance(records, Sequence) or isinstance(records, (str, bytes)):
-        raise DataError(f"split '{split}': data must be a file path or a list of records, not {records!r}")
+        raise DataError(f"split '{split}': data must be a file path or a list of records, not {cut(records)}")
     for index, record in enumerate(records):
         if not isinstance(record, Mapping):
             raise DataError(f"split '{split}': record {index} is a {type(record).__name__}, not a mapping")

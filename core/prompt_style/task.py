@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ._suggest import did_you_mean
-from .errors import TaskFileError
+from .errors import TaskFileError, cut
 
 __all__ = ["TaskConfig", "TASK_KEYS"]
 
@@ -167,7 +167,7 @@ class TaskConfig:
             if types is not None and (not isinstance(value, types) or (int in types and isinstance(value, bool))):
                 expected = " or ".join(_TYPE_NAMES[t] for t in types)
                 raise TaskFileError(
-                    f"must be {expected}, not {type(value).__name__} {value!r}",
+                    f"must be {expected}, not {type(value).__name__} {cut(value)}",
                     key=key,
                     line=lines.get(key),
                     **where,
@@ -188,7 +188,7 @@ class TaskConfig:
                 paths[str(split)] = file  # the records themselves
                 continue
             if not isinstance(file, (str, Path)) or not str(file):
-                raise fail(f"data.{split}", f"must be a file path or a list of records, not {file!r}")
+                raise fail(f"data.{split}", f"must be a file path or a list of records, not {cut(file)}")
             file = Path(file).expanduser()
             paths[str(split)] = file if file.is_absolute() else base / file
         test_split = values.pop("test_split", "test")

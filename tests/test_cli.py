@@ -106,7 +106,18 @@ def test_plugins_json_all(capsys):
     by_name = {row["name"]: row for row in json.loads(out)}
     assert by_name["builtin-retrievers"]["distribution"] == "prompt-style"
     assert by_name["builtin-retrievers"]["builtin"] is True
-    assert by_name["builtin-retrievers"]["hooks"] == {"retrieve_examples": ["first_n", "fixed", "random", "zero"]}
+    assert by_name["builtin-retrievers"]["hooks"] == {
+        "retrieve_examples": [
+            "first_n",
+            "fixed",
+            "fixk",
+            "opencompass_random",
+            "random",
+            "shared_random",
+            "sliding_window",
+            "zero",
+        ]
+    }
 
 
 def test_plugins_respects_environment(capsys, monkeypatch):

@@ -19,6 +19,7 @@ EXPECTED_HOOKS = {
     "apply_meta_template",
     "retrieve_examples",
     "format_instances",
+    "load_tokenizer",
 }
 
 

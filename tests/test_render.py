@@ -254,7 +254,8 @@ def test_meta_messages_roles(mcq_task, pm):
         {"role": "assistant", "content": "B"},
         {"role": "user", "content": "What is 2+2?\nA. 3\nB. 4\nC. 5\nAnswer:"},
     ]
-    assert result.continuations == (" A", " B", " C")
+    # A chat format: no target delimiter before the continuations (lm-evaluation-harness's chat rule).
+    assert result.continuations == ("A", "B", "C")
     assert result.target == 1
     assert result.to_json()["messages"] == result.messages
 

@@ -363,7 +363,7 @@ def test_ndjson_data(tmp_path, jsonl, pm):
         ('{"q": "a"}', "array"),
         ("[]", "no records"),
         ('[{"q": 1}, 2]', "record 1"),
-        ('{"q": "a"}\n{"q": "b"}\n', "JSON"),
+        ('{"q": "a"}\n{"q": \n', "JSON"),
     ],
 )
 def test_bad_json_data(tmp_path, pm, content, fragment):
@@ -373,6 +373,13 @@ def test_bad_json_data(tmp_path, pm, content, fragment):
         load_records(data)
     assert str(data) in str(info.value)
     assert fragment in str(info.value)
+
+
+def test_json_lines_in_a_json_file(tmp_path):
+    # As Hugging Face datasets' json loader (lm-evaluation-harness data_files) reads them.
+    data = tmp_path / "test.json"
+    data.write_text('{"q": "a"}\n\n{"q": "b"}\n', encoding="utf-8")
+    assert load_records(data) == [{"q": "a"}, {"q": "b"}]
 
 
 def test_iter_records_is_a_generator(tmp_path, jsonl):
@@ -502,3 +509,25 @@ def test_missing_data_override_names_the_given_path(write_yaml, pm, tmp_path):
     err = load_error(path, pm, DataError, data={"test": tmp_path / "nope.jsonl"})
     assert str(err).startswith(f"{tmp_path / 'nope.jsonl'}: data.test:")
     assert "current directory" in str(err)
+
+
+def test_a_task_file_without_data_renders_with_data_given(tmp_path, jsonl, capsys):
+    from prompt_style.cli import main
+
+    (tmp_path / "t.yaml").write_text("doc_to_text: q\ndoc_to_target: a\nfewshot_split: dev\n", encoding="utf-8")
+    test = jsonl(tmp_path / "x.jsonl", [{"q": "Q0", "a": "A0"}])
+    # Zero-shot needs only the evaluated split, even with a fewshot_split named.
+    assert main(["render", str(tmp_path / "t.yaml"), "--data", f"test={test}", "--format", "jsonl"]) == 0
+    assert json.loads(capsys.readouterr().out)["text"] == "Q0"
+    dev = jsonl(tmp_path / "d.jsonl", [{"q": "D", "a": "E"}])
+    argv = ["render", str(tmp_path / "t.yaml"), "--data", f"test={test}", "--data", f"dev={dev}", "--shots", "1"]
+    assert main([*argv, "--format", "jsonl"]) == 0
+    assert json.loads(capsys.readouterr().out)["text"] == "D E\n\nQ0"
+    assert main(["render", str(tmp_path / "t.yaml"), "--data", f"test={test}", "--shots", "1"]) == 2
+    assert "no data for the few-shot split 'dev'" in capsys.readouterr().err
+
+
+def test_data_given_for_the_evaluated_split_is_checked_after_overrides(write_yaml, jsonl, tmp_path, pm):
+    path = write_yaml("data:\n  train: test.jsonl\ntest_split: validation\ndoc_to_text: q\n")
+    other = jsonl(tmp_path / "v.jsonl", [{"q": "V"}])
+    assert [r.text for r in load_task(path, plugins=pm, data={"validation": other}).render()] == ["V"]

@@ -21,16 +21,26 @@ from .errors import (
     TargetError,
     TaskFileError,
     TaskFileWarning,
+    TokenizerError,
     YamlLimitError,
 )
 from .fields import compile_field, process_field, resolve_gold
 from .formats import load_task_config
 from .formats.task_template import instantiate_task_template, read_task_template
+from .harness import (
+    ChatModel,
+    ChatRequest,
+    ChatResult,
+    ScoringChatModel,
+    accuracy,
+    chat_requests,
+    run_chat_model,
+)
 from .loading import Task, default_plugin_manager, load_task, render_records
-from .meta import api_role
+from .meta import ModelArgs, api_role, parse_model_args
 from .options import check_options
 from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
-from .render import RenderedPrompt, TaskRenderer
+from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
 from .safe.jinja_env import JinjaLimits, JinjaProfile
 from .safe.limits import YamlLimits
 from .safe.yaml_loader import YamlDocument, load_yaml
@@ -61,6 +71,8 @@ from .types import (
     StyleSettings,
     TaskReader,
     TaskSource,
+    Tokenizer,
+    TokenizerLoader,
     Turn,
 )
 
@@ -70,6 +82,8 @@ __all__ = [
     # loading and rendering
     "load_task",
     "render_records",
+    "parse_model_args",
+    "ModelArgs",
     "load_task_config",
     # task-template files
     "read_task_template",
@@ -78,8 +92,18 @@ __all__ = [
     "TaskConfig",
     "TaskRenderer",
     "RenderedPrompt",
+    "Candidate",
+    "dialogue_to_json",
     "iter_records",
     "load_records",
+    # harnesses: chat models
+    "ChatModel",
+    "ScoringChatModel",
+    "ChatRequest",
+    "ChatResult",
+    "chat_requests",
+    "run_chat_model",
+    "accuracy",
     # plugins
     "create_plugin_manager",
     "default_plugin_manager",
@@ -101,6 +125,8 @@ __all__ = [
     "MetaTemplate",
     "Retriever",
     "Formatter",
+    "Tokenizer",
+    "TokenizerLoader",
     # building blocks for plugins
     "compile_field",
     "resolve_gold",
@@ -140,4 +166,5 @@ __all__ = [
     "SandboxError",
     "YamlLimitError",
     "TaskFileWarning",
+    "TokenizerError",
 ]

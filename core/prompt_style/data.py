@@ -18,9 +18,22 @@ __all__ = ["iter_records", "load_records", "check_data_file", "SUPPORTED_SUFFIXE
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
 
+def _files(path: Any) -> list[Path] | None:
+    """The files of a split given as several files (a tuple of ``Path`` objects, as a
+    reader of ``data_files`` lists makes), else ``None``."""
+    if isinstance(path, tuple) and path and all(isinstance(p, Path) for p in path):
+        return list(path)
+    return None
+
+
 def check_data_file(path: Path | Sequence[Any], split: str) -> None:
     """Raise :class:`DataError` unless ``path`` is an existing file of a supported type
-    (records given directly are checked as they are read)."""
+    (records given directly are checked as they are read; several files, each)."""
+    files = _files(path)
+    if files is not None:
+        for file in files:
+            check_data_file(file, split)
+        return
     if not isinstance(path, (str, Path)):
         return
     path = Path(path)
@@ -40,6 +53,11 @@ def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
     :raises DataError: naming the file and line for a missing file, a line that
         is not JSON, a record that is not an object, or a file with no records.
     """
+    files = _files(path)
+    if files is not None:
+        for file in files:
+            yield from iter_records(file, split)
+        return
     if not isinstance(path, (str, Path)):
         yield from _given(path, split)
         return
@@ -48,6 +66,10 @@ def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
     if path.suffix.lower() == ".json":
         yield from _load_json(path, split)
         return
+    yield from _json_lines(path, split)
+
+
+def _json_lines(path: Path, split: str) -> Iterator[Mapping[str, Any]]:
     count = 0
     try:
         with path.open(encoding="utf-8") as handle:
@@ -82,6 +104,9 @@ def _load_json(path: Path, split: str) -> list[dict[str, Any]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and exc.lineno > 1:
+            # JSON Lines in a .json file, which Hugging Face datasets' json loader reads too.
+            return list(_json_lines(path, split))
         hint = "is it JSON Lines? name it .jsonl" if exc.msg == "Extra data" else None
         raise DataError(
             f"split '{split}': not valid JSON ({exc.msg} at column {exc.colno})",
@@ -131,6 +156,6 @@ def _given(records: Sequence[Any], split: str) -> Sequence[Mapping[str, Any]]:
 
 def load_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "test") -> Sequence[Mapping[str, Any]]:
     """All records of a data file, as a list (see :func:`iter_records`)."""
-    if not isinstance(path, (str, Path)):
+    if not isinstance(path, (str, Path)) and _files(path) is None:
         return _given(path, split)
     return list(iter_records(path, split))

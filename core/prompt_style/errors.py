@@ -22,6 +22,7 @@ __all__ = [
     "YamlLimitError",
     "cut",
     "TaskFileWarning",
+    "TokenizerError",
 ]
 
 MESSAGE_LIMIT = 2_000
@@ -146,6 +147,10 @@ class OptionError(PromptStyleError):
 
 class RenderError(PromptStyleError):
     """User or plugin code raised while a record was rendered."""
+
+
+class TokenizerError(PromptStyleError):
+    """A tokenizer cannot be loaded, or cannot encode what a meta template gives."""
 
 
 class PluginError(PromptStyleError):

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         RetrieverFactory,
         StyleFactory,
         TaskReader,
+        TokenizerLoader,
     )
 
 
@@ -152,4 +153,28 @@ def format_instances() -> Mapping[str, Formatter]:
         split), and ``args`` are the task's ``formatter.args``. Return a
         generator to keep instantiation in constant memory, and keep each
         instance's ``_id`` (one record may give several instances).
+    """
+
+
+@hookspec
+def load_tokenizer() -> Mapping[str, TokenizerLoader]:
+    """Provide tokenizer loaders: named readers of local tokenizer files, for token-level prompts.
+
+    When a meta template is given the option ``tokenizer=PATH`` (a file or a
+    local folder), the core asks every loader to ``detect(path)``; exactly one
+    must claim it, or the user names the loader with ``tokenizer_format=NAME``.
+    The loaded tokenizer turns the text of any meta template into
+    ``token_ids`` (and, for multiple choice, the context and continuation
+    tokens), so a tokenizer format is written once and works with every meta
+    template that gives text.
+
+    Called once per plugin manager; not firstresult: the catalogs of all
+    plugins are merged and a name claimed twice is an error naming both.
+
+    :returns: A mapping from loader name (for example ``tokenizers`` or
+        ``sentencepiece``) to a loader object with ``detect(path) -> bool`` and
+        ``load(path, options) -> Tokenizer``, where ``path`` is a
+        :class:`pathlib.Path`, ``options`` the ``tokenizer_*`` meta options
+        with the prefix removed, and the result implements
+        :class:`~prompt_style.Tokenizer`.
     """

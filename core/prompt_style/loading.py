@@ -8,14 +8,19 @@ lookups.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .data import check_data_file, iter_records, load_records
-from .errors import DataError, PluginError, PromptStyleError
+from .errors import DataError, OptionError, PluginError, PromptStyleError, RenderError
 from .formats import load_task_config
+from .meta.chat_rules import ChatRules, continuation_delimiter
+from .meta.files import is_meta_path, resolve_meta
+from .meta.model_args import apply_model_args
+from .meta.tokens import split_token_options, with_tokenizer
 from .plugins import PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
 from .safe.limits import JinjaLimits, limits_scope
@@ -24,7 +29,8 @@ from .types import ReadOptions, StyleSettings
 
 __all__ = ["Task", "load_task", "render_records", "default_plugin_manager"]
 
-_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description")
+_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description", "gen_prefix")
+_SHOT_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "gen_prefix")
 _PROTOCOL_METHOD = {"format_prompt": "format", "apply_meta_template": "apply", "retrieve_examples": "select"}
 
 _default_manager: PluginManager | None = None
@@ -61,20 +67,67 @@ class Task:
         split = self.config.test_split
         return iter_records(self.config.data[split], split)
 
-    def render(self, limit: int | None = None) -> Iterator[RenderedPrompt]:
+    @property
+    def multiturn(self) -> bool:
+        """Whether records are multi-turn dialogues, with one request per model reply."""
+        return getattr(self.renderer.style, "infer_mode", None) is not None
+
+    def render(
+        self,
+        limit: int | None = None,
+        *,
+        replies: Callable[[RenderedPrompt], str] | Sequence[Sequence[str]] | None = None,
+    ) -> Iterator[RenderedPrompt]:
         """Render the evaluated split in order, lazily (constant memory for JSON Lines).
 
-        With ``limit``, no record past the first ``limit`` is read.
+        With ``limit``, no record past the first ``limit`` is read. A multi-turn
+        task gives one :class:`RenderedPrompt` per request (``turn`` 0, 1, ...),
+        record after record; in ``every`` mode the model's replies come from
+        ``replies``: a callback given each request, or one list of replies per
+        record (``replies[index][turn]``). See :meth:`TaskRenderer.converse` to
+        hand replies back one at a time.
         """
-        render = self.renderer.render
         records = self.records()
         if limit is not None:
             records = itertools.islice(records, limit)
         try:
+            if not self.multiturn:
+                render = self.renderer.render
+                for index, record in enumerate(records):
+                    yield render(record, index)
+                return
+            reply = _reply_callback(replies)
+            converse = self.renderer.converse
             for index, record in enumerate(records):
-                yield render(record, index)
+                yield from converse(record, index, reply)
         except DataError as exc:
             raise exc.locate(key=f"data.{self.config.test_split}") from None
+
+
+def _reply_callback(
+    replies: Callable[[RenderedPrompt], str] | Sequence[Sequence[str]] | None,
+) -> Callable[[RenderedPrompt], str] | None:
+    if replies is None or callable(replies):
+        return replies
+
+    def from_lists(request: RenderedPrompt) -> str:
+        if request.index >= len(replies):
+            raise RenderError(
+                f"the replies end at record {len(replies) - 1}",
+                index=request.index,
+                hint="give one list of replies per record",
+            )
+        given = replies[request.index]
+        if not isinstance(given, (list, tuple)) or request.turn >= len(given):
+            count = len(given) if isinstance(given, (list, tuple)) else "no list"
+            raise RenderError(
+                f"the replies of this record have no reply to turn {request.turn} ({count} given)",
+                index=request.index,
+                hint="give a list with the model's reply to every turn but the last",
+            )
+        return given[request.turn]
+
+    return from_lists
 
 
 def _plugin_error(provider: Provider, exc: Exception) -> PluginError:
@@ -118,12 +171,24 @@ def _locate_data_error(
     return exc
 
 
+def _within_limits(load: Any) -> Any:
+    """Templates compiled while the task loads check the task's budgets (``max_source``)."""
+
+    @functools.wraps(load)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with limits_scope(kwargs.get("limits")):
+            return load(*args, **kwargs)
+
+    return wrapper
+
+
+@_within_limits
 def load_task(
     task: str | Path | TaskConfig | Mapping[str, Any],
     *,
     plugins: PluginManager | None = None,
     style: str | None = None,
-    meta: str = "plain",
+    meta: str | Path | Mapping[str, Any] = "plain",
     meta_options: Mapping[str, Any] | None = None,
     shots: int | None = None,
     seed: int | None = None,
@@ -131,7 +196,11 @@ def load_task(
     trust_code: bool = False,
     template: str | int | None = None,
     task_format: str | None = None,
+    system_instruction: str | None = None,
+    fewshot_as_multiturn: bool | None = None,
     read_options: Mapping[str, Any] | None = None,
+    model_args: str | Mapping[str, Any] | None = None,
+    mode: str | None = None,
     limits: JinjaLimits | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
@@ -141,7 +210,9 @@ def load_task(
         keys (paths relative to the current directory).
     :param plugins: the plugin manager; defaults to :func:`default_plugin_manager`.
     :param style: a style name replacing the task's ``template`` name (its options stay).
-    :param meta: the meta template name (``plain``, ``messages``, ``chatml``, ...).
+    :param meta: the meta template name (``plain``, ``messages``, ``chatml``, ...), a
+        meta template file (``.yaml``, ``.json``; OpenCompass ``.py`` model configs
+        with ``trust_code``) or a mapping (an OpenCompass meta template).
     :param meta_options: options for the meta template.
     :param shots: replaces ``num_fewshot``.
     :param seed: replaces ``seed``.
@@ -152,8 +223,20 @@ def load_task(
     :param template: which of a task file's templates to render, for formats
         that hold several (task-template files).
     :param task_format: the task file's format, when detection should not decide.
+    :param system_instruction: text for the start of the system message, before
+        the task's description (lm-evaluation-harness ``--system_instruction``).
+    :param fewshot_as_multiturn: with a chat meta template, few-shot examples as
+        user/assistant turns (``None``: yes); ``False`` puts the whole plain-text
+        prompt in one user message. ``True`` needs a chat meta template.
     :param read_options: format-specific reading options (``ReadOptions.options``),
         e.g. ``{"data_root": "data/processed"}`` for task-template files.
+    :param model_args: lm-evaluation-harness's model-args form,
+        ``"pretrained=./model,chat_template=hf,add_generation_prompt=false"`` (or a
+        mapping): ``chat_template`` chooses the meta template, ``pretrained`` /
+        ``tokenizer`` the tokenizer, the rest are meta options (see
+        :func:`~prompt_style.parse_model_args`).
+    :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); the
+        default comes from the task (an OpenCompass ``PPLInferencer`` means ``ppl``).
     :param limits: budgets for the task's Jinja templates (docs/security.md),
         while loading and for every record; default: the process defaults
         (``PROMPT_STYLE_LIMITS``).
@@ -161,44 +244,29 @@ def load_task(
     :raises PromptStyleError: naming the file, line and key.
     """
     manager = plugins or default_plugin_manager()
+    if model_args is not None:
+        meta, meta_options = apply_model_args(model_args, meta, meta_options)
     format_options = dict(read_options or {})
     if seed is not None:
         format_options.setdefault("seed", seed)
     options = ReadOptions(
         trust_code=trust_code, template=template, options=format_options, data=dict(data or {}), plugins=manager
     )
-    with limits_scope(limits):  # templates compiled while loading check max_source against them
-        task_ = _load(task, manager, options, task_format, style, meta, meta_options, shots, seed, data)
-    task_.renderer.limits = limits
-    return task_
-
-
-def _load(
-    task: str | Path | TaskConfig | Mapping[str, Any],
-    manager: PluginManager,
-    options: ReadOptions,
-    task_format: str | None,
-    style: str | None,
-    meta: str,
-    meta_options: Mapping[str, Any] | None,
-    shots: int | None,
-    seed: int | None,
-    data: Mapping[str, Any] | None,
-) -> Task:
     config = _with_overrides(_config_of(task, manager, options, task_format), data=data, shots=shots, seed=seed)
+    config.check_data()
     overridden = set(data or ())
+    config = _processed(config, overridden)
     used: dict[str, Any] = {}
     extractors, used["extract_field"] = _compile_fields(config, manager)
-    built_style, used["format_prompt"] = _style(config, manager, style)
-    built_meta, used["apply_meta_template"] = _meta(manager, meta, meta_options)
+    shot_extractors = _compile_shot_fields(config, manager)
+    # The meta template is built before the style: a chat format changes the style's settings.
+    built_meta, meta_used = _meta(manager, meta, meta_options, trust_code)
+    chat = bool(getattr(built_meta, "chat", False))
+    built_style, used["format_prompt"] = _style(config, manager, style, chat, mode)
+    used["apply_meta_template"] = meta_used
+    rules = _chat_rules(config, chat, system_instruction, fewshot_as_multiturn)
 
     split = config.test_split
-    if split not in config.data:
-        raise config.error(
-            "data",
-            f"there is no data for the evaluated split {split!r}",
-            hint=f"give --data {split}=PATH, or data={{{split!r}: ...}} from Python",
-        )
     try:
         check_data_file(config.data[split], split)
     except PromptStyleError as exc:
@@ -229,7 +297,13 @@ def _load(
         source=str(config.path) if config.path else None,
         plugins=used,
         lines=config.lines,
+        shot_extractors=shot_extractors,
+        chat=rules,
+        output_type=config.output_type,
+        until=config.until,
+        origins={key: str(path) for key, path in config.origins.items()},
         allow_null_target=config.allow_null_target,
+        limits=limits,
     )
     return Task(config, renderer, pool if pool and pool_split == split else None)
 
@@ -285,6 +359,20 @@ def _compile_fields(config: TaskConfig, manager: PluginManager) -> tuple[dict[st
     return extractors, used
 
 
+def _compile_shot_fields(config: TaskConfig, manager: PluginManager) -> dict[str, Any]:
+    """Extractors for the field specs few-shot examples use instead (``fewshot_overrides``)."""
+    extractors: dict[str, Any] = {}
+    for key in _SHOT_FIELD_KEYS:
+        spec = config.fewshot_overrides.get(key)
+        if spec is None:
+            continue
+        try:
+            extractors[key], _ = manager.extractor(spec, key)
+        except PromptStyleError as exc:
+            raise exc.locate(**config.where(f"fewshot_config.{key}")) from None
+    return extractors
+
+
 def _resolve(manager: PluginManager, hook: str, name: str, where: dict[str, Any]) -> Provider:
     try:
         return manager.resolve(hook, name)
@@ -292,30 +380,123 @@ def _resolve(manager: PluginManager, hook: str, name: str, where: dict[str, Any]
         raise exc.locate(**where) from None
 
 
-def _style(config: TaskConfig, manager: PluginManager, override: str | None) -> tuple[Any, dict[str, Any]]:
+def _style(
+    config: TaskConfig, manager: PluginManager, override: str | None, chat: bool, mode: str | None = None
+) -> tuple[Any, dict[str, Any]]:
     name, options = config.style_spec()
     where = config.where("template")
     provider = _resolve(manager, "format_prompt", override or name, where)
+    fewshot = config.fewshot_overrides
     settings = StyleSettings(
         target_delimiter=config.target_delimiter,
-        fewshot_delimiter=config.fewshot_delimiter,
+        fewshot_delimiter=fewshot.get("fewshot_delimiter", config.fewshot_delimiter),
         task=config.task,
+        output_type=config.output_type,
+        continuation_delimiter=continuation_delimiter(config.target_delimiter, config.gen_prefix) if chat else None,
+        fewshot_target_delimiter=fewshot.get("target_delimiter"),
+        mode=mode,
     )
     built = _build(provider, where, config.lines, options=options, settings=settings)
+    if mode is not None and mode not in getattr(built, "modes", ()):
+        modes = getattr(built, "modes", ())
+        raise PluginError(
+            f"style {override or name!r} has no mode {mode!r}"
+            + (f" (its modes: {', '.join(modes)})" if modes else " (it has no generation/perplexity modes)"),
+            key="mode",
+            hint="--mode applies to styles with modes, such as OpenCompass tasks",
+        )
     return built, provider.describe()
 
 
-def _meta(manager: PluginManager, name: str, options: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
-    where = {"key": "meta"}
+def _chat_rules(
+    config: TaskConfig, chat: bool, system_instruction: str | None, fewshot_as_multiturn: bool | None
+) -> ChatRules | None:
+    """The chat rules to apply between style and meta template, or ``None`` when
+    they would change nothing."""
+    if fewshot_as_multiturn and not chat:
+        raise OptionError(
+            "few-shot examples as multi-turn messages need a chat meta template",
+            key="fewshot_as_multiturn",
+            hint="add --meta chatml, --meta messages or another chat format (meta= in Python)",
+        )
+    multiturn = True if fewshot_as_multiturn is None else fewshot_as_multiturn
+    if not system_instruction and (not chat or multiturn):
+        return None
+    return ChatRules(system_instruction or None, multiturn, chat, config.fewshot_delimiter)
+
+
+def _processed(config: TaskConfig, overridden: set[str]) -> TaskConfig:
+    """Apply the task's ``process_docs`` once per split, the few-shot pool first
+    (the order lm-evaluation-harness loads them in), after ``before_code``."""
+    if config.process_docs is None and config.fewshot_process_docs is None:
+        return config
+    split = config.test_split
+    pool_split = _pool_split(config)
+    jobs = []
+    if config.fewshot_process_docs is not None and pool_split in config.data:
+        jobs.append((pool_split, config.fewshot_process_docs, "fewshot_process_docs"))
+    if config.process_docs is not None:
+        jobs.append((split, config.process_docs, "process_docs"))
+    if callable(config.before_code):
+        config.before_code()
+    data = dict(config.data)
+    done: dict[str, Any] = {}
+    changes: dict[str, Any] = {}
+    for name, function, key in jobs:
+        if name in done and done[name] == function:
+            continue
+        target = name
+        if name in done:
+            # The same split processed differently for the pool: keep both.
+            target = changes["fewshot_split"] = f"{name} (few-shot)"
+        try:
+            records = load_records(config.data[name], name)
+        except PromptStyleError as exc:
+            raise _locate_data_error(exc, config, name, name not in overridden) from None
+        try:
+            data[target] = function(records)
+        except PromptStyleError as exc:
+            raise exc.locate(**config.where(key)) from None
+        except Exception as exc:
+            what = getattr(function, "name", None) or getattr(function, "__qualname__", type(function).__name__)
+            raise RenderError(f"{what} raised {type(exc).__name__}: {exc}", split=name, **config.where(key)) from exc
+        done[name] = function
+    return dataclasses.replace(config, data=data, **changes)
+
+
+def _meta(
+    manager: PluginManager,
+    name: str | Path | Mapping[str, Any],
+    options: Mapping[str, Any] | None,
+    trust_code: bool = False,
+) -> tuple[Any, dict[str, Any]]:
+    where: dict[str, Any] = {"key": "meta"}
+    options = dict(options or {})
+    if isinstance(name, Mapping) or is_meta_path(name):
+        # A meta template file or mapping: its reader names the plugin that renders it.
+        if not isinstance(name, Mapping):
+            where["file"] = str(name)
+        plugin, from_file = resolve_meta(name, trust_code=trust_code)
+        name, options = plugin, {**from_file, **options}
+    # The tokenizer options (tokenizer=PATH, ...) are the core's, for every meta template that gives text.
+    own, token_options = split_token_options(options)
     provider = _resolve(manager, "apply_meta_template", name, where)
-    return _build(provider, where, {}, options=dict(options or {})), provider.describe()
+    built, used = _build(provider, where, {}, options=own), provider.describe()
+    if token_options:
+        built, used["tokenizer"] = with_tokenizer(manager, built, token_options, name=name)
+    return built, used
+
+
+def _pool_split(config: TaskConfig) -> str:
+    """The split few-shot examples come from."""
+    split = config.test_split
+    return config.fewshot_split or next((s for s in ("train", "validation", "dev") if s in config.data), split)
 
 
 def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mapping[str, Any]]]:
     """The few-shot split and its records, loaded only when examples are asked for."""
-    split = config.test_split
-    pool_split = config.fewshot_split or next((s for s in ("train", "validation", "dev") if s in config.data), split)
-    if not config.num_fewshot and config.retriever is None:
+    pool_split = _pool_split(config)
+    if not config.needs_examples():
         return pool_split, []
     if pool_split not in config.data:
         raise config.error(
@@ -348,8 +529,11 @@ def render_records(
     *,
     fewshot: Sequence[Mapping[str, Any]] | None = None,
     plugins: PluginManager | None = None,
-    meta: str = "plain",
+    meta: str | Path | Mapping[str, Any] = "plain",
     meta_options: Mapping[str, Any] | None = None,
+    system_instruction: str | None = None,
+    fewshot_as_multiturn: bool | None = None,
+    mode: str | None = None,
     **task: Any,
 ) -> list[RenderedPrompt]:
     """Render records held in memory with a task given as keyword arguments.
@@ -363,6 +547,9 @@ def render_records(
     :param plugins: the plugin manager; defaults to :func:`default_plugin_manager`.
     :param meta: the meta template name.
     :param meta_options: options for the meta template.
+    :param system_instruction: as for :func:`load_task`.
+    :param fewshot_as_multiturn: as for :func:`load_task`.
+    :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks).
     :param task: task keys, as in a task file (``doc_to_text``, ``template``, ...).
     :returns: one :class:`RenderedPrompt` per record.
     """
@@ -371,4 +558,13 @@ def render_records(
         data["dev"] = list(fewshot)
         task.setdefault("fewshot_split", "dev")
     config = {"data": data, **task}
-    return list(load_task(config, plugins=plugins, meta=meta, meta_options=meta_options).render())
+    loaded = load_task(
+        config,
+        plugins=plugins,
+        meta=meta,
+        meta_options=meta_options,
+        mode=mode,
+        system_instruction=system_instruction,
+        fewshot_as_multiturn=fewshot_as_multiturn,
+    )
+    return list(loaded.render())

@@ -47,8 +47,16 @@ HOOK_NOUNS: Mapping[str, str] = {
     "apply_meta_template": "meta template",
     "retrieve_examples": "retriever",
     "format_instances": "formatter",
+    "load_tokenizer": "tokenizer format",
 }
-CATALOG_HOOKS = ("read_task", "format_prompt", "apply_meta_template", "retrieve_examples", "format_instances")
+CATALOG_HOOKS = (
+    "read_task",
+    "format_prompt",
+    "apply_meta_template",
+    "retrieve_examples",
+    "format_instances",
+    "load_tokenizer",
+)
 
 
 def _usable(hook: str, value: Any) -> bool:
@@ -56,6 +64,8 @@ def _usable(hook: str, value: Any) -> bool:
     for ``read_task``, a factory for the others."""
     if hook == "read_task":
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "read", None))
+    if hook == "load_tokenizer":
+        return callable(getattr(value, "detect", None)) and callable(getattr(value, "load", None))
     return callable(value)
 
 
@@ -68,6 +78,8 @@ FIRST_PARTY: Mapping[str, str] = {
     "cloze::pure": "prompt-style-cloze",
     "cloze::qa": "prompt-style-cloze",
     "chatml": "prompt-style-chatml",
+    "tokenizers": "prompt-style-tokenizers",
+    "sentencepiece": "prompt-style-tokenizers",
 }
 
 ENV_ALLOW = "PROMPT_STYLE_PLUGINS"
@@ -190,7 +202,10 @@ class PluginManager:
             if not isinstance(result, Mapping) or not all(
                 isinstance(name, str) and _usable(hook, factory) for name, factory in result.items()
             ):
-                what = "readers (with detect and read)" if hook == "read_task" else "factories"
+                what = {
+                    "read_task": "readers (with detect and read)",
+                    "load_tokenizer": "loaders (with detect and load)",
+                }.get(hook, "factories")
                 self._broken(info, f"{hook}() must return a mapping of names to {what}, not {result!r}")
                 continue
             for name, factory in result.items():

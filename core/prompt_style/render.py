@@ -9,16 +9,57 @@ extracted and formatted once per example.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import conversation
 from .errors import FieldError, PromptStyleError, RenderError, cut
 from .fields.targets import gold_resolver
 from .safe.limits import _SCOPE
-from .types import Dialogue, Sample
+from .types import Dialogue, FormattedPrompt, Sample
 
-__all__ = ["RenderedPrompt", "TaskRenderer"]
+__all__ = ["RenderedPrompt", "Candidate", "TaskRenderer", "dialogue_to_json"]
+
+
+def dialogue_to_json(dialogue: Dialogue) -> list[dict[str, Any]]:
+    """A dialogue as JSON, OpenCompass ``PromptList`` style: ``{"role", "prompt",
+    "section"}`` per turn, plus ``fallback_role`` when set; a raw-text item (a
+    plain string of the ``PromptList``) has the role ``""``."""
+    out = []
+    for turn in dialogue:
+        content = turn.content
+        item: dict[str, Any] = {
+            "role": turn.role,
+            "prompt": content if isinstance(content, str) else [dict(p) for p in content],
+            "section": turn.section,
+        }
+        if turn.fallback_role is not None:
+            item["fallback_role"] = turn.fallback_role
+        out.append(item)
+    return out
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One perplexity candidate of a record: a label and the whole prompt scored for it."""
+
+    label: Any
+    text: str | None
+    messages: list[dict[str, Any]] | None
+    dialogue: Dialogue = ()
+    token_ids: list[int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "label": self.label,
+            "text": self.text,
+            "messages": self.messages,
+            "dialogue": dialogue_to_json(self.dialogue),
+        }
+        if self.token_ids is not None:
+            out["token_ids"] = self.token_ids
+        return out
 
 
 @dataclass(slots=True)
@@ -44,11 +85,34 @@ class RenderedPrompt:
     """The prompt as token ids, when the meta template gives them."""
     extra: dict[str, Any] | None = None
     """More fields the style reports (``answer_choices`` for task-template files)."""
+    until: tuple[str, ...] | None = None
+    """Stop sequences of a generation task (lm-evaluation-harness ``until``)."""
+    context_token_ids: list[int] | None = None
+    """Multiple choice with a tokenizer: the context's tokens as scored before each
+    continuation (lm-evaluation-harness's split; trailing whitespace moves to the continuation)."""
+    continuation_token_ids: list[list[int]] | None = None
+    """Multiple choice with a tokenizer: each continuation's tokens, split from
+    context + continuation encoded whole."""
+    token_report: list[dict[str, Any]] | None = None
+    """With a tokenizer: what tokenization noticed in this record (empty when nothing)."""
+
+    candidates: list[Candidate] | None = None
+    """Perplexity mode: one :class:`Candidate` per label (``text`` and ``messages``
+    are then ``None``)."""
+    mode: str | None = None
+    """``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); ``None`` otherwise."""
+    turn: int | None = None
+    """For a multi-turn dialogue: which request of the record this is (0, 1, ...);
+    ``None`` when the record is one request."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
-        ``target``, ``token_ids`` when the meta template gives them, and the
-        style's ``extra`` fields."""
+        ``target``, ``token_ids`` when the meta template gives them, ``until`` for
+        a generation task with stop sequences, and the style's ``extra`` fields;
+        for styles with modes also ``mode``, and ``dialogue`` (generation) or
+        ``candidates`` (perplexity); ``turn`` for the requests of a multi-turn
+        dialogue; ``context_token_ids``, ``continuation_token_ids`` and
+        ``token_report`` when a tokenizer gives them."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -58,8 +122,24 @@ class RenderedPrompt:
         }
         if self.token_ids is not None:
             out["token_ids"] = self.token_ids
+        if self.until is not None:
+            out["until"] = list(self.until)
+        if self.turn is not None:
+            out["turn"] = self.turn
+        if self.mode is not None:
+            out["mode"] = self.mode
+            if self.candidates is None:
+                out["dialogue"] = dialogue_to_json(self.dialogue)
+        if self.candidates is not None:
+            out["candidates"] = [c.to_json() for c in self.candidates]
         if self.extra:
             out.update(self.extra)
+        if self.context_token_ids is not None:
+            out["context_token_ids"] = self.context_token_ids
+        if self.continuation_token_ids is not None:
+            out["continuation_token_ids"] = self.continuation_token_ids
+        if self.token_report is not None:
+            out["token_report"] = self.token_report
         return out
 
 
@@ -108,6 +188,11 @@ class TaskRenderer:
         source: str | None = None,
         plugins: Mapping[str, Any] | None = None,
         lines: Mapping[str, int] | None = None,
+        shot_extractors: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None,
+        chat: Any = None,
+        output_type: str | None = None,
+        until: Sequence[str] | None = None,
+        origins: Mapping[str, str] | None = None,
         allow_null_target: bool = False,
         limits: Any = None,
     ) -> None:
@@ -122,6 +207,14 @@ class TaskRenderer:
         self.source = source
         self.plugins = dict(plugins or {})
         self.lines = dict(lines or {})
+        self.shot_extractors = dict(shot_extractors or {})
+        """Extractors few-shot examples use instead (lm-evaluation-harness ``fewshot_config``)."""
+        self.chat = chat
+        """The chat rules (``prompt_style.meta.chat_rules.ChatRules``), or ``None``."""
+        self.output_type = output_type
+        self.until = tuple(until) if until is not None else None
+        self.origins = dict(origins or {})
+        """The file a key was written in, when not ``source``."""
         self.allow_null_target = allow_null_target
         """Whether a generation record may have a null target (the task's ``allow_null_target``)."""
         self.limits = limits
@@ -134,6 +227,7 @@ class TaskRenderer:
         self._choice = get("doc_to_choice")
         self._target = get("doc_to_target")
         self._description = get("description")
+        self._prefix = get("gen_prefix")
         # The gold answer is resolved here, from the task's fields, before any style runs.
         self._gold = gold_resolver(self._target)
         # A style that reports the target as text (task_template) says it needs no gold index.
@@ -141,7 +235,25 @@ class TaskRenderer:
         self._shots: list[Sample | None] = [None] * len(self.pool)
         self._style_format = self.style.format
         self._meta_apply = self.meta.apply
+        # Token-level meta templates split multiple-choice continuations at token level.
+        self._meta_scored = getattr(self.meta, "apply_with_continuations", None)
+        self._meta_full = getattr(self.meta, "apply_full", None) or self.meta.apply
         self._select = self.retriever.select
+        self._chat_apply = self.chat.apply if self.chat is not None else None
+        self._rolling = self.output_type == "loglikelihood_rolling"
+        self._fields = (self._text, self._choice, self._target, self._prefix, self._gold)
+        if self.shot_extractors:
+            extractors = {**self.extractors, **self.shot_extractors}
+            target = extractors.get("doc_to_target")
+            self._shot_fields = (
+                extractors.get("doc_to_text"),
+                extractors.get("doc_to_choice"),
+                target,
+                extractors.get("gen_prefix"),
+                gold_resolver(target) if target is not self._target else self._gold,
+            )
+        else:
+            self._shot_fields = self._fields
 
     def __getstate__(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if not key.startswith("_")}
@@ -150,30 +262,32 @@ class TaskRenderer:
         self.__dict__.update(state)
         self._setup()
 
-    def _plugin_label(self, hook: str) -> str:
-        info = self.plugins.get(hook) or {}
-        name = info.get("name")
-        if not name:
-            return hook
-        dist = info.get("distribution")
-        return f"{hook} {name!r}" + (f" ({dist} {info.get('version')})" if dist else "")
-
     def sample(self, record: Mapping[str, Any], index: int, *, description: bool = True) -> Sample:
         """Extract the fields of one record."""
+        return self._extract(record, index, self._fields, description)
+
+    def _extract(
+        self,
+        record: Mapping[str, Any],
+        index: int,
+        fields: tuple[Any, Any, Any, Any, Any],
+        description: bool,
+    ) -> Sample:
+        text_of, choice_of, target_of, prefix_of, resolve = fields
         key = "doc_to_text"
         try:
-            question = self._text(record)
-            if question is None:
+            question = text_of(record) if text_of is not None else None
+            if question is None and not self._rolling:
                 raise FieldError(
                     "gave null, so the prompt would read 'None'",
                     key=key,
                     hint="fix the record, or point doc_to_text at a field that holds the question",
                 )
-            choices = target = None
+            choices = target = prefix = None
             text = ""
-            if self._choice is not None:
+            if choice_of is not None:
                 key = "doc_to_choice"
-                choices = self._choice(record)
+                choices = choice_of(record)
                 if type(choices) is not list:
                     if choices is None:
                         raise FieldError(
@@ -189,25 +303,29 @@ class TaskRenderer:
                         hint="fix the record; every choice needs a text",
                     )
             gold = None
-            if self._target is not None:
+            if target_of is not None:
                 key = "doc_to_target"
-                target = self._target(record)
-                if target is None or type(target) is list and None in target:
+                target = target_of(record)
+                if (target is None or type(target) is list and None in target) and not self._rolling:
                     self._null_target(target, choices)
-                if choices is not None and target is not None and self._needs_gold:
+                if choices is not None and target is not None and resolve is not None and self._needs_gold:
                     if type(target) is int and 0 <= target < len(choices):
                         gold = target  # the common case, without a call
                     else:
-                        gold = self._gold(target, choices)
+                        gold = resolve(target, choices)
             if description and self._description is not None:
                 key = "description"
                 value = self._description(record)
                 text = "" if value is None else str(value)
+            if prefix_of is not None:
+                key = "gen_prefix"
+                value = prefix_of(record)
+                prefix = None if value is None else str(value)
         except PromptStyleError:
             raise
         except Exception as exc:  # user callables and plugin extractors
             raise FieldError(f"raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}", key=key) from exc
-        return Sample(index, record, question, choices, target, text, gold=gold)
+        return Sample(index, record, question, choices, target, text, gold=gold, gen_prefix=prefix)
 
     def _null_target(self, target: Any, choices: list[Any] | None) -> None:
         if choices is not None:
@@ -220,32 +338,48 @@ class TaskRenderer:
             raise FieldError(
                 "gave null instead of the reference answer" if target is None else "a reference answer is null",
                 key="doc_to_target",
-                hint="fix the record; if records without a reference are expected, "
-                "set allow_null_target: true in the task (few-shot examples always need one)",
+                hint="fix the record; if records without a reference are expected, set allow_null_target: true "
+                "in the task (a few-shot example without one then shows no answer)",
             )
+
+    def _plugin_label(self, hook: str) -> str:
+        info = self.plugins.get(hook) or {}
+        name = info.get("name")
+        if not name:
+            return hook
+        dist = info.get("distribution")
+        return f"{hook} {name!r}" + (f" ({dist} {info.get('version')})" if dist else "")
+
+    def _plugin_bug(self, exc: Exception, stage: str, index: int) -> RenderError:
+        """A plugin's own bug (not a PromptStyleError), reported with where it happened."""
+        key = _STAGE_KEYS[stage]
+        return RenderError(
+            f"{self._plugin_label(stage)} raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}",
+            key=key,
+            split=self.split,
+            index=index,
+            file=self.source,
+            line=self.lines.get(key or ""),
+        )
 
     def _shot(self, i: int) -> Sample:
         shot = self._shots[i]
         if shot is None:
             try:
-                shot = self.sample(self.pool[i], i, description=False)
-                if shot.target is None and self._target is not None:
-                    raise FieldError(
-                        "gave null, so the example's answer would read 'None'",
-                        key="doc_to_target",
-                        hint="few-shot examples need their answers: fix the record or choose other examples",
-                    )
-                self._shots[i] = shot
+                shot = self._shots[i] = self._extract(self.pool[i], i, self._shot_fields, False)
             except PromptStyleError as exc:
                 exc.message = f"few-shot example: {exc.message}"
                 raise exc.locate(split=self.pool_split, index=i) from None
         return shot
 
-    def render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
-        """Render one record; ``index`` is its position in the evaluated split.
+    def _locate(self, exc: PromptStyleError, index: int) -> PromptStyleError:
+        key = exc.key or ""
+        top = key.split(".")[0]
+        line = self.lines.get(key) or self.lines.get(top)
+        source = self.origins.get(key) or self.origins.get(top) or self.source
+        return exc.locate(split=self.split, index=index, file=source, line=line)
 
-        :raises PromptStyleError: naming the key and the record, for bad data.
-        """
+    def _format(self, record: Mapping[str, Any], index: int) -> FormattedPrompt:
         token = _SCOPE.set(self.limits) if self.limits is not None else None
         stage = "extract_field"
         try:
@@ -254,22 +388,124 @@ class TaskRenderer:
             ids = self._select(index, record)
             stage = "format_prompt"
             shots = [self._shot(i) for i in ids] if ids else ()
-            formatted = self._style_format(sample, shots)
-            stage = "apply_meta_template"
-            made = self._meta_apply(formatted.dialogue)
+            return self._style_format(sample, shots)
         except PromptStyleError as exc:
-            exc.locate(key=_STAGE_KEYS[stage])
-            line = self.lines.get(exc.key or "") or self.lines.get((exc.key or "").split(".")[0])
-            raise exc.locate(split=self.split, index=index, file=self.source, line=line) from None
+            raise self._locate(exc.locate(key=_STAGE_KEYS[stage]), index) from None
         except Exception as exc:  # a plugin's bug, reported with where it happened
-            raise RenderError(
-                f"{self._plugin_label(stage)} raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}",
-                key=_STAGE_KEYS[stage],
-                split=self.split,
-                index=index,
-                file=self.source,
-                line=self.lines.get(_STAGE_KEYS[stage]),
-            ) from exc
+            raise self._plugin_bug(exc, stage, index) from exc
+        finally:
+            if token is not None:
+                _SCOPE.reset(token)
+
+    def converse(
+        self,
+        record: Mapping[str, Any],
+        index: int,
+        reply: Callable[[RenderedPrompt], str] | None = None,
+    ) -> Generator[RenderedPrompt, str | None, None]:
+        """The requests of one record, in order: one for most tasks, one per model
+        reply for a multi-turn dialogue (see :mod:`prompt_style.conversation`).
+
+        A generator: in ``every`` mode each request after the first holds the
+        model's earlier replies, handed back with ``send(reply)`` or by the
+        ``reply`` callback (called with the request, returns the reply text)::
+
+            turns = renderer.converse(record, 0)
+            request = next(turns)
+            while True:
+                try:
+                    request = turns.send(model(request.text))
+                except StopIteration:
+                    break
+
+        Modes ``every_with_gt`` and ``last`` need no replies (plain iteration works).
+
+        :raises PromptStyleError: naming the key and the record, for bad data, and
+            when ``every`` mode gets no reply.
+        """
+        if getattr(self.style, "infer_mode", None) is None:  # one request: the usual path
+            yield self.render(record, index)
+            return
+        formatted = self._format(record, index)
+        if formatted.infer_mode is None:
+            yield self._rendered(formatted, formatted.dialogue, index)
+            return
+        yield from conversation.requests(self, formatted, index, reply)
+
+    def _rendered(
+        self,
+        formatted: FormattedPrompt,
+        dialogue: Dialogue,
+        index: int,
+        *,
+        target: Any = None,
+        turn: int | None = None,
+    ) -> RenderedPrompt:
+        token = _SCOPE.set(self.limits) if self.limits is not None else None
+        try:
+            if self._chat_apply is not None:
+                dialogue = self._chat_apply(dialogue)
+            made = self._meta_apply(dialogue)
+        except PromptStyleError as exc:
+            raise self._locate(exc.locate(key="meta"), index) from None
+        except Exception as exc:  # a plugin's bug, reported with where it happened
+            raise self._plugin_bug(exc, "apply_meta_template", index) from exc
+        finally:
+            if token is not None:
+                _SCOPE.reset(token)
+        return RenderedPrompt(
+            index,
+            made.text,
+            made.messages,
+            formatted.continuations,
+            formatted.target if turn is None else target,
+            self.plugins,
+            dialogue,
+            made.token_ids,
+            formatted.extra,
+            self.until,
+            mode=formatted.mode,
+            turn=turn,
+        )
+
+    def render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
+        """Render one record; ``index`` is its position in the evaluated split.
+
+        A multi-turn record (a style that sets ``infer_mode``) has several
+        requests: use :meth:`converse`.
+
+        :raises PromptStyleError: naming the key and the record, for bad data.
+        """
+        token = _SCOPE.set(self.limits) if self.limits is not None else None
+        stage = "extract_field"
+        try:
+            sample = self.sample(record, index)
+            if self._rolling:
+                return self._rolling_prompt(sample, index)
+            stage = "retrieve_examples"
+            ids = self._select(index, record)
+            stage = "format_prompt"
+            shots = [self._shot(i) for i in ids] if ids else ()
+            formatted = self._style_format(sample, shots)
+            if formatted.infer_mode is not None:
+                raise RenderError(
+                    f"the record is a multi-turn dialogue ({formatted.infer_mode}): it has one request per turn",
+                    hint="use Task.render() or TaskRenderer.converse()",
+                )
+            stage = "apply_meta_template"
+            if formatted.candidates is not None:
+                return self._candidates(index, formatted)
+            dialogue = formatted.dialogue
+            if self._chat_apply is not None:
+                dialogue = self._chat_apply(dialogue)
+            if self._meta_scored is not None and formatted.continuations:
+                made = self._meta_scored(dialogue, formatted.continuations)
+            else:
+                made = self._meta_apply(dialogue)
+        except PromptStyleError as exc:
+            raise self._locate(exc.locate(key=_STAGE_KEYS[stage]), index) from None
+        except Exception as exc:  # a plugin's bug, reported with where it happened
+            raise self._plugin_bug(exc, stage, index) from exc
         finally:
             if token is not None:  # the task's budgets (load_task(limits=...)) end with the record
                 _SCOPE.reset(token)
@@ -280,7 +516,48 @@ class TaskRenderer:
             formatted.continuations,
             formatted.target,
             self.plugins,
-            formatted.dialogue,
+            dialogue,
             made.token_ids,
             formatted.extra,
+            self.until,
+            context_token_ids=made.context_token_ids,
+            continuation_token_ids=made.continuation_token_ids,
+            token_report=made.token_report,
+            mode=formatted.mode,
         )
+
+    def _candidates(self, index: int, formatted: Any) -> RenderedPrompt:
+        full = self._meta_full
+        chat = self._chat_apply
+        candidates = []
+        for label, dialogue in formatted.candidates:
+            if chat is not None:
+                dialogue = chat(dialogue)
+            made = full(dialogue)
+            candidates.append(Candidate(label, made.text, made.messages, dialogue, made.token_ids))
+        return RenderedPrompt(
+            index,
+            None,
+            None,
+            (),
+            formatted.target,
+            self.plugins,
+            (),
+            None,
+            formatted.extra,
+            self.until,
+            candidates=candidates,
+            mode=formatted.mode,
+        )
+
+    def _rolling_prompt(self, sample: Sample, index: int) -> RenderedPrompt:
+        """``loglikelihood_rolling``: the document itself (``doc_to_target``) is
+        scored as a whole, with no context, few-shot examples or chat format."""
+        target = sample.target
+        if not isinstance(target, str):
+            raise FieldError(
+                f"output_type loglikelihood_rolling scores doc_to_target as the text, "
+                f"but it gave {type(target).__name__} {target!r}",
+                key="doc_to_target",
+            )
+        return RenderedPrompt(index, target, None, (), target, self.plugins, ())

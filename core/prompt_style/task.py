@@ -16,7 +16,7 @@ from typing import Any
 from ._suggest import did_you_mean
 from .errors import TaskFileError, cut
 
-__all__ = ["TaskConfig", "TASK_KEYS"]
+__all__ = ["TaskConfig", "TASK_KEYS", "OUTPUT_TYPES"]
 
 # key -> (accepted types, what it is); the order is the order of docs/task-files.md.
 TASK_KEYS: dict[str, tuple[tuple[type, ...] | None, str]] = {
@@ -36,9 +36,16 @@ TASK_KEYS: dict[str, tuple[tuple[type, ...] | None, str]] = {
     "seed": ((int,), "seed for random retrieval (default: 1234)"),
     "allow_null_target": ((bool,), "a generation record may have a null target (default: false, an error)"),
     "metadata": ((dict,), "free-form information, not used for rendering"),
+    "output_type": ((str,), "multiple_choice, generate_until, loglikelihood or loglikelihood_rolling"),
+    "gen_prefix": (None, "field spec of text the answer starts with (an assistant prefill)"),
+    "until": ((list, str), "stop sequences of a generation task"),
 }
 
-_TYPE_NAMES = {str: "a string", dict: "a mapping", int: "an integer", bool: "true or false"}
+OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood", "loglikelihood_rolling")
+"""lm-evaluation-harness's request types; ``None`` means multiple choice when the
+task has choices and generation otherwise."""
+
+_TYPE_NAMES = {str: "a string", dict: "a mapping", int: "an integer", list: "a list", bool: "true or false"}
 
 
 @dataclass(frozen=True)
@@ -71,12 +78,46 @@ class TaskConfig:
     """The task-file format it was read from (a ``read_task`` reader name)."""
     lines: Mapping[str, int] = field(default_factory=dict, repr=False)
     """Line of each key in the task file (``template.suffix`` for nested keys)."""
+    output_type: str | None = None
+    """One of :data:`OUTPUT_TYPES`; ``None``: multiple choice when the task has
+    choices, generation otherwise."""
+    until: tuple[str, ...] | None = None
+    """Stop sequences of a generation task (lm-evaluation-harness ``generation_kwargs.until``)."""
+    gen_prefix: Any = None
+    """Field spec of the text the answer starts with: an assistant prefill after
+    the question (lm-evaluation-harness ``gen_prefix``)."""
+    fewshot_overrides: Mapping[str, Any] = field(default_factory=dict)
+    """What few-shot examples use instead of the task's own settings
+    (lm-evaluation-harness ``fewshot_config``): field specs ``doc_to_text``,
+    ``doc_to_choice``, ``doc_to_target``, ``gen_prefix`` and the strings
+    ``target_delimiter``, ``fewshot_delimiter``."""
+    process_docs: Any = None
+    """``process_docs(records) -> records``, applied once to the evaluated split
+    before rendering (lm-evaluation-harness ``process_docs``)."""
+    fewshot_process_docs: Any = None
+    """The same for the few-shot pool; ``None``: the pool is used as read. When
+    it is ``process_docs`` and the pool is the evaluated split, the split is
+    processed once and serves both."""
+    before_code: Any = None
+    """Called with no arguments once per load, before ``process_docs`` runs
+    (lm-evaluation-harness tasks: seeds the global random generators as
+    ``simple_evaluate`` does)."""
+    origins: Mapping[str, Path] = field(default_factory=dict, repr=False)
+    """The file a key was written in, when it is not :attr:`path` (a key
+    inherited through lm-evaluation-harness ``include``)."""
+    extras: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """Keys of the task file that do not change prompts (lm-evaluation-harness
+    ``metric_list``, ``filter_list``, ``generation_kwargs``, ...), kept as written."""
+    data_source: str | None = None
+    """Where the task's data lives when prompt-style cannot read it (a Hugging
+    Face dataset), for the message when no data is given."""
 
     def where(self, key: str) -> dict[str, Any]:
         """Location keywords for an error about ``key``."""
         top = key.split(".")[0]
+        origin = self.origins.get(key) or self.origins.get(top)
         return {
-            "file": str(self.path) if self.path else None,
+            "file": str(origin) if origin else str(self.path) if self.path else None,
             "line": self.lines.get(key) or self.lines.get(top),
             "key": key,
         }
@@ -183,7 +224,7 @@ class TaskConfig:
             data = {values.get("test_split", "test"): data}
         base = Path(base)
         paths: dict[str, Path | Sequence[Mapping[str, Any]]] = {}
-        for split, file in data.items():
+        for split, file in (data or {}).items():
             if isinstance(file, (list, tuple)):
                 paths[str(split)] = file  # the records themselves
                 continue
@@ -192,24 +233,25 @@ class TaskConfig:
             file = Path(file).expanduser()
             paths[str(split)] = file if file.is_absolute() else base / file
         test_split = values.pop("test_split", "test")
-        if paths and test_split not in paths:
-            raise fail(
-                "test_split" if "test_split" in raw else "data",
-                f"there is no data for the evaluated split {test_split!r}",
-                f"data has: {', '.join(paths)}; set test_split or add data.{test_split}",
-            )
-        fewshot_split = values.get("fewshot_split")
-        if fewshot_split is not None and paths and fewshot_split not in paths:
-            raise fail(
-                "fewshot_split",
-                f"there is no data for the few-shot split {fewshot_split!r}",
-                did_you_mean(fewshot_split, paths) or f"data has: {', '.join(paths)}",
-            )
         if values.get("num_fewshot", 0) < 0:
             raise fail("num_fewshot", f"must be 0 or more, not {values['num_fewshot']}")
-        if "doc_to_text" not in values:
+        if "doc_to_text" not in values and values.get("output_type") != "loglikelihood_rolling":
             raise fail("doc_to_text", "the task has no doc_to_text", "name the field that holds the question")
+        output_type = values.get("output_type")
+        if output_type is not None and output_type not in OUTPUT_TYPES:
+            raise fail(
+                "output_type",
+                f"unknown output type {output_type!r}",
+                did_you_mean(output_type, OUTPUT_TYPES) or f"use one of: {', '.join(OUTPUT_TYPES)}",
+            )
+        until = values.pop("until", None)
+        if until is not None:
+            until = (until,) if isinstance(until, str) else tuple(until)
+            if not all(isinstance(stop, str) for stop in until):
+                raise fail("until", f"must be a string or a list of strings, not {raw['until']!r}")
+            values["until"] = until
         name = values.pop("task", None) or (path.stem if path else "task")
+        # Data may come later (``--data``, ``load_task(data=...)``): checked by check_data.
         return cls(
             task=name,
             data=paths,
@@ -218,3 +260,39 @@ class TaskConfig:
             lines=lines,
             **values,
         )
+
+    def needs_examples(self) -> bool:
+        """Whether rendering needs the few-shot pool: ``num_fewshot`` is positive, or
+        a ``retriever`` is named and ``num_fewshot`` is not set (an explicit 0 is zero-shot)."""
+        if self.num_fewshot is not None:
+            return self.num_fewshot > 0
+        return self.retriever is not None
+
+    def check_data(self) -> None:
+        """Check that the evaluated split, and a named few-shot split, have data.
+
+        Called by ``load_task`` once ``--data`` (``data=``) has been applied, so a
+        task file that names no data of its own renders with data given there.
+
+        :raises TaskFileError: naming the key, its line, and what data there is.
+        """
+        paths = self.data
+        split = self.test_split
+        if split not in paths:
+            source = f": the task's data is {self.data_source}, which prompt-style does not download"
+            message = f"there is no data for the evaluated split {split!r}" + (source if self.data_source else "")
+            give = f"give --data {split}=PATH, or data={{{split!r}: ...}} from Python"
+            if not paths:
+                raise self.error("data", message, give)
+            key = "test_split" if "test_split" in self.lines else "data"
+            raise self.error(key, message, f"data has: {', '.join(paths)}; set test_split, or {give}")
+        fewshot_split = self.fewshot_split
+        # Without examples the pool is not needed, unless the task file lists its
+        # data: then a few-shot split missing from it is a mistake worth reporting.
+        needed = self.needs_examples() or "data" in self.lines
+        if fewshot_split is not None and fewshot_split not in paths and needed:
+            raise self.error(
+                "fewshot_split",
+                f"there is no data for the few-shot split {fewshot_split!r}",
+                did_you_mean(fewshot_split, paths) or f"data has: {', '.join(paths)}; give --data {fewshot_split}=PATH",
+            )

@@ -33,6 +33,8 @@ __all__ = [
     "MetaTemplateFactory",
     "RetrieverFactory",
     "Formatter",
+    "Tokenizer",
+    "TokenizerLoader",
 ]
 
 
@@ -126,6 +128,9 @@ class Sample:
     with lm-evaluation-harness's rules (:func:`~prompt_style.resolve_gold`), before
     any style runs; ``None`` without choices or without a target. Styles display
     it, they never re-interpret ``target``."""
+    gen_prefix: str | None = None
+    """Text the answer starts with (``gen_prefix``): after the question as an
+    assistant prefill, and before a few-shot example's answer."""
 
 
 class Turn(NamedTuple):
@@ -165,6 +170,15 @@ class FormattedPrompt:
     extra: dict[str, Any] | None = None
     """More per-record fields the style reports, added to the JSON view of the
     rendered prompt (the ``task_template`` style gives ``answer_choices``)."""
+    infer_mode: str | None = None
+    """For a multi-turn dialogue: how it is cut into one request per model reply
+    (``every``, ``every_with_gt``, ``last``; see :meth:`TaskRenderer.converse`).
+    ``None``: the dialogue is one request."""
+    candidates: tuple[tuple[Any, Dialogue], ...] | None = None
+    """Perplexity mode: ``(label, dialogue)`` per candidate, each scored whole
+    (OpenCompass's ``PPLInferencer``); ``None`` otherwise."""
+    mode: str | None = None
+    """``gen`` or ``ppl`` for styles with modes (OpenCompass); ``None`` otherwise."""
 
 
 @dataclass(slots=True)
@@ -175,6 +189,14 @@ class ModelInput:
     text: str | None = None
     messages: list[dict[str, Any]] | None = None
     token_ids: list[int] | None = None
+    context_token_ids: list[int] | None = None
+    """Multiple choice: the context as scored before each continuation (token level)."""
+    continuation_token_ids: list[list[int]] | None = None
+    """Multiple choice: each continuation's tokens, split from the whole at token level."""
+    token_report: list[dict[str, Any]] | None = None
+    """What tokenization noticed for this record (special-token text in contents,
+    a BOS not added twice, a context/continuation boundary that differs from
+    tokenizing the whole string); ``None`` when no tokenizer is used."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +207,19 @@ class StyleSettings:
     fewshot_delimiter: str = "\n\n"
     task: str = ""
     """The task's name, for messages."""
+    output_type: str | None = None
+    """``multiple_choice``, ``generate_until``, ``loglikelihood`` or
+    ``loglikelihood_rolling``; ``None``: multiple choice when a record has
+    choices, generation otherwise."""
+    continuation_delimiter: str | None = None
+    """Text before each multiple-choice continuation; ``None``: ``target_delimiter``.
+    Chat meta templates make it empty (lm-evaluation-harness's chat rule)."""
+    fewshot_target_delimiter: str | None = None
+    """Text between a few-shot example's question and its answer; ``None``:
+    ``target_delimiter``."""
+    mode: str | None = None
+    """``gen`` or ``ppl`` when the user chose one (``--mode``, ``load_task(mode=)``);
+    styles with modes (a ``modes`` attribute) honour it, others are never given one."""
 
 
 FieldExtractor = Callable[[Mapping[str, Any]], Any]
@@ -210,6 +245,10 @@ class MetaTemplate(Protocol):
 
     def apply(self, dialogue: Dialogue) -> ModelInput: ...
 
+    # Optional: ``apply_full(dialogue) -> ModelInput`` renders the whole dialogue
+    # with no generation cut, for perplexity candidates (OpenCompass's ppl mode);
+    # without it, ``apply`` serves.
+
 
 @runtime_checkable
 class Retriever(Protocol):
@@ -223,3 +262,41 @@ MetaTemplateFactory = Callable[..., MetaTemplate]
 RetrieverFactory = Callable[..., Retriever]
 Formatter = Callable[..., Iterable[Mapping[str, Any]]]
 """``formatter(records, **args) -> instances``: see the ``format_instances`` hook."""
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """A loaded tokenizer (what a ``load_tokenizer`` loader returns).
+
+    It encodes text exactly as the model's own tokenizer does in transformers,
+    matching added and special tokens written in the text as whole tokens.
+    """
+
+    name: str
+    """Where it was loaded from, for messages."""
+    bos_token: str | None
+    bos_token_id: int | None
+    eos_token: str | None
+    eos_token_id: int | None
+    added_tokens: Mapping[str, int]
+    """Text matched as one token wherever it appears (added and special tokens): text -> id."""
+    special_tokens: frozenset[str]
+    """The added tokens that are special (BOS, EOS, control tokens...)."""
+
+    def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
+        """Token ids of ``text``; with ``add_special_tokens`` the tokenizer's own
+        additions (usually a BOS) are added, as ``tokenizer(text)`` does in transformers."""
+        ...
+
+
+@runtime_checkable
+class TokenizerLoader(Protocol):
+    """Loads one kind of local tokenizer file (a ``load_tokenizer`` catalog entry)."""
+
+    def detect(self, path: Path) -> bool:
+        """Whether ``path`` (a file or a folder) is in this loader's format (cheap: look at names)."""
+        ...
+
+    def load(self, path: Path, options: Mapping[str, Any]) -> Tokenizer:
+        """Load the tokenizer at ``path``; raise :class:`~prompt_style.TokenizerError` naming the file."""
+        ...

@@ -68,17 +68,21 @@ def test_null_generation_target_only_when_the_task_says_so():
     assert "reference answer is null" in str(err)
 
 
-def test_few_shot_examples_always_need_their_answer():
-    err = fails(
-        [{"q": "x", "a": "y"}],
-        fewshot=[{"q": "shot", "a": None}],
-        doc_to_text="q",
-        doc_to_target="a",
-        num_fewshot=1,
-        allow_null_target=True,
-    )
+def test_few_shot_examples_with_a_null_answer():
+    """Without allow_null_target a null example answer is an error naming the example;
+    with it the example shows no answer (lm-evaluation-harness's build_qa_turn), never 'None'."""
+    task = dict(doc_to_text="q", doc_to_target="a", num_fewshot=1)
+    err = fails([{"q": "x", "a": "y"}], fewshot=[{"q": "shot", "a": None}], **task)
     assert (err.key, err.split, err.index) == ("doc_to_target", "dev", 0)
     assert "few-shot example" in str(err)
+    [result] = render_records(
+        [{"q": "x", "a": "y"}], fewshot=[{"q": "shot", "a": None}], allow_null_target=True, **task
+    )
+    assert "None" not in result.text and result.text.startswith("shot")
+    err = fails(
+        [{"q": "x", "c": ["a", "b"], "a": 0}], fewshot=[{"q": "s", "c": ["a", "b"], "a": None}], **MC, num_fewshot=1
+    )
+    assert (err.key, err.split) == ("doc_to_target", "dev")  # multiple choice: always an error
 
 
 def test_allow_null_target_must_be_a_boolean():

@@ -21,7 +21,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     render.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
     render.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
     render.add_argument(
-        "--meta", metavar="M", default="plain", help="meta template: plain (default), messages, chatml, ..."
+        "--meta",
+        metavar="M",
+        default="plain",
+        help="meta template: plain (default), messages, chatml, ..., or a meta template file (.yaml, .json, "
+        "OpenCompass .py model config)",
     )
     render.add_argument(
         "--meta-option",
@@ -30,6 +34,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         action="append",
         default=[],
         help="an option of the meta template, VALUE read as YAML (e.g. add_generation_prompt=false); repeatable",
+    )
+    render.add_argument(
+        "--model-args",
+        metavar="KEY=VALUE,...",
+        help="lm-evaluation-harness's model args: chat_template=NAME chooses the meta template, "
+        "pretrained=PATH / tokenizer=PATH the tokenizer, other keys are meta options",
     )
     render.add_argument(
         "--shots", metavar="K", type=non_negative, help="number of few-shot examples (replaces num_fewshot)"
@@ -57,6 +67,28 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     )
     render.add_argument(
         "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
+    )
+    render.add_argument(
+        "--system-instruction",
+        metavar="TEXT",
+        help="text starting the system message, before the task's description (lm-eval --system_instruction)",
+    )
+    render.add_argument(
+        "--fewshot-as-multiturn",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with a chat meta template, few-shot examples as user/assistant turns (the default); "
+        "--no-fewshot-as-multiturn puts the plain-text prompt in one user message",
+    )
+    render.add_argument(
+        "--replies",
+        metavar="FILE",
+        help="multi-turn tasks in infer_mode every: the model's replies, one JSON list per record per line",
+    )
+    render.add_argument(
+        "--mode",
+        choices=("gen", "ppl"),
+        help="generation or perplexity prompts, for tasks with modes (OpenCompass; default: from the inferencer)",
     )
     render.add_argument(
         "--data-root",
@@ -91,17 +123,40 @@ def _not_json(index: int) -> Any:
     return default
 
 
+def _body(text: str | None, messages: Any, default: Any = None) -> str:
+    if text is None:
+        return json.dumps(messages, ensure_ascii=False, indent=2, default=default)
+    return text
+
+
 def _text_block(result: Any) -> str:
     default = _not_json(result.index)
     header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False, default=default)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
+    until = getattr(result, "until", None)
+    if until is not None:
+        header += " · until: " + json.dumps(list(until), ensure_ascii=False)
     for key, value in (result.extra or {}).items():
         header += f" · {key}: " + json.dumps(value, ensure_ascii=False, default=default)
-    body = result.text
-    if body is None:
-        body = json.dumps(result.messages, ensure_ascii=False, indent=2, default=default)
-    return f"{header}\n{body}\n"
+    if result.turn is not None:
+        header += f" · turn {result.turn}"
+    candidates = getattr(result, "candidates", None)
+    if candidates is not None:
+        blocks = [
+            f"--- candidate {json.dumps(c.label, ensure_ascii=False, default=default)}\n"
+            f"{_body(c.text, c.messages, default)}\n"
+            for c in candidates
+        ]
+        return f"{header}\n" + "".join(blocks)
+    tokens = ""
+    if result.token_ids is not None:
+        tokens = f"--- token_ids ({len(result.token_ids)}): {json.dumps(result.token_ids)}\n"
+        if result.continuation_token_ids is not None:
+            tokens += f"--- continuation_token_ids: {json.dumps(result.continuation_token_ids)}\n"
+        for entry in result.token_report or ():
+            tokens += f"--- note: {entry.get('message', entry['kind'])}\n"
+    return f"{header}\n{_body(result.text, result.messages, default)}\n{tokens}"
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -126,14 +181,44 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         trust_code=args.trust_code,
         template=int(args.template) if args.template and args.template.isdigit() else args.template,
         task_format=args.task_format,
+        system_instruction=args.system_instruction,
+        fewshot_as_multiturn=args.fewshot_as_multiturn,
+        mode=args.mode,
         read_options={"data_root": args.data_root} if args.data_root else None,
+        model_args=args.model_args,
     )
+    replies = _read_replies(args.replies) if args.replies else None
     write = out.write
     if args.format == "jsonl":
-        for result in task.render(limit=args.limit):
+        for result in task.render(limit=args.limit, replies=replies):
             write(dumps_line(result.to_json(), _not_json(result.index)) + "\n")
     else:
-        for result in task.render(limit=args.limit):
+        for result in task.render(limit=args.limit, replies=replies):
             write(_text_block(result))
     out.flush()
     return 0
+
+
+def _read_replies(path: str) -> list[list[str]]:
+    """``--replies``: JSON Lines, line ``i`` the list of the model's replies to record ``i``."""
+    from ..errors import DataError
+
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()
+    except OSError as exc:
+        raise DataError(f"cannot read the replies: {exc.strerror}", file=path) from None
+    replies = []
+    for number, line in enumerate(lines, 1):
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"not JSON: {exc.msg}", file=path, line=number) from None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise DataError(
+                "each line must be a JSON list of reply strings, one list per record",
+                file=path,
+                line=number,
+                hint='for example ["first reply", "second reply"]',
+            )
+        replies.append(value)
+    return replies

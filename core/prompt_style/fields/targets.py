@@ -70,8 +70,14 @@ def _is_digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def _one(target: Any, choices: Sequence[Any], rendered: bool) -> int:
+def _one(target: Any, choices: Sequence[Any], rendered: bool, exact: bool = False) -> int:
     n = len(choices)
+    if exact and isinstance(target, str):
+        # lm-evaluation-harness task files: choices.index(target), nothing else.
+        for i, choice in enumerate(choices):
+            if choice == target:
+                return i
+        raise _error(f"{target!r} is not one of the choices ({_shown(choices)})", _INDEX_HINT)
     if target is None:
         raise _error("gave null", "fix the record, or point doc_to_target at the field that holds the answer")
     if rendered and not isinstance(target, (str, int, list, tuple)) or (rendered and isinstance(target, bool)):
@@ -139,7 +145,9 @@ def _ambiguous(target: str, index: int, texts: list[int], choices: Sequence[Any]
     )
 
 
-def resolve_gold(target: Any, choices: Sequence[Any], *, rendered: bool = False) -> int | list[int]:
+def resolve_gold(
+    target: Any, choices: Sequence[Any], *, rendered: bool = False, exact: bool = False
+) -> int | list[int]:
     """The index of the gold choice of one record, by lm-evaluation-harness's rules.
 
     :param target: what ``doc_to_target`` gave.
@@ -147,6 +155,10 @@ def resolve_gold(target: Any, choices: Sequence[Any], *, rendered: bool = False)
     :param rendered: ``doc_to_target`` is a template (lm-eval renders it to text,
         so a digit string is an index); ``False`` for a plain field name, a
         callable or a constant.
+    :param exact: a string is the index of the first choice equal to it, and
+        nothing else (``choices.index``): for targets that already follow
+        lm-evaluation-harness's reading (the ``lm-eval`` task-file format turns a
+        template's digit string into an int itself).
     :returns: the index; a list of indices when ``target`` is a list.
     :raises TargetError: when the target names no choice, or could name two.
     """
@@ -159,8 +171,8 @@ def resolve_gold(target: Any, choices: Sequence[Any], *, rendered: bool = False)
     if isinstance(target, (list, tuple)):
         if not target:
             raise _error("gave an empty list of gold answers")
-        return [_one(t, choices, rendered) for t in target]
-    return _one(target, choices, rendered)
+        return [_one(t, choices, rendered, exact) for t in target]
+    return _one(target, choices, rendered, exact)
 
 
 @dataclass(frozen=True)
@@ -168,15 +180,21 @@ class GoldResolver:
     """:func:`resolve_gold` for one task, set up once from its ``doc_to_target``."""
 
     rendered: bool = False
+    exact: bool = False
 
     def __call__(self, target: Any, choices: Sequence[Any]) -> int | list[int]:
-        return resolve_gold(target, choices, rendered=self.rendered)
+        return resolve_gold(target, choices, rendered=self.rendered, exact=self.exact)
 
 
 def gold_resolver(extractor: Callable[..., Any] | None) -> GoldResolver:
     """The resolver for a task whose ``doc_to_target`` compiled into ``extractor``.
 
     Built-in extractors say what they are (``kind``); a plugin's extractor without
-    a ``kind`` is taken to give values as they are, like a callable.
+    a ``kind`` is taken to give values as they are, like a callable. A field spec
+    (or extractor) with ``gold_rule = "exact"`` gets :func:`resolve_gold`'s
+    ``exact`` reading (lm-evaluation-harness task files).
     """
+    rule = getattr(extractor, "gold_rule", None) or getattr(getattr(extractor, "spec", None), "gold_rule", None)
+    if rule == "exact":
+        return GoldResolver(exact=True)
     return GoldResolver(rendered=getattr(extractor, "kind", None) in RENDERED_KINDS)

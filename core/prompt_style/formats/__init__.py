@@ -35,8 +35,13 @@ def read_source(path: str | Path, manager: PluginManager) -> TaskSource:
         if not path.is_file():
             raise TaskFileError("task file not found", file=str(path))
         return TaskSource(path=path, data=None, base=path.parent)
+    # Formats with YAML tags of their own (lm-evaluation-harness's ``!function``)
+    # name them on their reader; the tags build markers, never run code.
+    tags: dict[str, Any] = {}
+    for reader in _readers(manager).values():
+        tags.update(getattr(reader, "yaml_tags", None) or {})
     try:
-        document = load_yaml(path, duplicate_keys="last")
+        document = load_yaml(path, tags=tags or None, duplicate_keys="last")
     except TaskFileError as exc:
         if "!Template" in exc.message:  # promptsource's tag: a file to convert, not to render
             exc.hint = f"a promptsource file: prompt-style convert promptsource {path} --out DIR"

@@ -56,4 +56,6 @@ def messages(*, options: dict[str, Any]) -> Messages:
 
 @hookimpl
 def apply_meta_template():
-    return {"plain": plain, "messages": messages}
+    from .opencompass import opencompass_meta_catalog
+
+    return {"plain": plain, "messages": messages, **opencompass_meta_catalog()}

@@ -14,6 +14,8 @@ API_ROLES: Mapping[str, str] = {
     "user": "user",
     "assistant": "assistant",
     "system": "system",
+    # A raw-text item of an OpenCompass PromptList (an empty role): sent as the user's.
+    "": "user",
 }
 
 

@@ -1,4 +1,5 @@
-"""Built-in retrievers: ``zero``, ``fixed``, ``first_n`` and seeded ``random``.
+"""Built-in retrievers: ``zero``, ``fixed``, ``first_n`` and seeded ``random``, plus
+OpenCompass's ``fixk``, ``opencompass_random`` and ``sliding_window`` (``opencompass.py``).
 
 Randomness comes from ``random.Random`` seeded with the text ``"{seed}:{index}"``
 (hashed with SHA-512 by the standard library), never from process state or
@@ -15,6 +16,7 @@ from typing import Any
 from .._markers import hookimpl
 from ..errors import OptionError, TaskFileError
 from ..options import check_options
+from .opencompass import CATALOG as OPENCOMPASS_CATALOG
 
 
 def _check_size(name: str, k: int, available: int, same_split: bool) -> None:
@@ -51,14 +53,16 @@ class Fixed:
 class FirstN:
     """The first ``k`` pool records.
 
-    When the pool is the evaluated split, records equal to the one being
-    rendered (itself and any duplicate of it) are skipped, as
-    lm-evaluation-harness does.
+    When the pool is the evaluated split (or ``exclude_record`` says so), pool
+    records equal to the one being rendered (itself and any duplicate of it)
+    are skipped, as lm-evaluation-harness does.
     """
 
     k: int = 0
     pool: Sequence[Mapping[str, Any]] = field(default=(), repr=False)
     same_split: bool = False
+    """Skip pool records equal to the rendered one (the name is historical:
+    it is true when the pool is the evaluated split, unless told otherwise)."""
 
     def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
         if not self.same_split:
@@ -67,12 +71,12 @@ class FirstN:
         for i, candidate in enumerate(self.pool):
             if len(picked) == self.k:
                 break
-            if i != index and candidate != record:
+            if candidate != record:
                 picked.append(i)
         if len(picked) < self.k:
             raise TaskFileError(
                 f"retriever 'first_n' found only {len(picked)} of {self.k} examples that differ "
-                "from the record (the pool is the evaluated split and holds duplicates of it)",
+                "from the record (the few-shot pool holds it or duplicates of it)",
                 key="num_fewshot",
                 hint="name a separate fewshot_split or lower num_fewshot",
             )
@@ -114,6 +118,13 @@ class _RandomOptions:
     seed: int | None = None
 
 
+@dataclass(frozen=True)
+class _FirstNOptions:
+    exclude_record: bool | None = None
+    """Skip pool records equal to the rendered one; ``None``: when the pool is
+    the evaluated split (lm-evaluation-harness decides by its split names)."""
+
+
 def zero(*, options, pool, k, same_split, seed) -> Zero:
     check_options(_NoOptions, options, what="retriever 'zero'")
     if k:
@@ -151,10 +162,11 @@ def fixed(*, options, pool, k, same_split, seed) -> Fixed:
 
 
 def first_n(*, options, pool, k, same_split, seed) -> FirstN:
-    check_options(_NoOptions, options, what="retriever 'first_n'")
+    exclude = check_options(_FirstNOptions, options, what="retriever 'first_n'").exclude_record
+    exclude = same_split if exclude is None else exclude
     k = k or 0
-    _check_size("first_n", k, len(pool) - (1 if same_split else 0), same_split)
-    return FirstN(k=k, pool=pool if same_split else (), same_split=same_split)
+    _check_size("first_n", k, len(pool) - (1 if same_split and exclude else 0), same_split)
+    return FirstN(k=k, pool=pool if exclude else (), same_split=exclude)
 
 
 def random_(*, options, pool, k, same_split, seed) -> Random:
@@ -166,4 +178,13 @@ def random_(*, options, pool, k, same_split, seed) -> Random:
 
 @hookimpl
 def retrieve_examples():
-    return {"zero": zero, "fixed": fixed, "first_n": first_n, "random": random_}
+    from .shared_random import shared_random
+
+    return {
+        "zero": zero,
+        "fixed": fixed,
+        "first_n": first_n,
+        "random": random_,
+        "shared_random": shared_random,
+        **OPENCOMPASS_CATALOG,
+    }

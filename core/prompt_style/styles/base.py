@@ -25,9 +25,31 @@ __all__ = [
     "DEFAULT_LABELS",
     "choice_style",
     "resolve_target",
+    "maybe_delimit",
+    "requires_delimiter",
 ]
 
 DEFAULT_LABELS: tuple[str, ...] = tuple(string.ascii_uppercase)
+
+
+def requires_delimiter(prefix: str, suffix: str) -> bool:
+    """Whether joining ``prefix`` and ``suffix`` needs a delimiter: neither has
+    whitespace at the join (lm-evaluation-harness's rule; false for an empty prefix)."""
+    if not prefix or not suffix:
+        return False
+    return not (prefix[-1].isspace() or suffix[0].isspace())
+
+
+def maybe_delimit(prefix: str | None, suffix: str | None, delimiter: str = " ") -> str:
+    """``prefix + delimiter + suffix``, without the delimiter when either side has
+    whitespace at the join or is empty (lm-evaluation-harness's ``maybe_delimit``)."""
+    if not prefix:
+        return suffix or ""
+    if not suffix:
+        return prefix
+    if prefix[-1].isspace() or suffix[0].isspace():
+        return prefix + suffix
+    return prefix + delimiter + suffix
 
 
 def resolve_target(target: Any, answers: Sequence[Any], *also: Sequence[Any]) -> int | list[int]:
@@ -94,29 +116,57 @@ class QAStyle:
     def example_answer(self, sample: Sample) -> str:
         """The answer text shown after a few-shot example."""
         answers = self.answers(sample)
-        if answers is None:
+        if answers is None or self.settings.output_type == "loglikelihood":
             target = sample.target
             if isinstance(target, (list, tuple)):
                 target = target[0] if target else ""
-            return str(target)
+            return "" if target is None else str(target)  # no answer, never the text 'None'
+
         gold = self.target(sample, answers)
         if isinstance(gold, list):  # several gold answers: an example shows the first
             gold = gold[0]
         return answers[gold]
 
-    def _example_turns(self, shot: Sample) -> tuple[Turn, Turn, Turn]:
+    def _example_turns(self, shot: Sample) -> tuple[Turn, Turn, tuple[Turn, ...], str]:
+        """The turns of one few-shot example, built once: the user turn opening
+        the prompt (no separator), the same after a previous example, the turns
+        that follow it, and the text that separates it from what comes next.
+
+        This is lm-evaluation-harness's ``build_qa_turn``: with a ``gen_prefix``
+        the answer reads ``gen_prefix + " " + answer`` (no space when either side
+        has one), and an example without an answer (``""``) shows only its
+        question (and prefix) with nothing after it.
+        """
+        settings = self.settings
         text = self.question_text(shot)
-        answer = Turn("assistant", self.example_answer(shot), self.settings.target_delimiter, section="ice")
+        tgt = settings.fewshot_target_delimiter
+        if tgt is None:
+            tgt = settings.target_delimiter
+        prefix = shot.gen_prefix
+        has_answer = shot.target is not None and shot.target != ""
+        if prefix:
+            sep = tgt if requires_delimiter(text, prefix) else ""
+        else:
+            sep = tgt if has_answer else ""
+        if has_answer:
+            answer = maybe_delimit(prefix, self.example_answer(shot))
+            rest: tuple[Turn, ...] = (Turn("assistant", answer, sep, section="ice"),)
+            trailing = settings.fewshot_delimiter
+        else:
+            rest = (Turn("assistant", prefix, sep, section="ice"),) if prefix else ()
+            trailing = "" if prefix else sep
         return (
             Turn("user", text, "", section="ice"),
-            Turn("user", text, self.settings.fewshot_delimiter, section="ice"),
-            answer,
+            Turn("user", text, settings.fewshot_delimiter, section="ice"),
+            rest,
+            trailing,
         )
 
     def format(self, sample: Sample, shots: Sequence[Sample]) -> FormattedPrompt:
         turns: list[Turn] = []
         if sample.description:
             turns.append(Turn("system", sample.description, section="begin"))
+        settings = self.settings
         sep = ""
         if shots:
             cache = self.__dict__.get("_shot_turns")
@@ -126,19 +176,50 @@ class QAStyle:
                 made = cache.get(shot)
                 if made is None:
                     made = cache[shot] = self._example_turns(shot)
-                turns.append(made[0] if position == 0 else made[1])
-                turns.append(made[2])
-            sep = self.settings.fewshot_delimiter
+                if position == 0:
+                    turns.append(made[0])
+                elif sep == settings.fewshot_delimiter:
+                    turns.append(made[1])
+                else:
+                    turns.append(made[0]._replace(sep=sep))
+                turns.extend(made[2])
+                sep = made[3]
         text, answers = self.question_and_answers(sample)
         turns.append(Turn("user", text, sep))
-        if answers is None:
-            return FormattedPrompt(tuple(turns), (), self.target(sample, None))
-        delimiter = self.settings.target_delimiter
-        return FormattedPrompt(
-            tuple(turns),
-            tuple([delimiter + a for a in answers]),
-            self.target(sample, answers),
-        )
+        prefix = sample.gen_prefix
+        if prefix:
+            # The answer's start, as an assistant prefill the model continues.
+            delimiter = settings.target_delimiter if requires_delimiter(text, prefix) else ""
+            turns.append(Turn("assistant", prefix, delimiter))
+        output_type = settings.output_type
+        if output_type is None:
+            output_type = "generate_until" if answers is None else "multiple_choice"
+        if output_type == "multiple_choice":
+            if answers is None:
+                raise StyleError(
+                    "output_type is multiple_choice but the task has no doc_to_choice",
+                    key="doc_to_choice",
+                    hint="set doc_to_choice to the record's list of choices",
+                )
+            delimiter = settings.continuation_delimiter
+            if delimiter is None:
+                delimiter = settings.target_delimiter
+            return FormattedPrompt(
+                tuple(turns),
+                tuple([delimiter + a for a in answers]),
+                self.target(sample, answers),
+            )
+        target = sample.target
+        if output_type == "loglikelihood":
+            if not isinstance(target, str):
+                raise StyleError(
+                    f"output_type loglikelihood scores doc_to_target as the continuation, "
+                    f"but it gave {type(target).__name__} {target!r}",
+                    key="doc_to_target",
+                    hint="make doc_to_target give the text to score",
+                )
+            return FormattedPrompt(tuple(turns), (target,), target)
+        return FormattedPrompt(tuple(turns), (), self.target(sample, None))
 
     def question_and_answers(self, sample: Sample) -> tuple[str, tuple[str, ...] | None]:
         """:meth:`question_text` and :meth:`answers` together, for styles that

@@ -8,6 +8,7 @@ from .._markers import hookimpl
 from ..options import check_options
 from ..types import StyleSettings
 from .base import PassthroughStyle, choice_style
+from .opencompass import opencompass_style
 
 
 def passthrough(*, options: dict[str, Any], settings: StyleSettings) -> PassthroughStyle:
@@ -21,4 +22,6 @@ def format_prompt():
         "passthrough": passthrough,
         # Seed 000: `template: mcq` is the MMLU layout, and every option can be overridden.
         "mcq": choice_style("mcq"),
+        # OpenCompass dataset templates (PromptTemplate), gen and ppl modes.
+        "opencompass": opencompass_style,
     }

@@ -109,7 +109,8 @@ def test_zero_shot(manager):
     [out] = prompt_style.render_records([RECORD], plugins=manager, meta=META, **TASK)
     assert out.text == f"<|im_start|>user\n{QUESTION}<|im_end|>\n<|im_start|>assistant\n"
     assert out.messages == [{"role": "user", "content": QUESTION}]
-    assert out.continuations == (" A", " B", " C")
+    # lm-evaluation-harness's chat rule: no target delimiter before the continuations.
+    assert out.continuations == ("A", "B", "C")
     assert out.target == 1
 
 
@@ -134,7 +135,7 @@ def test_number_of_choices(manager, n):
     [out] = prompt_style.render_records([record], plugins=manager, meta=META, **TASK)
     listed = "\n".join(f"{label}. {day}" for label, day in zip("ABCDEFG", choices))
     assert out.text == f"<|im_start|>user\nWhich day?\n{listed}\nAnswer:<|im_end|>\n<|im_start|>assistant\n"
-    assert out.continuations == tuple(f" {label}" for label in "ABCDEFG"[:n])
+    assert out.continuations == tuple("ABCDEFG"[:n])
     assert out.target == n - 1
 
 
@@ -159,7 +160,7 @@ def test_few_shot_as_multiturn(manager):
         {"role": "assistant", "content": "B"},
         {"role": "user", "content": QUESTION},
     ]
-    assert out.continuations == (" A", " B", " C")
+    assert out.continuations == ("A", "B", "C")
     assert out.target == 1
 
 
@@ -178,7 +179,7 @@ def test_fewshot_as_multiturn_false_is_one_user_message(manager):
         num_fewshot=2,
         plugins=manager,
         meta=META,
-        meta_options={"fewshot_as_multiturn": False},
+        fewshot_as_multiturn=False,
         description="Arithmetic.",
         **TASK,
     )
@@ -191,9 +192,8 @@ def test_fewshot_as_multiturn_false_is_one_user_message(manager):
 
 def test_fewshot_as_multiturn_false_user_message_is_the_plain_prompt(manager):
     task = {**TASK, "num_fewshot": 2}
-    options = {"fewshot_as_multiturn": False}
     [chat] = prompt_style.render_records(
-        [RECORD], fewshot=TRAIN, plugins=manager, meta=META, meta_options=options, **task
+        [RECORD], fewshot=TRAIN, plugins=manager, meta=META, fewshot_as_multiturn=False, **task
     )
     [plain] = prompt_style.render_records([RECORD], fewshot=TRAIN, plugins=manager, meta="plain", **task)
     assert chat.messages == [{"role": "user", "content": plain.text}]
@@ -207,10 +207,16 @@ def test_add_generation_prompt_false(manager):
     assert out.messages == [{"role": "user", "content": QUESTION}]
 
 
-def test_both_options(manager):
-    options = {"add_generation_prompt": False, "fewshot_as_multiturn": False}
+def test_no_generation_prompt_and_one_user_message(manager):
     [out] = prompt_style.render_records(
-        [RECORD], fewshot=TRAIN, num_fewshot=1, plugins=manager, meta=META, meta_options=options, **TASK
+        [RECORD],
+        fewshot=TRAIN,
+        num_fewshot=1,
+        plugins=manager,
+        meta=META,
+        meta_options={"add_generation_prompt": False},
+        fewshot_as_multiturn=False,
+        **TASK,
     )
     assert out.text == f"<|im_start|>user\n{SHOT1} A\n\n{QUESTION}<|im_end|>\n"
 
@@ -236,8 +242,14 @@ def test_unknown_option_says_did_you_mean(manager):
 
 
 def test_unknown_option_from_the_factory(manager):
-    with pytest.raises(prompt_style.OptionError, match=r"did you mean 'fewshot_as_multiturn'\?"):
-        chatml_factory(manager, fewshot_as_multiturns=True)
+    with pytest.raises(prompt_style.OptionError, match=r"did you mean 'add_generation_prompt'\?"):
+        chatml_factory(manager, add_generation_prompts=True)
+
+
+def test_fewshot_as_multiturn_is_not_a_chatml_option(manager):
+    # It is a chat rule of the core, for every chat format (load_task(fewshot_as_multiturn=...)).
+    with pytest.raises(prompt_style.OptionError, match="has no option 'fewshot_as_multiturn'"):
+        chatml_factory(manager, fewshot_as_multiturn=False)
 
 
 def test_option_of_the_wrong_type(manager):
@@ -252,7 +264,7 @@ def test_option_of_the_wrong_type(manager):
 
 def test_defaults(manager):
     meta = chatml_factory(manager)
-    assert meta == ChatML(add_generation_prompt=True, fewshot_as_multiturn=True)
+    assert meta == ChatML(add_generation_prompt=True)
 
 
 def test_each_turn_then_the_generation_prompt(manager):
@@ -280,15 +292,14 @@ def test_separators_are_ignored_in_multiturn_mode(manager):
     assert [m["content"] for m in made.messages] == ["Q1", "A", "Q2"]
 
 
-def test_separators_join_the_single_user_message(manager):
-    dialogue = (
-        Turn("system", "S"),
-        Turn("user", "Q1"),
-        Turn("assistant", "A", sep=" "),
-        Turn("user", "Q2", sep="\n\n"),
-    )
-    made = chatml_factory(manager, fewshot_as_multiturn=False).apply(dialogue)
-    assert made.messages == [{"role": "system", "content": "S"}, {"role": "user", "content": "Q1 A\n\nQ2"}]
+def test_a_final_assistant_turn_is_continued(manager):
+    # An answer prefill (lm-evaluation-harness's gen_prefix): the turn stays open.
+    dialogue = (Turn("user", "Q"), Turn("assistant", "Answer: "))
+    made = chatml_factory(manager).apply(dialogue)
+    assert made.text == "<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nAnswer: "
+    assert made.messages == [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "Answer: "}]
+    closed = chatml_factory(manager, add_generation_prompt=False).apply(dialogue)
+    assert closed.text == "<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nAnswer: <|im_end|>\n"
 
 
 def test_opencompass_role_names(manager):
@@ -392,13 +403,14 @@ def test_parity_with_transformers_given_the_default_system_prompt(template, conv
     assert made.text == entry["renders"][conversation]
 
 
-@pytest.mark.xfail(strict=True, reason=PARITY["not_representable"]["continue_final_message"])
-def test_continue_final_message_is_not_supported():
+def test_continue_final_message_is_a_final_assistant_turn():
+    """transformers' continue_final_message is what the default options do with a
+    dialogue that ends with an assistant turn."""
     conv = PARITY["conversations"]["continue_final_message"]
     expected = PARITY["templates"]["llamacpp-test-teknium-openhermes-2.5-mistral-7b"]["renders"][
         "continue_final_message"
     ]
-    made = ChatML(add_generation_prompt=False).apply(_dialogue(conv["messages"]))
+    made = ChatML().apply(_dialogue(conv["messages"]))
     assert made.text == expected
 
 

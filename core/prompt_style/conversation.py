@@ -1,0 +1,86 @@
+"""Multi-turn dialogues cut into requests, one per model reply.
+
+A style marks a dialogue as multi-turn by setting
+:attr:`~prompt_style.FormattedPrompt.infer_mode`. Its model replies are the
+``round`` turns of the assistant role (``BOT``); every request is the dialogue
+up to one of them, followed by the dialogue's ``end`` turns, as AISBench's
+``MultiTurnGenInferencer`` sends them:
+
+``every``
+    one request per reply; the turns before it carry the model's own earlier
+    replies (handed back turn by turn), so the requests depend on the model.
+``every_with_gt``
+    one request per reply, with the ground-truth answers before it.
+``last``
+    one request: everything but the last answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .errors import RenderError
+from .meta.roles import api_role
+from .types import FormattedPrompt, Turn
+
+if TYPE_CHECKING:
+    from .render import RenderedPrompt, TaskRenderer
+
+__all__ = ["reply_positions", "requests"]
+
+
+def reply_positions(dialogue: Sequence[Turn]) -> list[int]:
+    """Positions of the model's replies: the assistant-role turns of the ``round`` section."""
+    return [i for i, turn in enumerate(dialogue) if turn.section == "round" and api_role(turn.role) == "assistant"]
+
+
+def requests(
+    renderer: TaskRenderer,
+    formatted: FormattedPrompt,
+    index: int,
+    reply: Callable[[RenderedPrompt], str] | None,
+) -> Generator[RenderedPrompt, str | None, None]:
+    """The requests of one multi-turn record (see :meth:`TaskRenderer.converse`)."""
+    mode = formatted.infer_mode
+    dialogue = list(formatted.dialogue)
+    positions = reply_positions(dialogue)
+    if not positions:
+        raise RenderError(
+            "the multi-turn dialogue has no model turn (a BOT item in its round) to ask for",
+            split=renderer.split,
+            index=index,
+            file=renderer.source,
+        )
+    end = tuple(turn for turn in dialogue if turn.section == "end")
+    targets = formatted.target if isinstance(formatted.target, (list, tuple)) else None
+    if mode == "last":
+        positions = positions[-1:]
+        first = len(reply_positions(dialogue)) - 1
+    else:
+        first = 0
+    for n, position in enumerate(positions):
+        turn = first + n
+        target: Any = targets[turn] if targets is not None and turn < len(targets) else formatted.target
+        request = renderer._rendered(formatted, tuple(dialogue[:position]) + end, index, target=target, turn=turn)
+        sent = yield request
+        if mode != "every" or n == len(positions) - 1:
+            continue
+        answer = sent if sent is not None else (reply(request) if reply is not None else None)
+        if answer is None:
+            raise RenderError(
+                f"infer_mode 'every' needs the model's reply to turn {turn} before turn {turn + 1} can be built",
+                split=renderer.split,
+                index=index,
+                file=renderer.source,
+                hint="give the replies: --replies FILE on the command line, replies= from Python; "
+                "or use infer_mode every_with_gt or last",
+            )
+        if not isinstance(answer, str):
+            raise RenderError(
+                f"the model's reply to turn {turn} must be a string, not {type(answer).__name__}",
+                split=renderer.split,
+                index=index,
+                file=renderer.source,
+            )
+        dialogue[position] = dialogue[position]._replace(content=answer)

@@ -1,0 +1,164 @@
+"""Task code of lm-evaluation-harness task files: ``!function module.name``.
+
+A ``!function`` tag is read as a :class:`FunctionRef`, a marker that runs
+nothing. Only a task loaded with ``trust_code`` imports the module — from a
+``module.py`` next to the YAML file that names it, as lm-evaluation-harness
+does, else an importable module — after seeding the global random generators
+the way lm-evaluation-harness's ``simple_evaluate`` does.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import types
+
+__all__ = ["FunctionRef", "function_tag", "import_function", "load_function", "seed_like_lm_eval", "CodeError"]
+
+TASK_CODE_PREFIX = "_prompt_style_task_code_"
+"""Module names task code is imported under (one fresh module per load)."""
+
+
+class CodeError(Exception):
+    """Task code could not be imported (translated into a TaskFileError by the reader)."""
+
+
+class FunctionRef:
+    """``!function utils.process_docs`` as written: the dotted name, and where."""
+
+    __slots__ = ("name", "file", "line")
+
+    def __init__(self, name: str, file: Path | None = None, line: int | None = None) -> None:
+        self.name = name
+        self.file = file
+        self.line = line
+
+    def __repr__(self) -> str:
+        return f"!function {self.name}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FunctionRef) and (self.name, self.file) == (other.name, other.file)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.file))
+
+    @property
+    def module_file(self) -> Path | None:
+        """The ``module.py`` next to the YAML file lm-evaluation-harness would import."""
+        module = self.name.rpartition(".")[0]
+        if not module or self.file is None:
+            return None
+        return (self.file.parent / f"{module.replace('.', '/')}.py").resolve()
+
+
+def function_tag(loader: Any, node: Any) -> FunctionRef:
+    """The YAML constructor of ``!function``: a marker, never an import."""
+    return FunctionRef(str(loader.construct_scalar(node)), line=node.start_mark.line + 1)
+
+
+def seed_like_lm_eval() -> None:
+    """Seed the global generators as ``lm_eval.simple_evaluate`` does before it loads
+    tasks: ``random.seed(0)`` and, when numpy is installed, ``numpy.random.seed(1234)``."""
+    random.seed(0)
+    try:
+        import numpy
+    except ImportError:
+        return
+    numpy.random.seed(1234)
+
+
+def _datasets_stand_in() -> types.ModuleType:
+    """A ``datasets`` module for task code that imports it only to name types
+    (``def process_docs(dataset: datasets.Dataset)``), when datasets is not installed."""
+    import types
+
+    from .docs import Docs
+
+    module = types.ModuleType("datasets")
+    module.__doc__ = "prompt-style's stand-in for the datasets package (not installed)"
+    module.Dataset = Docs  # type: ignore[attr-defined]
+    module.DatasetDict = dict  # type: ignore[attr-defined]
+    module.__prompt_style_stand_in__ = True  # type: ignore[attr-defined]
+    return module
+
+
+def _load_module(path: Path) -> types.ModuleType:
+    import importlib.util
+    import uuid
+
+    # A fresh module per load: module-level state (GPQA's ``rng = random.Random(42)``)
+    # starts over, so loading a task twice gives the same prompts.
+    name = f"{TASK_CODE_PREFIX}{uuid.uuid4().hex}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise CodeError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    stand_in = None
+    if "datasets" not in sys.modules and importlib.util.find_spec("datasets") is None:
+        stand_in = sys.modules["datasets"] = _datasets_stand_in()
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    directory = str(path.parent)
+    sys.path.insert(0, directory)  # sibling imports (``from utils_x import ...``)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise CodeError(f"importing {path} raised {type(exc).__name__}: {exc}") from exc
+    finally:
+        if sys.path and sys.path[0] == directory:
+            del sys.path[0]
+        if stand_in is not None and sys.modules.get("datasets") is stand_in:
+            del sys.modules["datasets"]
+    return module
+
+
+def import_function(ref: FunctionRef, cache: dict[Path, types.ModuleType]) -> Any:
+    """The callable ``ref`` names, imported as lm-evaluation-harness does.
+
+    :param cache: modules already imported for this task (one import per file per load).
+    :raises CodeError: saying what failed.
+    """
+    import importlib
+
+    module_name, _, function_name = ref.name.rpartition(".")
+    if not module_name:
+        raise CodeError(f"{ref.name!r} names no module: write !function module.function")
+    path = ref.module_file
+    if path is not None and path.is_file():
+        module = cache.get(path)
+        if module is None:
+            module = cache[path] = _load_module(path)
+        where = path.name
+    else:
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            beside = f" and there is no {path.name} next to {ref.file.name}" if path and ref.file else ""
+            raise CodeError(f"cannot import module {module_name!r}{beside} ({type(exc).__name__}: {exc})") from exc
+        where = module_name
+    try:
+        function = getattr(module, function_name)
+    except AttributeError:
+        raise CodeError(f"{where} has no {function_name!r}") from None
+    if not callable(function):
+        raise CodeError(f"{where}: {function_name!r} is a {type(function).__name__}, not a function")
+    return function
+
+
+_RELOADED: dict[str, types.ModuleType] = {}
+
+
+def load_function(path: str, qualname: str) -> Any:
+    """The function ``qualname`` of the task code in ``path``, imported once per
+    process (for renderers unpickled in worker processes)."""
+    module = _RELOADED.get(path)
+    if module is None:
+        module = _RELOADED[path] = _load_module(Path(path))
+    value: Any = module
+    for part in qualname.split("."):
+        value = getattr(value, part)
+    return value

@@ -1,0 +1,203 @@
+"""``doc_to_text``, ``doc_to_choice``, ``doc_to_target``, ``description`` and
+``gen_prefix`` with lm-evaluation-harness's rules (``ConfigurableTask.doc_to_*``).
+
+A string that is a column of the record is that column's value. Any other
+string is a Jinja template rendered to text (``StrictUndefined``, trailing
+newlines kept, the ``regex_replace`` filter), then read the way
+lm-evaluation-harness reads it:
+
+- ``doc_to_text``: digits become an int when the task has ``doc_to_choice``
+  (lm-evaluation-harness's multiple-input mode, which prompt-style does not
+  support: an error naming the record);
+- ``doc_to_target``: digits become an int (a choice index) when the task has
+  ``doc_to_choice``; text in ``[...]`` is read with ``ast.literal_eval`` (a list
+  of targets), falling back to the text;
+- ``doc_to_choice``: the text is read with ``ast.literal_eval`` (a list);
+- ``description`` and ``gen_prefix``: the text.
+
+Lists (``doc_to_choice``, ``doc_to_target``), a mapping (``doc_to_choice``: its
+values) and integers (``doc_to_text``, ``doc_to_target``) are used as given;
+``!function`` callables are called with the record.
+
+These objects are the field specs the lm-eval reader puts into
+``TaskConfig``; the core compiles them like any callable spec. They pickle
+(the template source is kept; Jinja compiles once per process).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ...errors import FieldError
+from ...safe import jinja_env as _jinja
+from ...safe.jinja_env import JinjaProfile, compile_template
+from .code import TASK_CODE_PREFIX, load_function
+
+__all__ = ["LM_EVAL_JINJA", "LmEvalField", "check_template"]
+
+
+def _regex_replace(string: str, pattern: str, repl: str, count: int = 0) -> str:
+    """lm-evaluation-harness's ``regex_replace`` filter (``re.sub``)."""
+    return re.sub(pattern, repl, string, count=count)
+
+
+LM_EVAL_JINJA = JinjaProfile(
+    "lm-eval",
+    keep_trailing_newline=True,
+    filters=(("regex_replace", _regex_replace),),
+)
+"""lm-evaluation-harness's Jinja settings (``lm_eval.utils.env``), in the sandbox."""
+
+KINDS = ("text", "choice", "target", "resolve")
+
+
+def check_template(source: str) -> str | None:
+    """The syntax error of ``source`` as lm-evaluation-harness templates, or ``None``."""
+    syntax_error = _jinja.errors()[0]
+    try:
+        compile_template(source, LM_EVAL_JINJA)
+    except syntax_error as exc:
+        return f"bad Jinja template (template line {exc.lineno}): {exc.message}"
+    return None
+
+
+def _keys(record: Mapping[str, Any]) -> str:
+    keys = ", ".join(map(str, list(record)[:12]))
+    return f"the record has: {keys}" if keys else "the record is empty"
+
+
+class LmEvalField:
+    """One field spec with lm-evaluation-harness's semantics; ``field(record)``."""
+
+    __slots__ = ("source", "key", "kind", "digits", "name", "literal")
+    gold_rule = "exact"
+    """Targets are read here as lm-evaluation-harness reads them, so the gold is
+    ``choices.index(target)`` for a string (see ``prompt_style.resolve_gold``)."""
+
+    def __init__(self, source: Any, key: str, kind: str, digits: bool = False, name: str | None = None) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown kind {kind!r}")
+        self.source = source
+        """The spec as the task file writes it (a callable for ``!function``)."""
+        self.key = key
+        self.kind = kind
+        self.digits = digits
+        """Digit strings become ints (``doc_to_text`` and ``doc_to_target`` of a task with ``doc_to_choice``)."""
+        self.name = name
+        """The ``!function`` name, for messages."""
+        self.literal = isinstance(source, str) and not any(mark in source for mark in ("{{", "{%", "{#", "\r"))
+        """Text without Jinja syntax (or carriage returns, which Jinja turns into
+        newlines) renders to itself: skip Jinja for it."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        source = self.source
+        module = getattr(source, "__module__", "") or ""
+        if callable(source) and module.startswith(TASK_CODE_PREFIX):
+            # Task code imported from a file is not importable by name in another
+            # process: pickle where it comes from, and import it again there.
+            import sys
+
+            path = getattr(sys.modules.get(module), "__file__", None)
+            if path:
+                return (_reloaded, (path, source.__qualname__, self.key, self.kind, self.digits, self.name))
+        return (LmEvalField, (source, self.key, self.kind, self.digits, self.name))
+
+    def __repr__(self) -> str:
+        shown = f"!function {self.name}" if self.name else repr(self.source)
+        return f"<lm-eval {self.key} {shown}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LmEvalField) and self.__reduce__() == other.__reduce__()
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.kind, repr(self.source)))
+
+    def __call__(self, record: Mapping[str, Any]) -> Any:
+        source = self.source
+        if isinstance(source, str):
+            if source in record:
+                return self._checked(record[source])
+            return self._read(source if self.literal else self._render(source, record))
+        if callable(source):
+            return self._checked(source(record))
+        if isinstance(source, Mapping) and self.kind == "choice":
+            return list(source.values())
+        return self._checked(source)
+
+    def _render(self, source: str, record: Mapping[str, Any]) -> str:
+        _, undefined_error, security_error = _jinja.errors()
+        try:
+            return _jinja.render(compile_template(source, LM_EVAL_JINJA), record)
+        except undefined_error as exc:
+            raise FieldError(f"{source!r}: {exc.message}", key=self.key, hint=_keys(record)) from None
+        except security_error as exc:
+            raise FieldError(f"{source!r} is not allowed in the sandbox: {exc}", key=self.key) from None
+        except TypeError as exc:
+            if not all(isinstance(k, str) for k in record):
+                raise FieldError("the record has keys that are not strings", key=self.key) from None
+            raise FieldError(f"{source!r} raised TypeError: {exc}", key=self.key) from None
+        except Exception as exc:
+            raise FieldError(f"{source!r} raised {type(exc).__name__}: {exc}", key=self.key) from None
+
+    def _read(self, text: str) -> Any:
+        kind = self.kind
+        if kind == "choice":
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                raise FieldError(
+                    f"rendered {text!r}, which is not a Python list",
+                    key=self.key,
+                    hint="lm-evaluation-harness reads a rendered doc_to_choice with ast.literal_eval; "
+                    "write e.g. \"{{choices}}\" or ['yes', 'no']",
+                ) from None
+            return self._checked(value)
+        if self.digits and text.isdigit():
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                raise FieldError(
+                    f"rendered {text!r}, which lm-evaluation-harness would read as a number and cannot",
+                    key=self.key,
+                ) from None
+            return self._checked(value)
+        if kind == "target" and len(text) >= 2 and text[0] == "[" and text[-1] == "]":
+            try:
+                return ast.literal_eval(text)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                return text
+        return text
+
+    def _checked(self, value: Any) -> Any:
+        kind = self.kind
+        if kind == "text" and not isinstance(value, str):
+            if isinstance(value, int) and not isinstance(value, bool):
+                raise FieldError(
+                    f"gave the number {value}: lm-evaluation-harness reads that as the index of the "
+                    "choice that is the context (a multiple-input task, such as winogrande), "
+                    "which prompt-style does not support",
+                    key=self.key,
+                )
+            if value is None:
+                return None  # reported by the renderer ("gave null")
+            raise FieldError(
+                f"gave {type(value).__name__} {value!r}, not text (lm-evaluation-harness requires a string)",
+                key=self.key,
+            )
+        if kind == "choice" and not isinstance(value, list):
+            if isinstance(value, tuple):
+                return list(value)
+            raise FieldError(
+                f"gave {type(value).__name__} {value!r}, not a list of choices",
+                key=self.key,
+                hint="lm-evaluation-harness requires doc_to_choice to give a list",
+            )
+        return value
+
+
+def _reloaded(path: str, qualname: str, key: str, kind: str, digits: bool, name: str | None) -> LmEvalField:
+    """An :class:`LmEvalField` whose task code is imported again (unpickling in a worker)."""
+    return LmEvalField(load_function(path, qualname), key, kind, digits, name)

@@ -1,0 +1,486 @@
+"""OpenCompass dataset configs as task files (the ``opencompass`` format).
+
+A dataset config — as YAML, JSON, a Python mapping given to ``load_task``, or
+OpenCompass's own ``.py`` file (with ``trust_code``) — holds ``reader_cfg``
+(``input_columns``, ``output_column``, ``train_split``, ``test_split``) and
+``infer_cfg`` (``ice_template``, ``prompt_template``, ``retriever``,
+``inferencer``), each ``type`` an OpenCompass class name. It is read into a
+:class:`~prompt_style.TaskConfig` whose style is ``opencompass`` (the
+templates, the retriever's ``ice_separator``/``ice_eos_token``, the mode of
+the inferencer) and whose retriever comes from the retriever config. A file
+may hold several datasets (``datasets: [...]``, ``mmlu_datasets = [...]``);
+``--template NAME|N`` chooses one by ``abbr`` or position.
+
+OpenCompass configs name their data by dataset loaders; here the splits the
+``reader_cfg`` names get their records from ``--data SPLIT=PATH`` (or a
+``data`` mapping in the config, prompt-style's own addition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._suggest import did_you_mean
+from ..errors import TaskFileError
+from ..task import TaskConfig
+from ..types import ReadOptions, TaskSource
+
+__all__ = [
+    "OpenCompassReader",
+    "OutputColumn",
+    "whole_record",
+    "INFERENCER_MODES",
+]
+
+# OpenCompass 0.5.4's inferencers (openicl/icl_inferencer) and AISBench's multi-turn one.
+INFERENCER_MODES: dict[str, str] = {
+    "GenInferencer": "gen",
+    "PPLInferencer": "ppl",
+    "MultiTurnGenInferencer": "gen",
+    "ChatInferencer": "gen",
+    "SCInferencer": "gen",
+    "AgentInferencer": "gen",
+    "AttackInferencer": "gen",
+    "CLPInferencer": "gen",
+    "LLInferencer": "gen",
+    "PPLOnlyInferencer": "gen",
+    "InferencePPLOnlyInferencer": "gen",
+    "MinKPercentInferencer": "gen",
+    "SWCELossInferencer": "gen",
+    "ToTInferencer": "gen",
+    "GLMChoiceInferencer": "gen",
+    "ChatMLInferencer": "gen",
+    "ParallelGenInferencer": "gen",
+    "ParallelChatInferencer": "gen",
+    "ParallelChatMLInferencer": "gen",
+}
+
+_IGNORED_RETRIEVER_OPTIONS = ("index_split", "test_split")
+"""Retriever options OpenCompass's own tooling adds (get_prompt_hash); they name splits, which reader_cfg does."""
+_READER_KEYS = (
+    "input_columns",
+    "output_column",
+    "train_split",
+    "test_split",
+    "train_range",
+    "test_range",
+    "input_template",
+    "output_template",
+)
+_INFER_KEYS = ("ice_template", "prompt_template", "retriever", "inferencer", "reader_cfg")
+
+
+def whole_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``doc_to_text`` of an OpenCompass task: templates see the whole record."""
+    return record
+
+
+@dataclass(frozen=True)
+class OutputColumn:
+    """The ``doc_to_target`` of an OpenCompass task: the output column (``None`` when absent)."""
+
+    name: str | None
+
+    def __call__(self, record: Mapping[str, Any]) -> Any:
+        return record.get(self.name) if self.name is not None else None
+
+
+def _type_name(value: Any) -> str | None:
+    from ..styles.opencompass.template import template_type_name
+
+    return template_type_name(value)
+
+
+class _Where:
+    """Error locations in the source file for dotted keys."""
+
+    def __init__(self, source: TaskSource, prefix: str) -> None:
+        self.source = source
+        self.prefix = prefix
+
+    def key(self, key: str) -> str:
+        return f"{self.prefix}{key}"
+
+    def error(self, key: str, message: str, hint: str | None = None) -> TaskFileError:
+        full = self.key(key)
+        lines = self.source.lines
+        line = None
+        probe = full
+        while probe:
+            line = lines.get(probe)
+            if line is not None:
+                break
+            probe = probe.rpartition(".")[0]
+        return TaskFileError(
+            message,
+            file=str(self.source.path) if self.source.path else None,
+            line=line,
+            key=full,
+            hint=hint,
+        )
+
+
+def _datasets(data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]] | None:
+    """The dataset configs in a parsed file, with their dotted key; ``None`` when
+    the file holds none."""
+    if "infer_cfg" in data:
+        return [("", data)]
+    found: list[tuple[str, Mapping[str, Any]]] = []
+    seen: set[int] = set()
+    names = ["datasets"] if isinstance(data.get("datasets"), list) else [k for k in data if str(k).endswith("datasets")]
+    for name in names:
+        value = data.get(name)
+        if not isinstance(value, list):
+            continue
+        for i, item in enumerate(value):
+            if isinstance(item, Mapping) and "infer_cfg" in item and id(item) not in seen:
+                seen.add(id(item))
+                found.append((f"{name}.{i}.", item))
+    return found or None
+
+
+def _label(dataset: Mapping[str, Any], index: int) -> str:
+    abbr = dataset.get("abbr")
+    return str(abbr) if abbr is not None else f"#{index}"
+
+
+def _choose(
+    datasets: list[tuple[str, Mapping[str, Any]]], template: str | int | None, source: TaskSource
+) -> tuple[str, Mapping[str, Any]]:
+    file = str(source.path) if source.path else None
+    labels = [_label(d, i) for i, (_, d) in enumerate(datasets)]
+    if template is None:
+        if len(datasets) == 1:
+            return datasets[0]
+        shown = ", ".join(labels[:8]) + (f", ... ({len(labels)} in all)" if len(labels) > 8 else "")
+        raise TaskFileError(
+            f"the config holds {len(datasets)} datasets: {shown}",
+            file=file,
+            hint="choose one with --template ABBR or --template N (template= in Python)",
+        )
+    if isinstance(template, int) or (isinstance(template, str) and template.isdigit()):
+        index = int(template)
+        if 0 <= index < len(datasets):
+            return datasets[index]
+        raise TaskFileError(f"there is no dataset {index}: the config holds {len(datasets)}", file=file, key="template")
+    for i, label in enumerate(labels):
+        if label == template:
+            return datasets[i]
+    raise TaskFileError(
+        f"no dataset has the abbr {template!r}",
+        file=file,
+        key="template",
+        hint=did_you_mean(str(template), labels) or f"its datasets: {', '.join(labels[:8])}",
+    )
+
+
+def _string(value: Any, where: _Where, key: str, *, optional: bool = True) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise where.error(key, f"must be a string, not {type(value).__name__} {value!r}")
+    return value
+
+
+def _typed(cfg: Any, where: _Where, key: str) -> tuple[str, dict[str, Any]]:
+    if not isinstance(cfg, Mapping):
+        raise where.error(key, f"must be a mapping with a type, not {type(cfg).__name__} {cfg!r}")
+    options = dict(cfg)
+    value = options.pop("type", None)
+    name = _type_name(value)
+    if not name:
+        raise where.error(f"{key}.type", f"needs a type (an OpenCompass class name), not {value!r}")
+    return name, options
+
+
+class _Reading:
+    """Reading one dataset config."""
+
+    def __init__(self, source: TaskSource, prefix: str, dataset: Mapping[str, Any], options: ReadOptions) -> None:
+        self.source = source
+        self.where = _Where(source, prefix)
+        self.dataset = dataset
+        self.options = options
+
+    def error(self, key: str, message: str, hint: str | None = None) -> TaskFileError:
+        return self.where.error(key, message, hint)
+
+    def read(self) -> TaskConfig:
+        dataset = self.dataset
+        infer = dataset.get("infer_cfg")
+        if not isinstance(infer, Mapping):
+            raise self.error("infer_cfg", f"must be a mapping, not {type(infer).__name__}")
+        for key in infer:
+            if key not in _INFER_KEYS:
+                raise self.error(
+                    f"infer_cfg.{key}",
+                    f"unknown infer_cfg key {key!r}",
+                    did_you_mean(str(key), _INFER_KEYS) or f"infer_cfg keys: {', '.join(_INFER_KEYS[:4])}",
+                )
+        reader = dataset.get("reader_cfg", infer.get("reader_cfg"))
+        reader_key = "reader_cfg" if "reader_cfg" in dataset else "infer_cfg.reader_cfg"
+        if reader is None:
+            raise self.error(
+                "reader_cfg",
+                "the dataset config has no reader_cfg",
+                "add reader_cfg: {input_columns: [question], output_column: answer}",
+            )
+        if not isinstance(reader, Mapping):
+            raise self.error(reader_key, f"must be a mapping, not {type(reader).__name__}")
+        for key in reader:
+            if key not in _READER_KEYS:
+                raise self.error(
+                    f"{reader_key}.{key}",
+                    f"unknown reader_cfg key {key!r}",
+                    did_you_mean(str(key), _READER_KEYS) or f"reader_cfg keys: {', '.join(_READER_KEYS[:4])}",
+                )
+        for key in ("train_range", "test_range"):
+            if reader.get(key) is not None:
+                raise self.error(
+                    f"{reader_key}.{key}",
+                    f"{key} (a partial split) is not supported",
+                    "give --data a file holding just the records you want",
+                )
+        input_columns = reader.get("input_columns")
+        if isinstance(input_columns, str):
+            input_columns = input_columns.split()
+        if input_columns is not None and (
+            not isinstance(input_columns, list) or not all(isinstance(c, str) for c in input_columns)
+        ):
+            raise self.error(f"{reader_key}.input_columns", f"must be a list of column names, not {input_columns!r}")
+        output_column = _string(reader.get("output_column"), self.where, f"{reader_key}.output_column") or None
+        train_split = _string(reader.get("train_split", "train"), self.where, f"{reader_key}.train_split")
+        test_split = _string(reader.get("test_split", "test"), self.where, f"{reader_key}.test_split")
+
+        mode, inferencer = self._inferencer(infer.get("inferencer"))
+        retriever, separator, eos, num_fewshot = self._retriever(infer.get("retriever"), input_columns)
+        template = self._template(infer, inferencer, mode, input_columns, output_column, separator, eos)
+        name = dataset.get("abbr")
+        if not isinstance(name, str) or not name:
+            name = self.source.path.stem if self.source.path else "opencompass"
+        return TaskConfig(
+            task=name,
+            data=self._data(),
+            doc_to_text=whole_record,
+            doc_to_target=OutputColumn(output_column),
+            allow_null_target=True,  # OpenCompass renders records without an output column (inference sets)
+            template=template,
+            test_split=test_split,
+            fewshot_split=train_split if retriever is not None else None,
+            num_fewshot=num_fewshot,
+            retriever=retriever,
+            metadata={"opencompass": {"abbr": dataset.get("abbr"), "mode": mode}},
+            path=self.source.path,
+            format="opencompass",
+            lines=self._lines(reader_key),
+        )
+
+    def _inferencer(self, cfg: Any) -> tuple[str, dict[str, Any]]:
+        """The mode the inferencer implies, and its options."""
+        if cfg is None:
+            return "gen", {}
+        name, options = _typed(cfg, self.where, "infer_cfg.inferencer")
+        if name not in INFERENCER_MODES:
+            hint = did_you_mean(name, INFERENCER_MODES)
+            raise self.error(
+                "infer_cfg.inferencer.type",
+                f"unknown inferencer type {name!r}",
+                (f"{hint} " if hint else "") + "known inferencers: " + ", ".join(INFERENCER_MODES),
+            )
+        token = options.get("gen_field_replace_token", "")
+        if not isinstance(token, str):
+            raise self.error("infer_cfg.inferencer.gen_field_replace_token", f"must be a string, not {token!r}")
+        if name == "MultiTurnGenInferencer":  # AISBench: one request per model reply, "every" by default
+            from ..styles.multiturn import INFER_MODES
+
+            options.setdefault("infer_mode", "every")
+            if options["infer_mode"] not in INFER_MODES:
+                raise self.error(
+                    "infer_cfg.inferencer.infer_mode",
+                    f"must be one of {', '.join(INFER_MODES)}, not {options['infer_mode']!r}",
+                )
+        else:
+            options.pop("infer_mode", None)
+        return INFERENCER_MODES[name], options
+
+    def _template(
+        self,
+        infer: Mapping[str, Any],
+        inferencer: Mapping[str, Any],
+        mode: str,
+        input_columns: list[str] | None,
+        output_column: str | None,
+        separator: str,
+        eos: str,
+    ) -> dict[str, Any]:
+        """The style and its options, by the prompt template's type."""
+        prompt = infer.get("prompt_template")
+        main = prompt if prompt is not None else infer.get("ice_template")
+        kind = _type_name(main.get("type", "PromptTemplate")) if isinstance(main, Mapping) else None
+        key = "infer_cfg.prompt_template" if prompt is not None else "infer_cfg.ice_template"
+        if kind in ("MultiTurnPromptTemplate", "MMPromptTemplate"):
+            # AISBench's template types (styles/multiturn.py, styles/multimodal.py) on this engine.
+            if not isinstance(main.get("template"), Mapping):
+                raise self.error(f"{key}.template", f"a {kind} needs a dialogue template (begin/round/end)")
+            if prompt is not None and infer.get("ice_template") is not None:
+                raise self.error("infer_cfg.ice_template", f"a {kind} takes no in-context examples")
+        template = {
+            "template_type": "opencompass",
+            "ice_template": infer.get("ice_template"),
+            "prompt_template": prompt,
+            "output_column": output_column,
+            "input_columns": input_columns,
+            "mode": mode,
+            "ice_separator": separator,
+            "ice_eos_token": eos,
+            "gen_field_replace_token": inferencer.get("gen_field_replace_token", ""),
+        }
+        if inferencer.get("infer_mode") is not None:
+            template["infer_mode"] = inferencer["infer_mode"]
+        self._check_templates(template)
+        return template
+
+    def _retriever(
+        self, cfg: Any, input_columns: list[str] | None
+    ) -> tuple[dict[str, Any] | None, str, str, int | None]:
+        """The retriever of the task (``None`` for ZeroRetriever: no pool is read),
+        the style's ``ice_separator`` and ``ice_eos_token``, and ``num_fewshot``."""
+        from ..errors import OptionError
+        from ..retrievers.opencompass_names import translate_retriever
+
+        key = "infer_cfg.retriever"
+        if cfg is None:
+            return None, "", "", None
+        if not isinstance(cfg, Mapping):
+            raise self.error(key, f"must be a mapping with a type, not {type(cfg).__name__} {cfg!r}")
+        cfg = {k: v for k, v in cfg.items() if k not in _IGNORED_RETRIEVER_OPTIONS}
+        if "type" in cfg:
+            cfg["type"] = _type_name(cfg["type"]) or cfg["type"]
+        name = cfg.get("type")
+        try:
+            translated = translate_retriever(cfg, input_columns=input_columns)
+        except OptionError as exc:
+            hint = exc.hint
+            if exc.message.startswith("unknown retriever type"):
+                from ..retrievers.opencompass_names import OPENCOMPASS_RETRIEVERS
+
+                known = "known retrievers: " + ", ".join(OPENCOMPASS_RETRIEVERS)
+                hint = f"{hint}; {known}" if hint and hint.startswith("did you mean") else known
+            raise self.error(f"{key}.{exc.key}" if exc.key else key, exc.message, hint) from None
+        separator = translated.style.get("ice_separator", "\n")
+        eos = translated.style.get("ice_eos_token", "\n")
+        for option, value in (("ice_separator", separator), ("ice_eos_token", eos)):
+            if not isinstance(value, str):
+                raise self.error(f"{key}.{option}", f"must be a string, not {value!r}")
+        num_fewshot = translated.task.get("num_fewshot")
+        if num_fewshot is not None and (not isinstance(num_fewshot, int) or isinstance(num_fewshot, bool)):
+            raise self.error(
+                f"{key}.{'k' if name == 'SlidingWindowRetriever' else 'ice_num'}",
+                f"must be a whole number, not {num_fewshot!r}",
+            )
+        if translated.name == "zero":
+            return None, separator, eos, None
+        return {"name": translated.name, **translated.options}, separator, eos, num_fewshot
+
+    def _check_templates(self, template: Mapping[str, Any]) -> None:
+        """Compile the templates now, so that a mistake names the config's key and line."""
+        from ..styles.opencompass.template import InferPrompts, TemplateConfigError, compile_template
+
+        try:
+            InferPrompts(
+                ice_template=compile_template(template["ice_template"], "ice_template"),
+                prompt_template=compile_template(template["prompt_template"], "prompt_template"),
+                output_column=template["output_column"],
+            )
+        except TemplateConfigError as exc:
+            raise self.error(f"infer_cfg.{exc.key}", exc.message, exc.hint) from None
+
+    def _data(self) -> dict[str, Any]:
+        data = self.dataset.get("data")
+        if data is None and self.source.data is not None and self.source.data is not self.dataset:
+            data = self.source.data.get("data")
+        if data is None:
+            return {}
+        if not isinstance(data, Mapping):
+            raise self.error("data", "must be a mapping of split: file", "for example data: {test: test.jsonl}")
+        out: dict[str, Any] = {}
+        for split, file in data.items():
+            if isinstance(file, (list, tuple)):
+                out[str(split)] = list(file)
+                continue
+            if not isinstance(file, (str, Path)) or not str(file):
+                raise self.error(f"data.{split}", f"must be a file path or a list of records, not {file!r}")
+            path = Path(file).expanduser()
+            out[str(split)] = path if path.is_absolute() else self.source.base / path
+        return out
+
+    def _lines(self, reader_key: str) -> dict[str, int]:
+        """The file's lines, with the task keys the rest of prompt-style uses
+        (``template.prompt_template...``, ``retriever.ids``) pointing at the config's."""
+        lines = dict(self.source.lines)
+        prefix = self.where.prefix
+        aliases = {
+            f"{prefix}infer_cfg.ice_template": "template.ice_template",
+            f"{prefix}infer_cfg.prompt_template": "template.prompt_template",
+            f"{prefix}infer_cfg.retriever": "retriever",
+            f"{prefix}infer_cfg.inferencer": "template.mode",
+            f"{prefix}{reader_key}": "template.output_column",
+        }
+        for key, line in self.source.lines.items():
+            for source_key, alias in aliases.items():
+                if key == source_key or key.startswith(source_key + "."):
+                    lines.setdefault(alias + key[len(source_key) :], line)
+        if f"{prefix}infer_cfg" in self.source.lines:
+            lines.setdefault("template", self.source.lines[f"{prefix}infer_cfg"])
+        if f"{prefix}infer_cfg.retriever.fix_id_list" in self.source.lines:
+            lines.setdefault("retriever.ids", self.source.lines[f"{prefix}infer_cfg.retriever.fix_id_list"])
+        for option in ("ice_num", "k"):  # read into num_fewshot
+            if f"{prefix}infer_cfg.retriever.{option}" in self.source.lines:
+                lines.setdefault("num_fewshot", self.source.lines[f"{prefix}infer_cfg.retriever.{option}"])
+        return lines
+
+
+def _looks_like_python_config(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "infer_cfg" in text or "opencompass" in text
+
+
+@dataclass(frozen=True)
+class OpenCompassReader:
+    """Reads OpenCompass dataset configs (YAML, JSON, mappings, ``.py`` with trust_code)."""
+
+    suffixes: tuple[str, ...] = (".yaml", ".yml", ".json", ".py")
+
+    def detect(self, source: TaskSource) -> bool:
+        if source.data is None:
+            return source.path is not None and source.path.suffix == ".py" and _looks_like_python_config(source.path)
+        return _datasets(source.data) is not None
+
+    def read(self, source: TaskSource, options: ReadOptions) -> TaskConfig:
+        if source.data is None:
+            source = self._run_python(source, options)
+        datasets = _datasets(source.data)
+        if datasets is None:
+            raise TaskFileError(
+                "this is not an OpenCompass dataset config: it has no infer_cfg",
+                file=str(source.path) if source.path else None,
+                hint="a dataset config has reader_cfg and infer_cfg (or a datasets list of them)",
+            )
+        prefix, dataset = _choose(datasets, options.template, source)
+        return _Reading(source, prefix, dataset, options).read()
+
+    @staticmethod
+    def _run_python(source: TaskSource, options: ReadOptions) -> TaskSource:
+        from .oc_python import exec_config, refuse_untrusted
+
+        assert source.path is not None
+        if not options.trust_code:
+            raise refuse_untrusted(source.path, "OpenCompass dataset config")
+        namespace = exec_config(source.path)
+        return TaskSource(path=source.path, data=namespace, lines={}, base=source.base)

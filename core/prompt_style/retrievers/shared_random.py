@@ -1,0 +1,138 @@
+"""``shared_random``: lm-evaluation-harness's ``default`` few-shot sampler.
+
+One ``random.Random(seed)`` per task, advanced record by record in order: the
+examples of record ``i`` depend on the draws of records ``0 .. i-1``. This is
+the one deliberate exception to the rule that randomness is seeded from
+``seed`` and the record index only (see docs/architecture.md, Randomness): it
+exists so that lm-evaluation-harness task files get exactly the examples
+lm-evaluation-harness gives them (``fewshot_config: {sampler: default}``, the
+default, with its fewshot seed 1234).
+
+Draws are memoised per record, so rendering a record twice, or out of order,
+gives the same examples; records not seen yet are drawn for in order first (a
+renderer shipped to another process replays the draws from the start).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import OptionError, TaskFileError
+from ..options import check_options
+
+__all__ = ["SharedRandom", "shared_random"]
+
+_UNKNOWN: Any = object()
+
+
+@dataclass
+class SharedRandom:
+    """``k`` pool records per record from one generator shared by the whole task.
+
+    With ``exclude_record`` (lm-evaluation-harness passes the evaluated document
+    to its sampler when the few-shot split *is* the test split), ``k + 1``
+    records are drawn, those equal to the rendered record dropped, and the first
+    ``k`` kept; should duplicates leave fewer than ``k``, ``k`` are drawn again
+    from the pool without any record equal to it (``ContextSampler.sample``).
+    """
+
+    k: int = 0
+    pool: Sequence[Mapping[str, Any]] = field(default=(), repr=False)
+    seed: int = 1234
+    exclude_record: bool = False
+    same_split: bool = False
+    indices: tuple[int, ...] | None = None
+    """Which pool records may be drawn (``fewshot_config.fewshot_indices``); ``None``: all."""
+
+    def __post_init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._rng = random.Random(self.seed)
+        self._memo: list[tuple[int, ...]] = []
+        self._ids = list(self.indices) if self.indices is not None else list(range(len(self.pool)))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if not key.startswith("_")}
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset()
+
+    def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
+        memo = self._memo
+        if index < len(memo):
+            return memo[index]
+        while len(memo) < index:
+            # A record not seen yet: on the evaluated split the pool holds it.
+            j = len(memo)
+            memo.append(self._draw(self.pool[j] if self.same_split and j < len(self.pool) else _UNKNOWN))
+        picked = self._draw(record)
+        memo.append(picked)
+        return picked
+
+    def _draw(self, record: Any) -> tuple[int, ...]:
+        k = self.k
+        if k == 0:
+            return ()
+        ids, pool, sample = self._ids, self.pool, self._rng.sample
+        if self.exclude_record and record:
+            drawn = sample(range(len(ids)), k + 1)
+            if record is _UNKNOWN:
+                positions = drawn[:k]
+            else:
+                positions = [p for p in drawn if pool[ids[p]] != record][:k]
+        else:
+            positions = sample(range(len(ids)), k)
+        if len(positions) < k:
+            rest = [p for p in range(len(ids)) if pool[ids[p]] != record]
+            if len(rest) < k:
+                raise TaskFileError(
+                    f"retriever 'shared_random' found only {len(rest)} of {k} examples that differ from the record",
+                    key="num_fewshot",
+                    hint="lower num_fewshot or name a larger fewshot_split",
+                )
+            positions = [rest[q] for q in sample(range(len(rest)), k)]
+        return tuple([ids[p] for p in positions])
+
+
+@dataclass(frozen=True)
+class _Options:
+    seed: int | None = None
+    exclude_record: bool | None = None
+    indices: list[int] | None = None
+
+
+def shared_random(*, options, pool, k, same_split, seed) -> SharedRandom:
+    chosen = check_options(_Options, options, what="retriever 'shared_random'")
+    exclude = same_split if chosen.exclude_record is None else chosen.exclude_record
+    indices = None
+    if chosen.indices is not None:
+        for i in chosen.indices:
+            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(pool):
+                raise OptionError(
+                    f"retriever 'shared_random': index {i!r} is not in the few-shot pool (0..{len(pool) - 1})",
+                    key="indices",
+                )
+        indices = tuple(chosen.indices)
+    k = k or 0
+    available = len(indices) if indices is not None else len(pool)
+    needed = k + 1 if exclude and k else k
+    if needed > available:
+        extra = " (one more than num_fewshot: the record itself is drawn and dropped)" if needed > k else ""
+        raise TaskFileError(
+            f"retriever 'shared_random' draws {needed} examples{extra} but the few-shot pool has {available}",
+            key="num_fewshot",
+            hint="lower num_fewshot or name a larger fewshot_split",
+        )
+    return SharedRandom(
+        k=k,
+        pool=pool,
+        seed=seed if chosen.seed is None else chosen.seed,
+        exclude_record=exclude,
+        same_split=same_split,
+        indices=indices,
+    )

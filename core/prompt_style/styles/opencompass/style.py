@@ -1,0 +1,137 @@
+"""The ``opencompass`` style: an OpenCompass ``infer_cfg`` (``ice_template``,
+``prompt_template``, the retriever's ``ice_separator`` and ``ice_eos_token``)
+turned into dialogues, in generation or perplexity mode.
+
+The OpenCompass task-file reader (``prompt_style.formats.opencompass``) writes
+these options from a dataset config; a task file may also name the style
+directly (``template: {template_type: opencompass, prompt_template: ...}``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import OptionError
+from ...options import check_options
+from ...types import FormattedPrompt, Sample, StyleSettings
+from .template import Ice, InferPrompts, compile_template
+
+__all__ = ["OpenCompassStyle", "opencompass_style", "MODES"]
+
+MODES = ("gen", "ppl")
+"""Generation (``GenInferencer``) and perplexity (``PPLInferencer``)."""
+
+
+@dataclass
+class OpenCompassStyle:
+    """Formats records with an OpenCompass ``infer_cfg``'s templates.
+
+    In ``gen`` mode a record gives one dialogue (the output column masked); in
+    ``ppl`` mode it gives ``candidates``: one ``(label, dialogue)`` per label of
+    a label-keyed template, in the template's order, or one with the gold
+    answer filled in.
+    """
+
+    ice_template: Mapping[str, Any] | None = None
+    """The ``ice_template`` config: ``{type, template, ice_token, sep_token}``."""
+    prompt_template: Mapping[str, Any] | None = None
+    """The ``prompt_template`` config; omitted, ``ice_template`` serves as both."""
+    output_column: str | None = None
+    """``reader_cfg.output_column``: masked in generation, the label of examples."""
+    input_columns: list[str] | str | None = None
+    """``reader_cfg.input_columns`` (informative: OpenCompass fills every field)."""
+    mode: str = "gen"
+    """``gen`` or ``ppl`` (the task's inferencer decides; ``--mode`` overrides)."""
+    ice_separator: str = "\n"
+    """The retriever's ``ice_separator``: between examples of non-dialogue templates."""
+    ice_eos_token: str = "\n"
+    """The retriever's ``ice_eos_token``: after the examples of non-dialogue templates."""
+    gen_field_replace_token: str = ""
+    """The inferencer's ``gen_field_replace_token``: what the output column reads in generation."""
+    infer_mode: str | None = None
+    """``MultiTurnGenInferencer``'s ``infer_mode`` (``every``, ``every_with_gt``, ``last``):
+    each record is cut into one request per model reply (:mod:`prompt_style.conversation`);
+    ``None``: one request per record."""
+    settings: StyleSettings = field(default_factory=StyleSettings, repr=False)
+
+    modes = MODES  # a class attribute: this style has generation and perplexity modes
+
+    def __post_init__(self) -> None:
+        mode = self.settings.mode or self.mode
+        if mode not in MODES:
+            raise OptionError(f"mode must be gen or ppl, not {mode!r}", key="mode")
+        self.mode = mode
+        if self.infer_mode is not None:
+            from ..multiturn import INFER_MODES
+
+            if self.infer_mode not in INFER_MODES:
+                raise OptionError(
+                    f"infer_mode must be one of {', '.join(INFER_MODES)}, not {self.infer_mode!r}", key="infer_mode"
+                )
+            if mode != "gen":
+                raise OptionError("multi-turn requests (infer_mode) have no perplexity mode", key="mode")
+        self.prompts = InferPrompts(
+            ice_template=compile_template(self.ice_template, "ice_template"),
+            prompt_template=compile_template(self.prompt_template, "prompt_template"),
+            output_column=self.output_column,
+            ice_separator=self.ice_separator,
+            ice_eos_token=self.ice_eos_token,
+            gen_field_replace_token=self.gen_field_replace_token,
+        )
+        self._reset()
+
+    def _reset(self) -> None:
+        self._examples: dict[Sample, Ice] = {}
+        self._last: tuple[tuple[Sample, ...], Ice] | None = None
+        self._checked: set[int] = set()
+
+    def ice(self, shots: Sequence[Sample]) -> Ice:
+        """The in-context examples of a record, joined (cached per example, and the
+        last combination reused: a fixed retriever gives the same every time)."""
+        if not shots:
+            return self.prompts.ice(())
+        key = tuple(shots)
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        count = len(key)
+        if count not in self._checked:
+            self.prompts.check_examples(count)
+            self._checked.add(count)
+        examples = self._examples
+        items = []
+        for shot in key:
+            item = examples.get(shot)
+            if item is None:
+                item = examples[shot] = self.prompts.example(shot.record)
+            items.append(item)
+        ice = self.prompts.ice(items)
+        self._last = (key, ice)
+        return ice
+
+    def format(self, sample: Sample, shots: Sequence[Sample]) -> FormattedPrompt:
+        ice = self.ice(shots)
+        record = sample.record
+        if self.mode == "gen":
+            return FormattedPrompt(
+                self.prompts.gen(record, ice), (), sample.target, mode="gen", infer_mode=self.infer_mode
+            )
+        candidates = tuple(self.prompts.ppl(record, ice))
+        return FormattedPrompt((), (), sample.target, candidates=candidates, mode="ppl")
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in ("_examples", "_last", "_checked"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset()
+
+
+def opencompass_style(*, options: dict[str, Any], settings: StyleSettings) -> OpenCompassStyle:
+    """The ``opencompass`` style from the task's template options."""
+    return check_options(OpenCompassStyle, options, what="style 'opencompass'", settings=settings)

@@ -1,0 +1,365 @@
+"""Golden files from the REAL lm-evaluation-harness on its own task files, as shipped.
+
+For tests/test_golden_lm_eval_tasks.py. Run it with the throwaway venv's python (see
+tools/golden/README.md: torch CPU wheel first, then ``lm-eval==0.4.13``; ``transformers``
+for the chat cases)::
+
+    /tmp/venvs/lmeval/bin/python tools/golden/make_lm_eval_tasks_golden.py            # all cases
+    /tmp/venvs/lmeval/bin/python tools/golden/make_lm_eval_tasks_golden.py --case arc_easy_2shot
+
+The task files are tests/lm_eval_tasks/ (copied unchanged from lm-eval 0.4.13); the records
+are tests/golden/lm_eval_tasks/inputs/ (written by lm_eval_tasks_inputs.py). For each case
+this script does what ``lm_eval.evaluator.simple_evaluate`` does, offline:
+
+* ``random.seed(0)`` and ``numpy.random.seed(1234)``;
+* ``TaskManager(include_path=<the task file's folder>).load([task])`` — lm-eval parses the
+  YAML, follows ``include``, imports ``!function`` task code and runs ``process_docs``;
+  the only change is ``ConfigurableTask.download``, patched to read the case's local JSON
+  Lines with ``datasets.load_dataset("json", data_files=...)`` instead of the Hub;
+* ``num_fewshot`` set to the case's shots (``task.set_config``), ``set_fewshot_seed(1234)``;
+* ``task.build_all_requests(...)`` with ``system_instruction``, ``apply_chat_template``,
+  ``fewshot_as_multiturn`` and a ``chat_template`` function equal to lm-eval's
+  ``HFLM.apply_chat_template`` on a tokenizer built offline with a ChatML chat template
+  (a one-token ``tokenizers`` WordLevel ``PreTrainedTokenizerFast``; the template is the
+  OpenHermes-2.5 ChatML template from /work/shared/corpora/chat_templates).
+
+Each case runs twice in this process, with the same datasets cache and the task code
+re-imported each time, and the second run is recorded: lm-eval with a warm datasets cache
+(any run after the first), which is where lm-eval's several ``process_docs`` calls all
+give the first call's records. tools/golden/README.md explains why that matters (GPQA).
+
+Per evaluated document it writes the context (first argument of the requests), the
+continuations (multiple choice: one per choice; loglikelihood: the target), the stop
+sequences (generate_until), ``gold`` (``task.doc_to_target(doc)``), ``gold_index`` (the
+choice lm-eval's ``process_results`` scores as correct) and, for the chat cases, the
+``messages`` lm-eval passed to the chat template. The test never imports lm_eval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import platform
+import random
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = ROOT / "tests" / "lm_eval_tasks"
+GOLDEN = ROOT / "tests" / "golden" / "lm_eval_tasks"
+INPUTS = GOLDEN / "inputs"
+CHATML_TEMPLATE = Path(
+    "/work/shared/corpora/chat_templates/templates/llamacpp-test-teknium-openhermes-2.5-mistral-7b.jinja"
+)
+SYSTEM = "You are a careful expert. Answer with the letter only."
+
+
+@dataclass
+class Case:
+    name: str
+    task_file: str
+    """Relative to tests/lm_eval_tasks/."""
+    task: str
+    """The lm-eval task name in that file."""
+    data: dict[str, str]
+    """split -> input file relative to tests/golden/lm_eval_tasks/inputs/."""
+    shots: int | None = None
+    """``num_fewshot`` (``--shots``); ``None``: what the task file says."""
+    trust_code: bool = False
+    chat: bool = False
+    fewshot_as_multiturn: bool = True
+    system_instruction: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _arc(name: str, file: str, task: str, shots: int | None, **kw: Any) -> Case:
+    return Case(name, file, task, {"test": "arc/test.jsonl", "train": "arc/train.jsonl"}, shots, **kw)
+
+
+def _mmlu(subject: str, shots: int, **kw: Any) -> Case:
+    data = {"test": f"mmlu/{subject}_test.jsonl", "dev": f"mmlu/{subject}_dev.jsonl"}
+    suffix = kw.pop("suffix", "")
+    return Case(
+        f"mmlu_{subject}_{shots}shot{suffix}", f"mmlu/default/mmlu_{subject}.yaml", f"mmlu_{subject}", data, shots, **kw
+    )
+
+
+def _gpqa(kind: str, shots: int) -> Case:
+    file = f"gpqa/{kind}/gpqa_main_{kind}.yaml"
+    return Case(
+        f"gpqa_main_{kind}_{shots}shot",
+        file,
+        f"gpqa_main_{kind}",
+        {"train": "gpqa/train.jsonl"},
+        shots,
+        trust_code=True,
+    )
+
+
+HELLASWAG = {"validation": "hellaswag/validation.jsonl", "train": "hellaswag/train.jsonl"}
+GSM8K = {"test": "gsm8k/test.jsonl", "train": "gsm8k/train.jsonl"}
+
+CASES: list[Case] = [
+    # ARC: 0, 2 and 25 shots with lm-eval's default sampler (Random(1234) shared by the task).
+    _arc("arc_easy_0shot", "arc/arc_easy.yaml", "arc_easy", 0),
+    _arc("arc_easy_2shot", "arc/arc_easy.yaml", "arc_easy", 2),
+    _arc("arc_easy_25shot", "arc/arc_easy.yaml", "arc_easy", 25),
+    _arc("arc_challenge_0shot", "arc/arc_challenge.yaml", "arc_challenge", 0),
+    _arc("arc_challenge_2shot", "arc/arc_challenge.yaml", "arc_challenge", 2),
+    _arc("arc_challenge_25shot", "arc/arc_challenge.yaml", "arc_challenge", 25),
+    # MMLU subjects: first_n from dev.
+    _mmlu("anatomy", 0),
+    _mmlu("anatomy", 5),
+    _mmlu("abstract_algebra", 0),
+    _mmlu("abstract_algebra", 5),
+    _mmlu("high_school_world_history", 0),
+    _mmlu("high_school_world_history", 5),
+    # HellaSwag: process_docs (preprocess) on validation and train; the sampler gets the
+    # evaluated doc (fewshot split None == test split None) and draws n + 1.
+    Case("hellaswag_0shot", "hellaswag/hellaswag.yaml", "hellaswag", HELLASWAG, 0, trust_code=True),
+    Case("hellaswag_2shot", "hellaswag/hellaswag.yaml", "hellaswag", HELLASWAG, 2, trust_code=True),
+    # GPQA: process_docs shuffles the choices (global random / Random(42)).
+    _gpqa("zeroshot", 0),
+    _gpqa("zeroshot", 2),
+    _gpqa("zeroshot", 5),
+    _gpqa("n_shot", 0),
+    _gpqa("n_shot", 2),
+    _gpqa("n_shot", 5),
+    # generate_until.
+    Case("gsm8k_0shot", "gsm8k/gsm8k.yaml", "gsm8k", GSM8K, 0),
+    Case("gsm8k_5shot", "gsm8k/gsm8k.yaml", "gsm8k", GSM8K, None),
+    _arc("arc_challenge_chat_0shot", "arc/arc_challenge_chat.yaml", "arc_challenge_chat", 0),
+    _arc("arc_challenge_chat_2shot", "arc/arc_challenge_chat.yaml", "arc_challenge_chat", 2),
+    Case(
+        "bbh_web_of_lies_3shot",
+        "bbh/fewshot/web_of_lies.yaml",
+        "bbh_fewshot_web_of_lies",
+        {"test": "bbh/test.jsonl"},
+        None,
+    ),
+    Case(
+        "kormedmcqa_doctor_2shot",
+        "kormedmcqa/doctor.yaml",
+        "kormedmcqa_doctor",
+        {"test": "kormedmcqa/test.jsonl", "fewshot": "kormedmcqa/fewshot.jsonl"},
+        2,
+    ),
+    # loglikelihood and loglikelihood_rolling.
+    Case("lambada_openai_0shot", "lambada/lambada_openai.yaml", "lambada_openai", {"test": "lambada/test.jsonl"}, 0),
+    Case(
+        "wikitext_0shot",
+        "wikitext/wikitext.yaml",
+        "wikitext",
+        {"test": "wikitext/test.jsonl", "train": "wikitext/train.jsonl"},
+        0,
+        trust_code=True,
+    ),
+    # The chat path (ChatML tokenizer template).
+    _mmlu("anatomy", 5, chat=True, suffix="_chat_multiturn"),
+    _mmlu(
+        "anatomy", 5, chat=True, fewshot_as_multiturn=False, system_instruction=SYSTEM, suffix="_chat_singleturn_system"
+    ),
+    _mmlu("anatomy", 0, chat=True, system_instruction=SYSTEM, suffix="_chat_system"),
+    _arc("arc_easy_0shot_chat", "arc/arc_easy.yaml", "arc_easy", 0, chat=True),
+    _arc(
+        "arc_easy_2shot_chat_singleturn_system",
+        "arc/arc_easy.yaml",
+        "arc_easy",
+        2,
+        chat=True,
+        fewshot_as_multiturn=False,
+        system_instruction=SYSTEM,
+    ),
+    _arc("arc_easy_2shot_chat_multiturn", "arc/arc_easy.yaml", "arc_easy", 2, chat=True),
+    _arc("arc_challenge_chat_2shot_chat_multiturn", "arc/arc_challenge_chat.yaml", "arc_challenge_chat", 2, chat=True),
+    _arc(
+        "arc_challenge_chat_2shot_chat_singleturn",
+        "arc/arc_challenge_chat.yaml",
+        "arc_challenge_chat",
+        2,
+        chat=True,
+        fewshot_as_multiturn=False,
+    ),
+    Case("gsm8k_0shot_chat", "gsm8k/gsm8k.yaml", "gsm8k", GSM8K, 0, chat=True),
+    Case("gsm8k_2shot_chat_system", "gsm8k/gsm8k.yaml", "gsm8k", GSM8K, 2, chat=True, system_instruction=SYSTEM),
+    Case("hellaswag_0shot_chat", "hellaswag/hellaswag.yaml", "hellaswag", HELLASWAG, 0, trust_code=True, chat=True),
+    Case(
+        "gpqa_main_n_shot_2shot_chat",
+        "gpqa/n_shot/gpqa_main_n_shot.yaml",
+        "gpqa_main_n_shot",
+        {"train": "gpqa/train.jsonl"},
+        2,
+        trust_code=True,
+        chat=True,
+    ),
+    Case(
+        "kormedmcqa_doctor_2shot_chat_singleturn",
+        "kormedmcqa/doctor.yaml",
+        "kormedmcqa_doctor",
+        {"test": "kormedmcqa/test.jsonl", "fewshot": "kormedmcqa/fewshot.jsonl"},
+        2,
+        chat=True,
+        fewshot_as_multiturn=False,
+    ),
+]
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    return {
+        "lm_eval": version("lm_eval"),
+        "python": platform.python_version(),
+        "torch": version("torch"),
+        "datasets": version("datasets"),
+        "transformers": version("transformers"),
+        "tokenizers": version("tokenizers"),
+        "jinja2": version("jinja2"),
+        "numpy": version("numpy"),
+    }
+
+
+def _chat_template():
+    """lm-eval's HFLM.apply_chat_template on an offline ChatML tokenizer; records the messages."""
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),
+        eos_token="<|im_end|>",
+        chat_template=CHATML_TEMPLATE.read_text(encoding="utf-8"),
+    )
+    seen: list[list[dict[str, str]]] = []
+
+    def apply_chat_template(chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        seen.append(copy.deepcopy(chat_history))
+        return tokenizer.apply_chat_template(
+            chat_history,
+            tokenize=False,
+            add_generation_prompt=add_generation_prompt,
+            continue_final_message=not add_generation_prompt,
+        )
+
+    return apply_chat_template, seen
+
+
+def _purge_task_modules() -> None:
+    """Forget task code imported by an earlier run, as a new lm-eval process would."""
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None) or ""
+        if file.startswith(str(TASKS)):
+            del sys.modules[name]
+
+
+def _gold_index(task, doc, n: int):
+    hits = []
+    for i in range(n):
+        results = [(0.0 if j == i else -100.0, j == i) for j in range(n)]
+        if task.process_results(doc, results)["acc"] == 1.0:
+            hits.append(i)
+    return hits[0] if len(hits) == 1 else None
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def run_case(case: Case, cache: Path) -> dict[str, Any]:
+    import datasets
+    import numpy as np
+    from lm_eval.api.task import ConfigurableTask
+    from lm_eval.tasks import TaskManager
+
+    files = {split: str(INPUTS / path) for split, path in case.data.items()}
+
+    def download(self, dataset_kwargs=None, **kwargs):  # the Hub replaced by the case's files
+        self.dataset = datasets.load_dataset("json", data_files=files, cache_dir=str(cache))
+
+    ConfigurableTask.download = download
+    _purge_task_modules()
+    random.seed(0)  # simple_evaluate's random_seed
+    np.random.seed(1234)  # its numpy_random_seed
+    manager = TaskManager(include_path=str((TASKS / case.task_file).parent), include_defaults=False)
+    task = manager.load([case.task])["tasks"][case.task]
+    if case.shots is not None:
+        task.set_config(key="num_fewshot", value=case.shots)
+    elif task.get_config("num_fewshot") is None:
+        task.set_config(key="num_fewshot", value=0)
+    task.set_fewshot_seed(seed=1234)
+    chat_template, seen = _chat_template() if case.chat else (None, [])
+    task.build_all_requests(
+        rank=0,
+        world_size=1,
+        system_instruction=case.system_instruction,
+        apply_chat_template=case.chat,
+        fewshot_as_multiturn=case.fewshot_as_multiturn,
+        chat_template=chat_template,
+    )
+    by_doc: dict[int, list] = {}
+    for inst in task.instances:
+        by_doc.setdefault(inst.doc_id, []).append(inst)
+    output_type = task.config.output_type
+    records = []
+    for doc_id in sorted(by_doc):
+        insts = sorted(by_doc[doc_id], key=lambda inst: inst.idx)
+        doc = insts[0].doc
+        record: dict[str, Any] = {"index": doc_id}
+        if output_type == "multiple_choice":
+            assert len({inst.arguments[0] for inst in insts}) == 1
+            record["context"] = insts[0].arguments[0]
+            record["continuations"] = [inst.arguments[1] for inst in insts]
+            record["gold_index"] = _gold_index(task, doc, len(insts))
+        elif output_type == "loglikelihood":
+            record["context"] = insts[0].arguments[0]
+            record["continuations"] = [insts[0].arguments[1]]
+        elif output_type == "loglikelihood_rolling":
+            record["context"] = insts[0].arguments[0]
+            record["continuations"] = []
+        else:
+            record["context"] = insts[0].arguments[0]
+            record["continuations"] = []
+            until = insts[0].arguments[1]["until"]
+            record["until"] = [until] if isinstance(until, str) else list(until)
+        record["gold"] = _jsonable(task.doc_to_target(doc))
+        if case.chat:
+            record["messages"] = seen[doc_id]
+        records.append(record)
+    if case.chat:
+        assert len(seen) == len(records), "one chat template call per document"
+    return {
+        "output_type": output_type,
+        "num_fewshot": task.get_config("num_fewshot"),
+        "records": records,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--case", action="append", help="only this case (repeatable)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="lmeval-tasks-golden-") as tmp:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["HF_DATASETS_OFFLINE"] = "1"
+        os.environ["HF_HOME"] = str(Path(tmp) / "hf-home")
+        versions = _versions()
+        GOLDEN.mkdir(parents=True, exist_ok=True)
+        for case in CASES:
+            if args.case and case.name not in args.case:
+                continue
+            cache = Path(tmp) / "datasets" / case.name
+            run_case(case, cache)  # warms the datasets cache
+            result = run_case(case, cache)
+            out = GOLDEN / f"{case.name}.json"
+            payload = {"generator": versions, "case": asdict(case), **result}
+            out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            print(f"wrote {out.relative_to(ROOT)} ({len(result['records'])} records)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -65,26 +65,28 @@ class FieldExtractorBase:
     def _in_jinja(self, record: Mapping[str, Any], run: Callable[[], Any]) -> Any:
         """``run()``, with Jinja's errors turned into :class:`FieldError` naming the spec
         (budget stops and sandbox violations are typed already: they get the key)."""
-        _, undefined_error, security_error = _jinja.errors()
         if not isinstance(record, Mapping):
             raise self._error(f"the record is a {type(record).__name__}, not a mapping")
         try:
             return run()
-        except PromptStyleError as exc:
-            raise exc.locate(key=self.key) from None
-        except undefined_error as exc:
+        except Exception as exc:
+            raise self._jinja_error(exc, record) from None
+
+    def _jinja_error(self, exc: Exception, record: Mapping[str, Any]) -> PromptStyleError:
+        _, undefined_error, security_error = _jinja.errors()
+        if isinstance(exc, PromptStyleError):
+            return exc.locate(key=self.key)
+        if isinstance(exc, undefined_error):
             missing = _UNDEFINED_NAME.fullmatch(exc.message or "")
             if missing:
-                raise self._error(f"field {missing.group(1)!r} is missing ({cut(self.spec)})", _keys(record)) from None
-            raise self._error(f"{cut(self.spec)}: {cut(exc.message, 300)[1:-1]}", _keys(record)) from None
-        except security_error as exc:
-            raise self._error(f"{cut(self.spec)} is not allowed in the sandbox: {exc}") from None
-        except Exception as exc:  # the expression itself failed, e.g. 1 / 0
-            line = getattr(exc, "ps_template_line", None)
-            where = f" (template line {line})" if line and "\n" in str(self.spec) else ""
-            raise self._error(
-                f"{cut(self.spec)} raised {type(exc).__name__}{where}: {cut(str(exc), 300)[1:-1]}"
-            ) from None
+                return self._error(f"field {missing.group(1)!r} is missing ({cut(self.spec)})", _keys(record))
+            return self._error(f"{cut(self.spec)}: {cut(exc.message, 300)[1:-1]}", _keys(record))
+        if isinstance(exc, security_error):
+            return self._error(f"{cut(self.spec)} is not allowed in the sandbox: {exc}")
+        # the expression itself failed, e.g. 1 / 0
+        line = getattr(exc, "ps_template_line", None)
+        where = f" (template line {line})" if line and "\n" in str(self.spec) else ""
+        return self._error(f"{cut(self.spec)} raised {type(exc).__name__}{where}: {cut(str(exc), 300)[1:-1]}")
 
 
 class Constant(FieldExtractorBase):
@@ -230,7 +232,12 @@ class Template(FieldExtractorBase):
             raise exc.locate(key=self.key) from None
 
     def __call__(self, record: Mapping[str, Any]) -> str:
-        return self._in_jinja(record, lambda: _jinja.render(_jinja.template(self.spec), record))
+        try:  # the common case without a closure
+            return _jinja.render(_jinja.template(self.spec), record)
+        except Exception as exc:
+            if not isinstance(record, Mapping):
+                raise self._error(f"the record is a {type(record).__name__}, not a mapping") from None
+            raise self._jinja_error(exc, record) from None
 
 
 class FormatTemplate(FieldExtractorBase):

@@ -259,6 +259,9 @@ def compile_template(
     if compiled is None:
         compiled = _compile(source, profile, limits, lambda env: env.from_string(source))
         compiled.ps_source = source
+        # A plain dict instead of Jinja's ChainMap: each render copies the globals,
+        # and a profile's globals never change once its environment is built.
+        compiled.globals = dict(compiled.globals)
         if cache:
             if len(_TEMPLATES) >= _CACHE_SIZE:
                 _TEMPLATES.clear()
@@ -274,9 +277,9 @@ def compile_expression(source: str, profile: JinjaProfile = FIELDS, *, limits: J
     if compiled is None:
 
         def build(env: Any) -> Any:
-            return _load_sandbox().CompiledExpression(
-                env.compile_expression(source, undefined_to_none=False)._template, source
-            )
+            template = env.compile_expression(source, undefined_to_none=False)._template
+            template.globals = dict(template.globals)  # see compile_template
+            return _load_sandbox().CompiledExpression(template, source)
 
         compiled = _compile(source, profile, limits, build)
         if len(_EXPRESSIONS) >= _CACHE_SIZE:

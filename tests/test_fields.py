@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from prompt_style import FieldError, compile_field, create_plugin_manager
+from prompt_style import FieldError, LimitError, SandboxError, compile_field, create_plugin_manager
 
 RECORD = {
     "question": "What is 2+2?",
@@ -280,8 +280,9 @@ def test_index_out_of_range_is_field_error(ex):
     ],
 )
 def test_sandbox_blocks_unsafe_access(ex, spec):
-    with pytest.raises(FieldError):
+    with pytest.raises(SandboxError) as info:
         ex(spec, record={"q": "text", "options": [1]})
+    assert info.value.key == "doc_to_text"
 
 
 @pytest.mark.parametrize(
@@ -295,9 +296,10 @@ def test_sandbox_blocks_unsafe_access(ex, spec):
     ],
 )
 def test_runtime_errors_in_jinja_are_field_errors(ex, spec):
-    """An extractor that cannot be applied to a record raises FieldError naming
-    the key, whatever went wrong inside Jinja (the sandbox's range limit included)."""
-    with pytest.raises(FieldError) as info:
+    """An extractor that cannot be applied to a record raises a typed error naming
+    the key, whatever went wrong inside Jinja: FieldError, or for the sandbox's
+    rules and budgets SandboxError and LimitError."""
+    with pytest.raises((FieldError, SandboxError, LimitError)) as info:
         ex(spec)
     assert info.value.key == "doc_to_text"
 
@@ -378,7 +380,7 @@ def test_plugin_manager_extractors_pickle(pm, spec, key):
 
 def test_unpickled_jinja_extractor_still_sandboxed():
     clone = pickle.loads(pickle.dumps(compile_field("{{ q.__class__ }}", "doc_to_text")))
-    with pytest.raises(FieldError):
+    with pytest.raises(SandboxError):
         clone({"q": "x"})
 
 

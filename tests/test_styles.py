@@ -253,10 +253,14 @@ def test_arc_numeric_labels_via_index_expression(make_task, pm):
     assert result.text == "Q?\nA. w\nB. x\nC. y\nD. z\nAnswer:"
 
 
-def test_null_target_renders_without_gold(make_task, pm):
-    records = [{"q": "Q0", "choices": ["a", "b"], "answer": None}, {"q": "Q1", "choices": ["a", "b"], "answer": 1}]
+def test_null_multiple_choice_target_is_an_error_naming_the_record(make_task, pm):
+    # A multiple-choice record without its answer cannot be scored: an error, not target null
+    # (docs/security.md, strict data); generation tasks may allow null targets (allow_null_target).
+    records = [{"q": "Q0", "choices": ["a", "b"], "answer": 1}, {"q": "Q1", "choices": ["a", "b"], "answer": None}]
     path = make_task({"test": records}, **MCQ)
-    assert [r.target for r in load_task(path, plugins=pm).render()] == [None, 1]
+    with pytest.raises(PromptStyleError) as info:
+        list(load_task(path, plugins=pm).render())
+    assert (info.value.key, info.value.index) == ("doc_to_target", 1)
 
 
 def test_arc_numeric_answer_keys_are_never_matched_against_the_style_labels(make_task, pm):

@@ -9,6 +9,7 @@ import pytest
 from prompt_style import (
     DataError,
     FieldError,
+    LimitError,
     PromptStyleError,
     TaskConfig,
     TaskFileError,
@@ -489,7 +490,7 @@ def test_runtime_jinja_errors_while_rendering_are_field_errors(tmp_path, jsonl, 
     jsonl(tmp_path / "test.jsonl", [{"q": "a", "n": 1}])
     path = tmp_path / "t.yaml"
     path.write_text(f"data: test.jsonl\ndoc_to_text: q\ndoc_to_target: {json.dumps(spec)}\n")
-    with pytest.raises(FieldError) as info:
+    with pytest.raises((FieldError, LimitError)) as info:
         list(load_task(path, plugins=pm).render())
     assert (info.value.key, info.value.line, info.value.index) == ("doc_to_target", 3, 0)
     assert str(path) in str(info.value)

@@ -761,7 +761,7 @@ def test_convert_promptsource(tmp_path, capsys):
 def test_promptsource_loader_is_safe(tmp_path):
     evil = tmp_path / "templates.yaml"
     evil.write_text("dataset: x\ntemplates:\n  a: !!python/object/apply:os.system ['echo hacked']\n")
-    with pytest.raises(TaskFileError, match="not valid YAML"):
+    with pytest.raises(TaskFileError, match="is not allowed"):
         load_promptsource(evil)
     document = load_promptsource(tmp_path / "t.yaml", text=PROMPTSOURCE)
     assert convert(document)["templates"][1]["name"] == "second"

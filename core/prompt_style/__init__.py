@@ -9,6 +9,7 @@ from .errors import (
     ChatTemplateError,
     DataError,
     FieldError,
+    LimitError,
     OptionError,
     PluginConflictError,
     PluginError,
@@ -16,11 +17,13 @@ from .errors import (
     PluginNotFoundError,
     PromptStyleError,
     RenderError,
+    SandboxError,
     StyleError,
     TargetError,
     TaskFileError,
     TaskFileWarning,
     TokenizerError,
+    YamlLimitError,
 )
 from .fields import compile_field, process_field, resolve_gold
 from .formats import load_task_config
@@ -40,6 +43,7 @@ from .options import check_options
 from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
 from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
 from .safe.jinja_env import JinjaLimits, JinjaProfile
+from .safe.limits import YamlLimits
 from .safe.yaml_loader import YamlDocument, load_yaml
 from .styles import (
     DEFAULT_LABELS,
@@ -135,6 +139,7 @@ __all__ = [
     "YamlDocument",
     "JinjaProfile",
     "JinjaLimits",
+    "YamlLimits",
     "api_role",
     "check_options",
     "QAStyle",
@@ -163,6 +168,9 @@ __all__ = [
     "PluginNotFoundError",
     "PluginConflictError",
     "PluginLoadWarning",
+    "LimitError",
+    "SandboxError",
+    "YamlLimitError",
     "TaskFileWarning",
     "TokenizerError",
 ]

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import DataError
+from .errors import DataError, cut
 
 __all__ = ["iter_records", "load_records", "check_data_file", "SUPPORTED_SUFFIXES"]
 
@@ -84,6 +84,8 @@ def _json_lines(path: Path, split: str) -> Iterator[Mapping[str, Any]]:
                         file=str(path),
                         line=number,
                     ) from None
+                except (ValueError, RecursionError) as exc:
+                    raise _unreadable(exc, split, path, number) from None
                 if not isinstance(record, dict):
                     raise DataError(
                         f"split '{split}': record {count} is a JSON {type(record).__name__}, not an object",
@@ -114,6 +116,8 @@ def _load_json(path: Path, split: str) -> list[dict[str, Any]]:
         ) from None
     except UnicodeDecodeError as exc:
         raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None
+    except (ValueError, RecursionError) as exc:
+        raise _unreadable(exc, split, path, None) from None
     if not isinstance(data, list):
         raise DataError(
             f"split '{split}': a JSON data file must hold an array of objects, not a {type(data).__name__}",
@@ -130,9 +134,18 @@ def _load_json(path: Path, split: str) -> list[dict[str, Any]]:
     return data
 
 
+def _unreadable(exc: Exception, split: str, path: Path, line: int | None) -> DataError:
+    """JSON that Python cannot hold: nesting too deep, or an integer too long to convert."""
+    if isinstance(exc, RecursionError):
+        reason = "values nest too deeply"
+    else:
+        reason = str(exc).split(";")[0]
+    return DataError(f"split '{split}': the JSON cannot be read ({reason})", file=str(path), line=line)
+
+
 def _given(records: Sequence[Any], split: str) -> Sequence[Mapping[str, Any]]:
     if not isinstance(records, Sequence) or isinstance(records, (str, bytes)):
-        raise DataError(f"split '{split}': data must be a file path or a list of records, not {records!r}")
+        raise DataError(f"split '{split}': data must be a file path or a list of records, not {cut(records)}")
     for index, record in enumerate(records):
         if not isinstance(record, Mapping):
             raise DataError(f"split '{split}': record {index} is a {type(record).__name__}, not a mapping")

@@ -18,9 +18,39 @@ __all__ = [
     "PluginNotFoundError",
     "PluginConflictError",
     "PluginLoadWarning",
+    "LimitError",
+    "SandboxError",
+    "YamlLimitError",
+    "cut",
     "TaskFileWarning",
     "TokenizerError",
 ]
+
+MESSAGE_LIMIT = 2_000
+"""Characters of a message past which :class:`PromptStyleError` cuts it (a
+safety net: the code quotes values through :func:`cut` already)."""
+
+
+def cut(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, stating the full size:
+    ``'aaaa…' (10,240 characters)``. For quoting user values in messages."""
+    if isinstance(value, str):
+        size = f"{len(value):,} characters"
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}… ({size})"
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__ must not hide the real error
+        return f"<{type(value).__name__}>"
+    if len(text) <= limit:
+        return text
+    count = ""
+    try:
+        count = f"{len(value):,} items, "  # type: ignore[arg-type]
+    except Exception:
+        pass
+    return f"{text[:limit]}… ({type(value).__name__}, {count}{len(text):,} characters as text)"
 
 
 class PromptStyleError(Exception):
@@ -68,7 +98,11 @@ class PromptStyleError(Exception):
         if self.index is not None:
             split = f"split '{self.split}' " if self.split else ""
             parts.append(f"{split}record {self.index}")
-        text = ": ".join(parts + [self.message])
+        message = self.message
+        if len(message) > MESSAGE_LIMIT:
+            half = MESSAGE_LIMIT // 2
+            message = f"{message[:half]} […{len(message) - MESSAGE_LIMIT:,} characters cut…] {message[-half:]}"
+        text = ": ".join(parts + [message])
         if self.hint:
             text += f" ({self.hint})"
         return text
@@ -145,6 +179,38 @@ class PluginConflictError(PluginError):
 
 class PluginLoadWarning(UserWarning):
     """A plugin failed to load and was skipped; the others still work."""
+
+
+class LimitError(PromptStyleError):
+    """A safety budget stopped a template or a file (see docs/security.md).
+
+    ``limit`` names the budget (``max_loop_iterations``, ``deadline``,
+    ``max_nodes``, ...) and ``value`` its setting, so that a caller can tell
+    which one to raise.
+    """
+
+    def __init__(self, message: str, *, limit: str, value: object = None, **where: Any) -> None:
+        where.setdefault("hint", _raise_hint(limit, value))
+        super().__init__(message, **where)
+        self.limit = limit
+        self.value = value
+
+
+def _raise_hint(limit: str, value: object) -> str:
+    shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+    return (
+        f"limit {limit}={shown}; if the input is trusted, raise it with "
+        f"PROMPT_STYLE_LIMITS={limit}=N, --budget {limit}=N or the Python API (docs/security.md)"
+    )
+
+
+class SandboxError(PromptStyleError):
+    """A template did something the sandbox forbids: reading private
+    attributes, changing data, or printing a function, class or internal object."""
+
+
+class YamlLimitError(LimitError, TaskFileError):
+    """A YAML file exceeded a loader budget (size, nesting, nodes, alias expansion)."""
 
 
 class TaskFileWarning(UserWarning):

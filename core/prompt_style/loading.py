@@ -8,6 +8,7 @@ lookups.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -22,6 +23,7 @@ from .meta.model_args import apply_model_args
 from .meta.tokens import split_token_options, with_tokenizer
 from .plugins import PluginManager, Provider, create_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
+from .safe.limits import JinjaLimits, limits_scope
 from .task import TASK_KEYS, TaskConfig
 from .types import ReadOptions, StyleSettings
 
@@ -169,6 +171,18 @@ def _locate_data_error(
     return exc
 
 
+def _within_limits(load: Any) -> Any:
+    """Templates compiled while the task loads check the task's budgets (``max_source``)."""
+
+    @functools.wraps(load)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with limits_scope(kwargs.get("limits")):
+            return load(*args, **kwargs)
+
+    return wrapper
+
+
+@_within_limits
 def load_task(
     task: str | Path | TaskConfig | Mapping[str, Any],
     *,
@@ -187,6 +201,7 @@ def load_task(
     read_options: Mapping[str, Any] | None = None,
     model_args: str | Mapping[str, Any] | None = None,
     mode: str | None = None,
+    limits: JinjaLimits | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -222,6 +237,9 @@ def load_task(
         :func:`~prompt_style.parse_model_args`).
     :param mode: ``gen`` or ``ppl`` for styles with modes (OpenCompass tasks); the
         default comes from the task (an OpenCompass ``PPLInferencer`` means ``ppl``).
+    :param limits: budgets for the task's Jinja templates (docs/security.md),
+        while loading and for every record; default: the process defaults
+        (``PROMPT_STYLE_LIMITS``).
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
@@ -284,6 +302,8 @@ def load_task(
         output_type=config.output_type,
         until=config.until,
         origins={key: str(path) for key, path in config.origins.items()},
+        allow_null_target=config.allow_null_target,
+        limits=limits,
     )
     return Task(config, renderer, pool if pool and pool_split == split else None)
 

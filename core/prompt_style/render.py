@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import conversation
-from .errors import FieldError, PromptStyleError, RenderError
+from .errors import FieldError, PromptStyleError, RenderError, cut
 from .fields.targets import gold_resolver
+from .safe.limits import _SCOPE
 from .types import Dialogue, FormattedPrompt, Sample
 
 __all__ = ["RenderedPrompt", "Candidate", "TaskRenderer", "dialogue_to_json"]
@@ -164,10 +165,18 @@ def _choices(value: Any) -> list[Any] | None:
         if isinstance(parsed, (list, tuple)):
             return list(parsed)
     raise FieldError(
-        f"gave {type(value).__name__} {value!r}, not a list of choices",
+        f"gave {type(value).__name__} {cut(value)}, not a list of choices",
         key="doc_to_choice",
         hint="use a single {{ expression }} such as '{{choices}}' to keep the list",
     )
+
+
+_STAGE_KEYS = {
+    "extract_field": None,  # extractor errors carry their own key
+    "retrieve_examples": "retriever",
+    "format_prompt": "template",
+    "apply_meta_template": "meta",
+}
 
 
 class TaskRenderer:
@@ -192,6 +201,8 @@ class TaskRenderer:
         output_type: str | None = None,
         until: Sequence[str] | None = None,
         origins: Mapping[str, str] | None = None,
+        allow_null_target: bool = False,
+        limits: Any = None,
     ) -> None:
         self.task = task
         self.extractors = dict(extractors)
@@ -212,6 +223,10 @@ class TaskRenderer:
         self.until = tuple(until) if until is not None else None
         self.origins = dict(origins or {})
         """The file a key was written in, when not ``source``."""
+        self.allow_null_target = allow_null_target
+        """Whether a generation record may have a null target (the task's ``allow_null_target``)."""
+        self.limits = limits
+        """Jinja budgets for this task's templates (``load_task(limits=...)``); ``None``: the defaults."""
         self._setup()
 
     def _setup(self) -> None:
@@ -282,11 +297,25 @@ class TaskRenderer:
                 key = "doc_to_choice"
                 choices = choice_of(record)
                 if type(choices) is not list:
+                    if choices is None:
+                        raise FieldError(
+                            "gave null instead of the list of choices",
+                            key=key,
+                            hint="fix the record, or point doc_to_choice at the field that holds the choices",
+                        )
                     choices = _choices(choices)
+                if None in choices:
+                    raise FieldError(
+                        f"choice {choices.index(None)} is null, so it would read 'None'",
+                        key=key,
+                        hint="fix the record; every choice needs a text",
+                    )
             gold = None
             if target_of is not None:
                 key = "doc_to_target"
                 target = target_of(record)
+                if (target is None or type(target) is list and None in target) and not self._rolling:
+                    self._null_target(target, choices)
                 if choices is not None and target is not None and resolve is not None and self._needs_gold:
                     if type(target) is int and 0 <= target < len(choices):
                         gold = target  # the common case, without a call
@@ -303,8 +332,43 @@ class TaskRenderer:
         except PromptStyleError:
             raise
         except Exception as exc:  # user callables and plugin extractors
-            raise FieldError(f"raised {type(exc).__name__}: {exc}", key=key) from exc
+            raise FieldError(f"raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}", key=key) from exc
         return Sample(index, record, question, choices, target, text, gold=gold, gen_prefix=prefix)
+
+    def _null_target(self, target: Any, choices: list[Any] | None) -> None:
+        if choices is not None:
+            raise FieldError(
+                "gave null instead of the answer of a multiple-choice record",
+                key="doc_to_target",
+                hint="fix the record, or point doc_to_target at the field that holds the answer",
+            )
+        if target is not None or not self.allow_null_target:
+            raise FieldError(
+                "gave null instead of the reference answer" if target is None else "a reference answer is null",
+                key="doc_to_target",
+                hint="fix the record; if records without a reference are expected, set allow_null_target: true "
+                "in the task (a few-shot example without one then shows no answer)",
+            )
+
+    def _plugin_label(self, hook: str) -> str:
+        info = self.plugins.get(hook) or {}
+        name = info.get("name")
+        if not name:
+            return hook
+        dist = info.get("distribution")
+        return f"{hook} {name!r}" + (f" ({dist} {info.get('version')})" if dist else "")
+
+    def _plugin_bug(self, exc: Exception, stage: str, index: int) -> RenderError:
+        """A plugin's own bug (not a PromptStyleError), reported with where it happened."""
+        key = _STAGE_KEYS[stage]
+        return RenderError(
+            f"{self._plugin_label(stage)} raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}",
+            key=key,
+            split=self.split,
+            index=index,
+            file=self.source,
+            line=self.lines.get(key or ""),
+        )
 
     def _shot(self, i: int) -> Sample:
         shot = self._shots[i]
@@ -324,15 +388,22 @@ class TaskRenderer:
         return exc.locate(split=self.split, index=index, file=source, line=line)
 
     def _format(self, record: Mapping[str, Any], index: int) -> FormattedPrompt:
+        token = _SCOPE.set(self.limits) if self.limits is not None else None
+        stage = "extract_field"
         try:
             sample = self.sample(record, index)
+            stage = "retrieve_examples"
             ids = self._select(index, record)
+            stage = "format_prompt"
             shots = [self._shot(i) for i in ids] if ids else ()
             return self._style_format(sample, shots)
         except PromptStyleError as exc:
-            raise self._locate(exc, index) from None
+            raise self._locate(exc.locate(key=_STAGE_KEYS[stage]), index) from None
         except Exception as exc:  # a plugin's bug, reported with where it happened
-            raise RenderError(f"{type(exc).__name__}: {exc}", split=self.split, index=index, file=self.source) from exc
+            raise self._plugin_bug(exc, stage, index) from exc
+        finally:
+            if token is not None:
+                _SCOPE.reset(token)
 
     def converse(
         self,
@@ -378,14 +449,18 @@ class TaskRenderer:
         target: Any = None,
         turn: int | None = None,
     ) -> RenderedPrompt:
+        token = _SCOPE.set(self.limits) if self.limits is not None else None
         try:
             if self._chat_apply is not None:
                 dialogue = self._chat_apply(dialogue)
             made = self._meta_apply(dialogue)
         except PromptStyleError as exc:
-            raise self._locate(exc, index) from None
+            raise self._locate(exc.locate(key="meta"), index) from None
         except Exception as exc:  # a plugin's bug, reported with where it happened
-            raise RenderError(f"{type(exc).__name__}: {exc}", split=self.split, index=index, file=self.source) from exc
+            raise self._plugin_bug(exc, "apply_meta_template", index) from exc
+        finally:
+            if token is not None:
+                _SCOPE.reset(token)
         return RenderedPrompt(
             index,
             made.text,
@@ -409,11 +484,15 @@ class TaskRenderer:
 
         :raises PromptStyleError: naming the key and the record, for bad data.
         """
+        token = _SCOPE.set(self.limits) if self.limits is not None else None
+        stage = "extract_field"
         try:
             sample = self.sample(record, index)
             if self._rolling:
                 return self._rolling_prompt(sample, index)
+            stage = "retrieve_examples"
             ids = self._select(index, record)
+            stage = "format_prompt"
             shots = [self._shot(i) for i in ids] if ids else ()
             formatted = self._style_format(sample, shots)
             if formatted.infer_mode is not None:
@@ -421,6 +500,7 @@ class TaskRenderer:
                     f"the record is a multi-turn dialogue ({formatted.infer_mode}): it has one request per turn",
                     hint="use Task.render() or TaskRenderer.converse()",
                 )
+            stage = "apply_meta_template"
             if formatted.candidates is not None:
                 return self._candidates(index, formatted)
             dialogue = formatted.dialogue
@@ -431,9 +511,12 @@ class TaskRenderer:
             else:
                 made = self._meta_apply(dialogue)
         except PromptStyleError as exc:
-            raise self._locate(exc, index) from None
+            raise self._locate(exc.locate(key=_STAGE_KEYS[stage]), index) from None
         except Exception as exc:  # a plugin's bug, reported with where it happened
-            raise RenderError(f"{type(exc).__name__}: {exc}", split=self.split, index=index, file=self.source) from exc
+            raise self._plugin_bug(exc, stage, index) from exc
+        finally:
+            if token is not None:  # the task's budgets (load_task(limits=...)) end with the record
+                _SCOPE.reset(token)
         return RenderedPrompt(
             index,
             made.text,

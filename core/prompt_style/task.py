@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ._suggest import did_you_mean
-from .errors import TaskFileError
+from .errors import TaskFileError, cut
 
 __all__ = ["TaskConfig", "TASK_KEYS", "OUTPUT_TYPES"]
 
@@ -34,6 +34,7 @@ TASK_KEYS: dict[str, tuple[tuple[type, ...] | None, str]] = {
     "target_delimiter": ((str,), "text between a question and its answer (default: a space)"),
     "retriever": ((str, dict), "how few-shot examples are chosen: a name, or a dict with name and options"),
     "seed": ((int,), "seed for random retrieval (default: 1234)"),
+    "allow_null_target": ((bool,), "a generation record may have a null target (default: false, an error)"),
     "metadata": ((dict,), "free-form information, not used for rendering"),
     "output_type": ((str,), "multiple_choice, generate_until, loglikelihood or loglikelihood_rolling"),
     "gen_prefix": (None, "field spec of text the answer starts with (an assistant prefill)"),
@@ -44,7 +45,7 @@ OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood", "loglikeli
 """lm-evaluation-harness's request types; ``None`` means multiple choice when the
 task has choices and generation otherwise."""
 
-_TYPE_NAMES = {str: "a string", dict: "a mapping", int: "an integer", list: "a list"}
+_TYPE_NAMES = {str: "a string", dict: "a mapping", int: "an integer", list: "a list", bool: "true or false"}
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,9 @@ class TaskConfig:
     target_delimiter: str = " "
     retriever: str | Mapping[str, Any] | None = None
     seed: int = 1234
+    allow_null_target: bool = False
+    """A generation record's target may be null (no reference); few-shot examples
+    and multiple-choice records always need one."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
     path: Path | None = None
     """The task file, when the task came from one."""
@@ -204,7 +208,7 @@ class TaskConfig:
             if types is not None and (not isinstance(value, types) or (int in types and isinstance(value, bool))):
                 expected = " or ".join(_TYPE_NAMES[t] for t in types)
                 raise TaskFileError(
-                    f"must be {expected}, not {type(value).__name__} {value!r}",
+                    f"must be {expected}, not {type(value).__name__} {cut(value)}",
                     key=key,
                     line=lines.get(key),
                     **where,
@@ -225,7 +229,7 @@ class TaskConfig:
                 paths[str(split)] = file  # the records themselves
                 continue
             if not isinstance(file, (str, Path)) or not str(file):
-                raise fail(f"data.{split}", f"must be a file path or a list of records, not {file!r}")
+                raise fail(f"data.{split}", f"must be a file path or a list of records, not {cut(file)}")
             file = Path(file).expanduser()
             paths[str(split)] = file if file.is_absolute() else base / file
         test_split = values.pop("test_split", "test")

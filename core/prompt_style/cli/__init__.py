@@ -62,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     out = sys.stdout
     try:
-        out.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+        # Text that UTF-8 cannot hold (a lone surrogate from a JSON record) is
+        # written as a \udXXX escape; JSON Lines escape it themselves.
+        out.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
     except (AttributeError, ValueError):
         pass
     command = _module(args.command).run
@@ -71,7 +73,8 @@ def _run(args: argparse.Namespace) -> int:
     except PromptStyleError as exc:
         if args.debug:
             raise
-        print(f"prompt-style: error: {exc}", file=sys.stderr)
+        message = " ".join(str(exc).split("\n"))  # one line, whatever the message quotes
+        print(f"prompt-style: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         # The reader (for example `head`) went away; that is not an error. Point
@@ -81,3 +84,11 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except (RecursionError, MemoryError) as exc:
+        # Last resort: input too large or too deep for a budget to have caught first.
+        if args.debug:
+            raise
+        print(
+            f"prompt-style: error: the input is too large or too deeply nested ({type(exc).__name__})", file=sys.stderr
+        )
+        return EXIT_BAD_INPUT

@@ -24,15 +24,20 @@ def split_assignment(text: str) -> tuple[str, str]:
 
 
 def key_value(text: str) -> tuple[str, object]:
-    """``KEY=VALUE`` with ``VALUE`` read as YAML (``false`` is ``False``)."""
-    import yaml
+    """``KEY=VALUE`` with ``VALUE`` read as YAML by the task-file rules (YAML 1.2:
+    ``false`` is ``False``, ``yes`` and ``0755`` stay strings); text that is not
+    YAML stays as written."""
+    from ..errors import PromptStyleError
+    from ..safe.yaml_loader import load_yaml
 
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    if not value:
+        return key, ""
     try:
-        return key, yaml.safe_load(value) if value else ""
-    except yaml.YAMLError:
+        return key, load_yaml(f"--meta-option {key}", text=value, what="option value").data
+    except PromptStyleError:
         return key, value
 
 

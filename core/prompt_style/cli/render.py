@@ -96,29 +96,57 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         metavar="DIR",
         help="where task-template files find their data_dir (default: next to the task file, or data/processed/)",
     )
+    render.add_argument(
+        "--budget",
+        metavar="NAME=VALUE",
+        action="append",
+        default=[],
+        help="raise or lower a safety budget for templates and task files, e.g. deadline=2 or "
+        "max_output=50000000 (repeatable; see docs/security.md)",
+    )
 
 
-def _body(text: str | None, messages: Any) -> str:
+def _not_json(index: int) -> Any:
+    """``json.dumps(default=...)``: values JSON cannot hold are an error naming the record
+    (tuples and ranges of a template's making are lists; sets have no order to keep)."""
+
+    def default(value: Any) -> Any:
+        if isinstance(value, (range, type({}.keys()), type({}.values()), type({}.items()))):
+            return list(value)
+        from ..errors import RenderError, cut
+
+        raise RenderError(
+            f"the output holds a {type(value).__name__} ({cut(value)}), which JSON cannot hold",
+            index=index,
+            hint="make the field spec give strings, numbers, lists or mappings",
+        )
+
+    return default
+
+
+def _body(text: str | None, messages: Any, default: Any = None) -> str:
     if text is None:
-        return json.dumps(messages, ensure_ascii=False, indent=2)
+        return json.dumps(messages, ensure_ascii=False, indent=2, default=default)
     return text
 
 
 def _text_block(result: Any) -> str:
-    header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False)}"
+    default = _not_json(result.index)
+    header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False, default=default)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
     until = getattr(result, "until", None)
     if until is not None:
         header += " · until: " + json.dumps(list(until), ensure_ascii=False)
     for key, value in (result.extra or {}).items():
-        header += f" · {key}: " + json.dumps(value, ensure_ascii=False)
+        header += f" · {key}: " + json.dumps(value, ensure_ascii=False, default=default)
     if result.turn is not None:
         header += f" · turn {result.turn}"
     candidates = getattr(result, "candidates", None)
     if candidates is not None:
         blocks = [
-            f"--- candidate {json.dumps(c.label, ensure_ascii=False)}\n{_body(c.text, c.messages)}\n"
+            f"--- candidate {json.dumps(c.label, ensure_ascii=False, default=default)}\n"
+            f"{_body(c.text, c.messages, default)}\n"
             for c in candidates
         ]
         return f"{header}\n" + "".join(blocks)
@@ -129,11 +157,19 @@ def _text_block(result: Any) -> str:
             tokens += f"--- continuation_token_ids: {json.dumps(result.continuation_token_ids)}\n"
         for entry in result.token_report or ():
             tokens += f"--- note: {entry.get('message', entry['kind'])}\n"
-    return f"{header}\n{_body(result.text, result.messages)}\n{tokens}"
+    return f"{header}\n{_body(result.text, result.messages, default)}\n{tokens}"
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..safe.limits import configured, parse_assignments
+
+    with configured(parse_assignments(args.budget, what="--budget")):
+        return _run(args, out)
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
     from ..loading import load_task
+    from ..safe.json_lines import dumps_line
 
     task = load_task(
         args.task,
@@ -155,9 +191,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     replies = _read_replies(args.replies) if args.replies else None
     write = out.write
     if args.format == "jsonl":
-        dumps = json.dumps
         for result in task.render(limit=args.limit, replies=replies):
-            write(dumps(result.to_json(), ensure_ascii=False) + "\n")
+            write(dumps_line(result.to_json(), _not_json(result.index)) + "\n")
     else:
         for result in task.render(limit=args.limit, replies=replies):
             write(_text_block(result))

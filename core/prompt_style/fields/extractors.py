@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..errors import FieldError
+from ..errors import FieldError, PromptStyleError, cut
 from ..safe import jinja_env as _jinja
 
 __all__ = ["compile_field", "FieldExtractorBase"]
@@ -27,6 +27,7 @@ _SIMPLE_PATH = re.compile(rf"{_NAME}(?:\.{_NAME}|\[-?\d+\]|\['[^'\\]*'\]|\[\"[^\
 _STR_METHODS = ("strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold")
 _METHOD_TAIL = re.compile(rf"((?:\.(?:{'|'.join(_STR_METHODS)})\(\s*\))+)$")
 _PATH_STEP = re.compile(rf"\.({_NAME})|\[(-?\d+)\]|\['([^'\\]*)'\]|\[\"([^\"\\]*)\"\]")
+_UNDEFINED_NAME = re.compile(r"'([^']*)' is undefined")
 
 
 def _keys(record: Any) -> str:
@@ -62,18 +63,30 @@ class FieldExtractorBase:
         return FieldError(message, key=self.key, hint=hint)
 
     def _in_jinja(self, record: Mapping[str, Any], run: Callable[[], Any]) -> Any:
-        """``run()``, with Jinja's errors turned into :class:`FieldError` naming the spec."""
-        _, undefined_error, security_error = _jinja.errors()
+        """``run()``, with Jinja's errors turned into :class:`FieldError` naming the spec
+        (budget stops and sandbox violations are typed already: they get the key)."""
         if not isinstance(record, Mapping):
             raise self._error(f"the record is a {type(record).__name__}, not a mapping")
         try:
             return run()
-        except undefined_error as exc:
-            raise self._error(f"{self.spec!r}: {exc.message}", _keys(record)) from None
-        except security_error as exc:
-            raise self._error(f"{self.spec!r} is not allowed in the sandbox: {exc}") from None
-        except Exception as exc:  # the expression itself failed, e.g. 1 / 0
-            raise self._error(f"{self.spec!r} raised {type(exc).__name__}: {exc}") from None
+        except Exception as exc:
+            raise self._jinja_error(exc, record) from None
+
+    def _jinja_error(self, exc: Exception, record: Mapping[str, Any]) -> PromptStyleError:
+        _, undefined_error, security_error = _jinja.errors()
+        if isinstance(exc, PromptStyleError):
+            return exc.locate(key=self.key)
+        if isinstance(exc, undefined_error):
+            missing = _UNDEFINED_NAME.fullmatch(exc.message or "")
+            if missing:
+                return self._error(f"field {missing.group(1)!r} is missing ({cut(self.spec)})", _keys(record))
+            return self._error(f"{cut(self.spec)}: {cut(exc.message, 300)[1:-1]}", _keys(record))
+        if isinstance(exc, security_error):
+            return self._error(f"{cut(self.spec)} is not allowed in the sandbox: {exc}")
+        # the expression itself failed, e.g. 1 / 0
+        line = getattr(exc, "ps_template_line", None)
+        where = f" (template line {line})" if line and "\n" in str(self.spec) else ""
+        return self._error(f"{cut(self.spec)} raised {type(exc).__name__}{where}: {cut(str(exc), 300)[1:-1]}")
 
 
 class Constant(FieldExtractorBase):
@@ -103,7 +116,7 @@ class RecordField(FieldExtractorBase):
         try:
             return record[self.spec]
         except KeyError:
-            raise self._error(f"field {self.spec!r} is missing", _keys(record)) from None
+            raise self._error(f"field {cut(self.spec)} is missing", _keys(record)) from None
         except TypeError:
             raise self._error(f"the record is a {type(record).__name__}, not a mapping") from None
 
@@ -145,7 +158,9 @@ class Expression(FieldExtractorBase):
         try:
             _jinja.expression(self.source)
         except syntax_error as exc:
-            raise self._error(f"bad Jinja expression {self.spec!r}: {exc.message}") from None
+            raise self._error(f"bad Jinja expression {cut(self.spec)}: {exc.message}") from None
+        except PromptStyleError as exc:
+            raise exc.locate(key=self.key) from None
 
     def __call__(self, record: Mapping[str, Any]) -> Any:
         steps = self.steps
@@ -163,12 +178,12 @@ class Expression(FieldExtractorBase):
                         value = value[step]
                     except IndexError:
                         raise self._error(
-                            f"index {step} is out of range in {self.spec!r}",
+                            f"index {step} is out of range in {cut(self.spec)}",
                             f"the sequence has {len(value)} items",
                         ) from None
                 elif isinstance(step, str) and not hasattr(value, step):
                     raise self._error(
-                        f"{self.spec!r}: a {type(value).__name__} has no field {step!r}",
+                        f"{cut(self.spec)}: a {type(value).__name__} has no field {cut(step)}",
                         "only mappings have named fields; use [index] for lists",
                     )
                 else:
@@ -181,16 +196,18 @@ class Expression(FieldExtractorBase):
         return self._evaluate(record)
 
     def _missing(self, step: str, where: Any) -> FieldError:
-        return self._error(f"field {step!r} is missing ({self.source!r})", _keys(where))
+        return self._error(f"field {cut(step)} is missing ({cut(self.source)})", _keys(where))
 
     def _evaluate(self, record: Mapping[str, Any]) -> Any:
-        value = self._in_jinja(record, lambda: _jinja.expression(self.source)(**record))
+        # evaluate() raises for a missing name anywhere in the value ("[q, zz]"),
+        # and for a function or template object in it.
+        value = self._in_jinja(record, lambda: _jinja.evaluate(_jinja.expression(self.source), record))
         undefined = _jinja.undefined(value)
-        if undefined is not None:
+        if undefined is not None:  # only a profile with lenient undefined gets here
             name, hint = undefined
             if hint:
-                raise self._error(f"{self.spec!r}: {hint}")
-            raise self._error(f"field {name!r} is missing ({self.spec!r})", _keys(record))
+                raise self._error(f"{cut(self.spec)}: {hint}")
+            raise self._error(f"field {name!r} is missing ({cut(self.spec)})", _keys(record))
         return value
 
     def __getstate__(self) -> dict[str, Any]:
@@ -211,9 +228,16 @@ class Template(FieldExtractorBase):
             _jinja.template(self.spec)
         except syntax_error as exc:
             raise self._error(f"bad Jinja template (template line {exc.lineno}): {exc.message}") from None
+        except PromptStyleError as exc:
+            raise exc.locate(key=self.key) from None
 
     def __call__(self, record: Mapping[str, Any]) -> str:
-        return self._in_jinja(record, lambda: _jinja.template(self.spec).render(record))
+        try:  # the common case without a closure
+            return _jinja.render(_jinja.template(self.spec), record)
+        except Exception as exc:
+            if not isinstance(record, Mapping):
+                raise self._error(f"the record is a {type(record).__name__}, not a mapping") from None
+            raise self._jinja_error(exc, record) from None
 
 
 class FormatTemplate(FieldExtractorBase):
@@ -270,7 +294,7 @@ def compile_field(spec: Any, key: str) -> FieldExtractorBase:
     if not isinstance(spec, str):
         if key == "doc_to_text":  # a question is never the same for every record
             raise FieldError(
-                f"must be a field spec (a string), not {type(spec).__name__} {spec!r}",
+                f"must be a field spec (a string), not {type(spec).__name__} {cut(spec)}",
                 key=key,
                 hint="name the field that holds the question, or write a Jinja template",
             )

@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import TargetError
+from ..errors import TargetError, cut
 
 __all__ = ["GoldResolver", "gold_resolver", "resolve_gold", "RENDERED_KINDS"]
 
@@ -93,7 +93,8 @@ def _one(target: Any, choices: Sequence[Any], rendered: bool, exact: bool = Fals
         )
     if not isinstance(target, str):
         raise _error(
-            f"gave {type(target).__name__} {target!r}; a target is the index of a choice, its text, or a list of them",
+            f"gave {type(target).__name__} {cut(target)}; "
+            "a target is the index of a choice, its text, or a list of them",
             "give an integer index" if isinstance(target, float) else None,
         )
     texts = [i for i, c in enumerate(choices) if c == target or (not isinstance(c, str) and str(c) == target)]
@@ -104,7 +105,7 @@ def _one(target: Any, choices: Sequence[Any], rendered: bool, exact: bool = Fals
         if index >= n:
             also = f"; it is also the text of choice {texts[0]}" if len(texts) == 1 else ""
             raise _error(
-                f"{target!r} is read as index {index} (a template's digit string is an index, as in "
+                f"{cut(target)} is read as index {index} (a template's digit string is an index, as in "
                 f"lm-evaluation-harness), which is out of range for {n} choices ({_shown(choices)}){also}",
                 "to match the choice text instead, name the field (doc_to_target: answer) rather than a template"
                 if texts
@@ -121,23 +122,23 @@ def _one(target: Any, choices: Sequence[Any], rendered: bool, exact: bool = Fals
     if len(texts) > 1:
         where = ", ".join(str(i) for i in texts)
         raise _error(
-            f"{target!r} is the text of several choices ({where}), so the gold choice is ambiguous",
+            f"{cut(target)} is the text of several choices ({where}), so the gold choice is ambiguous",
             "give the index of the correct choice instead",
         )
     if digits:
         raise _error(
-            f"{target!r} is not one of the choices ({_shown(choices)})",
+            f"{cut(target)} is not one of the choices ({_shown(choices)})",
             "a plain field's value is matched against the choice texts; to read a digit string as a "
             "0-based index, as lm-evaluation-harness does for templates, write the field as a template: "
             'doc_to_target: "{{answer}}"',
         )
-    raise _error(f"{target!r} is not one of the choices ({_shown(choices)})", _INDEX_HINT)
+    raise _error(f"{cut(target)} is not one of the choices ({_shown(choices)})", _INDEX_HINT)
 
 
 def _ambiguous(target: str, index: int, texts: list[int], choices: Sequence[Any]) -> TargetError:
     text_at = texts[0]
     return _error(
-        f"{target!r} is ambiguous: it is the text of choice {text_at} ({choices[text_at]!r}), "
+        f"{cut(target)} is ambiguous: it is the text of choice {text_at} ({cut(choices[text_at])}), "
         f"and read as an index it is choice {index} ({choices[index]!r})",
         "make doc_to_target give an integer: {{ answer | int }} for the index, "
         "or {{ choices.index(answer) }} for the choice with that text (use your field names)",

@@ -44,7 +44,7 @@ def read_source(path: str | Path, manager: PluginManager) -> TaskSource:
         document = load_yaml(path, tags=tags or None, duplicate_keys="last")
     except TaskFileError as exc:
         if "!Template" in exc.message:  # promptsource's tag: a file to convert, not to render
-            exc.hint = exc.hint or f"a promptsource file: prompt-style convert promptsource {path} --out DIR"
+            exc.hint = f"a promptsource file: prompt-style convert promptsource {path} --out DIR"
         raise
     data = document.data
     if data is None:

@@ -28,4 +28,12 @@ class NativeReader:
                 "prompt-style task files are YAML or JSON mappings",
                 file=str(source.path) if source.path else None,
             )
+        if options.template is not None:
+            raise TaskFileError(
+                f"--template {options.template!r} chooses among a task file's templates, "
+                "but a prompt-style task file has one",
+                file=str(source.path) if source.path else None,
+                key="template",
+                hint="leave --template out, or use --style to change the prompt style",
+            )
         return TaskConfig.from_dict(source.data, base=source.base, path=source.path, lines=source.lines)

@@ -270,6 +270,7 @@ class _Reading:
             data=self._data(),
             doc_to_text=whole_record,
             doc_to_target=OutputColumn(output_column),
+            allow_null_target=True,  # OpenCompass renders records without an output column (inference sets)
             template=template,
             test_split=test_split,
             fewshot_split=train_split if retriever is not None else None,

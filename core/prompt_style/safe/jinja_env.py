@@ -2,12 +2,48 @@
 
 Every Jinja template the project renders (field specs and descriptions,
 lm-evaluation-harness ``doc_to_*``, chat templates from model repositories,
-task-template files, promptsource templates) is compiled here, in an
-``ImmutableSandboxedEnvironment``. Callers differ only in *syntax settings*,
-described by a :class:`JinjaProfile` (transformers' chat templates use
-``trim_blocks``/``lstrip_blocks`` and loop controls; field specs keep trailing
-newlines and let record fields win over dict methods), and in *budgets*,
-described by :class:`JinjaLimits`.
+task-template files, promptsource templates) is compiled here, in a hardened
+``ImmutableSandboxedEnvironment`` (``_sandbox.py``). Callers differ only in
+*syntax settings*, described by a :class:`JinjaProfile` (transformers' chat
+templates use ``trim_blocks``/``lstrip_blocks`` and loop controls; field specs
+keep trailing newlines and let record fields win over dict methods), and in
+*budgets*, described by :class:`JinjaLimits`.
+
+How to use it::
+
+    PROFILE = JinjaProfile("chat", trim_blocks=True, lstrip_blocks=True,
+                           loop_controls=True, strict_undefined=False,
+                           strftime_now=True)
+    compiled = compile_template(source, PROFILE)          # once per process
+    text = render(compiled, context)                      # per record
+    text = render(compiled, context, JinjaLimits(deadline=2), now="2025-07-10T12:00:00")
+
+Always render with :func:`render` (or :func:`evaluate` for a compiled
+expression), never ``compiled.render()``... although that works too, within the
+default budgets. Every budget stop is a :class:`~prompt_style.LimitError`, every
+sandbox violation (a private attribute, printing a function or class) a
+:class:`~prompt_style.SandboxError`; both name the budget, the template and its
+line, and outer layers add the key and record. Other template errors (an
+undefined name, ``raise_exception``, a ``TypeError``) pass unchanged for the
+caller to translate, with ``exc.ps_template_line`` set when known.
+
+**The clock.** ``JinjaProfile(strftime_now=True)`` gives templates
+transformers' ``strftime_now(format)``. It reads the render's clock: the
+``now=`` given to :func:`render` (a ``datetime`` or an ISO 8601 string), else
+the innermost ``with fixed_clock(now):`` block, else the ``PROMPT_STYLE_NOW``
+environment variable (ISO 8601, for reproducible prompts from the command
+line), else the real local time. :func:`current_time` returns the same clock for
+other globals.
+
+**Budgets** come from the ``limits`` argument, else the innermost
+:func:`~prompt_style.safe.limits.limits_scope` (``load_task(limits=...)`` sets
+one around each record), else the process defaults (``PROMPT_STYLE_LIMITS``,
+``prompt-style render --budget``). See docs/security.md.
+
+**Custom code generators** (a faster renderer for chat templates) keep the
+budgets by generating from :func:`prepare_tree`'s tree, calling the str methods
+of :data:`AMPLIFYING_STR_METHODS` through ``environment.call`` and rendering
+inside :func:`run`.
 
 Compiled templates do not pickle, so extractors and meta templates keep the
 source and ask here; the first use in a process compiles, later uses hit the
@@ -16,19 +52,39 @@ cache. jinja2 is imported on first use only: listing plugins must not pay for it
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LimitError, SandboxError, TaskFileError
+from .limits import JinjaLimits, jinja_limits, limits_scope
+
+if TYPE_CHECKING:
+    import datetime
 
 __all__ = [
     "JinjaProfile",
     "JinjaLimits",
+    "LimitError",
+    "SandboxError",
     "FIELDS",
     "environment",
     "compile_template",
     "compile_expression",
     "render",
+    "evaluate",
+    "run",
+    "prepare_tree",
+    "AMPLIFYING_STR_METHODS",
+    "check_value",
+    "limits_scope",
+    "fixed_clock",
+    "current_time",
     "template",
     "expression",
     "single_expression",
@@ -38,25 +94,9 @@ __all__ = [
 
 
 def _regex_replace(value: str, pattern: str, repl: str, count: int = 0) -> str:
-    return re.sub(pattern, repl, value, count=count)
+    from ._sandbox import regex_replace
 
-
-@dataclass(frozen=True)
-class JinjaLimits:
-    """Budgets on one render. Every stop is a typed error naming the limit."""
-
-    max_source: int = 1_000_000
-    """Characters of template source."""
-    max_output: int = 10_000_000
-    """Characters a render may produce."""
-    max_range: int = 100_000
-    """Items one ``range()`` may produce."""
-    max_loop_iterations: int = 1_000_000
-    """Loop iterations in one render, all loops together."""
-    max_string: int = 10_000_000
-    """Characters (or items) one operation may build, e.g. ``'a' * n``."""
-    deadline: float = 5.0
-    """Seconds one render may take."""
+    return regex_replace(value, pattern, repl, count)
 
 
 @dataclass(frozen=True)
@@ -84,6 +124,15 @@ class JinjaProfile:
     globals: tuple[tuple[str, Any], ...] = ()
     extensions: tuple[Any, ...] = ()
     """Jinja extension classes or import paths."""
+    strftime_now: bool = False
+    """Offer transformers' ``strftime_now(format)`` global, on the render's clock
+    (``render(..., now=...)``, :func:`fixed_clock`, ``PROMPT_STYLE_NOW``)."""
+    fold_constants: bool = False
+    """Let Jinja evaluate constant filter calls while compiling (its optimizer),
+    for formats whose reference relies on it: promptsource's random ``choice``
+    filter draws while compiling. Off by default, so that compiling costs
+    nothing; when on, each folded call still passes the per-operation budgets
+    (``'x'|center(10**9)`` is left for the render, which stops it)."""
 
 
 FIELDS = JinjaProfile(
@@ -96,10 +145,25 @@ FIELDS = JinjaProfile(
 (lm-eval: ``StrictUndefined``, ``keep_trailing_newline``, ``regex_replace``)."""
 
 DEFAULT_LIMITS = JinjaLimits()
+"""The class defaults (the process defaults may differ: see :func:`~prompt_style.safe.limits.jinja_limits`)."""
 
 _ENVS: dict[JinjaProfile, Any] = {}
 _TEMPLATES: dict[tuple[JinjaProfile, str], Any] = {}
 _EXPRESSIONS: dict[tuple[JinjaProfile, str], Any] = {}
+_CACHE_SIZE = 4096
+_sandbox: Any = None
+
+
+def _load_sandbox() -> Any:
+    global _sandbox
+    if _sandbox is None:
+        import jinja2
+
+        _check_jinja_version(jinja2)
+        from . import _sandbox as module
+
+        _sandbox = module
+    return _sandbox
 
 
 def _check_jinja_version(jinja2: Any) -> None:
@@ -111,72 +175,243 @@ def _check_jinja_version(jinja2: Any) -> None:
 
 
 def environment(profile: JinjaProfile = FIELDS):
-    """The process-wide sandboxed environment of ``profile`` (built once)."""
+    """The process-wide hardened environment of ``profile`` (built once)."""
     env = _ENVS.get(profile)
     if env is not None:
         return env
     import jinja2
-    from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 
-    _check_jinja_version(jinja2)
-    base = SandboxedEnvironment if profile.mutable else ImmutableSandboxedEnvironment
-    if profile.record_fields_first:
-
-        class RecordEnvironment(base):  # type: ignore[misc, valid-type]
-            # Records are data: `choices.items` is the record's "items" field,
-            # not the dict method, whenever the field exists.
-            def getattr(self, obj: Any, attribute: str) -> Any:
-                if isinstance(obj, Mapping) and attribute in obj:
-                    return obj[attribute]
-                return super().getattr(obj, attribute)
-
-        base = RecordEnvironment
+    sandbox = _load_sandbox()
+    cls = sandbox.environment_class(record_fields_first=profile.record_fields_first, mutable=profile.mutable)
     extensions = list(profile.extensions)
     if profile.loop_controls:
         extensions.append("jinja2.ext.loopcontrols")
-    env = base(
+    env = cls(
         undefined=jinja2.StrictUndefined if profile.strict_undefined else jinja2.Undefined,
         trim_blocks=profile.trim_blocks,
         lstrip_blocks=profile.lstrip_blocks,
         keep_trailing_newline=profile.keep_trailing_newline,
-        autoescape=False,
         extensions=extensions,
+        optimized=profile.fold_constants,
     )
     env.filters.update(dict(profile.filters))
     env.globals.update(dict(profile.globals))
+    if profile.strftime_now:
+        env.globals["strftime_now"] = sandbox.strftime_now
+    env.guard_filters()
+    env.template_class = sandbox.BudgetedTemplate
     _ENVS[profile] = env
     return env
 
 
-def compile_template(source: str, profile: JinjaProfile = FIELDS, *, cache: bool = True):
+def _compile(source: str, profile: JinjaProfile, limits: JinjaLimits | None, build: Callable[[Any], Any]) -> Any:
+    """``build(env)``, with every failure a ``TemplateSyntaxError`` or a ``LimitError``."""
+    import jinja2
+
+    if not isinstance(source, str):
+        raise TypeError(f"a template source is a string, not {type(source).__name__}")
+    limits = limits or jinja_limits()
+    if len(source) > limits.max_source:
+        from ..errors import cut
+
+        raise LimitError(
+            f"template {cut(source, 60)} is longer than {limits.max_source:,} characters",
+            limit="max_source",
+            value=limits.max_source,
+        )
+    env = environment(profile)
+    try:
+        # Python warns about code like `1[0]`; the template's render reports it properly.
+        with limits_scope(limits), warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return build(env)
+    except jinja2.TemplateSyntaxError:
+        raise
+    except LimitError as exc:
+        from ..errors import cut
+
+        exc.message = f"template {cut(source, 60)}: {exc.message}"
+        raise
+    except (RecursionError, MemoryError, SyntaxError) as exc:
+        # Python's own compiler limits: deeply nested expressions or blocks.
+        raise jinja2.TemplateSyntaxError(
+            f"the template nests too deeply to compile ({type(exc).__name__})", 1
+        ) from None
+    except Exception as exc:
+        raise jinja2.TemplateSyntaxError(f"cannot compile the template: {type(exc).__name__}: {exc}", 1) from None
+
+
+def compile_template(
+    source: str, profile: JinjaProfile = FIELDS, *, cache: bool = True, limits: JinjaLimits | None = None
+):
     """The compiled template for ``source`` under ``profile`` (compiled once per process).
 
     :param cache: ``False`` compiles anew, for templates whose compilation has
-        effects (Jinja folds constant filter calls at compile time, so a random
-        ``choice`` filter draws while compiling, as promptsource relies on).
-    :raises jinja2.TemplateSyntaxError: for a syntax error (callers translate it).
+        effects (with ``fold_constants``, a random ``choice`` filter draws while
+        compiling, as promptsource relies on).
+    :param limits: the budgets (``max_source``, ``max_tokens``) to compile within.
+    :raises jinja2.TemplateSyntaxError: for a syntax error, or a template that
+        nests too deeply for Python to compile (callers translate it).
+    :raises LimitError: for a source longer than ``max_source``.
     """
     key = (profile, source)
     compiled = _TEMPLATES.get(key) if cache else None
     if compiled is None:
-        compiled = environment(profile).from_string(source)
+        compiled = _compile(source, profile, limits, lambda env: env.from_string(source))
+        compiled.ps_source = source
+        # A plain dict instead of Jinja's ChainMap: each render copies the globals,
+        # and a profile's globals never change once its environment is built.
+        compiled.globals = dict(compiled.globals)
         if cache:
+            if len(_TEMPLATES) >= _CACHE_SIZE:
+                _TEMPLATES.clear()
             _TEMPLATES[key] = compiled
     return compiled
 
 
-def compile_expression(source: str, profile: JinjaProfile = FIELDS):
-    """The compiled expression for ``source``; calling it returns a typed value."""
+def compile_expression(source: str, profile: JinjaProfile = FIELDS, *, limits: JinjaLimits | None = None):
+    """The compiled expression for ``source``; calling it (or :func:`evaluate`)
+    returns a typed value."""
     key = (profile, source)
     compiled = _EXPRESSIONS.get(key)
     if compiled is None:
-        compiled = _EXPRESSIONS[key] = environment(profile).compile_expression(source, undefined_to_none=False)
+
+        def build(env: Any) -> Any:
+            template = env.compile_expression(source, undefined_to_none=False)._template
+            template.globals = dict(template.globals)  # see compile_template
+            return _load_sandbox().CompiledExpression(template, source)
+
+        compiled = _compile(source, profile, limits, build)
+        if len(_EXPRESSIONS) >= _CACHE_SIZE:
+            _EXPRESSIONS.clear()
+        _EXPRESSIONS[key] = compiled
     return compiled
 
 
-def render(compiled: Any, context: Mapping[str, Any], limits: JinjaLimits = DEFAULT_LIMITS) -> str:
-    """Render a compiled template with ``context`` within ``limits``."""
-    return compiled.render(context)
+def render(
+    compiled: Any,
+    context: Mapping[str, Any],
+    limits: JinjaLimits | None = None,
+    *,
+    name: str | None = None,
+    now: datetime.datetime | str | None = None,
+) -> str:
+    """Render a compiled template with ``context`` within ``limits``.
+
+    :param compiled: from :func:`compile_template`.
+    :param context: the template's variables (a record, or ``messages`` and friends).
+    :param limits: the budgets; default: the scope's or the process's (see module doc).
+    :param name: how messages name the template (default: its source, cut short),
+        e.g. ``"chat template of org/model"``.
+    :param now: the clock for ``strftime_now`` (a ``datetime`` or ISO 8601 string).
+    :raises LimitError: a budget stopped the render.
+    :raises SandboxError: the template broke a sandbox rule.
+    """
+    return (_sandbox or _load_sandbox()).render_template(
+        compiled, context, limits, name=name, now=now if now is None else _as_time(now)
+    )
+
+
+def evaluate(
+    compiled: Any,
+    context: Mapping[str, Any],
+    limits: JinjaLimits | None = None,
+    *,
+    name: str | None = None,
+    now: datetime.datetime | str | None = None,
+) -> Any:
+    """The value of a compiled expression (from :func:`compile_expression`), like
+    :func:`render`. A missing name anywhere in the value (``[q, zz]``) raises
+    ``jinja2.UndefinedError`` under ``StrictUndefined``; a function, class or
+    template object in it raises :class:`SandboxError`."""
+    return (_sandbox or _load_sandbox()).evaluate_expression(
+        compiled, context, limits, name=name, now=now if now is None else _as_time(now)
+    )
+
+
+def run(
+    render: Callable[[], Any],
+    limits: JinjaLimits | None = None,
+    *,
+    template: Any = None,
+    name: str | None = None,
+    now: datetime.datetime | str | None = None,
+) -> Any:
+    """Call ``render()`` within one render's budgets, for code that renders a
+    template of a profile's environment without :func:`render`, such as a
+    custom code generator (see :func:`prepare_tree`). Errors are translated as
+    :func:`render` translates them; ``template`` (with
+    ``get_corresponding_lineno``) lets messages name the template line."""
+    return (_sandbox or _load_sandbox()).run_budgeted(
+        render, limits, template=template, name=name, now=now if now is None else _as_time(now)
+    )
+
+
+def prepare_tree(tree: Any) -> Any:
+    """The budget rewrite for a parsed template (``environment(profile).parse(source)``):
+    every ``{% for %}`` counted, every ``~`` sized. A custom code generator must
+    generate from this tree, keep the environment's ``call_binop``, filters,
+    ``finalize`` and ``getattr``/``getitem``, route calls of the str methods in
+    :data:`AMPLIFYING_STR_METHODS` through ``environment.call``, and render
+    through :func:`run`."""
+    return (_sandbox or _load_sandbox()).rewrite(tree)
+
+
+AMPLIFYING_STR_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "join", "translate"})
+"""str methods whose result can be far larger than their input: the sandbox's
+``call`` sizes them before they run, so fast paths must not call them directly."""
+
+
+def check_value(value: Any, limits: JinjaLimits | None = None) -> None:
+    """Raise :class:`SandboxError` when ``value`` holds a function, class or
+    template object, and ``jinja2.UndefinedError`` for a ``StrictUndefined``
+    anywhere in it (for values that callers get from templates some other way)."""
+    sandbox = _load_sandbox()
+    sandbox.check_value(value, sandbox.Budget(limits or jinja_limits()), limit=None)
+
+
+# -- the clock ----------------------------------------------------------------------
+
+ENV_NOW = "PROMPT_STYLE_NOW"
+_CLOCK: ContextVar["datetime.datetime | None"] = ContextVar("prompt_style_clock", default=None)
+
+
+def _as_time(now: datetime.datetime | str | None, what: str = "now") -> datetime.datetime | None:
+    import datetime  # on first use: most processes never read a clock
+
+    if now is None or isinstance(now, datetime.datetime):
+        return now
+    if isinstance(now, str):
+        try:
+            return datetime.datetime.fromisoformat(now.strip())
+        except ValueError:
+            pass
+    raise TaskFileError(f"{what} must be a date and time such as 2025-07-10T12:00:00, not {now!r}", key=what)
+
+
+@contextlib.contextmanager
+def fixed_clock(now: datetime.datetime | str | None) -> Iterator[None]:
+    """Renders inside the block see ``now`` as the time (``strftime_now``)."""
+    token = _CLOCK.set(_as_time(now))
+    try:
+        yield
+    finally:
+        _CLOCK.reset(token)
+
+
+def fixed_time() -> datetime.datetime | None:
+    """The fixed clock in effect outside a render's own ``now``: the innermost
+    :func:`fixed_clock`, else ``PROMPT_STYLE_NOW``, else ``None`` (real time)."""
+    now = _CLOCK.get()
+    if now is not None:
+        return now
+    text = os.environ.get(ENV_NOW)
+    return _as_time(text, ENV_NOW) if text else None
+
+
+def current_time() -> datetime.datetime:
+    """The clock templates see now (inside a render: its ``now=`` first)."""
+    return _load_sandbox().current_time()
 
 
 # -- the field-spec profile, by its historical short names ------------------------
@@ -197,8 +432,8 @@ def single_expression(spec: str) -> str | None:
     ``{{ ... }}`` block, else ``None``; multi-line expressions and ``}}`` inside
     literals are handled by Jinja's own lexer."""
     text = spec.strip()
-    if not (text.startswith("{{") and text.endswith("}}")):
-        return None
+    if not (text.startswith("{{") and text.endswith("}}")) or len(text) > jinja_limits().max_source:
+        return None  # a long spec is compiled as a template, which reports its size
     env = environment(FIELDS)
     try:
         tokens = list(env.lex(text))

@@ -120,7 +120,8 @@ class QAStyle:
             target = sample.target
             if isinstance(target, (list, tuple)):
                 target = target[0] if target else ""
-            return str(target)
+            return "" if target is None else str(target)  # no answer, never the text 'None'
+
         gold = self.target(sample, answers)
         if isinstance(gold, list):  # several gold answers: an example shows the first
             gold = gold[0]

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import OptionError, PluginError, PluginNotFoundError, PromptStyleError, StyleError
+from ..errors import OptionError, PluginError, PluginNotFoundError, PromptStyleError, StyleError, cut
 from ..fields.process import compiled_field
 from ..meta.builtin import Plain
 from ..types import Sample, StyleSettings
@@ -376,7 +376,7 @@ class TemplateFactory:
         :raises OptionError: for an unknown option (with did-you-mean) or a bad value.
         """
         if not isinstance(config, Mapping):
-            raise OptionError(f"a template is a mapping with template_type and options, not {config!r}")
+            raise OptionError(f"a template is a mapping with template_type and options, not {cut(config)}")
         name = config.get("template_type", "mcq")
         if not isinstance(name, str) or not name:
             raise OptionError(f"template_type must be a style name, not {name!r}", key="template_type")

@@ -20,7 +20,6 @@ every split is done (a crash leaves no half-written file).
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import tempfile
@@ -34,6 +33,7 @@ from typing import Any
 
 from ...data import iter_records
 from ...errors import DataError, PromptStyleError, TaskFileError
+from ...safe.json_lines import dumps_line
 from .reader import problems_error, template_problems
 from .schema import TaskTemplateFile
 from .sources import SplitSource, split_sources, with_ids
@@ -153,7 +153,7 @@ def _count(split: _Split, plugins: Any, workdir: Path) -> None:
             if handle is not None:
                 out = dict(record)
                 out.setdefault("_id", position - 1)
-                handle.write(json.dumps(out, ensure_ascii=False, default=str) + "\n")
+                handle.write(dumps_line(out, default=str) + "\n")
     finally:
         if handle is not None:
             handle.close()
@@ -318,7 +318,6 @@ def _render_split(
     metadata_base = dict(spec.metadata)
     metadata_base["split"] = source.name
     metadata_by_template: dict[Any, dict[str, Any]] = {}
-    dumps = json.dumps
     done = 0
     total = split.count
     for position, record in enumerate(split.instances(plugins)):
@@ -367,7 +366,7 @@ def _render_split(
                 "_instance_id": instance_id,
                 "_template_id": template.id,
             }
-            write(dumps(line, ensure_ascii=False) + "\n")
+            write(dumps_line(line) + "\n")
             result.instances[target] = result.instances.get(target, 0) + 1
         result.records[target] = result.records.get(target, 0) + 1
         done += 1

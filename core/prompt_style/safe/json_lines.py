@@ -1,0 +1,35 @@
+"""JSON Lines that every consumer can split: one record per line, whatever the text holds.
+
+``json.dumps(ensure_ascii=False)`` leaves three kinds of characters raw that
+break consumers: U+2028 and U+2029 (and U+0085), which ``str.splitlines()`` and
+JavaScript treat as line ends, and lone surrogates (``"\\ud800"`` is valid JSON
+and reaches Python as a lone surrogate), which cannot be encoded as UTF-8 at all.
+:func:`dumps_line` writes them as ``\\uXXXX`` escapes: the line is valid
+JSON, valid UTF-8, one line, and decodes to exactly the same strings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["dumps_line"]
+
+_UNSAFE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
+
+
+def _escape(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def dumps_line(value: Any, default: Callable[[Any], Any] | None = None) -> str:
+    """``value`` as one line of JSON (no newline), safe to write as UTF-8.
+
+    :param default: called for values JSON cannot hold (as ``json.dumps``'s).
+    """
+    text = json.dumps(value, ensure_ascii=False, default=default)
+    if _UNSAFE.search(text):
+        text = _UNSAFE.sub(_escape, text)
+    return text

@@ -1,0 +1,227 @@
+"""Budgets for untrusted templates and files, and where their settings come from.
+
+Two frozen dataclasses hold them: :class:`JinjaLimits` (one render) and
+:class:`YamlLimits` (one YAML file). Every budget has a default generous enough
+for every real template and task file we know of (docs/security.md lists them
+and how they were checked); a trusted input that needs more raises it:
+
+- in Python, per call: ``load_task(..., limits=JinjaLimits(deadline=5))``,
+  ``jinja_env.render(compiled, context, JinjaLimits(...))``,
+  ``load_yaml(path, limits=YamlLimits(...))``;
+- per process: ``PROMPT_STYLE_LIMITS="deadline=5,max_output=50000000"`` in the
+  environment, ``prompt-style render --budget deadline=5``, or
+  :func:`configure`;
+- in a block of code: ``with limits_scope(JinjaLimits(...)):``.
+
+Budget names are unique across both classes, so one ``NAME=VALUE`` list sets
+either. A task file cannot raise its own budgets: they protect the user from
+the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import OptionError
+
+__all__ = [
+    "JinjaLimits",
+    "YamlLimits",
+    "ENV_LIMITS",
+    "configure",
+    "parse_assignments",
+    "jinja_limits",
+    "yaml_limits",
+    "limits_scope",
+    "reload",
+    "configured",
+]
+
+ENV_LIMITS = "PROMPT_STYLE_LIMITS"
+
+
+@dataclass(frozen=True)
+class JinjaLimits:
+    """Budgets on one render of one template. Every stop is a
+    :class:`~prompt_style.LimitError` naming the budget, the template and the
+    record. Sizes count characters (strings) or items (lists)."""
+
+    max_source: int = 100_000
+    """Characters of template source (checked when compiling; Jinja compiles
+    about 200,000 characters a second, so this also bounds load time)."""
+    max_tokens: int = 15_000
+    """Jinja tokens in a template source (names, operators, literals, runs of
+    text): parsing an expression-heavy source costs up to ~20 µs a token. The
+    largest chat template we know has about 3,000."""
+    max_output: int = 10_000_000
+    """Characters a render may return, and that one printed value may have."""
+    max_string: int = 10_000_000
+    """Characters one operation may build: ``'a' * n``, ``center(n)``,
+    ``indent``, ``format``, ``replace``, ``join``, ``~``, ``%``, ``str.format``..."""
+    max_items: int = 1_000_000
+    """Items one operation may build: ``[x] * n``, ``list + list``, ``batch``, ``sum``..."""
+    max_range: int = 100_000
+    """Items one ``range()`` may produce."""
+    max_loop_iterations: int = 1_000_000
+    """Loop iterations in one render, all ``{% for %}`` loops together."""
+    max_work: int = 100_000_000
+    """Characters and items built in one render, all operations together (printed
+    values, macro results, literal text repeated by loops, concatenations):
+    bounds memory and time where each single operation is within budget."""
+    max_filter_input: int = 1_000_000
+    """Characters given to the filters that work character by character in
+    Python (``wordwrap``, ``urlize``, ``pprint``, ``title``, ``striptags``,
+    ``regex_replace``), so that each call ends in well under a second."""
+    max_int_bits: int = 14_000
+    """Bits of an integer that ``*`` or ``**`` may build (``2 ** 10 ** 9``); the
+    default is about the 4,300 digits Python agrees to print."""
+    deadline: float = 0.5
+    """Seconds of wall-clock time one render may take (checked at every loop
+    iteration, call, operator and output; a regular expression is interrupted)."""
+
+    def replace(self, **changes: Any) -> "JinjaLimits":
+        """A copy with ``changes`` (checked like every other setting)."""
+        return _checked(dataclasses.replace(self, **changes))
+
+
+@dataclass(frozen=True)
+class YamlLimits:
+    """Budgets on one YAML file (task files, meta templates, promptsource files).
+    Every stop is a :class:`~prompt_style.YamlLimitError` naming the file."""
+
+    max_file_bytes: int = 16_000_000
+    """Bytes of the file (or characters of YAML text)."""
+    max_nodes: int = 100_000
+    """Scalars, lists and mappings in the document, counting every alias as
+    the nodes it stands for: a "billion laughs" stops at once."""
+    max_depth: int = 100
+    """Lists and mappings nested in one another."""
+
+    def replace(self, **changes: Any) -> "YamlLimits":
+        return _checked(dataclasses.replace(self, **changes))
+
+
+_FIELDS: dict[str, type] = {f.name: JinjaLimits for f in dataclasses.fields(JinjaLimits)}
+_FIELDS.update({f.name: YamlLimits for f in dataclasses.fields(YamlLimits)})
+
+
+def _checked(limits: Any) -> Any:
+    for f in dataclasses.fields(limits):
+        value = getattr(limits, f.name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise OptionError(f"budget {f.name} must be a positive number, not {value!r}", key=f.name)
+        if f.name != "deadline" and not isinstance(value, int):
+            raise OptionError(f"budget {f.name} must be a whole number, not {value!r}", key=f.name)
+    return limits
+
+
+def _number(name: str, text: str) -> int | float:
+    text = text.strip().replace("_", "")
+    try:
+        value = float(text) if name == "deadline" else int(float(text)) if "e" in text.lower() else int(text)
+    except ValueError:
+        raise OptionError(f"budget {name} must be a number, not {text!r}", key=name) from None
+    return value
+
+
+def parse_assignments(items: str | list[str] | tuple[str, ...], *, what: str = ENV_LIMITS) -> dict[str, Any]:
+    """``{"deadline": 2.0, ...}`` from ``"deadline=2,max_output=5e7"`` (or a list of
+    ``NAME=VALUE``); unknown names are errors with a did-you-mean."""
+    from .._suggest import did_you_mean
+
+    if isinstance(items, str):
+        items = [part for part in items.split(",") if part.strip()]
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise OptionError(f"{what}: expected NAME=VALUE, not {item!r}", key=what)
+        if name not in _FIELDS:
+            hint = did_you_mean(name, _FIELDS) or f"budgets: {', '.join(_FIELDS)}"
+            raise OptionError(f"{what}: unknown budget {name!r}", key=what, hint=hint)
+        out[name] = _number(name, value)
+    return out
+
+
+_configured: dict[str, Any] = {}
+_cache: dict[type, Any] = {}
+
+
+def _defaults(cls: type) -> Any:
+    cached = _cache.get(cls)
+    if cached is None:
+        env = os.environ.get(ENV_LIMITS, "")
+        settings = {**parse_assignments(env), **_configured} if env.strip() else dict(_configured)
+        mine = {name: value for name, value in settings.items() if _FIELDS[name] is cls}
+        cached = _cache[cls] = _checked(cls(**mine))
+    return cached
+
+
+def reload() -> None:
+    """Forget the cached process defaults, so that ``PROMPT_STYLE_LIMITS`` is read again."""
+    _cache.clear()
+
+
+_SCOPE: ContextVar[JinjaLimits | None] = ContextVar("prompt_style_jinja_limits", default=None)
+
+
+def jinja_limits() -> JinjaLimits:
+    """The budgets a render gets when its caller names none: the innermost
+    :func:`limits_scope`, else the process defaults (``PROMPT_STYLE_LIMITS``,
+    :func:`configure`), else the class defaults."""
+    scoped = _SCOPE.get()
+    return scoped if scoped is not None else _defaults(JinjaLimits)
+
+
+def yaml_limits() -> YamlLimits:
+    """The process-wide YAML budgets (``PROMPT_STYLE_LIMITS``, read when first
+    needed, and :func:`configure`)."""
+    return _defaults(YamlLimits)
+
+
+def configure(settings: Mapping[str, Any] | None = None, **more: Any) -> None:
+    """Set process-wide budgets by name (``configure(deadline=2)``), over
+    ``PROMPT_STYLE_LIMITS``; ``configure(None)`` with no names clears them."""
+    changes = {**dict(settings or {}), **more}
+    _cache.clear()
+    if not changes:
+        _configured.clear()
+        return
+    for name, value in changes.items():
+        if name not in _FIELDS:
+            parse_assignments([f"{name}=0"], what="configure")  # raises with did-you-mean
+        _checked(_FIELDS[name](**{name: value}))
+    _configured.update(changes)
+
+
+@contextlib.contextmanager
+def configured(settings: Mapping[str, Any]) -> Iterator[None]:
+    """:func:`configure` for the duration of a block (the CLI's ``--budget``)."""
+    saved = dict(_configured)
+    configure(settings)
+    try:
+        yield
+    finally:
+        _configured.clear()
+        _configured.update(saved)
+        _cache.clear()
+
+
+@contextlib.contextmanager
+def limits_scope(limits: JinjaLimits | None) -> Iterator[None]:
+    """Renders inside the block that name no budgets get ``limits``."""
+    if limits is None:
+        yield
+        return
+    token = _SCOPE.set(_checked(limits))
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)

@@ -1,0 +1,577 @@
+"""The security payload corpus: escapes, leaks, resource bombs, YAML bombs,
+hostile record values and bad command lines.
+
+Each payload says what must happen: ``error`` (a typed error; optionally which
+class and which budget) or ``ok`` (optionally the exact text). ``cases()`` turns
+them into runner cases (see runner.py): Jinja payloads as ``doc_to_text`` and as
+``description``, through ``prompt-style render --format jsonl`` and the Python
+API; YAML payloads as whole task files; hostile values as record values under
+three kinds of field spec.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+RECORDS = [
+    {"q": "What is 2+2?", "a": "4", "options": ["3", "4"], "n": 3, "s": "abc"},
+    {"q": "Capital of France?", "a": "Paris", "options": ["Paris", "Rome"], "n": 2, "s": "xyz"},
+]
+LEAK_MARKERS = (
+    "<function",
+    "<built-in",
+    "<bound method",
+    "<class",
+    "object at 0x",
+    "<Namespace",
+    "<TemplateReference",
+    "<LoopContext",
+    "<Macro",
+    "<generator",
+    "<jinja2",
+    "Undefined",
+    "Traceback",
+)
+
+
+@dataclass
+class Payload:
+    category: str
+    name: str
+    kind: str  # jinja, yaml, value, cli
+    content: Any
+    expect: str = "error"  # error or ok
+    error: str | None = None  # class name expected (API cases)
+    limit: str | tuple[str, ...] | None = None  # budget name expected (or any of several)
+    text: str | None = None  # exact text of the first record (ok cases)
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def _jsonl(records: list[dict]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+P: list[Payload] = []
+
+
+def jinja(category: str, name: str, template: str, expect: str = "error", **kw: Any) -> None:
+    P.append(Payload(category, name, "jinja", template, expect, **kw))
+
+
+# -- sandbox escapes: all stopped (typed error), nothing leaks ---------------------------
+E = "escape"
+for i, t in enumerate(
+    [
+        "{{ q.__class__ }}",
+        "{{ q.__class__.__mro__[1].__subclasses__() }}",
+        "{{ ''.__class__.__base__.__subclasses__() }}",
+        "{{ cycler.__init__.__globals__ }}",
+        "{{ joiner.__init__.__globals__.os }}",
+        "{{ namespace.__init__.__globals__ }}",
+        "{{ self._TemplateReference__context }}",
+        "{{ q|attr('__class__') }}",
+        "{{ (q|attr('__class__')).__mro__ }}",
+        "{{ '{0.__class__.__mro__}'.format(q) }}",
+        "{{ '{0.__init__.__globals__}'.format(cycler) }}",
+        "{{ '{0[__class__]}'.format(q) }}",
+        "{{ range.__globals__ }}",
+        "{{ dict.__base__.__subclasses__() }}",
+        "{{ q.format.__globals__ }}",
+        "{{ options.append(1) }}",
+        "{{ options.pop() }}",
+        "{{ {}.update(a=1) }}",
+        "{{ dict(a=1).clear() }}",
+        "{% for c in [].__class__.__base__.__subclasses__() %}{{ c }}{% endfor %}",
+        "{% include '/etc/passwd' %}",
+        "{% import 'os' as os %}{{ os }}",
+        "{% extends '/etc/passwd' %}",
+        "{% from 'x' import y %}{{ y }}",
+        "{{ q.__len__() }}",
+        "{{ config }}",
+        "{{ request.application }}",
+        "{{ self.__init__ }}",
+        "{{ lipsum.__globals__ }}",
+        "{{ q.encode.__self__.__class__ }}",
+    ]
+):
+    jinja(E, f"escape-{i:02d}", t)
+
+# -- leaks: a function, class or template object printed, by any path --------------------
+L = "leak"
+for i, t in enumerate(
+    [
+        "{{ cycler }}",
+        "{{ joiner }}",
+        "{{ namespace }}",
+        "{{ dict }}",
+        "{{ lipsum }}",
+        "{{ range }}",
+        "{{ '{0!r}'.format(lipsum) }}",
+        "{{ '{0!r}'.format(range) }}",
+        "{{ '{}'.format(cycler) }}",
+        "{{ self }}",
+        "{% for x in options %}{{ loop }}{% endfor %}",
+        "{% macro m() %}{% endmacro %}{{ m }}",
+        "{{ q.upper }}",
+        "{{ options.index }}",
+        "{{ [cycler] }}",
+        "{{ cycler ~ '' }}",
+        "{{ '%s' % joiner }}",
+        "{{ '%r' % (range,) }}",
+        "{{ '%r'|format(namespace) }}",
+        "{{ range|string }}",
+        "{{ [range]|join }}",
+        "{{ dict(a=cycler) }}",
+        "{{ cycler(1, 2) }}",
+        "{{ joiner(',') }}",
+        "{{ namespace(a=1) }}",
+        "{{ range|pprint }}",
+        "{{ q.upper|e }}",
+        "{{ self|trim }}",
+        "{{ (range,)|first }}",
+        "{{ options|map('upper') }}",
+        "{% set x %}{{ dict }}{% endset %}{{ x }}",
+        "{{ [q, zz] }}",
+        "{{ {'k': zz} }}",
+        "{{ q ~ zz }}",
+        "{% for x in options %}{{ loop.cycle }}{% endfor %}",
+        "{{ {'a': range}|tojson }}",
+    ]
+):
+    jinja(L, f"leak-{i:02d}", t)
+
+# -- resource exhaustion: every one a LimitError (or another typed error), fast ----------
+R = "resource"
+bombs = [
+    ("mul-str", "{{ 'a' * 10**9 }}", "max_string"),
+    ("mul-str-literal", "{{ 'a' * 1000000000 }}", "max_string"),
+    ("mul-list", "{{ [1] * 10**9 }}", "max_items"),
+    ("pow-int", "{{ 2 ** 100000000 }}", "max_int_bits"),
+    ("pow-chain", "{{ (10 ** 100000) ** 100000 }}", "max_int_bits"),
+    (
+        "mul-int-loop",
+        "{% set ns = namespace(x=10**1000) %}{% for i in range(40) %}{% set ns.x = ns.x * ns.x %}{% endfor %}",
+        "max_int_bits",
+    ),
+    ("center", "{{ 'x'|center(10**9) }}", "max_string"),
+    ("center-literal", "{{ 'x'|center(1000000000) }}", "max_string"),
+    ("indent", "{{ ('x\n' * 100000)|indent(100000) }}", "max_string"),
+    ("indent-str", "{{ ('x\n' * 100000)|indent('y' * 100000, true, true) }}", "max_string"),
+    ("format-width", "{{ '%999999999s'|format('x') }}", "max_string"),
+    ("format-star", "{{ '%*s'|format(999999999, 'x') }}", "max_string"),
+    ("format-precision", "{{ '%.999999999f'|format(1.0) }}", "max_string"),
+    ("percent-width", "{{ '%999999999d' % 1 }}", "max_string"),
+    ("percent-many", "{{ '%s%s%s%s%s%s%s%s%s%s%s%s' % ((('a' * 5000000),) * 12) }}", "max_string"),
+    ("str-format-width", "{{ '{:>999999999}'.format(1) }}", "max_string"),
+    ("str-format-nested", "{{ '{:{}}'.format('x', 999999999) }}", "max_string"),
+    ("str-format-repeat", "{{ ('{0}' * 100000).format('a' * 1000) }}", "max_string"),
+    ("wordwrap", "{{ ('ab ' * 300000)|wordwrap(1, wrapstring='x' * 1000) }}", "max_string"),
+    ("wordwrap-input", "{{ ('ab ' * 3000000)|wordwrap(5) }}", "max_filter_input"),
+    ("urlize-input", "{{ ('a ' * 3000000)|urlize }}", "max_filter_input"),
+    ("batch", "{{ range(10)|batch(10**9, 'x')|list }}", "max_items"),
+    ("slice", "{{ range(10)|slice(10**9, 'x')|list }}", "max_items"),
+    ("join-sep", "{{ range(100000)|join('x' * 1000000) }}", "max_string"),
+    ("join-items", "{{ ([('a' * 5000000)] * 1000)|join }}", "max_string"),
+    ("replace-empty", "{{ ('a' * 1000000)|replace('', 'x' * 1000) }}", "max_string"),
+    ("str-replace", "{{ ('a' * 1000000).replace('', 'x' * 1000) }}", "max_string"),
+    ("ljust", "{{ 'x'.ljust(10**9) }}", "max_string"),
+    ("zfill", "{{ '1'.zfill(10**9) }}", "max_string"),
+    ("expandtabs", "{{ ('\t' * 1000).expandtabs(10**7) }}", "max_string"),
+    ("str-join", "{{ ('x' * 1000000).join(['a'] * 1000) }}", "max_string"),
+    ("translate", "{{ ('a' * 1000).translate({97: 'b' * 1000000}) }}", "max_string"),
+    (
+        "concat-double",
+        "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
+        "max_string",
+    ),
+    (
+        "plus-double",
+        "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
+        "max_string",
+    ),
+    (
+        "list-quadratic",
+        "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = ns.l + [i] %}{% endfor %}",
+        ("max_work", "deadline"),
+    ),
+    ("concat-big", "{{ ('a' * 9000000) ~ ('a' * 9000000) }}", "max_string"),
+    ("print-refs", "{{ [('a' * 5000000)] * 1000 }}", "max_output"),
+    ("fromkeys", "{{ {}.fromkeys(range(100000), 'x' * 1000000) }}", "max_output"),
+    ("range-huge", "{{ range(10**9)|list|length }}", "max_range"),
+    ("range-length", "{{ range(10**18)|length }}", "max_range"),
+    (
+        "loops-triple",
+        "{% for i in range(999) %}{% for j in range(999) %}{% for k in range(999) %}{% endfor %}{% endfor %}{% endfor %}",
+        ("max_loop_iterations", "deadline"),
+    ),
+    ("loops-output", "{% for i in range(100000) %}{% for j in range(100000) %}{{ i }}{% endfor %}{% endfor %}", None),
+    ("loop-print-big", "{% for i in range(100000) %}{{ 'x' * 10000 }}{% endfor %}", ("max_output", "max_work")),
+    (
+        "loop-literal",
+        "{% for i in range(100000) %}{% for j in range(100) %}" + "x" * 5000 + "{% endfor %}{% endfor %}",
+        ("max_output", "max_work"),
+    ),
+    (
+        "macro-loop",
+        "{% macro m() %}{% for i in range(100000) %}{{ 'x' * 10000 }}{% endfor %}{% endmacro %}{{ m() }}",
+        "max_work",
+    ),
+    (
+        "fanout-output",
+        "{% macro a(n) %}{% if n %}{{ a(n-1) }}{{ a(n-1) }}{% else %}xxxxxxxxxx{% endif %}{% endmacro %}{{ a(40) }}",
+        None,
+    ),
+    (
+        "fanout-silent",
+        "{% macro a(n) %}{% if n %}{{ a(n-1) }}{{ a(n-1) }}{% endif %}{% endmacro %}{{ a(40) }}",
+        "deadline",
+    ),
+    (
+        "cycler-loops",
+        "{% set c = cycler(1, 2, 3) %}{% for i in range(100000) %}{% for j in range(100000) %}{{ c.next() }}{% endfor %}{% endfor %}",
+        None,
+    ),
+    ("output-long", "{{ 'x' * 9000000 }}{{ 'x' * 9000000 }}", "max_output"),
+    ("output-set", "{% set x = 'a' * 9000000 %}{{ x }}{{ x }}{{ x }}", "max_output"),
+    ("list-mul-print", "{{ (range(100000)|list) * 100 }}", "max_items"),
+    ("string-to-list", "{{ ('x' * 10000000)|list|length }}", "max_items"),
+    ("lazy-batch", "{{ ('x' * 1000000)|batch(1)|list|length }}", None),
+    (
+        "deep-list",
+        "{% set ns = namespace(x=[]) %}{% for i in range(10000) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}",
+        None,
+    ),
+    (
+        "deep-tojson",
+        "{% set ns = namespace(x=[]) %}{% for i in range(10000) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x|tojson }}",
+        None,
+    ),
+    ("recursion", "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "recursion"),
+    ("recursive-loop", "{% for x in [[1]] recursive %}{{ loop([[1]]) }}{% endfor %}", "recursion"),
+    ("redos", "{{ ('a' * 40 ~ '!')|regex_replace('(a+)+$', '') }}", "deadline"),
+    ("redos-alt", "{{ ('a' * 40 ~ '!')|regex_replace('(a|aa)+$', '') }}", "deadline"),
+    ("regex-amplify", "{{ ('a' * 100000)|regex_replace('', 'x' * 1000) }}", ("max_string", "deadline")),
+    ("source-size", "{{ q }}" + "x" * 200000, "max_source"),
+    ("source-tokens", "{{ " + "+".join(["1"] * 30000) + " }}", "max_tokens"),
+    ("parse-nesting", "{{ " + "(" * 5000 + "q" + ")" * 5000 + " }}", None),
+    ("plus-chain", "{{ " + "+".join(["1"] * 9000) + " }}", None),
+    ("blocks-nesting", "{% for a in options %}" * 30 + "x" + "{% endfor %}" * 30, None),
+    ("strftime-undefined", "{{ strftime_now('%Y' * 10000000) }}", None),
+    ("int-str", "{{ 10 ** 5000 }}", None),
+    ("sum-lists", "{{ ([[1] * 1000] * 100000)|sum(start=[]) }}", None),
+    ("sort-big", "{{ ('x' * 5000000)|sort|length }}", "max_items"),
+]
+for name, t, limit in bombs:
+    jinja(R, name, t, limit=limit)
+
+# Templates that look heavy but are within budget render as they should.
+jinja("within", "range-ok", "{{ range(5)|list }}", "ok", text="[0, 1, 2, 3, 4]")
+jinja("within", "mul-ok", "{{ 'ab' * 3 }}", "ok", text="ababab")
+jinja("within", "loop-ok", "{% for i in range(3) %}{{ i }}{% endfor %}", "ok", text="012")
+jinja("within", "center-ok", "{{ 'x'|center(5) }}", "ok", text="  x  ")
+jinja("within", "format-ok", "{{ '%05d'|format(42) }}", "ok", text="00042")
+jinja("within", "pow-ok", "{{ 2 ** 64 }}", "ok", text="18446744073709551616")
+jinja("within", "namespace-ok", "{% set ns = namespace(a=1) %}{{ ns.a }}", "ok", text="1")
+jinja("within", "regex-ok", "{{ q|regex_replace('[0-9]', '#') }}", "ok", text="What is #+#?")
+jinja("within", "list-print", "{{ options }}", "ok", text="['3', '4']")
+jinja("within", "join-ok", "{{ options|join(', ') }}", "ok", text="3, 4")
+
+
+# -- YAML payloads: whole task files ------------------------------------------------------
+Y = "yaml"
+DATA = {"test.jsonl": _jsonl(RECORDS)}
+
+
+def yaml_case(name: str, task: str, expect: str = "error", **kw: Any) -> None:
+    files = {**DATA, **kw.pop("files", {})}
+    P.append(Payload(Y, name, "yaml", task, expect, files=files, **kw))
+
+
+BASE = "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_target: a\n"
+LAUGHS = "metadata:\n  x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"  x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 4)
+)
+BOMB = "[" + ", ".join(["*a3"] * 100) + "]"  # 100 x 7,381 nodes, expanded only where it is used
+for key, body in [
+    ("description", f"description: {BOMB}\n"),
+    ("num_fewshot", f"num_fewshot: {BOMB}\n"),
+    ("doc_to_choice", f"doc_to_choice: {BOMB}\n"),
+    ("choice_labels", f"template:\n  template_type: mcq\n  choice_labels: {BOMB}\n"),
+    ("retriever_ids", f"retriever:\n  name: fixed\n  ids: {BOMB}\n"),
+    ("data", f"data: {{test: {BOMB}}}\ndoc_to_text: q\n"),
+]:
+    base = BASE if key != "data" else ""
+    yaml_case(f"alias-bomb-{key}", LAUGHS + base + body, limit="max_nodes")
+CLASSIC = "".join(
+    ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"]
+    + [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 10)]
+)
+yaml_case("billion-laughs-classic", CLASSIC + BASE, limit="max_nodes")
+yaml_case("recursive-alias", BASE + "metadata: &m {a: *m}\n")
+yaml_case("recursive-alias-list", BASE + "doc_to_choice: &c [a, *c]\n")
+yaml_case("undefined-alias", BASE + "description: *nope\n")
+yaml_case("deep-flow", BASE + "metadata: " + "[" * 50000 + "]" * 50000 + "\n", limit="max_depth")
+yaml_case(
+    "deep-block", BASE + "metadata:\n" + "".join("  " * (i + 1) + f"k{i}:\n" for i in range(2000)), limit="max_depth"
+)
+yaml_case("deep-flow-map", BASE + "metadata: " + "{a: " * 5000 + "1" + "}" * 5000 + "\n", limit="max_depth")
+yaml_case("many-keys", BASE + "metadata:\n" + "".join(f"  k{i}: {i}\n" for i in range(300000)), limit="max_nodes")
+yaml_case("big-scalar", BASE + "description: '" + "x" * 20_000_000 + "'\n", limit="max_file_bytes")
+yaml_case("omap", BASE + "metadata: !!omap [{a: 1}, {b: 2}]\n")
+yaml_case("pairs", BASE + "metadata: !!pairs [{a: 1}]\n")
+yaml_case("set", BASE + "metadata: !!set {a, b}\n")
+yaml_case("python-object", BASE + "metadata: !!python/object/apply:os.system ['echo pwned']\n")
+yaml_case("python-name", BASE + "metadata: !!python/name:os.system\n")
+yaml_case("python-module", BASE + "metadata: !!python/module:os\n")
+yaml_case("binary", BASE + "description: !!binary aGVsbG8=\n")
+yaml_case("timestamp-tag", BASE + "description: !!timestamp 2001-12-14\n")
+yaml_case("custom-tag", BASE + "description: !Template {jinja: x}\n")
+yaml_case("duplicate-top", BASE + "doc_to_text: a\n")
+yaml_case("duplicate-deep", "data:\n  test: [{q: first, q: second, a: x}]\ndoc_to_text: q\ndoc_to_target: a\n")
+yaml_case("duplicate-template", BASE + "template: {template_type: mcq, suffix: a, suffix: b}\n")
+yaml_case("duplicate-equal-keys", BASE + "metadata: {1: a, true: b}\n")
+yaml_case("two-documents", BASE + "---\n" + BASE)
+yaml_case("not-utf8", "bytes:" + (BASE + "description: caf\xe9\n").encode("latin-1").hex())
+yaml_case("nul-byte", BASE + "description: a\x00b\n")
+yaml_case("tabs", BASE + "metadata:\n\tk: v\n")
+yaml_case("unclosed", BASE + "description: [a, b\n")
+yaml_case("empty", "")
+yaml_case("scalar-root", "just a string\n")
+yaml_case("list-root", "- a\n- b\n")
+yaml_case("complex-key", BASE + "metadata:\n  ? [a, b]\n  : c\n")
+yaml_case("garbage", "bytes:" + bytes(range(256)).hex())
+yaml_case("num-fewshot-float", BASE + "num_fewshot: 1e3\n")
+yaml_case("num-fewshot-bool", BASE + "num_fewshot: true\n")
+yaml_case("seed-huge", BASE + "seed: " + "9" * 5000 + "\n")
+yaml_case("data-dev-zero", "data: {test: /dev/zero}\ndoc_to_text: q\n")
+yaml_case("data-directory", "data: {test: .}\ndoc_to_text: q\n")
+# YAML 1.1 would change these silently; YAML 1.2 keeps them as written.
+yaml_case(
+    "yaml11-choices",
+    "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: [yes, no, on, off, 0755, '1:30', 1:30, 3.10, y, 2001-12-14]\n"
+    "doc_to_target: 0\ntemplate: {template_type: mcq, choice_labels: [yes, no, on, off, y, n, Y, N, ~x, NO]}\n",
+    "ok",
+    text="What is 2+2?\nyes. yes\nno. no\non. on\noff. off\ny. 0755\nn. 1:30\nY. 1:30\nN. 3.10\n~x. y\nNO. 2001-12-14\nAnswer:",
+)
+yaml_case(
+    "yaml-merge-ok",
+    "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: options\ndoc_to_target: 0\n"
+    "metadata: {d: &d {template_type: mcq, suffix: 'A:'}}\ntemplate: {<<: *d, prefix: 'Q: '}\n",
+    "ok",
+    text="Q: What is 2+2?\nA. 3\nB. 4\nA:",
+)
+yaml_case(
+    "alias-ok",
+    BASE.replace("doc_to_text: q\n", "") + "metadata: {t: &t q}\ndoc_to_text: *t\n",
+    "ok",
+    text="What is 2+2?",
+)
+
+
+# -- hostile record values: rendered verbatim, or a typed error, never a crash ------------
+V = "value"
+HOSTILE = [
+    "{{ 7*7 }}",
+    "{% for x in range(10**9) %}{% endfor %}",
+    "{q}",
+    "{0}",
+    "%s %d",
+    "|||",
+    "line\u2028separator\u2029paragraph",
+    "next\x85line",
+    "\ud800 lone surrogate",
+    "\udfff",
+    "pair \ud83d\ude00 made of surrogates",
+    "nul\x00byte",
+    "\x1b[31mred\x1b[0m",
+    "\u202eRTL override",
+    "\ufeffBOM",
+    "tab\tand\r\nCRLF\rCR",
+    "x" * 1_000_000,
+    "y" * 5_000_000,
+    "😀 emoji 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+    "e\u0301\u0301\u0301 combining",
+    "</s><|im_end|><|eot_id|>",
+    "None",
+    "null",
+    "Undefined",
+    "'quotes' \"double\" \\backslash\\",
+    "<script>alert(1)</script>",
+    "${HOME} $(id) `id`",
+    "",
+    " ",
+    "\n",
+]
+for i, value in enumerate(HOSTILE):
+    P.append(Payload(V, f"value-{i:02d}", "value", value, "ok"))
+for i, value in enumerate([12345678901234567890, -0.0, 1e308, True, 0, [1, [2, [3]]], {"k": "v"}]):
+    P.append(Payload(V, f"typed-value-{i:02d}", "value", value, "ok"))
+# Values that are not usable as a question or a choice: typed errors.
+NULLS = [
+    (
+        "null-question",
+        {"q": None, "a": "x", "options": ["a"]},
+        "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_target: a\n",
+    ),
+    (
+        "null-choices",
+        {"q": "x", "a": 0, "options": None},
+        "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: options\ndoc_to_target: a\n",
+    ),
+    (
+        "null-choice-item",
+        {"q": "x", "a": 0, "options": ["a", None]},
+        "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: options\ndoc_to_target: a\n",
+    ),
+    (
+        "null-mc-answer",
+        {"q": "x", "a": None, "options": ["a", "b"]},
+        "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: options\ndoc_to_target: a\n",
+    ),
+    ("null-gen-target", {"q": "x", "a": None}, "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_target: a\n"),
+    ("deep-json-record", None, "data: {test: test.jsonl}\ndoc_to_text: q\n"),
+    ("huge-int-record", None, "data: {test: test.jsonl}\ndoc_to_text: q\n"),
+    ("missing-in-list", {"q": "x", "a": "y"}, "data: {test: test.jsonl}\ndoc_to_text: '{{ [q, zz] }}'\n"),
+    (
+        "missing-in-target",
+        {"q": "x", "a": "y"},
+        "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_target: '{{ [a, zz] }}'\n",
+    ),
+]
+for name, record, task in NULLS:
+    if name == "deep-json-record":
+        data = '{"q": ' + "[" * 100000 + "]" * 100000 + "}\n"
+    elif name == "huge-int-record":
+        data = '{"q": ' + "9" * 5000 + "}\n"
+    else:
+        data = _jsonl([record])
+    P.append(Payload(V, name, "yaml", task, "error", files={"test.jsonl": data}))
+P.append(
+    Payload(
+        V,
+        "null-gen-target-allowed",
+        "yaml",
+        "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_target: a\nallow_null_target: true\n",
+        "ok",
+        text="x",
+        files={"test.jsonl": _jsonl([{"q": "x", "a": None}])},
+    )
+)
+
+# -- bad command lines: one line, exit 2 -------------------------------------------------
+C = "cli"
+TASK = {"task.yaml": BASE, **DATA}
+for name, argv in [
+    ("missing-file", ["render", "nope.yaml"]),
+    ("directory", ["render", "."]),
+    ("negative-shots", ["render", "task.yaml", "--shots", "-1"]),
+    ("bad-limit", ["render", "task.yaml", "--limit", "abc"]),
+    ("bad-data", ["render", "task.yaml", "--data", "test"]),
+    ("bad-data-empty", ["render", "task.yaml", "--data", "=x.jsonl"]),
+    ("data-missing", ["render", "task.yaml", "--data", "test=nope.jsonl"]),
+    ("data-dir", ["render", "task.yaml", "--data", "test=."]),
+    ("unknown-meta", ["render", "task.yaml", "--meta", "nope"]),
+    ("bad-meta-option", ["render", "task.yaml", "--meta-option", "x"]),
+    ("unknown-meta-option", ["render", "task.yaml", "--meta", "messages", "--meta-option", "nope=1"]),
+    ("bad-budget-value", ["render", "task.yaml", "--budget", "deadline=abc"]),
+    ("unknown-budget", ["render", "task.yaml", "--budget", "deadlines=1"]),
+    ("negative-budget", ["render", "task.yaml", "--budget", "max_output=-1"]),
+    ("bad-budget-form", ["render", "task.yaml", "--budget", "deadline"]),
+    ("bad-format", ["render", "task.yaml", "--format", "xml"]),
+    ("unknown-command", ["nope"]),
+    ("unknown-style", ["render", "task.yaml", "--style", "nope"]),
+    ("bad-template", ["render", "task.yaml", "--template", "99"]),
+    ("bad-task-format", ["render", "task.yaml", "--task-format", "nope"]),
+    ("bad-seed", ["render", "task.yaml", "--seed", "x"]),
+    ("no-args", []),
+    ("render-no-task", ["render"]),
+    ("huge-shots", ["render", "task.yaml", "--shots", "99999999999999999999"]),
+    ("surrogate-arg", ["render", "task\udcff.yaml"]),
+]:
+    P.append(Payload(C, name, "cli", argv, "error", files=TASK))
+
+
+# -- turning payloads into runner cases ----------------------------------------------------
+
+
+def _task(text_spec: str | None = None, description: str | None = None) -> str:
+    lines = ["data: {test: test.jsonl}", f"doc_to_text: {json.dumps(text_spec or 'q')}", "doc_to_target: a"]
+    if description is not None:
+        lines.append(f"description: {json.dumps(description)}")
+    return "\n".join(lines) + "\n"
+
+
+def cases() -> list[dict]:
+    out: list[dict] = []
+    for p in P:
+        base = {"category": p.category, "payload": p.name, "expect": p.expect, "limit": p.limit, "text": p.text}
+        if p.kind == "jinja":
+            files = {"test.jsonl": _jsonl(RECORDS)}
+            variants = [
+                ("doc_to_text/cli", {"task.yaml": _task(p.content)}, "cli"),
+                ("description/cli", {"task.yaml": _task(description=p.content)}, "cli"),
+                ("doc_to_text/api", {"task.yaml": _task(p.content)}, "api"),
+            ]
+            for where, task, mode in variants:
+                case = {**base, "id": f"{p.category}/{p.name}/{where}", "files": {**files, **task}, "where": where}
+                if mode == "cli":
+                    case["cli"] = ["render", "task.yaml", "--format", "jsonl"]
+                else:
+                    case["api"] = {"task": "task.yaml"}
+                    case["error"] = p.error
+                out.append(case)
+        elif p.kind == "yaml":
+            files = {**p.files, "task.yaml": p.content}
+            out.append(
+                {
+                    **base,
+                    "id": f"{p.category}/{p.name}/cli",
+                    "files": files,
+                    "cli": ["render", "task.yaml", "--format", "jsonl"],
+                }
+            )
+            out.append({**base, "id": f"{p.category}/{p.name}/api", "files": files, "api": {"task": "task.yaml"}})
+        elif p.kind == "value":
+            record = {"q": p.content, "a": "x", "c": ["first", p.content]}
+            data = json.dumps(record) + "\n"  # ASCII JSON: surrogates as \\uXXXX escapes
+            for spec_name, spec in [("name", "q"), ("jinja", "Q: {{ q }}"), ("format", "Q: {q}")]:
+                task = _task(spec)
+                value = json.loads(data)["q"]  # what the record holds (surrogate pairs join)
+                expected = str(value) if spec_name == "name" else f"Q: {value}"
+                files = {"test.jsonl": data, "task.yaml": task}
+                out.append(
+                    {
+                        **base,
+                        "id": f"{p.category}/{p.name}/{spec_name}/cli",
+                        "files": files,
+                        "cli": ["render", "task.yaml", "--format", "jsonl"],
+                        "text": expected,
+                    }
+                )
+                if spec_name != "jinja":
+                    continue  # the Python API path once per value
+                out.append(
+                    {
+                        **base,
+                        "id": f"{p.category}/{p.name}/{spec_name}/api",
+                        "files": files,
+                        "api": {"task": "task.yaml"},
+                        "text": expected,
+                    }
+                )
+            mc = "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: c\ndoc_to_target: 1\ntemplate: cloze\n"
+            out.append(
+                {
+                    **base,
+                    "id": f"{p.category}/{p.name}/choice/cli",
+                    "files": {"test.jsonl": data, "task.yaml": mc},
+                    "cli": ["render", "task.yaml", "--format", "jsonl"],
+                    "text": None,
+                    "continuation": " " + str(json.loads(data)["q"]),
+                }
+            )
+        elif p.kind == "cli":
+            out.append({**base, "id": f"{p.category}/{p.name}", "files": p.files, "cli": p.content})
+    return out

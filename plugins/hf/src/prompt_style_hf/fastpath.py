@@ -43,6 +43,7 @@ from jinja2.filters import _prepare_attribute_parts
 from jinja2.idtracking import VAR_LOAD_PARAMETER, VAR_LOAD_RESOLVE
 from jinja2.nodes import EvalContext
 from jinja2.runtime import Context, LoopContext, Macro, Undefined, missing
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import _PassArg
 from markupsafe import Markup
 
@@ -490,7 +491,22 @@ class FastCodeGenerator(CodeGenerator):
             f" {macro_ref.accesses_caller!r}, context.eval_ctx.autoescape)"
         )
 
+    @property
+    def _sandbox_access(self) -> bool:
+        """Whether the environment reads attributes and items as Jinja's immutable
+        sandbox does (the fast paths reproduce exactly that); an environment with
+        rules of its own is asked every time."""
+        kind = type(self.environment)
+        return (
+            kind.getattr is ImmutableSandboxedEnvironment.getattr
+            and kind.getitem is ImmutableSandboxedEnvironment.getitem
+            and kind.is_safe_attribute is ImmutableSandboxedEnvironment.is_safe_attribute
+        )
+
     def visit_Getattr(self, node: nodes.Getattr, frame: Frame) -> None:
+        if not self._sandbox_access:
+            super().visit_Getattr(node, frame)
+            return
         if isinstance(node.node, nodes.Name) and node.node.name == "loop" and node.node.ctx == "load":
             ref = frame.symbols.find_ref("loop")
             fast = self._fast_loops.get(ref) if ref is not None else None
@@ -548,7 +564,7 @@ class FastCodeGenerator(CodeGenerator):
 
     @optimizeconst
     def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
-        if isinstance(node.arg, nodes.Slice):
+        if isinstance(node.arg, nodes.Slice) or not self._sandbox_access:
             super().visit_Getitem(node, frame)
             return
         if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):

@@ -40,6 +40,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment, 
 from jinja2.utils import Cycler, Joiner, Namespace, pass_eval_context
 
 from ..errors import LimitError, SandboxError
+from . import _deadline
+from ._deadline import UNSET as _UNSET
 from .limits import JinjaLimits, jinja_limits
 
 __all__ = ["Budget", "HardenedEnvironment", "active_budget", "check_value", "LOOP_FILTER", "CONCAT_FILTER"]
@@ -47,68 +49,151 @@ __all__ = ["Budget", "HardenedEnvironment", "active_budget", "check_value", "LOO
 LOOP_FILTER = "ps-loop"
 CONCAT_FILTER = "ps-concat"
 _monotonic = time.monotonic
+_CLOCK_WORK = 1 << 20  # characters built between two clock reads on the slow path (beside the watchdog)
+_UNLIMITED = 1 << 62
 
 
 class Budget:
-    """What one render has used so far, against its limits."""
+    """What one render has used so far, against its limits.
 
-    __slots__ = ("limits", "stop_at", "iterations", "work", "now", "started")
+    The counters are checked by comparison with a threshold, so that the common
+    case is one addition and one comparison, and everything else happens on a
+    slow path:
+
+    - ``work`` (characters and items built) against ``work_check``, which is
+      never more than ``step`` above the work of the last slow path: ``step`` is
+      at most ``max_string`` and ``max_output``, so an operation that builds
+      more than either takes the slow path, where the per-operation limit is
+      checked (:meth:`over_size`, :meth:`over_print`), then ``max_work``, then
+      the clock (:meth:`over`);
+    - ``iterations`` against ``iter_limit`` (``max_loop_iterations``);
+    - the deadline: ``due`` is set by the watchdog (``_deadline.py``) once the
+      render is past its deadline, and every check point (loop iteration, call,
+      filter, macro call) tests it: ``if budget.due: budget.tick()``.
+
+    Custom code generators use the same protocol inline (see
+    ``jinja_env.prepare_tree``).
+    """
+
+    __slots__ = ("limits", "stop_at", "iterations", "iter_limit", "work", "work_check", "step", "now", "due")
 
     def __init__(self, limits: JinjaLimits, now: Any = None) -> None:
         self.limits = limits
-        self.started = _monotonic()
-        self.stop_at = self.started + limits.deadline
+        self.stop_at = _UNSET
         self.iterations = 0
         self.work = 0
         self.now = now
+        self.due = False
+        derived = _DERIVED.get(id(limits))
+        if derived is None or derived[0] is not limits:
+            derived = _derive(limits)
+        _, self.step, self.work_check, self.iter_limit = derived
 
     def tick(self) -> None:
+        """A check point that reads the clock: raise when the render is past its deadline."""
         if _monotonic() > self.stop_at:
+            self.due = True  # every later check point stops too
             raise LimitError(
                 f"the render took longer than {self.limits.deadline:g} s",
                 limit="deadline",
                 value=self.limits.deadline,
             )
+        self.due = _deadline._failed  # without the watchdog, the clock is read at every check point
 
     def charge(self, amount: int) -> None:
-        """Count ``amount`` characters or items built; check the deadline."""
+        """Count ``amount`` characters or items built."""
         self.work += amount
-        if self.work > self.limits.max_work:
+        if self.work > self.work_check:
+            self.over()
+
+    def over(self) -> None:
+        """The slow path of ``work``: ``max_work``, then the clock."""
+        limits = self.limits
+        if self.work > limits.max_work:
             raise LimitError(
-                f"more than {self.limits.max_work:,} characters and items built in one render",
+                f"more than {limits.max_work:,} characters and items built in one render",
                 limit="max_work",
-                value=self.limits.max_work,
+                value=limits.max_work,
             )
-        if _monotonic() > self.stop_at:
+        self.tick()
+        self.work_check = min(limits.max_work, self.work + self.step)
+
+    def over_size(self, size: int, what: Any, limit: str = "max_string") -> None:
+        """The slow path of an operation that built ``size`` characters (already
+        added to ``work``): the per-operation ``limit`` first. ``what`` names the
+        operation (or is a function that returns its name)."""
+        if size > getattr(self.limits, limit):
+            raise _too_long(what if isinstance(what, str) else what(), size, limit, self.limits)
+        self.over()
+
+    def over_print(self, size: int) -> None:
+        """The slow path of printing a value of ``size`` characters (already added to ``work``)."""
+        if size > self.limits.max_output:
+            raise _too_long("printing a value", size, "max_output", self.limits)
+        self.over()
+
+    def count(self, iterations: int, cost: int = 0) -> None:
+        """Count ``iterations`` loop iterations at once (each printing ``cost``
+        characters of literal text), for a loop over a sized sequence."""
+        self.iterations += iterations
+        if self.iterations > self.iter_limit:
+            _too_many_iterations(self)
+        if cost:
+            self.charge(cost * iterations)
+        if self.due:
             self.tick()
 
 
+def _too_many_iterations(budget: Budget) -> None:
+    raise _stop(
+        "max_loop_iterations",
+        budget.limits,
+        f"more than {budget.limits.max_loop_iterations:,} loop iterations in one render",
+    )
+
+
+_DERIVED: dict[int, tuple[JinjaLimits, int, int, int]] = {}
+
+
+def _derive(limits: JinjaLimits) -> tuple[JinjaLimits, int, int, int]:
+    """``(limits, step, first work_check, iter_limit)``, computed once per limits object."""
+    step = min(limits.max_string, limits.max_output, _CLOCK_WORK)
+    derived = (limits, step, min(limits.max_work, step), limits.max_loop_iterations)
+    if len(_DERIVED) > 256:
+        _DERIVED.clear()
+    _DERIVED[id(limits)] = derived
+    return derived
+
+
 class _Ambient(Budget):
-    """Used when nothing rendered through :func:`jinja_env.render`: the per-operation
-    limits apply, the per-render counters cannot (there is no render to count in)."""
+    """Used when nothing renders through :func:`jinja_env.render`: the per-operation
+    limits apply, the per-render counters cannot (there is no render to count in).
+    A fresh one is made each time one is asked for (they are never shared)."""
 
     __slots__ = ()
+
+    def __init__(self, limits: JinjaLimits) -> None:
+        super().__init__(limits)
+        self.iter_limit = _UNLIMITED
 
     def tick(self) -> None:
         pass
 
-    def charge(self, amount: int) -> None:
-        pass
+    def over(self) -> None:
+        self.work_check = self.work + self.step
 
 
 _ACTIVE: ContextVar[Budget | None] = ContextVar("prompt_style_jinja_budget", default=None)
-_AMBIENT: dict[JinjaLimits, _Ambient] = {}
+_RUNNING_ADD = _deadline.RUNNING.add
+_RUNNING_DISCARD = _deadline.RUNNING.discard
 
 
 def active_budget() -> Budget:
+    """The budget of the render in progress, else a fresh ambient one."""
     budget = _ACTIVE.get()
     if budget is not None:
         return budget
-    limits = jinja_limits()
-    ambient = _AMBIENT.get(limits)
-    if ambient is None:
-        ambient = _AMBIENT[limits] = _Ambient(limits)
-    return ambient
+    return _Ambient(jinja_limits())
 
 
 def _stop(limit: str, limits: JinjaLimits, message: str) -> LimitError:
@@ -251,20 +336,32 @@ def _text(value: Any, budget: Budget, limit: int | None = None) -> str:
 def finalize(eval_ctx: Any, value: Any) -> Any:
     """Every printed value passes here (taking the eval context keeps Jinja
     from evaluating outputs at compile time)."""
-    budget = _ACTIVE.get() or active_budget()
     if type(value) is str:
-        n = len(value)
-        if n > 4096 and n > budget.limits.max_output:
-            raise _too_long("printing a value", n, "max_output", budget.limits)
-        budget.work += n
-        if budget.work > budget.limits.max_work or _monotonic() > budget.stop_at:
-            budget.charge(0)
+        budget = _ACTIVE.get() or active_budget()
+        budget.work += len(value)
+        if budget.work > budget.work_check:
+            budget.over_print(len(value))
         return value
     if isinstance(value, Undefined):
         return value  # printed as Jinja's undefined type decides (an error, or empty)
     if not isinstance(value, str):
+        budget = _ACTIVE.get() or active_budget()
         budget.charge(check_value(value, budget))
     return value
+
+
+def print_value(eval_ctx: Any, value: Any, pending: int = 0) -> str:
+    """``str(finalize(value))``, with ``pending`` characters counted by a code
+    generator's inline checks charged first: the slow path of an inline print."""
+    budget = _ACTIVE.get() or active_budget()
+    if type(value) is str:
+        budget.work += pending
+        if budget.work > budget.work_check:
+            budget.over_print(len(value))
+        return value
+    if pending:
+        budget.charge(pending)
+    return str(finalize(eval_ctx, value))
 
 
 # -- format strings ---------------------------------------------------------------
@@ -538,9 +635,9 @@ def _post_filter(name: str, result: Any, budget: Budget) -> None:
     kind = type(result)
     if kind is str or isinstance(result, str):
         n = len(result)
-        if n > budget.limits.max_string:
-            raise _too_long(f"filter {name!r}", n, "max_string", budget.limits)
-        budget.charge(n)
+        budget.work += n
+        if budget.work > budget.work_check:
+            budget.over_size(n, lambda: f"filter {name!r}")
     elif kind is list or kind is tuple:
         n = len(result)
         if n > budget.limits.max_items:
@@ -557,16 +654,37 @@ def _lazy(result: Any) -> bool:
     )
 
 
+# Filters with checks before they run (besides the keyword widths every filter gets).
+_PRE_CHECKED = (
+    _TEXT_FILTERS
+    | _SLOW_FILTERS
+    | _ITERATING_FILTERS
+    | {"center", "indent", "wordwrap", "replace", "format", "batch", "slice", "tojson"}
+)
+# ...of which these only check that a value that is not a string may become text.
+_TEXT_ONLY = _TEXT_FILTERS - _SLOW_FILTERS - _ITERATING_FILTERS - {"center", "indent", "wordwrap", "replace", "format"}
+
+
 def _guard_filter(name: str, func: Any) -> Any:
     from jinja2.utils import _PassArg
 
     skip = 1 if _PassArg.from_obj(func) is not None else 0
+    checked = name in _PRE_CHECKED
+    text_only = name in _TEXT_ONLY
 
     @functools.wraps(func)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         budget = _ACTIVE.get() or active_budget()
-        _pre_filter(name, args[skip:], kwargs, budget)
+        if budget.due:
+            budget.tick()
+        if kwargs or (checked and not (text_only and len(args) > skip and type(args[skip]) is str)):
+            _pre_filter(name, args[skip:], kwargs, budget)
         result = func(*args, **kwargs)
+        if type(result) is str:
+            budget.work += len(result)
+            if budget.work > budget.work_check:
+                budget.over_size(len(result), lambda: f"filter {name!r}")
+            return result
         if _lazy(result):
             return _Counted(result, budget, 0)  # its items count as loop iterations
         _post_filter(name, result, budget)
@@ -634,7 +752,10 @@ def _under_alarm(budget: Budget, run: Any) -> Any:
     """``run()`` interrupted at the deadline when possible: Python's regular
     expression engine checks for signals, so a SIGALRM stops catastrophic
     backtracking. Only in the main thread, and only when nobody else uses SIGALRM."""
-    remaining = budget.stop_at - _monotonic()
+    now = _monotonic()
+    if budget.stop_at == _UNSET and not isinstance(budget, _Ambient):
+        budget.stop_at = now + budget.limits.deadline  # the watchdog has not seen this render yet
+    remaining = budget.stop_at - now
     if (
         isinstance(budget, _Ambient)
         or threading.current_thread() is not threading.main_thread()
@@ -755,15 +876,13 @@ class _Counted:
         item = next(self._it)
         budget = self._budget
         budget.iterations += 1
-        if budget.iterations > budget.limits.max_loop_iterations:
-            raise _stop(
-                "max_loop_iterations",
-                budget.limits,
-                f"more than {budget.limits.max_loop_iterations:,} loop iterations in one render",
-            )
+        if budget.iterations > budget.iter_limit:
+            _too_many_iterations(budget)
         if self._cost:
-            budget.charge(self._cost)
-        elif _monotonic() > budget.stop_at:
+            budget.work += self._cost
+            if budget.work > budget.work_check:
+                budget.over()
+        if budget.due:
             budget.tick()
         return item
 
@@ -785,7 +904,8 @@ def _loop(iterable: Any, cost: int = 0) -> Any:
     if isinstance(iterable, Undefined):
         return iterable
     budget = _ACTIVE.get() or active_budget()
-    budget.tick()
+    if budget.due:
+        budget.tick()
     if hasattr(iterable, "__len__"):
         if isinstance(iterable, str) and len(iterable) > budget.limits.max_items:
             raise _too_long("a loop over a string", len(iterable), "max_items", budget.limits)
@@ -793,14 +913,49 @@ def _loop(iterable: Any, cost: int = 0) -> Any:
     return _Counted(iterable, budget, cost)
 
 
+def loop_items(iterable: Any, cost: int = 0) -> Any:
+    """The items of a ``{% for %}`` iterable as a sequence, for code generators that
+    iterate over a sequence with ``enumerate``: a list or tuple is counted at once
+    (its length as loop iterations, ``cost`` characters of literal text each),
+    anything else item by item as :data:`LOOP_FILTER` counts it."""
+    kind = type(iterable)
+    if kind is list or kind is tuple:
+        (_ACTIVE.get() or active_budget()).count(len(iterable), cost)
+        return iterable
+    return list(_loop(iterable, cost))
+
+
 def _concat(items: tuple) -> str:
     budget = _ACTIVE.get() or active_budget()
     parts = [item if type(item) is str else _text(item, budget) for item in items]
     size = sum(map(len, parts))
-    if size > budget.limits.max_string:
-        raise _too_long("'~'", size, "max_string", budget.limits)
-    budget.charge(size)
+    budget.work += size
+    if budget.work > budget.work_check:
+        budget.over_size(size, "'~'")
     return "".join(parts)
+
+
+def concat_values(items: tuple, pending: int = 0) -> str:
+    """``~`` of ``items``, with ``pending`` characters counted by a code generator's
+    inline checks charged first (the slow path of an inline ``~``; when every item is
+    a string, ``pending`` includes their length)."""
+    budget = _ACTIVE.get() or active_budget()
+    if pending:
+        if all(type(item) is str for item in items):
+            pending -= sum(map(len, items))
+        budget.charge(pending)
+    return _concat(items)
+
+
+def binop_value(environment: Any, operator: str, left: Any, right: Any, pending: int = 0) -> Any:
+    """``environment.call_binop``, with ``pending`` characters counted by a code
+    generator's inline checks charged first (the slow path of an inline ``+``; when
+    both operands are strings, ``pending`` includes their length)."""
+    if pending:
+        if operator == "+" and type(left) is str and type(right) is str:
+            pending -= len(left) + len(right)
+        (_ACTIVE.get() or active_budget()).charge(pending)
+    return environment.call_binop(None, operator, left, right)
 
 
 def _range(*args: Any) -> range:
@@ -859,11 +1014,21 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
         return super()._generate(rewrite(source), name, filename, defer_init=defer_init)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        kind = type(left)
+        if kind is type(right):
+            if kind is str and operator == "+":
+                budget = _ACTIVE.get() or active_budget()
+                size = len(left) + len(right)
+                budget.work += size
+                if budget.work > budget.work_check:
+                    budget.over_size(size, "'+'")
+                return left + right
+            if kind is int and (operator == "+" or operator == "%"):
+                return left + right if operator == "+" else left % right
         budget = _ACTIVE.get() or active_budget()
-        if _monotonic() > budget.stop_at:
+        if budget.due:
             budget.tick()
-        if type(left) is not int or type(right) is not int or operator != "+":
-            _check_binop(operator, left, right, budget)
+        _check_binop(operator, left, right, budget)
         return self.binop_table[operator](left, right)
 
     def wrap_str_format(self, value: Any) -> Any:
@@ -890,7 +1055,7 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
         budget = _ACTIVE.get() or active_budget()
-        if _monotonic() > budget.stop_at:
+        if budget.due:
             budget.tick()
         if not __self.is_safe_callable(__obj):
             raise jinja2.exceptions.SecurityError(f"{_describe(__obj)[0]} is not safely callable")
@@ -902,11 +1067,9 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
             args = _check_str_method(__obj.__name__, __obj.__self__, args, kwargs, budget)
         result = __context.call(__obj, *args, **kwargs)
         n = len(result) if isinstance(result, str) else 1
-        if n > 4096 and n > budget.limits.max_string:
-            raise _too_long(f"calling {_describe(__obj)[0]}", n, "max_string", budget.limits)
         budget.work += n
-        if budget.work > budget.limits.max_work:
-            budget.charge(0)
+        if budget.work > budget.work_check:
+            budget.over_size(n, lambda: f"calling {_describe(__obj)[0]}")
         return result
 
 
@@ -1018,21 +1181,23 @@ def render_template(
     name: str | None = None,
     now: Any = None,
 ) -> str:
-    if limits is None:
-        limits = jinja_limits()
-    budget = Budget(limits, now)
+    budget = Budget(limits or jinja_limits(), now)
     token = _ACTIVE.set(budget)
+    _RUNNING_ADD(budget)
+    if _deadline._kick:
+        _deadline.register(budget)
     try:
-        ctx = template.new_context(context)
-        out: list[str] = []
+        out = []
         size = 0
-        max_output = limits.max_output
-        for chunk in template.root_render_func(ctx):
+        max_output = budget.limits.max_output
+        for chunk in template.root_render_func(template.new_context(context)):
             size += len(chunk)
             if size > max_output:
-                raise _stop("max_output", limits, f"the output would be longer than {max_output:,} characters")
+                raise _stop(
+                    "max_output", budget.limits, f"the output would be longer than {max_output:,} characters"
+                )
             out.append(chunk)
-        if _monotonic() > budget.stop_at:
+        if budget.due:
             budget.tick()
         return "".join(out)
     except BaseException as exc:
@@ -1043,6 +1208,7 @@ def render_template(
             raise
         raise translated from None
     finally:
+        _RUNNING_DISCARD(budget)
         _ACTIVE.reset(token)
 
 
@@ -1054,10 +1220,11 @@ def evaluate_expression(
     name: str | None = None,
     now: Any = None,
 ) -> Any:
-    if limits is None:
-        limits = jinja_limits()
-    budget = Budget(limits, now)
+    budget = Budget(limits or jinja_limits(), now)
     token = _ACTIVE.set(budget)
+    _RUNNING_ADD(budget)
+    if _deadline._kick:
+        _deadline.register(budget)
     try:
         ctx = template.new_context(context)
         for _ in template.root_render_func(ctx):
@@ -1079,6 +1246,7 @@ def evaluate_expression(
             raise
         raise translated from None
     finally:
+        _RUNNING_DISCARD(budget)
         _ACTIVE.reset(token)
 
 
@@ -1089,19 +1257,22 @@ def run_budgeted(
     template: Any = None,
     name: str | None = None,
     now: Any = None,
+    args: tuple = (),
 ) -> Any:
-    """``render()`` (any code that renders a template of this environment, such as a
-    custom code generator's render function) within one render's budgets, its
+    """``render(*args)`` (any code that renders a template of this environment, such
+    as a custom code generator's render function) within one render's budgets, its
     errors translated as :func:`render_template` translates them."""
-    if limits is None:
-        limits = jinja_limits()
-    budget = Budget(limits, now)
+    budget = Budget(limits or jinja_limits(), now)
     token = _ACTIVE.set(budget)
+    _RUNNING_ADD(budget)
+    if _deadline._kick:
+        _deadline.register(budget)
     try:
-        result = render()
-        if isinstance(result, str) and len(result) > limits.max_output:
-            raise _stop("max_output", limits, f"the output would be longer than {limits.max_output:,} characters")
-        if _monotonic() > budget.stop_at:
+        result = render(*args)
+        if type(result) is str and len(result) > budget.limits.max_output:
+            limit = budget.limits.max_output
+            raise _stop("max_output", budget.limits, f"the output would be longer than {limit:,} characters")
+        if budget.due:
             budget.tick()
         return result
     except BaseException as exc:
@@ -1112,6 +1283,7 @@ def run_budgeted(
             raise
         raise translated from None
     finally:
+        _RUNNING_DISCARD(budget)
         _ACTIVE.reset(token)
 
 

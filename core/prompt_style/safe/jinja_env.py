@@ -41,9 +41,9 @@ one around each record), else the process defaults (``PROMPT_STYLE_LIMITS``,
 ``prompt-style render --budget``). See docs/security.md.
 
 **Custom code generators** (a faster renderer for chat templates) keep the
-budgets by generating from :func:`prepare_tree`'s tree, calling the str methods
-of :data:`AMPLIFYING_STR_METHODS` through ``environment.call`` and rendering
-inside :func:`run`.
+budgets by generating from :func:`prepare_tree`'s tree and rendering inside
+:func:`run`; they may check budgets inline with :func:`current_budget` as
+:func:`prepare_tree` describes.
 
 Compiled templates do not pickle, so extractors and meta templates keep the
 source and ask here; the first use in a process compiles, later uses hit the
@@ -80,7 +80,14 @@ __all__ = [
     "evaluate",
     "run",
     "prepare_tree",
+    "current_budget",
+    "loop_items",
+    "binop_value",
+    "concat_values",
+    "print_value",
     "AMPLIFYING_STR_METHODS",
+    "LOOP_FILTER",
+    "CONCAT_FILTER",
     "check_value",
     "limits_scope",
     "fixed_clock",
@@ -330,32 +337,96 @@ def evaluate(
 
 
 def run(
-    render: Callable[[], Any],
+    render: Callable[..., Any],
     limits: JinjaLimits | None = None,
     *,
     template: Any = None,
     name: str | None = None,
     now: datetime.datetime | str | None = None,
+    args: tuple = (),
 ) -> Any:
-    """Call ``render()`` within one render's budgets, for code that renders a
+    """Call ``render(*args)`` within one render's budgets, for code that renders a
     template of a profile's environment without :func:`render`, such as a
     custom code generator (see :func:`prepare_tree`). Errors are translated as
     :func:`render` translates them; ``template`` (with
     ``get_corresponding_lineno``) lets messages name the template line."""
     return (_sandbox or _load_sandbox()).run_budgeted(
-        render, limits, template=template, name=name, now=now if now is None else _as_time(now)
+        render, limits, template=template, name=name, now=now if now is None else _as_time(now), args=args
     )
 
 
 def prepare_tree(tree: Any) -> Any:
     """The budget rewrite for a parsed template (``environment(profile).parse(source)``):
-    every ``{% for %}`` counted, every ``~`` sized. A custom code generator must
-    generate from this tree, keep the environment's ``call_binop``, filters,
-    ``finalize`` and ``getattr``/``getitem``, route calls of the str methods in
-    :data:`AMPLIFYING_STR_METHODS` through ``environment.call``, and render
-    through :func:`run`."""
+    every ``{% for %}`` iterable wrapped in the ``ps-loop`` filter (its argument: the
+    characters of literal text one iteration prints), every ``~`` turned into the
+    ``ps-concat`` filter of a tuple.
+
+    A custom code generator must generate from this tree, render through
+    :func:`run`, and keep every budget. It may do so by keeping the environment's
+    ``call_binop``, filters, ``finalize``, ``call`` and ``getattr``/``getitem`` (and
+    route the str methods of :data:`AMPLIFYING_STR_METHODS` through
+    ``environment.call``), or by checking inline with the render's budget
+    (:func:`current_budget`, once per render), as follows:
+
+    - **Characters built** by ``+`` and ``~`` of strings, printed strings and
+      string filters may be counted in a local number ``w`` as long as ``w``
+      stays below ``budget.step`` (which is at most ``max_string`` and
+      ``max_output``, so no single operation can exceed either unseen); when an
+      operation would bring ``w`` to ``step`` or more, take the slow path, which
+      charges ``w`` and checks that operation: :func:`binop_value`,
+      :func:`concat_values`, :func:`print_value` (they take ``w`` as ``pending``),
+      or ``budget.charge(w)`` before calling the environment's own function;
+      charge what is left at the end of the render.
+    - **Loops**: ``loop_items(iterable, cost)`` for a loop that iterates over a
+      sequence (``ps-loop``'s arguments), and ``if budget.due: budget.tick()`` at
+      every iteration.
+    - **Calls**: ``if budget.due: budget.tick()`` at the start of every macro (and
+      every function the generator defines), and every call of a function that is
+      not the template's own macro through ``environment.call``, except str and
+      dict methods that cannot amplify (not in :data:`AMPLIFYING_STR_METHODS`),
+      whose string or list results are charged.
+    - Only ``+`` of two ``int`` and ``%`` of two ``int`` may skip ``call_binop``
+      altogether (they cannot build large values)."""
     return (_sandbox or _load_sandbox()).rewrite(tree)
 
+
+def current_budget() -> Any:
+    """The budget of the render in progress (``_sandbox.Budget``: ``step``,
+    ``due``, ``tick()``, ``charge(n)``, ``count(n, cost)``), for code generators
+    (see :func:`prepare_tree`); outside a render, a fresh one with the
+    per-operation limits only."""
+    return (_sandbox or _load_sandbox()).active_budget()
+
+
+def loop_items(iterable: Any, cost: int = 0) -> Any:
+    """A ``{% for %}`` iterable as a sequence, its iterations counted (a list or
+    tuple at once): for code generators that loop with ``enumerate``."""
+    return (_sandbox or _load_sandbox()).loop_items(iterable, cost)
+
+
+def binop_value(environment: Any, operator: str, left: Any, right: Any, pending: int = 0) -> Any:
+    """``environment.call_binop``, after charging ``pending`` characters counted
+    inline (including ``left`` and ``right`` when both are strings)."""
+    return (_sandbox or _load_sandbox()).binop_value(environment, operator, left, right, pending)
+
+
+def concat_values(items: tuple, pending: int = 0) -> str:
+    """``~`` of ``items``, after charging ``pending`` characters counted inline
+    (including the items when all are strings)."""
+    return (_sandbox or _load_sandbox()).concat_values(items, pending)
+
+
+def print_value(eval_ctx: Any, value: Any, pending: int = 0) -> str:
+    """A printed value as text (``str(environment.finalize(eval_ctx, value))``),
+    after charging ``pending`` characters counted inline (including ``value`` when
+    it is a string)."""
+    return (_sandbox or _load_sandbox()).print_value(eval_ctx, value, pending)
+
+
+LOOP_FILTER = "ps-loop"
+"""The filter :func:`prepare_tree` wraps every ``{% for %}`` iterable in."""
+CONCAT_FILTER = "ps-concat"
+"""The filter :func:`prepare_tree` turns every ``~`` into (of a tuple of the operands)."""
 
 AMPLIFYING_STR_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "join", "translate"})
 """str methods whose result can be far larger than their input: the sandbox's

@@ -31,6 +31,7 @@ engine of the tests). The environment (with its sandbox) is the one
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from types import BuiltinMethodType
 from typing import Any
 
@@ -47,7 +48,9 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import _PassArg
 from markupsafe import Markup
 
+from prompt_style import LimitError
 from prompt_style.safe import jinja_env as _jinja_env
+from prompt_style.safe.jinja_env import current_budget
 
 from .environment import TemplateNamespace
 
@@ -160,7 +163,18 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             if (owner is str and name in _SAFE_STR_METHODS) or (owner is dict and name in _SAFE_DICT_METHODS):
                 kwargs.pop("_loop_vars", None)
                 kwargs.pop("_block_vars", None)
-                return func(*args, **kwargs)
+                result = func(*args, **kwargs)
+                size = type(result)
+                if size is str or size is list:
+                    # What the sandbox's call charges: strings and lists built (upper, split...).
+                    budget = current_budget()
+                    size = len(result)
+                    budget.work += size
+                    if budget.work > budget.work_check:
+                        budget.over_size(size, lambda: f"calling the method {name!r}")
+                    if budget.due:
+                        budget.tick()
+                return result
         elif kind is Macro or func is TemplateNamespace:
             # What the sandbox's call does for the template's own macros (which take the
             # eval context) and namespace(): both are safe callables.
@@ -214,8 +228,23 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             return lambda item: func(item, *args)
         return func
 
-    def select_or_reject(context: Any, value: Any, args: tuple, kwargs: dict, negate: bool, lookup_attr: bool):
-        # Jinja's select_or_reject (a generator: nothing runs before the first item is asked for).
+    def sized_input(name: str, value: Any) -> Any:
+        """The guard's checks before an iterating filter runs; the render's budget."""
+        budget = current_budget()
+        if budget.due:
+            budget.tick()
+        if hasattr(value, "__len__") and not isinstance(value, Undefined) and len(value) > budget.limits.max_items:
+            limit = budget.limits.max_items
+            raise LimitError(
+                f"filter {name!r} got {len(value):,} items (more than {limit:,})", limit="max_items", value=limit
+            )
+        return budget
+
+    def select_or_reject(
+        context: Any, value: Any, args: tuple, kwargs: dict, negate: bool, lookup_attr: bool, budget: Any
+    ):
+        # Jinja's select_or_reject (a generator: nothing runs before the first item is asked for),
+        # each item it gives counted as a loop iteration, as the guard counts a lazy filter's items.
         if value:
             if lookup_attr:
                 try:
@@ -235,22 +264,32 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             for item in value:
                 result = test(transform(item) if transform is not None else item)
                 if (not result) if negate else result:
+                    budget.iterations += 1
+                    if budget.iterations > budget.iter_limit or budget.due:
+                        budget.count(0)  # raises for the loop budget or the deadline
                     yield item
 
     def fast_select(context: Any, value: Any, *args: Any, **kwargs: Any):
-        return select_or_reject(context, value, args, kwargs, False, False)
+        budget = sized_input("select", value)
+        return select_or_reject(context, value, args, kwargs, False, False, budget)
 
     def fast_reject(context: Any, value: Any, *args: Any, **kwargs: Any):
-        return select_or_reject(context, value, args, kwargs, True, False)
+        budget = sized_input("reject", value)
+        return select_or_reject(context, value, args, kwargs, True, False, budget)
 
     def fast_selectattr(context: Any, value: Any, *args: Any, **kwargs: Any):
-        return select_or_reject(context, value, args, kwargs, False, True)
+        budget = sized_input("selectattr", value)
+        return select_or_reject(context, value, args, kwargs, False, True, budget)
 
     def fast_rejectattr(context: Any, value: Any, *args: Any, **kwargs: Any):
-        return select_or_reject(context, value, args, kwargs, True, True)
+        budget = sized_input("rejectattr", value)
+        return select_or_reject(context, value, args, kwargs, True, True, budget)
 
     def fast_map(context: Any, value: Any, *args: Any, **kwargs: Any):
-        # Jinja's sync_do_map (a generator).
+        return mapped(context, value, args, kwargs, sized_input("map", value))
+
+    def mapped(context: Any, value: Any, args: tuple, kwargs: dict, budget: Any):
+        # Jinja's sync_do_map (a generator), each item counted as select_or_reject counts.
         if value:
             if not args and "attribute" in kwargs:
                 attribute = kwargs.pop("attribute")
@@ -269,7 +308,19 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                     return environment.call_filter(name, item, args, kwargs, context=context)
 
             for item in value:
+                budget.iterations += 1
+                if budget.iterations > budget.iter_limit or budget.due:
+                    budget.count(0)
                 yield func(item)
+
+    def str_filter(func: Any, value: Any, pending: int, factor: int) -> Any:
+        """The slow path of an inline trim/lower/upper: charge what was counted inline
+        (``factor`` times the value's length for a string), then the guarded filter."""
+        if pending:
+            if type(value) is str:
+                pending -= factor * len(value)
+            current_budget().charge(pending)
+        return func(value)
 
     new = object.__new__
     autoescape = environment.autoescape
@@ -309,6 +360,12 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "fast_selectattr": fast_selectattr,
         "fast_rejectattr": fast_rejectattr,
         "fast_map": fast_map,
+        "budget": current_budget,
+        "loop_items": _jinja_env.loop_items,
+        "binop": partial(_jinja_env.binop_value, environment),
+        "concat": _jinja_env.concat_values,
+        "print": _jinja_env.print_value,
+        "str_filter": str_filter,
     }
     _HELPERS[id(environment)] = (environment, made)
     return made
@@ -352,6 +409,101 @@ class FastCodeGenerator(CodeGenerator):
         self._commons_written = False
         self._module_lines: list[str] = []
         self._root_resolved: set[str] = set()
+        self._def_pending = False
+        self._print_temps: list[str] = []
+
+    # -- budgets checked inline ---------------------------------------------------------------
+    #
+    # In a buffered root (see visit_Template) the root keeps the render's budget in
+    # `_ps_b`, and counts the characters that `+`, `~`, printed strings and string
+    # filters build in `_ps_w`, kept below `_ps_room` (the budget's step, at most
+    # max_string and max_output): an operation that would reach it takes the slow path,
+    # which charges `_ps_w` and checks the operation (jinja_env.prepare_tree describes
+    # the contract). Every function the template defines (macros, call blocks, loop
+    # filters) shares `_ps_w` (nonlocal) and is a check point of the deadline.
+
+    @property
+    def _inline_budget(self) -> bool:
+        return self._buffered_root
+
+    def func(self, name: str) -> str:
+        if self._inline_budget and name != "root":
+            self._def_pending = True
+        return super().func(name)
+
+    def writeline(self, x: str, node: Any = None, extra: int = 0) -> None:
+        super().writeline(x, node, extra)
+        if self._def_pending and x.startswith(("def ", "async def ")):
+            self._def_pending = False
+            self.indent()
+            super().writeline("nonlocal _ps_w")
+            super().writeline("if _ps_b.due: _ps_b.tick()")
+            self.outdent()
+
+    def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if not self._inline_budget or frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
+            self._print_temps.append("")
+            super()._output_child_pre(node, frame, finalize)
+            return
+        value = self.temporary_identifier()
+        self._print_temps.append(value)
+        self.write(f"({value} if type({value} := ")
+
+    def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        value = self._print_temps.pop()
+        if not value:
+            super()._output_child_post(node, frame, finalize)
+            return
+        # A printed string: counted inline; anything else: the sandbox's finalize.
+        self.write(
+            f") is str and (_ps_w := _ps_w + len({value})) < _ps_room"
+            f" else (_ps_print(context.eval_ctx, {value}, _ps_w), (_ps_w := 0))[0])"
+        )
+
+    def visit_Add(self, node: nodes.Add, frame: Frame) -> None:
+        if not self._inline_budget:
+            super().visit_Add(node, frame)
+            return
+        left, right, kind = (self.temporary_identifier() for _ in range(3))
+        self.write(f"({left} + {right} if ({kind} := type({left} := ")
+        self.visit(node.left, frame)
+        self.write(f")) is type({right} := ")
+        self.visit(node.right, frame)
+        # Two strings: counted inline; two ints: safe; anything else: the sandbox's call_binop.
+        self.write(
+            f") and ({kind} is str and (_ps_w := _ps_w + len({left}) + len({right})) < _ps_room or {kind} is int)"
+            f" else (_ps_binop('+', {left}, {right}, _ps_w), (_ps_w := 0))[0])"
+        )
+
+    def visit_Mod(self, node: nodes.Mod, frame: Frame) -> None:
+        if not self._inline_budget:
+            super().visit_Mod(node, frame)
+            return
+        left, right = self.temporary_identifier(), self.temporary_identifier()
+        self.write(f"({left} % {right} if (type({left} := ")
+        self.visit(node.left, frame)
+        self.write(f") is int) & (type({right} := ")
+        self.visit(node.right, frame)
+        self.write(f") is int) else _ps_binop('%', {left}, {right}))")
+
+    def _inline_concat(self, node: nodes.Filter, frame: Frame) -> bool:
+        """``a ~ b ~ ...`` (``ps-concat`` of a tuple) of strings, counted inline."""
+        items = node.node.items if isinstance(node.node, nodes.Tuple) else None
+        if not self._inline_budget or not items or node.args or node.kwargs or node.dyn_args or node.dyn_kwargs:
+            return False
+        names = [self.temporary_identifier() for _ in items]
+        joined = " + ".join(names) if len(names) <= 4 else f"''.join(({', '.join(names)},))"
+        self.write(f"({joined} if ")
+        for i, (name, item) in enumerate(zip(names, items)):
+            self.write(f"{' & ' if i else ''}(type({name} := ")
+            self.visit(item, frame)
+            self.write(") is str)")
+        sizes = " + ".join(f"len({name})" for name in names)
+        self.write(
+            f" and (_ps_w := _ps_w + {sizes}) < _ps_room"
+            f" else (_ps_concat(({', '.join(names)},), _ps_w), (_ps_w := 0))[0])"
+        )
+        return True
 
     # -- the root function fills a list instead of yielding ------------------------------
 
@@ -364,6 +516,9 @@ class FastCodeGenerator(CodeGenerator):
             self.writeline("concat = environment.concat")
             self.writeline("cond_expr_undefined = Undefined")
             self.writeline("_ps_parent_get = context.parent.get")
+            self.writeline("_ps_b = _ps_budget()")
+            self.writeline("_ps_room = _ps_b.step")
+            self.writeline("_ps_w = 0")
             return
         super().write_commons()
 
@@ -426,6 +581,7 @@ class FastCodeGenerator(CodeGenerator):
     def leave_frame(self, frame: Frame, with_python_scope: bool = False) -> None:
         super().leave_frame(frame, with_python_scope)
         if frame is self._root_frame:
+            self.writeline("if _ps_w: _ps_b.charge(_ps_w)")
             self.writeline("return _ps_out")
 
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
@@ -443,31 +599,52 @@ class FastCodeGenerator(CodeGenerator):
             self.writeline("fast_macro = _ps_fast['fast_macro']")
         for name in _FAST_FILTERS.values():
             self.writeline(f"{name} = _ps_fast[{name!r}]")
+        for name in ("budget", "loop_items", "binop", "concat", "print", "str_filter"):
+            self.writeline(f"_ps_{name} = _ps_fast[{name!r}]")
         super().visit_Template(node, frame)
         for line in self._module_lines:
             self.writeline(line)
 
+    def _jinja_filter(self, name: str) -> bool:
+        """Whether the environment's filter ``name`` is Jinja's own (or the sandbox's
+        guard around it)."""
+        func = self.environment.filters.get(name)
+        return func is not None and getattr(func, "__wrapped__", func) is jinja_filters.FILTERS.get(name)
+
     @optimizeconst
     def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
+        if node.name == _jinja_env.CONCAT_FILTER and self._inline_concat(node, frame):
+            return
         method = _STR_FILTERS.get(node.name)
         if (
             method is not None
             and node.node is not None
             and not (node.args or node.kwargs or node.dyn_args or node.dyn_kwargs)
-            and self.environment.filters.get(node.name) is jinja_filters.FILTERS[node.name]
+            and self._jinja_filter(node.name)
         ):
             # x|trim on a str is x.strip(); anything else goes to the filter itself.
             value = self.temporary_identifier()
+            if not self._inline_budget:
+                if self.environment.filters.get(node.name) is not jinja_filters.FILTERS[node.name]:
+                    super().visit_Filter(node, frame)  # the sandbox's guard checks the result
+                    return
+                self.write(f"({value}.{method}() if type({value} := ")
+                self.visit(node.node, frame)
+                self.write(f") is str else {self.filters[node.name]}({value}))")
+                return
+            # Counted inline: the input's length (three times for a case change, which can
+            # make a string longer: 'ß'.upper() is 'SS').
+            factor = 1 if method == "strip" else 3
+            size = f"len({value})" if factor == 1 else f"3 * len({value})"
             self.write(f"({value}.{method}() if type({value} := ")
             self.visit(node.node, frame)
-            self.write(f") is str else {self.filters[node.name]}({value}))")
+            self.write(
+                f") is str and (_ps_w := _ps_w + {size}) < _ps_room"
+                f" else (_ps_str_filter({self.filters[node.name]}, {value}, _ps_w, {factor}), (_ps_w := 0))[0])"
+            )
             return
         fast = _FAST_FILTERS.get(node.name)
-        if (
-            fast is not None
-            and node.node is not None
-            and self.environment.filters.get(node.name) is jinja_filters.FILTERS[node.name]
-        ):
+        if fast is not None and node.node is not None and self._jinja_filter(node.name):
             self.write(f"{fast}(context, ")
             self.visit(node.node, frame)
             self.signature(node, frame)
@@ -633,14 +810,29 @@ class FastCodeGenerator(CodeGenerator):
                 self.writeline(f"{target} = {self.get_resolve_func()}({param!r})")
                 hoisted.add(target)
         seq, index, length = (self.temporary_identifier() for _ in range(3))
-        self.writeline(f"{seq} = list(", node)
-        self.visit(node.iter, frame)
-        self.write(")")
+        counted = node.iter
+        if (
+            self._inline_budget
+            and isinstance(counted, nodes.Filter)
+            and counted.name == _jinja_env.LOOP_FILTER
+            and len(counted.args) == 1
+            and isinstance(counted.args[0], nodes.Const)
+        ):
+            # The sandbox's loop filter, for a loop over a sequence: counted at once.
+            self.writeline(f"{seq} = _ps_loop_items(", node)
+            self.visit(counted.node, frame)
+            self.write(f", {counted.args[0].value!r})")
+        else:
+            self.writeline(f"{seq} = list(", node)
+            self.visit(node.iter, frame)
+            self.write(")")
         self.writeline(f"{length} = len({seq})")
         self.writeline(f"for {index}, (")
         self.visit(node.target, loop_frame)
         self.write(f") in enumerate({seq}):")
         self.indent()
+        if self._inline_budget:
+            self.writeline("if _ps_b.due: _ps_b.tick()")  # a check point of the deadline
         self._hoisted = hoisted
         self.enter_frame(loop_frame)
         outer = self._fast_loops.get(loop_ref)

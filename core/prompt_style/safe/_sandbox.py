@@ -42,7 +42,7 @@ from jinja2.utils import Cycler, Joiner, Namespace, pass_eval_context
 from ..errors import LimitError, SandboxError
 from . import _deadline
 from ._deadline import UNSET as _UNSET
-from .limits import JinjaLimits, jinja_limits
+from .limits import _SCOPE, JinjaLimits, jinja_limits
 
 __all__ = ["Budget", "HardenedEnvironment", "active_budget", "check_value", "LOOP_FILTER", "CONCAT_FILTER"]
 
@@ -184,6 +184,7 @@ class _Ambient(Budget):
 
 
 _ACTIVE: ContextVar[Budget | None] = ContextVar("prompt_style_jinja_budget", default=None)
+_SCOPE_GET = _SCOPE.get  # the innermost limits_scope, else None (then jinja_limits())
 _RUNNING_ADD = _deadline.RUNNING.add
 _RUNNING_DISCARD = _deadline.RUNNING.discard
 
@@ -1181,7 +1182,7 @@ def render_template(
     name: str | None = None,
     now: Any = None,
 ) -> str:
-    budget = Budget(limits or jinja_limits(), now)
+    budget = Budget(limits or _SCOPE_GET() or jinja_limits(), now)
     token = _ACTIVE.set(budget)
     _RUNNING_ADD(budget)
     if _deadline._kick:
@@ -1220,7 +1221,7 @@ def evaluate_expression(
     name: str | None = None,
     now: Any = None,
 ) -> Any:
-    budget = Budget(limits or jinja_limits(), now)
+    budget = Budget(limits or _SCOPE_GET() or jinja_limits(), now)
     token = _ACTIVE.set(budget)
     _RUNNING_ADD(budget)
     if _deadline._kick:
@@ -1253,7 +1254,6 @@ def evaluate_expression(
 def run_budgeted(
     render: Any,
     limits: JinjaLimits | None = None,
-    *,
     template: Any = None,
     name: str | None = None,
     now: Any = None,
@@ -1262,7 +1262,7 @@ def run_budgeted(
     """``render(*args)`` (any code that renders a template of this environment, such
     as a custom code generator's render function) within one render's budgets, its
     errors translated as :func:`render_template` translates them."""
-    budget = Budget(limits or jinja_limits(), now)
+    budget = Budget(limits or _SCOPE_GET() or jinja_limits(), now)
     token = _ACTIVE.set(budget)
     _RUNNING_ADD(budget)
     if _deadline._kick:

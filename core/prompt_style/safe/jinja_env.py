@@ -79,8 +79,10 @@ __all__ = [
     "render",
     "evaluate",
     "run",
+    "runner",
     "prepare_tree",
     "current_budget",
+    "budget_getter",
     "loop_items",
     "binop_value",
     "concat_values",
@@ -355,6 +357,13 @@ def run(
     )
 
 
+def runner() -> Callable[..., Any]:
+    """The function behind :func:`run`, for code that renders many times:
+    ``runner()(render, limits, template, name, now, args)``, every argument
+    positional, ``now`` a ``datetime`` or ``None``."""
+    return (_sandbox or _load_sandbox()).run_budgeted
+
+
 def prepare_tree(tree: Any) -> Any:
     """The budget rewrite for a parsed template (``environment(profile).parse(source)``):
     every ``{% for %}`` iterable wrapped in the ``ps-loop`` filter (its argument: the
@@ -396,6 +405,13 @@ def current_budget() -> Any:
     (see :func:`prepare_tree`); outside a render, a fresh one with the
     per-operation limits only."""
     return (_sandbox or _load_sandbox()).active_budget()
+
+
+def budget_getter() -> Callable[[], Any]:
+    """:func:`current_budget` as the fastest function there is, for generated
+    code that asks once per render: it returns ``None`` outside a render (then
+    call :func:`current_budget`)."""
+    return (_sandbox or _load_sandbox())._ACTIVE.get
 
 
 def loop_items(iterable: Any, cost: int = 0) -> Any:

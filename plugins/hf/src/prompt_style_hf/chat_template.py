@@ -232,26 +232,22 @@ class ChatTemplate:
         source = self.source
         tag, cut = conv.tag_final_message, conv.cut_at_tag
 
+        fixed = {**fixed, "tools": None, "documents": None}
+        copy = fixed.copy
+
         def render(messages: Any, add_generation_prompt: bool, continue_final_message: bool | str = False) -> str:
             try:
                 chat = prepare(messages)
+                context = copy()
+                context["messages"] = chat
                 if not continue_final_message:
-                    return run(
-                        {
-                            **fixed,
-                            "messages": chat,
-                            "tools": None,
-                            "documents": None,
-                            "add_generation_prompt": add_generation_prompt,
-                        }
-                    )
+                    context["add_generation_prompt"] = add_generation_prompt
+                    return run(context)
                 if add_generation_prompt:
                     raise ValueError(_CONFLICT)
                 final = tag(chat, continue_final_message, source)
-                text = run(
-                    {**fixed, "messages": chat, "tools": None, "documents": None, "add_generation_prompt": False}
-                )
-                return cut(text, final)[0]
+                context["add_generation_prompt"] = False
+                return cut(run(context), final)[0]
             except PromptStyleError as exc:
                 raise exc.locate(file=origin) from None
             except Exception as exc:  # as in render()

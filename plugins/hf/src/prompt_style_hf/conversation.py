@@ -115,6 +115,18 @@ def prepare_messages(messages: Any) -> list[dict[str, Any]]:
 
     :raises ChatTemplateError: for an empty conversation or a message that is not an object.
     """
+    if type(messages) is list and messages:
+        # The common case first: every message {"role": str, "content": str}, read as it is.
+        for message in messages:
+            if not (
+                type(message) is dict
+                and len(message) == 2
+                and type(message.get("content")) is str
+                and type(message.get("role")) is str
+            ):
+                break
+        else:
+            return messages.copy()
     if not isinstance(messages, (list, tuple)):
         raise ChatTemplateError(
             f"a conversation is a list of messages, not {type(messages).__name__}",

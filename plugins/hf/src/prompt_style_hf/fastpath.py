@@ -322,6 +322,15 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             current_budget().charge(pending)
         return func(value)
 
+    def spill(pending: int, size: int) -> int:
+        """Charge ``pending`` characters counted inline, the last operation having built
+        ``size`` (checked against ``max_string``); the count starts again from 0."""
+        budget = current_budget()
+        budget.work += pending
+        if budget.work > budget.work_check:
+            budget.over_size(size, "a macro's result")
+        return 0
+
     new = object.__new__
     autoescape = environment.autoescape
 
@@ -361,11 +370,13 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "fast_rejectattr": fast_rejectattr,
         "fast_map": fast_map,
         "budget": current_budget,
+        "active": _jinja_env.budget_getter(),
         "loop_items": _jinja_env.loop_items,
         "binop": partial(_jinja_env.binop_value, environment),
         "concat": _jinja_env.concat_values,
         "print": _jinja_env.print_value,
         "str_filter": str_filter,
+        "spill": spill,
     }
     _HELPERS[id(environment)] = (environment, made)
     return made
@@ -395,6 +406,39 @@ def _simple_loop_use(body: list[nodes.Node]) -> bool:
     for node in body:
         walk(node, None)
     return ok
+
+
+def _const_str(node: nodes.Node) -> str | None:
+    """The value of a string constant node, else ``None``."""
+    if type(node) is nodes.Const and type(node.value) is str:
+        return node.value
+    return None
+
+
+def _charge_printed_constants(tree: nodes.Template) -> None:
+    """Add the string constants a loop body prints (``{{ 'text' }}``) to the literal
+    text its ``ps-loop`` filter charges per iteration: the generator prints them as
+    literal text."""
+    for loop in tree.find_all(nodes.For):
+        counted = loop.iter
+        if not (
+            isinstance(counted, nodes.Filter)
+            and counted.name == _jinja_env.LOOP_FILTER
+            and len(counted.args) == 1
+            and isinstance(counted.args[0], nodes.Const)
+        ):
+            continue
+        extra = 0
+        stack = list(loop.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (nodes.For, nodes.Macro, nodes.CallBlock)):
+                continue  # they charge their own
+            if isinstance(node, nodes.Output):
+                extra += sum(len(c) for child in node.nodes if (c := _const_str(child)) is not None)
+            stack.extend(node.iter_child_nodes())
+        if extra:
+            counted.args[0] = nodes.Const(counted.args[0].value + extra, lineno=counted.args[0].lineno)
 
 
 class FastCodeGenerator(CodeGenerator):
@@ -440,6 +484,29 @@ class FastCodeGenerator(CodeGenerator):
             super().writeline("if _ps_b.due: _ps_b.tick()")
             self.outdent()
 
+    def visit_Output(self, node: nodes.Output, frame: Frame) -> None:
+        if self._inline_budget and not (frame.eval_ctx.volatile or frame.eval_ctx.autoescape):
+            # {{ 'text' }} prints as literal text does: as it is (loops charge it per
+            # iteration, see _charge_printed_constants; macros when they return).
+            node = nodes.Output(
+                [
+                    nodes.TemplateData(c, lineno=child.lineno) if (c := _const_str(child)) is not None else child
+                    for child in node.nodes
+                ],
+                lineno=node.lineno,
+            )
+        super().visit_Output(node, frame)
+
+    def return_buffer_contents(self, frame: Frame, force_unescaped: bool = False) -> None:
+        if not self._inline_budget or not force_unescaped:
+            super().return_buffer_contents(frame, force_unescaped)
+            return
+        # A macro's result: counted as the sandbox's call counts it.
+        result = self.temporary_identifier()
+        self.writeline(f"{result} = concat({frame.buffer})")
+        self.writeline(f"if (_ps_w := _ps_w + len({result})) >= _ps_room: _ps_w = _ps_spill(_ps_w, len({result}))")
+        self.writeline(f"return {result}")
+
     def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
         if not self._inline_budget or frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
             self._print_temps.append("")
@@ -464,6 +531,24 @@ class FastCodeGenerator(CodeGenerator):
         if not self._inline_budget:
             super().visit_Add(node, frame)
             return
+        constant = _const_str(node.left) if _const_str(node.right) is None else None
+        if constant is not None or _const_str(node.right) is not None:
+            # A string constant and something else: only the other operand's type is checked.
+            other = self.temporary_identifier()
+            if constant is not None:
+                self.write(f"({constant!r} + {other} if type({other} := ")
+                self.visit(node.right, frame)
+                operands = f"{constant!r}, {other}"
+            else:
+                constant = _const_str(node.right)
+                self.write(f"({other} + {constant!r} if type({other} := ")
+                self.visit(node.left, frame)
+                operands = f"{other}, {constant!r}"
+            self.write(
+                f") is str and (_ps_w := _ps_w + len({other}) + {len(constant)}) < _ps_room"
+                f" else (_ps_binop('+', {operands}, _ps_w), (_ps_w := 0))[0])"
+            )
+            return
         left, right, kind = (self.temporary_identifier() for _ in range(3))
         self.write(f"({left} + {right} if ({kind} := type({left} := ")
         self.visit(node.left, frame)
@@ -480,6 +565,13 @@ class FastCodeGenerator(CodeGenerator):
             super().visit_Mod(node, frame)
             return
         left, right = self.temporary_identifier(), self.temporary_identifier()
+        divisor = node.right.value if isinstance(node.right, nodes.Const) else None
+        if type(divisor) is int and divisor:
+            # loop.index0 % 2: only the left operand's type is checked.
+            self.write(f"({left} % {divisor!r} if type({left} := ")
+            self.visit(node.left, frame)
+            self.write(f") is int else _ps_binop('%', {left}, {divisor!r}))")
+            return
         self.write(f"({left} % {right} if (type({left} := ")
         self.visit(node.left, frame)
         self.write(f") is int) & (type({right} := ")
@@ -491,14 +583,24 @@ class FastCodeGenerator(CodeGenerator):
         items = node.node.items if isinstance(node.node, nodes.Tuple) else None
         if not self._inline_budget or not items or node.args or node.kwargs or node.dyn_args or node.dyn_kwargs:
             return False
-        names = [self.temporary_identifier() for _ in items]
+        constants = [_const_str(item) for item in items]
+        if all(c is not None for c in constants):
+            return False
+        names = [repr(c) if c is not None else self.temporary_identifier() for c in constants]
         joined = " + ".join(names) if len(names) <= 4 else f"''.join(({', '.join(names)},))"
         self.write(f"({joined} if ")
-        for i, (name, item) in enumerate(zip(names, items)):
-            self.write(f"{' & ' if i else ''}(type({name} := ")
+        first = True
+        for name, item, constant in zip(names, items, constants):
+            if constant is not None:
+                continue  # a string constant: nothing to check
+            self.write(f"{'' if first else ' & '}(type({name} := ")
+            first = False
             self.visit(item, frame)
             self.write(") is str)")
-        sizes = " + ".join(f"len({name})" for name in names)
+        sizes = " + ".join(
+            [f"len({name})" for name, c in zip(names, constants) if c is None]
+            + [str(sum(len(c) for c in constants if c is not None))]
+        )
         self.write(
             f" and (_ps_w := _ps_w + {sizes}) < _ps_room"
             f" else (_ps_concat(({', '.join(names)},), _ps_w), (_ps_w := 0))[0])"
@@ -516,7 +618,7 @@ class FastCodeGenerator(CodeGenerator):
             self.writeline("concat = environment.concat")
             self.writeline("cond_expr_undefined = Undefined")
             self.writeline("_ps_parent_get = context.parent.get")
-            self.writeline("_ps_b = _ps_budget()")
+            self.writeline("_ps_b = _ps_active() or _ps_budget()")
             self.writeline("_ps_room = _ps_b.step")
             self.writeline("_ps_w = 0")
             return
@@ -599,7 +701,7 @@ class FastCodeGenerator(CodeGenerator):
             self.writeline("fast_macro = _ps_fast['fast_macro']")
         for name in _FAST_FILTERS.values():
             self.writeline(f"{name} = _ps_fast[{name!r}]")
-        for name in ("budget", "loop_items", "binop", "concat", "print", "str_filter"):
+        for name in ("active", "budget", "loop_items", "binop", "concat", "print", "str_filter", "spill"):
             self.writeline(f"_ps_{name} = _ps_fast[{name!r}]")
         super().visit_Template(node, frame)
         for line in self._module_lines:
@@ -776,22 +878,24 @@ class FastCodeGenerator(CodeGenerator):
         if (
             node.recursive
             or node.test is not None
-            or not extended
+            or (not extended and not self._inline_budget)
             or any(block.scoped for block in node.find_all(nodes.Block))
-            or not _simple_loop_use(node.body)
+            or (extended and not _simple_loop_use(node.body))
         ):
             super().visit_For(node, frame)
             return
-        # Jinja's visit_For for an extended loop, with the LoopContext replaced by
-        # enumerate over a list (no loop filter, not recursive: see _simple_loop_use).
+        # Jinja's visit_For, with the LoopContext of an extended loop replaced by
+        # enumerate over a list (no loop filter, not recursive: see _simple_loop_use),
+        # and a loop over a sequence counted at once.
         loop_frame = frame.inner()
         loop_frame.loop_frame = True
         else_frame = frame.inner()
-        loop_ref = loop_frame.symbols.declare_parameter("loop")
+        loop_ref = loop_frame.symbols.declare_parameter("loop") if extended else None
         loop_frame.symbols.analyze_node(node, for_branch="body")
         if node.else_:
             else_frame.symbols.analyze_node(node, for_branch="else")
-        self.writeline(f"{loop_ref} = missing")
+        if loop_ref is not None:
+            self.writeline(f"{loop_ref} = missing")
         for name in node.find_all(nodes.Name):
             if name.ctx == "store" and name.name == "loop":
                 self.fail("Can't assign to special loop variable in for-loop target", name.lineno)
@@ -818,29 +922,49 @@ class FastCodeGenerator(CodeGenerator):
             and len(counted.args) == 1
             and isinstance(counted.args[0], nodes.Const)
         ):
-            # The sandbox's loop filter, for a loop over a sequence: counted at once.
-            self.writeline(f"{seq} = _ps_loop_items(", node)
+            # The sandbox's loop filter, for a loop over a sequence: counted at once
+            # (inline for a list: its length as iterations, its literal text as characters).
+            cost = counted.args[0].value
+            self.writeline(f"{seq} = ", node)
             self.visit(counted.node, frame)
-            self.write(f", {counted.args[0].value!r})")
+            self.writeline(f"if type({seq}) is list:")
+            self.indent()
+            self.writeline(f"_ps_b.iterations += len({seq})")
+            self.writeline("if _ps_b.iterations > _ps_b.iter_limit: _ps_b.count(0)")
+            if cost:
+                self.writeline(f"if (_ps_w := _ps_w + {cost!r} * len({seq})) >= _ps_room: _ps_w = _ps_spill(_ps_w, 0)")
+            self.outdent()
+            self.writeline("else:")
+            self.indent()
+            self.writeline(f"{seq} = _ps_loop_items({seq}, {cost!r})")
+            self.outdent()
         else:
             self.writeline(f"{seq} = list(", node)
             self.visit(node.iter, frame)
             self.write(")")
-        self.writeline(f"{length} = len({seq})")
-        self.writeline(f"for {index}, (")
-        self.visit(node.target, loop_frame)
-        self.write(f") in enumerate({seq}):")
+        if loop_ref is not None:
+            self.writeline(f"{length} = len({seq})")
+            self.writeline(f"for {index}, (")
+            self.visit(node.target, loop_frame)
+            self.write(f") in enumerate({seq}):")
+        else:
+            self.writeline("for (")
+            self.visit(node.target, loop_frame)
+            self.write(f") in {seq}:")
         self.indent()
         if self._inline_budget:
             self.writeline("if _ps_b.due: _ps_b.tick()")  # a check point of the deadline
         self._hoisted = hoisted
         self.enter_frame(loop_frame)
-        outer = self._fast_loops.get(loop_ref)
-        self._fast_loops[loop_ref] = (seq, index, length)
+        outer = self._fast_loops.get(loop_ref) if loop_ref is not None else None
+        if loop_ref is not None:
+            self._fast_loops[loop_ref] = (seq, index, length)
         self.writeline("_loop_vars = {}")
         self.blockvisit(node.body, loop_frame)
         # Loop identifiers are reused by sibling loops: this one ends here.
-        if outer is None:
+        if loop_ref is None:
+            pass
+        elif outer is None:
             del self._fast_loops[loop_ref]
         else:
             self._fast_loops[loop_ref] = outer
@@ -879,6 +1003,8 @@ class FastTemplate:
         if ast.find(nodes.EvalContextModifier) is None and ast.find(nodes.ScopedEvalContextModifier) is None:
             self._shared_eval_ctx = EvalContext(environment, None)
         self._direct_context = _CONTEXT_FIELDS_OK and not self.template.blocks
+        self._render = self._renderer()
+        self._run = _jinja_env.runner()
 
     def new_variables(self) -> dict[str, Any]:
         """A fresh mapping of the environment's globals, to add a render's variables
@@ -894,25 +1020,33 @@ class FastTemplate:
     def render_owned(self, parent: dict[str, Any]) -> str:
         """Render with ``parent`` (globals and variables, from :meth:`new_variables`)
         as the context; ``parent`` becomes the context's own."""
-        if _RUN is not None:
-            # One render's budgets (loops, sizes, time, output), as jinja_env.render keeps them.
-            return _RUN(lambda: self._render(parent), template=self.template)
-        return self._render(parent)
+        # One render's budgets (loops, sizes, time, output), as jinja_env.render keeps them.
+        return self._run(self._render, None, self.template, None, None, (parent,))
 
-    def _render(self, parent: dict[str, Any]) -> str:
-        if self._direct_context:
-            context = Context.__new__(Context)
+    def _renderer(self) -> Callable[[dict[str, Any]], str]:
+        root = self._root
+        if not self._direct_context:
+            new_context = self.template.new_context
+            return lambda parent: "".join(root(new_context(parent)))
+        new = Context.__new__
+        environment = self.environment
+        shared_eval_ctx = self._shared_eval_ctx
+        globals_keys = self._globals_keys
+
+        def render(parent: dict[str, Any]) -> str:
+            # Context(environment, parent, None, {}) with its attributes set directly.
+            context = new(Context)
             context.parent = parent
             context.vars = {}
-            context.environment = self.environment
-            context.eval_ctx = self._shared_eval_ctx or EvalContext(self.environment, None)
+            context.environment = environment
+            context.eval_ctx = shared_eval_ctx or EvalContext(environment, None)
             context.exported_vars = set()
             context.name = None
-            context.globals_keys = self._globals_keys
+            context.globals_keys = globals_keys
             context.blocks = {}
-        else:
-            context = self.template.new_context(parent)
-        return "".join(self._root(context))
+            return "".join(root(context))
+
+        return render
 
     def template_line(self, python_line: int) -> int:
         """The template line of a line of the generated code."""
@@ -927,9 +1061,8 @@ def _generate(environment: Any, ast: nodes.Template) -> str:
     """The Python source of ``ast`` from :class:`FastCodeGenerator`. A sandbox with
     budgets rewrites the tree first (``jinja_env.prepare_tree``: every loop counted,
     every ``~`` sized), as its own compiler does."""
-    prepare = getattr(_jinja_env, "prepare_tree", None)
-    if prepare is not None:
-        ast = prepare(ast)
+    ast = _jinja_env.prepare_tree(ast)
+    _charge_printed_constants(ast)
     generator = FastCodeGenerator(environment, None, _FILENAME, optimized=environment.optimized)
     generator.visit(ast)
     return generator.stream.getvalue()
@@ -978,8 +1111,6 @@ _MACRO_FIELDS_OK = _macro_fields() == {
 
 _FAST: dict[tuple[int, str], FastTemplate] = {}
 
-# A sandbox with per-render budgets offers run(): fast templates render inside it.
-_RUN = getattr(_jinja_env, "run", None)
 
 
 def compile_fast(environment: Any, source: str) -> FastTemplate:

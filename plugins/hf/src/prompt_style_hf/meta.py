@@ -327,7 +327,7 @@ class HFChat:
                     plain = None
             if plain is not None:
                 try:
-                    return ModelInput(text=plain(messages, agp, cfm), messages=messages)
+                    return ModelInput(plain(messages, agp, cfm), messages)  # (text, messages): positional is faster
                 except ChatTemplateError as exc:
                     self._hint_system(exc, messages)
                     raise

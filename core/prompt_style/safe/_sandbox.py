@@ -351,11 +351,12 @@ def finalize(eval_ctx: Any, value: Any) -> Any:
     return value
 
 
-def print_value(eval_ctx: Any, value: Any, pending: int = 0) -> str:
+def print_value(eval_ctx: Any, value: Any, pending: int = 0, counted: bool = True) -> str:
     """``str(finalize(value))``, with ``pending`` characters counted by a code
-    generator's inline checks charged first: the slow path of an inline print."""
+    generator's inline checks charged first: the slow path of an inline print
+    (``counted``: ``pending`` includes the value's length when it is a string)."""
     budget = _ACTIVE.get() or active_budget()
-    if type(value) is str:
+    if type(value) is str and counted:
         budget.work += pending
         if budget.work > budget.work_check:
             budget.over_print(len(value))
@@ -936,16 +937,31 @@ def _concat(items: tuple) -> str:
     return "".join(parts)
 
 
-def concat_values(items: tuple, pending: int = 0) -> str:
+def concat_values(items: tuple, pending: int = 0, counted: int = 1) -> str:
     """``~`` of ``items``, with ``pending`` characters counted by a code generator's
     inline checks charged first (the slow path of an inline ``~``; when every item is
-    a string, ``pending`` includes their length)."""
+    a string, ``pending`` includes ``counted`` times their length)."""
     budget = _ACTIVE.get() or active_budget()
     if pending:
         if all(type(item) is str for item in items):
-            pending -= sum(map(len, items))
+            pending -= counted * sum(map(len, items))
         budget.charge(pending)
     return _concat(items)
+
+
+def plus_values(environment: Any, values: tuple, pending: int = 0, counted: bool = False) -> Any:
+    """``values[0] + values[1] + ...`` one ``+`` at a time through
+    ``environment.call_binop``, with ``pending`` characters counted inline charged
+    first (``counted``: ``pending`` includes the values' length): the slow path of
+    an inline chain of ``+``."""
+    if pending:
+        if counted and all(type(value) is str for value in values):
+            pending -= sum(map(len, values))
+        (_ACTIVE.get() or active_budget()).charge(pending)
+    result = values[0]
+    for value in values[1:]:
+        result = environment.call_binop(None, "+", result, value)
+    return result
 
 
 def binop_value(environment: Any, operator: str, left: Any, right: Any, pending: int = 0) -> Any:
@@ -1068,6 +1084,10 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
             args = _check_str_method(__obj.__name__, __obj.__self__, args, kwargs, budget)
         result = __context.call(__obj, *args, **kwargs)
         n = len(result) if isinstance(result, str) else 1
+        if type(result) is list:  # items built (split)
+            n = len(result)
+            if n > budget.limits.max_items:
+                raise _too_long(f"calling {_describe(__obj)[0]}", n, "max_items", budget.limits)
         budget.work += n
         if budget.work > budget.work_check:
             budget.over_size(n, lambda: f"calling {_describe(__obj)[0]}")
@@ -1194,9 +1214,7 @@ def render_template(
         for chunk in template.root_render_func(template.new_context(context)):
             size += len(chunk)
             if size > max_output:
-                raise _stop(
-                    "max_output", budget.limits, f"the output would be longer than {max_output:,} characters"
-                )
+                raise _stop("max_output", budget.limits, f"the output would be longer than {max_output:,} characters")
             out.append(chunk)
         if budget.due:
             budget.tick()

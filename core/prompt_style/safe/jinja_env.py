@@ -85,6 +85,7 @@ __all__ = [
     "budget_getter",
     "loop_items",
     "binop_value",
+    "plus_values",
     "concat_values",
     "print_value",
     "AMPLIFYING_STR_METHODS",
@@ -383,7 +384,8 @@ def prepare_tree(tree: Any) -> Any:
       ``max_output``, so no single operation can exceed either unseen); when an
       operation would bring ``w`` to ``step`` or more, take the slow path, which
       charges ``w`` and checks that operation: :func:`binop_value`,
-      :func:`concat_values`, :func:`print_value` (they take ``w`` as ``pending``),
+      :func:`plus_values`, :func:`concat_values`, :func:`print_value` (they take
+      ``w`` as ``pending``),
       or ``budget.charge(w)`` before calling the environment's own function;
       charge what is left at the end of the render.
     - **Loops**: ``loop_items(iterable, cost)`` for a loop that iterates over a
@@ -426,17 +428,24 @@ def binop_value(environment: Any, operator: str, left: Any, right: Any, pending:
     return (_sandbox or _load_sandbox()).binop_value(environment, operator, left, right, pending)
 
 
-def concat_values(items: tuple, pending: int = 0) -> str:
+def plus_values(environment: Any, values: tuple, pending: int = 0, counted: bool = False) -> Any:
+    """``values[0] + values[1] + ...``, one ``+`` at a time through
+    ``environment.call_binop``, after charging ``pending`` characters counted
+    inline (``counted``: including the values' length, when all are strings)."""
+    return (_sandbox or _load_sandbox()).plus_values(environment, values, pending, counted)
+
+
+def concat_values(items: tuple, pending: int = 0, counted: int = 1) -> str:
     """``~`` of ``items``, after charging ``pending`` characters counted inline
-    (including the items when all are strings)."""
-    return (_sandbox or _load_sandbox()).concat_values(items, pending)
+    (including ``counted`` times the items' length when all are strings)."""
+    return (_sandbox or _load_sandbox()).concat_values(items, pending, counted)
 
 
-def print_value(eval_ctx: Any, value: Any, pending: int = 0) -> str:
+def print_value(eval_ctx: Any, value: Any, pending: int = 0, counted: bool = True) -> str:
     """A printed value as text (``str(environment.finalize(eval_ctx, value))``),
-    after charging ``pending`` characters counted inline (including ``value`` when
-    it is a string)."""
-    return (_sandbox or _load_sandbox()).print_value(eval_ctx, value, pending)
+    after charging ``pending`` characters counted inline (``counted``: including
+    ``value`` when it is a string)."""
+    return (_sandbox or _load_sandbox()).print_value(eval_ctx, value, pending, counted)
 
 
 LOOP_FILTER = "ps-loop"

@@ -224,30 +224,44 @@ class ChatTemplate:
         if self._fast is None or self.has_generation:
             return None
         fixed = {**self._globals, **({"strftime_now": fixed_strftime_now(now)} if now is not None else {}), **variables}
-        run = self._fast.render_owned
+        fixed = {**fixed, "tools": None, "documents": None}
+        copy = fixed.copy
+        fast = self._fast
+        # fast.render_owned(context), without its frame: the sandbox's runner, directly.
+        run, render_context, template = fast.runner, fast.render_context, fast.template
         prepare = conv.prepare_messages
         origin = self.origin
-        fast = self._fast
-
         source = self.source
         tag, cut = conv.tag_final_message, conv.cut_at_tag
 
-        fixed = {**fixed, "tools": None, "documents": None}
-        copy = fixed.copy
-
         def render(messages: Any, add_generation_prompt: bool, continue_final_message: bool | str = False) -> str:
             try:
-                chat = prepare(messages)
+                chat = messages
+                if type(messages) is list and messages:
+                    # prepare_messages' common case, inline: {"role": str, "content": str} messages
+                    # are read as they are (the template cannot change them).
+                    for message in messages:
+                        if not (
+                            type(message) is dict
+                            and len(message) == 2
+                            and type(message.get("content")) is str
+                            and type(message.get("role")) is str
+                        ):
+                            chat = prepare(messages)
+                            break
+                else:
+                    chat = prepare(messages)
                 context = copy()
                 context["messages"] = chat
                 if not continue_final_message:
                     context["add_generation_prompt"] = add_generation_prompt
-                    return run(context)
+                    return run(render_context, None, template, None, None, (context,))
                 if add_generation_prompt:
                     raise ValueError(_CONFLICT)
+                chat = context["messages"] = list(chat)  # tagged below: never the caller's list
                 final = tag(chat, continue_final_message, source)
                 context["add_generation_prompt"] = False
-                return cut(run(context), final)[0]
+                return cut(run(render_context, None, template, None, None, (context,)), final)[0]
             except PromptStyleError as exc:
                 raise exc.locate(file=origin) from None
             except Exception as exc:  # as in render()

@@ -164,11 +164,18 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                 kwargs.pop("_loop_vars", None)
                 kwargs.pop("_block_vars", None)
                 result = func(*args, **kwargs)
-                size = type(result)
-                if size is str or size is list:
+                kind = type(result)
+                if kind is str or kind is list:
                     # What the sandbox's call charges: strings and lists built (upper, split...).
                     budget = current_budget()
                     size = len(result)
+                    if kind is list and size > budget.limits.max_items:
+                        limit = budget.limits.max_items
+                        raise LimitError(
+                            f"calling the method {name!r} would build {size:,} items (more than {limit:,})",
+                            limit="max_items",
+                            value=limit,
+                        )
                     budget.work += size
                     if budget.work > budget.work_check:
                         budget.over_size(size, lambda: f"calling the method {name!r}")
@@ -373,6 +380,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "active": _jinja_env.budget_getter(),
         "loop_items": _jinja_env.loop_items,
         "binop": partial(_jinja_env.binop_value, environment),
+        "plus": partial(_jinja_env.plus_values, environment),
         "concat": _jinja_env.concat_values,
         "print": _jinja_env.print_value,
         "str_filter": str_filter,
@@ -415,6 +423,31 @@ def _const_str(node: nodes.Node) -> str | None:
     return None
 
 
+def _plus_chain(node: nodes.Add) -> list[nodes.Expr] | None:
+    """The operands of ``o1 + o2 + ... + on`` (left-nested, as Jinja parses it) when
+    it is worth joining at once: one of them a string constant (a chain of
+    strings), at most four that are not constants, none of them large or itself a
+    ``+`` (the slow path repeats the code of the operands after the first one that
+    is not a string)."""
+    operands: list[nodes.Expr] = []
+    while isinstance(node, nodes.Add):
+        operands.append(node.right)
+        node = node.left
+    operands.append(node)
+    operands.reverse()
+    if len(operands) < 2 or all(_const_str(operand) is None for operand in operands):
+        return None
+    variable = [operand for operand in operands if _const_str(operand) is None]
+    if len(variable) > 4:
+        return None
+    for operand in variable:
+        if isinstance(operand, nodes.Add) or operand.find(nodes.Add) is not None:
+            return None
+        if sum(1 for _ in operand.find_all(nodes.Node)) > 24:
+            return None
+    return operands
+
+
 def _charge_printed_constants(tree: nodes.Template) -> None:
     """Add the string constants a loop body prints (``{{ 'text' }}``) to the literal
     text its ``ps-loop`` filter charges per iteration: the generator prints them as
@@ -454,7 +487,8 @@ class FastCodeGenerator(CodeGenerator):
         self._module_lines: list[str] = []
         self._root_resolved: set[str] = set()
         self._def_pending = False
-        self._print_temps: list[str] = []
+        self._print_temps: list[str | None] = []
+        self._printed_chain: nodes.Node | None = None
 
     # -- budgets checked inline ---------------------------------------------------------------
     #
@@ -512,12 +546,20 @@ class FastCodeGenerator(CodeGenerator):
             self._print_temps.append("")
             super()._output_child_pre(node, frame, finalize)
             return
+        if (isinstance(node, nodes.Add) and _plus_chain(node) is not None) or self._inline_concat_ok(node):
+            # Printed as part of the chain's own code (see _write_plus_chain).
+            self._print_temps.append(None)
+            self._printed_chain = node
+            return
         value = self.temporary_identifier()
         self._print_temps.append(value)
         self.write(f"({value} if type({value} := ")
 
     def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
         value = self._print_temps.pop()
+        if value is None:
+            self._printed_chain = None
+            return
         if not value:
             super()._output_child_post(node, frame, finalize)
             return
@@ -530,6 +572,10 @@ class FastCodeGenerator(CodeGenerator):
     def visit_Add(self, node: nodes.Add, frame: Frame) -> None:
         if not self._inline_budget:
             super().visit_Add(node, frame)
+            return
+        operands = _plus_chain(node)
+        if operands is not None:
+            self._write_plus_chain(operands, frame, printed=node is self._printed_chain)
             return
         constant = _const_str(node.left) if _const_str(node.right) is None else None
         if constant is not None or _const_str(node.right) is not None:
@@ -559,6 +605,55 @@ class FastCodeGenerator(CodeGenerator):
             f") and ({kind} is str and (_ps_w := _ps_w + len({left}) + len({right})) < _ps_room or {kind} is int)"
             f" else (_ps_binop('+', {left}, {right}, _ps_w), (_ps_w := 0))[0])"
         )
+
+    def _write_plus_chain(self, operands: list[nodes.Expr], frame: Frame, printed: bool) -> None:
+        """``o1 + o2 + ... + on`` (strings, some of them constants) joined at once when
+        every operand is a string, with the exact order of Jinja's evaluation: each
+        operand that is not a constant is evaluated and checked in turn, and when one
+        is not a string, the sum so far and the operands left are added one ``+`` at a
+        time by the sandbox (so errors, budgets and results are Jinja's). ``printed``:
+        the chain is a printed value, counted once more for the print."""
+        constants = [_const_str(operand) for operand in operands]
+        names = [repr(c) if c is not None else self.temporary_identifier() for c in constants]
+        variable = [i for i, c in enumerate(constants) if c is None]
+        known = sum(len(c) for c in constants if c is not None)
+        size = " + ".join([f"len({names[i]})" for i in variable] + [str(known)])
+        factor = "2 * " if printed else ""
+        joined = " + ".join(names) if len(names) <= 3 else f"''.join(({', '.join(names)},))"
+
+        def slow(values: str, pending: str, counted: bool) -> str:
+            text = f"(_ps_plus(({values},), {pending}, {counted}), (_ps_w := 0))[0]"
+            return text
+
+        def printed_slow(value_code: str) -> str:
+            # The chain's value printed as the sandbox prints a value (anything can come out of the slow path).
+            return f"(_ps_print(context.eval_ctx, {value_code}, _ps_w, False), (_ps_w := 0))[0]"
+
+        self.write("(" * len(variable))
+        every = ", ".join(names)
+        all_slow = slow(every, f"_ps_w - {factor}({size})", False)
+        self.write(
+            f"({joined} if (_ps_w := _ps_w + {factor}({size})) < _ps_room"
+            f" else {printed_slow(all_slow) if printed else all_slow})"
+        )
+        for k in reversed(range(len(variable))):
+            position = variable[k]
+            self.write(f" if type({names[position]} := ")
+            self.visit(operands[position], frame)
+            self.write(") is str else ")
+            # Operand `position` is not a string: the sum so far, then the rest one at a time.
+            if printed:
+                self.write("(_ps_print(context.eval_ctx, ")
+            rest = operands[position + 1 :]
+            self.write("_ps_binop('+', " * len(rest))
+            self.write(slow(", ".join(names[: position + 1]), "_ps_w", False))
+            for operand in rest:
+                self.write(", ")
+                self.visit(operand, frame)
+                self.write(")")
+            if printed:
+                self.write(", _ps_w, False), (_ps_w := 0))[0]")
+            self.write(")")
 
     def visit_Mod(self, node: nodes.Mod, frame: Frame) -> None:
         if not self._inline_budget:
@@ -601,11 +696,29 @@ class FastCodeGenerator(CodeGenerator):
             [f"len({name})" for name, c in zip(names, constants) if c is None]
             + [str(sum(len(c) for c in constants if c is not None))]
         )
+        if node is self._printed_chain:
+            # Printed: counted once more for the print, and printed by the sandbox on the slow path.
+            self.write(
+                f" and (_ps_w := _ps_w + 2 * ({sizes})) < _ps_room else (_ps_print(context.eval_ctx,"
+                f" _ps_concat(({', '.join(names)},), _ps_w, 2), 0, False), (_ps_w := 0))[0])"
+            )
+            return True
         self.write(
             f" and (_ps_w := _ps_w + {sizes}) < _ps_room"
             f" else (_ps_concat(({', '.join(names)},), _ps_w), (_ps_w := 0))[0])"
         )
         return True
+
+    def _inline_concat_ok(self, node: nodes.Node) -> bool:
+        """Whether :meth:`_inline_concat` takes ``node``."""
+        return (
+            isinstance(node, nodes.Filter)
+            and node.name == _jinja_env.CONCAT_FILTER
+            and isinstance(node.node, nodes.Tuple)
+            and bool(node.node.items)
+            and not (node.args or node.kwargs or node.dyn_args or node.dyn_kwargs)
+            and any(_const_str(item) is None for item in node.node.items)
+        )
 
     # -- the root function fills a list instead of yielding ------------------------------
 
@@ -701,7 +814,7 @@ class FastCodeGenerator(CodeGenerator):
             self.writeline("fast_macro = _ps_fast['fast_macro']")
         for name in _FAST_FILTERS.values():
             self.writeline(f"{name} = _ps_fast[{name!r}]")
-        for name in ("active", "budget", "loop_items", "binop", "concat", "print", "str_filter", "spill"):
+        for name in ("active", "budget", "loop_items", "binop", "plus", "concat", "print", "str_filter", "spill"):
             self.writeline(f"_ps_{name} = _ps_fast[{name!r}]")
         super().visit_Template(node, frame)
         for line in self._module_lines:
@@ -1003,8 +1116,11 @@ class FastTemplate:
         if ast.find(nodes.EvalContextModifier) is None and ast.find(nodes.ScopedEvalContextModifier) is None:
             self._shared_eval_ctx = EvalContext(environment, None)
         self._direct_context = _CONTEXT_FIELDS_OK and not self.template.blocks
-        self._render = self._renderer()
-        self._run = _jinja_env.runner()
+        self.render_context = self._renderer()
+        """``render_context(parent) -> str``: one render, without budgets of its own."""
+        self.runner = _jinja_env.runner()
+        """jinja_env's runner: ``runner(render_context, None, template, None, None, (parent,))``
+        is :meth:`render_owned` without its frame."""
 
     def new_variables(self) -> dict[str, Any]:
         """A fresh mapping of the environment's globals, to add a render's variables
@@ -1021,7 +1137,7 @@ class FastTemplate:
         """Render with ``parent`` (globals and variables, from :meth:`new_variables`)
         as the context; ``parent`` becomes the context's own."""
         # One render's budgets (loops, sizes, time, output), as jinja_env.render keeps them.
-        return self._run(self._render, None, self.template, None, None, (parent,))
+        return self.runner(self.render_context, None, self.template, None, None, (parent,))
 
     def _renderer(self) -> Callable[[dict[str, Any]], str]:
         root = self._root
@@ -1110,7 +1226,6 @@ _MACRO_FIELDS_OK = _macro_fields() == {
 }
 
 _FAST: dict[tuple[int, str], FastTemplate] = {}
-
 
 
 def compile_fast(environment: Any, source: str) -> FastTemplate:

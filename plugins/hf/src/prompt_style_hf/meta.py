@@ -153,9 +153,7 @@ class HFChat:
                 self._single = self._template_for(None)
             except OptionError:
                 self._single = None
-        self._plain = None
-        if self._single is not None and self.system_policy == "error":
-            self._plain = self._single.plain_renderer(self.variables, self.now)
+        self._plain = self._plain_renderer()
 
     # -- which template ----------------------------------------------------------
 
@@ -313,17 +311,18 @@ class HFChat:
             template variables for this conversation, over the options.
         """
         plain = self._plain
-        if plain is not None and tools is None and documents is None and self.tools is None and self.documents is None:
-            # The common case in one call: no tools, no documents, at most add_generation_prompt.
+        if plain is not None and tools is None and documents is None:
+            # The common case in one call: no tools, no documents, at most the generation flags.
             flags = self._default_flags or self._flags({}, False)
             agp, cfm = flags.add_generation_prompt, flags.continue_final_message
             if variables:
                 agp = variables.get("add_generation_prompt", agp)
                 cfm = variables.get("continue_final_message", cfm)
-                simple = len(variables) == ("add_generation_prompt" in variables) + (
-                    "continue_final_message" in variables
-                )
-                if not simple or type(agp) is not bool or not (cfm is False or cfm is True or type(cfm) is str):
+                if (
+                    len(variables) != ("add_generation_prompt" in variables) + ("continue_final_message" in variables)
+                    or type(agp) is not bool
+                    or not (cfm is False or cfm is True or type(cfm) is str)
+                ):
                     plain = None
             if plain is not None:
                 try:
@@ -363,8 +362,19 @@ class HFChat:
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
         self.__dict__.update(state)
-        if self._single is not None and self.system_policy == "error":
-            self._plain = self._single.plain_renderer(self.variables, self.now)
+        self._plain = self._plain_renderer()
+
+    def _plain_renderer(self) -> Any:
+        """The one-call renderer of the commonest conversation (see apply_messages), when
+        the options allow one: one template, no tools or documents, system turns as given."""
+        if (
+            self._single is None
+            or self.system_policy != "error"
+            or self.tools is not None
+            or self.documents is not None
+        ):
+            return None
+        return self._single.plain_renderer(self.variables, self.now)
 
     def __repr__(self) -> str:
         return f"HFChat({self.name!r}, template={self.source.origin!r})"

@@ -1,0 +1,182 @@
+"""Every budget of the sandbox holds on the fast code generator's path too.
+
+The fast generator checks budgets inline (a local count of the characters that
+``+``, ``~``, printed strings and string filters build, loops counted at once, a
+deadline check point per iteration and per macro call) and falls back on the
+sandbox's own functions on its slow paths. Each payload here goes through a chat
+template rendered by the fast engine, with small budgets, and must stop with the
+budget named; the Jinja engine stops it too.
+"""
+
+from __future__ import annotations
+
+import pytest
+from prompt_style_hf.chat_template import ChatTemplate
+from prompt_style_hf.fastpath import FastCodeGenerator
+
+from prompt_style import JinjaLimits, LimitError
+from prompt_style.safe import jinja_env
+from prompt_style.safe.limits import limits_scope
+
+SMALL = JinjaLimits(
+    max_source=2000,
+    max_tokens=500,
+    max_output=1000,
+    max_string=1000,
+    max_items=100,
+    max_range=50,
+    max_loop_iterations=500,
+    max_work=5000,
+    max_filter_input=300,
+    max_int_bits=256,
+    deadline=0.2,
+)
+MESSAGES = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+
+PAYLOADS = [
+    # + of two strings, inline: the count reaches the room, the slow path names max_string
+    ("max_string", "{{ ('a' * 600) + ('a' * 600) }}"),
+    ("max_string", "{{ 'a' + 'b' * 2000 }}"),
+    ("max_string", "{% set x = 'a' * 600 %}{{ x + x }}"),
+    ("max_string", "{% set x = 'a' * 600 %}{% set y = x + x %}"),
+    # a chain of + joined at once: its slow path adds one + at a time
+    ("max_string", "{% set x = 'a' * 600 %}{{ '<' + x + '|' + x + '>' }}"),
+    ("max_string", "{% set x = 'a' * 600 %}{% set y = '<' + x + '|' + x + '>' %}"),
+    ("max_string", "{% set x = 'a' * 400 %}{{ '<' + x + x + x + '>' }}"),
+    # ~ of strings, inline
+    ("max_string", "{% set x = 'a' * 600 %}{{ x ~ x }}"),
+    ("max_string", "{% set x = 'a' * 600 %}{% set y = '<' ~ x ~ x %}"),
+    # a printed string longer than max_output
+    ("max_output", "{{ bos_token }}"),
+    ("max_output", "{% for i in range(40) %}{{ 'x' * 40 }}{% endfor %}"),
+    (
+        ("max_output", "max_work"),  # the output is measured at the end; what it took to build it, as it goes
+        "{% for m in messages %}{% for i in range(45) %}{{ '<' + 'x' * 20 + '>' }}{% endfor %}{% endfor %}",
+    ),
+    # trim/lower/upper inline
+    ("max_string", "{{ (bos_token ~ '')|trim }}"),
+    ("max_string", "{% set x = 'ß' * 300 %}{{ (x ~ x)|upper }}"),
+    # loops counted at once, and per item
+    ("max_loop_iterations", "{% for i in range(50) %}{% for j in range(50) %}{% endfor %}{% endfor %}"),
+    ("max_loop_iterations", "{% for i in range(50) %}{% for j in range(50) %}{{ loop.index }}{% endfor %}{% endfor %}"),
+    ("max_loop_iterations", "{% for m in big %}{% for n in big %}{% endfor %}{% endfor %}"),
+    ("max_loop_iterations", "{% for m in big %}{% for n in big|select %}{% endfor %}{% endfor %}"),
+    ("max_items", "{{ big|selectattr('x')|list }}{{ (big * 2)|selectattr('x')|list }}"),
+    # literal text a loop prints, charged per iteration
+    (
+        ("max_work", "max_output"),
+        "{% for i in range(50) %}{% for m in messages %}" + "x" * 60 + "{% endfor %}{% endfor %}",
+    ),
+    (
+        ("max_work", "max_output"),
+        "{% for i in range(50) %}{% for m in messages %}{{ '" + "x" * 60 + "' }}{% endfor %}{% endfor %}",
+    ),
+    (
+        "max_work",
+        "{% for i in range(50) %}{% set y %}{% for m in messages %}"
+        + "x" * 60
+        + "{% endfor %}{% endset %}{% endfor %}",
+    ),
+    ("max_work", "{% for i in range(50) %}{% set y = 'x' * 200 %}{% endfor %}"),
+    # a macro's result, charged when it returns
+    ("max_work", "{% macro m() %}{% for i in range(40) %}{{ 'x' * 300 }}{% endfor %}{% endmacro %}{{ m()|length }}"),
+    ("max_work", "{% macro m() %}{{ 'x' * 900 }}{% endmacro %}{% for i in range(40) %}{% set y = m() %}{% endfor %}"),
+    # % and * still go through the sandbox
+    ("max_string", "{{ '%2000s' % 'x' }}"),
+    ("max_int_bits", "{{ (2 ** 200) * (2 ** 200) }}"),
+    # str methods called directly are charged; those that can amplify are sized first
+    ("max_string", "{% set x = 'ß' * 600 %}{{ x.upper() }}"),
+    ("max_string", "{{ 'x'.ljust(2000) }}"),
+    ("max_string", "{{ ('a' * 100).replace('a', 'bb' * 10) }}"),
+    (
+        "max_work",
+        "{% set x = 'ab ' * 90 %}{% for i in range(20) %}{% for j in range(20) %}{% set y = x.split() %}"
+        "{% endfor %}{% endfor %}",
+    ),
+    ("max_items", "{% set x = 'a b ' * 200 %}{% set y = x.split() %}"),
+    # the deadline: a check point at every macro call and loop iteration
+    (
+        "deadline",
+        "{% macro a(n) %}{% if n %}{% set x = a(n-1) %}{% set y = a(n-1) %}{% endif %}{% endmacro %}{{ a(40) }}",
+    ),
+    ("deadline", "{% macro a(n) %}{% if n %}{{ a(n-1) }}{{ a(n-1) }}{% endif %}{% endmacro %}{{ a(40) }}"),
+    ("recursion", "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}"),
+]
+
+
+def stop(source: str, engine: str, limits: JinjaLimits = SMALL) -> LimitError:
+    template = ChatTemplate(source, engine=engine)
+    if engine == "auto":
+        assert template._fast is not None, "the fast generator should take this template"
+    variables = {"bos_token": "b" * 2000, "big": [{"x": 1}] * 60}
+    with limits_scope(limits), pytest.raises(LimitError) as info:
+        template.render(MESSAGES, variables=variables)
+    return info.value
+
+
+@pytest.mark.parametrize("engine", ["auto", "jinja"])
+@pytest.mark.parametrize("limit, source", PAYLOADS)
+def test_each_budget_stops_the_fast_engine(limit, source, engine):
+    error = stop(source, engine)
+    assert error.limit in ((limit,) if isinstance(limit, str) else limit), error
+
+
+def test_the_deadline_stops_a_long_loop_of_cheap_iterations():
+    """Loops over a sequence are counted at once: the deadline is checked at every iteration."""
+    source = "{% for i in range(100000) %}{% for j in range(100000) %}{{ loop.index0 % 2 }}{% endfor %}{% endfor %}"
+    limits = SMALL.replace(max_range=10**6, max_loop_iterations=10**12, max_work=10**15, max_output=10**15)
+    assert stop(source, "auto", limits).limit == "deadline"
+
+
+def test_inline_checks_are_in_the_generated_code():
+    """The common operations are checked inline, not through the sandbox's functions."""
+    env = jinja_env.environment(ChatTemplate("x")._fast.environment and _profile())
+    generator = FastCodeGenerator(env, None, "<test>", optimized=False)
+    source = (
+        "{% for m in messages %}{{ '<' + m['role'] + '>' + m['content'] | trim }}{{ m['role'] ~ '\\n' }}"
+        "{{ m.content }}{% endfor %}{{ 'a' + x }}"
+    )
+    generator.visit(jinja_env.prepare_tree(env.parse(source)))
+    code = generator.stream.getvalue()
+    assert "call_binop" not in code and "environment.finalize" not in code
+    assert "_ps_w := _ps_w +" in code and "_ps_room" in code
+    assert "if _ps_b.due: _ps_b.tick()" in code
+
+
+def _profile():
+    from prompt_style_hf.environment import HF_CHAT
+
+    return HF_CHAT
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a chain of + whose operands are not all strings: the same result or error as Jinja
+        "{{ 'a' + 1 + raise_exception('boom') }}",
+        "{{ 'a' + nothing + raise_exception('boom') }}",
+        "{{ 'a' + ('b'|safe) + 'c' + messages[0]['role'] }}",
+        "{{ 'a' + [1] + 'b' }}",
+        "{{ 'x' + messages[5]['role'] + 'y' }}",
+        "{{ 'x' + messages[0].role + messages[1].nothing + 'y' }}",
+        "{{ 'x' + messages[0].role + (messages|length) + 'y' }}",
+        "{% set n = 'x' + messages[0]['content'] + '|' + messages[1]['content'] %}{{ n }}",
+        "{{ 1 + 2 + 3 }}{{ messages|length + 1 }}",
+        "{{ 'a' ~ 1 ~ none ~ nothing ~ ('b'|safe) }}",
+        "{{ ('a' + 'b')|upper + ('c' ~ 'd')|trim + '!' }}",
+        "{% macro m(x) %}<{{ x }}>{% endmacro %}{{ 'a' + m('b') + 'c' }}{{ m(1) ~ m(none) }}",
+        "{{ (messages[0]['content'] * 2) + '|' + messages[0].role|upper }}",
+        "{{ '' + '' + messages[0].content[0:0] }}",
+    ],
+)
+def test_inline_operations_equal_jinja(source):
+    fast, jinja = ChatTemplate(source), ChatTemplate(source, engine="jinja")
+    assert fast._fast is not None
+
+    def outcome(template):
+        try:
+            return "ok", template.render(MESSAGES).text
+        except Exception as exc:  # the same error, with the same message
+            return type(exc).__name__, getattr(exc, "template_message", str(exc))
+
+    assert outcome(fast) == outcome(jinja)

@@ -88,6 +88,7 @@ __all__ = [
     "plus_values",
     "concat_values",
     "print_value",
+    "check_str_call",
     "AMPLIFYING_STR_METHODS",
     "LOOP_FILTER",
     "CONCAT_FILTER",
@@ -392,10 +393,12 @@ def prepare_tree(tree: Any) -> Any:
       sequence (``ps-loop``'s arguments), and ``if budget.due: budget.tick()`` at
       every iteration.
     - **Calls**: ``if budget.due: budget.tick()`` at the start of every macro (and
-      every function the generator defines), and every call of a function that is
-      not the template's own macro through ``environment.call``, except str and
-      dict methods that cannot amplify (not in :data:`AMPLIFYING_STR_METHODS`),
-      whose string or list results are charged.
+      every function the generator defines, whose result it charges), and every
+      call through ``environment.call``, except the template's own macros and
+      bound methods of ``str`` and ``dict`` that only read their object, which may
+      be called directly with their string or list results charged (and
+      ``max_items`` checked for lists); a str method of
+      :data:`AMPLIFYING_STR_METHODS` after :func:`check_str_call`.
     - Only ``+`` of two ``int`` and ``%`` of two ``int`` may skip ``call_binop``
       altogether (they cannot build large values)."""
     return (_sandbox or _load_sandbox()).rewrite(tree)
@@ -439,6 +442,15 @@ def concat_values(items: tuple, pending: int = 0, counted: int = 1) -> str:
     """``~`` of ``items``, after charging ``pending`` characters counted inline
     (including ``counted`` times the items' length when all are strings)."""
     return (_sandbox or _load_sandbox()).concat_values(items, pending, counted)
+
+
+def check_str_call(method: Any, args: tuple, kwargs: dict) -> tuple:
+    """Before calling ``method``, a bound method of a ``str`` named in
+    :data:`AMPLIFYING_STR_METHODS`, directly: the checks the sandbox's ``call``
+    makes (the result's size, from the arguments); returns the arguments to call it
+    with (``join`` of an iterator gets a list). The caller charges the result."""
+    sandbox = _sandbox or _load_sandbox()
+    return sandbox._check_str_method(method.__name__, method.__self__, args, kwargs, sandbox.active_budget())
 
 
 def print_value(eval_ctx: Any, value: Any, pending: int = 0, counted: bool = True) -> str:

@@ -86,6 +86,7 @@ PAYLOADS = [
     ("max_int_bits", "{{ (2 ** 200) * (2 ** 200) }}"),
     # str methods called directly are charged; those that can amplify are sized first
     ("max_string", "{% set x = 'ß' * 600 %}{{ x.upper() }}"),
+    ("max_string", "{% set x = 'ß' * 600 %}{{ x.upper() + '' }}"),
     ("max_string", "{{ 'x'.ljust(2000) }}"),
     ("max_string", "{{ ('a' * 100).replace('a', 'bb' * 10) }}"),
     (
@@ -167,6 +168,15 @@ def _profile():
         "{% macro m(x) %}<{{ x }}>{% endmacro %}{{ 'a' + m('b') + 'c' }}{{ m(1) ~ m(none) }}",
         "{{ (messages[0]['content'] * 2) + '|' + messages[0].role|upper }}",
         "{{ '' + '' + messages[0].content[0:0] }}",
+        # str methods called directly on a str, through the sandbox on anything else
+        "{{ messages[0].content.strip() }}{{ (' x ').strip(' ') }}{{ 'ß'.upper() }}{{ 'a\r\nb'.replace('\r\n', '') }}",
+        "{{ messages[0].content.startswith('h') }}{{ messages[0].content.index('i') }}",
+        "{{ messages[0].content.index('z') }}",
+        "{{ messages.startswith('h') }}",
+        "{{ nothing.strip() }}",
+        "{{ none.strip() }}",
+        "{{ messages[0].content.strip(1) }}",
+        "{{ 'abc'.replace('b', 'xx') }}{{ 'abc'.replace('b', '', 1) }}",
     ],
 )
 def test_inline_operations_equal_jinja(source):

@@ -50,7 +50,7 @@ from markupsafe import Markup
 
 from prompt_style import LimitError
 from prompt_style.safe import jinja_env as _jinja_env
-from prompt_style.safe.jinja_env import current_budget
+from prompt_style.safe.jinja_env import check_str_call, current_budget
 
 from .environment import TemplateNamespace
 
@@ -91,6 +91,16 @@ _SAFE_STR_METHODS = (
 )
 _SAFE_DICT_METHODS = frozenset({"get", "items", "keys", "values"})
 
+# str methods the generated code calls directly on a str with constant arguments:
+# how many times the text's length the result can have (0: the result is not a string).
+# Case changes can make a text longer ('ß'.upper() is 'SS', 'ﬃ'.upper() is 'FFI').
+_INLINE_STR_METHODS = {
+    **dict.fromkeys(("startswith", "endswith", "find", "rfind", "count", "index", "rindex"), 0),
+    **dict.fromkeys(("isalnum", "isalpha", "isdigit", "isspace", "islower", "isupper", "istitle"), 0),
+    **dict.fromkeys(("strip", "lstrip", "rstrip", "removeprefix", "removesuffix", "replace"), 1),
+    **dict.fromkeys(("lower", "upper", "title", "capitalize", "swapcase", "casefold"), 3),
+}
+
 FAST_LOOP_ATTRIBUTES = frozenset(
     {"index0", "index", "first", "last", "length", "revindex", "revindex0", "previtem", "nextitem", "depth", "depth0"}
 )
@@ -121,7 +131,8 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             if attribute in _SAFE_DICT_METHODS:
                 return getattr(obj, attribute)
         elif kind is str:
-            if attribute in _SAFE_STR_METHODS:
+            if attribute in _SAFE_STR_METHODS or attribute in AMPLIFYING_STR_METHODS:
+                # What the sandbox hands out (fast_call sizes the amplifying ones before they run).
                 return getattr(obj, attribute)
             if attribute not in _SEQUENCE_ATTRIBUTES:
                 return undefined(obj=obj, name=attribute)
@@ -160,9 +171,13 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         if kind is BuiltinMethodType:
             owner = type(func.__self__)
             name = func.__name__
-            if (owner is str and name in _SAFE_STR_METHODS) or (owner is dict and name in _SAFE_DICT_METHODS):
+            if (owner is str and (name in _SAFE_STR_METHODS or name in AMPLIFYING_STR_METHODS)) or (
+                owner is dict and name in _SAFE_DICT_METHODS
+            ):
                 kwargs.pop("_loop_vars", None)
                 kwargs.pop("_block_vars", None)
+                if name in AMPLIFYING_STR_METHODS and owner is str:
+                    args = check_str_call(func, args, kwargs)  # sized before it runs, as the sandbox does
                 result = func(*args, **kwargs)
                 kind = type(result)
                 if kind is str or kind is list:
@@ -970,8 +985,54 @@ class FastCodeGenerator(CodeGenerator):
         self.write(")")
 
     def visit_Call(self, node: nodes.Call, frame: Frame, forward_caller: bool = False) -> None:
+        factor = self._inline_str_call(node, forward_caller)
+        if factor is not None:
+            # text.strip(), text.startswith('x'), text.replace('\r\n', '\n') on a str, called
+            # directly (constant arguments: nothing else is evaluated first); anything else as below.
+            subject, method = self.temporary_identifier(), node.node.attr
+            arguments = ", ".join(repr(argument.value) for argument in node.args)
+            self.write(f"({subject}.{method}({arguments}) if type({subject} := ")
+            self.visit(node.node.node, frame)
+            if factor:
+                # The result can be up to `factor` times the text's length: counted inline.
+                pending = f"(_ps_w - {factor} * len({subject}) if type({subject}) is str else _ps_w)"
+                self.write(
+                    f") is str and (_ps_w := _ps_w + {factor} * len({subject})) < _ps_room"
+                    f" else ((_ps_w := _ps_spill({pending}, 0)) or "
+                )
+            else:
+                self.write(") is str else (")
+            self.write(f"fast_call(context, fast_getattr({subject}, {method!r})")
+            self._call_arguments(node, frame, forward_caller)
+            self.write("))")
+            return
         self.write("fast_call(context, ")
         self.visit(node.node, frame)
+        self._call_arguments(node, frame, forward_caller)
+
+    def _inline_str_call(self, node: nodes.Call, forward_caller: bool) -> int | None:
+        """For ``x.method(constants)`` with a method of :data:`_INLINE_STR_METHODS`: how
+        many times the text's length its result can have (0: not a string), else ``None``."""
+        if not self._inline_budget or forward_caller or not isinstance(node.node, nodes.Getattr):
+            return None
+        factor = _INLINE_STR_METHODS.get(node.node.attr)
+        if factor is None or node.kwargs or node.dyn_args or node.dyn_kwargs:
+            return None
+        if not all(isinstance(argument, nodes.Const) for argument in node.args):
+            return None
+        if node.node.attr == "replace":
+            # Only a replace that cannot make the text longer.
+            values = [argument.value for argument in node.args]
+            if not (
+                len(values) in (2, 3)
+                and all(type(v) is str for v in values[:2])
+                and len(values[1]) <= len(values[0])
+                and (len(values) == 2 or type(values[2]) is int)
+            ):
+                return None
+        return factor
+
+    def _call_arguments(self, node: nodes.Call, frame: Frame, forward_caller: bool) -> None:
         extra_kwargs = {"caller": "caller"} if forward_caller else None
         loop_kwargs = {"_loop_vars": "_loop_vars"} if frame.loop_frame else {}
         block_kwargs = {"_block_vars": "_block_vars"} if frame.block_frame else {}

@@ -177,6 +177,13 @@ def _profile():
         "{{ none.strip() }}",
         "{{ messages[0].content.strip(1) }}",
         "{{ 'abc'.replace('b', 'xx') }}{{ 'abc'.replace('b', '', 1) }}",
+        # defined tests of keys, inline on dicts
+        "{{ messages[0].role is defined }}{{ messages[0].x is defined }}{{ messages[0]['x'] is undefined }}"
+        "{{ messages[0].items is defined }}{{ nothing.x is defined }}{{ 'abc'.x is defined }}"
+        "{{ {'a': nothing}.a is defined }}{{ messages[0].role is not defined }}",
+        "{{ messages|selectattr('x', 'defined')|list }}{{ messages|rejectattr('role', 'defined')|list }}"
+        "{{ messages|selectattr('role', 'undefined')|list|length }}{{ [{'a': nothing}]|selectattr('a')|list }}"
+        "{{ messages|selectattr('role', 'equalto', 'user')|list }}{{ ['a', 1]|select('equalto', 'a')|list }}",
     ],
 )
 def test_inline_operations_equal_jinja(source):

@@ -36,6 +36,7 @@ from types import BuiltinMethodType
 from typing import Any
 
 from jinja2 import filters as jinja_filters
+from jinja2 import tests as jinja_tests
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, DependencyFinderVisitor, Frame, optimizeconst
 from jinja2.environment import Template
@@ -152,8 +153,10 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         if kind is dict:
             try:
                 return obj[argument]
-            except Exception:
-                pass  # the sandbox decides: an attribute, or undefined
+            except (TypeError, LookupError):
+                # The sandbox's getitem: a dict's attribute of that name, else undefined.
+                if type(argument) is not str or argument not in _DICT_ATTRIBUTES:
+                    return undefined(obj=obj, name=argument)
         elif kind is str or kind is list or kind is tuple:
             if type(argument) is str:
                 # A name on a sequence: its attribute (for the sandbox to check), else undefined.
@@ -242,6 +245,10 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
     def tester(context: Any, name: Any, args: tuple, kwargs: dict) -> Callable[[Any], Any]:
         """``environment.call_test(name, item, args, kwargs, context)`` as a function of item."""
         func = tests.get(name) if isinstance(name, str) else None
+        if func is _JINJA_EQUALTO and len(args) == 1 and not kwargs and type(args[0]) is str:
+            # selectattr('role', 'equalto', 'user'): == of a string and the attribute.
+            expected = args[0]
+            return lambda item: item == expected
         if func is None or _PassArg.from_obj(func) is not None:
             return lambda item: environment.call_test(name, item, args, kwargs, context)
         if kwargs:
@@ -283,6 +290,17 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                 test = tester(context, name, args[1 + off :], kwargs)
             except LookupError:
                 test = bool
+            if (
+                transform is not None
+                and (test is _JINJA_DEFINED or test is _JINJA_UNDEFINED)
+                and type(attr) is str
+                and attr not in _DICT_ATTRIBUTES
+                and "." not in attr
+                and not attr.isdigit()
+            ):
+                # selectattr('tool_calls', 'defined') on dicts: whether the key holds a value,
+                # without making an undefined for each item that has none.
+                transform, test = None, _defined_key(attr, test is _JINJA_DEFINED, transform, test)
             for item in value:
                 result = test(transform(item) if transform is not None else item)
                 if (not result) if negate else result:
@@ -429,6 +447,24 @@ def _simple_loop_use(body: list[nodes.Node]) -> bool:
     for node in body:
         walk(node, None)
     return ok
+
+
+_JINJA_DEFINED = jinja_tests.TESTS["defined"]
+_JINJA_UNDEFINED = jinja_tests.TESTS["undefined"]
+_JINJA_EQUALTO = jinja_tests.TESTS["equalto"]
+
+
+def _defined_key(key: str, defined: bool, transform: Callable[[Any], Any], test: Callable[[Any], Any]):
+    """``test(transform(item))`` for the defined/undefined test of ``item[key]``,
+    without an undefined value for a dict that has no ``key``."""
+
+    def check(item: Any) -> bool:
+        if type(item) is dict:
+            present = key in item and not isinstance(item[key], Undefined)
+            return present if defined else not present
+        return test(transform(item))
+
+    return check
 
 
 def _const_str(node: nodes.Node) -> str | None:
@@ -983,6 +1019,50 @@ class FastCodeGenerator(CodeGenerator):
         self.write(", ")
         self.visit(node.arg, frame)
         self.write(")")
+
+    @optimizeconst
+    def visit_Test(self, node: nodes.Test, frame: Frame) -> None:
+        key = self._defined_key_test(node)
+        if key is None:
+            super().visit_Test(node, frame)
+            return
+        # message.tool_calls is defined: whether the dict holds the key, without making an
+        # undefined value when it does not; anything else as Jinja does.
+        subject = self.temporary_identifier()
+        present = f"({key!r} in {subject} and not isinstance({subject}[{key!r}], Undefined))"
+        access = "fast_getattr" if isinstance(node.node, nodes.Getattr) else "fast_getitem"
+        if node.name == "defined":
+            self.write(f"({present} if type({subject} := ")
+        else:
+            self.write(f"(not {present} if type({subject} := ")
+        self.visit(node.node.node, frame)
+        self.write(f") is dict else {self.tests[node.name]}({access}({subject}, {key!r})))")
+
+    def _defined_key_test(self, node: nodes.Test) -> str | None:
+        """The key of ``x.key is defined`` / ``x['key'] is undefined`` when it may be
+        tested inline, else ``None``."""
+        if (
+            not self._sandbox_access
+            or node.name not in ("defined", "undefined")
+            or node.args
+            or node.kwargs
+            or node.dyn_args
+            or node.dyn_kwargs
+            or self.environment.tests.get(node.name) is not jinja_tests.TESTS[node.name]
+        ):
+            return None
+        target = node.node
+        if isinstance(target, nodes.Getattr):
+            key = target.attr
+            if isinstance(target.node, nodes.Name) and target.node.name == "loop":
+                return None  # loop.previtem is defined: the loop's own values
+        elif isinstance(target, nodes.Getitem) and isinstance(target.arg, nodes.Const):
+            key = target.arg.value
+        else:
+            return None
+        if type(key) is not str or key in _DICT_ATTRIBUTES:
+            return None
+        return key
 
     def visit_Call(self, node: nodes.Call, frame: Frame, forward_caller: bool = False) -> None:
         factor = self._inline_str_call(node, forward_caller)

@@ -36,8 +36,8 @@ from types import BuiltinMethodType
 from typing import Any
 
 from jinja2 import filters as jinja_filters
-from jinja2 import tests as jinja_tests
 from jinja2 import nodes
+from jinja2 import tests as jinja_tests
 from jinja2.compiler import CodeGenerator, DependencyFinderVisitor, Frame, optimizeconst
 from jinja2.environment import Template
 from jinja2.exceptions import FilterArgumentError

@@ -200,13 +200,13 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                     if budget.due:
                         budget.tick()
                 return result
-        elif kind is Macro or func is TemplateNamespace:
+        elif kind is Macro or kind.__base__ is Macro or func is TemplateNamespace:
             # What the sandbox's call does for the template's own macros (which take the
             # eval context) and namespace(): both are safe callables.
             kwargs.pop("_loop_vars", None)
             kwargs.pop("_block_vars", None)
             try:
-                if kind is not Macro:
+                if func is TemplateNamespace:
                     return func(*args, **kwargs)
                 count = func._argument_count
                 if (
@@ -399,8 +399,37 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         macro._default_autoescape = default_autoescape
         return macro
 
+    def macro_site(
+        name: Any, arguments: tuple, catch_kwargs: bool, catch_varargs: bool, caller: bool, default_autoescape: Any
+    ) -> type:
+        """A class of one macro definition: Macro's attributes (all but the function) as
+        class attributes, so that a render makes its macro with one attribute set."""
+        return type(
+            "Macro",
+            (Macro,),
+            {
+                "__slots__": (),
+                "_environment": environment,
+                "_argument_count": len(arguments),
+                "name": name,
+                "arguments": arguments,
+                "catch_kwargs": catch_kwargs,
+                "catch_varargs": catch_varargs,
+                "caller": caller,
+                "explicit_caller": "caller" in arguments,
+                "_default_autoescape": default_autoescape,
+            },
+        )
+
+    def bind_macro(site: type, func: Any) -> Any:
+        macro = new(site)
+        macro._func = func
+        return macro
+
     made = {
         "fast_macro": fast_macro if _MACRO_FIELDS_OK else None,
+        "macro_site": macro_site,
+        "bind_macro": bind_macro,
         "fast_getattr": fast_getattr,
         "fast_getitem": fast_getitem,
         "fast_call": fast_call,
@@ -561,6 +590,10 @@ class FastCodeGenerator(CodeGenerator):
         return super().func(name)
 
     def writeline(self, x: str, node: Any = None, extra: int = 0) -> None:
+        if self._buffered_root and x.startswith("context.exported_vars."):
+            # What a template exports matters to {% import %} only, which there is none of
+            # (a buffered root has no imports, and the sandbox has no loader).
+            return
         super().writeline(x, node, extra)
         if self._def_pending and x.startswith(("def ", "async def ")):
             self._def_pending = False
@@ -865,7 +898,18 @@ class FastCodeGenerator(CodeGenerator):
             self.writeline("fast_macro = _ps_fast['fast_macro']")
         for name in _FAST_FILTERS.values():
             self.writeline(f"{name} = _ps_fast[{name!r}]")
-        for name in ("active", "budget", "loop_items", "binop", "plus", "concat", "print", "str_filter", "spill"):
+        for name in (
+            "active",
+            "budget",
+            "loop_items",
+            "binop",
+            "plus",
+            "concat",
+            "print",
+            "str_filter",
+            "spill",
+            "bind_macro",
+        ):
             self.writeline(f"_ps_{name} = _ps_fast[{name!r}]")
         super().visit_Template(node, frame)
         for line in self._module_lines:
@@ -928,6 +972,16 @@ class FastCodeGenerator(CodeGenerator):
         name = getattr(macro_ref.node, "name", None)
         if len(macro_ref.node.args) == 1:
             arg_tuple += ","
+        if self._inline_budget and not frame.eval_ctx.volatile:
+            # Everything but the function is known now: a class of this definition holds it
+            # (made once, when the template is loaded), so a render only binds the function.
+            site = self.temporary_identifier()
+            self._module_lines.append(
+                f"{site} = _ps_fast['macro_site']({name!r}, ({arg_tuple}), {macro_ref.accesses_kwargs!r},"
+                f" {macro_ref.accesses_varargs!r}, {macro_ref.accesses_caller!r}, {frame.eval_ctx.autoescape!r})"
+            )
+            self.write(f"_ps_bind_macro({site}, macro)")
+            return
         self.write(
             f"fast_macro(macro, {name!r}, ({arg_tuple}),"
             f" {macro_ref.accesses_kwargs!r}, {macro_ref.accesses_varargs!r},"

@@ -43,6 +43,7 @@ from ..errors import LimitError, SandboxError
 from . import _deadline
 from ._deadline import UNSET as _UNSET
 from .limits import _SCOPE, JinjaLimits, jinja_limits
+from .limits import _cache as _DEFAULT_LIMITS
 
 __all__ = ["Budget", "HardenedEnvironment", "active_budget", "check_value", "LOOP_FILTER", "CONCAT_FILTER"]
 
@@ -185,6 +186,7 @@ class _Ambient(Budget):
 
 _ACTIVE: ContextVar[Budget | None] = ContextVar("prompt_style_jinja_budget", default=None)
 _SCOPE_GET = _SCOPE.get  # the innermost limits_scope, else None (then jinja_limits())
+_DEFAULT_LIMITS_GET = _DEFAULT_LIMITS.get  # jinja_limits() without a scope, once read
 _RUNNING_ADD = _deadline.RUNNING.add
 _RUNNING_DISCARD = _deadline.RUNNING.discard
 
@@ -1280,7 +1282,23 @@ def run_budgeted(
     """``render(*args)`` (any code that renders a template of this environment, such
     as a custom code generator's render function) within one render's budgets, its
     errors translated as :func:`render_template` translates them."""
-    budget = Budget(limits or _SCOPE_GET() or jinja_limits(), now)
+    limits = limits or _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits()
+    try:
+        # A budget of a finished render, made like new (allocating one costs more).
+        budget = _SPARE_POP()
+    except IndexError:
+        budget = Budget(limits, now)
+    else:
+        budget.stop_at = _UNSET
+        budget.iterations = budget.work = 0
+        budget.now = now
+        budget.due = False
+        if budget.limits is not limits:
+            derived = _DERIVED.get(id(limits))
+            if derived is None or derived[0] is not limits:
+                derived = _derive(limits)
+            budget.limits, budget.step, budget.work_check, budget.iter_limit = derived
+        budget.work_check = budget.step if budget.step <= limits.max_work else limits.max_work
     token = _ACTIVE.set(budget)
     _RUNNING_ADD(budget)
     if _deadline._kick:
@@ -1303,6 +1321,14 @@ def run_budgeted(
     finally:
         _RUNNING_DISCARD(budget)
         _ACTIVE.reset(token)
+        if len(_SPARE) < 8:
+            _SPARE_APPEND(budget)
+
+
+# Budgets of finished renders of run_budgeted, to reuse: a render's objects (lazy filters,
+# loops) do not outlive it, since a render returns a string.
+_SPARE: list[Budget] = []
+_SPARE_POP, _SPARE_APPEND = _SPARE.pop, _SPARE.append
 
 
 class BudgetedTemplate(jinja2.Template):

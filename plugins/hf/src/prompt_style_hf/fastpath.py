@@ -1343,19 +1343,31 @@ class FastTemplate:
         environment = self.environment
         shared_eval_ctx = self._shared_eval_ctx
         globals_keys = self._globals_keys
+        # Contexts of finished renders, to reuse: the generated code adds nothing to a
+        # context but its variables (see FastCodeGenerator.writeline), which are new each time.
+        spare: list[Context] = []
+        take, give = spare.pop, spare.append
 
         def render(parent: dict[str, Any]) -> str:
-            # Context(environment, parent, None, {}) with its attributes set directly.
-            context = new(Context)
+            try:
+                context = take()
+            except IndexError:
+                # Context(environment, parent, None, {}) with its attributes set directly.
+                context = new(Context)
+                context.environment = environment
+                context.exported_vars = set()
+                context.name = None
+                context.globals_keys = globals_keys
+                context.blocks = {}
             context.parent = parent
             context.vars = {}
-            context.environment = environment
             context.eval_ctx = shared_eval_ctx or EvalContext(environment, None)
-            context.exported_vars = set()
-            context.name = None
-            context.globals_keys = globals_keys
-            context.blocks = {}
-            return "".join(root(context))
+            try:
+                return "".join(root(context))
+            finally:
+                context.parent = context.vars = None  # nothing of this render is kept
+                if len(spare) < 8:
+                    give(context)
 
         return render
 

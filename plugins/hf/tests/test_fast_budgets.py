@@ -184,6 +184,13 @@ def _profile():
         "{{ messages|selectattr('x', 'defined')|list }}{{ messages|rejectattr('role', 'defined')|list }}"
         "{{ messages|selectattr('role', 'undefined')|list|length }}{{ [{'a': nothing}]|selectattr('a')|list }}"
         "{{ messages|selectattr('role', 'equalto', 'user')|list }}{{ ['a', 1]|select('equalto', 'a')|list }}",
+        # attributes of the characters of a text: an undefined value each time
+        "{{ messages[0].content|selectattr('type', 'equalto', 'image')|list }}"
+        "{{ messages[1].content|rejectattr('type', 'equalto', 'text')|list }}"
+        "{{ ['ab', {'type': 'x'}, 'c']|selectattr('type', 'undefined')|list }}"
+        "{{ 'abc'|selectattr('upper')|list|length }}{{ 'abc'|selectattr('type', 'none')|list }}",
+        "{{ 'abc'|selectattr('type', 'lt', 3)|list }}",
+        "{{ 'abc'|selectattr('type', 'divisibleby', 3)|list }}",
     ],
 )
 def test_inline_operations_equal_jinja(source):

@@ -248,14 +248,18 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         if func is _JINJA_EQUALTO and len(args) == 1 and not kwargs and type(args[0]) is str:
             # selectattr('role', 'equalto', 'user'): == of a string and the attribute.
             expected = args[0]
-            return lambda item: item == expected
-        if func is None or _PassArg.from_obj(func) is not None:
+            test = lambda item: item == expected  # noqa: E731
+        elif func is None or _PassArg.from_obj(func) is not None:
             return lambda item: environment.call_test(name, item, args, kwargs, context)
-        if kwargs:
-            return lambda item: func(item, *args, **kwargs)
-        if args:
-            return lambda item: func(item, *args)
-        return func
+        elif kwargs:
+            test = lambda item: func(item, *args, **kwargs)  # noqa: E731
+        elif args:
+            test = lambda item: func(item, *args)  # noqa: E731
+        else:
+            return func
+        if func in _PURE_TESTS:
+            test.ps_pure = True  # type: ignore[attr-defined]
+        return test
 
     def sized_input(name: str, value: Any) -> Any:
         """The guard's checks before an iterating filter runs; the render's budget."""
@@ -290,19 +294,25 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                 test = tester(context, name, args[1 + off :], kwargs)
             except LookupError:
                 test = bool
-            if (
-                transform is not None
-                and (test is _JINJA_DEFINED or test is _JINJA_UNDEFINED)
-                and type(attr) is str
-                and attr not in _DICT_ATTRIBUTES
-                and "." not in attr
-                and not attr.isdigit()
-            ):
+            simple_key = transform is not None and type(attr) is str and "." not in attr and not attr.isdigit()
+            if simple_key and (test is _JINJA_DEFINED or test is _JINJA_UNDEFINED) and attr not in _DICT_ATTRIBUTES:
                 # selectattr('tool_calls', 'defined') on dicts: whether the key holds a value,
                 # without making an undefined for each item that has none.
                 transform, test = None, _defined_key(attr, test is _JINJA_DEFINED, transform, test)
+            # On a string item, an attribute that strings do not have is an undefined value,
+            # and the test's result on it is the same for every such item (Jinja's tests
+            # look at what a value is, and an undefined value is nothing): worked out on the
+            # first one, then reused (content|selectattr('type', 'equalto', 'image') on a
+            # text content, one character at a time).
+            pure = test in _PURE_TESTS or getattr(test, "ps_pure", False)
+            on_text = _NOTHING if simple_key and attr not in _SEQUENCE_ATTRIBUTES and pure else None
             for item in value:
-                result = test(transform(item) if transform is not None else item)
+                if on_text is not None and type(item) is str:
+                    if on_text is _NOTHING:
+                        on_text = test(transform(item))
+                    result = on_text
+                else:
+                    result = test(transform(item) if transform is not None else item)
                 if (not result) if negate else result:
                     budget.iterations += 1
                     if budget.iterations > budget.iter_limit or budget.due:
@@ -478,6 +488,10 @@ def _simple_loop_use(body: list[nodes.Node]) -> bool:
     return ok
 
 
+_NOTHING = object()
+# Jinja's tests whose result on an undefined value depends on nothing else (not its name
+# or object): every test of jinja2.tests, and the tester of equalto with a string.
+_PURE_TESTS: set[Any] = set(jinja_tests.TESTS.values())
 _JINJA_DEFINED = jinja_tests.TESTS["defined"]
 _JINJA_UNDEFINED = jinja_tests.TESTS["undefined"]
 _JINJA_EQUALTO = jinja_tests.TESTS["equalto"]

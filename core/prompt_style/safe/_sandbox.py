@@ -926,6 +926,12 @@ def loop_items(iterable: Any, cost: int = 0) -> Any:
     if kind is list or kind is tuple:
         (_ACTIVE.get() or active_budget()).count(len(iterable), cost)
         return iterable
+    if kind is str:
+        budget = _ACTIVE.get() or active_budget()
+        if len(iterable) > budget.limits.max_items:
+            raise _too_long("a loop over a string", len(iterable), "max_items", budget.limits)
+        budget.count(len(iterable), cost)
+        return iterable  # a sequence of its characters
     return list(_loop(iterable, cost))
 
 

@@ -190,6 +190,12 @@ def _profile():
         "{{ ['ab', {'type': 'x'}, 'c']|selectattr('type', 'undefined')|list }}"
         "{{ 'abc'|selectattr('upper')|list|length }}{{ 'abc'|selectattr('type', 'none')|list }}",
         "{{ 'abc'|selectattr('type', 'lt', 3)|list }}",
+        # comparisons of keys with constants, inline
+        "{{ messages[0].role == 'user' }}{{ messages[0]['x'] == 'a' }}{{ messages[0].x != none }}"
+        "{{ 'abc'.x == 'a' }}{{ 'abc'.upper == 'x' }}{{ nothing.x == 1 }}{{ messages[0].items == 1 }}"
+        "{{ [1]['x'] != 1 }}{{ {'a': nothing}.a == 1 }}{{ messages[0].role != 'user' }}",
+        "{% for c in messages[0].content %}{{ c['type'] == 'image' }}{{ loop.index }}{{ c }}{% endfor %}",
+        "{{ (1).x == 1 }}",
         "{{ 'abc'|selectattr('type', 'divisibleby', 3)|list }}",
     ],
 )

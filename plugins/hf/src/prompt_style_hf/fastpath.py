@@ -1088,6 +1088,53 @@ class FastCodeGenerator(CodeGenerator):
         self.visit(node.arg, frame)
         self.write(")")
 
+    def visit_Compare(self, node: nodes.Compare, frame: Frame) -> None:
+        key = self._compared_key(node)
+        if key is None:
+            super().visit_Compare(node, frame)
+            return
+        # message['role'] == 'user': on a dict that has the key, its value compared inline;
+        # where the key is missing (a dict without it, or the characters of a text), the
+        # value is undefined, which equals no constant: the answer is known without making it.
+        operand = node.ops[0]
+        op = {"eq": "==", "ne": "!="}[operand.op]
+        constant = repr(operand.expr.value)
+        subject = self.temporary_identifier()
+        access = "fast_getattr" if isinstance(node.expr, nodes.Getattr) else "fast_getitem"
+        missing = "False" if operand.op == "eq" else "True"
+        sequences = (
+            ""
+            if key in _SEQUENCE_ATTRIBUTES
+            else f" or type({subject}) is str or type({subject}) is list or type({subject}) is tuple"
+        )
+        self.write(f"(({subject}[{key!r}] {op} {constant}) if type({subject} := ")
+        self.visit(node.expr.node, frame)
+        self.write(
+            f") is dict and {key!r} in {subject} else ({missing} if type({subject}) is dict{sequences}"
+            f" else {access}({subject}, {key!r}) {op} {constant}))"
+        )
+
+    def _compared_key(self, node: nodes.Compare) -> str | None:
+        """The key of ``x['key'] == constant`` (or ``x.key != constant``) when it may be
+        compared inline, else ``None``."""
+        if not self._sandbox_access or len(node.ops) != 1 or node.ops[0].op not in ("eq", "ne"):
+            return None
+        constant = node.ops[0].expr
+        if not isinstance(constant, nodes.Const) or type(constant.value) not in (str, int, float, bool, type(None)):
+            return None
+        target = node.expr
+        if isinstance(target, nodes.Getattr):
+            key = target.attr
+            if isinstance(target.node, nodes.Name) and target.node.name == "loop":
+                return None  # the loop's own values
+        elif isinstance(target, nodes.Getitem) and isinstance(target.arg, nodes.Const):
+            key = target.arg.value
+        else:
+            return None
+        if type(key) is not str or key in _DICT_ATTRIBUTES:
+            return None
+        return key
+
     @optimizeconst
     def visit_Test(self, node: nodes.Test, frame: Frame) -> None:
         key = self._defined_key_test(node)

@@ -202,7 +202,12 @@ def tag_final_message(chat: list[dict[str, Any]], continue_final_message: bool |
     """Tag the final message so that its end can be found after rendering; returns
     the text to continue. ``chat`` (a fresh list) gets a tagged copy of its last message."""
     field = continue_final_message if isinstance(continue_final_message, str) else "content"
-    chat[-1] = plain_data(chat[-1])  # a copy: the caller's message is never changed
+    last = chat[-1]
+    # A copy: the caller's message is never changed.
+    if type(last) is dict and len(last) == 2 and type(last.get("content")) is str and type(last.get("role")) is str:
+        chat[-1] = dict(last)  # plain already (what plain_data would make of it)
+    else:
+        chat[-1] = plain_data(last)
     final_message = chat[-1].get(field)
     if final_message is None:
         raise ValueError(f'continue_final_message is set but the final message has no "{field}" to continue!')

@@ -196,6 +196,9 @@ def _profile():
         "{{ [1]['x'] != 1 }}{{ {'a': nothing}.a == 1 }}{{ messages[0].role != 'user' }}",
         "{% for c in messages[0].content %}{{ c['type'] == 'image' }}{{ loop.index }}{{ c }}{% endfor %}",
         "{{ (1).x == 1 }}",
+        # dict methods called directly on a dict
+        "{{ messages[0].get('role') }}{{ messages[0].get('x', 'd') }}{{ messages[0].items()|list }}"
+        "{{ {'get': 1}.get('get') }}{{ 'abc'.get('x') }}{{ nothing.get('x') }}{{ messages.get('x') }}",
         "{{ 'abc'|selectattr('type', 'divisibleby', 3)|list }}",
     ],
 )

@@ -603,11 +603,14 @@ class FastCodeGenerator(CodeGenerator):
             self._def_pending = True
         return super().func(name)
 
-    def writeline(self, x: str, node: Any = None, extra: int = 0) -> None:
+    def write(self, x: str) -> None:
         if self._buffered_root and x.startswith("context.exported_vars."):
             # What a template exports matters to {% import %} only, which there is none of
             # (a buffered root has no imports, and the sandbox has no loader).
             return
+        super().write(x)
+
+    def writeline(self, x: str, node: Any = None, extra: int = 0) -> None:
         super().writeline(x, node, extra)
         if self._def_pending and x.startswith(("def ", "async def ")):
             self._def_pending = False
@@ -1180,6 +1183,16 @@ class FastCodeGenerator(CodeGenerator):
         return key
 
     def visit_Call(self, node: nodes.Call, frame: Frame, forward_caller: bool = False) -> None:
+        if self._inline_dict_call(node, forward_caller):
+            # message.get('name'), tool.items(): on a dict, called directly (constant arguments).
+            subject, method = self.temporary_identifier(), node.node.attr
+            arguments = ", ".join(repr(argument.value) for argument in node.args)
+            self.write(f"({subject}.{method}({arguments}) if type({subject} := ")
+            self.visit(node.node.node, frame)
+            self.write(f") is dict else fast_call(context, fast_getattr({subject}, {method!r})")
+            self._call_arguments(node, frame, forward_caller)
+            self.write(")")
+            return
         factor = self._inline_str_call(node, forward_caller)
         if factor is not None:
             # text.strip(), text.startswith('x'), text.replace('\r\n', '\n') on a str, called
@@ -1205,10 +1218,28 @@ class FastCodeGenerator(CodeGenerator):
         self.visit(node.node, frame)
         self._call_arguments(node, frame, forward_caller)
 
+    def _inline_dict_call(self, node: nodes.Call, forward_caller: bool) -> bool:
+        """Whether ``node`` is ``x.get(constants)`` (or ``items``, ``keys``, ``values``)."""
+        return (
+            self._inline_budget
+            and self._sandbox_access
+            and not forward_caller
+            and isinstance(node.node, nodes.Getattr)
+            and node.node.attr in _SAFE_DICT_METHODS
+            and not (node.kwargs or node.dyn_args or node.dyn_kwargs)
+            and all(isinstance(argument, nodes.Const) for argument in node.args)
+            and not (isinstance(node.node.node, nodes.Name) and node.node.node.name == "loop")
+        )
+
     def _inline_str_call(self, node: nodes.Call, forward_caller: bool) -> int | None:
         """For ``x.method(constants)`` with a method of :data:`_INLINE_STR_METHODS`: how
         many times the text's length its result can have (0: not a string), else ``None``."""
-        if not self._inline_budget or forward_caller or not isinstance(node.node, nodes.Getattr):
+        if (
+            not self._inline_budget
+            or not self._sandbox_access
+            or forward_caller
+            or not isinstance(node.node, nodes.Getattr)
+        ):
             return None
         factor = _INLINE_STR_METHODS.get(node.node.attr)
         if factor is None or node.kwargs or node.dyn_args or node.dyn_kwargs:

@@ -428,6 +428,8 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                 "caller": caller,
                 "explicit_caller": "caller" in arguments,
                 "_default_autoescape": default_autoescape,
+                # How many positional arguments a call passes straight to the function (-1: none).
+                "_ps_positional": -1 if caller or catch_kwargs or catch_varargs else len(arguments),
             },
         )
 
@@ -1183,6 +1185,28 @@ class FastCodeGenerator(CodeGenerator):
         return key
 
     def visit_Call(self, node: nodes.Call, frame: Frame, forward_caller: bool = False) -> None:
+        if (
+            self._inline_budget
+            and not forward_caller
+            and isinstance(node.node, nodes.Name)
+            and not (node.kwargs or node.dyn_args or node.dyn_kwargs)
+            and not (frame.eval_ctx.volatile or frame.eval_ctx.autoescape)
+        ):
+            # A call of the template's own macro with all its arguments, positional: its
+            # function, directly (what fast_call does after its checks); anything else as below.
+            callee = self.temporary_identifier()
+            self.write(f"({callee}._func(")
+            for i, argument in enumerate(node.args):
+                self.write(", " if i else "")
+                self.visit(argument, frame)
+            self.write(f") if type({callee} := ")
+            self.visit(node.node, frame)
+            self.write(
+                f").__base__ is Macro and {callee}._ps_positional == {len(node.args)} else fast_call(context, {callee}"
+            )
+            self._call_arguments(node, frame, forward_caller)
+            self.write(")")
+            return
         if self._inline_dict_call(node, forward_caller):
             # message.get('name'), tool.items(): on a dict, called directly (constant arguments).
             subject, method = self.temporary_identifier(), node.node.attr

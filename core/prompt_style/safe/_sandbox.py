@@ -63,8 +63,8 @@ class Budget:
 
     - ``work`` (characters and items built) against ``work_check``, which is
       never more than ``step`` above the work of the last slow path: ``step`` is
-      at most ``max_string`` and ``max_output``, so an operation that builds
-      more than either takes the slow path, where the per-operation limit is
+      at most ``max_string``, ``max_output`` and ``max_items``, so an operation
+      that builds more than any takes the slow path, where the per-operation limit is
       checked (:meth:`over_size`, :meth:`over_print`), then ``max_work``, then
       the clock (:meth:`over`);
     - ``iterations`` against ``iter_limit`` (``max_loop_iterations``);
@@ -158,7 +158,7 @@ _DERIVED: dict[int, tuple[JinjaLimits, int, int, int]] = {}
 
 def _derive(limits: JinjaLimits) -> tuple[JinjaLimits, int, int, int]:
     """``(limits, step, first work_check, iter_limit)``, computed once per limits object."""
-    step = min(limits.max_string, limits.max_output, _CLOCK_WORK)
+    step = min(limits.max_string, limits.max_output, limits.max_items, _CLOCK_WORK)
     derived = (limits, step, min(limits.max_work, step), limits.max_loop_iterations)
     if len(_DERIVED) > 256:
         _DERIVED.clear()

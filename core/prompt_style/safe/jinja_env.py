@@ -381,8 +381,9 @@ def prepare_tree(tree: Any) -> Any:
 
     - **Characters built** by ``+`` and ``~`` of strings, printed strings and
       string filters may be counted in a local number ``w`` as long as ``w``
-      stays below ``budget.step`` (which is at most ``max_string`` and
-      ``max_output``, so no single operation can exceed either unseen); when an
+      stays below ``budget.step`` (which is at most ``max_string``,
+      ``max_output`` and ``max_items``, so no single operation can exceed any
+      unseen); when an
       operation would bring ``w`` to ``step`` or more, take the slow path, which
       charges ``w`` and checks that operation: :func:`binop_value`,
       :func:`plus_values`, :func:`concat_values`, :func:`print_value` (they take

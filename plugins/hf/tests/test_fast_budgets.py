@@ -62,6 +62,7 @@ PAYLOADS = [
     ("max_loop_iterations", "{% for m in big %}{% for n in big %}{% endfor %}{% endfor %}"),
     ("max_loop_iterations", "{% for m in big %}{% for n in big|select %}{% endfor %}{% endfor %}"),
     ("max_items", "{{ big|selectattr('x')|list }}{{ (big * 2)|selectattr('x')|list }}"),
+    ("max_items", "{{ huge|list|length }}"),
     # literal text a loop prints, charged per iteration
     (
         ("max_work", "max_output"),
@@ -109,7 +110,7 @@ def stop(source: str, engine: str, limits: JinjaLimits = SMALL) -> LimitError:
     template = ChatTemplate(source, engine=engine)
     if engine == "auto":
         assert template._fast is not None, "the fast generator should take this template"
-    variables = {"bos_token": "b" * 2000, "big": [{"x": 1}] * 60}
+    variables = {"bos_token": "b" * 2000, "big": [{"x": 1}] * 60, "huge": [1] * 150}
     with limits_scope(limits), pytest.raises(LimitError) as info:
         template.render(MESSAGES, variables=variables)
     return info.value
@@ -196,6 +197,12 @@ def _profile():
         "{{ [1]['x'] != 1 }}{{ {'a': nothing}.a == 1 }}{{ messages[0].role != 'user' }}",
         "{% for c in messages[0].content %}{{ c['type'] == 'image' }}{{ loop.index }}{{ c }}{% endfor %}",
         "{{ (1).x == 1 }}",
+        # filters that only read their value, inline
+        "{{ messages|length }}{{ 'abc'|length }}{{ nothing|length }}{{ (messages|first).role }}{{ []|first }}"
+        "{{ messages|last }}{{ 'abc'|first }}{{ nothing|default('d') }}{{ none|default('d') }}{{ nothing|d }}"
+        "{{ messages|default }}{{ 1|string }}{{ 'a'|string }}{{ messages|list|length }}{{ 'ab'|list }}"
+        "{{ (1, 2)|list }}{{ 'abc'|capitalize }}{{ nothing|capitalize }}{{ nothing|list }}{{ none|first }}",
+        "{{ messages|selectattr('role')|list|length }}{{ messages|map(attribute='role')|list }}",
         # dict methods called directly on a dict
         "{{ messages[0].get('role') }}{{ messages[0].get('x', 'd') }}{{ messages[0].items()|list }}"
         "{{ {'get': 1}.get('get') }}{{ 'abc'.get('x') }}{{ nothing.get('x') }}{{ messages.get('x') }}",

@@ -70,7 +70,9 @@ _FAST_FILTERS = {
 }
 # Filters of one string and no arguments, with a fast path for a plain str
 # (Jinja's: soft_str(value).strip(), .lower(), .upper()).
-_STR_FILTERS = {"trim": "strip", "lower": "lower", "upper": "upper"}
+_STR_FILTERS = {"trim": "strip", "lower": "lower", "upper": "upper", "capitalize": "capitalize"}
+# Filters that only read (or copy) their value, written inline (see _inline_selection).
+_SELECTION_FILTERS = frozenset({"length", "count", "first", "last", "default", "d", "string", "list"})
 
 # Bound methods the sandbox hands out and that only read their object (the
 # sandbox wraps str.format and str.format_map, so they are not here).
@@ -934,6 +936,59 @@ class FastCodeGenerator(CodeGenerator):
         for line in self._module_lines:
             self.writeline(line)
 
+    def _inline_selection(self, node: nodes.Filter, frame: Frame) -> bool:
+        """Jinja's filters that only read their value, written inline for the common
+        types (``length``, ``first``, ``last``, ``default``, ``string``; and ``list``
+        of a list, counted): the sandbox's guard on anything else."""
+        name = node.name
+        if (
+            not self._inline_budget
+            or name not in _SELECTION_FILTERS
+            or node.node is None
+            or node.kwargs
+            or node.dyn_args
+            or node.dyn_kwargs
+            or not self._jinja_filter(name)
+        ):
+            return False
+        if name in ("default", "d"):
+            if len(node.args) > 1 or not all(isinstance(arg, nodes.Const) for arg in node.args):
+                return False  # boolean=..., or a default that is evaluated whatever the value
+        elif node.args:
+            return False
+        value, guarded = self.temporary_identifier(), self.filters[name]
+        self.write("(")
+        if name in ("length", "count"):
+            self.write(f"len({value}) if type({value} := ")
+            self.visit(node.node, frame)
+            self.write(
+                f") is str or type({value}) is list or type({value}) is dict or type({value}) is tuple"
+                f" else {guarded}({value}))"
+            )
+        elif name in ("first", "last"):
+            self.write(f"{value}[{0 if name == 'first' else -1}] if type({value} := ")
+            self.visit(node.node, frame)
+            self.write(f") is list and {value} else {guarded}(environment, {value}))")
+        elif name in ("default", "d"):
+            fallback = repr(node.args[0].value) if node.args else "''"
+            self.write(f"{fallback} if isinstance({value} := ")
+            self.visit(node.node, frame)
+            self.write(f", Undefined) else {value})")
+        elif name == "string":
+            self.write(f"{value} if type({value} := ")
+            self.visit(node.node, frame)
+            self.write(f") is str else {guarded}({value}))")
+        else:  # list: a copy of a list or tuple, its items counted inline
+            sequence = f"(type({value}) is list or type({value}) is tuple)"
+            self.write(f"list({value}) if (type({value} := ")
+            self.visit(node.node, frame)
+            self.write(
+                f") is list or type({value}) is tuple) and (_ps_w := _ps_w + len({value})) < _ps_room"
+                f" else ((_ps_w := _ps_spill(_ps_w - len({value}) if {sequence} else _ps_w, 0))"
+                f" or {guarded}(context.eval_ctx, {value})))"
+            )
+        return True
+
     def _jinja_filter(self, name: str) -> bool:
         """Whether the environment's filter ``name`` is Jinja's own (or the sandbox's
         guard around it)."""
@@ -943,6 +998,8 @@ class FastCodeGenerator(CodeGenerator):
     @optimizeconst
     def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
         if node.name == _jinja_env.CONCAT_FILTER and self._inline_concat(node, frame):
+            return
+        if self._inline_selection(node, frame):
             return
         method = _STR_FILTERS.get(node.name)
         if (

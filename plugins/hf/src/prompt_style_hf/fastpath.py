@@ -911,6 +911,7 @@ class FastCodeGenerator(CodeGenerator):
             for kind in (nodes.Extends, nodes.Block, nodes.Include, nodes.Import, nodes.FromImport)
         )
         self.writeline("from prompt_style_hf.fastpath import helpers as _ps_helpers")
+        self.writeline("from types import GeneratorType")
         self.writeline("_ps_fast = _ps_helpers(environment)")
         self.writeline("fast_getattr = _ps_fast['fast_getattr']")
         self.writeline("fast_getitem = _ps_fast['fast_getitem']")
@@ -978,14 +979,19 @@ class FastCodeGenerator(CodeGenerator):
             self.write(f"{value} if type({value} := ")
             self.visit(node.node, frame)
             self.write(f") is str else {guarded}({value}))")
-        else:  # list: a copy of a list or tuple, its items counted inline
-            sequence = f"(type({value}) is list or type({value}) is tuple)"
-            self.write(f"list({value}) if (type({value} := ")
+        else:
+            # list: a copy of a list or tuple, or the items of a select/map filter of this
+            # generator (a generator that counts its own items), counted inline.
+            items = self.temporary_identifier()
+            self.write(
+                f"({items} if (_ps_w := _ps_w + len({items} := list({value}))) < _ps_room"
+                f" else ((_ps_w := _ps_spill(_ps_w - len({items}), 0)) or {guarded}(context.eval_ctx, {items})))"
+                f" if type({value} := "
+            )
             self.visit(node.node, frame)
             self.write(
-                f") is list or type({value}) is tuple) and (_ps_w := _ps_w + len({value})) < _ps_room"
-                f" else ((_ps_w := _ps_spill(_ps_w - len({value}) if {sequence} else _ps_w, 0))"
-                f" or {guarded}(context.eval_ctx, {value})))"
+                f") is list or type({value}) is tuple or type({value}) is GeneratorType"
+                f" else {guarded}(context.eval_ctx, {value}))"
             )
         return True
 

@@ -521,6 +521,17 @@ def _const_str(node: nodes.Node) -> str | None:
     return None
 
 
+def _own_nodes(body: list[nodes.Node]):
+    """The nodes of a loop body, without those of the macros and call blocks it defines
+    (they run in frames of their own); inner loops are given, not walked into."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (nodes.Macro, nodes.CallBlock, nodes.For)):
+            stack.extend(node.iter_child_nodes())
+
+
 def _plus_chain(node: nodes.Add) -> list[nodes.Expr] | None:
     """The operands of ``o1 + o2 + ... + on`` (left-nested, as Jinja parses it) when
     it is worth joining at once: one of them a string constant (a chain of
@@ -682,6 +693,14 @@ class FastCodeGenerator(CodeGenerator):
         if operands is not None:
             self._write_plus_chain(operands, frame, printed=node is self._printed_chain)
             return
+        if self._known_int(node.left, frame) and self._known_int(node.right, frame):
+            # loop.index0 + 1: ints, nothing to check.
+            self.write("(")
+            self.visit(node.left, frame)
+            self.write(" + ")
+            self.visit(node.right, frame)
+            self.write(")")
+            return
         constant = _const_str(node.left) if _const_str(node.right) is None else None
         if constant is not None or _const_str(node.right) is not None:
             # A string constant and something else: only the other operand's type is checked.
@@ -766,6 +785,12 @@ class FastCodeGenerator(CodeGenerator):
             return
         left, right = self.temporary_identifier(), self.temporary_identifier()
         divisor = node.right.value if isinstance(node.right, nodes.Const) else None
+        if type(divisor) is int and self._known_int(node.left, frame):
+            # loop.index0 % 2: ints, nothing to check.
+            self.write("(")
+            self.visit(node.left, frame)
+            self.write(f" % {divisor!r})")
+            return
         if type(divisor) is int and divisor:
             # loop.index0 % 2: only the left operand's type is checked.
             self.write(f"({left} % {divisor!r} if type({left} := ")
@@ -777,6 +802,21 @@ class FastCodeGenerator(CodeGenerator):
         self.write(f") is int) & (type({right} := ")
         self.visit(node.right, frame)
         self.write(f") is int) else _ps_binop('%', {left}, {right}))")
+
+    def _known_int(self, node: nodes.Node, frame: Frame) -> bool:
+        """Whether ``node`` is an int whatever the data: an int constant, or a counter of
+        a loop that this generator turned into ``enumerate`` (loop.index0, loop.length...)."""
+        if type(node) is nodes.Const:
+            return type(node.value) is int
+        if (
+            isinstance(node, nodes.Getattr)
+            and isinstance(node.node, nodes.Name)
+            and node.node.name == "loop"
+            and node.attr in ("index0", "index", "length", "revindex", "revindex0", "depth", "depth0")
+        ):
+            ref = frame.symbols.find_ref("loop")
+            return ref is not None and ref in self._fast_loops
+        return False
 
     def _inline_concat(self, node: nodes.Filter, frame: Frame) -> bool:
         """``a ~ b ~ ...`` (``ps-concat`` of a tuple) of strings, counted inline."""
@@ -1429,6 +1469,15 @@ class FastCodeGenerator(CodeGenerator):
             self.writeline(f"{seq} = list(", node)
             self.visit(node.iter, frame)
             self.write(")")
+        # Jinja makes `_loop_vars` (what a `{% set %}` in the body adds, for functions that
+        # take the context) at every iteration; a body without assignments or inner loops
+        # needs one for the whole loop, and a body without calls either, none at all.
+        inner = list(_own_nodes(node.body))
+        assigns = any(isinstance(n, (nodes.Assign, nodes.AssignBlock, nodes.For)) for n in inner)
+        calls = any(isinstance(n, (nodes.Call, nodes.CallBlock)) for n in inner)
+        fresh_loop_vars = assigns or not self._inline_budget
+        if not fresh_loop_vars and calls:
+            self.writeline("_loop_vars = {}")
         if loop_ref is not None:
             self.writeline(f"{length} = len({seq})")
             self.writeline(f"for {index}, (")
@@ -1446,7 +1495,8 @@ class FastCodeGenerator(CodeGenerator):
         outer = self._fast_loops.get(loop_ref) if loop_ref is not None else None
         if loop_ref is not None:
             self._fast_loops[loop_ref] = (seq, index, length)
-        self.writeline("_loop_vars = {}")
+        if fresh_loop_vars:
+            self.writeline("_loop_vars = {}")
         self.blockvisit(node.body, loop_frame)
         # Loop identifiers are reused by sibling loops: this one ends here.
         if loop_ref is None:
@@ -1567,7 +1617,24 @@ def _generate(environment: Any, ast: nodes.Template) -> str:
     _charge_printed_constants(ast)
     generator = FastCodeGenerator(environment, None, _FILENAME, optimized=environment.optimized)
     generator.visit(ast)
-    return generator.stream.getvalue()
+    source = generator.stream.getvalue()
+    if generator._buffered_root:
+        # The root's preamble names that the code never uses: not set (a line of `pass`
+        # instead, so that line numbers stay as the debug information has them).
+        for name, line in _PREAMBLE:
+            if f"{name}(" not in source:
+                source = source.replace(line, "    pass", 1)
+    return source
+
+
+_PREAMBLE = [
+    (name, f"    {name} = {value}")
+    for name, value in (
+        ("resolve", "context.resolve_or_missing"),
+        ("concat", "environment.concat"),
+        ("cond_expr_undefined", "Undefined"),
+    )
+]
 
 
 def _context_fields() -> set[str]:

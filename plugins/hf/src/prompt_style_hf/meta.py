@@ -313,9 +313,12 @@ class HFChat:
         plain = self._plain
         if plain is not None and tools is None and documents is None:
             # The common case in one call: no tools, no documents, at most the generation flags.
-            flags = self._default_flags or self._flags({}, False)
-            agp, cfm = flags.add_generation_prompt, flags.continue_final_message
-            if variables:
+            agp, cfm = self._plain_flags
+            if not variables:
+                pass
+            elif len(variables) == 1 and type(variables.get("add_generation_prompt")) is bool:
+                agp = variables["add_generation_prompt"]
+            else:
                 agp = variables.get("add_generation_prompt", agp)
                 cfm = variables.get("continue_final_message", cfm)
                 if (
@@ -374,6 +377,8 @@ class HFChat:
             or self.documents is not None
         ):
             return None
+        flags = self._default_flags or self._flags({}, False)
+        self._plain_flags = (flags.add_generation_prompt, flags.continue_final_message)
         return self._single.plain_renderer(self.variables, self.now)
 
     def __repr__(self) -> str:

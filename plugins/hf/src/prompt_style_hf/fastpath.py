@@ -440,7 +440,22 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         macro._func = func
         return macro
 
+    globals_keys = set(environment.globals)
+
+    def new_context() -> Context:
+        # Context(environment, {}, None, {}) with its attributes set directly; the render
+        # sets `parent` and `vars`.
+        context = new(Context)
+        context.environment = environment
+        context.eval_ctx = EvalContext(environment, None)
+        context.exported_vars = set()
+        context.name = None
+        context.globals_keys = globals_keys
+        context.blocks = {}
+        return context
+
     made = {
+        "new_context": new_context,
         "fast_macro": fast_macro if _MACRO_FIELDS_OK else None,
         "macro_site": macro_site,
         "bind_macro": bind_macro,
@@ -871,11 +886,19 @@ class FastCodeGenerator(CodeGenerator):
         if self._buffered_root and not self._commons_written:
             # The root's preamble, without the dead `yield` that makes it a generator.
             self._commons_written = True
+            if self._owned_context:
+                # (the parameter is `parent`, the render's variables: see _generate)
+                self.writeline("try:")
+                self.writeline("    context = _ps_take()")
+                self.writeline("except IndexError:")
+                self.writeline("    context = _ps_new_context()")
+                self.writeline("context.parent = parent")
+                self.writeline("context.vars = {}")
             self.writeline("resolve = context.resolve_or_missing")
             self.writeline("undefined = environment.undefined")
             self.writeline("concat = environment.concat")
             self.writeline("cond_expr_undefined = Undefined")
-            self.writeline("_ps_parent_get = context.parent.get")
+            self.writeline(f"_ps_parent_get = {'parent' if self._owned_context else 'context.parent'}.get")
             self.writeline("_ps_b = _ps_active() or _ps_budget()")
             self.writeline("_ps_room = _ps_b.step")
             self.writeline("_ps_w = 0")
@@ -942,13 +965,27 @@ class FastCodeGenerator(CodeGenerator):
         super().leave_frame(frame, with_python_scope)
         if frame is self._root_frame:
             self.writeline("if _ps_w: _ps_b.charge(_ps_w)")
-            self.writeline("return _ps_out")
+            if self._owned_context:
+                # The context goes back for the next render, holding nothing of this one.
+                self.writeline("context.parent = context.vars = None")
+                self.writeline("if len(_ps_spare) < 8: _ps_give(context)")
+                self.writeline("return ''.join(_ps_out)")
+            else:
+                self.writeline("return _ps_out")
 
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
         # Without inheritance, blocks or includes, the root returns a list of strings.
         self._buffered_root = all(
             node.find(kind) is None
             for kind in (nodes.Extends, nodes.Block, nodes.Include, nodes.Import, nodes.FromImport)
+        )
+        # The root makes its own context from the render's variables (`root(parent)`), from
+        # contexts of finished renders when there are some: one call less per render.
+        self._owned_context = (
+            self._buffered_root
+            and _CONTEXT_FIELDS_OK
+            and node.find(nodes.EvalContextModifier) is None
+            and node.find(nodes.ScopedEvalContextModifier) is None
         )
         self.writeline("from prompt_style_hf.fastpath import helpers as _ps_helpers")
         self.writeline("from types import GeneratorType")
@@ -971,8 +1008,12 @@ class FastCodeGenerator(CodeGenerator):
             "str_filter",
             "spill",
             "bind_macro",
+            "new_context",
         ):
             self.writeline(f"_ps_{name} = _ps_fast[{name!r}]")
+        # Contexts of finished renders of this template, to reuse (see write_commons).
+        self.writeline("_ps_spare = []")
+        self.writeline("_ps_take, _ps_give = _ps_spare.pop, _ps_spare.append")
         super().visit_Template(node, frame)
         for line in self._module_lines:
             self.writeline(line)
@@ -1531,7 +1572,8 @@ class FastTemplate:
     def __init__(self, environment: Any, source: str) -> None:
         self.environment = environment
         ast = environment.parse(source)
-        code = compile(_generate(environment, ast), _FILENAME, "exec")
+        python, self._root_takes_parent = _generated(environment, ast)
+        code = compile(python, _FILENAME, "exec")
         self.template = Template.from_code(environment, code, dict(environment.globals))
         self._root = self.template.root_render_func
         self._globals = dict(environment.globals)
@@ -1565,6 +1607,8 @@ class FastTemplate:
 
     def _renderer(self) -> Callable[[dict[str, Any]], str]:
         root = self._root
+        if self._root_takes_parent:
+            return root  # it makes its context and returns the text (see FastCodeGenerator)
         if not self._direct_context:
             new_context = self.template.new_context
             return lambda parent: "".join(root(new_context(parent)))
@@ -1610,6 +1654,10 @@ class FastTemplate:
 
 
 def _generate(environment: Any, ast: nodes.Template) -> str:
+    return _generated(environment, ast)[0]
+
+
+def _generated(environment: Any, ast: nodes.Template) -> tuple[str, bool]:
     """The Python source of ``ast`` from :class:`FastCodeGenerator`. A sandbox with
     budgets rewrites the tree first (``jinja_env.prepare_tree``: every loop counted,
     every ``~`` sized), as its own compiler does."""
@@ -1618,13 +1666,15 @@ def _generate(environment: Any, ast: nodes.Template) -> str:
     generator = FastCodeGenerator(environment, None, _FILENAME, optimized=environment.optimized)
     generator.visit(ast)
     source = generator.stream.getvalue()
+    if generator._owned_context:
+        source = source.replace("def root(context, missing=missing,", "def root(parent, missing=missing,", 1)
     if generator._buffered_root:
         # The root's preamble names that the code never uses: not set (a line of `pass`
         # instead, so that line numbers stay as the debug information has them).
         for name, line in _PREAMBLE:
             if f"{name}(" not in source:
                 source = source.replace(line, "    pass", 1)
-    return source
+    return source, generator._owned_context
 
 
 _PREAMBLE = [

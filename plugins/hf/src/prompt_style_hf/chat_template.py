@@ -234,28 +234,44 @@ class ChatTemplate:
         source = self.source
         tag, cut = conv.tag_final_message, conv.cut_at_tag
 
+        # The variables of finished renders, to reuse (the template cannot change them).
+        spare: list[dict[str, Any]] = []
+        take, give = spare.pop, spare.append
+
         def render(messages: Any, add_generation_prompt: bool, continue_final_message: bool | str = False) -> str:
             try:
                 chat = messages
                 if type(messages) is list and messages:
                     # prepare_messages' common case, inline: {"role": str, "content": str} messages
                     # are read as they are (the template cannot change them).
-                    for message in messages:
-                        if not (
-                            type(message) is dict
-                            and len(message) == 2
-                            and type(message.get("content")) is str
-                            and type(message.get("role")) is str
-                        ):
-                            chat = prepare(messages)
-                            break
+                    try:
+                        for message in messages:
+                            if (
+                                type(message) is not dict
+                                or len(message) != 2
+                                or type(message["content"]) is not str
+                                or type(message["role"]) is not str
+                            ):
+                                chat = prepare(messages)
+                                break
+                    except KeyError:
+                        chat = prepare(messages)
                 else:
                     chat = prepare(messages)
+                if not continue_final_message:
+                    try:
+                        context = take()
+                    except IndexError:
+                        context = copy()
+                    context["messages"] = chat
+                    context["add_generation_prompt"] = add_generation_prompt
+                    text = run(render_context, None, template, None, None, (context,))
+                    context["messages"] = None  # nothing of this render is kept
+                    if len(spare) < 8:
+                        give(context)
+                    return text
                 context = copy()
                 context["messages"] = chat
-                if not continue_final_message:
-                    context["add_generation_prompt"] = add_generation_prompt
-                    return run(render_context, None, template, None, None, (context,))
                 if add_generation_prompt:
                     raise ValueError(_CONFLICT)
                 chat = context["messages"] = list(chat)  # tagged below: never the caller's list

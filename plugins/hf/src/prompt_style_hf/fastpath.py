@@ -653,19 +653,14 @@ class FastCodeGenerator(CodeGenerator):
         if self._inline_budget and not (frame.eval_ctx.volatile or frame.eval_ctx.autoescape):
             # {{ 'text' }} prints as literal text does: as it is (loops charge it per
             # iteration, see _charge_printed_constants; macros when they return).
-            children = [
-                nodes.TemplateData(c, lineno=child.lineno) if (c := _const_str(child)) is not None else child
-                for child in node.nodes
-            ]
-            if len(children) == 1 and frame.buffer is not None and self._printed_parts(children[0]):
-                # A chain prints its parts (`*parts`): the output is extended, not appended to.
-                children.append(nodes.TemplateData("", lineno=node.lineno))
-            node = nodes.Output(children, lineno=node.lineno)
+            node = nodes.Output(
+                [
+                    nodes.TemplateData(c, lineno=child.lineno) if (c := _const_str(child)) is not None else child
+                    for child in node.nodes
+                ],
+                lineno=node.lineno,
+            )
         super().visit_Output(node, frame)
-
-    def _printed_parts(self, node: nodes.Node) -> bool:
-        """Whether a printed ``node`` is written as its parts (a chain of ``+`` or ``~``)."""
-        return (isinstance(node, nodes.Add) and _plus_chain(node) is not None) or self._inline_concat_ok(node)
 
     def return_buffer_contents(self, frame: Frame, force_unescaped: bool = False) -> None:
         if not self._inline_budget or not force_unescaped:
@@ -682,11 +677,10 @@ class FastCodeGenerator(CodeGenerator):
             self._print_temps.append("")
             super()._output_child_pre(node, frame, finalize)
             return
-        if frame.buffer is not None and self._printed_parts(node):
-            # Printed as part of the chain's own code (see _write_plus_chain): its parts.
+        if (isinstance(node, nodes.Add) and _plus_chain(node) is not None) or self._inline_concat_ok(node):
+            # Printed as part of the chain's own code (see _write_plus_chain).
             self._print_temps.append(None)
             self._printed_chain = node
-            self.write("*")
             return
         value = self.temporary_identifier()
         self._print_temps.append(value)
@@ -771,16 +765,12 @@ class FastCodeGenerator(CodeGenerator):
             return text
 
         def printed_slow(value_code: str) -> str:
-            # The chain's value printed as the sandbox prints a value (anything can come out of
-            # the slow path), as a tuple of one part (see below).
-            return f"(_ps_print(context.eval_ctx, {value_code}, _ps_w, False), (_ps_w := 0))[:1]"
+            # The chain's value printed as the sandbox prints a value (anything can come out of the slow path).
+            return f"(_ps_print(context.eval_ctx, {value_code}, _ps_w, False), (_ps_w := 0))[0]"
 
         self.write("(" * len(variable))
         every = ", ".join(names)
         all_slow = slow(every, f"_ps_w - {factor}({size})", False)
-        if printed:
-            # Printed: the parts themselves go to the output (a tuple the Output unpacks).
-            joined = f"({every},)"
         self.write(
             f"({joined} if (_ps_w := _ps_w + {factor}({size})) < _ps_room"
             f" else {printed_slow(all_slow) if printed else all_slow})"
@@ -801,7 +791,7 @@ class FastCodeGenerator(CodeGenerator):
                 self.visit(operand, frame)
                 self.write(")")
             if printed:
-                self.write(", _ps_w, False), (_ps_w := 0))[:1]")
+                self.write(", _ps_w, False), (_ps_w := 0))[0]")
             self.write(")")
 
     def visit_Mod(self, node: nodes.Mod, frame: Frame) -> None:
@@ -853,8 +843,6 @@ class FastCodeGenerator(CodeGenerator):
             return False
         names = [repr(c) if c is not None else self.temporary_identifier() for c in constants]
         joined = " + ".join(names) if len(names) <= 4 else f"''.join(({', '.join(names)},))"
-        if node is self._printed_chain:
-            joined = f"({', '.join(names)},)"
         self.write(f"({joined} if ")
         first = True
         for name, item, constant in zip(names, items, constants):
@@ -869,11 +857,10 @@ class FastCodeGenerator(CodeGenerator):
             + [str(sum(len(c) for c in constants if c is not None))]
         )
         if node is self._printed_chain:
-            # Printed: the parts go to the output (a tuple the Output unpacks), counted once
-            # more for the print; on the slow path, the sandbox's ~ printed as it prints.
+            # Printed: counted once more for the print, and printed by the sandbox on the slow path.
             self.write(
                 f" and (_ps_w := _ps_w + 2 * ({sizes})) < _ps_room else (_ps_print(context.eval_ctx,"
-                f" _ps_concat(({', '.join(names)},), _ps_w, 2), 0, False), (_ps_w := 0))[:1])"
+                f" _ps_concat(({', '.join(names)},), _ps_w, 2), 0, False), (_ps_w := 0))[0])"
             )
             return True
         self.write(

@@ -30,6 +30,7 @@ engine of the tests). The environment (with its sandbox) is the one
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from functools import partial
 from types import BuiltinMethodType
@@ -641,6 +642,13 @@ class FastCodeGenerator(CodeGenerator):
         super().write(x)
 
     def writeline(self, x: str, node: Any = None, extra: int = 0) -> None:
+        if self._owned_context and x.endswith("')") and " = resolve('" in x:
+            # Context.resolve_or_missing(name), inline: the render's own variables, then the
+            # context's parent (see write_commons for _ps_vars).
+            target, _, call = x.partition(" = resolve(")
+            name = call[:-1]
+            if _RESOLVED_NAME.fullmatch(target) and _RESOLVED_KEY.fullmatch(name):
+                x = f"{target} = _ps_vars[{name}] if {name} in _ps_vars else _ps_parent_get({name}, missing)"
         super().writeline(x, node, extra)
         if self._def_pending and x.startswith(("def ", "async def ")):
             self._def_pending = False
@@ -893,7 +901,7 @@ class FastCodeGenerator(CodeGenerator):
                 self.writeline("except IndexError:")
                 self.writeline("    context = _ps_new_context()")
                 self.writeline("context.parent = parent")
-                self.writeline("context.vars = {}")
+                self.writeline("context.vars = _ps_vars = {}")
             self.writeline("resolve = context.resolve_or_missing")
             self.writeline("undefined = environment.undefined")
             self.writeline("concat = environment.concat")
@@ -1676,6 +1684,9 @@ def _generated(environment: Any, ast: nodes.Template) -> tuple[str, bool]:
                 source = source.replace(line, "    pass", 1)
     return source, generator._owned_context
 
+
+_RESOLVED_NAME = re.compile(r"l_\d+_\w+")
+_RESOLVED_KEY = re.compile(r"'[A-Za-z_][A-Za-z_0-9]*'")
 
 _PREAMBLE = [
     (name, f"    {name} = {value}")

@@ -185,6 +185,7 @@ class _Ambient(Budget):
 
 
 _ACTIVE: ContextVar[Budget | None] = ContextVar("prompt_style_jinja_budget", default=None)
+_ACTIVE_SET, _ACTIVE_RESET = _ACTIVE.set, _ACTIVE.reset
 _SCOPE_GET = _SCOPE.get  # the innermost limits_scope, else None (then jinja_limits())
 _DEFAULT_LIMITS_GET = _DEFAULT_LIMITS.get  # jinja_limits() without a scope, once read
 _RUNNING_ADD = _deadline.RUNNING.add
@@ -1304,16 +1305,17 @@ def run_budgeted(
             if derived is None or derived[0] is not limits:
                 derived = _derive(limits)
             budget.limits, budget.step, budget.work_check, budget.iter_limit = derived
-        budget.work_check = budget.step if budget.step <= limits.max_work else limits.max_work
-    token = _ACTIVE.set(budget)
+        else:
+            budget.work_check = budget.step if budget.step <= limits.max_work else limits.max_work
+    token = _ACTIVE_SET(budget)
     _RUNNING_ADD(budget)
     if _deadline._kick:
         _deadline.register(budget)
     try:
         result = render(*args)
-        if type(result) is str and len(result) > budget.limits.max_output:
-            limit = budget.limits.max_output
-            raise _stop("max_output", budget.limits, f"the output would be longer than {limit:,} characters")
+        if type(result) is str and len(result) > limits.max_output:
+            limit = limits.max_output
+            raise _stop("max_output", limits, f"the output would be longer than {limit:,} characters")
         if budget.due:
             budget.tick()
         return result
@@ -1326,9 +1328,8 @@ def run_budgeted(
         raise translated from None
     finally:
         _RUNNING_DISCARD(budget)
-        _ACTIVE.reset(token)
-        if len(_SPARE) < 8:
-            _SPARE_APPEND(budget)
+        _ACTIVE_RESET(token)
+        _SPARE_APPEND(budget)  # (as many as renders run at once, at most)
 
 
 # Budgets of finished renders of run_budgeted, to reuse: a render's objects (lazy filters,

@@ -203,6 +203,9 @@ def _profile():
         "{{ messages|default }}{{ 1|string }}{{ 'a'|string }}{{ messages|list|length }}{{ 'ab'|list }}"
         "{{ (1, 2)|list }}{{ 'abc'|capitalize }}{{ nothing|capitalize }}{{ nothing|list }}{{ none|first }}",
         "{{ messages|selectattr('role')|list|length }}{{ messages|map(attribute='role')|list }}",
+        # list items by constant index, inline
+        "{{ messages[0].role }}{{ messages[-1].role }}{{ messages[1].role }}{{ messages[-2].role }}"
+        "{{ messages[2] }}{{ messages[-3] }}{{ 'abc'[0] }}{{ nothing[0] }}{{ {0: 'a'}[0] }}{{ (1, 2)[-1] }}",
         # dict methods called directly on a dict
         "{{ messages[0].get('role') }}{{ messages[0].get('x', 'd') }}{{ messages[0].items()|list }}"
         "{{ {'get': 1}.get('get') }}{{ 'abc'.get('x') }}{{ nothing.get('x') }}{{ messages.get('x') }}",

@@ -1239,6 +1239,14 @@ class FastCodeGenerator(CodeGenerator):
             # message['role'] on a dict that has the key: read it inline.
             self._inline_key(node.node, repr(node.arg.value), "fast_getitem", frame)
             return
+        if isinstance(node.arg, nodes.Const) and type(node.arg.value) is int:
+            # messages[0], messages[-1] on a list that has the item: read it inline.
+            index, value = node.arg.value, self.temporary_identifier()
+            present = value if index in (0, -1) else f"len({value}) > {index if index >= 0 else -index - 1}"
+            self.write(f"({value}[{index}] if type({value} := ")
+            self.visit(node.node, frame)
+            self.write(f") is list and {present} else fast_getitem({value}, {index}))")
+            return
         self.write("fast_getitem(")
         self.visit(node.node, frame)
         self.write(", ")

@@ -267,8 +267,7 @@ class ChatTemplate:
                     context["add_generation_prompt"] = add_generation_prompt
                     text = run(render_context, None, template, None, None, (context,))
                     context["messages"] = None  # nothing of this render is kept
-                    if len(spare) < 8:
-                        give(context)
+                    give(context)  # (as many as renders run at once)
                     return text
                 context = copy()
                 context["messages"] = chat

@@ -972,11 +972,15 @@ class FastCodeGenerator(CodeGenerator):
     def leave_frame(self, frame: Frame, with_python_scope: bool = False) -> None:
         super().leave_frame(frame, with_python_scope)
         if frame is self._root_frame:
-            self.writeline("if _ps_w: _ps_b.charge(_ps_w)")
+            # What is left of the count, charged (budget.charge, inline).
+            self.writeline("if _ps_w:")
+            self.writeline("    _ps_b.work += _ps_w")
+            self.writeline("    if _ps_b.work > _ps_b.work_check: _ps_b.over()")
             if self._owned_context:
-                # The context goes back for the next render, holding nothing of this one.
+                # The context goes back for the next render, holding nothing of this one
+                # (the spare contexts are as many as renders of this template run at once).
                 self.writeline("context.parent = context.vars = None")
-                self.writeline("if len(_ps_spare) < 8: _ps_give(context)")
+                self.writeline("_ps_give(context)")
                 self.writeline("return ''.join(_ps_out)")
             else:
                 self.writeline("return _ps_out")

@@ -5,8 +5,10 @@ Each payload says what must happen: ``error`` (a typed error; optionally which
 class and which budget) or ``ok`` (optionally the exact text). ``cases()`` turns
 them into runner cases (see runner.py): Jinja payloads as ``doc_to_text`` and as
 ``description``, through ``prompt-style render --format jsonl`` and the Python
-API; YAML payloads as whole task files; hostile values as record values under
-three kinds of field spec.
+API, and resource bombs also as a model's chat template through ``prompt-style
+chat --meta hf`` (the fast code generator, with its budgets checked inline);
+YAML payloads as whole task files; hostile values as record values under three
+kinds of field spec.
 """
 
 from __future__ import annotations
@@ -496,6 +498,18 @@ for name, argv in [
 # -- turning payloads into runner cases ----------------------------------------------------
 
 
+# Resource bombs that are not bombs as chat templates: lm-evaluation-harness's regex_replace
+# filter is not one of transformers' chat-template filters (a typed error of its own).
+NOT_CHAT = frozenset({"redos", "redos-alt", "regex-amplify"})
+CONVERSATION = json.dumps([{"role": "user", "content": RECORDS[0]["q"]}])
+CHAT_VARIABLES = {
+    "q": f"q={json.dumps(RECORDS[0]['q'])}",
+    "options": f"options={json.dumps(RECORDS[0]['options'])}",
+    "n": f"n={RECORDS[0]['n']}",
+    "s": f"s={json.dumps(RECORDS[0]['s'])}",
+}
+
+
 def _task(text_spec: str | None = None, description: str | None = None) -> str:
     lines = ["data: {test: test.jsonl}", f"doc_to_text: {json.dumps(text_spec or 'q')}", "doc_to_target: a"]
     if description is not None:
@@ -522,6 +536,20 @@ def cases() -> list[dict]:
                     case["api"] = {"task": "task.yaml"}
                     case["error"] = p.error
                 out.append(case)
+            if p.category == R and p.name not in NOT_CHAT:
+                # The bomb as a model's chat template, through the fast code generator of the
+                # `hf` meta template (its budgets are checked inline), the record's fields as
+                # template variables.
+                out.append(
+                    {
+                        **base,
+                        "id": f"{p.category}/{p.name}/chat_template/cli",
+                        "files": {"chat.jinja": p.content, "conversation.json": CONVERSATION},
+                        "where": "chat_template",
+                        "cli": ["chat", "conversation.json", "--meta", "hf", "--meta-option", "template=chat.jinja"]
+                        + [arg for key in ("q", "options", "n", "s") for arg in ("--meta-option", CHAT_VARIABLES[key])],
+                    }
+                )
         elif p.kind == "yaml":
             files = {**p.files, "task.yaml": p.content}
             out.append(

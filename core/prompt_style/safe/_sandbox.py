@@ -1211,8 +1211,8 @@ def render_template(
     name: str | None = None,
     now: Any = None,
 ) -> str:
-    budget = Budget(limits or _SCOPE_GET() or jinja_limits(), now)
-    token = _ACTIVE.set(budget)
+    budget = _take_budget(limits or _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits(), now)
+    token = _ACTIVE_SET(budget)
     _RUNNING_ADD(budget)
     if _deadline._kick:
         _deadline.register(budget)
@@ -1220,7 +1220,7 @@ def render_template(
         out = []
         size = 0
         max_output = budget.limits.max_output
-        for chunk in template.root_render_func(template.new_context(context)):
+        for chunk in template.root_render_func(_new_context(template, context)):
             size += len(chunk)
             if size > max_output:
                 raise _stop("max_output", budget.limits, f"the output would be longer than {max_output:,} characters")
@@ -1237,7 +1237,79 @@ def render_template(
         raise translated from None
     finally:
         _RUNNING_DISCARD(budget)
-        _ACTIVE.reset(token)
+        _ACTIVE_RESET(token)
+        _SPARE_APPEND(budget)
+
+
+def _take_budget(limits: JinjaLimits, now: Any) -> Budget:
+    """A budget for a render: one of a finished render's, made like new (see _SPARE), else a new one."""
+    try:
+        budget = _SPARE_POP()
+    except IndexError:
+        return Budget(limits, now)
+    budget.stop_at = _UNSET
+    budget.iterations = budget.work = 0
+    budget.now = now
+    budget.due = False
+    if budget.limits is not limits:
+        derived = _DERIVED.get(id(limits))
+        if derived is None or derived[0] is not limits:
+            derived = _derive(limits)
+        budget.limits, budget.step, budget.work_check, budget.iter_limit = derived
+    else:
+        budget.work_check = budget.step if budget.step <= limits.max_work else limits.max_work
+    return budget
+
+
+def _context_fields() -> set[str]:
+    return set(vars(jinja2.runtime.Context(jinja2.Environment(), {}, None, {})))
+
+
+# Jinja's Context(environment, parent, name, blocks, globals), with its attributes set directly
+# (its __init__ makes a set of the globals' names each time); should a Jinja release change
+# what a Context holds, contexts are made by Jinja again.
+_CONTEXT_FIELDS_OK = _context_fields() == {
+    "parent",
+    "vars",
+    "environment",
+    "eval_ctx",
+    "exported_vars",
+    "name",
+    "globals_keys",
+    "blocks",
+}
+_new_object = object.__new__
+_Context = jinja2.runtime.Context
+_EvalContext = nodes.EvalContext
+
+
+def _new_context(template: Any, variables: Mapping[str, Any]) -> Any:
+    """``template.new_context(variables)``, faster for templates without blocks."""
+    parts = template.__dict__.get("_ps_context_parts")
+    if parts is None:
+        if not _CONTEXT_FIELDS_OK or template.blocks or type(template.globals) is not dict:
+            return template.new_context(variables)
+        # An eval context is changed by {% autoescape %} only: without one, one is shared.
+        source = getattr(template, "ps_source", None)
+        shared = (
+            _EvalContext(template.environment, template.name)
+            if source is not None and "autoescape" not in source and "eval_ctx" not in source
+            else None
+        )
+        parts = template._ps_context_parts = (template.globals, set(template.globals), shared)
+    globals_, keys, shared = parts
+    parent = globals_.copy()
+    parent.update(variables)
+    context = _new_object(_Context)
+    context.parent = parent
+    context.vars = {}
+    context.environment = environment = template.environment
+    context.eval_ctx = shared or _EvalContext(environment, template.name)
+    context.exported_vars = set()
+    context.name = template.name
+    context.globals_keys = keys
+    context.blocks = {}
+    return context
 
 
 def evaluate_expression(
@@ -1248,14 +1320,15 @@ def evaluate_expression(
     name: str | None = None,
     now: Any = None,
 ) -> Any:
-    budget = Budget(limits or _SCOPE_GET() or jinja_limits(), now)
-    token = _ACTIVE.set(budget)
+    budget = _take_budget(limits or _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits(), now)
+    token = _ACTIVE_SET(budget)
     _RUNNING_ADD(budget)
     if _deadline._kick:
         _deadline.register(budget)
     try:
-        ctx = template.new_context(context)
-        for _ in template.root_render_func(ctx):
+        compiled = template.template if type(template) is CompiledExpression else template
+        ctx = _new_context(compiled, context)
+        for _ in compiled.root_render_func(ctx):
             pass
         value = ctx.vars["result"]
         if type(value) is not str:
@@ -1275,7 +1348,8 @@ def evaluate_expression(
         raise translated from None
     finally:
         _RUNNING_DISCARD(budget)
-        _ACTIVE.reset(token)
+        _ACTIVE_RESET(token)
+        _SPARE_APPEND(budget)  # (a value with lazy parts in it is refused: nothing refers to the budget)
 
 
 def run_budgeted(

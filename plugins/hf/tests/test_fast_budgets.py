@@ -182,6 +182,11 @@ def _profile():
         "{{ messages[0].role is defined }}{{ messages[0].x is defined }}{{ messages[0]['x'] is undefined }}"
         "{{ messages[0].items is defined }}{{ nothing.x is defined }}{{ 'abc'.x is defined }}"
         "{{ {'a': nothing}.a is defined }}{{ messages[0].role is not defined }}",
+        "{{ tools is defined }}{{ nothing is defined }}{{ nothing is undefined }}{% set u = nothing %}"
+        "{{ u is defined }}{{ messages is defined }}{% for m in messages %}{{ m is defined }}{{ loop is defined }}"
+        "{{ u is defined }}{% set u = 1 %}{{ u is defined }}{% endfor %}{{ u is undefined }}"
+        "{% macro f(a, b=1) %}{{ a is defined }}{{ b is defined }}{{ c is defined }}{{ u is defined }}{% endmacro %}"
+        "{{ f() }}{{ f(1) }}{% set ns = namespace(a=1) %}{{ ns is defined }}{{ namespace is defined }}",
         "{{ messages|selectattr('x', 'defined')|list }}{{ messages|rejectattr('role', 'defined')|list }}"
         "{{ messages|selectattr('role', 'undefined')|list|length }}{{ [{'a': nothing}]|selectattr('a')|list }}"
         "{{ messages|selectattr('role', 'equalto', 'user')|list }}{{ ['a', 1]|select('equalto', 'a')|list }}",

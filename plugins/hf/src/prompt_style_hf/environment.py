@@ -100,8 +100,10 @@ class TemplateNamespace(Namespace):
         self, args = args[0], args[1:]
         attrs = dict(*args, **kwargs)
         for name in attrs:
-            TemplateNamespace._check_name(name)
-        Namespace.__init__(self, attrs)
+            if type(name) is not str or name[:1] == "_":
+                TemplateNamespace._check_name(name)
+        # Namespace.__init__(self, attrs), without copying attrs again.
+        object.__setattr__(self, "_Namespace__attrs", attrs)
 
     def __setitem__(self, name: str, value: Any) -> None:
         TemplateNamespace._check_name(name)

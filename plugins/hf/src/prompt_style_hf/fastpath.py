@@ -1306,6 +1306,13 @@ class FastCodeGenerator(CodeGenerator):
 
     @optimizeconst
     def visit_Test(self, node: nodes.Test, frame: Frame) -> None:
+        ref = self._defined_name_test(node, frame)
+        if ref is not None:
+            # tools is defined: a name that is not set is undefined (and so is a value that
+            # is undefined itself), without making the undefined value Jinja would make.
+            defined = f"({ref} is not missing and not isinstance({ref}, Undefined))"
+            self.write(defined if node.name == "defined" else f"(not {defined})")
+            return
         key = self._defined_key_test(node)
         if key is None:
             super().visit_Test(node, frame)
@@ -1321,6 +1328,28 @@ class FastCodeGenerator(CodeGenerator):
             self.write(f"(not {present} if type({subject} := ")
         self.visit(node.node.node, frame)
         self.write(f") is dict else {self.tests[node.name]}({access}({subject}, {key!r})))")
+
+    def _defined_name_test(self, node: nodes.Test, frame: Frame) -> str | None:
+        """The variable of ``name is defined`` / ``name is undefined`` when it may be
+        tested inline (a name Jinja reads as ``undefined(...) if ref is missing else ref``)."""
+        target = node.node
+        if (
+            not isinstance(target, nodes.Name)
+            or target.ctx != "load"
+            or target.name == "loop"
+            or node.name not in ("defined", "undefined")
+            or node.args
+            or node.kwargs
+            or node.dyn_args
+            or node.dyn_kwargs
+            or self.environment.tests.get(node.name) is not jinja_tests.TESTS[node.name]
+        ):
+            return None
+        ref = frame.symbols.ref(target.name)
+        load = frame.symbols.find_load(ref)
+        if load is not None and load[0] == VAR_LOAD_PARAMETER and not self.parameter_is_undeclared(ref):
+            return None  # a parameter: Jinja reads it as it is
+        return ref
 
     def _defined_key_test(self, node: nodes.Test) -> str | None:
         """The key of ``x.key is defined`` / ``x['key'] is undefined`` when it may be

@@ -13,10 +13,11 @@ read in a render that ends in time.
 
 The guarantee does not depend on the thread being on time, only on it running:
 
-- a render's deadline starts when the thread first sees it, at most
-  :data:`PERIOD` (plus Python's thread switch interval, 5 ms) after it started,
-  and the render is due at most as long after its deadline, then stops at its
-  next check point;
+- a render's deadline starts when the thread first sees it, at most a period
+  (:data:`PERIOD`, or a tenth of the shortest deadline running) plus Python's
+  thread switch interval (5 ms) after it started, and the render is due at most
+  as long after its deadline, then stops at its next check point: with the
+  default deadline of 0.5 s, within about 0.6 s;
 - renders also read the clock on their slow paths (every ~1M characters
   built, every budget near its limit), as before;
 - where no thread can be started (``RuntimeError``), every render is due from
@@ -36,8 +37,12 @@ from typing import Any
 
 __all__ = ["PERIOD", "IDLE", "UNSET", "RUNNING", "register", "release", "watching"]
 
-PERIOD = 0.01
-"""Seconds between two looks at the running renders."""
+PERIOD = 0.05
+"""The most seconds between two looks at the running renders: a tenth of the shortest
+deadline among them, if that is shorter (but not under :data:`MIN_PERIOD`). Each look
+takes Python's GIL from the rendering threads, so the thread looks no more often than
+the deadlines need (a deadline is about seconds)."""
+MIN_PERIOD = 0.002
 IDLE = 1.0
 """Seconds without a running render after which the thread exits."""
 
@@ -56,18 +61,23 @@ def _watch() -> None:
     global _kick
     monotonic, sleep = time.monotonic, time.sleep
     idle_since = monotonic()
+    period = PERIOD
     while True:
-        sleep(PERIOD)
+        sleep(period)
         now = monotonic()
         running = list(RUNNING)  # a copy: renders come and go meanwhile
+        period = PERIOD
         if running:
             idle_since = now
             for budget in running:
                 stop = budget.stop_at
-                if stop == UNSET:  # first seen: its deadline counts from now (at most PERIOD late)
-                    budget.stop_at = now + budget.limits.deadline
+                deadline = budget.limits.deadline
+                if stop == UNSET:  # first seen: its deadline counts from now (at most a period late)
+                    budget.stop_at = now + deadline
                 elif now > stop:
                     budget.due = True
+                if deadline < 10 * period:
+                    period = max(deadline / 10, MIN_PERIOD)
         elif now - idle_since > IDLE:
             with _lock:
                 # Announce the exit before the last look: a render that registers after

@@ -17,7 +17,7 @@ The guarantee does not depend on the thread being on time, only on it running:
   (:data:`PERIOD`, or a tenth of the shortest deadline running) plus Python's
   thread switch interval (5 ms) after it started, and the render is due at most
   as long after its deadline, then stops at its next check point: with the
-  default deadline of 0.5 s, within about 0.6 s;
+  default deadline of 0.5 s, within about 0.56 s;
 - renders also read the clock on their slow paths (every ~1M characters
   built, every budget near its limit), as before;
 - where no thread can be started (``RuntimeError``), every render is due from
@@ -37,7 +37,7 @@ from typing import Any
 
 __all__ = ["PERIOD", "IDLE", "UNSET", "RUNNING", "register", "release", "watching"]
 
-PERIOD = 0.05
+PERIOD = 0.025
 """The most seconds between two looks at the running renders: a tenth of the shortest
 deadline among them, if that is shorter (but not under :data:`MIN_PERIOD`). Each look
 takes Python's GIL from the rendering threads, so the thread looks no more often than

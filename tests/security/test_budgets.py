@@ -341,3 +341,69 @@ def test_custom_renderers_run_within_budgets():
         J.run(lambda: "x" * 2000, SMALL)
     assert J.run(lambda: "ok", SMALL) == "ok"
     assert J.AMPLIFYING_STR_METHODS >= {"replace", "join", "center"}
+
+
+# -- how the deadline is watched -------------------------------------------------------
+
+FANOUT = "{% macro a(n) %}{% if n %}{% set x = a(n-1) %}{% set y = a(n-1) %}{% endif %}{% endmacro %}{{ a(40) }}"
+
+
+def test_the_deadline_is_watched_by_a_thread_that_comes_and_goes(monkeypatch):
+    """Check points test a flag that a timer thread sets; the thread exits when no
+    render runs for a while and starts again with the next render."""
+    import time
+
+    from prompt_style.safe import _deadline
+
+    monkeypatch.setattr(_deadline, "IDLE", 0.05)
+    assert stop(FANOUT).limit == "deadline"
+    deadline = time.monotonic() + 5
+    while not _deadline._kick and time.monotonic() < deadline:  # the thread exits when idle
+        time.sleep(0.02)
+    assert _deadline._kick and not _deadline.RUNNING
+    assert render("{{ 'ok' }}") == "ok"
+    assert not _deadline._kick  # started again
+    assert stop(FANOUT).limit == "deadline"
+
+
+def test_without_a_thread_the_clock_is_read_at_every_check_point(monkeypatch):
+    from prompt_style.safe import _deadline
+
+    monkeypatch.setattr(_deadline, "_failed", True)
+    monkeypatch.setattr(_deadline, "_kick", True)
+    assert stop(FANOUT).limit == "deadline"
+    assert render("{% for i in range(3) %}{{ i }}{% endfor %}") == "012"
+
+
+def test_a_check_point_flagged_early_reads_the_clock_and_goes_on():
+    """`due` only asks for a look at the clock: a render within its deadline continues."""
+    from prompt_style.safe import _sandbox
+
+    budget = _sandbox.Budget(SMALL)
+    budget.stop_at = float("inf")
+    budget.due = True
+    budget.tick()
+    assert budget.due is False
+    budget.stop_at = 0.0
+    with pytest.raises(LimitError) as info:
+        budget.tick()
+    assert info.value.limit == "deadline" and budget.due
+
+
+def test_budgets_are_counted_with_thresholds():
+    """One addition and one comparison per operation: work past the threshold takes the
+    slow path, which checks the per-operation limit, then max_work, then the clock."""
+    from prompt_style.safe import _sandbox
+
+    budget = _sandbox.Budget(SMALL)
+    assert budget.step == min(SMALL.max_string, SMALL.max_output, SMALL.max_items)
+    budget.work += 999  # one operation that built 999 characters (under max_string)
+    budget.over_size(999, "'+'")
+    budget.work += 1001
+    with pytest.raises(LimitError) as info:
+        budget.over_size(1001, "'+'")
+    assert info.value.limit == "max_string"
+    budget.work = SMALL.max_work + 1
+    with pytest.raises(LimitError) as info:
+        budget.over()
+    assert info.value.limit == "max_work"

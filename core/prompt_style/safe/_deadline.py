@@ -17,7 +17,8 @@ The guarantee does not depend on the thread being on time, only on it running:
   (:data:`PERIOD`, or a tenth of the shortest deadline running) plus Python's
   thread switch interval (5 ms) after it started, and the render is due at most
   as long after its deadline, then stops at its next check point: with the
-  default deadline of 0.5 s, within about 0.56 s;
+  default deadline of 0.5 s, within about 0.56 s (plus the time to the next check
+  point);
 - renders also read the clock on their slow paths (every ~1M characters
   built, every budget near its limit), as before;
 - where no thread can be started (``RuntimeError``), every render is due from

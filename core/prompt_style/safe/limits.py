@@ -82,8 +82,9 @@ class JinjaLimits:
     """Bits of an integer that ``*`` or ``**`` may build (``2 ** 10 ** 9``); the
     default is about the 4,300 digits Python agrees to print."""
     deadline: float = 0.5
-    """Seconds of wall-clock time one render may take (checked at every loop
-    iteration, call, operator and output; a regular expression is interrupted)."""
+    """Seconds of wall-clock time one render may take (watched by a timer thread,
+    checked at every loop iteration, call, macro call and filter; a regular
+    expression is interrupted); a render stops at most about 60 ms after it."""
 
     def replace(self, **changes: Any) -> "JinjaLimits":
         """A copy with ``changes`` (checked like every other setting)."""

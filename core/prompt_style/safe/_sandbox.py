@@ -11,6 +11,10 @@ changing data). This module adds what it lacks for untrusted templates:
   ``**``, ``%``, ``+``) are intercepted, every call goes through
   :meth:`HardenedEnvironment.call`, every filter is wrapped, every printed
   value passes :func:`finalize`, and ``str.format`` uses a guarded formatter.
+  Each check is an addition and a comparison with a threshold (see
+  :class:`Budget`); the deadline is watched by a timer thread
+  (``_deadline.py``), so that a check point tests a flag instead of reading
+  the clock.
 - **No constant folding**: the optimizer is off and ``finalize`` takes the
   eval context, so Jinja evaluates nothing at compile time
   (``{{ 'a' * 10**9 }}`` costs nothing until it is rendered, and then stops).

@@ -13,7 +13,9 @@ from typing import Any
 
 from .errors import DataError, cut
 
-__all__ = ["iter_records", "load_records", "check_data_file", "SUPPORTED_SUFFIXES"]
+__all__ = ["iter_records", "open_records", "load_records", "check_data_file", "SUPPORTED_SUFFIXES"]
+
+_MISSING: Any = object()
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
@@ -69,11 +71,43 @@ def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
     yield from _json_lines(path, split)
 
 
+def open_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "test") -> Iterator[Mapping[str, Any]]:
+    """:func:`iter_records` for a renderer's loop: records given as a list are checked
+    now (the same :class:`DataError`, raised by this call) and iterated directly, a
+    JSON Lines file is read by one generator; anything else is :func:`iter_records`."""
+    if not isinstance(path, (str, Path)) and _files(path) is None:
+        return iter(_given(path, split))
+    if isinstance(path, (str, Path)) and Path(path).suffix.lower() != ".json":
+        path = Path(path)
+        check_data_file(path, split)
+        return _json_lines(path, split)
+    return iter_records(path, split)
+
+
+# The scanner json.loads runs, without json.loads's per-call checks (about half its
+# time on a record line): a line that is one JSON value from its first character to
+# its newline parses here to exactly what json.loads gives; any other line (leading
+# whitespace, trailing text, a byte-order mark, invalid JSON) goes to json.loads,
+# which gives its value or its error.
+_scan = json.JSONDecoder().scan_once
+
+
 def _json_lines(path: Path, split: str) -> Iterator[Mapping[str, Any]]:
     count = 0
+    scan = _scan
     try:
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, 1):
+                try:
+                    record, end = scan(line, 0)
+                    if end != len(line) and line[end:] != "\n":
+                        raise ValueError  # more after the value: json.loads decides
+                except Exception:
+                    record = _MISSING
+                if type(record) is dict:
+                    count += 1
+                    yield record
+                    continue
                 if not line.strip():
                     continue
                 try:
@@ -147,7 +181,7 @@ def _given(records: Sequence[Any], split: str) -> Sequence[Mapping[str, Any]]:
     if not isinstance(records, Sequence) or isinstance(records, (str, bytes)):
         raise DataError(f"split '{split}': data must be a file path or a list of records, not {cut(records)}")
     for index, record in enumerate(records):
-        if not isinstance(record, Mapping):
+        if type(record) is not dict and not isinstance(record, Mapping):
             raise DataError(f"split '{split}': record {index} is a {type(record).__name__}, not a mapping")
     if not records:
         raise DataError(f"split '{split}': the list of records is empty")

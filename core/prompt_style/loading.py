@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .data import check_data_file, iter_records, load_records
+from .data import check_data_file, iter_records, load_records, open_records
 from .errors import DataError, OptionError, PluginError, PromptStyleError, RenderError
 from .formats import load_task_config
 from .meta.chat_rules import ChatRules, continuation_delimiter
@@ -87,14 +87,26 @@ class Task:
         record (``replies[index][turn]``). See :meth:`TaskRenderer.converse` to
         hand replies back one at a time.
         """
-        records = self.records()
-        if limit is not None:
-            records = itertools.islice(records, limit)
         try:
+            if self._records is not None:
+                records: Iterator[Mapping[str, Any]] = iter(self._records)
+            else:
+                split = self.config.test_split
+                records = open_records(self.config.data[split], split)
+            if limit is not None:
+                records = itertools.islice(records, limit)
             if not self.multiturn:
-                render = self.renderer.render
+                renderer = self.renderer
+                fast = renderer.fast_render()
+                if fast is None:
+                    render = renderer.render
+                    for index, record in enumerate(records):
+                        yield render(record, index)
+                    return
+                general = renderer._render
                 for index, record in enumerate(records):
-                    yield render(record, index)
+                    made = fast(record, index)
+                    yield made if made is not None else general(record, index)
                 return
             reply = _reply_callback(replies)
             converse = self.renderer.converse

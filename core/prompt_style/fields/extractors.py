@@ -42,6 +42,10 @@ class FieldExtractorBase:
 
     __slots__ = ("spec", "key")
     kind = "field"
+    pure = True
+    """The value depends on the record only, and computing it has no side effects
+    (so the renderer's fast path may compute it again for a record it hands to the
+    general path). False for user callables."""
 
     def __init__(self, spec: Any, key: str) -> None:
         self.spec = spec
@@ -168,12 +172,12 @@ class Expression(FieldExtractorBase):
             # The fast path: plain navigation through mappings and sequences.
             value: Any = record
             for step in steps:
-                if isinstance(value, Mapping) and isinstance(step, str):
+                if (type(value) is dict or isinstance(value, Mapping)) and isinstance(step, str):
                     try:
                         value = value[step]
                     except KeyError:
                         raise self._missing(step, value) from None
-                elif isinstance(value, Sequence) and isinstance(step, int):
+                elif (type(value) is list or isinstance(value, Sequence)) and isinstance(step, int):
                     try:
                         value = value[step]
                     except IndexError:
@@ -272,6 +276,7 @@ class CallableField(FieldExtractorBase):
     """A Python callable, called with the record."""
 
     kind = "callable"
+    pure = False  # user code: may keep state or draw random numbers
 
     def __call__(self, record: Mapping[str, Any]) -> Any:
         return self.spec(record)

@@ -8,7 +8,7 @@ from typing import Any
 from .._markers import hookimpl
 from ..errors import StyleError
 from ..options import check_options
-from ..types import Dialogue, ModelInput
+from ..types import Dialogue, ModelInput, Turn
 from .roles import api_role
 
 
@@ -25,6 +25,12 @@ class Plain:
                 f"a {bad.role} turn holds multimodal parts, which plain text cannot show",
                 hint="use a meta template that keeps parts, such as 'messages'",
             ) from None
+
+    def affixes(self, turn: Turn) -> tuple[str, str]:
+        """A turn's text is ``turn.sep + turn.content``, and a dialogue's text is its
+        turns' texts joined: the renderer may render a task's shared few-shot block
+        once and add each record's turns with string joins (see docs/hooks.md)."""
+        return turn.sep, ""
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,9 @@ class Zero:
     def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
         return ()
 
+    def shared_selection(self) -> Sequence[int]:
+        return ()
+
 
 @dataclass(frozen=True)
 class Fixed:
@@ -46,6 +49,9 @@ class Fixed:
     ids: tuple[int, ...] = ()
 
     def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
+        return self.ids
+
+    def shared_selection(self) -> Sequence[int]:
         return self.ids
 
 
@@ -81,6 +87,11 @@ class FirstN:
                 hint="name a separate fewshot_split or lower num_fewshot",
             )
         return picked
+
+    def shared_selection(self) -> Sequence[int] | None:
+        """The first ``k`` pool records for every record, unless records equal to
+        the rendered one are skipped (then the selection depends on the record)."""
+        return None if self.same_split else range(self.k)
 
 
 @dataclass(frozen=True)

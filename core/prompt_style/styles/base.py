@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import OptionError, StyleError
 from ..fields.targets import resolve_gold
 from ..options import check_options
-from ..types import FormattedPrompt, Sample, Style, StyleSettings, Turn
+from ..types import Dialogue, FormattedPrompt, Sample, Style, StyleSettings, Turn
 
 __all__ = [
     "QAStyle",
@@ -162,6 +162,34 @@ class QAStyle:
             trailing,
         )
 
+    def shot_block(self, shots: Sequence[Sample]) -> tuple[Dialogue, str]:
+        """The turns of a run of few-shot examples, in order, and the separator
+        that comes before what follows them (the record's question).
+
+        :meth:`format` builds the block once per run: a retriever that gives every
+        record the same examples gives the renderer one tuple of shots, whose
+        block is then reused (the cache is keyed on that tuple's identity).
+        """
+        cache = self.__dict__.get("_shot_turns")
+        if cache is None:
+            cache = self.__dict__["_shot_turns"] = {}
+        fewshot_delimiter = self.settings.fewshot_delimiter
+        turns: list[Turn] = []
+        sep = ""
+        for position, shot in enumerate(shots):
+            made = cache.get(shot)
+            if made is None:
+                made = cache[shot] = self._example_turns(shot)
+            if position == 0:
+                turns.append(made[0])
+            elif sep == fewshot_delimiter:
+                turns.append(made[1])
+            else:
+                turns.append(made[0]._replace(sep=sep))
+            turns.extend(made[2])
+            sep = made[3]
+        return tuple(turns), sep
+
     def format(self, sample: Sample, shots: Sequence[Sample]) -> FormattedPrompt:
         turns: list[Turn] = []
         if sample.description:
@@ -169,21 +197,14 @@ class QAStyle:
         settings = self.settings
         sep = ""
         if shots:
-            cache = self.__dict__.get("_shot_turns")
-            if cache is None:
-                cache = self.__dict__["_shot_turns"] = {}
-            for position, shot in enumerate(shots):
-                made = cache.get(shot)
-                if made is None:
-                    made = cache[shot] = self._example_turns(shot)
-                if position == 0:
-                    turns.append(made[0])
-                elif sep == settings.fewshot_delimiter:
-                    turns.append(made[1])
-                else:
-                    turns.append(made[0]._replace(sep=sep))
-                turns.extend(made[2])
-                sep = made[3]
+            last = self.__dict__.get("_last_block")
+            if last is not None and last[0] is shots:
+                block, sep = last[1]
+            else:
+                block, sep = made = self.shot_block(shots)
+                if type(shots) is tuple:  # immutable: the same object means the same examples
+                    self.__dict__["_last_block"] = (shots, made)
+            turns.extend(block)
         text, answers = self.question_and_answers(sample)
         turns.append(Turn("user", text, sep))
         prefix = sample.gen_prefix
@@ -229,6 +250,7 @@ class QAStyle:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("_shot_turns", None)
+        state.pop("_last_block", None)
         return state
 
 
@@ -376,12 +398,15 @@ class ChoiceStyle(QAStyle):
         return self.question_choice_delimiter.join(blocks)
 
     def _answers(self, sample: Sample, labels: Sequence[str]) -> tuple[str, ...]:
+        return self._answers_of(sample.choices, labels)
+
+    def _answers_of(self, choices: Sequence[Any], labels: Sequence[str]) -> tuple[str, ...]:
         fmt = self.answer_format
         if fmt == "{label}":
-            return tuple(labels[: len(sample.choices)])
+            return tuple(labels[: len(choices)])
         if fmt == "{choice}":
-            return tuple([str(c) for c in sample.choices])
-        return tuple([fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)])
+            return tuple([str(c) for c in choices])
+        return tuple([fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(choices)])
 
 
 BLANK_POSITIONS = ("end", "inline")

@@ -1,0 +1,316 @@
+"""The renderer's compiled fast path: the common case, rendered with string joins.
+
+The general path (:meth:`TaskRenderer.render <prompt_style.render.TaskRenderer.render>`)
+builds a :class:`~prompt_style.Sample`, a dialogue of turns and a
+:class:`~prompt_style.FormattedPrompt` for every record, and the meta template joins
+the turns again. When a task is in the common case
+
+- a :class:`~prompt_style.ChoiceStyle` (the ``mcq``/``cloze`` presets: ``mcq::mmlu``,
+  ``mcq::gpqa``, ...) that does not override how it formats, multiple choice,
+  without ``gen_prefix``;
+- a retriever whose selection does not depend on the record (``shared_selection()``:
+  ``first_n`` from another split, ``fixed``, ``fixk``, ``zero``);
+- a meta template whose text is the concatenation of its turns' texts
+  (``affixes(turn)``: ``plain``), with no chat rules and no tokenizer;
+- field extractors that are pure functions of the record (``pure``: field names,
+  Jinja, ``{field}`` templates, constants; not user callables),
+
+everything but the record's own question is the same for every record: the few-shot
+block is rendered to text **once per task**, and a record's text is that prefix, the
+meta template's affixes and the question text from a function compiled per number of
+choices (:mod:`prompt_style.styles.compiled`).
+
+It is an optimisation, never a second behaviour: a record is rendered here only when
+the general path would take its usual course for it (a ``str`` question, a ``list`` of
+choices without ``None``, an ``int`` target in range, no error anywhere); for anything
+else the fast function returns ``None`` and the general path renders the record, with
+its errors. The result is the same object the general path builds: same text,
+continuations, target and dialogue (tests/test_fastpath.py checks both paths on awkward
+records).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+from .errors import PromptStyleError
+from .fields.extractors import Expression, RecordField
+from .render import RenderedPrompt
+from .safe.limits import _SCOPE
+from .styles.base import ChoiceStyle, QAStyle, _format_fields
+from .styles.compiled import question_function, style_labels
+from .types import Dialogue, Turn
+
+if TYPE_CHECKING:
+    from .render import TaskRenderer
+
+__all__ = ["compile_fast_path", "LazyDialoguePrompt", "DeferredDialogue"]
+
+FastRender = Callable[[Mapping[str, Any], int], "RenderedPrompt | None"]
+
+# The methods of ChoiceStyle the fast path stands in for: a subclass overriding any
+# of them formats differently, so it takes the general path.
+_CHOICE_METHODS = ("format", "question_and_answers", "_question", "_answers", "_answers_of", "_labels_for", "target")
+_MISSING: Any = object()
+
+
+class DeferredDialogue:
+    """The dialogue of a fast-path prompt, before it is built: the turns shared by
+    every record of the task, then the record's question turn, whose text is the
+    prompt's text between the shared prefix (``start`` characters) and the meta
+    template's text after the turn (``stop`` characters)."""
+
+    __slots__ = ("turns", "start", "stop", "sep")
+
+    def __init__(self, turns: Dialogue, start: int, stop: int, sep: str) -> None:
+        self.turns = turns
+        self.start = start
+        self.stop = stop
+        self.sep = sep
+
+    def resolve(self, text: str) -> Dialogue:
+        return (*self.turns, Turn("user", text[self.start : len(text) - self.stop], self.sep))
+
+
+_DIALOGUE = RenderedPrompt.__dict__["dialogue"]  # the slot of RenderedPrompt.dialogue
+
+
+def _dialogue(prompt: RenderedPrompt) -> Dialogue:
+    value = _DIALOGUE.__get__(prompt, RenderedPrompt)
+    if type(value) is DeferredDialogue:
+        value = value.resolve(prompt.text)
+        _DIALOGUE.__set__(prompt, value)
+    return value
+
+
+_COMPARED = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.compare)
+_SHOWN = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.repr)
+_ALL = tuple(f.name for f in dataclasses.fields(RenderedPrompt))
+
+
+class LazyDialoguePrompt(RenderedPrompt):
+    """A :class:`RenderedPrompt` of the fast path: its ``dialogue`` (rarely read:
+    harnesses read ``text``) is built the first time it is read. Otherwise it is a
+    ``RenderedPrompt``: equal to one with the same fields, shown as one, and pickled
+    and copied as one."""
+
+    __slots__ = ()
+
+    dialogue = property(_dialogue, _DIALOGUE.__set__, doc="The intermediate dialogue, before the meta template.")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RenderedPrompt):
+            return tuple([getattr(self, name) for name in _COMPARED]) == tuple(
+                [getattr(other, name) for name in _COMPARED]
+            )
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as RenderedPrompt's
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _SHOWN)
+        return f"RenderedPrompt({shown})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return RenderedPrompt, tuple([getattr(self, name) for name in _ALL])
+
+
+def _plain_choice_style(style: Any) -> bool:
+    if not isinstance(style, ChoiceStyle):
+        return False
+    cls = type(style)
+    return all(getattr(cls, name) is getattr(ChoiceStyle, name) for name in _CHOICE_METHODS) and (
+        cls.format is QAStyle.format
+    )
+
+
+def _pure(extractor: Any) -> bool:
+    return extractor is None or getattr(extractor, "pure", False) is True
+
+
+def _getter(extractor: Any) -> Any:
+    """A quicker stand-in for a built-in extractor, giving the same value wherever the
+    extractor gives one (it may raise other exceptions where the extractor raises a
+    FieldError: the fast path then hands the record to the general path)."""
+    if type(extractor) is RecordField:
+        return itemgetter(extractor.spec)
+    if type(extractor) is Expression and extractor.steps is not None and len(extractor.steps) == 1:
+        # ``{{question}}``, ``{{question.strip()}}``: one key, then zero-argument str methods
+        key = extractor.steps[0]
+        methods = tuple(getattr(str, name) for name in extractor.methods)
+
+        def get(record: Any) -> Any:
+            if type(record) is not dict or type(key) is not str:
+                return extractor(record)
+            value = record[key]
+            for method in methods:
+                if type(value) is not str:
+                    return extractor(record)  # Jinja decides what a method of a non-str does
+                value = method(value)
+            return value
+
+        return get
+    return extractor
+
+
+def compile_fast_path(renderer: TaskRenderer) -> FastRender | None:
+    """The fast render function of ``renderer``'s task, or ``None`` when the task is
+    not in the common case. ``fn(record, index)`` returns the rendered prompt, or
+    ``None`` for a record the general path must render.
+
+    Builds the task's shared few-shot examples (``renderer.shared_shots()``): an
+    example with bad data makes this return ``None``, so that the general path
+    reports it for every record, as it does without the fast path.
+    """
+    if renderer._rolling or renderer.chat is not None or renderer._meta_scored is not None:
+        return None
+    style = renderer.style
+    if not _plain_choice_style(style) or not renderer._needs_gold or renderer._gold is None:
+        return None
+    settings = style.settings
+    if settings.output_type not in (None, "multiple_choice"):
+        return None
+    text_of, choice_of, target_of, prefix_of = renderer._text, renderer._choice, renderer._target, renderer._prefix
+    describe = renderer._description
+    if text_of is None or choice_of is None or target_of is None or prefix_of is not None:
+        return None
+    if not all(_pure(e) for e in (text_of, choice_of, target_of, describe)):
+        return None
+    text_of, choice_of, target_of = _getter(text_of), _getter(choice_of), _getter(target_of)
+    meta = renderer.meta
+    affixes = getattr(meta, "affixes", None)
+    if affixes is None:
+        return None
+    try:
+        shots = renderer.shared_shots()
+    except PromptStyleError:
+        return None
+    if shots is None:
+        return None
+
+    block, sep = style.shot_block(shots) if shots else ((), "")
+    block_text = meta.apply(block).text if block else ""
+    system = Turn("system", "", section="begin")
+    d_before, d_after = affixes(system)
+    q_before, q_after = affixes(Turn("user", "", sep))
+    if not all(isinstance(t, str) for t in (block_text, d_before, d_after, q_before, q_after)):
+        return None
+
+    constant_description = describe is None or getattr(describe, "kind", None) in ("literal", "constant")
+    head_turns: tuple[Turn, ...] = block
+    head_text = block_text
+    if describe is not None and constant_description:
+        value = describe({})
+        description = "" if value is None else str(value)
+        if description:
+            head_turns = (system._replace(content=description), *block)
+            head_text = d_before + description + d_after + block_text
+        describe = None
+    if describe is None:
+        # The text is one f-string (prefix, question, affixes); the dialogue is
+        # made from it when first read (LazyDialoguePrompt).
+        head, tail = head_text + q_before, q_after
+        deferred = DeferredDialogue(head_turns, len(head), len(tail), sep)
+    else:
+        head = tail = ""  # a description per record: joined around the question text
+
+    delimiter = settings.continuation_delimiter
+    if delimiter is None:
+        delimiter = settings.target_delimiter
+    answers_vary = "choice" in _format_fields(style.answer_format)
+    answers_of = style._answers_of
+    # n -> (question function, continuations or None when they vary by record, labels)
+    compiled: dict[int, Any] = {}
+
+    def compile_n(n: int) -> Any:
+        labels = style_labels(style, n)
+        question = question_function(style, n, head, tail) if labels is not None else None
+        if question is None:
+            made = None
+        elif answers_vary:
+            made = (question, None, labels)
+        else:
+            made = (question, tuple([delimiter + a for a in answers_of([None] * n, labels)]), labels)
+        compiled[n] = made
+        return made
+
+    plugins = renderer.plugins
+    until = renderer.until
+
+    def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
+        try:
+            q = text_of(record)
+            choices = choice_of(record)
+            target = target_of(record)
+            if type(q) is not str or type(choices) is not list or type(target) is not int:
+                return None
+            n = len(choices)
+            if not 0 <= target < n or None in choices:
+                return None
+            made = compiled.get(n, _MISSING)
+            if made is _MISSING:
+                made = compile_n(n)
+            if made is None:
+                return None
+            question, continuations, labels = made
+            text = question(q, choices)
+            if text is None:
+                return None
+            if continuations is None:
+                continuations = tuple([delimiter + a for a in answers_of(choices, labels)])
+        except Exception:  # the general path renders the record and reports what is wrong
+            return None
+        return LazyDialoguePrompt(index, text, None, continuations, target, plugins, deferred, None, None, until)
+
+    def fast_described(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
+        try:
+            q = text_of(record)
+            choices = choice_of(record)
+            target = target_of(record)
+            if type(q) is not str or type(choices) is not list or type(target) is not int:
+                return None
+            n = len(choices)
+            if not 0 <= target < n or None in choices:
+                return None
+            made = compiled.get(n, _MISSING)
+            if made is _MISSING:
+                made = compile_n(n)
+            if made is None:
+                return None
+            question, continuations, labels = made
+            qtext = question(q, choices)
+            if qtext is None:
+                return None
+            if continuations is None:
+                continuations = tuple([delimiter + a for a in answers_of(choices, labels)])
+            value = describe(record)
+            description = "" if value is None else str(value)
+            turn = Turn("user", qtext, sep)
+            text = head_text + q_before + qtext + q_after
+            if description:
+                text = d_before + description + d_after + text
+                dialogue = (system._replace(content=description), *head_turns, turn)
+            else:
+                dialogue = (*head_turns, turn)
+        except Exception:  # the general path renders the record and reports what is wrong
+            return None
+        return RenderedPrompt(index, text, None, continuations, target, plugins, dialogue, None, None, until)
+
+    if describe is not None:
+        fast = fast_described
+
+    limits = renderer.limits
+    if limits is None:
+        return fast
+
+    def scoped(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
+        token = _SCOPE.set(limits)  # the task's Jinja budgets, as the general path sets them
+        try:
+            return fast(record, index)
+        finally:
+            _SCOPE.reset(token)
+
+    return scoped

@@ -75,31 +75,41 @@ class DeferredDialogue:
         return (*self.turns, Turn("user", text[self.start : len(text) - self.stop], self.sep))
 
 
-_DIALOGUE = RenderedPrompt.__dict__["dialogue"]  # the slot of RenderedPrompt.dialogue
-
-
-def _dialogue(prompt: RenderedPrompt) -> Dialogue:
-    value = _DIALOGUE.__get__(prompt, RenderedPrompt)
-    if type(value) is DeferredDialogue:
-        value = value.resolve(prompt.text)
-        _DIALOGUE.__set__(prompt, value)
-    return value
-
-
 _COMPARED = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.compare)
 _SHOWN = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.repr)
 _ALL = tuple(f.name for f in dataclasses.fields(RenderedPrompt))
+# What the fields a fast-path prompt does not set read as: text-only meta templates
+# give no messages, and the other fields take their defaults.
+_DEFAULTS = {
+    "messages": None,
+    **{
+        f.name: f.default
+        for f in dataclasses.fields(RenderedPrompt)
+        if f.default is not dataclasses.MISSING and f.name != "dialogue"
+    },
+}
 
 
 class LazyDialoguePrompt(RenderedPrompt):
-    """A :class:`RenderedPrompt` of the fast path: its ``dialogue`` (rarely read:
-    harnesses read ``text``) is built the first time it is read. Otherwise it is a
+    """A :class:`RenderedPrompt` of the fast path, made with only the fields that
+    vary (``index``, ``text``, ``continuations``, ``target``, ``plugins``, ``until``):
+    the others read as their defaults, and ``dialogue`` (rarely read: harnesses read
+    ``text``) is built the first time it is read. Otherwise it is a
     ``RenderedPrompt``: equal to one with the same fields, shown as one, and pickled
     and copied as one."""
 
-    __slots__ = ()
+    __slots__ = ("_deferred",)
 
-    dialogue = property(_dialogue, _DIALOGUE.__set__, doc="The intermediate dialogue, before the meta template.")
+    def __getattr__(self, name: str) -> Any:
+        # Called only for a slot that was never set.
+        if name == "dialogue":
+            value = self._deferred.resolve(self.text)
+            self.dialogue = value
+            return value
+        try:
+            return _DEFAULTS[name]
+        except KeyError:
+            raise AttributeError(f"'RenderedPrompt' object has no attribute {name!r}") from None
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, RenderedPrompt):
@@ -141,18 +151,37 @@ def _getter(extractor: Any) -> Any:
         # ``{{question}}``, ``{{question.strip()}}``: one key, then zero-argument str methods
         key = extractor.steps[0]
         methods = tuple(getattr(str, name) for name in extractor.methods)
+        if type(key) is not str:
+            return extractor
+        if not methods:
 
-        def get(record: Any) -> Any:
-            if type(record) is not dict or type(key) is not str:
+            def get(record: Any) -> Any:
+                return record[key] if type(record) is dict else extractor(record)
+
+            return get
+        if len(methods) == 1:
+            method = methods[0]
+
+            def get_one(record: Any) -> Any:
+                if type(record) is dict:
+                    value = record[key]
+                    if type(value) is str:
+                        return method(value)
+                return extractor(record)  # Jinja decides what a method of a non-str does
+
+            return get_one
+
+        def get_many(record: Any) -> Any:
+            if type(record) is not dict:
                 return extractor(record)
             value = record[key]
             for method in methods:
                 if type(value) is not str:
-                    return extractor(record)  # Jinja decides what a method of a non-str does
+                    return extractor(record)
                 value = method(value)
             return value
 
-        return get
+        return get_many
     return extractor
 
 
@@ -239,6 +268,7 @@ def compile_fast_path(renderer: TaskRenderer) -> FastRender | None:
 
     plugins = renderer.plugins
     until = renderer.until
+    new_prompt = object.__new__
 
     def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
         try:
@@ -263,7 +293,15 @@ def compile_fast_path(renderer: TaskRenderer) -> FastRender | None:
                 continuations = tuple([delimiter + a for a in answers_of(choices, labels)])
         except Exception:  # the general path renders the record and reports what is wrong
             return None
-        return LazyDialoguePrompt(index, text, None, continuations, target, plugins, deferred, None, None, until)
+        made = new_prompt(LazyDialoguePrompt)
+        made.index = index
+        made.text = text
+        made.continuations = continuations
+        made.target = target
+        made.plugins = plugins
+        made.until = until
+        made._deferred = deferred
+        return made
 
     def fast_described(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
         try:

@@ -20,6 +20,7 @@ the general path, which raises the usual errors.
 
 from __future__ import annotations
 
+import functools
 import string
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -148,6 +149,13 @@ def _generate(pieces: list[Any], inline: str | None) -> Callable[[str, Sequence[
         f"        return f'{''.join(source)}'\n"
         "    return question\n"
     )
+    return _maker(code)(*values)
+
+
+@functools.lru_cache(maxsize=256)
+def _maker(code: str) -> Callable[..., Any]:
+    """The ``make`` function of generated ``code``, compiled once per process: tasks
+    that share a layout (every MMLU subject) share it, with their own literal values."""
     namespace: dict[str, Any] = {}
     exec(compile(code, "<prompt_style.styles.compiled>", "exec"), namespace)  # names and indices only
-    return namespace["make"](*values)
+    return namespace["make"]

@@ -128,13 +128,19 @@ class LazyDialoguePrompt(RenderedPrompt):
         return RenderedPrompt, tuple([getattr(self, name) for name in _ALL])
 
 
+_PLAIN_CLASSES: dict[type, bool] = {}
+
+
 def _plain_choice_style(style: Any) -> bool:
-    if not isinstance(style, ChoiceStyle):
-        return False
     cls = type(style)
-    return all(getattr(cls, name) is getattr(ChoiceStyle, name) for name in _CHOICE_METHODS) and (
-        cls.format is QAStyle.format
-    )
+    plain = _PLAIN_CLASSES.get(cls)
+    if plain is None:
+        plain = _PLAIN_CLASSES[cls] = (
+            issubclass(cls, ChoiceStyle)
+            and all(getattr(cls, name) is getattr(ChoiceStyle, name) for name in _CHOICE_METHODS)
+            and cls.format is QAStyle.format
+        )
+    return plain
 
 
 def _pure(extractor: Any) -> bool:

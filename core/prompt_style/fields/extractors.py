@@ -10,6 +10,7 @@ templates themselves.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -134,13 +135,7 @@ class Expression(FieldExtractorBase):
     def __init__(self, spec: Any, key: str, source: str) -> None:
         super().__init__(spec, key)
         self.source = source
-        path, methods = source, ()
-        tail = _METHOD_TAIL.search(source)
-        if tail:
-            path = source[: tail.start()]
-            methods = tuple(re.findall(r"\.(\w+)\(", tail.group(1)))
-        self.steps = self._parse_path(path)
-        self.methods = methods
+        self.steps, self.methods = _parsed_expression(source)
 
     @staticmethod
     def _parse_path(source: str) -> tuple[str | int, ...] | None:
@@ -280,6 +275,17 @@ class CallableField(FieldExtractorBase):
 
     def __call__(self, record: Mapping[str, Any]) -> Any:
         return self.spec(record)
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed_expression(source: str) -> tuple[tuple[str | int, ...] | None, tuple[str, ...]]:
+    """The path steps and trailing str methods of an expression (once per source)."""
+    path, methods = source, ()
+    tail = _METHOD_TAIL.search(source)
+    if tail:
+        path = source[: tail.start()]
+        methods = tuple(re.findall(r"\.(\w+)\(", tail.group(1)))
+    return Expression._parse_path(path), methods
 
 
 def is_jinja(spec: str) -> bool:

@@ -31,14 +31,15 @@ def read_source(path: str | Path, manager: PluginManager) -> TaskSource:
     reader that lists the file's suffix)."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix not in PARSED_SUFFIXES and any(suffix in reader.suffixes for reader in _readers(manager).values()):
+    readers = _readers(manager)
+    if suffix not in PARSED_SUFFIXES and any(suffix in reader.suffixes for reader in readers.values()):
         if not path.is_file():
             raise TaskFileError("task file not found", file=str(path))
         return TaskSource(path=path, data=None, base=path.parent)
     # Formats with YAML tags of their own (lm-evaluation-harness's ``!function``)
     # name them on their reader; the tags build markers, never run code.
     tags: dict[str, Any] = {}
-    for reader in _readers(manager).values():
+    for reader in readers.values():
         tags.update(getattr(reader, "yaml_tags", None) or {})
     try:
         document = load_yaml(path, tags=tags or None, duplicate_keys="last")

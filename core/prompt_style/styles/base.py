@@ -7,6 +7,7 @@ distributions are presets of :class:`ChoiceStyle`) or implement the
 
 from __future__ import annotations
 
+import functools
 import string
 import warnings
 from collections.abc import Callable, Sequence
@@ -268,8 +269,13 @@ class PassthroughStyle(QAStyle):
         return tuple([str(c) for c in sample.choices])
 
 
-def _format_fields(fmt: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(fmt) if name is not None}
+def _format_fields(fmt: str) -> frozenset[str]:
+    return _parsed_fields(fmt)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_fields(fmt: str) -> frozenset[str]:
+    return frozenset(name for _, name, _, _ in string.Formatter().parse(fmt) if name is not None)
 
 
 @dataclass

@@ -69,21 +69,46 @@ def question_function(
     labels = style_labels(style, n)
     if labels is None:
         return None
+    key = (
+        style.prefix,
+        style.blank_marker,
+        style.blank_position,
+        style.show_choices,
+        style.question_choice_delimiter,
+        style.choices_header,
+        style.choice_format,
+        style.choice_delimiter,
+        style.suffix,
+    )
+    layout = _layout(key, tuple(labels[:n]))
+    if layout is None:
+        return None
+    code, values = layout
+    values = list(values)
+    values[0] = head + values[0]  # the first and last names are always literal text
+    values[1] = values[1] + tail
+    return _maker(code)(*values)
+
+
+@functools.lru_cache(maxsize=256)
+def _layout(key: tuple[Any, ...], labels: tuple[str, ...]) -> tuple[str, tuple[Any, ...]] | None:
+    """The generated code and its values for a style's layout (``key``) with these
+    labels: worked out once for all the tasks that share them."""
+    (prefix, marker, position, show_choices, qc_delimiter, header, choice_format, delimiter, suffix) = key
     # pieces: literal text (str), the question (None), or a choice slot (index, conversion, spec)
-    pieces: list[Any] = [head + style.prefix, None]
-    marker = style.blank_marker
+    pieces: list[Any] = [prefix, None]
     inline = None
     if marker:
-        if style.blank_position == "end":
+        if position == "end":
             pieces.append(" " + marker)
         else:
             inline = marker
-    if style.show_choices:
-        pieces.append(style.question_choice_delimiter + style.choices_header)
-        parsed = list(_PARSE(style.choice_format))
-        for i in range(n):
+    if show_choices:
+        pieces.append(qc_delimiter + header)
+        parsed = list(_PARSE(choice_format))
+        for i in range(len(labels)):
             if i:
-                pieces.append(style.choice_delimiter)
+                pieces.append(delimiter)
             for literal, name, spec, conversion in parsed:
                 pieces.append(literal)
                 if name is None:
@@ -98,16 +123,19 @@ def question_function(
                     pieces.append(_field(i + 1, spec, conversion))
                 else:  # ChoiceStyle refuses other fields when it is built
                     return None
-    if style.suffix:
-        pieces.append(style.question_choice_delimiter + style.suffix)
-    pieces.append(tail)
+    if suffix:
+        pieces.append(qc_delimiter + suffix)
     return _generate(pieces, inline)
 
 
-def _generate(pieces: list[Any], inline: str | None) -> Callable[[str, Sequence[Any]], str | None]:
-    values: list[Any] = []
-    names: list[str] = []
-    source: list[str] = []
+def _generate(pieces: list[Any], inline: str | None) -> tuple[str, tuple[Any, ...]]:
+    """Code of ``make(H, T, ...)`` returning ``question(q, c)``, and the values of its
+    arguments: ``H`` and ``T`` are the literal text before and after everything else
+    (the caller adds its head and tail to them), the others literal text between the
+    question and choice slots, format specs and the inline blank marker."""
+    values: list[Any] = ["", ""]
+    names: list[str] = ["H", "T"]
+    source: list[str] = ["{H}"]
     text = ""
 
     def flush() -> None:
@@ -122,6 +150,9 @@ def _generate(pieces: list[Any], inline: str | None) -> Callable[[str, Sequence[
         if isinstance(piece, str):
             text += piece
             continue
+        if piece is None and not source[1:]:
+            values[0] = text  # the text before the question opens the string
+            text = ""
         flush()
         if piece is None:
             source.append("{q}")
@@ -135,7 +166,8 @@ def _generate(pieces: list[Any], inline: str | None) -> Callable[[str, Sequence[
             values.append(spec)
             field += ":{" + names[-1] + "}"
         source.append("{" + field + "}")
-    flush()
+    values[1] = text  # the text after the last slot closes it
+    source.append("{T}")
     if inline is not None:
         names.append("M")
         values.append(inline)
@@ -149,7 +181,7 @@ def _generate(pieces: list[Any], inline: str | None) -> Callable[[str, Sequence[
         f"        return f'{''.join(source)}'\n"
         "    return question\n"
     )
-    return _maker(code)(*values)
+    return code, tuple(values)
 
 
 @functools.lru_cache(maxsize=256)

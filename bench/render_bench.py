@@ -48,6 +48,7 @@ Run: ``uv run python bench/render_bench.py`` (or via ``bench/run.py``).
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -498,9 +499,7 @@ def run_rounds(ws: MmluWorkspace, rounds: int, lm: LmEval | None, lm_rounds: int
         order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
             setup, fn = renderers[name]
-            prepared = setup()
-            seconds, texts = _timed(lambda: fn(prepared), expected)
-            del prepared
+            seconds, texts = _timed(functools.partial(fn, setup()), expected)
             _check(name, texts, expected, "f-string (plain)")
             del texts  # every timed run starts with the same memory free: no other output alive
             this[name] = seconds

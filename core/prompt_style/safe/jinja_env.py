@@ -52,9 +52,8 @@ cache. jinja2 is imported on first use only: listing plugins must not pay for it
 
 from __future__ import annotations
 
-import functools
-
 import contextlib
+import functools
 import os
 import re
 import warnings

@@ -7,13 +7,13 @@ JSON file (an array of objects) is read whole.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .errors import DataError, cut
 
-__all__ = ["iter_records", "open_records", "load_records", "check_data_file", "SUPPORTED_SUFFIXES"]
+__all__ = ["iter_records", "open_records", "map_records", "load_records", "check_data_file", "SUPPORTED_SUFFIXES"]
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
@@ -92,7 +92,31 @@ _scan = json.JSONDecoder().scan_once
 _BLOCK = 1 << 16  # characters read at a time: memory stays constant whatever the file's size
 
 
-def _json_lines(path: Path, split: str) -> Iterator[Mapping[str, Any]]:
+def map_records(
+    path: str | Path | Sequence[Mapping[str, Any]],
+    split: str,
+    fn: Callable[[Mapping[str, Any], int], Any],
+    fallback: Callable[[Mapping[str, Any], int], Any],
+) -> Iterator[Any]:
+    """``fn(record, index)`` for every record of a split, in order, and
+    ``fallback(record, index)`` where ``fn`` gives ``None``: a renderer's loop. A JSON
+    Lines file is read and mapped in one loop (one generator, not two); records are
+    read as :func:`open_records` reads them, with the same errors."""
+    if isinstance(path, (str, Path)) and Path(path).suffix.lower() != ".json":
+        path = Path(path)
+        check_data_file(path, split)
+        return _json_lines(path, split, fn, fallback)
+    return _mapped(open_records(path, split), fn, fallback)
+
+
+def _mapped(records: Iterator[Mapping[str, Any]], fn: Any, fallback: Any) -> Iterator[Any]:
+    for index, record in enumerate(records):
+        made = fn(record, index)
+        yield made if made is not None else fallback(record, index)
+
+
+def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None) -> Iterator[Any]:
+    """The records of a JSON Lines file; with ``fn``, what :func:`map_records` gives."""
     count = 0
     before = 0  # lines in the blocks already done
     scan = _scan
@@ -122,9 +146,14 @@ def _json_lines(path: Path, split: str) -> Iterator[Mapping[str, Any]]:
                     except Exception:
                         end = -1
                     if end == eol and type(record) is dict:
-                        count += 1
-                        yield record
                         pos = eol + 1
+                        if fn is None:
+                            count += 1
+                            yield record
+                            continue
+                        made = fn(record, count)
+                        yield made if made is not None else fallback(record, count)
+                        count += 1
                         continue
                     line = text[pos : eol + 1]
                     number = before + text.count("\n", 0, pos) + 1
@@ -147,8 +176,13 @@ def _json_lines(path: Path, split: str) -> Iterator[Mapping[str, Any]]:
                             file=str(path),
                             line=number,
                         )
+                    if fn is None:
+                        count += 1
+                        yield record
+                        continue
+                    made = fn(record, count)
+                    yield made if made is not None else fallback(record, count)
                     count += 1
-                    yield record
                 before += text.count("\n", 0, stop)
     except UnicodeDecodeError as exc:
         raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None

@@ -191,6 +191,19 @@ def _getter(extractor: Any) -> Any:
     return extractor
 
 
+def _key_of(extractor: Any) -> tuple[str, tuple[Any, ...]] | None:
+    """``(key, str methods)`` when ``extractor`` reads one key of a dict record and
+    calls zero-argument ``str`` methods on a ``str`` value (``question``,
+    ``{{question.strip()}}``), else ``None``."""
+    if type(extractor) is RecordField and type(extractor.spec) is str:
+        return extractor.spec, ()
+    if type(extractor) is Expression and extractor.steps is not None and len(extractor.steps) == 1:
+        key = extractor.steps[0]
+        if type(key) is str:
+            return key, tuple(getattr(str, name) for name in extractor.methods)
+    return None
+
+
 def compile_fast_path(renderer: TaskRenderer) -> FastRender | None:
     """The fast render function of ``renderer``'s task, or ``None`` when the task is
     not in the common case. ``fn(record, index)`` returns the rendered prompt, or
@@ -214,6 +227,12 @@ def compile_fast_path(renderer: TaskRenderer) -> FastRender | None:
         return None
     if not all(_pure(e) for e in (text_of, choice_of, target_of, describe)):
         return None
+    # The three fields in one C call when each is a dict key (the common case).
+    keys = [_key_of(e) for e in (text_of, choice_of, target_of)]
+    get3 = q_method = None
+    if all(k is not None for k in keys) and not keys[1][1] and not keys[2][1] and len(keys[0][1]) <= 1:
+        get3 = itemgetter(keys[0][0], keys[1][0], keys[2][0])
+        q_method = keys[0][1][0] if keys[0][1] else None
     text_of, choice_of, target_of = _getter(text_of), _getter(choice_of), _getter(target_of)
     meta = renderer.meta
     affixes = getattr(meta, "affixes", None)
@@ -278,11 +297,18 @@ def compile_fast_path(renderer: TaskRenderer) -> FastRender | None:
 
     def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
         try:
-            q = text_of(record)
-            choices = choice_of(record)
-            target = target_of(record)
-            if type(q) is not str or type(choices) is not list or type(target) is not int:
-                return None
+            if get3 is not None and type(record) is dict:
+                q, choices, target = get3(record)
+                if type(q) is not str or type(choices) is not list or type(target) is not int:
+                    return None
+                if q_method is not None:
+                    q = q_method(q)
+            else:
+                q = text_of(record)
+                choices = choice_of(record)
+                target = target_of(record)
+                if type(q) is not str or type(choices) is not list or type(target) is not int:
+                    return None
             n = len(choices)
             if not 0 <= target < n or None in choices:
                 return None

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .data import check_data_file, iter_records, load_records, open_records
+from .data import check_data_file, iter_records, load_records, map_records, open_records
 from .errors import DataError, OptionError, PluginError, PromptStyleError, RenderError
 from .formats import load_task_config
 from .meta.chat_rules import ChatRules, continuation_delimiter
@@ -88,25 +88,22 @@ class Task:
         hand replies back one at a time.
         """
         try:
-            if self._records is not None:
-                records: Iterator[Mapping[str, Any]] = iter(self._records)
-            else:
-                split = self.config.test_split
-                records = open_records(self.config.data[split], split)
+            split = self.config.test_split
+            source = self._records if self._records is not None else self.config.data[split]
+            fast = None if self.multiturn else self.renderer.fast_render()
+            if fast is not None:
+                # Read and rendered in one loop; a record the fast path cannot take
+                # goes to the general path.
+                rendered = map_records(source, split, fast, self.renderer._render)
+                yield from rendered if limit is None else itertools.islice(rendered, limit)
+                return
+            records = open_records(source, split)
             if limit is not None:
                 records = itertools.islice(records, limit)
             if not self.multiturn:
-                renderer = self.renderer
-                fast = renderer.fast_render()
-                if fast is None:
-                    render = renderer.render
-                    for index, record in enumerate(records):
-                        yield render(record, index)
-                    return
-                general = renderer._render
+                render = self.renderer.render
                 for index, record in enumerate(records):
-                    made = fast(record, index)
-                    yield made if made is not None else general(record, index)
+                    yield render(record, index)
                 return
             reply = _reply_callback(replies)
             converse = self.renderer.converse

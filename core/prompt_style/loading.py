@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .data import _given as _given_records
 from .data import check_data_file, iter_records, load_records, map_records, open_records
 from .errors import DataError, OptionError, PluginError, PromptStyleError, RenderError
 from .formats import load_task_config
@@ -92,9 +93,15 @@ class Task:
             source = self._records if self._records is not None else self.config.data[split]
             fast = None if self.multiturn else self.renderer.fast_render()
             if fast is not None:
-                # Read and rendered in one loop; a record the fast path cannot take
-                # goes to the general path.
-                rendered = map_records(source, split, fast, self.renderer._render)
+                # A record the fast path cannot take goes to the general path.
+                general = self.renderer._render
+                if isinstance(source, list) and limit is None:  # records in memory
+                    for index, record in enumerate(_given_records(source, split)):
+                        made = fast(record, index)
+                        yield made if made is not None else general(record, index)
+                    return
+                # JSON Lines are read and rendered in one loop.
+                rendered = map_records(source, split, fast, general)
                 yield from rendered if limit is None else itertools.islice(rendered, limit)
                 return
             records = open_records(source, split)

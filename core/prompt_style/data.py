@@ -16,6 +16,7 @@ from .errors import DataError, cut
 __all__ = ["iter_records", "open_records", "map_records", "load_records", "check_data_file", "SUPPORTED_SUFFIXES"]
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json")
+_PATH = type(Path())  # PosixPath or WindowsPath
 
 
 def _files(path: Any) -> list[Path] | None:
@@ -36,7 +37,8 @@ def check_data_file(path: Path | Sequence[Any], split: str) -> None:
         return
     if not isinstance(path, (str, Path)):
         return
-    path = Path(path)
+    if type(path) is not _PATH:  # Path() of a Path costs as much as of a str
+        path = Path(path)
     if path.suffix.lower() not in SUPPORTED_SUFFIXES:
         raise DataError(
             f"split '{split}': unsupported data file type {path.suffix or '(none)'!r}",
@@ -75,10 +77,12 @@ def open_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
     JSON Lines file is read by one generator; anything else is :func:`iter_records`."""
     if not isinstance(path, (str, Path)) and _files(path) is None:
         return iter(_given(path, split))
-    if isinstance(path, (str, Path)) and Path(path).suffix.lower() != ".json":
-        path = Path(path)
-        check_data_file(path, split)
-        return _json_lines(path, split)
+    if isinstance(path, (str, Path)):
+        if type(path) is not _PATH:
+            path = Path(path)
+        if path.suffix.lower() != ".json":
+            check_data_file(path, split)
+            return _json_lines(path, split)
     return iter_records(path, split)
 
 
@@ -102,10 +106,12 @@ def map_records(
     ``fallback(record, index)`` where ``fn`` gives ``None``: a renderer's loop. A JSON
     Lines file is read and mapped in one loop (one generator, not two); records are
     read as :func:`open_records` reads them, with the same errors."""
-    if isinstance(path, (str, Path)) and Path(path).suffix.lower() != ".json":
-        path = Path(path)
-        check_data_file(path, split)
-        return _json_lines(path, split, fn, fallback)
+    if isinstance(path, (str, Path)):
+        if type(path) is not _PATH:
+            path = Path(path)
+        if path.suffix.lower() != ".json":
+            check_data_file(path, split)
+            return _json_lines(path, split, fn, fallback)
     return _mapped(open_records(path, split), fn, fallback)
 
 

@@ -29,7 +29,8 @@ PARSED_SUFFIXES = (".yaml", ".yml", ".json")
 def read_source(path: str | Path, manager: PluginManager) -> TaskSource:
     """Parse a task file into a :class:`TaskSource` (YAML and JSON, or left to a
     reader that lists the file's suffix)."""
-    path = Path(path)
+    if not isinstance(path, Path):
+        path = Path(path)
     suffix = path.suffix.lower()
     readers = _readers(manager)
     if suffix not in PARSED_SUFFIXES and any(suffix in reader.suffixes for reader in readers.values()):

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PromptStyleError, TaskFileError
-from ..safe.yaml_loader import load_yaml
-from ..types import ReadOptions, TaskReader, TaskSource
 
 if TYPE_CHECKING:
     from ..plugins import PluginManager
     from ..task import TaskConfig
+    from ..types import ReadOptions, TaskReader, TaskSource
 
 __all__ = ["load_task_config", "read_source", "choose_reader", "PARSED_SUFFIXES"]
 
@@ -29,6 +28,10 @@ PARSED_SUFFIXES = (".yaml", ".yml", ".json")
 def read_source(path: str | Path, manager: PluginManager) -> TaskSource:
     """Parse a task file into a :class:`TaskSource` (YAML and JSON, or left to a
     reader that lists the file's suffix)."""
+    # imported here: listing plugins imports this package, and needs neither
+    from ..safe.yaml_loader import load_yaml
+    from ..types import TaskSource
+
     if not isinstance(path, Path):
         path = Path(path)
     suffix = path.suffix.lower()
@@ -127,6 +130,8 @@ def load_task_config(
     :param task_format: the format's name, when detection should not decide.
     :raises TaskFileError: naming the file, the line and the key.
     """
+    from ..types import ReadOptions, TaskSource
+
     if plugins is None:
         from ..loading import default_plugin_manager
 

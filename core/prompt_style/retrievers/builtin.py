@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._lazy import Lazy
 from .._markers import hookimpl
 from ..errors import OptionError, TaskFileError
 from ..options import check_options
-from .opencompass import CATALOG as OPENCOMPASS_CATALOG
 
 
 def _check_size(name: str, k: int, available: int, same_split: bool) -> None:
@@ -189,13 +189,16 @@ def random_(*, options, pool, k, same_split, seed) -> Random:
 
 @hookimpl
 def retrieve_examples():
-    from .shared_random import shared_random
-
+    # shared_random and OpenCompass's retrievers are imported when a task uses them.
     return {
         "zero": zero,
         "fixed": fixed,
         "first_n": first_n,
         "random": random_,
-        "shared_random": shared_random,
-        **OPENCOMPASS_CATALOG,
+        "shared_random": Lazy("prompt_style.retrievers.shared_random:shared_random"),
+        **{name: Lazy(f"prompt_style.retrievers.opencompass:{name}") for name in OPENCOMPASS_RETRIEVERS},
     }
+
+
+OPENCOMPASS_RETRIEVERS = ("fixk", "opencompass_random", "sliding_window")
+"""The names of ``retrievers/opencompass.py``'s ``CATALOG`` (tests/test_fastpath.py checks they agree)."""

@@ -12,23 +12,24 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["Lazy"]
+__all__ = ["Lazy", "resolved"]
 
 
 class Lazy:
     """``Lazy("package.module:name")`` stands for ``name`` of that module;
-    ``Lazy("package.module:Name", instance=True)`` for ``Name()``.
+    ``Lazy("package.module:Name", instance=True)`` for ``Name()``, and
+    ``Lazy("package.module:Name", args=(a,))`` for ``Name(a)``.
 
     Calling it calls the target; reading an attribute reads the target's. Its
     ``repr`` names the target. Catalog checks take it as the shape its hook needs
     (only the core's own catalogs use it, and tests/test_plugins.py checks them).
     """
 
-    __slots__ = ("target", "instance", "_value")
+    __slots__ = ("target", "args", "_value")
 
-    def __init__(self, target: str, *, instance: bool = False) -> None:
+    def __init__(self, target: str, *, instance: bool = False, args: tuple[Any, ...] | None = None) -> None:
         self.target = target
-        self.instance = instance
+        self.args = () if instance and args is None else args
         self._value: Any = None
 
     def load(self) -> Any:
@@ -37,8 +38,8 @@ class Lazy:
         if value is None:
             module, _, name = self.target.partition(":")
             value = getattr(importlib.import_module(module), name)
-            if self.instance:
-                value = value()
+            if self.args is not None:
+                value = value(*self.args)
             self._value = value
         return value
 
@@ -51,14 +52,15 @@ class Lazy:
         return getattr(self.load(), name)
 
     def __repr__(self) -> str:
-        return f"<lazy {self.target}{'()' if self.instance else ''}>"
+        call = "" if self.args is None else "(" + ", ".join(map(repr, self.args)) + ")"
+        return f"<lazy {self.target}{call}>"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_lazy, (self.target, self.instance))
+        return (_lazy, (self.target, self.args))
 
 
-def _lazy(target: str, instance: bool) -> Lazy:
-    return Lazy(target, instance=instance)
+def _lazy(target: str, args: tuple[Any, ...] | None) -> Lazy:
+    return Lazy(target, args=args)
 
 
 def exports(package: str, names: dict[str, str]) -> tuple[Any, Any]:
@@ -81,3 +83,8 @@ def exports(package: str, names: dict[str, str]) -> tuple[Any, Any]:
         return sorted(set(vars(sys.modules[package])) | set(names))
 
     return __getattr__, __dir__
+
+
+def resolved(value: Any) -> Any:
+    """``value``, or what it stands for when it is a :class:`Lazy` (imported now)."""
+    return value.load() if type(value) is Lazy else value

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._lazy import resolved
 from ..errors import PromptStyleError, TaskFileError
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def read_source(path: str | Path, manager: PluginManager) -> TaskSource:
 
 
 def _readers(manager: PluginManager) -> dict[str, TaskReader]:
-    return {name: manager.resolve("read_task", name).factory for name in manager.names("read_task")}
+    return {name: resolved(manager.resolve("read_task", name).factory) for name in manager.names("read_task")}
 
 
 def _effective_suffix(source: TaskSource, readers: Mapping[str, TaskReader]) -> str:
@@ -85,7 +86,7 @@ def choose_reader(manager: PluginManager, source: TaskSource, task_format: str |
             provider = manager.resolve("read_task", task_format)
         except PromptStyleError as exc:
             raise exc.locate(file=source.name if source.path else None, key="task_format") from None
-        return task_format, provider.factory
+        return task_format, resolved(provider.factory)
     readers = _readers(manager)
     suffix = _effective_suffix(source, readers)
     claims: list[str] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .._lazy import Lazy
 from .._markers import hookimpl
 from ..errors import StyleError
 from ..options import check_options
@@ -65,6 +66,15 @@ def messages(*, options: dict[str, Any]) -> Messages:
 
 @hookimpl
 def apply_meta_template():
-    from .opencompass import opencompass_meta_catalog
+    # OpenCompass meta templates are imported when a task uses one.
+    from .opencompass_named import NAMED_META_TEMPLATES
 
-    return {"plain": plain, "messages": messages, **opencompass_meta_catalog()}
+    return {
+        "plain": plain,
+        "messages": messages,
+        "opencompass": Lazy("prompt_style.meta.opencompass:opencompass_meta"),
+        **{
+            f"opencompass::{name}": Lazy("prompt_style.meta.opencompass:_Named", args=(name,))
+            for name in NAMED_META_TEMPLATES
+        },
+    }

@@ -8,7 +8,6 @@ Randomness comes from ``random.Random`` seeded with the text ``"{seed}:{index}"`
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,6 +105,8 @@ class Random:
     def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
         if not self.k:
             return ()
+        import random  # on use: listing plugins does not import it
+
         rng = random.Random(f"{self.seed}:{index}")
         if not self.same_split:
             return tuple(rng.sample(range(self.size), self.k))

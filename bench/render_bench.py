@@ -18,6 +18,8 @@ Renderers, each producing the 14,000 prompts in the same order:
 ``prompt-style (memory)``   records already in memory: tasks loaded with
                             ``load_task(task_file, data={"test": records})`` beforehand
                             (untimed, afresh for each timed run), then ``Task.render()``.
+``prompt-style (memory, TaskRenderer.render)`` the same, rendered by a harness's own loop:
+                            ``task.renderer.render(record, index)`` for each record.
 ``f-string (plain)``        a plain hand-written renderer reading the same JSON Lines:
                             ``json.loads`` per line, direct indexing, the five few-shot
                             blocks and the question built with f-strings for every record.
@@ -292,6 +294,16 @@ def ps_render(tasks: list[Any]) -> list[str]:
     return texts
 
 
+def ps_renderer(tasks: list[Any], records: list[list[dict[str, Any]]]) -> list[str]:
+    """``TaskRenderer.render(record, index)`` record by record (a harness's own loop)."""
+    texts = []
+    for task, recs in zip(tasks, records):
+        render = task.renderer.render
+        for index, record in enumerate(recs):
+            texts.append(render(record, index).text)
+    return texts
+
+
 def fstring_plain(ws: MmluWorkspace) -> list[str]:
     """What a developer would write by hand: every prompt built in full, per record."""
     texts = []
@@ -463,6 +475,13 @@ RATIOS = (
     ("plain", "prompt-style (JSONL)", "f-string (plain)", TARGET_PLAIN, "max"),
     ("memo", "prompt-style (JSONL)", "f-string (memoised)", TARGET_MEMO, "max"),
     ("memory", "prompt-style (memory)", "f-string (memoised, memory)", TARGET_MEMORY, "max"),
+    (
+        "memory_renderer",
+        "prompt-style (memory, TaskRenderer.render)",
+        "f-string (memoised, memory)",
+        TARGET_MEMORY,
+        "max",
+    ),
     ("lm_eval", "lm-eval 0.4.13", "prompt-style (JSONL)", TARGET_LM_EVAL, "min"),
     # for reference, no target
     ("plain_render", "prompt-style (render)", "f-string (plain)", None, "max"),
@@ -480,6 +499,10 @@ def run_rounds(ws: MmluWorkspace, rounds: int, lm: LmEval | None, lm_rounds: int
         "prompt-style (JSONL)": (lambda: None, lambda _: ps_jsonl(ws)),
         "prompt-style (render)": (lambda: ps_load(ws), ps_render),
         "prompt-style (memory)": (lambda: ps_load(ws, ws.memory), ps_render),
+        "prompt-style (memory, TaskRenderer.render)": (
+            lambda: ps_load(ws, ws.memory),
+            lambda tasks: ps_renderer(tasks, [ws.memory[s] for s in ws.subjects]),
+        ),
         "f-string (plain)": (lambda: None, lambda _: fstring_plain(ws)),
         "f-string (memoised)": (lambda: None, lambda _: fstring_memo(ws)),
         "f-string (memoised, memory)": (lambda: None, lambda _: fstring_memo_memory(ws)),
@@ -672,7 +695,7 @@ def print_report(res: dict[str, Any]) -> None:
     print("  median time per renderer (all rounds it ran in):")
     for name, seconds in res["median_s"].items():
         runs = len(res["times"][name])
-        print(f"    {name:<30} {seconds * 1e3:9.1f} ms  {seconds / n * 1e6:8.2f} us/record  ({runs} rounds)")
+        print(f"    {name:<43} {seconds * 1e3:9.1f} ms  {seconds / n * 1e6:8.2f} us/record  ({runs} rounds)")
     print(f"    (load_task of the {res['tasks']} tasks alone: {res['load_task_s'] * 1e3:.1f} ms, in the JSONL figure)")
     print("  ratios, each within a round, median over rounds:")
     for r in res["ratios"].values():

@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             f"median of {render['rounds']} rounds:"
         )
         for name, seconds in render["median_s"].items():
-            print(f"          {name:<30} {seconds / n * 1e6:8.2f} us/record")
+            print(f"          {name:<43} {seconds / n * 1e6:8.2f} us/record")
         for ratio in render["ratios"].values():
             print("          " + render_bench.ratio_line(ratio))
         if render.get("lm_eval_skipped"):

@@ -32,7 +32,10 @@ records).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +44,7 @@ from .fields.extractors import Expression, RecordField
 from .render import RenderedPrompt
 from .safe.limits import _SCOPE
 from .styles.base import ChoiceStyle, QAStyle, _format_fields
-from .styles.compiled import question_function, style_labels
+from .styles.compiled import Layout, layout, question_function, style_labels
 from .types import Dialogue, Turn
 
 if TYPE_CHECKING:
@@ -204,10 +207,9 @@ def _key_of(extractor: Any) -> tuple[str, tuple[Any, ...]] | None:
     return None
 
 
-def compile_fast_path(renderer: TaskRenderer) -> FastRender | None:
-    """The fast render function of ``renderer``'s task, or ``None`` when the task is
-    not in the common case. ``fn(record, index)`` returns the rendered prompt, or
-    ``None`` for a record the general path must render.
+def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
+    """The fast path of ``renderer``'s task (:class:`FastPath`), or ``None`` when the
+    task is not in the common case.
 
     Builds the task's shared few-shot examples (``renderer.shared_shots()``): an
     example with bad data makes this return ``None``, so that the general path
@@ -270,6 +272,7 @@ def compile_fast_path(renderer: TaskRenderer) -> FastRender | None:
         deferred = DeferredDialogue(head_turns, len(head), len(tail), sep)
     else:
         head = tail = ""  # a description per record: joined around the question text
+        deferred = None
 
     delimiter = settings.continuation_delimiter
     if delimiter is None:
@@ -291,90 +294,63 @@ def compile_fast_path(renderer: TaskRenderer) -> FastRender | None:
         compiled[n] = made
         return made
 
-    plugins = renderer.plugins
-    until = renderer.until
-    new_prompt = object.__new__
-
-    def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
-        try:
-            if get3 is not None and type(record) is dict:
-                q, choices, target = get3(record)
-                if type(q) is not str or type(choices) is not list or type(target) is not int:
-                    return None
-                if q_method is not None:
-                    q = q_method(q)
-            else:
-                q = text_of(record)
-                choices = choice_of(record)
-                target = target_of(record)
-                if type(q) is not str or type(choices) is not list or type(target) is not int:
-                    return None
-            n = len(choices)
-            if not 0 <= target < n or None in choices:
-                return None
-            made = compiled.get(n, _MISSING)
-            if made is _MISSING:
-                made = compile_n(n)
-            if made is None:
-                return None
-            question, continuations, labels = made
-            text = question(q, choices)
-            if text is None:
-                return None
-            if continuations is None:
-                continuations = tuple([delimiter + a for a in answers_of(choices, labels)])
-        except Exception:  # the general path renders the record and reports what is wrong
-            return None
-        made = new_prompt(LazyDialoguePrompt)
-        made.index = index
-        made.text = text
-        made.continuations = continuations
-        made.target = target
-        made.plugins = plugins
-        made.until = until
-        made._deferred = deferred
-        return made
-
-    def fast_described(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
-        try:
-            q = text_of(record)
-            choices = choice_of(record)
-            target = target_of(record)
-            if type(q) is not str or type(choices) is not list or type(target) is not int:
-                return None
-            n = len(choices)
-            if not 0 <= target < n or None in choices:
-                return None
-            made = compiled.get(n, _MISSING)
-            if made is _MISSING:
-                made = compile_n(n)
-            if made is None:
-                return None
-            question, continuations, labels = made
-            qtext = question(q, choices)
-            if qtext is None:
-                return None
-            if continuations is None:
-                continuations = tuple([delimiter + a for a in answers_of(choices, labels)])
-            value = describe(record)
-            description = "" if value is None else str(value)
-            turn = Turn("user", qtext, sep)
-            text = head_text + q_before + qtext + q_after
-            if description:
-                text = d_before + description + d_after + text
-                dialogue = (system._replace(content=description), *head_turns, turn)
-            else:
-                dialogue = (*head_turns, turn)
-        except Exception:  # the general path renders the record and reports what is wrong
-            return None
-        return RenderedPrompt(index, text, None, continuations, target, plugins, dialogue, None, None, until)
-
-    if describe is not None:
-        fast = fast_described
+    # The number of choices written into the code: the first example's (tasks
+    # usually keep it); records with another number use compile_n's functions.
+    first = shots[0].choices if shots else None
+    n0 = len(first) if type(first) is list else None
+    inline = layout(style, n0) if n0 is not None else None
+    if inline is None:
+        n0 = None
+    values: dict[str, Any] = {
+        "get3": get3,
+        "q_method": q_method,
+        "text_of": text_of,
+        "choice_of": choice_of,
+        "target_of": target_of,
+        "describe": describe,
+        "compiled": compiled,
+        "compile_n": compile_n,
+        "answers_of": answers_of,
+        "delimiter": delimiter,
+        "new_prompt": object.__new__,
+        "LazyDialoguePrompt": LazyDialoguePrompt,
+        "RenderedPrompt": RenderedPrompt,
+        "Turn": Turn,
+        "plugins": renderer.plugins,
+        "until": renderer.until,
+        "deferred": deferred,
+        "head_turns": head_turns,
+        "head_text": head_text,
+        "q_before": q_before,
+        "q_after": q_after,
+        "d_before": d_before,
+        "d_after": d_after,
+        "system": system,
+        "sep": sep,
+        "Bail": _Bail,
+        "MISSING": _MISSING,
+    }
+    if inline is not None:
+        labels0 = style_labels(style, n0)
+        values["N0"] = n0
+        values["LABELS0"] = labels0
+        values["C0"] = None if answers_vary else tuple([delimiter + a for a in answers_of([None] * n0, labels0)])
+        layout_values = list(inline.values)
+        layout_values[0] = head + layout_values[0]
+        layout_values[1] = layout_values[1] + tail
+        values.update({f"F_{name}": value for name, value in zip(inline.names, layout_values)})
+    code = _code(
+        combined=get3 is not None,
+        q_method=q_method is not None,
+        described=describe is not None,
+        inline=inline,
+        answers_vary=answers_vary,
+    )
+    fast, many = _maker(code)(**values)
 
     limits = renderer.limits
     if limits is None:
-        return fast
+        return FastPath(fast, many, code)
 
     def scoped(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
         token = _SCOPE.set(limits)  # the task's Jinja budgets, as the general path sets them
@@ -383,4 +359,164 @@ def compile_fast_path(renderer: TaskRenderer) -> FastRender | None:
         finally:
             _SCOPE.reset(token)
 
-    return scoped
+    return FastPath(scoped, None, code)
+
+
+class _Bail(Exception):
+    """A record the fast path does not render (the general path does)."""
+
+
+@dataclass(frozen=True)
+class FastPath:
+    """A task's compiled fast path: ``render(record, index)`` gives the prompt or
+    ``None`` (the general path renders that record); ``many(records, general)``
+    renders records in order, handing the ones it does not take to
+    ``general(record, index)`` (``None`` when the task has Jinja budgets of its own:
+    then records go through ``render`` one by one). ``code`` is the generated source."""
+
+    render: Callable[[Mapping[str, Any], int], RenderedPrompt | None]
+    many: Callable[..., Any] | None
+    code: str = field(repr=False)
+
+
+# The generated code: one body, used by both functions. It holds names and indices
+# only; every text (few-shot prefix, labels, delimiters) is a value passed to make().
+@functools.lru_cache(maxsize=128)
+def _code(*, combined: bool, q_method: bool, described: bool, inline: Layout | None, answers_vary: bool) -> str:
+    body: list[str] = []
+    add = body.append
+    if combined:
+        add("if type(record) is dict:")
+        add("    q, c, target = get3(record)")
+        if q_method:
+            add("    if type(q) is str:")
+            add("        q = q_method(q)")
+        add("else:")
+        add("    q = text_of(record)")
+        add("    c = choice_of(record)")
+        add("    target = target_of(record)")
+    else:
+        add("q = text_of(record)")
+        add("c = choice_of(record)")
+        add("target = target_of(record)")
+    add("if type(q) is not str or type(c) is not list or type(target) is not int:")
+    add("    raise Bail")
+    add("n = len(c)")
+    add("if not 0 <= target < n or None in c:")
+    add("    raise Bail")
+    generic = [
+        "made = compiled.get(n, MISSING)",
+        "if made is MISSING:",
+        "    made = compile_n(n)",
+        "if made is None:",
+        "    raise Bail",
+        "question, continuations, labels = made",
+        "text = question(q, c)",
+        "if text is None:",
+        "    raise Bail",
+        "if continuations is None:",
+        "    continuations = tuple([delimiter + a for a in answers_of(c, labels)])",
+    ]
+    if inline is None:
+        body.extend(generic)
+    else:
+        add("if n == N0:")
+        if inline.marker:
+            add("    if F_M not in q:")
+            add("        raise Bail")
+        # the layout's names (H, T, L2, ...) are prefixed, so that they cannot meet the body's
+        source = re.sub(r"(?<=\{)(H|T|L\d+)(?=\})", r"F_\1", inline.source)
+        add(f"    text = f'{source}'")
+        if answers_vary:
+            add("    continuations = tuple([delimiter + a for a in answers_of(c, LABELS0)])")
+        else:
+            add("    continuations = C0")
+        add("else:")
+        body.extend("    " + line for line in generic)
+    if described:
+        add("value = describe(record)")
+        add('description = "" if value is None else str(value)')
+        add("qtext = text")
+        add("text = head_text + q_before + qtext + q_after")
+        add("if description:")
+        add("    text = d_before + description + d_after + text")
+        add('    dialogue = (system._replace(content=description), *head_turns, Turn("user", qtext, sep))')
+        add("else:")
+        add('    dialogue = (*head_turns, Turn("user", qtext, sep))')
+        make = ["made = RenderedPrompt(index, text, None, continuations, target, plugins, dialogue, None, None, until)"]
+    else:
+        make = [
+            "made = new_prompt(LazyDialoguePrompt)",
+            "made.index = index",
+            "made.text = text",
+            "made.continuations = continuations",
+            "made.target = target",
+            "made.plugins = plugins",
+            "made.until = until",
+            "made._deferred = deferred",
+        ]
+
+    def indent(lines: list[str], depth: int) -> str:
+        return "".join("    " * depth + line + "\n" for line in lines)
+
+    params = ", ".join(
+        sorted(_PARAMS | ({"N0", "LABELS0", "C0"} | {f"F_{n}" for n in inline.names} if inline else set()))
+    )
+    return (
+        f"def make(*, {params}):\n"
+        "    def fast(record, index):\n"
+        "        try:\n" + indent(body, 3) + "        except Exception:\n"
+        "            return None\n" + indent(make, 2) + "        return made\n"
+        "\n"
+        "    def many(records, general):\n"
+        "        index = -1\n"
+        "        for record in records:\n"
+        "            index += 1\n"
+        "            try:\n" + indent(body, 4) + "            except Exception:\n"
+        "                yield general(record, index)\n"
+        "                continue\n" + indent(make, 3) + "            yield made\n"
+        "\n"
+        "    return fast, many\n"
+    )
+
+
+_PARAMS = frozenset(
+    {
+        "get3",
+        "q_method",
+        "text_of",
+        "choice_of",
+        "target_of",
+        "describe",
+        "compiled",
+        "compile_n",
+        "answers_of",
+        "delimiter",
+        "new_prompt",
+        "LazyDialoguePrompt",
+        "RenderedPrompt",
+        "Turn",
+        "plugins",
+        "until",
+        "deferred",
+        "head_turns",
+        "head_text",
+        "q_before",
+        "q_after",
+        "d_before",
+        "d_after",
+        "system",
+        "sep",
+        "Bail",
+        "MISSING",
+    }
+)
+
+
+@functools.lru_cache(maxsize=128)
+def _maker(code: str) -> Callable[..., Any]:
+    """``make`` of generated ``code``, compiled once per process: tasks of one shape
+    (every MMLU subject) share it, each with its own values."""
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<prompt_style.fastpath>", "exec"), namespace)  # names and indices only
+    return namespace["make"]

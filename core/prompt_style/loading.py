@@ -95,10 +95,9 @@ class Task:
             if fast is not None:
                 # A record the fast path cannot take goes to the general path.
                 general = self.renderer._render
-                if isinstance(source, list) and limit is None:  # records in memory
-                    for index, record in enumerate(_given_records(source, split)):
-                        made = fast(record, index)
-                        yield made if made is not None else general(record, index)
+                many = self.renderer._fast_path.many
+                if isinstance(source, list) and limit is None and many is not None:  # records in memory
+                    yield from many(_given_records(source, split), general)
                     return
                 # JSON Lines are read and rendered in one loop.
                 rendered = map_records(source, split, fast, general)

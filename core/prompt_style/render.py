@@ -254,6 +254,7 @@ class TaskRenderer:
         self._shared_ids = None if ids is None else tuple(ids)
         self._shared: tuple[Sample, ...] | None = None
         self._fast: Any = _UNTRIED
+        self._fast_path: Any = None
         self._chat_apply = self.chat.apply if self.chat is not None else None
         self._rolling = self.output_type == "loglikelihood_rolling"
         self._fields = (self._text, self._choice, self._target, self._prefix, self._gold)
@@ -590,9 +591,11 @@ class TaskRenderer:
         from .fastpath import compile_fast_path
 
         try:
-            self._fast = compile_fast_path(self)
+            path = compile_fast_path(self)
         except Exception:  # e.g. an example the style cannot format: the general path says so, per record
-            self._fast = None
+            path = None
+        self._fast_path = path
+        self._fast = None if path is None else path.render
         return self._fast
 
     def _candidates(self, index: int, formatted: Any) -> RenderedPrompt:

@@ -23,12 +23,13 @@ from __future__ import annotations
 import functools
 import string
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..types import Sample
 from .base import ChoiceStyle
 
-__all__ = ["question_function", "MAX_CHOICES"]
+__all__ = ["question_function", "layout", "Layout", "MAX_CHOICES"]
 
 MAX_CHOICES = 64
 """Records with more choices than this take the general path (each count compiles a function)."""
@@ -53,17 +54,38 @@ def _field(value: Any, spec: str, conversion: str | None) -> str:
     return ("{0" + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}").format(value)
 
 
-def question_function(
-    style: ChoiceStyle, n: int, head: str = "", tail: str = ""
-) -> Callable[[str, Sequence[Any]], str | None] | None:
-    """``fn(question, choices)``: ``head``, then ``style``'s question text for a record
-    with ``n`` choices (``question`` a ``str``), then ``tail``; ``None`` from ``fn``
-    when the record needs the general path (an inline blank marker missing from the
-    question).
+@dataclass(frozen=True)
+class Layout:
+    """A style's question text for one number of choices, as an f-string.
 
-    :returns: ``None`` when records with ``n`` choices are errors under this style, or
-        when the choice format has nested fields in a format spec.
+    ``source`` is the f-string's body (``{H}{q}{L2}{c[0]}...{T}``): ``q`` is the
+    question, ``c`` the choices, and every other name is one of ``names``, whose
+    ``values`` are the literal text, format specs and blank marker. ``H`` and ``T``
+    (the first two names) are the text before and after everything else. With
+    ``marker`` (``M``, an inline blank marker), a question without it is not
+    rendered by the layout.
     """
+
+    source: str
+    names: tuple[str, ...]
+    values: tuple[Any, ...]
+    marker: bool
+
+    def code(self) -> str:
+        """``make(H, T, ...)`` returning ``question(q, c)`` (``None`` when the marker is missing)."""
+        guard = "        if M not in q:\n            return None\n" if self.marker else ""
+        return (
+            f"def make({', '.join(self.names)}):\n"
+            "    def question(q, c):\n"
+            f"{guard}"
+            f"        return f'{self.source}'\n"
+            "    return question\n"
+        )
+
+
+def layout(style: ChoiceStyle, n: int) -> Layout | None:
+    """``style``'s layout for records with ``n`` choices; ``None`` when such records
+    are errors under the style, or the choice format has nested fields in a spec."""
     if not 0 < n <= MAX_CHOICES:
         return None
     labels = style_labels(style, n)
@@ -80,20 +102,33 @@ def question_function(
         style.choice_delimiter,
         style.suffix,
     )
-    layout = _layout(key, tuple(labels[:n]))
-    if layout is None:
+    return _layout(key, tuple(labels[:n]))
+
+
+def question_function(
+    style: ChoiceStyle, n: int, head: str = "", tail: str = ""
+) -> Callable[[str, Sequence[Any]], str | None] | None:
+    """``fn(question, choices)``: ``head``, then ``style``'s question text for a record
+    with ``n`` choices (``question`` a ``str``), then ``tail``; ``None`` from ``fn``
+    when the record needs the general path (an inline blank marker missing from the
+    question).
+
+    :returns: ``None`` when records with ``n`` choices are errors under this style, or
+        when the choice format has nested fields in a format spec.
+    """
+    made = layout(style, n)
+    if made is None:
         return None
-    code, values = layout
-    values = list(values)
+    values = list(made.values)
     values[0] = head + values[0]  # the first and last names are always literal text
     values[1] = values[1] + tail
-    return _maker(code)(*values)
+    return _maker(made.code())(*values)
 
 
 @functools.lru_cache(maxsize=256)
-def _layout(key: tuple[Any, ...], labels: tuple[str, ...]) -> tuple[str, tuple[Any, ...]] | None:
-    """The generated code and its values for a style's layout (``key``) with these
-    labels: worked out once for all the tasks that share them."""
+def _layout(key: tuple[Any, ...], labels: tuple[str, ...]) -> Layout | None:
+    """The layout of a style (``key``) with these labels: worked out once for all the
+    tasks that share them."""
     (prefix, marker, position, show_choices, qc_delimiter, header, choice_format, delimiter, suffix) = key
     # pieces: literal text (str), the question (None), or a choice slot (index, conversion, spec)
     pieces: list[Any] = [prefix, None]
@@ -128,11 +163,10 @@ def _layout(key: tuple[Any, ...], labels: tuple[str, ...]) -> tuple[str, tuple[A
     return _generate(pieces, inline)
 
 
-def _generate(pieces: list[Any], inline: str | None) -> tuple[str, tuple[Any, ...]]:
-    """Code of ``make(H, T, ...)`` returning ``question(q, c)``, and the values of its
-    arguments: ``H`` and ``T`` are the literal text before and after everything else
-    (the caller adds its head and tail to them), the others literal text between the
-    question and choice slots, format specs and the inline blank marker."""
+def _generate(pieces: list[Any], inline: str | None) -> Layout:
+    """The f-string of ``pieces``: literal text becomes names (``H`` before the
+    question, ``T`` after the last slot, ``L2``... between), choice slots ``{c[i]}``
+    with their conversion and spec (a spec is a name too), the question ``{q}``."""
     values: list[Any] = ["", ""]
     names: list[str] = ["H", "T"]
     source: list[str] = ["{H}"]
@@ -171,17 +205,7 @@ def _generate(pieces: list[Any], inline: str | None) -> tuple[str, tuple[Any, ..
     if inline is not None:
         names.append("M")
         values.append(inline)
-        guard = "        if M not in q:\n            return None\n"
-    else:
-        guard = ""
-    code = (
-        f"def make({', '.join(names)}):\n"
-        "    def question(q, c):\n"
-        f"{guard}"
-        f"        return f'{''.join(source)}'\n"
-        "    return question\n"
-    )
-    return code, tuple(values)
+    return Layout("".join(source), tuple(names), tuple(values), inline is not None)
 
 
 @functools.lru_cache(maxsize=256)

@@ -496,3 +496,71 @@ def test_json_lines_reader_across_block_boundaries(tmp_path, monkeypatch):
         monkeypatch.setattr(data, "_BLOCK", block)
         assert read_all(_json_lines, broken) == read_all(reference_json_lines, broken)
         assert read_all(_json_lines, broken)[-1][2] == 251
+
+
+# -- Task.render's loops (records in memory, JSON Lines) ----------------------------------
+
+
+@pytest.mark.parametrize("style", ["mcq", "conversion_spec", "answer_with_choice", "cloze_inline", "numbers"])
+@pytest.mark.parametrize("description", list(DESCRIPTIONS))
+def test_task_render_in_memory_and_from_jsonl_equal_general(pm, make_task, style, description):
+    # every record that renders (the others raise, and Task.render stops at the first error)
+    task = task_of(style, DESCRIPTIONS[description])
+    records = AWKWARD if style != "cloze_inline" else [{**r, "q": f"{r['q']} ___"} for r in AWKWARD if "q" in r]
+    good = [r for r, o in zip(records, assert_same(task, pm, records)) if o[0] == "ok"]
+    assert len(good) > 5
+    in_memory = {**task, "data": {**task["data"], "test": good}}
+    general = load_task(in_memory, plugins=pm)
+    general.renderer._fast = None
+    expected = list(general.render())
+    assert list(load_task(in_memory, plugins=pm).render()) == expected
+    keys = {k: v for k, v in task.items() if k != "data"}
+    jsonable = [r for r in good if json.loads(json.dumps(r)) == r]
+    path = make_task({"test": jsonable, "dev": task["data"]["dev"]}, **keys)
+    from_file = load_task(path, plugins=pm)
+    plain = load_task(path, plugins=pm)
+    plain.renderer._fast = None
+    assert list(from_file.render()) == list(plain.render())
+    assert [r.index for r in from_file.render(limit=3)] == [0, 1, 2]
+
+
+def test_task_render_stops_at_the_same_error(pm):
+    task = task_of("mcq", DESCRIPTIONS["literal"])
+    records = [AWKWARD[0], AWKWARD[3], AWKWARD[8], AWKWARD[1]]  # record 2 has a null question
+    task["data"] = {**task["data"], "test": records}
+
+    def run(fast: bool) -> tuple[list[Any], Any]:
+        loaded = load_task(task, plugins=pm)
+        if not fast:
+            loaded.renderer._fast = None
+        got = []
+        try:
+            for r in loaded.render():
+                got.append(r)
+        except prompt_style.PromptStyleError as exc:
+            return got, (type(exc).__name__, str(exc))
+        return got, None
+
+    assert run(True) == run(False)
+    assert run(True)[1] is not None and len(run(True)[0]) == 2
+
+
+def test_generated_code_holds_no_text(pm):
+    marker = "Q'\"{}\\n}} ''' \u2028"
+    task = task_of("braces_everywhere", marker, shots=2)
+    task["template"] = {**task["template"], "prefix": marker, "suffix": marker, "choice_delimiter": marker}
+    renderer = load_task(task, plugins=pm).renderer
+    assert renderer.fast_render() is not None
+    code = renderer._fast_path.code
+    assert marker not in code and "Answer" not in code and "Shot" not in code
+    assert_same(task, pm, AWKWARD)
+
+
+def test_records_with_another_number_of_choices_than_the_examples(pm):
+    # the examples have 4, 2 and 3 choices; records with 3, 5 and 26 use the per-count functions
+    task = task_of("mcq", DESCRIPTIONS["none"], shots=3)
+    records = [AWKWARD[2], AWKWARD[3], AWKWARD[21], AWKWARD[0], AWKWARD[2]]
+    assert all(o[0] == "ok" for o in assert_same(task, pm, records))
+    task["data"] = {**task["data"], "test": records}
+    loaded = load_task(task, plugins=pm)
+    assert all(type(r) is LazyDialoguePrompt for r in loaded.render())

@@ -366,7 +366,7 @@ def test_catalog_returning_non_mapping_is_reported(fake_dists):
     pm = manager()
     with pytest.warns(PluginLoadWarning, match="fakelist"):
         names = pm.names("apply_meta_template")
-    assert _not_opencompass(names) == ["chatml", "messages", "plain"]
+    assert {"chatml", "messages", "plain"} <= set(names) and names == sorted(names)
     row = row_of(pm, "fakelist")
     assert row["status"] == "broken"
     assert any("apply_meta_template" in e and "mapping" in e for e in row["errors"])

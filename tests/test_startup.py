@@ -30,6 +30,8 @@ NOT_IMPORTED_BY_PLUGIN_LISTING = (
     "prompt_style.retrievers.opencompass",
     "prompt_style.retrievers.shared_random",
     "prompt_style.meta.opencompass",
+    "prompt_style.meta.chat",
+    "importlib.resources",
     "prompt_style.safe.jinja_env",
     "prompt_style.loading",
     "prompt_style.render",
@@ -82,7 +84,7 @@ def test_tokenizers_plugin_imports_tokenizers_only_to_load():
     assert proc.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("package", ["prompt_style", "prompt_style.styles", "prompt_style.fields"])
+@pytest.mark.parametrize("package", ["prompt_style", "prompt_style.styles", "prompt_style.fields", "prompt_style.meta"])
 def test_every_public_name_resolves(package):
     module = importlib.import_module(package)
     for name in module.__all__:
@@ -148,3 +150,10 @@ def test_opencompass_retriever_names_agree():
     from prompt_style.retrievers.opencompass import CATALOG
 
     assert set(OPENCOMPASS_RETRIEVERS) == set(CATALOG)
+
+
+def test_chat_command_default_meta_is_the_chat_modules():
+    from prompt_style.cli.chat import DEFAULT_CHAT_META as cli_default
+    from prompt_style.meta.chat import DEFAULT_CHAT_META
+
+    assert cli_default == DEFAULT_CHAT_META

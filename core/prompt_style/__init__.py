@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._markers import hookimpl, hookspec
 from .errors import (
+    ChatTemplateError,
     DataError,
     FieldError,
     LimitError,
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
         run_chat_model,
     )
     from .loading import Task, default_plugin_manager, load_task, render_records
-    from .meta import ModelArgs, api_role, parse_model_args
+    from .meta import Conversation, ModelArgs, api_role, chat_meta, parse_model_args, read_conversation, render_chat
     from .options import check_options
     from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
@@ -94,6 +95,10 @@ __all__ = [
     # loading and rendering
     "load_task",
     "render_records",
+    "render_chat",
+    "chat_meta",
+    "read_conversation",
+    "Conversation",
     "parse_model_args",
     "ModelArgs",
     "load_task_config",
@@ -170,6 +175,7 @@ __all__ = [
     "TargetError",
     "OptionError",
     "RenderError",
+    "ChatTemplateError",
     "PluginError",
     "PluginNotFoundError",
     "PluginConflictError",
@@ -202,9 +208,13 @@ _LAZY: dict[str, str] = {
     "default_plugin_manager": ".loading",
     "load_task": ".loading",
     "render_records": ".loading",
+    "Conversation": ".meta",
     "ModelArgs": ".meta",
     "api_role": ".meta",
+    "chat_meta": ".meta",
     "parse_model_args": ".meta",
+    "read_conversation": ".meta",
+    "render_chat": ".meta",
     "check_options": ".options",
     "PluginInfo": ".plugins",
     "PluginManager": ".plugins",

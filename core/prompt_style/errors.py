@@ -13,6 +13,7 @@ __all__ = [
     "TargetError",
     "OptionError",
     "RenderError",
+    "ChatTemplateError",
     "PluginError",
     "PluginNotFoundError",
     "PluginConflictError",
@@ -151,6 +152,17 @@ class RenderError(PromptStyleError):
 
 class TokenizerError(PromptStyleError):
     """A tokenizer cannot be loaded, or cannot encode what a meta template gives."""
+
+
+class ChatTemplateError(RenderError):
+    """A chat template raised while rendering a conversation (its own
+    ``raise_exception(...)``, a Jinja error, or a conversation that transformers'
+    ``apply_chat_template`` rejects). ``template_message`` holds the template's
+    own message, verbatim; the error's message is the same on one line."""
+
+    def __init__(self, message: str, *, template_message: str | None = None, **where: Any) -> None:
+        self.template_message = message if template_message is None else template_message
+        super().__init__(message.replace("\r\n", "\n").replace("\n", "\\n"), **where)
 
 
 class PluginError(PromptStyleError):

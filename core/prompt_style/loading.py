@@ -533,8 +533,13 @@ def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mappi
 
 def _retriever_provider(config: TaskConfig, manager: PluginManager) -> tuple[Provider, dict[str, Any], dict[str, Any]]:
     """The retriever's provider, options and error location (``first_n`` when only
-    ``num_fewshot`` is given, ``zero`` when neither is)."""
-    spec = config.retriever_spec() or (("first_n", {}) if config.num_fewshot else ("zero", {}))
+    ``num_fewshot`` is given, ``zero`` when neither is, and ``zero`` whenever
+    ``num_fewshot`` is 0: an explicit zero (``--shots 0``) is zero-shot whatever
+    retriever the task names, as :meth:`TaskConfig.needs_examples` says)."""
+    if config.num_fewshot == 0:
+        spec: tuple[str, dict[str, Any]] = ("zero", {})
+    else:
+        spec = config.retriever_spec() or (("first_n", {}) if config.num_fewshot else ("zero", {}))
     where = config.where("retriever" if config.retriever is not None else "num_fewshot")
     return _resolve(manager, "retrieve_examples", spec[0], where), spec[1], where
 

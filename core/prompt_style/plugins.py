@@ -83,6 +83,11 @@ FIRST_PARTY: Mapping[str, str] = {
     "chatml": "prompt-style-chatml",
     "tokenizers": "prompt-style-tokenizers",
     "sentencepiece": "prompt-style-tokenizers",
+    "hf": "prompt-style-hf",
+    **dict.fromkeys(
+        ("llama-2", "llama-3", "mistral", "zephyr", "vicuna", "alpaca", "gemma", "phi-3", "qwen"),
+        "prompt-style-chat-formats",
+    ),
 }
 
 ENV_ALLOW = "PROMPT_STYLE_PLUGINS"

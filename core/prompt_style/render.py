@@ -97,6 +97,9 @@ class RenderedPrompt:
     context + continuation encoded whole."""
     token_report: list[dict[str, Any]] | None = None
     """With a tokenizer: what tokenization noticed in this record (empty when nothing)."""
+    assistant_spans: list[tuple[int, int]] | None = None
+    """Character spans of ``text`` inside the chat template's ``{% generation %}``
+    blocks, when it has any (see :class:`~prompt_style.ModelInput`)."""
 
     candidates: list[Candidate] | None = None
     """Perplexity mode: one :class:`Candidate` per label (``text`` and ``messages``
@@ -114,7 +117,8 @@ class RenderedPrompt:
         for styles with modes also ``mode``, and ``dialogue`` (generation) or
         ``candidates`` (perplexity); ``turn`` for the requests of a multi-turn
         dialogue; ``context_token_ids``, ``continuation_token_ids`` and
-        ``token_report`` when a tokenizer gives them."""
+        ``token_report`` when a tokenizer gives them; ``assistant_spans`` when the
+        chat template marks them."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -142,6 +146,8 @@ class RenderedPrompt:
             out["continuation_token_ids"] = self.continuation_token_ids
         if self.token_report is not None:
             out["token_report"] = self.token_report
+        if self.assistant_spans is not None:
+            out["assistant_spans"] = [list(span) for span in self.assistant_spans]
         return out
 
 
@@ -582,6 +588,7 @@ class TaskRenderer:
             context_token_ids=made.context_token_ids,
             continuation_token_ids=made.continuation_token_ids,
             token_report=made.token_report,
+            assistant_spans=made.assistant_spans,
             mode=formatted.mode,
         )
 

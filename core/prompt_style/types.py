@@ -201,6 +201,10 @@ class ModelInput:
     """What tokenization noticed for this record (special-token text in contents,
     a BOS not added twice, a context/continuation boundary that differs from
     tokenizing the whole string); ``None`` when no tokenizer is used."""
+    assistant_spans: list[tuple[int, int]] | None = None
+    """``(start, end)`` character offsets in ``text`` of what the model is trained
+    to produce: the ``{% generation %}`` blocks of a Hugging Face chat template
+    (transformers' ``return_assistant_tokens_mask``); ``None`` when the format has none."""
 
 
 @dataclass(frozen=True, slots=True)

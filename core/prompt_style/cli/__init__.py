@@ -20,7 +20,7 @@ from ._common import EXIT_BAD_INPUT, Parser
 
 __all__ = ["main", "build_parser", "COMMANDS", "EXIT_BAD_INPUT"]
 
-COMMANDS: tuple[str, ...] = ("plugins", "render", "validate", "instantiate", "convert")
+COMMANDS: tuple[str, ...] = ("plugins", "render", "validate", "instantiate", "convert", "chat")
 """The command modules, in the order ``--help`` lists them."""
 
 

@@ -333,7 +333,9 @@ class TokenizedMeta:
         report: list[dict[str, Any]] = []
         self._special_text(dialogue, report)
         ids = self.encode(text, report)
-        return ModelInput(text=text, messages=made.messages, token_ids=ids, token_report=report)
+        return ModelInput(
+            text=text, messages=made.messages, token_ids=ids, token_report=report, assistant_spans=made.assistant_spans
+        )
 
     def _apply_messages(self, messages: Sequence[Any], **kwargs: Any) -> ModelInput:
         """The wrapped meta template's ``apply_messages`` (a whole conversation), plus token ids."""

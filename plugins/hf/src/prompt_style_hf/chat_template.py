@@ -1,0 +1,260 @@
+"""One Hugging Face chat template, compiled once, rendering conversations exactly as
+transformers' ``apply_chat_template(tokenize=False)``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from prompt_style import ChatTemplateError, PromptStyleError
+from prompt_style.safe import jinja_env
+
+from . import conversation as conv
+from .environment import GENERATION_MARK, HF_CHAT, TRACK_GENERATION, fixed_strftime_now
+
+__all__ = ["ChatTemplate", "Rendered", "RESERVED_VARIABLES"]
+
+_GENERATION_TAG = re.compile(r"\{%-?\s*generation\s*-?%\}")
+
+_NO_CLOCK: dict[str, Any] = {}
+_CONFLICT = (
+    "continue_final_message and add_generation_prompt are not compatible. Use "
+    "continue_final_message when you want the model to continue the final message, and "
+    "add_generation_prompt when you want to add a header that will prompt it to start a new "
+    "assistant message instead."
+)
+
+RESERVED_VARIABLES = frozenset({"messages", "tools", "documents", "add_generation_prompt"})
+"""Names the renderer passes itself; a variable cannot replace them."""
+
+
+class Rendered(NamedTuple):
+    """A rendered conversation: the text and the ``{% generation %}`` spans in it."""
+
+    text: str
+    assistant_spans: list[tuple[int, int]] | None = None
+
+
+def _template_line(exc: BaseException, fast: Any = None) -> int | None:
+    """The template line an exception was raised from: Jinja rewrites tracebacks so
+    that template frames carry the template's line; the fast path's frames carry
+    lines of the generated code, mapped back here."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename == "<template>":
+            line = tb.tb_lineno
+        elif fast is not None and filename == fast.filename:
+            line = fast.template_line(tb.tb_lineno)
+        tb = tb.tb_next
+    return line
+
+
+def _spans(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """Remove the generation marks from ``text``; the spans they enclosed."""
+    mark = GENERATION_MARK
+    size_mark = len(mark) + 1
+    out: list[str] = []
+    spans: list[tuple[int, int]] = []
+    opened: list[int] = []
+    size = 0
+    pos = 0
+    while True:
+        at = text.find(mark, pos)
+        if at < 0:
+            out.append(text[pos:])
+            break
+        out.append(text[pos:at])
+        size += at - pos
+        if text[at + len(mark)] == ">":
+            opened.append(size)
+        elif opened:
+            spans.append((opened.pop(), size))
+        pos = at + size_mark
+    spans.sort()
+    return "".join(out), spans
+
+
+def _has_generation_block(source: str) -> bool:
+    """Whether the template has a ``{% generation %}`` block (not just the words)."""
+    from jinja2 import nodes
+
+    try:
+        ast = jinja_env.environment(HF_CHAT).parse(source)
+    except jinja_env.errors()[0]:
+        return False
+    return any(
+        isinstance(block.call, nodes.Call)
+        and isinstance(block.call.node, nodes.ExtensionAttribute)
+        and block.call.node.name == "_generation"
+        for block in ast.find_all(nodes.CallBlock)
+    )
+
+
+class ChatTemplate:
+    """A chat template's source, compiled once per process.
+
+    :param source: the Jinja source.
+    :param origin: the file it comes from, for messages.
+    :param engine: ``auto`` (default): the compiled fast path when it covers the
+        template, else Jinja; ``jinja``: always Jinja's own renderer.
+    :raises ChatTemplateError: for a template that does not compile.
+    """
+
+    def __init__(self, source: str, *, origin: str | None = None, engine: str = "auto") -> None:
+        self.source = source
+        self.origin = origin
+        self.engine = engine
+        self.has_generation = bool(_GENERATION_TAG.search(source)) and _has_generation_block(source)
+        self._compiled = self._compile()
+
+    def _compile(self) -> Any:
+        try:
+            compiled = jinja_env.compile_template(self.source, HF_CHAT)
+        except jinja_env.errors()[0] as exc:  # TemplateSyntaxError
+            raise ChatTemplateError(
+                f"the chat template does not compile: {exc.message}",
+                template_message=str(exc),
+                file=self.origin,
+                line=exc.lineno,
+            ) from None
+        self._fast = None
+        self._globals: dict[str, Any] = {}  # Jinja's own render adds the environment's globals itself
+        if self.engine != "jinja":
+            from .fastpath import compile_fast
+
+            try:
+                self._fast = compile_fast(jinja_env.environment(HF_CHAT), self.source)
+            except Exception:  # a template the fast generator cannot take: Jinja renders it
+                self._fast = None
+            else:
+                self._globals = self._fast.new_variables()
+        return compiled
+
+    def __reduce__(self):  # compiled templates do not pickle; compile again (cached) on arrival
+        return (ChatTemplate, (self.source,), {"origin": self.origin, "engine": self.engine})
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        self.origin = state["origin"]
+        if state["engine"] != self.engine:
+            self.engine = state["engine"]
+            self._compiled = self._compile()
+
+    # -- rendering -------------------------------------------------------------
+
+    def render(
+        self,
+        messages: Any,
+        tools: Any = None,
+        documents: Any = None,
+        add_generation_prompt: bool = False,
+        continue_final_message: bool | str = False,
+        variables: Mapping[str, Any] | None = None,
+        now: datetime | None = None,
+        plain_variables: bool = False,
+    ) -> Rendered:
+        """Render one conversation.
+
+        Arguments after ``messages`` may be given by keyword or, by callers on a hot
+        path, in order.
+
+        :param messages: the messages (dicts with ``role``, ``content``, and any other keys).
+        :param tools: JSON schemas (or, from Python, functions) passed as ``tools``.
+        :param documents: dicts passed as ``documents``.
+        :param add_generation_prompt: passed to the template.
+        :param continue_final_message: leave the final message open (``True``: its
+            ``content``; a string: that key, e.g. ``reasoning_content``).
+        :param variables: every other template variable, special tokens included.
+        :param now: the clock ``strftime_now`` reads; ``None``: the real clock.
+        :param plain_variables: ``variables`` are already plain JSON types (callers
+            that prepare them once with :func:`~prompt_style_hf.conversation.plain_data`).
+        :raises ChatTemplateError: when the template raises, or transformers would
+            refuse the conversation; the message is the template's own.
+        """
+        try:
+            chat = conv.prepare_messages(messages)
+            if continue_final_message and add_generation_prompt:
+                raise ValueError(_CONFLICT)
+            # The template's variables: the fixed clock, then the caller's variables
+            # (special tokens first, as transformers passes them), then its own.
+            if variables and not plain_variables:
+                variables = conv.plain_data(dict(variables))
+            context = {
+                **self._globals,
+                **({"strftime_now": fixed_strftime_now(now)} if now is not None else _NO_CLOCK),
+                **(variables or _NO_CLOCK),
+                "messages": chat,
+                "tools": None if tools is None else conv.prepare_tools(tools),
+                "documents": None if documents is None else conv.prepare_documents(documents),
+                "add_generation_prompt": add_generation_prompt,
+            }
+            final = None
+            if continue_final_message:
+                final = conv.tag_final_message(chat, continue_final_message, self.source)
+            if self.has_generation:
+                context[TRACK_GENERATION] = True
+            text = self._render(context)
+            spans = None
+            if self.has_generation:
+                text, spans = _spans(text)
+            if continue_final_message:
+                text, cut = conv.cut_at_tag(text, final)
+                if spans is not None:
+                    spans = [(a, min(b, cut)) for a, b in spans if a < cut]
+        except PromptStyleError as exc:
+            raise exc.locate(file=self.origin) from None
+        except Exception as exc:  # the template's own error, or transformers' refusal
+            raise ChatTemplateError(str(exc), file=self.origin, line=_template_line(exc, self._fast)) from exc
+        return Rendered(text, spans if self.has_generation else None)
+
+    def _render(self, context: dict[str, Any]) -> str:
+        if self._fast is not None:
+            return self._fast.render_owned(context)
+        return jinja_env.render(self._compiled, context)
+
+    def plain_renderer(self, variables: Mapping[str, Any], now: datetime | None) -> Any:
+        """A function ``render(messages, add_generation_prompt, continue_final_message=False)
+        -> str`` for the commonest render, with everything that does not change
+        prepared once: plain ``variables``, the clock, no tools, no documents, no
+        generation spans. ``None`` when the template needs the general
+        :meth:`render` (Jinja engine, generation blocks)."""
+        if self._fast is None or self.has_generation:
+            return None
+        fixed = {**self._globals, **({"strftime_now": fixed_strftime_now(now)} if now is not None else {}), **variables}
+        run = self._fast.render_owned
+        prepare = conv.prepare_messages
+        origin = self.origin
+        fast = self._fast
+
+        source = self.source
+        tag, cut = conv.tag_final_message, conv.cut_at_tag
+
+        def render(messages: Any, add_generation_prompt: bool, continue_final_message: bool | str = False) -> str:
+            try:
+                chat = prepare(messages)
+                if not continue_final_message:
+                    return run(
+                        {
+                            **fixed,
+                            "messages": chat,
+                            "tools": None,
+                            "documents": None,
+                            "add_generation_prompt": add_generation_prompt,
+                        }
+                    )
+                if add_generation_prompt:
+                    raise ValueError(_CONFLICT)
+                final = tag(chat, continue_final_message, source)
+                text = run(
+                    {**fixed, "messages": chat, "tools": None, "documents": None, "add_generation_prompt": False}
+                )
+                return cut(text, final)[0]
+            except PromptStyleError as exc:
+                raise exc.locate(file=origin) from None
+            except Exception as exc:  # as in render()
+                raise ChatTemplateError(str(exc), file=origin, line=_template_line(exc, fast)) from exc
+
+        return render

@@ -1,0 +1,162 @@
+"""The sandbox a Hugging Face chat template renders in.
+
+transformers renders ``chat_template`` in an ``ImmutableSandboxedEnvironment``
+with ``trim_blocks``, ``lstrip_blocks``, loop controls, Jinja's lenient
+``Undefined``, a ``tojson`` filter that does not escape HTML, the globals
+``raise_exception`` and ``strftime_now``, a restricted ``dict`` and
+``namespace``, and a ``{% generation %}`` tag that marks what the assistant
+says (``transformers/utils/chat_template_utils.py``). :data:`HF_CHAT` is that
+environment described as a profile of prompt-style's one sandbox
+(:mod:`prompt_style.safe.jinja_env`), so the sandbox's budgets apply to chat
+templates too.
+
+This module imports jinja2; the plugin imports it only when a template is used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import secrets
+from collections.abc import Callable
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+from jinja2 import nodes
+from jinja2.exceptions import SecurityError, TemplateError
+from jinja2.ext import Extension
+from jinja2.utils import Namespace
+
+from prompt_style import JinjaProfile
+
+__all__ = [
+    "HF_CHAT",
+    "GENERATION_MARK",
+    "GENERATION_START",
+    "GENERATION_END",
+    "TRACK_GENERATION",
+    "raise_exception",
+    "tojson",
+    "strftime_now",
+    "fixed_strftime_now",
+    "TemplateDict",
+    "TemplateNamespace",
+    "GenerationBlocks",
+]
+
+# Around the output of a {% generation %} block while spans are tracked: a
+# Unicode noncharacter and a random token of this process (so no input can hold
+# one), then ">" (start) or "<" (end). The renderer removes them and records
+# where they were.
+GENERATION_MARK = "\ufdd0" + secrets.token_hex(8)
+GENERATION_START = GENERATION_MARK + ">"
+GENERATION_END = GENERATION_MARK + "<"
+TRACK_GENERATION = "_prompt_style_track_generation"
+"""The context variable that switches span tracking on for one render."""
+
+
+def raise_exception(message: Any) -> None:
+    """``{{ raise_exception('...') }}``: the template refuses the conversation."""
+    raise TemplateError(message)
+
+
+def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False):
+    """transformers' ``tojson``: ``json.dumps`` without Jinja's HTML escaping."""
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+def strftime_now(format: str) -> str:
+    """The real clock, as transformers reads it (local time)."""
+    return datetime.now().strftime(format)
+
+
+@lru_cache(maxsize=64)
+def fixed_strftime_now(now: datetime) -> Callable[[str], str]:
+    """A ``strftime_now`` that reads a fixed clock (the ``now`` option)."""
+
+    def strftime_now(format: str) -> str:
+        return now.strftime(format)
+
+    return strftime_now
+
+
+class TemplateDict:
+    """transformers' ``dict`` global: calling it and ``dict.fromkeys`` only, so a
+    template cannot reach the type's other attributes."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict:
+        return dict(*args, **kwargs)
+
+    def fromkeys(self, *args: Any, **kwargs: Any) -> dict:
+        return dict.fromkeys(*args, **kwargs)
+
+
+class TemplateNamespace(Namespace):
+    """transformers' ``namespace``: no underscore-prefixed attributes."""
+
+    def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 - Jinja's signature trick: namespace(self=...)
+        self, args = args[0], args[1:]
+        attrs = dict(*args, **kwargs)
+        for name in attrs:
+            TemplateNamespace._check_name(name)
+        Namespace.__init__(self, attrs)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        TemplateNamespace._check_name(name)
+        Namespace.__setitem__(self, name, value)
+
+    @staticmethod
+    def _check_name(name: Any) -> None:
+        if isinstance(name, str) and name.startswith("_"):
+            raise SecurityError(
+                f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}. "
+                "Please rename the attribute."
+            )
+
+
+class GenerationBlocks(Extension):
+    """``{% generation %}...{% endgeneration %}``: renders its body; while spans are
+    tracked (the context variable :data:`TRACK_GENERATION` is true) the body's
+    output is wrapped in :data:`GENERATION_START` / :data:`GENERATION_END`."""
+
+    tags = {"generation"}
+
+    def parse(self, parser: jinja2.parser.Parser) -> nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        track = nodes.Name(TRACK_GENERATION, "load")
+        return nodes.CallBlock(self.call_method("_generation", [track]), [], [], body).set_lineno(lineno)
+
+    def _generation(self, track: Any, caller: Callable[[], str]) -> str:
+        output = caller()
+        if track is True:
+            return f"{GENERATION_START}{output}{GENERATION_END}"
+        return output
+
+
+SHARED_CLOCK = "strftime_now" in {f.name for f in dataclasses.fields(JinjaProfile)}
+"""Whether the sandbox itself offers transformers' ``strftime_now`` on the render's
+clock (``JinjaProfile(strftime_now=True)``: ``render(now=...)``, ``fixed_clock``,
+``PROMPT_STYLE_NOW``); if not, this module's real-clock ``strftime_now`` is used."""
+
+HF_CHAT = JinjaProfile(
+    "hf-chat",
+    trim_blocks=True,
+    lstrip_blocks=True,
+    strict_undefined=False,
+    loop_controls=True,
+    filters=(("tojson", tojson),),
+    globals=(
+        ("raise_exception", raise_exception),
+        *(() if SHARED_CLOCK else (("strftime_now", strftime_now),)),
+        ("dict", TemplateDict()),
+        ("namespace", TemplateNamespace),
+    ),
+    extensions=(GenerationBlocks,),
+    **({"strftime_now": True} if SHARED_CLOCK else {}),
+)
+"""transformers' chat-template environment, as a profile of prompt-style's sandbox.
+The ``now`` option of ``hf`` fixes the clock by passing its own ``strftime_now``
+with the render's variables (which shadow the globals)."""

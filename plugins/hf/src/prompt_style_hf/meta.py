@@ -1,0 +1,407 @@
+"""The ``hf`` meta template: a model's own Hugging Face chat template.
+
+Options are read once per task (the template file is read and compiled then);
+rendering a dialogue or a conversation afterwards is one template call.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from prompt_style import ChatTemplateError, ModelInput, OptionError, StyleError, api_role
+
+from .chat_template import RESERVED_VARIABLES, ChatTemplate, Rendered
+from .conversation import plain_data
+from .sources import SPECIAL_TOKENS, TemplateSource, load_source
+
+__all__ = ["HFChat", "SYSTEM_POLICIES", "OPTIONS"]
+
+SYSTEM_POLICIES = ("error", "merge", "drop")
+
+OPTIONS = {
+    "template": "a .jinja file, a tokenizer_config.json, or a local model folder",
+    "chat_template": "the name of one of the model's templates (e.g. tool_use), or a template's Jinja source",
+    "add_generation_prompt": "end with the header of an assistant turn",
+    "continue_final_message": "leave the final message open (true: its content; or the key to continue)",
+    "now": "the clock strftime_now reads, e.g. 2025-07-10T12:00:00 (default: the real clock)",
+    "system_policy": "what to do with a system turn the template cannot show: error, merge, drop",
+    "tools": "tool schemas passed to the template",
+    "documents": "documents passed to the template",
+    "engine": "fast (default): prompt-style's code generator; jinja: Jinja's own renderer (same output)",
+}
+"""The options the meta template itself reads; every other option is a template variable."""
+
+MERGE_SEPARATOR = "\n\n"
+
+
+class _Flags(NamedTuple):
+    add_generation_prompt: bool
+    continue_final_message: bool | str
+    variables: Mapping[str, Any]
+
+
+def _is_system(message: Any) -> bool:
+    return isinstance(message, Mapping) and message.get("role") == "system"
+
+
+def _parse_now(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise OptionError(
+        f"option 'now' must be an ISO date and time such as 2025-07-10T12:00:00, not {value!r}",
+        key="now",
+    )
+
+
+def _check_bool(options: Mapping[str, Any], name: str, what: str, allow_str: bool = False) -> Any:
+    value = options.get(name)
+    if value is None or isinstance(value, bool) or (allow_str and isinstance(value, str)):
+        return value
+    expected = "true, false or a message key" if allow_str else "true or false"
+    raise OptionError(f"{what}: option {name!r} must be {expected}, not {value!r}", key=name)
+
+
+def _system_text(message: Mapping[str, Any]) -> list[str]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, (list, tuple)):
+        return [part["text"] for part in content if isinstance(part, Mapping) and isinstance(part.get("text"), str)]
+    return []
+
+
+class HFChat:
+    """Renders dialogues and conversations with a Hugging Face chat template.
+
+    :param source: the template(s) and special tokens (from :func:`load_source`).
+    :param options: the meta options (see :data:`OPTIONS`); the rest are template variables.
+    :param name: how to name this meta template in messages.
+    """
+
+    chat = True  # a class attribute, not an option: chat templates are a chat format
+
+    def __init__(self, source: TemplateSource, options: Mapping[str, Any], *, name: str = "hf") -> None:
+        what = f"meta template {name!r}"
+        self.name = name
+        self.source = source
+        options = dict(options)
+        options.pop("template", None)
+        self.chat_template = options.pop("chat_template", None)
+        if self.chat_template is not None and not isinstance(self.chat_template, str):
+            raise OptionError(
+                f"{what}: option 'chat_template' must be a template name or Jinja source", key="chat_template"
+            )
+        self.add_generation_prompt = _check_bool(options, "add_generation_prompt", what)
+        self.continue_final_message = _check_bool(options, "continue_final_message", what, allow_str=True)
+        options.pop("add_generation_prompt", None)
+        options.pop("continue_final_message", None)
+        self.now = _parse_now(options.pop("now", None))
+        self.system_policy = options.pop("system_policy", "error")
+        if self.system_policy not in SYSTEM_POLICIES:
+            raise OptionError(
+                f"{what}: option 'system_policy' must be one of {', '.join(SYSTEM_POLICIES)}, "
+                f"not {self.system_policy!r}",
+                key="system_policy",
+            )
+        self.engine = options.pop("engine", "fast")
+        if self.engine not in ("fast", "jinja"):
+            raise OptionError(f"{what}: option 'engine' must be fast or jinja, not {self.engine!r}", key="engine")
+        self.tools = options.pop("tools", None)
+        self.documents = options.pop("documents", None)
+        for key in options:
+            if key in RESERVED_VARIABLES:
+                raise OptionError(f"{what}: {key!r} is passed by the renderer, not as an option", key=key)
+        tokens = dict(source.special_tokens)
+        for key in SPECIAL_TOKENS:
+            if key in options and options[key] is None:
+                # No such token, as a tokenizer built with bos_token=None has none.
+                del options[key]
+                tokens.pop(key, None)
+            elif key in options and not isinstance(options[key], str):
+                raise OptionError(
+                    f"{what}: option {key!r} must be a string, not {options[key]!r}",
+                    key=key,
+                    hint="quote it on the command line, e.g. --meta-option \"bos_token='[BOS]'\"",
+                )
+        # transformers passes the special tokens, then the caller's keyword arguments over them.
+        self.variables = plain_data({**tokens, **options})
+        self._default_flags: _Flags | None = None
+        self._templates: dict[str, ChatTemplate] = {}
+        self._warned = False
+        # Compile now, so that a syntax error is a load-time error.
+        if self.chat_template is not None or "default" in source.templates or not source.templates:
+            self._template_for(self.tools)
+        for key in source.templates:
+            self._compiled(key)
+        # The template every tool-less render uses, when the choice never depends on tools.
+        self._single: ChatTemplate | None = None
+        if self.chat_template is not None or "tool_use" not in source.templates:
+            try:
+                self._single = self._template_for(None)
+            except OptionError:
+                self._single = None
+        self._plain = None
+        if self._single is not None and self.system_policy == "error":
+            self._plain = self._single.plain_renderer(self.variables, self.now)
+
+    # -- which template ----------------------------------------------------------
+
+    def _template_for(self, tools: Any) -> ChatTemplate:
+        """transformers' ``get_chat_template``: a named template, else ``tool_use``
+        when tools are given and the model has one, else ``default``."""
+        templates = self.source.templates
+        wanted = self.chat_template
+        if wanted is not None and wanted in templates:
+            key = wanted
+        elif wanted is not None:
+            if "{{" not in wanted and "{%" not in wanted:
+                raise OptionError(
+                    f"no chat template named {wanted!r} in {self.source.origin or 'the model'}",
+                    key="chat_template",
+                    hint=f"its templates are: {', '.join(sorted(templates))}",
+                )
+            key = "\0" + wanted  # a template given as source
+        elif tools is not None and "tool_use" in templates:
+            key = "tool_use"
+        elif "default" in templates:
+            key = "default"
+        else:
+            raise OptionError(
+                "This model has multiple chat templates with no default specified! Please either pass a chat "
+                "template or the name of the template you wish to use to the `chat_template` argument. Available "
+                f"template names are {sorted(templates.keys())}.",
+                key="chat_template",
+            )
+        return self._compiled(key)
+
+    def _compiled(self, key: str) -> ChatTemplate:
+        template = self._templates.get(key)
+        if template is None:
+            engine = "auto" if self.engine == "fast" else "jinja"
+            if key.startswith("\0"):
+                template = ChatTemplate(key[1:], origin="<chat_template option>", engine=engine)
+            else:
+                origin = self.source.files.get(key, self.source.origin)
+                template = ChatTemplate(self.source.templates[key], origin=origin, engine=engine)
+            self._templates[key] = template
+        return template
+
+    # -- rendering ------------------------------------------------------------------
+
+    def _render_once(self, messages: Sequence[Any], tools: Any, documents: Any, flags: _Flags) -> Rendered:
+        return self._template_for(tools).render(
+            messages,
+            tools=tools,
+            documents=documents,
+            add_generation_prompt=flags.add_generation_prompt,
+            continue_final_message=flags.continue_final_message,
+            variables=flags.variables,
+            now=self.now,
+            plain_variables=True,
+        )
+
+    def _render(self, messages: Sequence[Any], tools: Any, documents: Any, flags: _Flags) -> Rendered:
+        if self.system_policy == "error":
+            try:
+                return self._render_once(messages, tools, documents, flags)
+            except ChatTemplateError as exc:
+                self._hint_system(exc, messages)
+                raise
+        systems = [m for m in messages if _is_system(m)]
+        if not systems:
+            return self._render_once(messages, tools, documents, flags)
+        try:
+            rendered = self._render_once(messages, tools, documents, flags)
+        except ChatTemplateError:
+            pass
+        else:
+            texts = [t.strip() for m in systems for t in _system_text(m) if t.strip()]
+            if all(t in rendered.text for t in texts):
+                return rendered
+        # The template cannot show the system turn: it raised, or left it out.
+        if self.system_policy == "drop":
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"prompt-style: the chat template of {self.name!r} cannot show a system turn; "
+                    "system turns are dropped (system_policy=drop)",
+                    stacklevel=4,
+                )
+            kept = [m for m in messages if not _is_system(m)]
+            return self._render_once(kept, tools, documents, flags)
+        return self._render_once(_merge_system(messages), tools, documents, flags)
+
+    @staticmethod
+    def _hint_system(exc: ChatTemplateError, messages: Sequence[Any]) -> None:
+        if exc.hint is None and any(_is_system(m) for m in messages):
+            exc.hint = (
+                "if the template cannot show a system turn: --meta-option system_policy=merge "
+                "(into the first user turn) or system_policy=drop"
+            )
+
+    def _flags(self, overrides: Mapping[str, Any], task: bool, last_role: Any = None) -> _Flags:
+        """The generation flags and variables of one render."""
+        if not overrides and not task and self._default_flags is not None:
+            return self._default_flags
+        agp = overrides.get("add_generation_prompt", self.add_generation_prompt)
+        cfm = overrides.get("continue_final_message", self.continue_final_message)
+        if task and agp is None and cfm is None:
+            # A task prompt is answered next: a header for a new assistant turn, or the
+            # open assistant turn the dialogue ends with (lm-evaluation-harness's prefill).
+            if last_role == "assistant":
+                agp, cfm = False, True
+            else:
+                agp = True
+        variables = self.variables
+        extra = {k: v for k, v in overrides.items() if k not in ("add_generation_prompt", "continue_final_message")}
+        if extra:
+            for key in extra:
+                if key in RESERVED_VARIABLES or key in OPTIONS:
+                    raise OptionError(f"{key!r} cannot be given per conversation", key=key)
+            variables = {**variables, **plain_data(extra)}
+        flags = _Flags(bool(agp), cfm or False, variables)
+        if not overrides and not task:
+            self._default_flags = flags
+        return flags
+
+    def apply(self, dialogue) -> ModelInput:
+        """Render a task's dialogue (role-tagged turns) as the model's chat.
+
+        Unless the options say otherwise, the text ends ready for the model to
+        answer: with the generation prompt, or, when the dialogue ends with an
+        assistant turn, inside that turn (``continue_final_message``).
+        """
+        messages: list[dict[str, Any]] = []
+        for turn in dialogue:
+            content = turn.content
+            if not isinstance(content, str):
+                content = [dict(part) for part in content]
+            messages.append({"role": api_role(turn.role), "content": content})
+        if not messages:
+            raise StyleError("the dialogue is empty", hint="the style gave no turns to render")
+        flags = self._flags({}, True, messages[-1]["role"])
+        rendered = self._render(messages, self.tools, self.documents, flags)
+        return ModelInput(text=rendered.text, messages=messages, assistant_spans=rendered.assistant_spans)
+
+    def apply_messages(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Any = None,
+        documents: Any = None,
+        **variables: Any,
+    ) -> ModelInput:
+        """Render a conversation as transformers' ``apply_chat_template(tokenize=False)``.
+
+        :param messages: the messages, passed to the template as they are.
+        :param tools: tool schemas (default: the ``tools`` option).
+        :param documents: documents (default: the ``documents`` option).
+        :param variables: ``add_generation_prompt``, ``continue_final_message`` and
+            template variables for this conversation, over the options.
+        """
+        plain = self._plain
+        if plain is not None and tools is None and documents is None and self.tools is None and self.documents is None:
+            # The common case in one call: no tools, no documents, at most add_generation_prompt.
+            flags = self._default_flags or self._flags({}, False)
+            agp, cfm = flags.add_generation_prompt, flags.continue_final_message
+            if variables:
+                agp = variables.get("add_generation_prompt", agp)
+                cfm = variables.get("continue_final_message", cfm)
+                simple = len(variables) == ("add_generation_prompt" in variables) + (
+                    "continue_final_message" in variables
+                )
+                if not simple or type(agp) is not bool or not (cfm is False or cfm is True or type(cfm) is str):
+                    plain = None
+            if plain is not None:
+                try:
+                    return ModelInput(text=plain(messages, agp, cfm), messages=messages)
+                except ChatTemplateError as exc:
+                    self._hint_system(exc, messages)
+                    raise
+        flags = self._flags(variables, False, None) if variables else self._default_flags or self._flags({}, False)
+        if tools is None:
+            tools = self.tools
+        if documents is None:
+            documents = self.documents
+        if self.system_policy == "error" and tools is None and self._single is not None:
+            # The common case, without the detours: one template, no tools.
+            try:
+                rendered = self._single.render(
+                    messages,
+                    None,
+                    documents,
+                    flags.add_generation_prompt,
+                    flags.continue_final_message,
+                    flags.variables,
+                    self.now,
+                    True,
+                )
+            except ChatTemplateError as exc:
+                self._hint_system(exc, messages)
+                raise
+        else:
+            rendered = self._render(messages, tools, documents, flags)
+        return ModelInput(text=rendered.text, messages=messages, assistant_spans=rendered.assistant_spans)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_plain"] = None  # a closure: made again on arrival
+        return state
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self._single is not None and self.system_policy == "error":
+            self._plain = self._single.plain_renderer(self.variables, self.now)
+
+    def __repr__(self) -> str:
+        return f"HFChat({self.name!r}, template={self.source.origin!r})"
+
+
+def _merge_system(messages: Sequence[Any]) -> list[Any]:
+    """The system turns' text (without trailing whitespace) and a blank line put at
+    the start of the first user turn; a user turn of its own when there is none."""
+    systems = [m for m in messages if _is_system(m)]
+    # Trailing whitespace of the system text would double the separator.
+    text = MERGE_SEPARATOR.join(t.rstrip() for m in systems for t in _system_text(m))
+    rest = [m for m in messages if not _is_system(m)]
+    for i, message in enumerate(rest):
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, (list, tuple)):
+                merged: Any = [{"type": "text", "text": text}, *content]
+            else:
+                merged = text + MERGE_SEPARATOR + ("" if content is None else str(content))
+            rest[i] = {**message, "content": merged}
+            return rest
+    return [{"role": "user", "content": text}, *rest]
+
+
+def hf_meta(options: Mapping[str, Any]) -> HFChat:
+    """The ``hf`` factory: ``template=PATH`` (or a ``chat_template`` given as source)."""
+    path = options.get("template")
+    if path is None:
+        literal = options.get("chat_template")
+        if isinstance(literal, str) and ("{{" in literal or "{%" in literal):
+            return HFChat(TemplateSource({}), options)
+        raise OptionError(
+            "meta template 'hf' needs template=PATH",
+            key="meta.template",
+            hint="a chat_template.jinja, a tokenizer_config.json or a local model folder: "
+            "--meta-option template=path/to/model",
+        )
+    if not isinstance(path, (str, Path)):
+        raise OptionError(f"option 'template' must be a path, not {path!r}", key="meta.template")
+    return HFChat(load_source(path), options)

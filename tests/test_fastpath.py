@@ -564,3 +564,24 @@ def test_records_with_another_number_of_choices_than_the_examples(pm):
     task["data"] = {**task["data"], "test": records}
     loaded = load_task(task, plugins=pm)
     assert all(type(r) is LazyDialoguePrompt for r in loaded.render())
+
+
+@pytest.mark.parametrize("name,style", list(choice_styles()))
+def test_question_text_equals_the_reference(name, style):
+    def reference(sample: Sample) -> tuple[Any, ...]:
+        try:
+            return ("ok", style._question(sample, style._labels_for(sample) if style.show_choices else ()))
+        except Exception as exc:
+            return ("error", type(exc).__name__, str(exc))
+
+    def compiled(sample: Sample) -> tuple[Any, ...]:
+        try:
+            return ("ok", style.question_text(sample))
+        except Exception as exc:
+            return ("error", type(exc).__name__, str(exc))
+
+    for record in AWKWARD + POOL + [{**r, "q": f"{r.get('q')} ___"} for r in AWKWARD]:
+        sample = Sample(0, record, record.get("q"), record.get("c"))
+        if isinstance(sample.choices, str):
+            continue
+        assert compiled(sample) == reference(sample), record

@@ -61,7 +61,14 @@ def read_source(path: str | Path, manager: PluginManager) -> TaskSource:
 
 
 def _readers(manager: PluginManager) -> dict[str, TaskReader]:
-    return {name: resolved(manager.resolve("read_task", name).factory) for name in manager.names("read_task")}
+    # the readers of a manager do not change once its catalog is read: worked out once
+    readers = manager.__dict__.get("_task_readers")
+    if readers is None:
+        names = manager.names("read_task")
+        readers = manager.__dict__["_task_readers"] = {
+            name: resolved(manager.resolve("read_task", name).factory) for name in names
+        }
+    return readers
 
 
 def _effective_suffix(source: TaskSource, readers: Mapping[str, TaskReader]) -> str:

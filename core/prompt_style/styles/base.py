@@ -32,6 +32,8 @@ __all__ = [
 
 DEFAULT_LABELS: tuple[str, ...] = tuple(string.ascii_uppercase)
 
+_UNSET: Any = object()
+
 
 def requires_delimiter(prefix: str, suffix: str) -> bool:
     """Whether joining ``prefix`` and ``suffix`` needs a delimiter: neither has
@@ -252,6 +254,7 @@ class QAStyle:
         state = self.__dict__.copy()
         state.pop("_shot_turns", None)
         state.pop("_last_block", None)
+        state.pop("_questions", None)
         return state
 
 
@@ -375,7 +378,32 @@ class ChoiceStyle(QAStyle):
         return self._question(sample, labels), self._answers(sample, labels)
 
     def question_text(self, sample: Sample) -> str:
+        question, choices = sample.question, sample.choices
+        if type(question) is str and type(choices) is list and self._compiles():
+            # the few-shot examples' text, with the function compiled per number of choices
+            # (byte for byte _question's; tests/test_fastpath.py checks it)
+            cache = self.__dict__.get("_questions")
+            if cache is None:
+                cache = self.__dict__["_questions"] = {}
+            n = len(choices)
+            function = cache.get(n, _UNSET)
+            if function is _UNSET:
+                from .compiled import question_function
+
+                function = cache[n] = question_function(self, n)
+            if function is not None:
+                try:
+                    text = function(question, choices)
+                except Exception:  # _question gives the error
+                    text = None
+                if text is not None:
+                    return text
         return self._question(sample, self._labels_for(sample) if self.show_choices else ())
+
+    def _compiles(self) -> bool:
+        """Whether the compiled question functions stand for :meth:`_question` (not overridden)."""
+        cls = type(self)
+        return cls._question is ChoiceStyle._question and cls._labels_for is ChoiceStyle._labels_for
 
     def answers(self, sample: Sample) -> tuple[str, ...]:
         return self._answers(sample, self._labels_for(sample))

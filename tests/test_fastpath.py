@@ -585,3 +585,11 @@ def test_question_text_equals_the_reference(name, style):
         if isinstance(sample.choices, str):
             continue
         assert compiled(sample) == reference(sample), record
+
+
+def test_errors_from_task_render_are_not_chained_to_the_fast_path(pm):
+    task = task_of("mcq", DESCRIPTIONS["literal"])
+    task["data"] = {**task["data"], "test": [AWKWARD[0], AWKWARD[8]]}
+    with pytest.raises(prompt_style.PromptStyleError) as info:
+        list(load_task(task, plugins=pm).render())
+    assert info.value.__context__ is None or info.value.__suppress_context__

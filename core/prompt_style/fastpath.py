@@ -473,6 +473,9 @@ def _code(*, combined: bool, q_method: bool, described: bool, inline: Layout | N
         "        for record in records:\n"
         "            index += 1\n"
         "            try:\n" + indent(body, 4) + "            except Exception:\n"
+        "                text = None\n"
+        # outside the except clause, so that the general path's error is not chained to it
+        "            if text is None:\n"
         "                yield general(record, index)\n"
         "                continue\n" + indent(make, 3) + "            yield made\n"
         "\n"

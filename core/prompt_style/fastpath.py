@@ -64,20 +64,26 @@ class DeferredDialogue:
     """The dialogue of a fast-path prompt, before it is built: the turns shared by
     every record of the task, then the record's question turn, whose text is the
     prompt's text between the shared prefix (``start`` characters) and the meta
-    template's text after the turn (``stop`` characters)."""
+    template's text after the turn (``stop`` characters). It also holds the fields
+    every prompt of the task shares (``plugins``, ``until``)."""
 
-    __slots__ = ("turns", "start", "stop", "sep")
+    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until")
 
-    def __init__(self, turns: Dialogue, start: int, stop: int, sep: str) -> None:
+    def __init__(
+        self, turns: Dialogue, start: int, stop: int, sep: str, plugins: Any = None, until: Any = None
+    ) -> None:
         self.turns = turns
         self.start = start
         self.stop = stop
         self.sep = sep
+        self.plugins = plugins
+        self.until = until
 
     def resolve(self, text: str) -> Dialogue:
         return (*self.turns, Turn("user", text[self.start : len(text) - self.stop], self.sep))
 
 
+_SHARED = frozenset({"plugins", "until"})
 _COMPARED = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.compare)
 _SHOWN = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.repr)
 _ALL = tuple(f.name for f in dataclasses.fields(RenderedPrompt))
@@ -95,11 +101,11 @@ _DEFAULTS = {
 
 class LazyDialoguePrompt(RenderedPrompt):
     """A :class:`RenderedPrompt` of the fast path, made with only the fields that
-    vary (``index``, ``text``, ``continuations``, ``target``, ``plugins``, ``until``):
-    the others read as their defaults, and ``dialogue`` (rarely read: harnesses read
-    ``text``) is built the first time it is read. Otherwise it is a
-    ``RenderedPrompt``: equal to one with the same fields, shown as one, and pickled
-    and copied as one."""
+    vary (``index``, ``text``, ``continuations``, ``target``): ``plugins`` and
+    ``until`` read as the task's, the others as their defaults, and ``dialogue``
+    (rarely read: harnesses read ``text``) is built the first time it is read.
+    Otherwise it is a ``RenderedPrompt``: equal to one with the same fields, shown
+    as one, and pickled and copied as one."""
 
     __slots__ = ("_deferred",)
 
@@ -109,6 +115,8 @@ class LazyDialoguePrompt(RenderedPrompt):
             value = self._deferred.resolve(self.text)
             self.dialogue = value
             return value
+        if name in _SHARED:
+            return getattr(self._deferred, name)
         try:
             return _DEFAULTS[name]
         except KeyError:
@@ -269,7 +277,7 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
         # The text is one f-string (prefix, question, affixes); the dialogue is
         # made from it when first read (LazyDialoguePrompt).
         head, tail = head_text + q_before, q_after
-        deferred = DeferredDialogue(head_turns, len(head), len(tail), sep)
+        deferred = DeferredDialogue(head_turns, len(head), len(tail), sep, renderer.plugins, renderer.until)
     else:
         head = tail = ""  # a description per record: joined around the question text
         deferred = None
@@ -451,9 +459,7 @@ def _code(*, combined: bool, q_method: bool, described: bool, inline: Layout | N
             "made.text = text",
             "made.continuations = continuations",
             "made.target = target",
-            "made.plugins = plugins",
-            "made.until = until",
-            "made._deferred = deferred",
+            "made._deferred = deferred",  # plugins and until are read from it
         ]
 
     def indent(lines: list[str], depth: int) -> str:

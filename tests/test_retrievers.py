@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pickle
 import re
+from pathlib import Path
 
 import pytest
 
+import prompt_style
 from prompt_style import (
     OptionError,
     PluginNotFoundError,
@@ -299,3 +301,26 @@ def test_first_n_on_the_evaluated_split_skips_duplicates_like_lm_eval(pm):
     )
     assert results[0].text == "Q: beta  b\n\nQ: gamma b\n\nQ: alpha"
     assert results[2].text == "Q: beta  b\n\nQ: gamma b\n\nQ: alpha"
+
+
+def test_explicit_zero_shots_is_zero_shot_whatever_the_retriever(make_task, pm):
+    """--shots 0 (shots=0) renders zero-shot even when the task names a retriever
+    with fixed examples, instead of failing on the (unloaded) few-shot pool."""
+    path = make_task(
+        {"test": [{"q": "Q0", "a": "A0"}], "train": [{"q": "T0", "a": "B0"}, {"q": "T1", "a": "B1"}]},
+        doc_to_text="q",
+        doc_to_target="a",
+        fewshot_split="train",
+        retriever={"name": "fixed", "ids": [0, 1]},
+    )
+    few = prompt_style.load_task(path, plugins=pm)
+    assert [p.text for p in few.render()] == ["T0 B0\n\nT1 B1\n\nQ0"]
+    zero = prompt_style.load_task(path, plugins=pm, shots=0)
+    assert [p.text for p in zero.render()] == ["Q0"]
+    assert zero.plugins["retrieve_examples"]["name"] == "zero"
+
+
+def test_explicit_zero_shots_on_an_opencompass_fixk_config(pm):
+    task = Path(__file__).resolve().parents[1] / "examples" / "opencompass" / "task.yaml"
+    [prompt] = prompt_style.load_task(task, plugins=pm, shots=0).render(limit=1)
+    assert "</E>" not in prompt.text and "Question: What is 15% of 200?" not in prompt.text

@@ -1,10 +1,19 @@
 """prompt-style: the exact prompts LLM evaluations send to models.
 
 Public API; everything not re-exported here is private.
+
+The names below are imported when first used (PEP 562), so that ``import
+prompt_style`` (the ``prompt-style`` command, a plugin's ``from prompt_style
+import hookimpl``) costs only what it uses; ``from prompt_style import X`` works
+as ever.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._markers import hookimpl, hookspec
-from .data import iter_records, load_records
 from .errors import (
     ChatTemplateError,
     DataError,
@@ -25,57 +34,60 @@ from .errors import (
     TokenizerError,
     YamlLimitError,
 )
-from .fields import compile_field, process_field, resolve_gold
-from .formats import load_task_config
-from .formats.task_template import instantiate_task_template, read_task_template
-from .harness import (
-    ChatModel,
-    ChatRequest,
-    ChatResult,
-    ScoringChatModel,
-    accuracy,
-    chat_requests,
-    run_chat_model,
-)
-from .loading import Task, default_plugin_manager, load_task, render_records
-from .meta import Conversation, ModelArgs, api_role, chat_meta, parse_model_args, read_conversation, render_chat
-from .options import check_options
-from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
-from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
-from .safe.jinja_env import JinjaLimits, JinjaProfile
-from .safe.limits import YamlLimits
-from .safe.yaml_loader import YamlDocument, load_yaml
-from .styles import (
-    DEFAULT_LABELS,
-    ChoiceStyle,
-    ClozeTemplateConfig,
-    MCQTemplateConfig,
-    PassthroughStyle,
-    QAStyle,
-    TemplateConfig,
-    TemplateFactory,
-    choice_style,
-    resolve_target,
-)
-from .task import TaskConfig
-from .types import (
-    Dialogue,
-    FieldExtractor,
-    FormattedPrompt,
-    Formatter,
-    MetaTemplate,
-    ModelInput,
-    ReadOptions,
-    Retriever,
-    Sample,
-    Style,
-    StyleSettings,
-    TaskReader,
-    TaskSource,
-    Tokenizer,
-    TokenizerLoader,
-    Turn,
-)
+
+if TYPE_CHECKING:
+    from .data import iter_records, load_records
+    from .fields import compile_field, process_field, resolve_gold
+    from .formats import load_task_config
+    from .formats.task_template import instantiate_task_template, read_task_template
+    from .harness import (
+        ChatModel,
+        ChatRequest,
+        ChatResult,
+        ScoringChatModel,
+        accuracy,
+        chat_requests,
+        run_chat_model,
+    )
+    from .loading import Task, default_plugin_manager, load_task, render_records
+    from .meta import Conversation, ModelArgs, api_role, chat_meta, parse_model_args, read_conversation, render_chat
+    from .options import check_options
+    from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
+    from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
+    from .safe.jinja_env import JinjaLimits, JinjaProfile
+    from .safe.limits import YamlLimits
+    from .safe.yaml_loader import YamlDocument, load_yaml
+    from .styles import (
+        DEFAULT_LABELS,
+        ChoiceStyle,
+        ClozeTemplateConfig,
+        MCQTemplateConfig,
+        PassthroughStyle,
+        QAStyle,
+        TemplateConfig,
+        TemplateFactory,
+        choice_style,
+        resolve_target,
+    )
+    from .task import TaskConfig
+    from .types import (
+        Dialogue,
+        FieldExtractor,
+        FormattedPrompt,
+        Formatter,
+        MetaTemplate,
+        ModelInput,
+        ReadOptions,
+        Retriever,
+        Sample,
+        Style,
+        StyleSettings,
+        TaskReader,
+        TaskSource,
+        Tokenizer,
+        TokenizerLoader,
+        Turn,
+    )
 
 __all__ = [
     "hookimpl",
@@ -174,3 +186,92 @@ __all__ = [
     "TaskFileWarning",
     "TokenizerError",
 ]
+
+# name -> the module that defines it (the imports above, made on first use)
+_LAZY: dict[str, str] = {
+    "iter_records": ".data",
+    "load_records": ".data",
+    "compile_field": ".fields",
+    "process_field": ".fields",
+    "resolve_gold": ".fields",
+    "load_task_config": ".formats",
+    "instantiate_task_template": ".formats.task_template",
+    "read_task_template": ".formats.task_template",
+    "ChatModel": ".harness",
+    "ChatRequest": ".harness",
+    "ChatResult": ".harness",
+    "ScoringChatModel": ".harness",
+    "accuracy": ".harness",
+    "chat_requests": ".harness",
+    "run_chat_model": ".harness",
+    "Task": ".loading",
+    "default_plugin_manager": ".loading",
+    "load_task": ".loading",
+    "render_records": ".loading",
+    "Conversation": ".meta",
+    "ModelArgs": ".meta",
+    "api_role": ".meta",
+    "chat_meta": ".meta",
+    "parse_model_args": ".meta",
+    "read_conversation": ".meta",
+    "render_chat": ".meta",
+    "check_options": ".options",
+    "PluginInfo": ".plugins",
+    "PluginManager": ".plugins",
+    "Provider": ".plugins",
+    "create_plugin_manager": ".plugins",
+    "Candidate": ".render",
+    "RenderedPrompt": ".render",
+    "TaskRenderer": ".render",
+    "dialogue_to_json": ".render",
+    "JinjaLimits": ".safe.jinja_env",
+    "JinjaProfile": ".safe.jinja_env",
+    "YamlLimits": ".safe.limits",
+    "YamlDocument": ".safe.yaml_loader",
+    "load_yaml": ".safe.yaml_loader",
+    "DEFAULT_LABELS": ".styles",
+    "ChoiceStyle": ".styles",
+    "ClozeTemplateConfig": ".styles",
+    "MCQTemplateConfig": ".styles",
+    "PassthroughStyle": ".styles",
+    "QAStyle": ".styles",
+    "TemplateConfig": ".styles",
+    "TemplateFactory": ".styles",
+    "choice_style": ".styles",
+    "resolve_target": ".styles",
+    "TaskConfig": ".task",
+    "Dialogue": ".types",
+    "FieldExtractor": ".types",
+    "FormattedPrompt": ".types",
+    "Formatter": ".types",
+    "MetaTemplate": ".types",
+    "ModelInput": ".types",
+    "ReadOptions": ".types",
+    "Retriever": ".types",
+    "Sample": ".types",
+    "Style": ".types",
+    "StyleSettings": ".types",
+    "TaskReader": ".types",
+    "TaskSource": ".types",
+    "Tokenizer": ".types",
+    "TokenizerLoader": ".types",
+    "Turn": ".types",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        try:  # a submodule, as eager imports made them attributes of the package
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

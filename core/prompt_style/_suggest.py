@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str | None:
     """A hint naming the closest known names, or ``None`` when nothing is close."""
+    import difflib  # on the first unknown name, not at start-up
+
     close = difflib.get_close_matches(str(name), sorted(known), n=3, cutoff=0.6)
     if not close:
         return None

@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .data import check_data_file, iter_records, load_records
+from .data import _given as _given_records
+from .data import check_data_file, iter_records, load_records, map_records, open_records
 from .errors import DataError, OptionError, PluginError, PromptStyleError, RenderError
 from .formats import load_task_config
 from .meta.chat_rules import ChatRules, continuation_delimiter
@@ -87,10 +88,24 @@ class Task:
         record (``replies[index][turn]``). See :meth:`TaskRenderer.converse` to
         hand replies back one at a time.
         """
-        records = self.records()
-        if limit is not None:
-            records = itertools.islice(records, limit)
         try:
+            split = self.config.test_split
+            source = self._records if self._records is not None else self.config.data[split]
+            fast = None if self.multiturn else self.renderer.fast_render()
+            if fast is not None:
+                # A record the fast path cannot take goes to the general path.
+                general = self.renderer._render
+                many = self.renderer._fast_path.many
+                if isinstance(source, list) and limit is None and many is not None:  # records in memory
+                    yield from many(_given_records(source, split), general)
+                    return
+                # JSON Lines are read and rendered in one loop.
+                rendered = map_records(source, split, fast, general)
+                yield from rendered if limit is None else itertools.islice(rendered, limit)
+                return
+            records = open_records(source, split)
+            if limit is not None:
+                records = itertools.islice(records, limit)
             if not self.multiturn:
                 render = self.renderer.render
                 for index, record in enumerate(records):
@@ -518,8 +533,13 @@ def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mappi
 
 def _retriever_provider(config: TaskConfig, manager: PluginManager) -> tuple[Provider, dict[str, Any], dict[str, Any]]:
     """The retriever's provider, options and error location (``first_n`` when only
-    ``num_fewshot`` is given, ``zero`` when neither is)."""
-    spec = config.retriever_spec() or (("first_n", {}) if config.num_fewshot else ("zero", {}))
+    ``num_fewshot`` is given, ``zero`` when neither is, and ``zero`` whenever
+    ``num_fewshot`` is 0: an explicit zero (``--shots 0``) is zero-shot whatever
+    retriever the task names, as :meth:`TaskConfig.needs_examples` says)."""
+    if config.num_fewshot == 0:
+        spec: tuple[str, dict[str, Any]] = ("zero", {})
+    else:
+        spec = config.retriever_spec() or (("first_n", {}) if config.num_fewshot else ("zero", {}))
     where = config.where("retriever" if config.retriever is not None else "num_fewshot")
     return _resolve(manager, "retrieve_examples", spec[0], where), spec[1], where
 

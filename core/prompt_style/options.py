@@ -38,6 +38,20 @@ def _accepts(annotation: Any, value: Any) -> bool:
     return True
 
 
+_FIELDS: dict[type, tuple[dict[str, Any], tuple[str, ...]]] = {}
+
+
+def _fields_of(cls: type) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The type hints and init fields of ``cls``, worked out once per class
+    (``typing.get_type_hints`` evaluates every annotation: most of a task's load time)."""
+    known = _FIELDS.get(cls)
+    if known is None:
+        known = (typing.get_type_hints(cls), tuple(f.name for f in dataclasses.fields(cls) if f.init))
+        if len(_FIELDS) < 1024:  # classes made on the fly are not kept forever
+            _FIELDS[cls] = known
+    return known
+
+
 def check_options(cls: type[T], options: Mapping[str, Any], *, what: str, **fixed: Any) -> T:
     """Build the dataclass ``cls`` from task options, with clear errors.
 
@@ -48,8 +62,8 @@ def check_options(cls: type[T], options: Mapping[str, Any], *, what: str, **fixe
     :returns: the dataclass instance.
     :raises OptionError: for an unknown option (with did-you-mean) or a value of the wrong type.
     """
-    hints = typing.get_type_hints(cls)
-    accepted = {f.name for f in dataclasses.fields(cls) if f.init and f.name not in fixed}
+    hints, init = _fields_of(cls)
+    accepted = {name for name in init if name not in fixed}
     for name, value in options.items():
         if name not in accepted:
             raise OptionError(

@@ -18,6 +18,7 @@ from typing import Any
 import pluggy
 
 from . import _entry_points, hookspecs
+from ._lazy import Lazy
 from ._markers import ENTRY_POINT_GROUP, PROJECT_NAME
 from ._suggest import did_you_mean
 from .builtins import BUILTIN_PLUGINS
@@ -62,6 +63,8 @@ CATALOG_HOOKS = (
 def _usable(hook: str, value: Any) -> bool:
     """Whether a catalog entry has the shape its hook promises: a reader object
     for ``read_task``, a factory for the others."""
+    if isinstance(value, Lazy):  # the core's own entries, imported when used
+        return True
     if hook == "read_task":
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "read", None))
     if hook == "load_tokenizer":

@@ -171,6 +171,8 @@ def _choices(value: Any) -> list[Any] | None:
     )
 
 
+_UNTRIED: Any = object()  # the fast path is compiled on the first record
+
 _STAGE_KEYS = {
     "extract_field": None,  # extractor errors carry their own key
     "retrieve_examples": "retriever",
@@ -247,6 +249,18 @@ class TaskRenderer:
         self._meta_scored = getattr(self.meta, "apply_with_continuations", None)
         self._meta_full = getattr(self.meta, "apply_full", None) or self.meta.apply
         self._select = self.retriever.select
+        # A retriever that gives every record the same examples says which
+        # (``shared_selection()``): their Samples are built once, in one tuple, so
+        # that the style builds their turns once (and the fast path their text).
+        shared = getattr(self.retriever, "shared_selection", None)
+        try:
+            ids = None if shared is None else shared()
+        except Exception:  # a plugin's bug here only costs speed: select() is asked per record
+            ids = None
+        self._shared_ids = None if ids is None else tuple(ids)
+        self._shared: tuple[Sample, ...] | None = None
+        self._fast: Any = _UNTRIED
+        self._fast_path: Any = None
         self._chat_apply = self.chat.apply if self.chat is not None else None
         self._rolling = self.output_type == "loglikelihood_rolling"
         self._fields = (self._text, self._choice, self._target, self._prefix, self._gold)
@@ -370,6 +384,17 @@ class TaskRenderer:
             line=self.lines.get(key or ""),
         )
 
+    def shared_shots(self) -> tuple[Sample, ...] | None:
+        """The few-shot examples every record gets, when the retriever's selection does
+        not depend on the record (``shared_selection()``), else ``None``; built once.
+
+        :raises PromptStyleError: for an example with bad data, naming it.
+        """
+        shots = self._shared
+        if shots is None and self._shared_ids is not None:
+            shots = self._shared = tuple([self._shot(i) for i in self._shared_ids])
+        return shots
+
     def _shot(self, i: int) -> Sample:
         shot = self._shots[i]
         if shot is None:
@@ -393,9 +418,15 @@ class TaskRenderer:
         try:
             sample = self.sample(record, index)
             stage = "retrieve_examples"
-            ids = self._select(index, record)
+            shots = self._shared
+            if shots is None:
+                shared = self._shared_ids
+                ids = self._select(index, record) if shared is None else shared
+                stage = "format_prompt"
+                shots = [self._shot(i) for i in ids] if ids else ()
+                if shared is not None:  # the same examples for every record: one tuple, reused
+                    shots = self._shared = tuple(shots)
             stage = "format_prompt"
-            shots = [self._shot(i) for i in ids] if ids else ()
             return self._style_format(sample, shots)
         except PromptStyleError as exc:
             raise self._locate(exc.locate(key=_STAGE_KEYS[stage]), index) from None
@@ -484,6 +515,26 @@ class TaskRenderer:
 
         :raises PromptStyleError: naming the key and the record, for bad data.
         """
+        fast = self._fast
+        if fast is not None:
+            if fast is _UNTRIED:
+                fast = self._compile_fast()
+            if fast is not None:
+                made = fast(record, index)
+                if made is not None:
+                    return made
+        return self._render(record, index)
+
+    def fast_render(self) -> Callable[[Mapping[str, Any], int], RenderedPrompt | None] | None:
+        """The task's compiled fast path (:mod:`prompt_style.fastpath`): ``fn(record,
+        index)`` gives what :meth:`render` gives, or ``None`` for a record only the
+        general path renders (:meth:`render` does both); ``None`` when the task is not
+        in the fast path's common case."""
+        fast = self._fast
+        return self._compile_fast() if fast is _UNTRIED else fast
+
+    def _render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
+        """The general path of :meth:`render`."""
         token = _SCOPE.set(self.limits) if self.limits is not None else None
         stage = "extract_field"
         try:
@@ -491,9 +542,15 @@ class TaskRenderer:
             if self._rolling:
                 return self._rolling_prompt(sample, index)
             stage = "retrieve_examples"
-            ids = self._select(index, record)
+            shots = self._shared
+            if shots is None:
+                shared = self._shared_ids
+                ids = self._select(index, record) if shared is None else shared
+                stage = "format_prompt"
+                shots = [self._shot(i) for i in ids] if ids else ()
+                if shared is not None:  # the same examples for every record: one tuple, reused
+                    shots = self._shared = tuple(shots)
             stage = "format_prompt"
-            shots = [self._shot(i) for i in ids] if ids else ()
             formatted = self._style_format(sample, shots)
             if formatted.infer_mode is not None:
                 raise RenderError(
@@ -534,6 +591,19 @@ class TaskRenderer:
             assistant_spans=made.assistant_spans,
             mode=formatted.mode,
         )
+
+    def _compile_fast(self) -> Any:
+        """The compiled fast path for this task (:mod:`prompt_style.fastpath`), or
+        ``None`` when the task is not in its common case; built on the first record."""
+        from .fastpath import compile_fast_path
+
+        try:
+            path = compile_fast_path(self)
+        except Exception:  # e.g. an example the style cannot format: the general path says so, per record
+            path = None
+        self._fast_path = path
+        self._fast = None if path is None else path.render
+        return self._fast
 
     def _candidates(self, index: int, formatted: Any) -> RenderedPrompt:
         full = self._meta_full

@@ -222,7 +222,7 @@ class TaskConfig:
         data = values.pop("data", None) or {}
         if isinstance(data, str):
             data = {values.get("test_split", "test"): data}
-        base = Path(base)
+        base = base if isinstance(base, Path) else Path(base)
         paths: dict[str, Path | Sequence[Mapping[str, Any]]] = {}
         for split, file in (data or {}).items():
             if isinstance(file, (list, tuple)):
@@ -230,7 +230,7 @@ class TaskConfig:
                 continue
             if not isinstance(file, (str, Path)) or not str(file):
                 raise fail(f"data.{split}", f"must be a file path or a list of records, not {cut(file)}")
-            file = Path(file).expanduser()
+            file = (file if isinstance(file, Path) else Path(file)).expanduser()
             paths[str(split)] = file if file.is_absolute() else base / file
         test_split = values.pop("test_split", "test")
         if values.get("num_fewshot", 0) < 0:

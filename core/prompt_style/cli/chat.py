@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TextIO
 
-from ..meta.chat import DEFAULT_CHAT_META
 from ._common import key_value
+
+# prompt_style.meta.chat's DEFAULT_CHAT_META; the module (and json) are imported by
+# run, not when the parser is built for another command (prompt-style plugins)
+DEFAULT_CHAT_META = "hf"
 
 NAME = "chat"
 
@@ -51,6 +53,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    import json
+
     from ..meta.chat import read_conversation, render_chat
 
     conversation = read_conversation(args.conversation)

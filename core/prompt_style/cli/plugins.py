@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TextIO
 
@@ -36,6 +35,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         row for row in manager.describe() if args.all or (not row["builtin"] and row["status"] in ("loaded", "broken"))
     ]
     if args.json:
+        import json
+
         out.write(json.dumps(rows, indent=2) + "\n")
     else:
         if not rows:

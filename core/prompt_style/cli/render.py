@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any, TextIO
 
 from ._common import key_value, non_negative, split_assignment
@@ -125,12 +124,16 @@ def _not_json(index: int) -> Any:
 
 
 def _body(text: str | None, messages: Any, default: Any = None) -> str:
+    import json  # with the command, not with the parser (prompt-style plugins)
+
     if text is None:
         return json.dumps(messages, ensure_ascii=False, indent=2, default=default)
     return text
 
 
 def _text_block(result: Any) -> str:
+    import json  # with the command, not with the parser (prompt-style plugins)
+
     default = _not_json(result.index)
     header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False, default=default)}"
     if result.continuations:
@@ -202,6 +205,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _read_replies(path: str) -> list[list[str]]:
     """``--replies``: JSON Lines, line ``i`` the list of the model's replies to record ``i``."""
+    import json  # with the command, not with the parser (prompt-style plugins)
+
     from ..errors import DataError
 
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -118,6 +117,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     failed = [r for r in report if r["errors"] or (args.strict and r["warnings"])]
     files = report
     if args.format == "json":
+        import json  # with the command, not with the parser (prompt-style plugins)
+
         document = {"files": report, "skipped": skipped, "ok": not failed}
         out.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
     else:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._markers import hookimpl
-from .extractors import FieldExtractorBase, compile_field
+
+if TYPE_CHECKING:
+    from .extractors import FieldExtractorBase
 
 
 @hookimpl(trylast=True)
 def extract_field(spec: Any, key: str) -> FieldExtractorBase:
+    from .extractors import compile_field  # imported with the first task, not with the plugin list
+
     return compile_field(spec, key)

@@ -10,6 +10,7 @@ templates themselves.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -42,6 +43,10 @@ class FieldExtractorBase:
 
     __slots__ = ("spec", "key")
     kind = "field"
+    pure = True
+    """The value depends on the record only, and computing it has no side effects
+    (so the renderer's fast path may compute it again for a record it hands to the
+    general path). False for user callables."""
 
     def __init__(self, spec: Any, key: str) -> None:
         self.spec = spec
@@ -130,13 +135,7 @@ class Expression(FieldExtractorBase):
     def __init__(self, spec: Any, key: str, source: str) -> None:
         super().__init__(spec, key)
         self.source = source
-        path, methods = source, ()
-        tail = _METHOD_TAIL.search(source)
-        if tail:
-            path = source[: tail.start()]
-            methods = tuple(re.findall(r"\.(\w+)\(", tail.group(1)))
-        self.steps = self._parse_path(path)
-        self.methods = methods
+        self.steps, self.methods = _parsed_expression(source)
 
     @staticmethod
     def _parse_path(source: str) -> tuple[str | int, ...] | None:
@@ -168,12 +167,12 @@ class Expression(FieldExtractorBase):
             # The fast path: plain navigation through mappings and sequences.
             value: Any = record
             for step in steps:
-                if isinstance(value, Mapping) and isinstance(step, str):
+                if (type(value) is dict or isinstance(value, Mapping)) and isinstance(step, str):
                     try:
                         value = value[step]
                     except KeyError:
                         raise self._missing(step, value) from None
-                elif isinstance(value, Sequence) and isinstance(step, int):
+                elif (type(value) is list or isinstance(value, Sequence)) and isinstance(step, int):
                     try:
                         value = value[step]
                     except IndexError:
@@ -272,9 +271,21 @@ class CallableField(FieldExtractorBase):
     """A Python callable, called with the record."""
 
     kind = "callable"
+    pure = False  # user code: may keep state or draw random numbers
 
     def __call__(self, record: Mapping[str, Any]) -> Any:
         return self.spec(record)
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed_expression(source: str) -> tuple[tuple[str | int, ...] | None, tuple[str, ...]]:
+    """The path steps and trailing str methods of an expression (once per source)."""
+    path, methods = source, ()
+    tail = _METHOD_TAIL.search(source)
+    if tail:
+        path = source[: tail.start()]
+        methods = tuple(re.findall(r"\.(\w+)\(", tail.group(1)))
+    return Expression._parse_path(path), methods
 
 
 def is_jinja(spec: str) -> bool:

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._lazy import resolved
 from ..errors import PromptStyleError, TaskFileError
-from ..safe.yaml_loader import load_yaml
-from ..types import ReadOptions, TaskReader, TaskSource
 
 if TYPE_CHECKING:
     from ..plugins import PluginManager
     from ..task import TaskConfig
+    from ..types import ReadOptions, TaskReader, TaskSource
 
 __all__ = ["load_task_config", "read_source", "choose_reader", "PARSED_SUFFIXES"]
 
@@ -29,16 +29,22 @@ PARSED_SUFFIXES = (".yaml", ".yml", ".json")
 def read_source(path: str | Path, manager: PluginManager) -> TaskSource:
     """Parse a task file into a :class:`TaskSource` (YAML and JSON, or left to a
     reader that lists the file's suffix)."""
-    path = Path(path)
+    # imported here: listing plugins imports this package, and needs neither
+    from ..safe.yaml_loader import load_yaml
+    from ..types import TaskSource
+
+    if not isinstance(path, Path):
+        path = Path(path)
     suffix = path.suffix.lower()
-    if suffix not in PARSED_SUFFIXES and any(suffix in reader.suffixes for reader in _readers(manager).values()):
+    readers = _readers(manager)
+    if suffix not in PARSED_SUFFIXES and any(suffix in reader.suffixes for reader in readers.values()):
         if not path.is_file():
             raise TaskFileError("task file not found", file=str(path))
         return TaskSource(path=path, data=None, base=path.parent)
     # Formats with YAML tags of their own (lm-evaluation-harness's ``!function``)
     # name them on their reader; the tags build markers, never run code.
     tags: dict[str, Any] = {}
-    for reader in _readers(manager).values():
+    for reader in readers.values():
         tags.update(getattr(reader, "yaml_tags", None) or {})
     try:
         document = load_yaml(path, tags=tags or None, duplicate_keys="last")
@@ -55,7 +61,14 @@ def read_source(path: str | Path, manager: PluginManager) -> TaskSource:
 
 
 def _readers(manager: PluginManager) -> dict[str, TaskReader]:
-    return {name: manager.resolve("read_task", name).factory for name in manager.names("read_task")}
+    # the readers of a manager do not change once its catalog is read: worked out once
+    readers = manager.__dict__.get("_task_readers")
+    if readers is None:
+        names = manager.names("read_task")
+        readers = manager.__dict__["_task_readers"] = {
+            name: resolved(manager.resolve("read_task", name).factory) for name in names
+        }
+    return readers
 
 
 def _effective_suffix(source: TaskSource, readers: Mapping[str, TaskReader]) -> str:
@@ -80,7 +93,7 @@ def choose_reader(manager: PluginManager, source: TaskSource, task_format: str |
             provider = manager.resolve("read_task", task_format)
         except PromptStyleError as exc:
             raise exc.locate(file=source.name if source.path else None, key="task_format") from None
-        return task_format, provider.factory
+        return task_format, resolved(provider.factory)
     readers = _readers(manager)
     suffix = _effective_suffix(source, readers)
     claims: list[str] = []
@@ -125,6 +138,8 @@ def load_task_config(
     :param task_format: the format's name, when detection should not decide.
     :raises TaskFileError: naming the file, the line and the key.
     """
+    from ..types import ReadOptions, TaskSource
+
     if plugins is None:
         from ..loading import default_plugin_manager
 

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+from .._lazy import Lazy
 from .._markers import hookimpl
-from .lm_eval import LmEvalReader
-from .native import NativeReader
-from .opencompass import OpenCompassReader
 
 
 @hookimpl
 def read_task():
-    return {"native": NativeReader(), "lm-eval": LmEvalReader(), "opencompass": OpenCompassReader()}
+    # Each reader is imported when a task file is read, not when plugins are listed.
+    return {
+        "native": Lazy("prompt_style.formats.native:NativeReader", instance=True),
+        "lm-eval": Lazy("prompt_style.formats.lm_eval:LmEvalReader", instance=True),
+        "opencompass": Lazy("prompt_style.formats.opencompass:OpenCompassReader", instance=True),
+    }

@@ -1,9 +1,14 @@
 """Step 5 of the pipeline: meta templates turn a dialogue into what a model takes
 (the ``apply_meta_template`` hook)."""
 
-from .chat import Conversation, chat_meta, read_conversation, render_chat
-from .model_args import ModelArgs, parse_model_args
-from .roles import API_ROLES, api_role
+from typing import TYPE_CHECKING
+
+from .._lazy import exports
+
+if TYPE_CHECKING:
+    from .chat import Conversation, chat_meta, read_conversation, render_chat
+    from .model_args import ModelArgs, parse_model_args
+    from .roles import API_ROLES, api_role
 
 __all__ = [
     "API_ROLES",
@@ -15,3 +20,18 @@ __all__ = [
     "read_conversation",
     "render_chat",
 ]
+
+# Imported on first use: the built-in meta templates' plugin imports this package.
+__getattr__, __dir__ = exports(
+    __name__,
+    {
+        "Conversation": ".chat",
+        "chat_meta": ".chat",
+        "read_conversation": ".chat",
+        "render_chat": ".chat",
+        "ModelArgs": ".model_args",
+        "parse_model_args": ".model_args",
+        "API_ROLES": ".roles",
+        "api_role": ".roles",
+    },
+)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .._lazy import Lazy
 from .._markers import hookimpl
 from ..errors import StyleError
 from ..options import check_options
-from ..types import Dialogue, ModelInput
+from ..types import Dialogue, ModelInput, Turn
 from .roles import api_role
 
 
@@ -25,6 +26,12 @@ class Plain:
                 f"a {bad.role} turn holds multimodal parts, which plain text cannot show",
                 hint="use a meta template that keeps parts, such as 'messages'",
             ) from None
+
+    def affixes(self, turn: Turn) -> tuple[str, str]:
+        """A turn's text is ``turn.sep + turn.content``, and a dialogue's text is its
+        turns' texts joined: the renderer may render a task's shared few-shot block
+        once and add each record's turns with string joins (see docs/hooks.md)."""
+        return turn.sep, ""
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,15 @@ def messages(*, options: dict[str, Any]) -> Messages:
 
 @hookimpl
 def apply_meta_template():
-    from .opencompass import opencompass_meta_catalog
+    # OpenCompass meta templates are imported when a task uses one.
+    from .opencompass_named import NAMED_META_TEMPLATES
 
-    return {"plain": plain, "messages": messages, **opencompass_meta_catalog()}
+    return {
+        "plain": plain,
+        "messages": messages,
+        "opencompass": Lazy("prompt_style.meta.opencompass:opencompass_meta"),
+        **{
+            f"opencompass::{name}": Lazy("prompt_style.meta.opencompass:_Named", args=(name,))
+            for name in NAMED_META_TEMPLATES
+        },
+    }

@@ -33,7 +33,8 @@ def is_meta_path(meta: Any) -> bool:
     """Whether a ``meta`` value names a file (by its suffix) rather than a plugin."""
     if isinstance(meta, Path):
         return True
-    return isinstance(meta, str) and Path(meta).suffix.lower() in META_FILE_SUFFIXES
+    # a plugin name without a dot has no suffix: no Path built for it
+    return isinstance(meta, str) and "." in meta and Path(meta).suffix.lower() in META_FILE_SUFFIXES
 
 
 def _is_message_list(value: Any) -> bool:

@@ -8,15 +8,14 @@ Randomness comes from ``random.Random`` seeded with the text ``"{seed}:{index}"`
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._lazy import Lazy
 from .._markers import hookimpl
 from ..errors import OptionError, TaskFileError
 from ..options import check_options
-from .opencompass import CATALOG as OPENCOMPASS_CATALOG
 
 
 def _check_size(name: str, k: int, available: int, same_split: bool) -> None:
@@ -38,6 +37,9 @@ class Zero:
     def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
         return ()
 
+    def shared_selection(self) -> Sequence[int]:
+        return ()
+
 
 @dataclass(frozen=True)
 class Fixed:
@@ -46,6 +48,9 @@ class Fixed:
     ids: tuple[int, ...] = ()
 
     def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
+        return self.ids
+
+    def shared_selection(self) -> Sequence[int]:
         return self.ids
 
 
@@ -82,6 +87,11 @@ class FirstN:
             )
         return picked
 
+    def shared_selection(self) -> Sequence[int] | None:
+        """The first ``k`` pool records for every record, unless records equal to
+        the rendered one are skipped (then the selection depends on the record)."""
+        return None if self.same_split else range(self.k)
+
 
 @dataclass(frozen=True)
 class Random:
@@ -95,6 +105,8 @@ class Random:
     def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
         if not self.k:
             return ()
+        import random  # on use: listing plugins does not import it
+
         rng = random.Random(f"{self.seed}:{index}")
         if not self.same_split:
             return tuple(rng.sample(range(self.size), self.k))
@@ -178,13 +190,16 @@ def random_(*, options, pool, k, same_split, seed) -> Random:
 
 @hookimpl
 def retrieve_examples():
-    from .shared_random import shared_random
-
+    # shared_random and OpenCompass's retrievers are imported when a task uses them.
     return {
         "zero": zero,
         "fixed": fixed,
         "first_n": first_n,
         "random": random_,
-        "shared_random": shared_random,
-        **OPENCOMPASS_CATALOG,
+        "shared_random": Lazy("prompt_style.retrievers.shared_random:shared_random"),
+        **{name: Lazy(f"prompt_style.retrievers.opencompass:{name}") for name in OPENCOMPASS_RETRIEVERS},
     }
+
+
+OPENCOMPASS_RETRIEVERS = ("fixk", "opencompass_random", "sliding_window")
+"""The names of ``retrievers/opencompass.py``'s ``CATALOG`` (tests/test_fastpath.py checks they agree)."""

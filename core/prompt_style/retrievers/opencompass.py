@@ -74,6 +74,9 @@ class FixK:
     def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
         return self.ids
 
+    def shared_selection(self) -> Sequence[int]:
+        return self.ids
+
 
 @dataclass
 class OpenCompassRandom:

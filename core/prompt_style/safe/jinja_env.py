@@ -53,6 +53,7 @@ cache. jinja2 is imported on first use only: listing plugins must not pay for it
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import warnings
@@ -543,6 +544,12 @@ def single_expression(spec: str) -> str | None:
     text = spec.strip()
     if not (text.startswith("{{") and text.endswith("}}")) or len(text) > jinja_limits().max_source:
         return None  # a long spec is compiled as a template, which reports its size
+    return _single_expression(text)
+
+
+@functools.lru_cache(maxsize=512)
+def _single_expression(text: str) -> str | None:
+    """:func:`single_expression` of a stripped spec that may be one block (lexed once per text)."""
     env = environment(FIELDS)
     try:
         tokens = list(env.lex(text))

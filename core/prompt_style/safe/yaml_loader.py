@@ -695,7 +695,7 @@ def load_yaml(
     import yaml
 
     limits = limits or yaml_limits()
-    path = Path(source)
+    path = source if isinstance(source, Path) else Path(source)
     file = str(source)
     if text is None:
         text = _read(path, file, what, limits)

@@ -1,8 +1,13 @@
 """Step 4 of the pipeline: styles phrase a record and its few-shot examples as a
 dialogue (the ``format_prompt`` hook)."""
 
-from .base import DEFAULT_LABELS, ChoiceStyle, PassthroughStyle, QAStyle, choice_style, resolve_target
-from .templates import ClozeTemplateConfig, MCQTemplateConfig, TemplateConfig, TemplateFactory
+from typing import TYPE_CHECKING
+
+from .._lazy import exports
+
+if TYPE_CHECKING:
+    from .base import DEFAULT_LABELS, ChoiceStyle, PassthroughStyle, QAStyle, choice_style, resolve_target
+    from .templates import ClozeTemplateConfig, MCQTemplateConfig, TemplateConfig, TemplateFactory
 
 __all__ = [
     "QAStyle",
@@ -16,3 +21,17 @@ __all__ = [
     "ClozeTemplateConfig",
     "TemplateFactory",
 ]
+
+# Imported on first use: a plugin that needs choice_style does not import the
+# seed-000 template classes too.
+__getattr__, __dir__ = exports(
+    __name__,
+    {
+        **dict.fromkeys(
+            ("DEFAULT_LABELS", "ChoiceStyle", "PassthroughStyle", "QAStyle", "choice_style", "resolve_target"), ".base"
+        ),
+        **dict.fromkeys(
+            ("ClozeTemplateConfig", "MCQTemplateConfig", "TemplateConfig", "TemplateFactory"), ".templates"
+        ),
+    },
+)

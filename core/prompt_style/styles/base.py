@@ -7,6 +7,7 @@ distributions are presets of :class:`ChoiceStyle`) or implement the
 
 from __future__ import annotations
 
+import functools
 import string
 import warnings
 from collections.abc import Callable, Sequence
@@ -16,7 +17,7 @@ from typing import Any
 from ..errors import OptionError, StyleError
 from ..fields.targets import resolve_gold
 from ..options import check_options
-from ..types import FormattedPrompt, Sample, Style, StyleSettings, Turn
+from ..types import Dialogue, FormattedPrompt, Sample, Style, StyleSettings, Turn
 
 __all__ = [
     "QAStyle",
@@ -30,6 +31,8 @@ __all__ = [
 ]
 
 DEFAULT_LABELS: tuple[str, ...] = tuple(string.ascii_uppercase)
+
+_UNSET: Any = object()
 
 
 def requires_delimiter(prefix: str, suffix: str) -> bool:
@@ -162,6 +165,34 @@ class QAStyle:
             trailing,
         )
 
+    def shot_block(self, shots: Sequence[Sample]) -> tuple[Dialogue, str]:
+        """The turns of a run of few-shot examples, in order, and the separator
+        that comes before what follows them (the record's question).
+
+        :meth:`format` builds the block once per run: a retriever that gives every
+        record the same examples gives the renderer one tuple of shots, whose
+        block is then reused (the cache is keyed on that tuple's identity).
+        """
+        cache = self.__dict__.get("_shot_turns")
+        if cache is None:
+            cache = self.__dict__["_shot_turns"] = {}
+        fewshot_delimiter = self.settings.fewshot_delimiter
+        turns: list[Turn] = []
+        sep = ""
+        for position, shot in enumerate(shots):
+            made = cache.get(shot)
+            if made is None:
+                made = cache[shot] = self._example_turns(shot)
+            if position == 0:
+                turns.append(made[0])
+            elif sep == fewshot_delimiter:
+                turns.append(made[1])
+            else:
+                turns.append(made[0]._replace(sep=sep))
+            turns.extend(made[2])
+            sep = made[3]
+        return tuple(turns), sep
+
     def format(self, sample: Sample, shots: Sequence[Sample]) -> FormattedPrompt:
         turns: list[Turn] = []
         if sample.description:
@@ -169,21 +200,14 @@ class QAStyle:
         settings = self.settings
         sep = ""
         if shots:
-            cache = self.__dict__.get("_shot_turns")
-            if cache is None:
-                cache = self.__dict__["_shot_turns"] = {}
-            for position, shot in enumerate(shots):
-                made = cache.get(shot)
-                if made is None:
-                    made = cache[shot] = self._example_turns(shot)
-                if position == 0:
-                    turns.append(made[0])
-                elif sep == settings.fewshot_delimiter:
-                    turns.append(made[1])
-                else:
-                    turns.append(made[0]._replace(sep=sep))
-                turns.extend(made[2])
-                sep = made[3]
+            last = self.__dict__.get("_last_block")
+            if last is not None and last[0] is shots:
+                block, sep = last[1]
+            else:
+                block, sep = made = self.shot_block(shots)
+                if type(shots) is tuple:  # immutable: the same object means the same examples
+                    self.__dict__["_last_block"] = (shots, made)
+            turns.extend(block)
         text, answers = self.question_and_answers(sample)
         turns.append(Turn("user", text, sep))
         prefix = sample.gen_prefix
@@ -229,6 +253,8 @@ class QAStyle:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("_shot_turns", None)
+        state.pop("_last_block", None)
+        state.pop("_questions", None)
         return state
 
 
@@ -246,8 +272,13 @@ class PassthroughStyle(QAStyle):
         return tuple([str(c) for c in sample.choices])
 
 
-def _format_fields(fmt: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(fmt) if name is not None}
+def _format_fields(fmt: str) -> frozenset[str]:
+    return _parsed_fields(fmt)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_fields(fmt: str) -> frozenset[str]:
+    return frozenset(name for _, name, _, _ in string.Formatter().parse(fmt) if name is not None)
 
 
 @dataclass
@@ -347,7 +378,32 @@ class ChoiceStyle(QAStyle):
         return self._question(sample, labels), self._answers(sample, labels)
 
     def question_text(self, sample: Sample) -> str:
+        question, choices = sample.question, sample.choices
+        if type(question) is str and type(choices) is list and self._compiles():
+            # the few-shot examples' text, with the function compiled per number of choices
+            # (byte for byte _question's; tests/test_fastpath.py checks it)
+            cache = self.__dict__.get("_questions")
+            if cache is None:
+                cache = self.__dict__["_questions"] = {}
+            n = len(choices)
+            function = cache.get(n, _UNSET)
+            if function is _UNSET:
+                from .compiled import question_function
+
+                function = cache[n] = question_function(self, n)
+            if function is not None:
+                try:
+                    text = function(question, choices)
+                except Exception:  # _question gives the error
+                    text = None
+                if text is not None:
+                    return text
         return self._question(sample, self._labels_for(sample) if self.show_choices else ())
+
+    def _compiles(self) -> bool:
+        """Whether the compiled question functions stand for :meth:`_question` (not overridden)."""
+        cls = type(self)
+        return cls._question is ChoiceStyle._question and cls._labels_for is ChoiceStyle._labels_for
 
     def answers(self, sample: Sample) -> tuple[str, ...]:
         return self._answers(sample, self._labels_for(sample))
@@ -376,12 +432,15 @@ class ChoiceStyle(QAStyle):
         return self.question_choice_delimiter.join(blocks)
 
     def _answers(self, sample: Sample, labels: Sequence[str]) -> tuple[str, ...]:
+        return self._answers_of(sample.choices, labels)
+
+    def _answers_of(self, choices: Sequence[Any], labels: Sequence[str]) -> tuple[str, ...]:
         fmt = self.answer_format
         if fmt == "{label}":
-            return tuple(labels[: len(sample.choices)])
+            return tuple(labels[: len(choices)])
         if fmt == "{choice}":
-            return tuple([str(c) for c in sample.choices])
-        return tuple([fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)])
+            return tuple([str(c) for c in choices])
+        return tuple([fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(choices)])
 
 
 BLANK_POSITIONS = ("end", "inline")

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._lazy import Lazy
 from .._markers import hookimpl
-from ..options import check_options
-from ..types import StyleSettings
-from .base import PassthroughStyle, choice_style
-from .opencompass import opencompass_style
+
+if TYPE_CHECKING:
+    from ..types import StyleSettings
+    from .base import ChoiceStyle, PassthroughStyle
+
+# The styles are imported when a task uses them, not when plugins are listed.
 
 
 def passthrough(*, options: dict[str, Any], settings: StyleSettings) -> PassthroughStyle:
     """``doc_to_text`` as the prompt; ``doc_to_choice`` items as continuations."""
+    from ..options import check_options
+    from .base import PassthroughStyle
+
     return check_options(PassthroughStyle, options, what="style 'passthrough'", settings=settings)
+
+
+def mcq(*, options: dict[str, Any], settings: StyleSettings) -> ChoiceStyle:
+    """Style 'mcq': a ChoiceStyle preset {} (seed 000: the MMLU layout, every option overridable)."""
+    from .base import choice_style
+
+    return choice_style("mcq")(options=options, settings=settings)
 
 
 @hookimpl
@@ -21,7 +34,7 @@ def format_prompt():
     return {
         "passthrough": passthrough,
         # Seed 000: `template: mcq` is the MMLU layout, and every option can be overridden.
-        "mcq": choice_style("mcq"),
+        "mcq": mcq,
         # OpenCompass dataset templates (PromptTemplate), gen and ppl modes.
-        "opencompass": opencompass_style,
+        "opencompass": Lazy("prompt_style.styles.opencompass:opencompass_style"),
     }

@@ -92,6 +92,12 @@ class LmEvalField:
         """Text without Jinja syntax (or carriage returns, which Jinja turns into
         newlines) renders to itself: skip Jinja for it."""
 
+    @property
+    def pure(self) -> bool:
+        """Whether the value depends on the record only, with no side effects: true
+        unless the spec is task code (``!function``), which may keep state."""
+        return not callable(self.source)
+
     def __reduce__(self) -> tuple[Any, ...]:
         source = self.source
         module = getattr(source, "__module__", "") or ""

@@ -6,22 +6,22 @@ out what the reader extracts, and the example formatter ``map_fields``.
 
 from __future__ import annotations
 
+from ..._lazy import Lazy
 from ..._markers import hookimpl
-from ...styles.task_template import task_template_style
-from .formatters import map_fields
-from .reader import TaskTemplateReader
+
+# Imported when used, not when plugins are listed.
 
 
 @hookimpl
 def read_task():
-    return {"task-template": TaskTemplateReader()}
+    return {"task-template": Lazy("prompt_style.formats.task_template.reader:TaskTemplateReader", instance=True)}
 
 
 @hookimpl
 def format_prompt():
-    return {"task_template": task_template_style}
+    return {"task_template": Lazy("prompt_style.styles.task_template:task_template_style")}
 
 
 @hookimpl
 def format_instances():
-    return {"map_fields": map_fields}
+    return {"map_fields": Lazy("prompt_style.formats.task_template.formatters:map_fields")}

@@ -15,15 +15,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prompt_style import DataError, TaskFileError, check_options, hookimpl
-from prompt_style.retrievers.opencompass import input_columns_option, input_text
 
 from .tokenize import word_tokenize
+
+# prompt_style.retrievers.opencompass (input_text, input_columns_option) is imported
+# where it is used, so that listing plugins does not import it.
 
 __all__ = ["BM25", "bm25", "query_text", "word_tokenize"]
 
 
 def query_text(record: Mapping[str, Any], columns: Sequence[str]) -> str:
     """The text OpenCompass ranks a record by: its input columns, ``str()``-ed and joined by spaces."""
+    from prompt_style.retrievers.opencompass import input_text
+
     return input_text(record, columns, what="retriever 'bm25'")
 
 
@@ -69,6 +73,8 @@ class _Options:
 
 
 def bm25(*, options, pool, k, same_split, seed) -> BM25:
+    from prompt_style.retrievers.opencompass import input_columns_option
+
     columns = input_columns_option(
         check_options(_Options, options, what="retriever 'bm25'").input_columns, what="retriever 'bm25'"
     )

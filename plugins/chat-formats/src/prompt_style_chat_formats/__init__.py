@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from prompt_style import OptionError, hookimpl
@@ -216,6 +215,8 @@ def template_text(name: str) -> str:
     fmt = FORMATS[ALIASES.get(name, name)]
     text = _TEXTS.get(fmt.file)
     if text is None:
+        from importlib import resources  # on use: listing plugins does not import it (about 10 ms)
+
         text = _TEXTS[fmt.file] = (resources.files(__name__) / "templates" / fmt.file).read_text(encoding="utf-8")
     return text
 

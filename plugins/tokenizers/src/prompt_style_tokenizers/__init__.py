@@ -15,15 +15,30 @@ Use them through any meta template that gives text::
 
 from __future__ import annotations
 
+from typing import Any
+
 from prompt_style import hookimpl
 
-from .backend import Backend
-from .hf import TokenizerJsonLoader
-from .spm import SentencePieceLoader, read_model
+from .loaders import SentencePieceLoader, TokenizerJsonLoader
 
 __all__ = ["Backend", "TokenizerJsonLoader", "SentencePieceLoader", "read_model", "load_tokenizer"]
 
 
 @hookimpl
 def load_tokenizer():
+    # The loaders import the tokenizers library when they load a tokenizer, not
+    # before: listing plugins and rendering text never import it.
     return {"tokenizers": TokenizerJsonLoader(), "sentencepiece": SentencePieceLoader()}
+
+
+def __getattr__(name: str) -> Any:
+    """``Backend`` and ``read_model``, imported on first use (they need ``tokenizers``)."""
+    if name == "Backend":
+        from .backend import Backend
+
+        return Backend
+    if name == "read_model":
+        from .spm import read_model
+
+        return read_model
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

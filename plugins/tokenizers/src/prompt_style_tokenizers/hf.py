@@ -185,17 +185,4 @@ def load_tokenizer_json(file: Path, folder: Path | None, options: Mapping[str, A
     )
 
 
-class TokenizerJsonLoader:
-    """Reads ``tokenizer.json`` (any ``*.json`` file given by name) and folders that hold one."""
-
-    def detect(self, path: Path) -> bool:
-        if path.is_dir():
-            return (path / "tokenizer.json").is_file()
-        return path.suffix == ".json"
-
-    def load(self, path: Path, options: Mapping[str, Any]) -> Backend:
-        if path.is_dir():
-            return load_tokenizer_json(path / "tokenizer.json", path, options)
-        # A file inside a model folder reads its config too, as the folder would.
-        folder = path.parent if (path.parent / "tokenizer_config.json").is_file() else None
-        return load_tokenizer_json(path, folder, options)
+from .loaders import TokenizerJsonLoader  # noqa: E402  (kept importable from here)

@@ -233,24 +233,19 @@ def convert(
     )
 
 
-class SentencePieceLoader:
-    """Reads ``*.model`` files and folders that hold ``tokenizer.model`` but no ``tokenizer.json``
-    (transformers prefers ``tokenizer.json`` when a folder has both)."""
+def load_sentencepiece(path: Path, options: Mapping[str, Any]) -> Backend:
+    """A ``*.model`` file, or a folder holding ``tokenizer.model`` (see :class:`SentencePieceLoader`)."""
+    check_options(options, OPTIONS, "'sentencepiece'")
+    file = path / "tokenizer.model" if path.is_dir() else path
+    folder = path if path.is_dir() else (path.parent if (path.parent / "tokenizer_config.json").is_file() else None)
+    try:
+        model = read_model(file.read_bytes())
+    except OSError as exc:
+        raise TokenizerError(f"cannot read {file}: {exc}") from None
+    except (ValueError, UnicodeDecodeError, struct.error) as exc:
+        raise TokenizerError(f"{file} is not a SentencePiece model ({exc})") from None
+    config = read_config(folder)
+    return convert(model, config, options, str(folder or file), cls=_class_of(config, folder))
 
-    def detect(self, path: Path) -> bool:
-        if path.is_dir():
-            return (path / "tokenizer.model").is_file() and not (path / "tokenizer.json").is_file()
-        return path.suffix == ".model"
 
-    def load(self, path: Path, options: Mapping[str, Any]) -> Backend:
-        check_options(options, OPTIONS, "'sentencepiece'")
-        file = path / "tokenizer.model" if path.is_dir() else path
-        folder = path if path.is_dir() else (path.parent if (path.parent / "tokenizer_config.json").is_file() else None)
-        try:
-            model = read_model(file.read_bytes())
-        except OSError as exc:
-            raise TokenizerError(f"cannot read {file}: {exc}") from None
-        except (ValueError, UnicodeDecodeError, struct.error) as exc:
-            raise TokenizerError(f"{file} is not a SentencePiece model ({exc})") from None
-        config = read_config(folder)
-        return convert(model, config, options, str(folder or file), cls=_class_of(config, folder))
+from .loaders import SentencePieceLoader  # noqa: E402  (kept importable from here)

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from prompt_style import OptionError, TaskFileError, check_options, hookimpl
-from prompt_style.retrievers.opencompass import input_columns_option, input_text
 
+# prompt_style.retrievers.opencompass (input_text, input_columns_option) is imported
+# where it is used, so that listing plugins does not import it.
 from .faiss_order import faiss_top_k
 
 __all__ = ["TopK", "topk", "resolve_model_path", "DEFAULT_MODEL"]
@@ -118,6 +119,8 @@ class TopK:
     _state: Any = field(default=None, repr=False)
 
     def _text(self, record: Mapping[str, Any], tokenizer: Any) -> str:
+        from prompt_style.retrievers.opencompass import input_text
+
         text = input_text(record, self.columns, what=_WHAT)
         if tokenizer is None:
             return text
@@ -160,6 +163,8 @@ class _Options:
 
 
 def topk(*, options, pool, k, same_split, seed) -> TopK:
+    from prompt_style.retrievers.opencompass import input_columns_option
+
     chosen = check_options(_Options, options, what=_WHAT)
     columns = input_columns_option(chosen.input_columns, what=_WHAT)
     k = 1 if k is None else k

@@ -1,0 +1,531 @@
+"""The renderer's compiled fast path: the common case, rendered with string joins.
+
+The general path (:meth:`TaskRenderer.render <prompt_style.render.TaskRenderer.render>`)
+builds a :class:`~prompt_style.Sample`, a dialogue of turns and a
+:class:`~prompt_style.FormattedPrompt` for every record, and the meta template joins
+the turns again. When a task is in the common case
+
+- a :class:`~prompt_style.ChoiceStyle` (the ``mcq``/``cloze`` presets: ``mcq::mmlu``,
+  ``mcq::gpqa``, ...) that does not override how it formats, multiple choice,
+  without ``gen_prefix``;
+- a retriever whose selection does not depend on the record (``shared_selection()``:
+  ``first_n`` from another split, ``fixed``, ``fixk``, ``zero``);
+- a meta template whose text is the concatenation of its turns' texts
+  (``affixes(turn)``: ``plain``), with no chat rules and no tokenizer;
+- field extractors that are pure functions of the record (``pure``: field names,
+  Jinja, ``{field}`` templates, constants; not user callables),
+
+everything but the record's own question is the same for every record: the few-shot
+block is rendered to text **once per task**, and a record's text is that prefix, the
+meta template's affixes and the question text from a function compiled per number of
+choices (:mod:`prompt_style.styles.compiled`).
+
+It is an optimisation, never a second behaviour: a record is rendered here only when
+the general path would take its usual course for it (a ``str`` question, a ``list`` of
+choices without ``None``, an ``int`` target in range, no error anywhere); for anything
+else the fast function returns ``None`` and the general path renders the record, with
+its errors. The result is the same object the general path builds: same text,
+continuations, target and dialogue (tests/test_fastpath.py checks both paths on awkward
+records).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+from .errors import PromptStyleError
+from .fields.extractors import Expression, RecordField
+from .render import RenderedPrompt
+from .safe.limits import _SCOPE
+from .styles.base import ChoiceStyle, QAStyle, _format_fields
+from .styles.compiled import Layout, layout, question_function, style_labels
+from .types import Dialogue, Turn
+
+if TYPE_CHECKING:
+    from .render import TaskRenderer
+
+__all__ = ["compile_fast_path", "LazyDialoguePrompt", "DeferredDialogue"]
+
+FastRender = Callable[[Mapping[str, Any], int], "RenderedPrompt | None"]
+
+# The methods of ChoiceStyle the fast path stands in for: a subclass overriding any
+# of them formats differently, so it takes the general path.
+_CHOICE_METHODS = ("format", "question_and_answers", "_question", "_answers", "_answers_of", "_labels_for", "target")
+_MISSING: Any = object()
+
+
+class DeferredDialogue:
+    """The dialogue of a fast-path prompt, before it is built: the turns shared by
+    every record of the task, then the record's question turn, whose text is the
+    prompt's text between the shared prefix (``start`` characters) and the meta
+    template's text after the turn (``stop`` characters). It also holds the fields
+    every prompt of the task shares (``plugins``, ``until``)."""
+
+    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until")
+
+    def __init__(
+        self, turns: Dialogue, start: int, stop: int, sep: str, plugins: Any = None, until: Any = None
+    ) -> None:
+        self.turns = turns
+        self.start = start
+        self.stop = stop
+        self.sep = sep
+        self.plugins = plugins
+        self.until = until
+
+    def resolve(self, text: str) -> Dialogue:
+        return (*self.turns, Turn("user", text[self.start : len(text) - self.stop], self.sep))
+
+
+_SHARED = frozenset({"plugins", "until"})
+_COMPARED = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.compare)
+_SHOWN = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.repr)
+_ALL = tuple(f.name for f in dataclasses.fields(RenderedPrompt))
+# What the fields a fast-path prompt does not set read as: text-only meta templates
+# give no messages, and the other fields take their defaults.
+_DEFAULTS = {
+    "messages": None,
+    **{
+        f.name: f.default
+        for f in dataclasses.fields(RenderedPrompt)
+        if f.default is not dataclasses.MISSING and f.name != "dialogue"
+    },
+}
+
+
+class LazyDialoguePrompt(RenderedPrompt):
+    """A :class:`RenderedPrompt` of the fast path, made with only the fields that
+    vary (``index``, ``text``, ``continuations``, ``target``): ``plugins`` and
+    ``until`` read as the task's, the others as their defaults, and ``dialogue``
+    (rarely read: harnesses read ``text``) is built the first time it is read.
+    Otherwise it is a ``RenderedPrompt``: equal to one with the same fields, shown
+    as one, and pickled and copied as one."""
+
+    __slots__ = ("_deferred",)
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for a slot that was never set.
+        if name == "dialogue":
+            value = self._deferred.resolve(self.text)
+            self.dialogue = value
+            return value
+        if name in _SHARED:
+            return getattr(self._deferred, name)
+        try:
+            return _DEFAULTS[name]
+        except KeyError:
+            raise AttributeError(f"'RenderedPrompt' object has no attribute {name!r}") from None
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RenderedPrompt):
+            return tuple([getattr(self, name) for name in _COMPARED]) == tuple(
+                [getattr(other, name) for name in _COMPARED]
+            )
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as RenderedPrompt's
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _SHOWN)
+        return f"RenderedPrompt({shown})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return RenderedPrompt, tuple([getattr(self, name) for name in _ALL])
+
+
+_PLAIN_CLASSES: dict[type, bool] = {}
+
+
+def _plain_choice_style(style: Any) -> bool:
+    cls = type(style)
+    plain = _PLAIN_CLASSES.get(cls)
+    if plain is None:
+        plain = _PLAIN_CLASSES[cls] = (
+            issubclass(cls, ChoiceStyle)
+            and all(getattr(cls, name) is getattr(ChoiceStyle, name) for name in _CHOICE_METHODS)
+            and cls.format is QAStyle.format
+        )
+    return plain
+
+
+def _pure(extractor: Any) -> bool:
+    return extractor is None or getattr(extractor, "pure", False) is True
+
+
+def _getter(extractor: Any) -> Any:
+    """A quicker stand-in for a built-in extractor, giving the same value wherever the
+    extractor gives one (it may raise other exceptions where the extractor raises a
+    FieldError: the fast path then hands the record to the general path)."""
+    if type(extractor) is RecordField:
+        return itemgetter(extractor.spec)
+    if type(extractor) is Expression and extractor.steps is not None and len(extractor.steps) == 1:
+        # ``{{question}}``, ``{{question.strip()}}``: one key, then zero-argument str methods
+        key = extractor.steps[0]
+        methods = tuple(getattr(str, name) for name in extractor.methods)
+        if type(key) is not str:
+            return extractor
+        if not methods:
+
+            def get(record: Any) -> Any:
+                return record[key] if type(record) is dict else extractor(record)
+
+            return get
+        if len(methods) == 1:
+            method = methods[0]
+
+            def get_one(record: Any) -> Any:
+                if type(record) is dict:
+                    value = record[key]
+                    if type(value) is str:
+                        return method(value)
+                return extractor(record)  # Jinja decides what a method of a non-str does
+
+            return get_one
+
+        def get_many(record: Any) -> Any:
+            if type(record) is not dict:
+                return extractor(record)
+            value = record[key]
+            for method in methods:
+                if type(value) is not str:
+                    return extractor(record)
+                value = method(value)
+            return value
+
+        return get_many
+    return extractor
+
+
+def _key_of(extractor: Any) -> tuple[str, tuple[Any, ...]] | None:
+    """``(key, str methods)`` when ``extractor`` reads one key of a dict record and
+    calls zero-argument ``str`` methods on a ``str`` value (``question``,
+    ``{{question.strip()}}``), else ``None``."""
+    if type(extractor) is RecordField and type(extractor.spec) is str:
+        return extractor.spec, ()
+    if type(extractor) is Expression and extractor.steps is not None and len(extractor.steps) == 1:
+        key = extractor.steps[0]
+        if type(key) is str:
+            return key, tuple(getattr(str, name) for name in extractor.methods)
+    return None
+
+
+def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
+    """The fast path of ``renderer``'s task (:class:`FastPath`), or ``None`` when the
+    task is not in the common case.
+
+    Builds the task's shared few-shot examples (``renderer.shared_shots()``): an
+    example with bad data makes this return ``None``, so that the general path
+    reports it for every record, as it does without the fast path.
+    """
+    if renderer._rolling or renderer.chat is not None or renderer._meta_scored is not None:
+        return None
+    style = renderer.style
+    if not _plain_choice_style(style) or not renderer._needs_gold or renderer._gold is None:
+        return None
+    settings = style.settings
+    if settings.output_type not in (None, "multiple_choice"):
+        return None
+    text_of, choice_of, target_of, prefix_of = renderer._text, renderer._choice, renderer._target, renderer._prefix
+    describe = renderer._description
+    if text_of is None or choice_of is None or target_of is None or prefix_of is not None:
+        return None
+    if not all(_pure(e) for e in (text_of, choice_of, target_of, describe)):
+        return None
+    # The three fields in one C call when each is a dict key (the common case).
+    keys = [_key_of(e) for e in (text_of, choice_of, target_of)]
+    get3 = q_method = None
+    if all(k is not None for k in keys) and not keys[1][1] and not keys[2][1] and len(keys[0][1]) <= 1:
+        get3 = itemgetter(keys[0][0], keys[1][0], keys[2][0])
+        q_method = keys[0][1][0] if keys[0][1] else None
+    text_of, choice_of, target_of = _getter(text_of), _getter(choice_of), _getter(target_of)
+    meta = renderer.meta
+    affixes = getattr(meta, "affixes", None)
+    if affixes is None:
+        return None
+    try:
+        shots = renderer.shared_shots()
+    except PromptStyleError:
+        return None
+    if shots is None:
+        return None
+
+    block, sep = style.shot_block(shots) if shots else ((), "")
+    block_text = meta.apply(block).text if block else ""
+    system = Turn("system", "", section="begin")
+    d_before, d_after = affixes(system)
+    q_before, q_after = affixes(Turn("user", "", sep))
+    if not all(isinstance(t, str) for t in (block_text, d_before, d_after, q_before, q_after)):
+        return None
+
+    constant_description = describe is None or getattr(describe, "kind", None) in ("literal", "constant")
+    head_turns: tuple[Turn, ...] = block
+    head_text = block_text
+    if describe is not None and constant_description:
+        value = describe({})
+        description = "" if value is None else str(value)
+        if description:
+            head_turns = (system._replace(content=description), *block)
+            head_text = d_before + description + d_after + block_text
+        describe = None
+    if describe is None:
+        # The text is one f-string (prefix, question, affixes); the dialogue is
+        # made from it when first read (LazyDialoguePrompt).
+        head, tail = head_text + q_before, q_after
+        deferred = DeferredDialogue(head_turns, len(head), len(tail), sep, renderer.plugins, renderer.until)
+    else:
+        head = tail = ""  # a description per record: joined around the question text
+        deferred = None
+
+    delimiter = settings.continuation_delimiter
+    if delimiter is None:
+        delimiter = settings.target_delimiter
+    answers_vary = "choice" in _format_fields(style.answer_format)
+    answers_of = style._answers_of
+    # n -> (question function, continuations or None when they vary by record, labels)
+    compiled: dict[int, Any] = {}
+
+    def compile_n(n: int) -> Any:
+        labels = style_labels(style, n)
+        question = question_function(style, n, head, tail) if labels is not None else None
+        if question is None:
+            made = None
+        elif answers_vary:
+            made = (question, None, labels)
+        else:
+            made = (question, tuple([delimiter + a for a in answers_of([None] * n, labels)]), labels)
+        compiled[n] = made
+        return made
+
+    # The number of choices written into the code: the first example's (tasks
+    # usually keep it); records with another number use compile_n's functions.
+    first = shots[0].choices if shots else None
+    n0 = len(first) if type(first) is list else None
+    inline = layout(style, n0) if n0 is not None else None
+    if inline is None:
+        n0 = None
+    values: dict[str, Any] = {
+        "get3": get3,
+        "q_method": q_method,
+        "text_of": text_of,
+        "choice_of": choice_of,
+        "target_of": target_of,
+        "describe": describe,
+        "compiled": compiled,
+        "compile_n": compile_n,
+        "answers_of": answers_of,
+        "delimiter": delimiter,
+        "new_prompt": object.__new__,
+        "LazyDialoguePrompt": LazyDialoguePrompt,
+        "RenderedPrompt": RenderedPrompt,
+        "Turn": Turn,
+        "plugins": renderer.plugins,
+        "until": renderer.until,
+        "deferred": deferred,
+        "head_turns": head_turns,
+        "head_text": head_text,
+        "q_before": q_before,
+        "q_after": q_after,
+        "d_before": d_before,
+        "d_after": d_after,
+        "system": system,
+        "sep": sep,
+        "Bail": _Bail,
+        "MISSING": _MISSING,
+    }
+    if inline is not None:
+        labels0 = style_labels(style, n0)
+        values["N0"] = n0
+        values["LABELS0"] = labels0
+        values["C0"] = None if answers_vary else tuple([delimiter + a for a in answers_of([None] * n0, labels0)])
+        layout_values = list(inline.values)
+        layout_values[0] = head + layout_values[0]
+        layout_values[1] = layout_values[1] + tail
+        values.update({f"F_{name}": value for name, value in zip(inline.names, layout_values)})
+    code = _code(
+        combined=get3 is not None,
+        q_method=q_method is not None,
+        described=describe is not None,
+        inline=inline,
+        answers_vary=answers_vary,
+    )
+    fast, many = _maker(code)(**values)
+
+    limits = renderer.limits
+    if limits is None:
+        return FastPath(fast, many, code)
+
+    def scoped(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
+        token = _SCOPE.set(limits)  # the task's Jinja budgets, as the general path sets them
+        try:
+            return fast(record, index)
+        finally:
+            _SCOPE.reset(token)
+
+    return FastPath(scoped, None, code)
+
+
+class _Bail(Exception):
+    """A record the fast path does not render (the general path does)."""
+
+
+@dataclass(frozen=True)
+class FastPath:
+    """A task's compiled fast path: ``render(record, index)`` gives the prompt or
+    ``None`` (the general path renders that record); ``many(records, general)``
+    renders records in order, handing the ones it does not take to
+    ``general(record, index)`` (``None`` when the task has Jinja budgets of its own:
+    then records go through ``render`` one by one). ``code`` is the generated source."""
+
+    render: Callable[[Mapping[str, Any], int], RenderedPrompt | None]
+    many: Callable[..., Any] | None
+    code: str = field(repr=False)
+
+
+# The generated code: one body, used by both functions. It holds names and indices
+# only; every text (few-shot prefix, labels, delimiters) is a value passed to make().
+@functools.lru_cache(maxsize=128)
+def _code(*, combined: bool, q_method: bool, described: bool, inline: Layout | None, answers_vary: bool) -> str:
+    body: list[str] = []
+    add = body.append
+    if combined:
+        add("if type(record) is dict:")
+        add("    q, c, target = get3(record)")
+        if q_method:
+            add("    if type(q) is str:")
+            add("        q = q_method(q)")
+        add("else:")
+        add("    q = text_of(record)")
+        add("    c = choice_of(record)")
+        add("    target = target_of(record)")
+    else:
+        add("q = text_of(record)")
+        add("c = choice_of(record)")
+        add("target = target_of(record)")
+    add("if type(q) is not str or type(c) is not list or type(target) is not int:")
+    add("    raise Bail")
+    add("n = len(c)")
+    add("if not 0 <= target < n or None in c:")
+    add("    raise Bail")
+    generic = [
+        "made = compiled.get(n, MISSING)",
+        "if made is MISSING:",
+        "    made = compile_n(n)",
+        "if made is None:",
+        "    raise Bail",
+        "question, continuations, labels = made",
+        "text = question(q, c)",
+        "if text is None:",
+        "    raise Bail",
+        "if continuations is None:",
+        "    continuations = tuple([delimiter + a for a in answers_of(c, labels)])",
+    ]
+    if inline is None:
+        body.extend(generic)
+    else:
+        add("if n == N0:")
+        if inline.marker:
+            add("    if F_M not in q:")
+            add("        raise Bail")
+        # the layout's names (H, T, L2, ...) are prefixed, so that they cannot meet the body's
+        source = re.sub(r"(?<=\{)(H|T|L\d+)(?=\})", r"F_\1", inline.source)
+        add(f"    text = f'{source}'")
+        if answers_vary:
+            add("    continuations = tuple([delimiter + a for a in answers_of(c, LABELS0)])")
+        else:
+            add("    continuations = C0")
+        add("else:")
+        body.extend("    " + line for line in generic)
+    if described:
+        add("value = describe(record)")
+        add('description = "" if value is None else str(value)')
+        add("qtext = text")
+        add("text = head_text + q_before + qtext + q_after")
+        add("if description:")
+        add("    text = d_before + description + d_after + text")
+        add('    dialogue = (system._replace(content=description), *head_turns, Turn("user", qtext, sep))')
+        add("else:")
+        add('    dialogue = (*head_turns, Turn("user", qtext, sep))')
+        make = ["made = RenderedPrompt(index, text, None, continuations, target, plugins, dialogue, None, None, until)"]
+    else:
+        make = [
+            "made = new_prompt(LazyDialoguePrompt)",
+            "made.index = index",
+            "made.text = text",
+            "made.continuations = continuations",
+            "made.target = target",
+            "made._deferred = deferred",  # plugins and until are read from it
+        ]
+
+    def indent(lines: list[str], depth: int) -> str:
+        return "".join("    " * depth + line + "\n" for line in lines)
+
+    params = ", ".join(
+        sorted(_PARAMS | ({"N0", "LABELS0", "C0"} | {f"F_{n}" for n in inline.names} if inline else set()))
+    )
+    return (
+        f"def make(*, {params}):\n"
+        "    def fast(record, index):\n"
+        "        try:\n" + indent(body, 3) + "        except Exception:\n"
+        "            return None\n" + indent(make, 2) + "        return made\n"
+        "\n"
+        "    def many(records, general):\n"
+        "        index = -1\n"
+        "        for record in records:\n"
+        "            index += 1\n"
+        "            try:\n" + indent(body, 4) + "            except Exception:\n"
+        "                text = None\n"
+        # outside the except clause, so that the general path's error is not chained to it
+        "            if text is None:\n"
+        "                yield general(record, index)\n"
+        "                continue\n" + indent(make, 3) + "            yield made\n"
+        "\n"
+        "    return fast, many\n"
+    )
+
+
+_PARAMS = frozenset(
+    {
+        "get3",
+        "q_method",
+        "text_of",
+        "choice_of",
+        "target_of",
+        "describe",
+        "compiled",
+        "compile_n",
+        "answers_of",
+        "delimiter",
+        "new_prompt",
+        "LazyDialoguePrompt",
+        "RenderedPrompt",
+        "Turn",
+        "plugins",
+        "until",
+        "deferred",
+        "head_turns",
+        "head_text",
+        "q_before",
+        "q_after",
+        "d_before",
+        "d_after",
+        "system",
+        "sep",
+        "Bail",
+        "MISSING",
+    }
+)
+
+
+@functools.lru_cache(maxsize=128)
+def _maker(code: str) -> Callable[..., Any]:
+    """``make`` of generated ``code``, compiled once per process: tasks of one shape
+    (every MMLU subject) share it, each with its own values."""
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<prompt_style.fastpath>", "exec"), namespace)  # names and indices only
+    return namespace["make"]

@@ -1,0 +1,595 @@
+"""The renderer's compiled fast path (prompt_style.fastpath) against the general path.
+
+Every task here is rendered twice, record by record: with the fast path (the default)
+and with it switched off (``renderer._fast = None``). The two must give equal prompts
+(text, continuations, target, dialogue, JSON view) or the same error (type, message,
+key, record), for records chosen to be awkward: braces, unicode, whitespace, null
+fields, 3/5/26/27 choices, non-string values, targets that need resolving. No timings.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import json
+import pickle
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+import prompt_style
+from prompt_style import JinjaLimits, RenderedPrompt, load_task
+from prompt_style.data import _json_lines
+from prompt_style.errors import DataError
+from prompt_style.fastpath import LazyDialoguePrompt
+from prompt_style.render import TaskRenderer
+from prompt_style.retrievers.builtin import FirstN, Fixed, Random, Zero
+from prompt_style.retrievers.opencompass import FixK
+from prompt_style.styles.base import ChoiceStyle
+from prompt_style.styles.compiled import MAX_CHOICES, question_function
+from prompt_style.types import Sample, StyleSettings
+
+# -- records -------------------------------------------------------------------------
+
+AWKWARD: list[dict[str, Any]] = [
+    {"q": "Plain question?", "c": ["a", "b", "c", "d"], "a": 1, "s": "math"},
+    {"q": "  {braces} {{x}} {0} %s {q}  ", "c": ["{a}", "}{", "{{", "%d"], "a": 0, "s": "x_y"},
+    {"q": "Ünïcødé — 你好 \u2028 tab\t", "c": ["α", "β", "γ"], "a": 2, "s": "ü"},
+    {"q": "five?", "c": ["1", "2", "3", "4", "5"], "a": 4, "s": "a"},
+    {"q": "\n leading newline", "c": [" sp ", "\ttab", "x\n", ""], "a": 3, "s": "b"},
+    {"q": "ints", "c": [1, 2, 3], "a": 0, "s": "c"},
+    {"q": "floats and bools", "c": [1.5, True, "x"], "a": 1, "s": "c"},
+    {"q": "null choice", "c": ["a", None], "a": 0, "s": "c"},
+    {"q": None, "c": ["a", "b"], "a": 0, "s": "c"},
+    {"q": "null choices", "c": None, "a": 0, "s": "c"},
+    {"q": "null target", "c": ["a", "b"], "a": None, "s": "c"},
+    {"q": "out of range", "c": ["a", "b"], "a": 5, "s": "c"},
+    {"q": "negative", "c": ["a", "b"], "a": -1, "s": "c"},
+    {"q": "text target", "c": ["a", "b"], "a": "b", "s": "c"},
+    {"q": "digit text target", "c": ["3", "4", "5"], "a": "3", "s": "c"},
+    {"q": "ambiguous digits", "c": ["3", "4", "5", "6"], "a": "3", "s": "c"},
+    {"q": "bool target", "c": ["a", "b"], "a": True, "s": "c"},
+    {"q": "list target", "c": ["a", "b", "c"], "a": [0, 2], "s": "c"},
+    {"q": "float target", "c": ["a", "b"], "a": 1.0, "s": "c"},
+    {"q": "no choices", "c": [], "a": 0, "s": "c"},
+    {"q": 42, "c": ["a", "b"], "a": 0, "s": "c"},
+    {"q": "26 choices", "c": [f"o{i}" for i in range(26)], "a": 25, "s": "c"},
+    {"q": "27 choices", "c": [f"o{i}" for i in range(27)], "a": 0, "s": "c"},
+    {"q": "70 choices", "c": [f"o{i}" for i in range(70)], "a": 69, "s": "c"},
+    {"c": ["a", "b"], "a": 0, "s": "missing question"},
+    {"q": "missing choices", "a": 0, "s": "c"},
+    {"q": "choices as text", "c": "['a', 'b']", "a": 1, "s": "c"},
+    {"q": "blank ___ inside", "c": ["a", "b"], "a": 0, "s": "c"},
+    {"q": "dict choice", "c": [{"k": 1}, "b"], "a": 0, "s": "c"},
+]
+
+POOL: list[dict[str, Any]] = [
+    {"q": "Shot {0} one?", "c": ["x", "y", "z", "w"], "a": 2, "s": "dev"},
+    {"q": "  shot two  ", "c": ["{p}", "q"], "a": 1, "s": "dev"},
+    {"q": "shot ___ three", "c": ["α", "β", "γ"], "a": 0, "s": "dev"},
+]
+
+# Style options (the built-in ``mcq`` takes every ChoiceStyle option).
+STYLES: dict[str, dict[str, Any]] = {
+    "mcq": {},
+    "conversion_spec": {"choice_format": "{label}) {choice!r:>8}", "answer_format": "({label})"},
+    "numbers": {"choice_format": "{number:02d}. {choice}", "answer_format": "{number}"},
+    "labels_5": {"choice_labels": ["1", "2", "3", "4", "5"]},
+    "answer_with_choice": {"answer_format": "{label}: {choice}"},
+    "cloze_qa": {"prefix": "Question: ", "show_choices": False, "answer_format": "{choice}"},
+    "cloze_end": {
+        "suffix": "",
+        "blank_marker": "______",
+        "choices_header": "\nOptions: ",
+        "choice_delimiter": " ",
+        "answer_format": "{choice}",
+    },
+    "cloze_inline": {"blank_marker": "___", "blank_position": "inline", "answer_format": "{choice}"},
+    "braces_everywhere": {
+        "prefix": "Q{0}: ",
+        "suffix": "{Answer}:",
+        "choices_header": "Opts {{x}}:\n",
+        "question_choice_delimiter": "",
+        "choice_delimiter": " | ",
+    },
+    "no_suffix": {"suffix": "", "question_choice_delimiter": "\n\n"},
+    "ascii_label": {"choice_format": "{label!a}={choice!s}", "choice_labels": ["é", "ü", "ö", "ä", "ß"] * 6},
+}
+
+DESCRIPTIONS: dict[str, Any] = {
+    "none": None,
+    "literal": "The following {x} are questions.\n\n",
+    "jinja": "About {{ s }}:\n\n",
+    "jinja_empty_sometimes": "{% if s != 'c' %}Subject {{ s }}\n{% endif %}",
+}
+
+
+def outcome(render: Any) -> tuple[Any, ...]:
+    """What rendering gives: the prompt's observable fields, or the error."""
+    try:
+        r = render()
+    except prompt_style.PromptStyleError as exc:
+        return ("error", type(exc).__name__, str(exc), exc.key, exc.index, exc.split, exc.line)
+    return ("ok", r.to_json(), r.dialogue, r.continuations, r.target, r.text, r.messages, r.until, r)
+
+
+def renderers(task: dict[str, Any], pm: Any, **kwargs: Any) -> tuple[TaskRenderer, TaskRenderer]:
+    fast = load_task(task, plugins=pm, **kwargs).renderer
+    general = load_task(task, plugins=pm, **kwargs).renderer
+    general._fast = None  # the general path only
+    return fast, general
+
+
+def assert_same(task: dict[str, Any], pm: Any, records: list[Any], **kwargs: Any) -> list[tuple[Any, ...]]:
+    """Render every record through both paths; they must agree. Returns the outcomes."""
+    fast, general = renderers(task, pm, **kwargs)
+    outcomes = []
+    for index, record in enumerate(records):
+        a = outcome(functools.partial(fast.render, record, index))
+        b = outcome(functools.partial(general.render, record, index))
+        assert a == b, f"record {index} {record!r}:\nfast    {a!r}\ngeneral {b!r}"
+        outcomes.append(a)
+    return outcomes
+
+
+def task_of(style: str = "mcq", description: Any = None, shots: int = 2, **keys: Any) -> dict[str, Any]:
+    pool = POOL if style != "cloze_inline" else [{**r, "q": r["q"] + " ___"} for r in POOL]
+    task: dict[str, Any] = {
+        "data": {"test": [{"q": "unused", "c": ["a"], "a": 0}], "dev": pool},
+        "fewshot_split": "dev",
+        "doc_to_text": "q",
+        "doc_to_choice": "c",
+        "doc_to_target": "a",
+        "template": {"template_type": "mcq", **STYLES[style]},
+        "num_fewshot": shots,
+        **keys,
+    }
+    if description is not None:
+        task["description"] = description
+    return task
+
+
+# -- equivalence ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("style", list(STYLES))
+@pytest.mark.parametrize("description", list(DESCRIPTIONS))
+def test_fast_path_equals_general_path(pm, style, description):
+    task = task_of(style, DESCRIPTIONS[description])
+    outcomes = assert_same(task, pm, AWKWARD)
+    fast = load_task(task, plugins=pm).renderer
+    assert fast.fast_render() is not None  # the common case takes the fast path
+    assert any(o[0] == "ok" for o in outcomes) and any(o[0] == "error" for o in outcomes)
+    # the records it can take are rendered by it
+    first = fast.render(AWKWARD[27 if style == "cloze_inline" else 0], 0)
+    assert type(first) is (LazyDialoguePrompt if description in ("none", "literal") else RenderedPrompt)
+
+
+@pytest.mark.parametrize("shots", [0, 1, 3])
+@pytest.mark.parametrize("delimiters", [{}, {"fewshot_delimiter": "\n###\n", "target_delimiter": ""}])
+def test_shots_and_delimiters(pm, shots, delimiters):
+    assert_same(task_of("mcq", DESCRIPTIONS["literal"], shots=shots, **delimiters), pm, AWKWARD)
+
+
+@pytest.mark.parametrize(
+    "doc_to_text", ["q", "{{q}}", "{{q.strip()}}", "{{ q.strip().upper() }}", "{{ q | trim }}", "Question: {q}"]
+)
+def test_field_spec_kinds(pm, doc_to_text):
+    assert_same(task_of("mcq", DESCRIPTIONS["jinja"], doc_to_text=doc_to_text), pm, AWKWARD)
+
+
+def test_records_that_are_mappings_but_not_dicts(pm):
+    records = [MappingProxyType(r) for r in AWKWARD]
+    for doc_to_text in ("q", "{{q.strip()}}"):
+        assert_same(task_of("mcq", doc_to_text=doc_to_text), pm, records)
+
+
+def test_in_memory_tuples_and_odd_values(pm):
+    records = [
+        {"q": "tuple choices", "c": ("a", "b"), "a": 1, "s": "t"},
+        {"q": "str subclass", "c": [type("S", (str,), {"__str__": lambda self: "S!"})("x"), "y"], "a": 0, "s": "t"},
+        {"q": type("Q", (str,), {})("question subclass"), "c": ["a", "b"], "a": 0, "s": "t"},
+        {"q": "bad format", "c": [object(), "y"], "a": 0, "s": "t"},
+    ]
+    for style in ("mcq", "conversion_spec", "numbers"):
+        assert_same(task_of(style), pm, records)
+
+
+def test_few_shot_example_with_bad_data_reports_as_before(pm):
+    pool = [*POOL, {"q": None, "c": ["a"], "a": 0}]
+    task = task_of("mcq", retriever={"name": "fixed", "ids": [0, 3]}, shots=2)
+    task["data"] = {**task["data"], "dev": pool}
+    fast, general = renderers(task, pm)
+    assert fast.fast_render() is None  # the general path reports the example, for every record
+    outcomes = assert_same(task, pm, AWKWARD[:3])
+    assert all(o[0] == "error" and "few-shot example" in o[2] for o in outcomes)
+
+
+def test_task_render_uses_the_fast_path_and_equals_general(pm):
+    records = [r for r in AWKWARD if isinstance(r.get("q"), str) and isinstance(r.get("c"), list)]
+    records = [r for r in records if type(r["a"]) is int and 0 <= r["a"] < min(26, len(r["c"]))]
+    records = [r for r in records if None not in r["c"] and len(r["c"]) <= 26 and r["c"]]
+    task = {**task_of("mcq", DESCRIPTIONS["literal"]), "data": {"test": records, "dev": POOL}}
+    fast = list(load_task(task, plugins=pm).render())
+    loaded = load_task(task, plugins=pm)
+    loaded.renderer._fast = None
+    general = list(loaded.render())
+    assert fast == general and general == fast
+    assert [r.to_json() for r in fast] == [r.to_json() for r in general]
+    assert all(type(r) is LazyDialoguePrompt for r in fast)
+    assert all(type(r) is RenderedPrompt for r in general)
+
+
+def test_jsonl_task_file_through_both_paths(make_task, pm):
+    good = [r for r in AWKWARD[:7] if None not in r["c"]]
+    path = make_task({"test": good, "dev": POOL}, **{k: v for k, v in task_of("mcq").items() if k != "data"})
+    fast = list(load_task(path, plugins=pm).render())
+    loaded = load_task(path, plugins=pm)
+    loaded.renderer._fast = None
+    assert fast == list(loaded.render())
+
+
+# -- what does not take the fast path --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"meta": "messages"},
+        {"system_instruction": "Be brief."},
+        {"retriever": "random"},
+        {"retriever": {"name": "first_n", "exclude_record": True}},
+        {"gen_prefix": "The answer is"},
+        {"output_type": "generate_until"},
+        {"doc_to_text": lambda record: str(record.get("q"))},
+        {"template": "passthrough"},
+    ],
+    ids=lambda c: next(iter(c)) + ("" if not isinstance(next(iter(c.values())), str) else "=" + next(iter(c.values()))),
+)
+def test_not_in_the_common_case(pm, change):
+    task = task_of("mcq", DESCRIPTIONS["jinja"])
+    kwargs = {}
+    for key in ("meta", "system_instruction"):
+        if key in change:
+            kwargs[key] = change[key]
+    task.update({k: v for k, v in change.items() if k not in kwargs})
+    if change.get("template") == "passthrough":
+        task["doc_to_choice"] = "c"
+    fast = load_task(task, plugins=pm, **kwargs).renderer
+    assert fast.fast_render() is None
+    records = AWKWARD if "output_type" not in change else AWKWARD[:1]
+    assert_same(task, pm, records, **kwargs)
+
+
+def test_chat_plugin_meta_is_not_taken(pm_all):
+    task = task_of("mcq", DESCRIPTIONS["literal"])
+    assert load_task(task, plugins=pm_all, meta="chatml").renderer.fast_render() is None
+    assert_same(task, pm_all, AWKWARD[:6], meta="chatml")
+
+
+def test_first_party_presets_take_it(pm_all):
+    for style in ("mcq::mmlu", "mcq::gpqa", "cloze", "cloze::qa", "cloze::options", "cloze::pure", "mcq::numbered"):
+        task = {**task_of("mcq"), "template": style}
+        assert load_task(task, plugins=pm_all).renderer.fast_render() is not None, style
+        assert_same(task, pm_all, AWKWARD)
+
+
+def test_a_subclass_that_formats_differently_is_not_taken(pm):
+    class Shouting(ChoiceStyle):
+        def _question(self, sample, labels):
+            return super()._question(sample, labels).upper()
+
+    from prompt_style import hookimpl
+
+    class Plugin:
+        @hookimpl
+        def format_prompt(self):
+            return {"shout": lambda *, options, settings: Shouting(settings=settings, **options)}
+
+    manager = prompt_style.create_plugin_manager(entry_points=False, environ={}, plugins=[("shout", Plugin())])
+    task = {**task_of("mcq"), "template": "shout"}
+    assert load_task(task, plugins=manager).renderer.fast_render() is None
+    assert load_task(task, plugins=manager).renderer.render(AWKWARD[0], 0).text.endswith("ANSWER:")
+
+
+def test_task_budgets_apply_on_the_fast_path(pm):
+    task = task_of("mcq", "Subject: {{ s * 50 }}\n")
+    records = [{"q": "q", "c": ["a", "b"], "a": 0, "s": "ab"}, {"q": "q", "c": ["a", "b"], "a": 0, "s": "x" * 400}]
+    outcomes = assert_same(task, pm, records, limits=JinjaLimits(max_output=1000))
+    assert outcomes[0][0] == "ok" and outcomes[1][0] == "error" and outcomes[1][1] == "LimitError"
+
+
+# -- the prompt objects ----------------------------------------------------------------
+
+
+def test_lazy_prompt_behaves_as_a_rendered_prompt(pm):
+    task = task_of("mcq", DESCRIPTIONS["literal"])
+    fast, general = renderers(task, pm)
+    a, b = fast.render(AWKWARD[1], 1), general.render(AWKWARD[1], 1)
+    assert type(a) is LazyDialoguePrompt and isinstance(a, RenderedPrompt)
+    assert a == b and b == a and not (a != b)
+    assert repr(a) == repr(b)
+    assert a.dialogue == b.dialogue and a.dialogue[-1].content == b.dialogue[-1].content
+    assert a.messages is None and a.token_ids is None and a.mode is None and a.candidates is None
+    assert a.extra is None and a.turn is None and a.token_report is None
+    for copied in (pickle.loads(pickle.dumps(a)), copy.copy(a), copy.deepcopy(a)):
+        assert type(copied) is RenderedPrompt and copied == b
+    assert dataclasses.replace(a, index=7) == dataclasses.replace(b, index=7)
+    assert dataclasses.asdict(a) == dataclasses.asdict(b)
+    assert a.to_json() == b.to_json()
+    with pytest.raises(AttributeError):
+        a.no_such_field  # noqa: B018
+    with pytest.raises(TypeError):
+        hash(a)
+    c = fast.render(AWKWARD[0], 0)
+    assert c != a
+
+
+def test_renderer_pickles_with_its_fast_path(pm):
+    renderer = load_task(task_of("mcq", DESCRIPTIONS["jinja"]), plugins=pm).renderer
+    before = [renderer.render(r, i) for i, r in enumerate(AWKWARD[:4])]
+    copied = pickle.loads(pickle.dumps(renderer))
+    assert [copied.render(r, i) for i, r in enumerate(AWKWARD[:4])] == before
+    assert copied.fast_render() is not None
+
+
+# -- the parts ---------------------------------------------------------------------------
+
+
+def test_retrievers_declare_shared_selections():
+    pool = [{"x": i} for i in range(5)]
+    assert tuple(FirstN(k=3).shared_selection()) == (0, 1, 2)
+    assert FirstN(k=3, pool=pool, same_split=True).shared_selection() is None
+    assert Fixed((4, 1)).shared_selection() == (4, 1)
+    assert tuple(Zero().shared_selection()) == ()
+    assert FixK((2, 0)).shared_selection() == (2, 0)
+    assert not hasattr(Random(k=2, size=5), "shared_selection")
+
+
+def test_shared_examples_build_their_block_once(pm):
+    renderer = load_task(task_of("mcq", shots=3), plugins=pm).renderer
+    renderer._fast = None
+    style = renderer.style
+    calls = []
+    original = style.shot_block
+
+    def counting(shots):
+        calls.append(shots)
+        return original(shots)
+
+    style.shot_block = counting
+    for i, record in enumerate(AWKWARD[:5]):
+        renderer.render(record, i)
+    assert len(calls) == 1 and type(calls[0]) is tuple
+
+
+def choice_styles():
+    for name, options in STYLES.items():
+        yield name, ChoiceStyle(settings=StyleSettings(), name=name, **options)
+
+
+@pytest.mark.parametrize("name,style", list(choice_styles()))
+def test_compiled_question_equals_the_style(name, style):
+    for record in AWKWARD + POOL:
+        choices = record.get("c")
+        question = record.get("q")
+        if not isinstance(choices, list) or not isinstance(question, str) or None in choices:
+            continue
+        fn = question_function(style, len(choices), "HEAD{", "}TAIL")
+        sample = Sample(0, record, question, choices)
+        try:
+            expected = style._question(sample, style._labels_for(sample))
+        except prompt_style.PromptStyleError:
+            assert fn is None or fn(question, choices) is None
+            continue
+        except (ValueError, TypeError):
+            with pytest.raises((ValueError, TypeError)):
+                fn(question, choices)
+            continue
+        if len(choices) > MAX_CHOICES:
+            assert fn is None  # many choices: the general path
+            continue
+        assert fn is not None
+        assert fn(question, choices) == "HEAD{" + expected + "}TAIL"
+
+
+def test_pure_extractors():
+    from prompt_style.fields.extractors import compile_field
+    from prompt_style.formats.lm_eval.fields import LmEvalField
+
+    assert compile_field("q", "doc_to_text").pure
+    assert compile_field("{{q.strip()}}", "doc_to_text").pure
+    assert not compile_field(lambda r: r["q"], "doc_to_text").pure
+    assert LmEvalField("question", "doc_to_text", "text").pure
+    assert not LmEvalField(len, "doc_to_text", "text").pure
+
+
+# -- JSON Lines, read in blocks with json's scanner ---------------------------------------
+
+
+def reference_json_lines(path, split):
+    """The reader before the scanner: json.loads, line by line (same errors)."""
+    count = 0
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(
+                    f"split '{split}': line is not valid JSON ({exc.msg} at column {exc.colno})",
+                    file=str(path),
+                    line=number,
+                ) from None
+            if not isinstance(record, dict):
+                raise DataError(
+                    f"split '{split}': record {count} is a JSON {type(record).__name__}, not an object",
+                    file=str(path),
+                    line=number,
+                )
+            count += 1
+            yield record
+    if count == 0:
+        raise DataError(f"split '{split}': the data file has no records", file=str(path))
+
+
+def read_all(reader, path):
+    out = []
+    try:
+        for record in reader(path, "test"):
+            out.append(record)
+    except DataError as exc:
+        out.append(("error", str(exc), exc.line))
+    return out
+
+
+JSONL_CASES = {
+    "plain": '{"a": 1}\n{"b": "x"}\n',
+    "no final newline": '{"a": 1}\n{"b": 2}',
+    "blank lines": '\n{"a": 1}\n   \n\t\n{"b": 2}\n\n',
+    "crlf": '{"a": 1}\r\n{"b": 2}\r\n',
+    "leading and trailing spaces": '  {"a": 1}  \n\t{"b": 2}\t\n',
+    "bom": '\ufeff{"a": 1}\n',
+    "bom later": '{"a": 1}\n\ufeff{"b": 2}\n',
+    "two values on a line": '{"a": 1} {"b": 2}\n',
+    "two values with a comma": '{"a": 1}, {"b": 2}\n',
+    "pretty printed": '{\n  "a": 1\n}\n',
+    "a list": '{"a": 1}\n[1, 2]\n',
+    "a number": "3\n",
+    "invalid": '{"a": 1}\n{"a": }\n',
+    "unicode and escapes": '{"a": "é\\u00e9\\ud83d\\ude00 \\n {x}"}\n{"b": "你好"}\n',
+    "only blank": "\n\n  \n",
+    "empty": "",
+    "nan and big ints": '{"a": NaN, "b": Infinity, "c": 12345678901234567890}\n',
+    "duplicate keys": '{"a": 1, "a": 2}\n',
+    "lone cr": '{"a": 1}\r{"b": 2}\r',
+    "deep": "[" * 50 + "]" * 50 + "\n",
+}
+
+
+@pytest.mark.parametrize("name", list(JSONL_CASES))
+def test_json_lines_reader_equals_line_by_line_json_loads(tmp_path, name):
+    path = tmp_path / "data.jsonl"
+    path.write_bytes(JSONL_CASES[name].encode("utf-8"))
+    assert read_all(_json_lines, path) == read_all(reference_json_lines, path)
+
+
+def test_json_lines_reader_across_block_boundaries(tmp_path, monkeypatch):
+    import prompt_style.data as data
+
+    lines = [json.dumps({"i": i, "t": "x" * (i % 37), "u": "é" * (i % 5)}, ensure_ascii=False) for i in range(400)]
+    lines[123] = "  " + lines[123]
+    lines[200] = ""
+    lines[301] = lines[301] + " "
+    path = tmp_path / "data.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    expected = read_all(reference_json_lines, path)
+    for block in (7, 64, 100, 1000, 1 << 16):
+        monkeypatch.setattr(data, "_BLOCK", block)
+        assert read_all(_json_lines, path) == expected, block
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(lines[:250] + ['{"not": json}'] + lines[250:]) + "\n", encoding="utf-8")
+    for block in (7, 100, 1 << 16):
+        monkeypatch.setattr(data, "_BLOCK", block)
+        assert read_all(_json_lines, broken) == read_all(reference_json_lines, broken)
+        assert read_all(_json_lines, broken)[-1][2] == 251
+
+
+# -- Task.render's loops (records in memory, JSON Lines) ----------------------------------
+
+
+@pytest.mark.parametrize("style", ["mcq", "conversion_spec", "answer_with_choice", "cloze_inline", "numbers"])
+@pytest.mark.parametrize("description", list(DESCRIPTIONS))
+def test_task_render_in_memory_and_from_jsonl_equal_general(pm, make_task, style, description):
+    # every record that renders (the others raise, and Task.render stops at the first error)
+    task = task_of(style, DESCRIPTIONS[description])
+    records = AWKWARD if style != "cloze_inline" else [{**r, "q": f"{r['q']} ___"} for r in AWKWARD if "q" in r]
+    good = [r for r, o in zip(records, assert_same(task, pm, records)) if o[0] == "ok"]
+    assert len(good) > 5
+    in_memory = {**task, "data": {**task["data"], "test": good}}
+    general = load_task(in_memory, plugins=pm)
+    general.renderer._fast = None
+    expected = list(general.render())
+    assert list(load_task(in_memory, plugins=pm).render()) == expected
+    keys = {k: v for k, v in task.items() if k != "data"}
+    jsonable = [r for r in good if json.loads(json.dumps(r)) == r]
+    path = make_task({"test": jsonable, "dev": task["data"]["dev"]}, **keys)
+    from_file = load_task(path, plugins=pm)
+    plain = load_task(path, plugins=pm)
+    plain.renderer._fast = None
+    assert list(from_file.render()) == list(plain.render())
+    assert [r.index for r in from_file.render(limit=3)] == [0, 1, 2]
+
+
+def test_task_render_stops_at_the_same_error(pm):
+    task = task_of("mcq", DESCRIPTIONS["literal"])
+    records = [AWKWARD[0], AWKWARD[3], AWKWARD[8], AWKWARD[1]]  # record 2 has a null question
+    task["data"] = {**task["data"], "test": records}
+
+    def run(fast: bool) -> tuple[list[Any], Any]:
+        loaded = load_task(task, plugins=pm)
+        if not fast:
+            loaded.renderer._fast = None
+        got = []
+        try:
+            for r in loaded.render():
+                got.append(r)
+        except prompt_style.PromptStyleError as exc:
+            return got, (type(exc).__name__, str(exc))
+        return got, None
+
+    assert run(True) == run(False)
+    assert run(True)[1] is not None and len(run(True)[0]) == 2
+
+
+def test_generated_code_holds_no_text(pm):
+    marker = "Q'\"{}\\n}} ''' \u2028"
+    task = task_of("braces_everywhere", marker, shots=2)
+    task["template"] = {**task["template"], "prefix": marker, "suffix": marker, "choice_delimiter": marker}
+    renderer = load_task(task, plugins=pm).renderer
+    assert renderer.fast_render() is not None
+    code = renderer._fast_path.code
+    assert marker not in code and "Answer" not in code and "Shot" not in code
+    assert_same(task, pm, AWKWARD)
+
+
+def test_records_with_another_number_of_choices_than_the_examples(pm):
+    # the examples have 4, 2 and 3 choices; records with 3, 5 and 26 use the per-count functions
+    task = task_of("mcq", DESCRIPTIONS["none"], shots=3)
+    records = [AWKWARD[2], AWKWARD[3], AWKWARD[21], AWKWARD[0], AWKWARD[2]]
+    assert all(o[0] == "ok" for o in assert_same(task, pm, records))
+    task["data"] = {**task["data"], "test": records}
+    loaded = load_task(task, plugins=pm)
+    assert all(type(r) is LazyDialoguePrompt for r in loaded.render())
+
+
+@pytest.mark.parametrize("name,style", list(choice_styles()))
+def test_question_text_equals_the_reference(name, style):
+    def reference(sample: Sample) -> tuple[Any, ...]:
+        try:
+            return ("ok", style._question(sample, style._labels_for(sample) if style.show_choices else ()))
+        except Exception as exc:
+            return ("error", type(exc).__name__, str(exc))
+
+    def compiled(sample: Sample) -> tuple[Any, ...]:
+        try:
+            return ("ok", style.question_text(sample))
+        except Exception as exc:
+            return ("error", type(exc).__name__, str(exc))
+
+    for record in AWKWARD + POOL + [{**r, "q": f"{r.get('q')} ___"} for r in AWKWARD]:
+        sample = Sample(0, record, record.get("q"), record.get("c"))
+        if isinstance(sample.choices, str):
+            continue
+        assert compiled(sample) == reference(sample), record
+
+
+def test_errors_from_task_render_are_not_chained_to_the_fast_path(pm):
+    task = task_of("mcq", DESCRIPTIONS["literal"])
+    task["data"] = {**task["data"], "test": [AWKWARD[0], AWKWARD[8]]}
+    with pytest.raises(prompt_style.PromptStyleError) as info:
+        list(load_task(task, plugins=pm).render())
+    assert info.value.__context__ is None or info.value.__suppress_context__

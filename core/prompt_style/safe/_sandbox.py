@@ -474,6 +474,15 @@ def _check_binop(operator: str, left: Any, right: Any, budget: Budget) -> None:
 
 # -- str methods called from templates --------------------------------------------
 
+# str methods that only read their string (never str.format, which the sandbox wraps):
+# their results are at most a few times as long as the string, and are charged.
+_STR_READERS = frozenset(
+    """capitalize casefold count endswith find index isalnum isalpha isascii isdecimal isdigit
+    isidentifier islower isnumeric isprintable isspace istitle isupper lower lstrip partition
+    removeprefix removesuffix rfind rindex rpartition rsplit rstrip split splitlines startswith
+    strip swapcase title upper""".split()
+)
+
 _AMPLIFYING = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "join", "translate"})
 # (jinja_env.AMPLIFYING_STR_METHODS is the same set, for code generators with fast paths)
 
@@ -1083,10 +1092,36 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
 
         return functools.update_wrapper(wrapper, value)
 
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is str and attribute in _STR_READERS:
+            return getattr(obj, attribute)  # what the sandbox hands out for them (checked below)
+        return ImmutableSandboxedEnvironment.getattr(self, obj, attribute)
+
+    # Code generators with fast paths that reproduce the immutable sandbox's getattr may
+    # treat this one as it (it only answers sooner for what that one answers the same).
+    getattr.ps_same_as_sandbox = True  # type: ignore[attr-defined]
+
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
         budget = _ACTIVE.get() or active_budget()
         if budget.due:
             budget.tick()
+        if type(__obj) is types.BuiltinMethodType and __obj.__name__ in _STR_READERS and type(__obj.__self__) is str:
+            # question.strip(): what Context.call does for a method that takes no context.
+            kwargs.pop("_loop_vars", None)
+            kwargs.pop("_block_vars", None)
+            result = __obj(*args, **kwargs)
+            if type(result) is str:
+                budget.work += len(result)
+                if budget.work > budget.work_check:
+                    budget.over_size(len(result), lambda: f"calling {_describe(__obj)[0]}")
+                return result
+            n = 1
+            if type(result) is list:  # items built (split)
+                n = len(result)
+                if n > budget.limits.max_items:
+                    raise _too_long(f"calling {_describe(__obj)[0]}", n, "max_items", budget.limits)
+            budget.charge(n)
+            return result
         if not __self.is_safe_callable(__obj):
             raise jinja2.exceptions.SecurityError(f"{_describe(__obj)[0]} is not safely callable")
         if (

@@ -1184,7 +1184,10 @@ class FastCodeGenerator(CodeGenerator):
         rules of its own is asked every time."""
         kind = type(self.environment)
         return (
-            kind.getattr is ImmutableSandboxedEnvironment.getattr
+            (
+                kind.getattr is ImmutableSandboxedEnvironment.getattr
+                or getattr(kind.getattr, "ps_same_as_sandbox", False)
+            )
             and kind.getitem is ImmutableSandboxedEnvironment.getitem
             and kind.is_safe_attribute is ImmutableSandboxedEnvironment.is_safe_attribute
         )

@@ -39,7 +39,7 @@ from typing import Any
 
 from ..errors import StyleError
 from ..types import Dialogue, Turn
-from .opencompass.template import TEMPLATE_TYPES, FieldText, Ice, TemplateConfigError
+from .opencompass.template import FieldText, Ice, TemplateConfigError, register_template_type
 
 __all__ = ["MESSAGES", "MULTIROUND", "ROLES", "RawPromptTemplate", "message_turn"]
 
@@ -131,6 +131,7 @@ _EXPAND = "expand"
 _MESSAGE = "message"
 
 
+@register_template_type
 class RawPromptTemplate:
     """A ``RawPromptTemplate`` (``messages``, ``format_variables``, ``ice_token``), compiled once.
 
@@ -141,6 +142,10 @@ class RawPromptTemplate:
     """
 
     type_name = "RawPromptTemplate"
+    arguments: tuple[str, ...] = ("messages", "format_variables", "ice_token")
+    argument_hints: Mapping[str, str] = {
+        "template": "a RawPromptTemplate has messages (a list of {role, content}), not template"
+    }
     kind = "messages"
     labels: tuple[Any, ...] = ()
     sep_token = None
@@ -156,6 +161,10 @@ class RawPromptTemplate:
         key: str = "prompt_template",
     ) -> None:
         self.key = key
+        if messages is None:
+            raise TemplateConfigError(
+                "has no messages", key=key, hint="for example messages: [{role: user, content: '{question}'}]"
+            )
         if ice_token is not None and (not isinstance(ice_token, str) or not ice_token):
             raise TemplateConfigError(f"must be a non-empty string, not {ice_token!r}", key=f"{key}.ice_token")
         if not isinstance(format_variables, bool):
@@ -235,11 +244,6 @@ class RawPromptTemplate:
         """Whether the messages hold the ice token (where the examples go)."""
         return self.ice_token is not None and any(kind == _ICE for kind, _, _ in self._items)
 
-    @property
-    def expand_columns(self) -> tuple[str, ...]:
-        """The fields whose message lists are inserted."""
-        return tuple(value for kind, value, _ in self._items if kind == _EXPAND)
-
     # -- filling ---------------------------------------------------------------------
 
     def _expand(self, entry: Mapping[str, Any], column: str, key: str) -> list[Turn]:
@@ -309,28 +313,3 @@ class RawPromptTemplate:
 
     def __repr__(self) -> str:
         return f"RawPromptTemplate(key={self.key!r}, ice_token={self.ice_token!r})"
-
-
-def _raw_template(
-    messages: Any = None,
-    format_variables: Any = True,
-    ice_token: Any = "</E>",
-    *,
-    key: str,
-    **rest: Any,
-) -> RawPromptTemplate:
-    if rest:
-        name = next(iter(rest))
-        hint = "it takes messages, format_variables, ice_token"
-        if name == "template":
-            hint = "a RawPromptTemplate has messages (a list of {role, content}), not template"
-        raise TemplateConfigError(f"RawPromptTemplate has no argument {name!r}", key=f"{key}.{name}", hint=hint)
-    if messages is None:
-        raise TemplateConfigError(
-            "has no messages", key=key, hint="for example messages: [{role: user, content: '{question}'}]"
-        )
-    return RawPromptTemplate(messages, format_variables, ice_token, key=key)
-
-
-_raw_template.required_key = "messages"  # type: ignore[attr-defined]
-TEMPLATE_TYPES["RawPromptTemplate"] = _raw_template

@@ -36,7 +36,8 @@ Module API (stable; the multi-turn and multimodal templates build on it):
 * :class:`InferPrompts` — an ``infer_cfg``'s templates together:
   ``ice(shots)``, ``gen(entry, ice)``, ``ppl(entry, ice)``.
 * :func:`compile_template` and :data:`TEMPLATE_TYPES` — compile a template
-  config by its OpenCompass ``type``; other template types register here.
+  config by its OpenCompass ``type``; other template types register here
+  (:func:`register_template_type`).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ __all__ = [
     "template_type_name",
     "TEMPLATE_TYPES",
     "TemplateConfigError",
-    "raw_turn",
+    "register_template_type",
 ]
 
 RAW = ""
@@ -82,17 +83,10 @@ Ice = Union[str, Dialogue]
 """In-context examples as OpenCompass hands them to the prompt template: a string
 (string ice templates, or no examples) or a dialogue (dialogue ice templates)."""
 
-_Where = Callable[[str], str]
-
 
 class TemplateConfigError(TaskFileError):
     """A template config OpenCompass would reject or crash on; ``key`` is the
     dotted path inside the config (``prompt_template.template.round.0.role``)."""
-
-
-def raw_turn(text: str, section: str, sep: str = "") -> Turn:
-    """A raw-text turn (a plain string of the ``PromptList``)."""
-    return Turn(RAW, text, sep, None, section)
 
 
 class FieldText:
@@ -231,6 +225,11 @@ class PromptTemplate:
     """
 
     type_name = "PromptTemplate"
+    """The OpenCompass class name: the config's ``type`` (:data:`TEMPLATE_TYPES`)."""
+    arguments: tuple[str, ...] = ("template", "ice_token", "sep_token")
+    """The config keys the type takes besides ``type``; the first one is required."""
+    argument_hints: Mapping[str, str] = {}
+    """What to say about a config key the type does not take, by key."""
 
     def __init__(
         self,
@@ -289,6 +288,11 @@ class PromptTemplate:
                 key=tkey,
                 hint="a string with {field} placeholders, a dialogue (begin/round/end) or {label: template}",
             )
+
+    def _require_dialogue(self, message: str, hint: str) -> None:
+        """For template types that take only a dialogue template (``begin``/``round``/``end``)."""
+        if self.kind != "dialogue":
+            raise TemplateConfigError(message, key=f"{self.key}.template", hint=hint)
 
     # -- compiling -------------------------------------------------------------------
 
@@ -463,25 +467,36 @@ class PromptTemplate:
             return tuple(build.turns)
         for section in SECTIONS:
             items = compiled.get(section)
-            if items is None:
-                continue
-            for item in items:
-                if item.role == RAW:
-                    self._raw_item(build, item, entry, override, ice)
-                    continue
-                if item.has_ice and isinstance(ice, tuple):
-                    if ice:
-                        raise StyleError(
-                            f"the ice token stands inside the prompt of a {item.role} item, but the in-context "
-                            "examples are dialogue turns, which cannot go inside a text",
-                            key=item.key,
-                            hint="put the ice token on its own as a string item, e.g. begin: '</E>'",
-                        )
-                    text = _join_pieces(item, entry, override, "")
-                else:
-                    text = _join_pieces(item, entry, override, ice if isinstance(ice, str) else "")
-                build.role(item.role, text, item.fallback_role, section)
+            if items is not None:
+                self._fill_items(build, items, entry, override, ice, section)
         return tuple(build.turns)
+
+    def _fill_items(
+        self,
+        build: _Builder,
+        items: Sequence[Item],
+        entry: Mapping[str, Any],
+        override: Mapping[str, Any] | None,
+        ice: Ice,
+        section: str,
+    ) -> None:
+        """The items of one section of a dialogue template, filled, into ``build``."""
+        for item in items:
+            if item.role == RAW:
+                self._raw_item(build, item, entry, override, ice)
+                continue
+            if item.has_ice and isinstance(ice, tuple):
+                if ice:
+                    raise StyleError(
+                        f"the ice token stands inside the prompt of a {item.role} item, but the in-context "
+                        "examples are dialogue turns, which cannot go inside a text",
+                        key=item.key,
+                        hint="put the ice token on its own as a string item, e.g. begin: '</E>'",
+                    )
+                text = _join_pieces(item, entry, override, "")
+            else:
+                text = _join_pieces(item, entry, override, ice if isinstance(ice, str) else "")
+            build.role(item.role, text, item.fallback_role, section)
 
     @staticmethod
     def _raw_item(
@@ -546,24 +561,37 @@ def join_ice(items: Sequence[Ice], separator: str, eos: str, *, dialogue_templat
 
 
 TEMPLATE_TYPES: dict[str, Callable[..., PromptTemplate]] = {}
-"""OpenCompass template class name -> compiler ``(template, ice_token=, sep_token=, key=, **rest)``.
-``PromptTemplate`` is here; multi-turn and multimodal templates register themselves."""
+"""OpenCompass template class name -> compiler ``(key=, **config)`` (the config's keys
+but ``type``). ``PromptTemplate`` is here; the multi-turn, multimodal and raw message
+templates register themselves (:func:`register_template_type`)."""
 
 
-def _prompt_template(
-    template: Any, ice_token: str | None = None, sep_token: str | None = None, *, key: str, **rest: Any
-) -> PromptTemplate:
-    if rest:
-        name = next(iter(rest))
-        raise TemplateConfigError(
-            f"PromptTemplate has no argument {name!r}",
-            key=f"{key}.{name}",
-            hint="it takes template, ice_token, sep_token",
-        )
-    return PromptTemplate(template, ice_token, sep_token, key=key)
+def register_template_type(cls: type) -> type:
+    """Register a template class under its ``type_name`` (a class decorator).
+
+    Its compiler checks the config's keys against ``cls.arguments`` (the first one
+    is required), as OpenCompass's constructor would, and calls
+    ``cls(**config, key=key)``.
+    """
+    required = cls.arguments[0]
+
+    def compile_config(*, key: str, **config: Any) -> Any:
+        if required not in config:
+            raise TemplateConfigError(f"has no {required}", key=key)
+        for name in config:
+            if name not in cls.arguments:
+                raise TemplateConfigError(
+                    f"{cls.type_name} has no argument {name!r}",
+                    key=f"{key}.{name}",
+                    hint=cls.argument_hints.get(name) or "it takes " + ", ".join(cls.arguments),
+                )
+        return cls(**config, key=key)
+
+    TEMPLATE_TYPES[cls.type_name] = compile_config
+    return cls
 
 
-TEMPLATE_TYPES["PromptTemplate"] = _prompt_template
+register_template_type(PromptTemplate)
 
 KNOWN_TEMPLATE_TYPES: tuple[str, ...] = (
     "PromptTemplate",
@@ -598,11 +626,7 @@ def compile_template(config: Any, key: str) -> PromptTemplate | None:
         else:
             message = f"unknown template type {type_value!r}"
         raise TemplateConfigError(message, key=f"{key}.type", hint="known template types: " + ", ".join(known))
-    factory = TEMPLATE_TYPES[name]
-    required = getattr(factory, "required_key", "template")  # RawPromptTemplate has messages
-    if required not in options:
-        raise TemplateConfigError(f"has no {required}", key=key)
-    return factory(key=key, **options)
+    return TEMPLATE_TYPES[name](key=key, **options)
 
 
 @dataclass

@@ -7,16 +7,17 @@ import os
 from pathlib import Path
 from typing import TextIO
 
-from ._common import key_value
+from ._common import add_command, key_value
 
 NAME = "convert"
 SOURCES = ("promptsource",)
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = sub.add_parser(
+    parser = add_command(
+        sub,
+        common,
         NAME,
-        parents=[common],
         help="convert promptsource templates into task-template files",
         description="Convert promptsource templates.yaml files (or directories of them) into task-template "
         "files, one per dataset/subset, keeping each template's Jinja, answer choices, name and promptsource "

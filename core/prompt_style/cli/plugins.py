@@ -6,13 +6,16 @@ import argparse
 import sys
 from typing import TextIO
 
+from ._common import add_command
+
 NAME = "plugins"
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = sub.add_parser(
+    parser = add_command(
+        sub,
+        common,
         NAME,
-        parents=[common],
         help="list installed plugins and the names they provide",
         description="List plugins: distribution, version and the names each provides per hook.",
     )

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._suggest import did_you_mean
+from ._suggest import did_you_mean, suggest
 from .errors import TaskFileError, cut
 
 __all__ = ["TaskConfig", "TASK_KEYS", "OUTPUT_TYPES"]
@@ -197,7 +197,7 @@ class TaskConfig:
                     f"unknown key {key!r}",
                     key=str(key),
                     line=lines.get(str(key)),
-                    hint=did_you_mean(str(key), TASK_KEYS) or f"known keys: {', '.join(TASK_KEYS)}",
+                    hint=suggest(key, TASK_KEYS, listing="known keys"),
                     **where,
                 )
             types, _ = TASK_KEYS[key]
@@ -242,7 +242,7 @@ class TaskConfig:
             raise fail(
                 "output_type",
                 f"unknown output type {output_type!r}",
-                did_you_mean(output_type, OUTPUT_TYPES) or f"use one of: {', '.join(OUTPUT_TYPES)}",
+                suggest(output_type, OUTPUT_TYPES, listing="use one of"),
             )
         until = values.pop("until", None)
         if until is not None:

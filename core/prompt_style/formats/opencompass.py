@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._suggest import did_you_mean
+from .._suggest import did_you_mean, suggest
+from .._where import nearest_line
 from ..errors import TaskFileError
 from ..task import TaskConfig
 from ..types import ReadOptions, TaskSource
@@ -106,18 +107,10 @@ class _Where:
 
     def error(self, key: str, message: str, hint: str | None = None) -> TaskFileError:
         full = self.key(key)
-        lines = self.source.lines
-        line = None
-        probe = full
-        while probe:
-            line = lines.get(probe)
-            if line is not None:
-                break
-            probe = probe.rpartition(".")[0]
         return TaskFileError(
             message,
             file=str(self.source.path) if self.source.path else None,
-            line=line,
+            line=nearest_line(self.source.lines, full),
             key=full,
             hint=hint,
         )
@@ -177,7 +170,7 @@ def _choose(
         f"no dataset has the abbr {template!r}",
         file=file,
         key="template",
-        hint=did_you_mean(str(template), labels) or f"its datasets: {', '.join(labels[:8])}",
+        hint=suggest(template, labels, listing="its datasets", shown=labels[:8]),
     )
 
 
@@ -222,7 +215,7 @@ class _Reading:
                 raise self.error(
                     f"infer_cfg.{key}",
                     f"unknown infer_cfg key {key!r}",
-                    did_you_mean(str(key), _INFER_KEYS) or f"infer_cfg keys: {', '.join(_INFER_KEYS[:4])}",
+                    suggest(key, _INFER_KEYS, listing="infer_cfg keys", shown=_INFER_KEYS[:4]),
                 )
         reader = dataset.get("reader_cfg", infer.get("reader_cfg"))
         reader_key = "reader_cfg" if "reader_cfg" in dataset else "infer_cfg.reader_cfg"
@@ -239,7 +232,7 @@ class _Reading:
                 raise self.error(
                     f"{reader_key}.{key}",
                     f"unknown reader_cfg key {key!r}",
-                    did_you_mean(str(key), _READER_KEYS) or f"reader_cfg keys: {', '.join(_READER_KEYS[:4])}",
+                    suggest(key, _READER_KEYS, listing="reader_cfg keys", shown=_READER_KEYS[:4]),
                 )
         for key in ("train_range", "test_range"):
             if reader.get(key) is not None:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._suggest import did_you_mean
+from .._suggest import suggest
 from ..errors import OptionError, StyleError
 from ..options import check_options
 from ..types import Dialogue, ModelInput, Turn
@@ -123,7 +123,7 @@ def compile_meta_template(template: Mapping[str, Any], *, api: bool | None = Non
             raise OptionError(
                 f"a meta template has no key {name!r}",
                 key=f"template.{name}",
-                hint=did_you_mean(str(name), _META_KEYS) or f"its keys are: {', '.join(_META_KEYS)}",
+                hint=suggest(name, _META_KEYS, listing="its keys are"),
             )
     if "round" not in template:
         raise OptionError("a meta template needs a round", key="template", hint="round: a list of role mappings")
@@ -149,7 +149,7 @@ def compile_meta_template(template: Mapping[str, Any], *, api: bool | None = Non
                     raise OptionError(
                         f"a meta template role has no key {name!r}",
                         key=f"{key}.{name}",
-                        hint=did_you_mean(str(name), _ROLE_KEYS) or f"its keys are: {', '.join(_ROLE_KEYS)}",
+                        hint=suggest(name, _ROLE_KEYS, listing="its keys are"),
                     )
             name = item.get("role")
             if not isinstance(name, str) or not name:

@@ -18,7 +18,7 @@ OpenCompass configs name their data by dataset loaders; here the splits the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -210,13 +210,7 @@ class _Reading:
         infer = dataset.get("infer_cfg")
         if not isinstance(infer, Mapping):
             raise self.error("infer_cfg", f"must be a mapping, not {type(infer).__name__}")
-        for key in infer:
-            if key not in _INFER_KEYS:
-                raise self.error(
-                    f"infer_cfg.{key}",
-                    f"unknown infer_cfg key {key!r}",
-                    suggest(key, _INFER_KEYS, listing="infer_cfg keys", shown=_INFER_KEYS[:4]),
-                )
+        self._check_keys(infer, _INFER_KEYS, "infer_cfg", "infer_cfg")
         reader = dataset.get("reader_cfg", infer.get("reader_cfg"))
         reader_key = "reader_cfg" if "reader_cfg" in dataset else "infer_cfg.reader_cfg"
         if reader is None:
@@ -227,13 +221,7 @@ class _Reading:
             )
         if not isinstance(reader, Mapping):
             raise self.error(reader_key, f"must be a mapping, not {type(reader).__name__}")
-        for key in reader:
-            if key not in _READER_KEYS:
-                raise self.error(
-                    f"{reader_key}.{key}",
-                    f"unknown reader_cfg key {key!r}",
-                    suggest(key, _READER_KEYS, listing="reader_cfg keys", shown=_READER_KEYS[:4]),
-                )
+        self._check_keys(reader, _READER_KEYS, reader_key, "reader_cfg")
         for key in ("train_range", "test_range"):
             if reader.get(key) is not None:
                 raise self.error(
@@ -274,6 +262,13 @@ class _Reading:
             format="opencompass",
             lines=self._lines(reader_key),
         )
+
+    def _check_keys(self, cfg: Mapping[str, Any], known: Sequence[str], key: str, what: str) -> None:
+        """Every key of ``cfg`` (at ``key``) is one of ``known``; the hint lists the first four."""
+        for name in cfg:
+            if name not in known:
+                hint = suggest(name, known, listing=f"{what} keys", shown=known[:4])
+                raise self.error(f"{key}.{name}", f"unknown {what} key {name!r}", hint)
 
     def _inferencer(self, cfg: Any) -> tuple[str, dict[str, Any]]:
         """The mode the inferencer implies, and its options."""

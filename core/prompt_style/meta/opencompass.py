@@ -101,6 +101,14 @@ def _text(value: Any, key: str, what: str) -> str:
     return value
 
 
+def _check_keys(mapping: Mapping[str, Any], known: Sequence[str], key: str, what: str) -> None:
+    for name in mapping:
+        if name not in known:
+            raise OptionError(
+                f"{what} has no key {name!r}", key=f"{key}.{name}", hint=suggest(name, known, listing="its keys are")
+            )
+
+
 def compile_meta_template(template: Mapping[str, Any], *, api: bool | None = None) -> MetaTemplateSpec:
     """Check and compile a meta template mapping.
 
@@ -115,13 +123,7 @@ def compile_meta_template(template: Mapping[str, Any], *, api: bool | None = Non
             key="template",
             hint="for example {round: [{role: HUMAN, begin: 'User: ', end: '\\n'}, {role: BOT, generate: true}]}",
         )
-    for name in template:
-        if name not in _META_KEYS:
-            raise OptionError(
-                f"a meta template has no key {name!r}",
-                key=f"template.{name}",
-                hint=suggest(name, _META_KEYS, listing="its keys are"),
-            )
+    _check_keys(template, _META_KEYS, "template", "a meta template")
     if "round" not in template:
         raise OptionError("a meta template needs a round", key="template", hint="round: a list of role mappings")
     roles: dict[str, RoleSpec] = {}
@@ -141,13 +143,7 @@ def compile_meta_template(template: Mapping[str, Any], *, api: bool | None = Non
                 continue
             if not isinstance(item, Mapping):
                 raise OptionError(f"a role must be a mapping, not {type(item).__name__} {item!r}", key=key)
-            for name in item:
-                if name not in _ROLE_KEYS:
-                    raise OptionError(
-                        f"a meta template role has no key {name!r}",
-                        key=f"{key}.{name}",
-                        hint=suggest(name, _ROLE_KEYS, listing="its keys are"),
-                    )
+            _check_keys(item, _ROLE_KEYS, key, "a meta template role")
             name = item.get("role")
             if not isinstance(name, str) or not name:
                 raise OptionError(f"a meta template role needs a name, not {name!r}", key=f"{key}.role")

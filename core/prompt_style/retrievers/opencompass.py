@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import DataError, OptionError, TaskFileError
 from ..options import check_options
+from .builtin import Fixed
 from .checks import LARGER_POOL, NoOptions, SeedOption, check_ids_agree, check_pool_size, example_count
 from .numpy_random import LegacyRandomState
 
@@ -67,16 +68,9 @@ def _pool_index(i: Any, size: int, *, what: str, key: str) -> int:
 
 
 @dataclass(frozen=True)
-class FixK:
-    """The same pool records, in the given order, for every record (``FixKRetriever``)."""
-
-    ids: tuple[int, ...] = ()
-
-    def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
-        return self.ids
-
-    def shared_selection(self) -> Sequence[int]:
-        return self.ids
+class FixK(Fixed):
+    """The same pool records, in the given order, for every record (``FixKRetriever``;
+    unlike ``fixed``, an index may count from the end of the pool)."""
 
 
 @dataclass

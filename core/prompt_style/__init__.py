@@ -160,7 +160,7 @@ __all__ = [
     "choice_style",
     "resolve_target",
     "DEFAULT_LABELS",
-    # lm-evaluation-harness's template system (seed 000)
+    # lm-evaluation-harness's template system
     "TemplateConfig",
     "MCQTemplateConfig",
     "ClozeTemplateConfig",

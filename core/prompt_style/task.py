@@ -127,8 +127,8 @@ class TaskConfig:
 
     @property
     def template_config(self) -> Any:
-        """The ``template`` as a :class:`~prompt_style.TemplateConfig` (seed 000's
-        ``TaskConfig.template_config``); ``None`` without a template or for a style
+        """The ``template`` as a :class:`~prompt_style.TemplateConfig` (lm-evaluation-harness's
+        template system's ``TaskConfig.template_config``); ``None`` without a template or for a style
         that is neither ``mcq`` nor ``cloze``."""
         from .styles.templates import TemplateFactory
 
@@ -140,7 +140,8 @@ class TaskConfig:
         return TemplateFactory.from_dict({"template_type": name, **options})
 
     def style_spec(self) -> tuple[str, dict[str, Any]]:
-        """The style name and its options (seed 000: ``template_type`` defaults to ``mcq``)."""
+        """The style name and its options (``template_type`` defaults to ``mcq``, as in
+        lm-evaluation-harness's template system)."""
         template = self.template
         if hasattr(template, "to_dict"):  # a TemplateConfig
             template = template.to_dict()

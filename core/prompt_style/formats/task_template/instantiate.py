@@ -34,7 +34,7 @@ from typing import Any
 from ...data import iter_records
 from ...errors import DataError, PromptStyleError, TaskFileError
 from ...safe.json_lines import dumps_line
-from .reader import problems_error, template_problems
+from .reader import DEFAULT_SEED, problems_error, template_problems
 from .schema import TaskTemplateFile
 from .sources import SplitSource, split_sources, with_ids
 from .splits import Carve, plan_splits
@@ -43,7 +43,6 @@ from .template import TaskTemplate
 __all__ = ["Instantiation", "instantiate", "OUTPUT_SPLITS", "DEFAULT_SEED"]
 
 OUTPUT_SPLITS = ("train", "validation", "test")
-DEFAULT_SEED = 1234
 
 Progress = Callable[[str, int, int], None]
 """``progress(split, records done, records in the split)``."""

@@ -35,6 +35,7 @@ from typing import Any
 
 from ..._suggest import did_you_mean, suggest
 from ..._where import nearest_line
+from ...errors import cut
 from ...safe.yaml_loader import load_yaml
 from . import jsonschema_lite
 from .template import PIPE, SEMANTICS, TaskTemplate
@@ -122,7 +123,7 @@ class Problem:
         """``message, got VALUE (allowed: ...; hint)``: the text without the key."""
         text = self.message
         if self.value is not _MISSING:
-            text += f", got {_show(self.value)}"
+            text += f", got {cut(self.value)}"
         notes = []
         if self.allowed is not None:
             notes.append("allowed: " + ", ".join(str(a) for a in self.allowed))
@@ -136,11 +137,6 @@ class Problem:
         """``file:line: key: message ...``, one line."""
         where = f"{file}:{self.line}" if file and self.line else (file or "")
         return f"{where}: {self.text()}" if where else self.text()
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 @dataclass

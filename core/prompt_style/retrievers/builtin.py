@@ -118,7 +118,9 @@ class _FirstNOptions:
     the evaluated split (lm-evaluation-harness decides by its split names)."""
 
 
-def zero(*, options, pool, k, same_split, seed) -> Zero:
+def zero(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> Zero:
     check_options(NoOptions, options, what="retriever 'zero'")
     if k:
         raise TaskFileError(
@@ -129,7 +131,9 @@ def zero(*, options, pool, k, same_split, seed) -> Zero:
     return Zero()
 
 
-def fixed(*, options, pool, k, same_split, seed) -> Fixed:
+def fixed(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> Fixed:
     ids = check_options(_FixedOptions, options, what="retriever 'fixed'").ids
     if not ids:
         raise OptionError("retriever 'fixed' needs ids: a list of few-shot pool indices", key="ids")
@@ -149,7 +153,9 @@ def fixed(*, options, pool, k, same_split, seed) -> Fixed:
     return Fixed(tuple(ids))
 
 
-def first_n(*, options, pool, k, same_split, seed) -> FirstN:
+def first_n(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> FirstN:
     exclude = check_options(_FirstNOptions, options, what="retriever 'first_n'").exclude_record
     exclude = same_split if exclude is None else exclude
     k = example_count("first_n", k, default=0)
@@ -158,7 +164,9 @@ def first_n(*, options, pool, k, same_split, seed) -> FirstN:
     return FirstN(k=k, pool=pool if exclude else (), same_split=exclude)
 
 
-def random_(*, options, pool, k, same_split, seed) -> Random:
+def random_(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> Random:
     chosen = check_options(SeedOption, options, what="retriever 'random'").seed
     k = example_count("random", k, default=0)
     check_pool_size("random", k, len(pool) - (1 if same_split else 0), note=_LESS_ITSELF if same_split else "")

@@ -140,7 +140,9 @@ class _FixKOptions:
     fix_id_list: list[int] | None = None
 
 
-def fixk(*, options, pool, k, same_split, seed) -> FixK:
+def fixk(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> FixK:
     ids = check_options(_FixKOptions, options, what="retriever 'fixk'").fix_id_list
     if ids is None:
         raise OptionError("retriever 'fixk' needs fix_id_list: the pool indices of the examples", key="fix_id_list")
@@ -149,7 +151,9 @@ def fixk(*, options, pool, k, same_split, seed) -> FixK:
     return FixK(ids)
 
 
-def opencompass_random(*, options, pool, k, same_split, seed) -> OpenCompassRandom:
+def opencompass_random(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> OpenCompassRandom:
     chosen = check_options(SeedOption, options, what="retriever 'opencompass_random'").seed
     seed = seed if chosen is None else chosen
     if not 0 <= seed <= 0xFFFFFFFF:
@@ -161,7 +165,9 @@ def opencompass_random(*, options, pool, k, same_split, seed) -> OpenCompassRand
     return OpenCompassRandom(k=k, size=len(pool), seed=seed)
 
 
-def sliding_window(*, options, pool, k, same_split, seed) -> SlidingWindow:
+def sliding_window(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> SlidingWindow:
     check_options(NoOptions, options, what="retriever 'sliding_window'")
     if k is None:
         raise TaskFileError(

@@ -72,7 +72,9 @@ class _Options:
     input_columns: list[str] | str | None = None
 
 
-def bm25(*, options, pool, k, same_split, seed) -> BM25:
+def bm25(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> BM25:
     from prompt_style.retrievers.checks import ranking_count
     from prompt_style.retrievers.opencompass import input_columns_option
 

@@ -162,7 +162,9 @@ class _Options:
     batch_size: int = 32
 
 
-def topk(*, options, pool, k, same_split, seed) -> TopK:
+def topk(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> TopK:
     from prompt_style.retrievers.checks import ranking_count
     from prompt_style.retrievers.opencompass import input_columns_option
 

@@ -52,9 +52,10 @@ def non_negative(text: str) -> int:
 
 
 def add_command(
-    sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str, *, help: str, description: str
+    sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str, help: str, description: str
 ) -> argparse.ArgumentParser:
-    """A command's parser, with the options every command takes (``common``: ``--debug``)."""
+    """A command's parser (``help``: its line in ``prompt-style --help``; ``description``:
+    the start of its own ``--help``), with the options every command takes (``common``: ``--debug``)."""
     return sub.add_parser(name, parents=[common], help=help, description=description)
 
 

@@ -12,17 +12,15 @@ from ._common import add_command, add_meta_arguments
 DEFAULT_CHAT_META = "hf"
 
 NAME = "chat"
+HELP = "render one conversation (a model's chat template, ChatML, ...)"
+DESCRIPTION = (
+    "Render a conversation (a JSON list of messages, or an object with messages, tools, "
+    "documents) through a meta template, e.g. a model's own Hugging Face chat template."
+)
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = add_command(
-        sub,
-        common,
-        NAME,
-        help="render one conversation (a model's chat template, ChatML, ...)",
-        description="Render a conversation (a JSON list of messages, or an object with messages, tools, "
-        "documents) through a meta template, e.g. a model's own Hugging Face chat template.",
-    )
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
     parser.add_argument("conversation", metavar="CONVERSATION.json", help="the conversation file")
     add_meta_arguments(
         parser,

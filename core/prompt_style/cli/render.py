@@ -8,12 +8,12 @@ from typing import Any, TextIO
 from ._common import add_command, add_data_argument, add_meta_arguments, non_negative
 
 NAME = "render"
+HELP = "render a task's prompts"
+DESCRIPTION = "Render the prompts of a task file."
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    render = add_command(
-        sub, common, NAME, help="render a task's prompts", description="Render the prompts of a task file."
-    )
+    render = add_command(sub, common, NAME, HELP, DESCRIPTION)
     render.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
     render.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
     add_meta_arguments(

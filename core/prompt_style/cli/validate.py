@@ -9,20 +9,18 @@ from typing import Any, TextIO
 from ._common import EXIT_BAD_INPUT, add_command
 
 NAME = "validate"
+HELP = "check task files (task-template files: the whole schema)"
+DESCRIPTION = (
+    "Check task files and directories of them. Task-template files are checked against "
+    "the whole schema, every problem reported at once; other task files must load. Exits 2 when "
+    "any file has an error."
+)
 
 _SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__"}
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = add_command(
-        sub,
-        common,
-        NAME,
-        help="check task files (task-template files: the whole schema)",
-        description="Check task files and directories of them. Task-template files are checked against "
-        "the whole schema, every problem reported at once; other task files must load. Exits 2 when "
-        "any file has an error.",
-    )
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
     parser.add_argument("paths", metavar="PATH", nargs="+", help="a task file, or a directory (*.yaml, *.yml)")
     parser.add_argument("--strict", action="store_true", help="warnings fail too")
     parser.add_argument(

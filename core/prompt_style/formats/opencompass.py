@@ -398,7 +398,8 @@ class _Reading:
 
     def _check_templates(self, template: Mapping[str, Any]) -> None:
         """Compile the templates now, so that a mistake names the config's key and line."""
-        from ..styles.opencompass.template import InferPrompts, TemplateConfigError, compile_template
+        from ..styles.opencompass.infer import InferPrompts
+        from ..styles.opencompass.template import TemplateConfigError, compile_template
 
         try:
             InferPrompts(

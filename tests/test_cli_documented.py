@@ -35,3 +35,15 @@ def test_command_tested(name):
         if path != here and ".venv" not in path.parts and call.search(path.read_text(encoding="utf-8"))
     ]
     assert testing, f"no test runs `prompt-style {name}`"
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_option_documented(name):
+    # the command's section of docs/cli.md names each option its parser takes
+    text = DOCS.read_text(encoding="utf-8")
+    section = text.split(f"## `prompt-style {name}`", 1)[1].split("\n## ", 1)[0]
+    parser = build_parser()
+    command = next(a for a in parser._actions if a.dest == "command").choices[name]
+    options = [o for a in command._actions for o in a.option_strings if o not in ("-h", "--help", "--debug")]
+    missing = [o for o in options if f"`{o}" not in section]
+    assert not missing, f"docs/cli.md's section on {name} does not name {missing}"

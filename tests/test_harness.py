@@ -113,7 +113,7 @@ def test_generation_tasks_always_chat(pm):
 
 
 def test_loglikelihood_mode_needs_the_method(pm):
-    with pytest.raises(prompt_style.PromptStyleError, match="has no loglikelihood"):
+    with pytest.raises(prompt_style.OptionError, match="has no loglikelihood"):
         list(run_chat_model(Echo(), task(pm), mode="loglikelihood"))
 
 
@@ -122,15 +122,15 @@ def test_bad_model_answers(pm):
         def chat(self, messages):
             return 42
 
-    with pytest.raises(prompt_style.PromptStyleError, match="returned int, not a string"):
+    with pytest.raises(prompt_style.PluginError, match="returned int, not a string"):
         list(run_chat_model(Numbers(), task(pm)))
 
     class Short(Scorer):
         def loglikelihood(self, messages, continuations):
             return [0.0]
 
-    with pytest.raises(prompt_style.PromptStyleError, match="scored 1 continuations, not 2") as caught:
+    with pytest.raises(prompt_style.PluginError, match="scored 1 continuations, not 2") as caught:
         list(run_chat_model(Short(), task(pm)))
     assert caught.value.index == 0
-    with pytest.raises(prompt_style.PromptStyleError, match="unknown mode"):
+    with pytest.raises(prompt_style.OptionError, match="unknown mode"):
         list(run_chat_model(Echo(), task(pm), mode="rank"))

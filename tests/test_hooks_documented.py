@@ -119,3 +119,20 @@ def test_hook_has_tests_implementing_it(name):
         if path != here and pattern.search(path.read_text(encoding="utf-8"))
     ]
     assert implementing, f"no test module implements the {name} hook"
+
+
+@pytest.mark.parametrize("page", ["hooks.md", "index.md"])
+def test_every_hook_is_in_the_overview_tables(page):
+    # docs/hooks.md's overview and docs/index.md's "How it is put together" each have a row per hook
+    rows = [line for line in (DOCS.parent / page).read_text(encoding="utf-8").splitlines() if line.startswith("| `")]
+    listed = {name for row in rows for name in re.findall(r"`([a-z_]+)`", row.split("|")[1])}
+    assert set(HOOKS) <= listed, f"docs/{page} has no row for {sorted(set(HOOKS) - listed)}"
+
+
+def test_task_files_page_lists_every_task_key():
+    from prompt_style.task import TASK_KEYS
+
+    text = (DOCS.parent / "task-files.md").read_text(encoding="utf-8")
+    table = text.split("## Keys", 1)[1].split("\n## ", 1)[0]
+    documented = re.findall(r"^\| `([a-z_]+)` \|", table, flags=re.M)
+    assert documented == list(TASK_KEYS), "docs/task-files.md's key table differs from TASK_KEYS (same order)"

@@ -655,6 +655,25 @@ def test_docs_map_filter_select():
         docs.map(lambda batch: {"x": batch["a"] * 2}, batched=True)
 
 
+def test_docs_map_and_filter_with_input_columns_indices_and_batches():
+    docs = Docs([{"a": 1, "b": [1]}, {"a": 2, "b": [2]}, {"a": 3, "b": [3]}])
+    assert docs.map(lambda a, i: {"c": a + i}, input_columns="a", with_indices=True)["c"] == [1, 3, 5]
+    assert docs.map(lambda a, b: {"s": a + b[0]}, input_columns=["a", "b"])["s"] == [2, 4, 6]
+    assert docs.map(lambda a: {"a": [x * 2 for x in a]}, input_columns="a", batched=True, batch_size=2)["a"] == [
+        2,
+        4,
+        6,
+    ]
+    kept = docs.filter(
+        lambda batch, idx: [x > 1 and j != 2 for x, j in zip(batch["a"], idx)],
+        batched=True,
+        batch_size=2,
+        with_indices=True,
+    )
+    assert kept.to_list() == [{"a": 2, "b": [2]}]
+    assert docs.filter(lambda a: a % 2, input_columns="a")["a"] == [1, 3]
+
+
 def test_docs_shuffle_is_datasets_shuffle():
     np = pytest.importorskip("numpy")
     docs = Docs([{"i": i} for i in range(10)])

@@ -183,6 +183,29 @@ def test_in_context_examples_are_refused(pm):
         list(load_task(config, plugins=pm).render())
 
 
+def test_dialogue_examples_inside_a_role_prompt_are_an_error_not_dropped(pm):
+    """The round is filled by PromptTemplate's own code: examples that cannot go where
+    the ice token stands are an error, as for any dialogue template."""
+    round_ = [{"role": "HUMAN", "prompt": "</E>{question}"}, {"role": "BOT", "prompt": "{answer}"}]
+    example = {"round": [{"role": "HUMAN", "prompt": "Q {question}"}, {"role": "BOT", "prompt": "A {answer}"}]}
+    config = {
+        "doc_to_text": "question",
+        "doc_to_target": "answer",
+        "template": {
+            "template_type": "opencompass",
+            "ice_template": {"type": "PromptTemplate", "template": example},
+            "prompt_template": {"type": "MultiTurnPromptTemplate", "ice_token": "</E>", "template": {"round": round_}},
+            "infer_mode": "last",
+        },
+        "retriever": {"name": "fixed", "ids": [0]},
+        "num_fewshot": 1,
+        "fewshot_split": "dev",
+        "data": {"test": [RECORD], "dev": [{"question": "0+0=?", "answer": "0"}]},
+    }
+    with pytest.raises(StyleError, match="the ice token stands inside the prompt of a HUMAN item"):
+        list(load_task(config, plugins=pm).render())
+
+
 def test_gen_inferencer_gives_the_whole_dialogue_once(pm):
     """With GenInferencer AISBench sends one prompt: every turn, the last answer masked."""
     config = task("last")

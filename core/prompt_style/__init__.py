@@ -10,9 +10,9 @@ as ever.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import exports
 from ._markers import hookimpl, hookspec
 from .errors import (
     ChatTemplateError,
@@ -160,7 +160,7 @@ __all__ = [
     "choice_style",
     "resolve_target",
     "DEFAULT_LABELS",
-    # lm-evaluation-harness's template system (seed 000)
+    # lm-evaluation-harness's template system
     "TemplateConfig",
     "MCQTemplateConfig",
     "ClozeTemplateConfig",
@@ -258,20 +258,4 @@ _LAZY: dict[str, str] = {
     "Turn": ".types",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        try:  # a submodule, as eager imports made them attributes of the package
-            return importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups are plain attribute reads
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = exports(__name__, _LAZY, submodules=True)

@@ -63,17 +63,25 @@ def _lazy(target: str, args: tuple[Any, ...] | None) -> Lazy:
     return Lazy(target, args=args)
 
 
-def exports(package: str, names: dict[str, str]) -> tuple[Any, Any]:
+def exports(package: str, names: dict[str, str], *, submodules: bool = False) -> tuple[Any, Any]:
     """``__getattr__`` and ``__dir__`` for a package that imports its public
     names on first use (PEP 562): ``names`` maps each name to the submodule that
     defines it (``".base"``). A package's ``__init__`` then costs nothing until a
     name is used, so that importing one of its modules does not import them all.
+    With ``submodules``, any other name is tried as a submodule (``package.name``
+    reads as it did when the package imported its modules eagerly).
     """
     import sys
 
     def __getattr__(name: str) -> Any:
         module = names.get(name)
         if module is None:
+            if submodules:
+                try:
+                    return importlib.import_module(f".{name}", package)
+                except ModuleNotFoundError as exc:
+                    if exc.name != f"{package}.{name}":
+                        raise
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(module, package), name)
         setattr(sys.modules[package], name, value)  # later lookups are plain reads

@@ -13,3 +13,13 @@ def did_you_mean(name: str, known: Iterable[str]) -> str | None:
     if not close:
         return None
     return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+def suggest(name: object, known: Iterable[str], *, listing: str, shown: Iterable[str] | None = None) -> str:
+    """The hint for an unknown ``name``: :func:`did_you_mean`'s, else ``"LISTING: a, b"``
+    naming the known names (only ``shown`` when given; ``none`` when there are none)."""
+    known = list(known)
+    close = did_you_mean(str(name), known)
+    if close:
+        return close
+    return f"{listing}: {', '.join(known if shown is None else shown) or 'none'}"

@@ -54,6 +54,7 @@ def requests(
     reply: Callable[[RenderedPrompt], str] | None,
 ) -> Generator[RenderedPrompt, str | None, None]:
     """The requests of one multi-turn record (see :meth:`TaskRenderer.converse`)."""
+    where = {"split": renderer.split, "index": index, "file": renderer.source}
     mode = formatted.infer_mode
     dialogue = list(formatted.dialogue)
     multiround = mode == _MULTIROUND
@@ -63,9 +64,7 @@ def requests(
             "the messages have no empty assistant message for the model to fill (GenInferencer multiround)"
             if multiround
             else "the multi-turn dialogue has no model turn (a BOT item in its round) to ask for",
-            split=renderer.split,
-            index=index,
-            file=renderer.source,
+            **where,
         )
     end = () if multiround else tuple(turn for turn in dialogue if turn.section == "end")
     targets = formatted.target if isinstance(formatted.target, (list, tuple)) else None
@@ -85,19 +84,13 @@ def requests(
         if answer is None:
             raise RenderError(
                 f"infer_mode '{mode}' needs the model's reply to turn {turn} before turn {turn + 1} can be built",
-                split=renderer.split,
-                index=index,
-                file=renderer.source,
+                **where,
                 hint="give the replies: --replies FILE on the command line, replies= from Python"
                 + ("" if multiround else "; or use infer_mode every_with_gt or last"),
             )
         if not isinstance(answer, str):
-            raise RenderError(
-                f"the model's reply to turn {turn} must be a string, not {type(answer).__name__}",
-                split=renderer.split,
-                index=index,
-                file=renderer.source,
-            )
+            kind = type(answer).__name__
+            raise RenderError(f"the model's reply to turn {turn} must be a string, not {kind}", **where)
         if multiround:  # a filled slot is a message like any other (a separator in a plain join)
             dialogue[position] = dialogue[position]._replace(content=answer, sep="\n" if position and answer else "")
         else:

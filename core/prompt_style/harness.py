@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from .errors import PromptStyleError, RenderError
+from .errors import OptionError, PluginError, RenderError
 from .meta.builtin import Messages
 
 if TYPE_CHECKING:
@@ -134,9 +134,10 @@ def _chosen(response: str, continuations: Sequence[str]) -> int | None:
 def _scored(model: Any, request: ChatRequest) -> ChatResult:
     scores = [float(s) for s in model.loglikelihood(request.messages, list(request.continuations))]
     if len(scores) != len(request.continuations):
-        raise PromptStyleError(
+        raise PluginError(
             f"the model scored {len(scores)} continuations, not {len(request.continuations)}",
             index=request.index,
+            hint="loglikelihood(messages, continuations) returns one score per continuation",
         )
     best = max(range(len(scores)), key=scores.__getitem__) if scores else None
     return ChatResult(request, scores=scores, prediction=best)
@@ -158,25 +159,28 @@ def run_chat_model(
         the others); ``auto`` scores when the model can and the record has
         continuations, else generates.
     :param limit: only the first ``limit`` records.
-    :raises PromptStyleError: ``loglikelihood`` mode with a model that cannot score.
+    :raises OptionError: for an unknown ``mode``, or ``loglikelihood`` with a model that cannot score.
+    :raises PluginError: when the model returns something other than a reply or one score per continuation.
     """
     can_score = callable(getattr(model, "loglikelihood", None))
     if mode == "loglikelihood" and not can_score:
-        raise PromptStyleError(
+        raise OptionError(
             f"{type(model).__name__} has no loglikelihood(messages, continuations) method",
+            key="mode",
             hint="use mode='generate', or implement loglikelihood",
         )
     if mode not in ("auto", "generate", "loglikelihood"):
-        raise PromptStyleError(f"unknown mode {mode!r}", hint="use auto, generate or loglikelihood")
+        raise OptionError(f"unknown mode {mode!r}", key="mode", hint="use auto, generate or loglikelihood")
     for request in chat_requests(prompts, limit=limit):
         if request.continuations and can_score and mode != "generate":
             yield _scored(model, request)
             continue
         response = model.chat(request.messages)
         if not isinstance(response, str):
-            raise PromptStyleError(
+            raise PluginError(
                 f"{type(model).__name__}.chat returned {type(response).__name__}, not a string",
                 index=request.index,
+                hint="chat(messages) returns the reply's text",
             )
         prediction = _chosen(response, request.continuations) if request.continuations else None
         yield ChatResult(request, response=response, prediction=prediction)

@@ -272,8 +272,11 @@ def load_task(
     overridden = set(data or ())
     config = _processed(config, overridden)
     used: dict[str, Any] = {}
-    extractors, used["extract_field"] = _compile_fields(config, manager)
-    shot_extractors = _compile_shot_fields(config, manager)
+    specs = {key: getattr(config, key) for key in _FIELD_KEYS}
+    extractors, used["extract_field"] = _compile_fields(config, manager, specs)
+    # Few-shot examples' own field specs (lm-evaluation-harness's fewshot_config).
+    shot_specs = {key: config.fewshot_overrides.get(key) for key in _SHOT_FIELD_KEYS}
+    shot_extractors, _ = _compile_fields(config, manager, shot_specs, where="fewshot_config.")
     # The meta template is built before the style: a chat format changes the style's settings.
     built_meta, meta_used = _meta(manager, meta, meta_options, trust_code)
     chat = bool(getattr(built_meta, "chat", False))
@@ -358,34 +361,23 @@ def _with_overrides(
     return dataclasses.replace(config, **changes) if changes else config
 
 
-def _compile_fields(config: TaskConfig, manager: PluginManager) -> tuple[dict[str, Any], dict[str, Any]]:
+def _compile_fields(
+    config: TaskConfig, manager: PluginManager, specs: Mapping[str, Any], where: str = ""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An extractor per field spec given (``None``: none), and the plugin that made
+    each; an error is located at the task key ``where + key``."""
     extractors: dict[str, Any] = {}
     used: dict[str, Any] = {}
-    for key in _FIELD_KEYS:
-        spec = getattr(config, key)
+    for key, spec in specs.items():
         if spec is None:
             continue
         try:
             extractor, info = manager.extractor(spec, key)
         except PromptStyleError as exc:
-            raise exc.locate(**config.where(key)) from None
+            raise exc.locate(**config.where(where + key)) from None
         extractors[key] = extractor
         used[key] = {"plugin": info.name, "distribution": info.distribution, "version": info.version}
     return extractors, used
-
-
-def _compile_shot_fields(config: TaskConfig, manager: PluginManager) -> dict[str, Any]:
-    """Extractors for the field specs few-shot examples use instead (``fewshot_overrides``)."""
-    extractors: dict[str, Any] = {}
-    for key in _SHOT_FIELD_KEYS:
-        spec = config.fewshot_overrides.get(key)
-        if spec is None:
-            continue
-        try:
-            extractors[key], _ = manager.extractor(spec, key)
-        except PromptStyleError as exc:
-            raise exc.locate(**config.where(f"fewshot_config.{key}")) from None
-    return extractors
 
 
 def _resolve(manager: PluginManager, hook: str, name: str, where: dict[str, Any]) -> Provider:

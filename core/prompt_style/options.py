@@ -8,7 +8,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from ._suggest import did_you_mean
+from ._suggest import suggest
 from .errors import OptionError
 
 __all__ = ["check_options"]
@@ -69,7 +69,7 @@ def check_options(cls: type[T], options: Mapping[str, Any], *, what: str, **fixe
             raise OptionError(
                 f"{what} has no option {name!r}",
                 key=str(name),
-                hint=did_you_mean(name, accepted) or f"its options are: {', '.join(sorted(accepted)) or 'none'}",
+                hint=suggest(name, accepted, listing="its options are", shown=sorted(accepted)),
             )
         if not _accepts(hints.get(name, Any), value):
             expected = getattr(hints.get(name), "__name__", None) or str(hints.get(name))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._suggest import did_you_mean
+from ._suggest import did_you_mean, suggest
 from .errors import TaskFileError, cut
 
 __all__ = ["TaskConfig", "TASK_KEYS", "OUTPUT_TYPES"]
@@ -127,8 +127,8 @@ class TaskConfig:
 
     @property
     def template_config(self) -> Any:
-        """The ``template`` as a :class:`~prompt_style.TemplateConfig` (seed 000's
-        ``TaskConfig.template_config``); ``None`` without a template or for a style
+        """The ``template`` as a :class:`~prompt_style.TemplateConfig` (lm-evaluation-harness's
+        template system's ``TaskConfig.template_config``); ``None`` without a template or for a style
         that is neither ``mcq`` nor ``cloze``."""
         from .styles.templates import TemplateFactory
 
@@ -140,7 +140,8 @@ class TaskConfig:
         return TemplateFactory.from_dict({"template_type": name, **options})
 
     def style_spec(self) -> tuple[str, dict[str, Any]]:
-        """The style name and its options (seed 000: ``template_type`` defaults to ``mcq``)."""
+        """The style name and its options (``template_type`` defaults to ``mcq``, as in
+        lm-evaluation-harness's template system)."""
         template = self.template
         if hasattr(template, "to_dict"):  # a TemplateConfig
             template = template.to_dict()
@@ -197,7 +198,7 @@ class TaskConfig:
                     f"unknown key {key!r}",
                     key=str(key),
                     line=lines.get(str(key)),
-                    hint=did_you_mean(str(key), TASK_KEYS) or f"known keys: {', '.join(TASK_KEYS)}",
+                    hint=suggest(key, TASK_KEYS, listing="known keys"),
                     **where,
                 )
             types, _ = TASK_KEYS[key]
@@ -242,7 +243,7 @@ class TaskConfig:
             raise fail(
                 "output_type",
                 f"unknown output type {output_type!r}",
-                did_you_mean(output_type, OUTPUT_TYPES) or f"use one of: {', '.join(OUTPUT_TYPES)}",
+                suggest(output_type, OUTPUT_TYPES, listing="use one of"),
             )
         until = values.pop("until", None)
         if until is not None:

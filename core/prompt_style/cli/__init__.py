@@ -1,8 +1,10 @@
 """The ``prompt-style`` command.
 
 Each command is a module of this package with ``NAME``, ``add_parser(sub,
-common)`` and ``run(args, out) -> int``, listed in :data:`COMMANDS`; every
-command is documented in docs/cli.md and tested (tests/test_cli_documented.py
+common)`` and ``run(args, out) -> int``, listed in :data:`COMMANDS` (the
+built-in ones also hold their ``HELP`` line and ``DESCRIPTION``, and build
+their parser with ``_common.add_command``); every command is documented in
+docs/cli.md, option by option, and tested (tests/test_cli_documented.py
 checks both).
 """
 

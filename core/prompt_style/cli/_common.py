@@ -1,5 +1,5 @@
 """What every command shares: the exit status for bad input, the one-line usage
-errors, and the argument types."""
+errors, the argument types, and the arguments two commands take alike."""
 
 from __future__ import annotations
 
@@ -49,3 +49,28 @@ def non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
     return value
+
+
+def add_command(
+    sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str, help: str, description: str
+) -> argparse.ArgumentParser:
+    """A command's parser (``help``: its line in ``prompt-style --help``; ``description``:
+    the start of its own ``--help``), with the options every command takes (``common``: ``--debug``)."""
+    return sub.add_parser(name, parents=[common], help=help, description=description)
+
+
+def add_meta_arguments(
+    parser: argparse.ArgumentParser, *, default: str, meta_help: str, option_help: str, model_args_help: str
+) -> None:
+    """``--meta``, ``--meta-option KEY=VALUE`` (repeatable, values read as YAML) and
+    ``--model-args``: how ``render`` and ``chat`` choose and configure the meta template."""
+    parser.add_argument("--meta", metavar="M", default=default, help=meta_help)
+    parser.add_argument(
+        "--meta-option", metavar="KEY=VALUE", type=key_value, action="append", default=[], help=option_help
+    )
+    parser.add_argument("--model-args", metavar="KEY=VALUE,...", help=model_args_help)
+
+
+def add_data_argument(parser: argparse.ArgumentParser, *, help: str) -> None:
+    """``--data SPLIT=PATH``, repeatable: records for a split, instead of the task's own."""
+    parser.add_argument("--data", metavar="SPLIT=PATH", type=split_assignment, action="append", default=[], help=help)

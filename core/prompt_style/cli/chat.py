@@ -5,44 +5,32 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from ._common import key_value
+from ._common import add_command, add_meta_arguments
 
 # prompt_style.meta.chat's DEFAULT_CHAT_META; the module (and json) are imported by
 # run, not when the parser is built for another command (prompt-style plugins)
 DEFAULT_CHAT_META = "hf"
 
 NAME = "chat"
+HELP = "render one conversation (a model's chat template, ChatML, ...)"
+DESCRIPTION = (
+    "Render a conversation (a JSON list of messages, or an object with messages, tools, "
+    "documents) through a meta template, e.g. a model's own Hugging Face chat template."
+)
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = sub.add_parser(
-        NAME,
-        parents=[common],
-        help="render one conversation (a model's chat template, ChatML, ...)",
-        description="Render a conversation (a JSON list of messages, or an object with messages, tools, "
-        "documents) through a meta template, e.g. a model's own Hugging Face chat template.",
-    )
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
     parser.add_argument("conversation", metavar="CONVERSATION.json", help="the conversation file")
-    parser.add_argument(
-        "--meta",
-        metavar="M",
+    add_meta_arguments(
+        parser,
         default=DEFAULT_CHAT_META,
-        help="meta template: hf (default), a chat format (llama-3, ...), chatml",
-    )
-    parser.add_argument(
-        "--meta-option",
-        metavar="KEY=VALUE",
-        type=key_value,
-        action="append",
-        default=[],
-        help="an option of the meta template, VALUE read as YAML (e.g. template=path/to/model, "
+        meta_help="meta template: hf (default), a chat format (llama-3, ...), chatml",
+        option_help="an option of the meta template, VALUE read as YAML (e.g. template=path/to/model, "
         "add_generation_prompt=true, enable_thinking=false); repeatable",
-    )
-    parser.add_argument(
-        "--model-args",
-        metavar="KEY=VALUE,...",
-        help="lm-evaluation-harness's model args: pretrained=FOLDER,chat_template=true renders with the model's "
-        "own template (and tokenizer); chat_template=NAME chooses the meta template; other keys are meta options",
+        model_args_help="lm-evaluation-harness's model args: pretrained=FOLDER,chat_template=true renders with "
+        "the model's own template (and tokenizer); chat_template=NAME chooses the meta template; other keys are "
+        "meta options",
     )
     parser.add_argument(
         "--format",

@@ -7,21 +7,20 @@ import os
 from pathlib import Path
 from typing import TextIO
 
-from ._common import key_value
+from ._common import add_command, key_value
 
 NAME = "convert"
+HELP = "convert promptsource templates into task-template files"
+DESCRIPTION = (
+    "Convert promptsource templates.yaml files (or directories of them) into task-template "
+    "files, one per dataset/subset, keeping each template's Jinja, answer choices, name and promptsource "
+    "id; converted templates render exactly as promptsource 0.2.3 renders them."
+)
 SOURCES = ("promptsource",)
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = sub.add_parser(
-        NAME,
-        parents=[common],
-        help="convert promptsource templates into task-template files",
-        description="Convert promptsource templates.yaml files (or directories of them) into task-template "
-        "files, one per dataset/subset, keeping each template's Jinja, answer choices, name and promptsource "
-        "id; converted templates render exactly as promptsource 0.2.3 renders them.",
-    )
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
     parser.add_argument("source", choices=SOURCES, help="the system the files come from")
     parser.add_argument("paths", metavar="PATH", nargs="+", help="a templates.yaml, or a directory of them")
     parser.add_argument("--out", metavar="DIR", required=True, help="where to write the task files")

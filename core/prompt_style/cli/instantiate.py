@@ -7,32 +7,24 @@ import sys
 import time
 from typing import TextIO
 
-from ._common import non_negative, split_assignment
+from ._common import add_command, add_data_argument, non_negative
 
 NAME = "instantiate"
+HELP = "render a task-template file's data into a prompted dataset"
+DESCRIPTION = (
+    "Render every record of a task-template file's splits with its templates into "
+    "OUT/{train,validation,test}.jsonl (input, output, metadata, _instance_id, _template_id). "
+    "Train and validation use every template (or --templates, or one --random-template per record); "
+    "test uses the evaluate: true template. Splits are re-balanced when the task asks for it "
+    "(standardize_splits). Files are written in full or not at all."
+)
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = sub.add_parser(
-        NAME,
-        parents=[common],
-        help="render a task-template file's data into a prompted dataset",
-        description="Render every record of a task-template file's splits with its templates into "
-        "OUT/{train,validation,test}.jsonl (input, output, metadata, _instance_id, _template_id). "
-        "Train and validation use every template (or --templates, or one --random-template per record); "
-        "test uses the evaluate: true template. Splits are re-balanced when the task asks for it "
-        "(standardize_splits). Files are written in full or not at all.",
-    )
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
     parser.add_argument("task", metavar="TASK", help="a task-template file")
     parser.add_argument("--out", metavar="DIR", required=True, help="the output directory")
-    parser.add_argument(
-        "--data",
-        metavar="SPLIT=PATH",
-        type=split_assignment,
-        action="append",
-        default=[],
-        help="use PATH's records for SPLIT, as they are (repeatable)",
-    )
+    add_data_argument(parser, help="use PATH's records for SPLIT, as they are (repeatable)")
     parser.add_argument("--data-root", metavar="DIR", help="the directory holding the task's data_dir")
     parser.add_argument(
         "--templates",

@@ -6,16 +6,15 @@ import argparse
 import sys
 from typing import TextIO
 
+from ._common import add_command
+
 NAME = "plugins"
+HELP = "list installed plugins and the names they provide"
+DESCRIPTION = "List plugins: distribution, version and the names each provides per hook."
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = sub.add_parser(
-        NAME,
-        parents=[common],
-        help="list installed plugins and the names they provide",
-        description="List plugins: distribution, version and the names each provides per hook.",
-    )
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
     parser.add_argument("--all", action="store_true", help="include built-in, blocked and skipped plugins")
     parser.add_argument("--json", action="store_true", help="print JSON")
 

@@ -5,39 +5,24 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from ._common import key_value, non_negative, split_assignment
+from ._common import add_command, add_data_argument, add_meta_arguments, non_negative
 
 NAME = "render"
+HELP = "render a task's prompts"
+DESCRIPTION = "Render the prompts of a task file."
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    render = sub.add_parser(
-        NAME,
-        parents=[common],
-        help="render a task's prompts",
-        description="Render the prompts of a task file.",
-    )
+    render = add_command(sub, common, NAME, HELP, DESCRIPTION)
     render.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
     render.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
-    render.add_argument(
-        "--meta",
-        metavar="M",
+    add_meta_arguments(
+        render,
         default="plain",
-        help="meta template: plain (default), messages, chatml, ..., or a meta template file (.yaml, .json, "
+        meta_help="meta template: plain (default), messages, chatml, ..., or a meta template file (.yaml, .json, "
         "OpenCompass .py model config)",
-    )
-    render.add_argument(
-        "--meta-option",
-        metavar="KEY=VALUE",
-        type=key_value,
-        action="append",
-        default=[],
-        help="an option of the meta template, VALUE read as YAML (e.g. add_generation_prompt=false); repeatable",
-    )
-    render.add_argument(
-        "--model-args",
-        metavar="KEY=VALUE,...",
-        help="lm-evaluation-harness's model args: chat_template=NAME chooses the meta template, "
+        option_help="an option of the meta template, VALUE read as YAML (e.g. add_generation_prompt=false); repeatable",
+        model_args_help="lm-evaluation-harness's model args: chat_template=NAME chooses the meta template, "
         "pretrained=PATH / tokenizer=PATH the tokenizer, other keys are meta options",
     )
     render.add_argument(
@@ -45,14 +30,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     )
     render.add_argument("--seed", metavar="N", type=int, help="seed for random retrieval")
     render.add_argument("--limit", metavar="N", type=non_negative, help="render only the first N records")
-    render.add_argument(
-        "--data",
-        metavar="SPLIT=PATH",
-        type=split_assignment,
-        action="append",
-        default=[],
-        help="replace a split's data file (repeatable)",
-    )
+    add_data_argument(render, help="replace a split's data file (repeatable)")
     render.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default: text)")
     render.add_argument(
         "--trust-code",

@@ -6,20 +6,21 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
+from ._common import EXIT_BAD_INPUT, add_command
+
 NAME = "validate"
+HELP = "check task files (task-template files: the whole schema)"
+DESCRIPTION = (
+    "Check task files and directories of them. Task-template files are checked against "
+    "the whole schema, every problem reported at once; other task files must load. Exits 2 when "
+    "any file has an error."
+)
 
 _SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__"}
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = sub.add_parser(
-        NAME,
-        parents=[common],
-        help="check task files (task-template files: the whole schema)",
-        description="Check task files and directories of them. Task-template files are checked against "
-        "the whole schema, every problem reported at once; other task files must load. Exits 2 when "
-        "any file has an error.",
-    )
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
     parser.add_argument("paths", metavar="PATH", nargs="+", help="a task file, or a directory (*.yaml, *.yml)")
     parser.add_argument("--strict", action="store_true", help="warnings fail too")
     parser.add_argument(
@@ -72,10 +73,13 @@ def _check_file(path: Path, schema: Any, manager: Any, named: bool = True) -> tu
     def row(level: str, message: str, line: int | None = None, key: str | None = None) -> dict[str, Any]:
         return {"file": str(path), "line": line, "level": level, "key": key, "message": message}
 
+    def error_row(exc: PromptStyleError) -> dict[str, Any]:
+        return row("error", exc.message + (f" ({exc.hint})" if exc.hint else ""), exc.line, exc.key)
+
     try:
         source = read_source(path, manager)
     except PromptStyleError as exc:
-        return "?", [row("error", exc.message + (f" ({exc.hint})" if exc.hint else ""), exc.line, exc.key)]
+        return "?", [error_row(exc)]
     if not named and not _is_task(source, manager):
         return None, []  # type: ignore[return-value]
     if source.data is not None and TaskTemplateReader().detect(source):
@@ -87,7 +91,7 @@ def _check_file(path: Path, schema: Any, manager: Any, named: bool = True) -> tu
 
         load_task_config(path, plugins=manager)
     except PromptStyleError as exc:
-        return "?", [row("error", exc.message + (f" ({exc.hint})" if exc.hint else ""), exc.line, exc.key)]
+        return "?", [error_row(exc)]
     return name, []
 
 
@@ -100,7 +104,6 @@ def _line(problem: dict[str, Any]) -> str:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..formats.task_template.schema import load_schema
     from ..loading import default_plugin_manager
-    from ._common import EXIT_BAD_INPUT
 
     schema = load_schema(str(Path(args.schema).resolve())) if args.schema else load_schema()
     manager = default_plugin_manager()

@@ -18,12 +18,13 @@ OpenCompass configs name their data by dataset loaders; here the splits the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._suggest import did_you_mean
+from .._suggest import did_you_mean, suggest
+from .._where import nearest_line
 from ..errors import TaskFileError
 from ..task import TaskConfig
 from ..types import ReadOptions, TaskSource
@@ -106,18 +107,10 @@ class _Where:
 
     def error(self, key: str, message: str, hint: str | None = None) -> TaskFileError:
         full = self.key(key)
-        lines = self.source.lines
-        line = None
-        probe = full
-        while probe:
-            line = lines.get(probe)
-            if line is not None:
-                break
-            probe = probe.rpartition(".")[0]
         return TaskFileError(
             message,
             file=str(self.source.path) if self.source.path else None,
-            line=line,
+            line=nearest_line(self.source.lines, full),
             key=full,
             hint=hint,
         )
@@ -177,7 +170,7 @@ def _choose(
         f"no dataset has the abbr {template!r}",
         file=file,
         key="template",
-        hint=did_you_mean(str(template), labels) or f"its datasets: {', '.join(labels[:8])}",
+        hint=suggest(template, labels, listing="its datasets", shown=labels[:8]),
     )
 
 
@@ -217,13 +210,7 @@ class _Reading:
         infer = dataset.get("infer_cfg")
         if not isinstance(infer, Mapping):
             raise self.error("infer_cfg", f"must be a mapping, not {type(infer).__name__}")
-        for key in infer:
-            if key not in _INFER_KEYS:
-                raise self.error(
-                    f"infer_cfg.{key}",
-                    f"unknown infer_cfg key {key!r}",
-                    did_you_mean(str(key), _INFER_KEYS) or f"infer_cfg keys: {', '.join(_INFER_KEYS[:4])}",
-                )
+        self._check_keys(infer, _INFER_KEYS, "infer_cfg", "infer_cfg")
         reader = dataset.get("reader_cfg", infer.get("reader_cfg"))
         reader_key = "reader_cfg" if "reader_cfg" in dataset else "infer_cfg.reader_cfg"
         if reader is None:
@@ -234,13 +221,7 @@ class _Reading:
             )
         if not isinstance(reader, Mapping):
             raise self.error(reader_key, f"must be a mapping, not {type(reader).__name__}")
-        for key in reader:
-            if key not in _READER_KEYS:
-                raise self.error(
-                    f"{reader_key}.{key}",
-                    f"unknown reader_cfg key {key!r}",
-                    did_you_mean(str(key), _READER_KEYS) or f"reader_cfg keys: {', '.join(_READER_KEYS[:4])}",
-                )
+        self._check_keys(reader, _READER_KEYS, reader_key, "reader_cfg")
         for key in ("train_range", "test_range"):
             if reader.get(key) is not None:
                 raise self.error(
@@ -281,6 +262,13 @@ class _Reading:
             format="opencompass",
             lines=self._lines(reader_key),
         )
+
+    def _check_keys(self, cfg: Mapping[str, Any], known: Sequence[str], key: str, what: str) -> None:
+        """Every key of ``cfg`` (at ``key``) is one of ``known``; the hint lists the first four."""
+        for name in cfg:
+            if name not in known:
+                hint = suggest(name, known, listing=f"{what} keys", shown=known[:4])
+                raise self.error(f"{key}.{name}", f"unknown {what} key {name!r}", hint)
 
     def _inferencer(self, cfg: Any) -> tuple[str, dict[str, Any]]:
         """The mode the inferencer implies, and its options."""
@@ -410,7 +398,8 @@ class _Reading:
 
     def _check_templates(self, template: Mapping[str, Any]) -> None:
         """Compile the templates now, so that a mistake names the config's key and line."""
-        from ..styles.opencompass.template import InferPrompts, TemplateConfigError, compile_template
+        from ..styles.opencompass.infer import InferPrompts
+        from ..styles.opencompass.template import TemplateConfigError, compile_template
 
         try:
             InferPrompts(

@@ -88,7 +88,7 @@ def chat_meta(
     *,
     plugins: Any = None,
     model_args: str | Mapping[str, Any] | None = None,
-):
+) -> Any:
     """The meta template ``meta`` built once with ``meta_options``, to render many
     conversations with :func:`render_chat` (``meta=`` accepts the built object).
 

@@ -43,17 +43,21 @@ def _is_message_list(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, Mapping) and "role" in v for v in value)
 
 
+def _template(value: Mapping[str, Any] | list[Any]) -> tuple[str, dict[str, Any]]:
+    """The ``opencompass`` meta template with ``value``: a mapping, or a list of messages."""
+    return "opencompass", {"template": list(value) if _is_message_list(value) else dict(value)}
+
+
 def _opencompass(data: Any, where: str) -> tuple[str, dict[str, Any]] | None:
     if _is_message_list(data):
-        return "opencompass", {"template": list(data)}
+        return _template(data)
     if not isinstance(data, Mapping):
         return None
     if "round" in data:
-        return "opencompass", {"template": dict(data)}
-    if isinstance(data.get("meta_template"), Mapping):
-        return "opencompass", {"template": dict(data["meta_template"])}
-    if _is_message_list(data.get("meta_template")):
-        return "opencompass", {"template": list(data["meta_template"])}
+        return _template(data)
+    meta_template = data.get("meta_template")
+    if isinstance(meta_template, Mapping) or _is_message_list(meta_template):
+        return _template(meta_template)
     models = data.get("models")
     if isinstance(models, list) and models:
         found = [m for m in models if isinstance(m, Mapping) and "meta_template" in m]
@@ -70,9 +74,7 @@ def _opencompass(data: Any, where: str) -> tuple[str, dict[str, Any]] | None:
         template = found[0]["meta_template"]
         if template is None:
             return "opencompass", {}
-        if _is_message_list(template):
-            return "opencompass", {"template": list(template)}
-        return "opencompass", {"template": dict(template)}
+        return _template(template)
     # A Python model config without a models list: a *meta_template variable.
     named = [
         v
@@ -80,11 +82,10 @@ def _opencompass(data: Any, where: str) -> tuple[str, dict[str, Any]] | None:
         if str(k).endswith("meta_template") and (isinstance(v, Mapping) or _is_message_list(v))
     ]
     if len(named) == 1:
-        template = named[0]
-        return "opencompass", {"template": list(template) if _is_message_list(template) else dict(template)}
+        return _template(named[0])
     if not where.endswith(".py") and not named:
         # A mapping of meta template keys with a mistake: let the template's checks say what is wrong.
-        return "opencompass", {"template": dict(data)}
+        return _template(data)
     return None
 
 

@@ -16,22 +16,25 @@ maps onto turns): a turn with the empty role is a plain string of the
 ``PromptList``, placed as it is; ``Turn.section`` tells the ``begin`` and
 ``end`` items, rendered one by one, from the ``round`` and ``ice`` turns,
 which are split into rounds by the meta template's round order.
+
+``RawPromptTemplate`` messages and meta templates that are a list of messages
+are sent as :mod:`prompt_style.meta.opencompass_messages` builds them.
 """
 
 from __future__ import annotations
 
-import copy
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._suggest import did_you_mean
+from .._suggest import suggest
 from ..errors import OptionError, StyleError
 from ..options import check_options
 from ..types import Dialogue, ModelInput, Turn
+from .opencompass_messages import compile_messages_meta, merge_messages, raw_messages
 from .opencompass_named import NAMED_META_TEMPLATES
-from .roles import api_role
+from .roles import API_ROLES, api_role
 
 __all__ = [
     "OpenCompassMeta",
@@ -49,14 +52,8 @@ MESSAGES = "messages"
 """The section of RawPromptTemplate messages (``prompt_style.styles.raw_prompt.MESSAGES``)."""
 _META_KEYS = ("round", "reserved_roles", "begin", "end", "eos_token_id")
 _ROLE_KEYS = ("role", "begin", "end", "prompt", "generate", "api_role")
-_API_ROLES = {
-    "HUMAN": "user",
-    "BOT": "assistant",
-    "SYSTEM": "system",
-    "user": "user",
-    "assistant": "assistant",
-    "system": "system",
-}
+_API_ROLES = {role: name for role, name in API_ROLES.items() if role}
+"""The roles an ``api_role`` may name (HUMAN, BOT, SYSTEM and the API names), as API message roles."""
 _OC_API_ROLES = {"user": "HUMAN", "assistant": "BOT", "system": "SYSTEM"}
 
 
@@ -104,6 +101,14 @@ def _text(value: Any, key: str, what: str) -> str:
     return value
 
 
+def _check_keys(mapping: Mapping[str, Any], known: Sequence[str], key: str, what: str) -> None:
+    for name in mapping:
+        if name not in known:
+            raise OptionError(
+                f"{what} has no key {name!r}", key=f"{key}.{name}", hint=suggest(name, known, listing="its keys are")
+            )
+
+
 def compile_meta_template(template: Mapping[str, Any], *, api: bool | None = None) -> MetaTemplateSpec:
     """Check and compile a meta template mapping.
 
@@ -118,13 +123,7 @@ def compile_meta_template(template: Mapping[str, Any], *, api: bool | None = Non
             key="template",
             hint="for example {round: [{role: HUMAN, begin: 'User: ', end: '\\n'}, {role: BOT, generate: true}]}",
         )
-    for name in template:
-        if name not in _META_KEYS:
-            raise OptionError(
-                f"a meta template has no key {name!r}",
-                key=f"template.{name}",
-                hint=did_you_mean(str(name), _META_KEYS) or f"its keys are: {', '.join(_META_KEYS)}",
-            )
+    _check_keys(template, _META_KEYS, "template", "a meta template")
     if "round" not in template:
         raise OptionError("a meta template needs a round", key="template", hint="round: a list of role mappings")
     roles: dict[str, RoleSpec] = {}
@@ -144,13 +143,7 @@ def compile_meta_template(template: Mapping[str, Any], *, api: bool | None = Non
                 continue
             if not isinstance(item, Mapping):
                 raise OptionError(f"a role must be a mapping, not {type(item).__name__} {item!r}", key=key)
-            for name in item:
-                if name not in _ROLE_KEYS:
-                    raise OptionError(
-                        f"a meta template role has no key {name!r}",
-                        key=f"{key}.{name}",
-                        hint=did_you_mean(str(name), _ROLE_KEYS) or f"its keys are: {', '.join(_ROLE_KEYS)}",
-                    )
+            _check_keys(item, _ROLE_KEYS, key, "a meta template role")
             name = item.get("role")
             if not isinstance(name, str) or not name:
                 raise OptionError(f"a meta template role needs a name, not {name!r}", key=f"{key}.role")
@@ -386,12 +379,7 @@ class OpenCompassMeta:
         its rounds."""
         pieces: list[tuple] = []
         n = len(dialogue)
-        last_round_turn = -1
-        for i in range(n - 1, -1, -1):
-            turn = dialogue[i]
-            if turn.role != RAW and turn.section == "round" and self._role(turn, spec).index is not None:
-                last_round_turn = i
-                break
+        last_round_turn = self._last_round_turn(dialogue, spec)
         i = 0
         while i < n:
             turn = dialogue[i]
@@ -589,88 +577,6 @@ class OpenCompassMeta:
         return role.api_role
 
 
-def raw_messages(dialogue: Dialogue) -> list[dict[str, Any]]:
-    """RawPromptTemplate messages as API messages, as they are: role, content and
-    the message's other keys (a turn added by the chat rules, such as a system
-    instruction, is a message too)."""
-    out = []
-    for turn in dialogue:
-        content = turn.content
-        message: dict[str, Any] = {
-            "role": api_role(turn.role),
-            "content": content if isinstance(content, str) else [copy.deepcopy(dict(p)) for p in content],
-        }
-        if turn.extra:
-            for key, value in turn.extra.items():
-                message.setdefault(key, copy.deepcopy(value))
-        out.append(message)
-    return out
-
-
-def compile_messages_meta(template: Sequence[Any]) -> tuple[dict[str, Any], ...]:
-    """Check a meta template that is a list of messages (OpenCompass's
-    ``APITemplateParser`` takes one): each ``{role: system|user|assistant, content: str}``.
-
-    :raises OptionError: naming the item (``template.1.role``).
-    """
-    items = []
-    for i, item in enumerate(template):
-        key = f"template.{i}"
-        if not isinstance(item, Mapping):
-            raise OptionError(f"a message of the meta template must be a mapping, not {item!r}", key=key)
-        role = item.get("role")
-        if role not in ("system", "user", "assistant"):
-            raise OptionError(
-                f"a message of the meta template has the role {role!r}, not system, user or assistant",
-                key=f"{key}.role",
-            )
-        content = item.get("content")
-        if not isinstance(content, str):
-            raise OptionError(
-                f"a message of the meta template needs a string content, not {content!r}",
-                key=f"{key}.content",
-                hint="its content is put before the content of the prompt's message of the same role",
-            )
-        items.append(copy.deepcopy(dict(item)))
-    return tuple(items)
-
-
-def merge_messages(meta: Sequence[Mapping[str, Any]], prompt: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A list-of-messages meta template merged into a prompt's messages, as
-    OpenCompass's ``APITemplateParser`` merges them: walking both lists, a meta
-    message meeting a prompt message of its role puts its content first; a meta
-    message whose role comes later in the prompt waits for it; one whose role
-    does not come again is inserted where it stands; the prompt's remaining
-    messages follow. (A prompt message whose content is a list of parts gets the
-    meta content as a first text part, where OpenCompass fails.)"""
-    result: list[dict[str, Any]] = []
-    m = p = 0
-    while m < len(meta):
-        item = meta[m]
-        if p < len(prompt) and item["role"] == prompt[p]["role"]:
-            merged = dict(prompt[p])
-            content = merged["content"]
-            if isinstance(content, str):
-                merged["content"] = item["content"] + content
-            else:
-                merged["content"] = [{"type": "text", "text": item["content"]}, *content]
-            result.append(merged)
-            m += 1
-            p += 1
-        elif p < len(prompt):
-            if any(prompt[j]["role"] == item["role"] for j in range(p, len(prompt))):
-                result.append(prompt[p])
-                p += 1
-            else:
-                result.append(copy.deepcopy(dict(item)))
-                m += 1
-        else:
-            result.append(copy.deepcopy(dict(item)))
-            m += 1
-    result.extend(prompt[p:])
-    return result
-
-
 def _api_content(turn: Turn) -> Any:
     content = turn.content
     return content if isinstance(content, str) else [dict(p) for p in content]
@@ -720,11 +626,3 @@ class _Named:
             {"template": NAMED_META_TEMPLATES[self.name], **options},
             what=f"meta template 'opencompass::{self.name}'",
         )
-
-
-def opencompass_meta_catalog() -> dict[str, Any]:
-    """``opencompass`` and ``opencompass::NAME`` for every named meta template."""
-    catalog: dict[str, Any] = {"opencompass": opencompass_meta}
-    for name in NAMED_META_TEMPLATES:
-        catalog[f"opencompass::{name}"] = _Named(name)
-    return catalog

@@ -16,18 +16,9 @@ from .._lazy import Lazy
 from .._markers import hookimpl
 from ..errors import OptionError, TaskFileError
 from ..options import check_options
+from .checks import NoOptions, SeedOption, check_ids_agree, check_pool_size, example_count
 
-
-def _check_size(name: str, k: int, available: int, same_split: bool) -> None:
-    if k < 0:
-        raise TaskFileError(f"num_fewshot must be 0 or more, not {k}", key="num_fewshot")
-    if k > available:
-        own = " (less the record itself, as the pool is the evaluated split)" if same_split else ""
-        raise TaskFileError(
-            f"retriever {name!r} needs {k} examples but the few-shot pool has {available}{own}",
-            key="num_fewshot",
-            hint="lower num_fewshot or name a larger fewshot_split",
-        )
+_LESS_ITSELF = " (less the record itself, as the pool is the evaluated split)"
 
 
 @dataclass(frozen=True)
@@ -116,18 +107,8 @@ class Random:
 
 
 @dataclass(frozen=True)
-class _NoOptions:
-    pass
-
-
-@dataclass(frozen=True)
 class _FixedOptions:
     ids: list[int] | None = None
-
-
-@dataclass(frozen=True)
-class _RandomOptions:
-    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -137,8 +118,10 @@ class _FirstNOptions:
     the evaluated split (lm-evaluation-harness decides by its split names)."""
 
 
-def zero(*, options, pool, k, same_split, seed) -> Zero:
-    check_options(_NoOptions, options, what="retriever 'zero'")
+def zero(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> Zero:
+    check_options(NoOptions, options, what="retriever 'zero'")
     if k:
         raise TaskFileError(
             f"retriever 'zero' gives no examples but num_fewshot is {k}",
@@ -148,7 +131,9 @@ def zero(*, options, pool, k, same_split, seed) -> Zero:
     return Zero()
 
 
-def fixed(*, options, pool, k, same_split, seed) -> Fixed:
+def fixed(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> Fixed:
     ids = check_options(_FixedOptions, options, what="retriever 'fixed'").ids
     if not ids:
         raise OptionError("retriever 'fixed' needs ids: a list of few-shot pool indices", key="ids")
@@ -158,12 +143,7 @@ def fixed(*, options, pool, k, same_split, seed) -> Fixed:
                 f"retriever 'fixed': id {i!r} is not an index of the few-shot pool (0..{len(pool) - 1})",
                 key="ids",
             )
-    if k is not None and k != len(ids):
-        raise TaskFileError(
-            f"retriever 'fixed' has {len(ids)} ids but num_fewshot is {k}",
-            key="num_fewshot",
-            hint="make them agree, or drop num_fewshot",
-        )
+    check_ids_agree("fixed", ids, k)
     if same_split:
         raise TaskFileError(
             "retriever 'fixed' draws from the evaluated split, so some records would be their own example",
@@ -173,18 +153,23 @@ def fixed(*, options, pool, k, same_split, seed) -> Fixed:
     return Fixed(tuple(ids))
 
 
-def first_n(*, options, pool, k, same_split, seed) -> FirstN:
+def first_n(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> FirstN:
     exclude = check_options(_FirstNOptions, options, what="retriever 'first_n'").exclude_record
     exclude = same_split if exclude is None else exclude
-    k = k or 0
-    _check_size("first_n", k, len(pool) - (1 if same_split and exclude else 0), same_split)
+    k = example_count("first_n", k, default=0)
+    note = _LESS_ITSELF if same_split else ""
+    check_pool_size("first_n", k, len(pool) - (1 if same_split and exclude else 0), note=note)
     return FirstN(k=k, pool=pool if exclude else (), same_split=exclude)
 
 
-def random_(*, options, pool, k, same_split, seed) -> Random:
-    chosen = check_options(_RandomOptions, options, what="retriever 'random'").seed
-    k = k or 0
-    _check_size("random", k, len(pool) - (1 if same_split else 0), same_split)
+def random_(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> Random:
+    chosen = check_options(SeedOption, options, what="retriever 'random'").seed
+    k = example_count("random", k, default=0)
+    check_pool_size("random", k, len(pool) - (1 if same_split else 0), note=_LESS_ITSELF if same_split else "")
     return Random(k=k, size=len(pool), same_split=same_split, seed=seed if chosen is None else chosen)
 
 

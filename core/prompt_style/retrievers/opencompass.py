@@ -20,6 +20,8 @@ from typing import Any
 
 from ..errors import DataError, OptionError, TaskFileError
 from ..options import check_options
+from .builtin import Fixed
+from .checks import LARGER_POOL, NoOptions, SeedOption, check_ids_agree, check_pool_size, example_count
 from .numpy_random import LegacyRandomState
 
 __all__ = ["FixK", "OpenCompassRandom", "SlidingWindow", "input_columns_option", "input_text"]
@@ -66,16 +68,9 @@ def _pool_index(i: Any, size: int, *, what: str, key: str) -> int:
 
 
 @dataclass(frozen=True)
-class FixK:
-    """The same pool records, in the given order, for every record (``FixKRetriever``)."""
-
-    ids: tuple[int, ...] = ()
-
-    def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
-        return self.ids
-
-    def shared_selection(self) -> Sequence[int]:
-        return self.ids
+class FixK(Fixed):
+    """The same pool records, in the given order, for every record (``FixKRetriever``;
+    unlike ``fixed``, an index may count from the end of the pool)."""
 
 
 @dataclass
@@ -145,63 +140,42 @@ class _FixKOptions:
     fix_id_list: list[int] | None = None
 
 
-@dataclass(frozen=True)
-class _RandomOptions:
-    seed: int | None = None
-
-
-@dataclass(frozen=True)
-class _NoOptions:
-    pass
-
-
-def _k(name: str, k: int | None, default: int) -> int:
-    k = default if k is None else k
-    if k < 0:
-        raise TaskFileError(f"retriever {name!r}: num_fewshot must be 0 or more, not {k}", key="num_fewshot")
-    return k
-
-
-def fixk(*, options, pool, k, same_split, seed) -> FixK:
+def fixk(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> FixK:
     ids = check_options(_FixKOptions, options, what="retriever 'fixk'").fix_id_list
     if ids is None:
         raise OptionError("retriever 'fixk' needs fix_id_list: the pool indices of the examples", key="fix_id_list")
     ids = tuple(_pool_index(i, len(pool), what="retriever 'fixk': fix_id_list", key="fix_id_list") for i in ids)
-    if k is not None and k != len(ids):
-        raise TaskFileError(
-            f"retriever 'fixk' has {len(ids)} ids in fix_id_list but num_fewshot is {k}",
-            key="num_fewshot",
-            hint="make them agree, or drop num_fewshot",
-        )
+    check_ids_agree("fixk", ids, k, option=" in fix_id_list")
     return FixK(ids)
 
 
-def opencompass_random(*, options, pool, k, same_split, seed) -> OpenCompassRandom:
-    chosen = check_options(_RandomOptions, options, what="retriever 'opencompass_random'").seed
+def opencompass_random(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> OpenCompassRandom:
+    chosen = check_options(SeedOption, options, what="retriever 'opencompass_random'").seed
     seed = seed if chosen is None else chosen
     if not 0 <= seed <= 0xFFFFFFFF:
         raise OptionError(
             f"retriever 'opencompass_random': seed must be between 0 and 2**32 - 1, not {seed}", key="seed"
         )
-    k = _k("opencompass_random", k, 1)
-    if k > len(pool):
-        raise TaskFileError(
-            f"retriever 'opencompass_random' draws {k} distinct examples but the few-shot pool has {len(pool)}",
-            key="num_fewshot",
-            hint="lower num_fewshot (ice_num) or use a larger pool",
-        )
+    k = example_count("opencompass_random", k, default=1)
+    check_pool_size("opencompass_random", k, len(pool), verb="draws", examples="distinct examples", hint=LARGER_POOL)
     return OpenCompassRandom(k=k, size=len(pool), seed=seed)
 
 
-def sliding_window(*, options, pool, k, same_split, seed) -> SlidingWindow:
-    check_options(_NoOptions, options, what="retriever 'sliding_window'")
+def sliding_window(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> SlidingWindow:
+    check_options(NoOptions, options, what="retriever 'sliding_window'")
     if k is None:
         raise TaskFileError(
             "retriever 'sliding_window' needs num_fewshot, the size of the window",
             key="num_fewshot",
             hint="OpenCompass's SlidingWindowRetriever calls it k",
         )
-    return SlidingWindow(k=_k("sliding_window", k, 0), size=len(pool))
+    return SlidingWindow(k=example_count("sliding_window", k, default=0), size=len(pool))
 
 
 CATALOG = {"fixk": fixk, "opencompass_random": opencompass_random, "sliding_window": sliding_window}

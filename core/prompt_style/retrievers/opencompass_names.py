@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._suggest import did_you_mean
+from .._suggest import suggest
 from ..errors import OptionError
 
 __all__ = [
@@ -170,7 +170,7 @@ def translate_retriever(
         raise OptionError(
             f"unknown retriever type {cls!r}",
             key="type",
-            hint=did_you_mean(cls, OPENCOMPASS_RETRIEVERS) or f"known: {', '.join(OPENCOMPASS_RETRIEVERS)}",
+            hint=suggest(cls, OPENCOMPASS_RETRIEVERS, listing="known"),
         )
     if entry.name is None:
         supported = ", ".join(k for k, v in OPENCOMPASS_RETRIEVERS.items() if v.name)
@@ -196,7 +196,7 @@ def translate_retriever(
             raise OptionError(
                 f"{cls} has no option {key!r}",
                 key=str(key),
-                hint=did_you_mean(str(key), known) or f"its options are: {', '.join(known)}",
+                hint=suggest(key, known, listing="its options are"),
             )
     if entry.input_columns and input_columns is not None:
         columns = input_columns.split() if isinstance(input_columns, str) else list(input_columns)

@@ -106,7 +106,9 @@ class _Options:
     indices: list[int] | None = None
 
 
-def shared_random(*, options, pool, k, same_split, seed) -> SharedRandom:
+def shared_random(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> SharedRandom:
     chosen = check_options(_Options, options, what="retriever 'shared_random'")
     exclude = same_split if chosen.exclude_record is None else chosen.exclude_record
     indices = None

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 # Imported on first use: a plugin that needs choice_style does not import the
-# seed-000 template classes too.
+# template system's classes (templates.py) too.
 __getattr__, __dir__ = exports(
     __name__,
     {

@@ -295,11 +295,11 @@ class ChoiceStyle(QAStyle):
     with the three blocks joined by ``question_choice_delimiter`` and empty
     blocks left out. ``choice_format`` and ``answer_format`` may use
     ``{label}``, ``{choice}`` and ``{number}`` (1-based). A ``blank_marker``
-    (cloze, seed 000) is appended to the question (``blank_position: end``) or
+    (cloze) is appended to the question (``blank_position: end``) or
     must already be in it (``inline``).
 
     The task options ``show_choices_in_prompt`` and ``choices_prefix`` (the
-    names of lm-evaluation-harness's template system, seed 000) are accepted
+    names of lm-evaluation-harness's template system) are accepted
     as other names of ``show_choices`` and ``choices_header``.
     """
 
@@ -445,7 +445,7 @@ class ChoiceStyle(QAStyle):
 
 BLANK_POSITIONS = ("end", "inline")
 
-# Option names of lm-evaluation-harness's template system (seed 000) -> ChoiceStyle's.
+# Option names of lm-evaluation-harness's template system -> ChoiceStyle's.
 SEED_OPTION_NAMES = {"show_choices_in_prompt": "show_choices", "choices_prefix": "choices_header"}
 
 

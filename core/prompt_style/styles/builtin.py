@@ -23,7 +23,7 @@ def passthrough(*, options: dict[str, Any], settings: StyleSettings) -> Passthro
 
 
 def mcq(*, options: dict[str, Any], settings: StyleSettings) -> ChoiceStyle:
-    """Style 'mcq': a ChoiceStyle preset {} (seed 000: the MMLU layout, every option overridable)."""
+    """Style 'mcq': a ChoiceStyle preset {} (the MMLU layout, every option overridable)."""
     from .base import choice_style
 
     return choice_style("mcq")(options=options, settings=settings)
@@ -33,7 +33,7 @@ def mcq(*, options: dict[str, Any], settings: StyleSettings) -> ChoiceStyle:
 def format_prompt():
     return {
         "passthrough": passthrough,
-        # Seed 000: `template: mcq` is the MMLU layout, and every option can be overridden.
+        # As in lm-evaluation-harness's template system, `template: mcq` is the MMLU layout (options override it).
         "mcq": mcq,
         # OpenCompass dataset templates (PromptTemplate), gen and ppl modes.
         "opencompass": Lazy("prompt_style.styles.opencompass:opencompass_style"),

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..errors import OptionError, StyleError
 from ..types import Dialogue
-from .opencompass.template import TEMPLATE_TYPES, FieldText, Ice, Item, PromptTemplate, TemplateConfigError
+from .opencompass.template import FieldText, Ice, Item, PromptTemplate, TemplateConfigError, register_template_type
 
 __all__ = [
     "AIS_CONTENT_TAG",
@@ -224,6 +224,7 @@ class MMItem(Item):
     prompt_mm: Any = None
 
 
+@register_template_type
 class MMPromptTemplate(PromptTemplate):
     """A dialogue template whose role items may carry ``prompt_mm`` (content parts)
     instead of ``prompt``; the rest is OpenCompass's ``PromptTemplate``."""
@@ -232,12 +233,13 @@ class MMPromptTemplate(PromptTemplate):
 
     def __init__(self, template: Any, ice_token: str | None = None, sep_token: str | None = None, *, key: str) -> None:
         super().__init__(template, ice_token, sep_token, key=key)
-        if self.kind != "dialogue":
-            raise TemplateConfigError(
-                "an MMPromptTemplate needs a dialogue template whose items carry prompt_mm",
-                key=f"{key}.template",
-                hint="for example round: [{role: HUMAN, prompt_mm: {text: {type: text, text: '{question}'}}}]",
-            )
+        self._require_dialogue(
+            "an MMPromptTemplate needs a dialogue template whose items carry prompt_mm",
+            hint="for example round: [{role: HUMAN, prompt_mm: {text: {type: text, text: '{question}'}}}]",
+        )
+        # A prompt_mm item's text is the marker fill() swaps for its parts: found by marker.
+        items = [item for section in self.dialogue.values() for item in section]
+        self._mm_items = {item.pieces[0].source: item for item in items if isinstance(item, MMItem)}
 
     def role_item(self, raw: Mapping[str, Any], section: str, key: str) -> Item:
         if "prompt_mm" not in raw:
@@ -266,7 +268,7 @@ class MMPromptTemplate(PromptTemplate):
         override: Mapping[str, Any] | None = None,
     ) -> Dialogue:
         turns = super().fill(entry, ice, label, override)
-        items = {item.pieces[0].source: item for item in self.dialogue_items() if isinstance(item, MMItem)}
+        items = self._mm_items
         if not items:
             return turns
         values = {**entry, **override} if override else entry
@@ -280,23 +282,3 @@ class MMPromptTemplate(PromptTemplate):
                     raise exc.locate(key=item.key) from None
             out.append(turn)
         return tuple(out)
-
-    def dialogue_items(self):
-        for items in self.dialogue.values():
-            yield from items
-
-
-def _mm_template(
-    template: Any, ice_token: str | None = None, sep_token: str | None = None, *, key: str, **rest: Any
-) -> MMPromptTemplate:
-    if rest:
-        name = next(iter(rest))
-        raise TemplateConfigError(
-            f"MMPromptTemplate has no argument {name!r}",
-            key=f"{key}.{name}",
-            hint="it takes template, ice_token, sep_token",
-        )
-    return MMPromptTemplate(template, ice_token, sep_token, key=key)
-
-
-TEMPLATE_TYPES["MMPromptTemplate"] = _mm_template

@@ -27,16 +27,7 @@ from typing import Any
 
 from ..errors import StyleError
 from ..types import Dialogue
-from .opencompass.template import (
-    RAW,
-    SECTIONS,
-    TEMPLATE_TYPES,
-    Ice,
-    PromptTemplate,
-    TemplateConfigError,
-    _Builder,
-    _join_pieces,
-)
+from .opencompass.template import SECTIONS, Ice, PromptTemplate, _Builder, register_template_type
 
 __all__ = ["INFER_MODES", "MultiTurnPromptTemplate"]
 
@@ -44,6 +35,7 @@ INFER_MODES = ("every", "every_with_gt", "last")
 """AISBench's ``MultiTurnGenInferencer`` modes."""
 
 
+@register_template_type
 class MultiTurnPromptTemplate(PromptTemplate):
     """A dialogue template whose ``round`` repeats once per item of the record's list fields."""
 
@@ -51,12 +43,10 @@ class MultiTurnPromptTemplate(PromptTemplate):
 
     def __init__(self, template: Any, ice_token: str | None = None, sep_token: str | None = None, *, key: str) -> None:
         super().__init__(template, ice_token, sep_token, key=key)
-        if self.kind != "dialogue":
-            raise TemplateConfigError(
-                "a MultiTurnPromptTemplate needs a dialogue template: begin, round and end",
-                key=f"{key}.template",
-                hint="for example round: [{role: HUMAN, prompt: '{question}'}, {role: BOT, prompt: '{answer}'}]",
-            )
+        self._require_dialogue(
+            "a MultiTurnPromptTemplate needs a dialogue template: begin, round and end",
+            hint="for example round: [{role: HUMAN, prompt: '{question}'}, {role: BOT, prompt: '{answer}'}]",
+        )
         names: list[str] = []
         for item in self.dialogue["round"]:
             for piece in item.pieces:
@@ -110,41 +100,9 @@ class MultiTurnPromptTemplate(PromptTemplate):
             if items is None:
                 continue
             if section != "round":
-                self._items(build, items, entry, override, ice, section)
+                self._fill_items(build, items, entry, override, ice, section)
                 continue
             for t in range(turns):
                 values = {**(override or {}), **{name: values[t] for name, values in lists.items()}}
-                self._items(build, items, entry, values, ice, section)
+                self._fill_items(build, items, entry, values, ice, section)
         return tuple(build.turns)
-
-    def _items(
-        self,
-        build: _Builder,
-        items: Any,
-        entry: Mapping[str, Any],
-        override: Mapping[str, Any] | None,
-        ice: Ice,
-        section: str,
-    ) -> None:
-        for item in items:
-            if item.role == RAW:
-                self._raw_item(build, item, entry, override, ice)
-            else:
-                text = _join_pieces(item, entry, override, ice if isinstance(ice, str) else "")
-                build.role(item.role, text, item.fallback_role, section)
-
-
-def _multiturn_template(
-    template: Any, ice_token: str | None = None, sep_token: str | None = None, *, key: str, **rest: Any
-) -> MultiTurnPromptTemplate:
-    if rest:
-        name = next(iter(rest))
-        raise TemplateConfigError(
-            f"MultiTurnPromptTemplate has no argument {name!r}",
-            key=f"{key}.{name}",
-            hint="it takes template, ice_token, sep_token",
-        )
-    return MultiTurnPromptTemplate(template, ice_token, sep_token, key=key)
-
-
-TEMPLATE_TYPES["MultiTurnPromptTemplate"] = _multiturn_template

@@ -37,9 +37,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import StyleError
+from ..errors import StyleError, cut
 from ..types import Dialogue, Turn
-from .opencompass.template import TEMPLATE_TYPES, FieldText, Ice, TemplateConfigError
+from .opencompass.template import FieldText, Ice, TemplateConfigError, register_template_type
 
 __all__ = ["MESSAGES", "MULTIROUND", "ROLES", "RawPromptTemplate", "message_turn"]
 
@@ -54,19 +54,12 @@ ROLES = ("system", "user", "assistant")
 """The roles a message may have (OpenCompass checks the template's; its API models
 accept no others)."""
 
-_SHOWN = 60
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
-
 
 def _parts(content: Sequence[Any], where: str, *, config_key: str | None) -> tuple[Mapping[str, Any], ...]:
     parts = []
     for i, part in enumerate(content):
         if not isinstance(part, Mapping):
-            message = f"{where}: content part {i} must be a mapping ({{type: text, text: ...}}), not {_short(part)}"
+            message = f"{where}: content part {i} must be a mapping ({{type: text, text: ...}}), not {cut(part)}"
             if config_key is not None:
                 raise TemplateConfigError(message, key=f"{config_key}.content.{i}")
             raise StyleError(message)
@@ -83,13 +76,13 @@ def message_turn(message: Any, where: str, *, key: str | None = None) -> Turn:
     """
     if not isinstance(message, Mapping):
         raise StyleError(
-            f"{where} must be a message {{role, content}}, not {_short(message)}",
+            f"{where} must be a message {{role, content}}, not {cut(message)}",
             key=key,
             hint="an expand_column field holds a list of {role: user|assistant|system, content: ...}",
         )
     role = message.get("role")
     if role not in ROLES:
-        shown = "no role" if role is None else f"the role {_short(role)}"
+        shown = "no role" if role is None else f"the role {cut(role)}"
         raise StyleError(
             f"{where} has {shown}; a message's role is system, user or assistant",
             key=key,
@@ -103,9 +96,7 @@ def message_turn(message: Any, where: str, *, key: str | None = None) -> Turn:
     elif isinstance(content, (list, tuple)):
         content = _parts(content, where, config_key=None)
     else:
-        raise StyleError(
-            f"{where}: content must be a string or a list of content parts, not {_short(content)}", key=key
-        )
+        raise StyleError(f"{where}: content must be a string or a list of content parts, not {cut(content)}", key=key)
     extra = {k: copy.deepcopy(v) for k, v in message.items() if k != "role" and k != "content"}
     return Turn(role, content, "\n" if content else "", None, MESSAGES, extra or None)
 
@@ -131,6 +122,7 @@ _EXPAND = "expand"
 _MESSAGE = "message"
 
 
+@register_template_type
 class RawPromptTemplate:
     """A ``RawPromptTemplate`` (``messages``, ``format_variables``, ``ice_token``), compiled once.
 
@@ -141,6 +133,10 @@ class RawPromptTemplate:
     """
 
     type_name = "RawPromptTemplate"
+    arguments: tuple[str, ...] = ("messages", "format_variables", "ice_token")
+    argument_hints: Mapping[str, str] = {
+        "template": "a RawPromptTemplate has messages (a list of {role, content}), not template"
+    }
     kind = "messages"
     labels: tuple[Any, ...] = ()
     sep_token = None
@@ -156,6 +152,10 @@ class RawPromptTemplate:
         key: str = "prompt_template",
     ) -> None:
         self.key = key
+        if messages is None:
+            raise TemplateConfigError(
+                "has no messages", key=key, hint="for example messages: [{role: user, content: '{question}'}]"
+            )
         if ice_token is not None and (not isinstance(ice_token, str) or not ice_token):
             raise TemplateConfigError(f"must be a non-empty string, not {ice_token!r}", key=f"{key}.ice_token")
         if not isinstance(format_variables, bool):
@@ -183,7 +183,7 @@ class RawPromptTemplate:
             # OpenCompass skips any other string silently; a stray string is a mistake.
             why = f"the ice_token {self.ice_token!r}" if self.ice_token is not None else "an ice_token (there is none)"
             raise TemplateConfigError(
-                f"the string {_short(raw)} is not {why}; a message is a mapping {{role, content}}",
+                f"the string {cut(raw)} is not {why}; a message is a mapping {{role, content}}",
                 key=key,
                 hint="strings in messages only mark where the in-context examples go",
             )
@@ -210,7 +210,7 @@ class RawPromptTemplate:
         role = raw["role"]
         if role not in ROLES:
             raise TemplateConfigError(
-                f"the role {_short(role)} is not system, user or assistant",
+                f"the role {cut(role)} is not system, user or assistant",
                 key=f"{key}.role",
                 hint="a RawPromptTemplate holds OpenAI-style messages (use PromptTemplate for HUMAN/BOT dialogues)",
             )
@@ -226,7 +226,7 @@ class RawPromptTemplate:
             # Content parts are sent as written (OpenCompass fills only string contents).
             return (_MESSAGE, _Message(role, None, _parts(content, key, config_key=key), extra), key)
         raise TemplateConfigError(
-            f"must be a string or a list of content parts, not {_short(content)}", key=f"{key}.content"
+            f"must be a string or a list of content parts, not {cut(content)}", key=f"{key}.content"
         )
 
     # -- what is in it ---------------------------------------------------------------
@@ -234,11 +234,6 @@ class RawPromptTemplate:
     def has_ice_slot(self) -> bool:
         """Whether the messages hold the ice token (where the examples go)."""
         return self.ice_token is not None and any(kind == _ICE for kind, _, _ in self._items)
-
-    @property
-    def expand_columns(self) -> tuple[str, ...]:
-        """The fields whose message lists are inserted."""
-        return tuple(value for kind, value, _ in self._items if kind == _EXPAND)
 
     # -- filling ---------------------------------------------------------------------
 
@@ -253,7 +248,7 @@ class RawPromptTemplate:
         if not isinstance(value, (list, tuple)):
             raise StyleError(
                 f"the record's {column!r} (expand_column) must be a list of messages, "
-                f"not {type(value).__name__} {_short(value)}",
+                f"not {type(value).__name__} {cut(value)}",
                 key=key,
                 hint="for example [{role: user, content: ...}, {role: assistant, content: ...}]",
             )
@@ -309,28 +304,3 @@ class RawPromptTemplate:
 
     def __repr__(self) -> str:
         return f"RawPromptTemplate(key={self.key!r}, ice_token={self.ice_token!r})"
-
-
-def _raw_template(
-    messages: Any = None,
-    format_variables: Any = True,
-    ice_token: Any = "</E>",
-    *,
-    key: str,
-    **rest: Any,
-) -> RawPromptTemplate:
-    if rest:
-        name = next(iter(rest))
-        hint = "it takes messages, format_variables, ice_token"
-        if name == "template":
-            hint = "a RawPromptTemplate has messages (a list of {role, content}), not template"
-        raise TemplateConfigError(f"RawPromptTemplate has no argument {name!r}", key=f"{key}.{name}", hint=hint)
-    if messages is None:
-        raise TemplateConfigError(
-            "has no messages", key=key, hint="for example messages: [{role: user, content: '{question}'}]"
-        )
-    return RawPromptTemplate(messages, format_variables, ice_token, key=key)
-
-
-_raw_template.required_key = "messages"  # type: ignore[attr-defined]
-TEMPLATE_TYPES["RawPromptTemplate"] = _raw_template

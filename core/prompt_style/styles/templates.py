@@ -1,4 +1,4 @@
-"""lm-evaluation-harness's template system (seed 000) in Python: ``TemplateConfig``,
+"""lm-evaluation-harness's template system (``lm_eval/api/template.py``) in Python: ``TemplateConfig``,
 ``MCQTemplateConfig``, ``ClozeTemplateConfig`` and ``TemplateFactory``.
 
 These classes are a face over the style plugins, not a second implementation.

@@ -108,3 +108,11 @@ def test_documented_example(capsys):
         '=== record 0 · target: "Rome"\nQ: What is the capital of Japan?\nA: Tokyo\n\n'
         "Q: What is the capital of France?\nA: Paris\n\nQ: What is the capital of Italy?\nA:\n"
     )
+
+
+def test_a_negative_count_is_an_error():
+    # An OpenCompass config's ice_num reaches the factory as it is written.
+    from prompt_style_bm25 import bm25
+
+    with pytest.raises(TaskFileError, match="retriever 'bm25': num_fewshot must be 0 or more, not -1"):
+        bm25(options={"input_columns": ["q"]}, pool=[{"q": "a"}, {"q": "b"}], k=-1, same_split=False, seed=0)

@@ -110,6 +110,36 @@ class Docs(Sequence):
         columns = self.column_names
         return copy.deepcopy({c: [row.get(c) for row in rows] for c in columns})
 
+    def _calls(
+        self,
+        function: Callable[..., Any],
+        with_indices: bool,
+        input_columns: str | list[str] | None,
+        batched: bool,
+        batch_size: int | None,
+        fn_kwargs: Mapping[str, Any] | None,
+    ) -> Iterator[tuple[Any, Any, Any]]:
+        """``function`` called as ``datasets`` calls it for ``map`` and ``filter``: per
+        row (a copy), or per batch (a dict of column lists), with ``input_columns``
+        only and the index (indices) when asked. Yields ``(index or range of
+        indices, the row or batch given, the result)``."""
+        kwargs = dict(fn_kwargs or {})
+        columns = [input_columns] if isinstance(input_columns, str) else input_columns
+        if not batched:
+            for i, row in enumerate(self._rows):
+                example = copy.deepcopy(row)
+                args = [example[c] for c in columns] if columns else [example]
+                if with_indices:
+                    args.append(i)
+                yield i, example, function(*args, **kwargs)
+            return
+        for chunk in _batches(len(self._rows), batch_size):
+            batch = self._batch(chunk)
+            args = [batch[c] for c in columns] if columns else [batch]
+            if with_indices:
+                args.append(list(chunk))
+            yield chunk, batch, function(*args, **kwargs)
+
     # -- transforming (each returns new Docs) ---------------------------------------
 
     def map(
@@ -129,17 +159,13 @@ class Docs(Sequence):
         if function is None:
             function = lambda x, *a, **k: x  # noqa: E731 - the identity, as datasets
         removed = [remove_columns] if isinstance(remove_columns, str) else list(remove_columns or ())
-        kwargs = dict(fn_kwargs or {})
-        columns = [input_columns] if isinstance(input_columns, str) else input_columns
+        values_only = bool([input_columns] if isinstance(input_columns, str) else input_columns)
+        calls = self._calls(function, with_indices, input_columns, batched, batch_size, fn_kwargs)
         out: list[dict[str, Any]] = []
         if not batched:
-            for i, row in enumerate(self._rows):
-                example = copy.deepcopy(row)
-                args = [example[c] for c in columns] if columns else [example]
-                if with_indices:
-                    args.append(i)
-                result = function(*args, **kwargs)
-                new = copy.deepcopy(row) if columns else example
+            for i, example, result in calls:
+                # the row the function was given (and may have changed), or a copy when it got column values
+                new = copy.deepcopy(self._rows[i]) if values_only else example
                 if result is not None:
                     if not isinstance(result, Mapping):
                         raise TypeError(f"map's function must return a dict, not {type(result).__name__}")
@@ -148,12 +174,7 @@ class Docs(Sequence):
                     new.pop(name, None)
                 out.append(new)
             return Docs(out)
-        for chunk in _batches(len(self._rows), batch_size):
-            batch = self._batch(chunk)
-            args = [batch[c] for c in columns] if columns else [batch]
-            if with_indices:
-                args.append(list(chunk))
-            result = function(*args, **kwargs)
+        for chunk, batch, result in calls:
             result = batch if result is None else result
             if not isinstance(result, Mapping):
                 raise TypeError(f"map's function must return a dict of lists, not {type(result).__name__}")
@@ -188,23 +209,12 @@ class Docs(Sequence):
         """``datasets.Dataset.filter``: the rows for which ``function`` is true."""
         if function is None:
             return Docs(self._rows)
-        kwargs = dict(fn_kwargs or {})
-        columns = [input_columns] if isinstance(input_columns, str) else input_columns
         keep: list[bool] = []
-        if not batched:
-            for i, row in enumerate(self._rows):
-                example = copy.deepcopy(row)
-                args = [example[c] for c in columns] if columns else [example]
-                if with_indices:
-                    args.append(i)
-                keep.append(bool(function(*args, **kwargs)))
-        else:
-            for chunk in _batches(len(self._rows), batch_size):
-                batch = self._batch(chunk)
-                args = [batch[c] for c in columns] if columns else [batch]
-                if with_indices:
-                    args.append(list(chunk))
-                keep.extend(bool(x) for x in function(*args, **kwargs))
+        for _, _, result in self._calls(function, with_indices, input_columns, batched, batch_size, fn_kwargs):
+            if batched:
+                keep.extend(bool(x) for x in result)
+            else:
+                keep.append(bool(result))
         return Docs(row for row, ok in zip(self._rows, keep) if ok)
 
     def select(self, indices: Iterable[int], **ignored: Any) -> Docs:

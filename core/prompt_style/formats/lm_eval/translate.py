@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..._suggest import did_you_mean
+from ..._suggest import did_you_mean, suggest
 from ...task import OUTPUT_TYPES, TaskConfig
 from ...types import ReadOptions
 from .code import CodeError, FunctionRef, import_function, seed_like_lm_eval
@@ -79,7 +79,7 @@ class Translation:
             self.problem(
                 "output_type",
                 f"unknown output type {output_type!r}",
-                did_you_mean(str(output_type), OUTPUT_TYPES) or f"use one of: {', '.join(OUTPUT_TYPES)}",
+                suggest(output_type, OUTPUT_TYPES, listing="use one of"),
             )
         for key in ("dataset_kwargs", "generation_kwargs", "metadata"):
             if values.get(key) is not None and not isinstance(values[key], Mapping):
@@ -144,7 +144,7 @@ class Translation:
                 self.problem(
                     f"fewshot_config.{key}",
                     f"unknown fewshot_config key {key!r}",
-                    did_you_mean(str(key), FEWSHOT_KEYS) or f"its keys are: {', '.join(FEWSHOT_KEYS)}",
+                    suggest(key, FEWSHOT_KEYS, listing="its keys are"),
                 )
         sampler = config.get("sampler", "default")
         if sampler not in SAMPLERS:

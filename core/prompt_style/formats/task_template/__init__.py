@@ -14,9 +14,10 @@ or Jinja. See docs/task-templates.md.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..._lazy import exports
 
 if TYPE_CHECKING:
     from .instantiate import Instantiation
@@ -35,23 +36,14 @@ __all__ = [
     "instantiate_task_template",
 ]
 
-_LAZY = {
-    "Problem": "schema",
-    "TaskTemplateFile": "schema",
-    "check": "schema",
-    "TaskTemplate": "template",
-    "Applied": "template",
-    "PIPE": "template",
-    "PIPE_PROTECTOR": "template",
-    "Instantiation": "instantiate",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__, __dir__ = exports(
+    __name__,
+    {
+        **dict.fromkeys(("Problem", "TaskTemplateFile", "check"), ".schema"),
+        **dict.fromkeys(("TaskTemplate", "Applied", "PIPE", "PIPE_PROTECTOR"), ".template"),
+        "Instantiation": ".instantiate",
+    },
+)
 
 
 def read_task_template(path: str | Path) -> TaskTemplateFile:

@@ -34,7 +34,7 @@ from typing import Any
 from ...data import iter_records
 from ...errors import DataError, PromptStyleError, TaskFileError
 from ...safe.json_lines import dumps_line
-from .reader import problems_error, template_problems
+from .reader import DEFAULT_SEED, problems_error, template_problems
 from .schema import TaskTemplateFile
 from .sources import SplitSource, split_sources, with_ids
 from .splits import Carve, plan_splits
@@ -43,7 +43,6 @@ from .template import TaskTemplate
 __all__ = ["Instantiation", "instantiate", "OUTPUT_SPLITS", "DEFAULT_SEED"]
 
 OUTPUT_SPLITS = ("train", "validation", "test")
-DEFAULT_SEED = 1234
 
 Progress = Callable[[str, int, int], None]
 """``progress(split, records done, records in the split)``."""
@@ -71,13 +70,28 @@ class _Split:
     source: SplitSource
     count: int = 0
     spool: Path | None = None
-    explicit_ids: bool = False
 
     def instances(self, plugins: Any) -> Iterator[Mapping[str, Any]]:
         if self.spool is not None:
             yield from iter_records(self.spool, self.source.split)
         else:
             yield from with_ids(self.source.records(plugins))
+
+
+@dataclass(frozen=True)
+class _Rendering:
+    """How every split's records are rendered: the templates and the choices of
+    :func:`instantiate`'s caller."""
+
+    plugins: Any
+    train_templates: Sequence[TaskTemplate]
+    """For train and validation records (one drawn per record with ``random_template``)."""
+    test_template: TaskTemplate | None
+    random_template: bool
+    seed: int | str
+    n_instances: int | None
+    drop_blank: bool
+    progress: Progress | None
 
 
 def _given_source(split: str, given: Any) -> SplitSource:
@@ -148,7 +162,6 @@ def _count(split: _Split, plugins: Any, workdir: Path) -> None:
         source = split.source.records(plugins) if handle is not None else split.source.raw()
         for position, record in enumerate(source, 1):
             if "_id" in record:
-                split.explicit_ids = True
                 hashes.append(_id_hash(record["_id"]))
             if handle is not None:
                 out = dict(record)
@@ -260,26 +273,15 @@ def instantiate(
         if "test" in plan.sizes():
             test_template = _eval_template(spec, eval_template)
         _prepare([*train_templates, *([test_template] if test_template else [])], spec, seed)
+        rendering = _Rendering(
+            plugins, train_templates, test_template, random_template, seed, n_instances, drop_blank, progress
+        )
         targets = list(dict.fromkeys(target for carve in plan.carves.values() for target in carve.counts))
         temporary = {target: workdir / f"{target}.jsonl" for target in targets}
         handles = {target: path.open("w", encoding="utf-8") for target, path in temporary.items()}
         try:
             for name, carve in plan.carves.items():
-                _render_split(
-                    spec,
-                    splits[name],
-                    carve,
-                    handles,
-                    result,
-                    plugins=plugins,
-                    train_templates=train_templates,
-                    test_template=test_template,
-                    random_template=random_template,
-                    seed=seed,
-                    n_instances=n_instances,
-                    drop_blank=drop_blank,
-                    progress=progress,
-                )
+                _render_split(spec, splits[name], carve, handles, result, rendering)
         finally:
             for handle in handles.values():
                 handle.close()
@@ -302,32 +304,26 @@ def _render_split(
     carve: Carve,
     handles: Mapping[str, Any],
     result: Instantiation,
-    *,
-    plugins: Any,
-    train_templates: Sequence[TaskTemplate],
-    test_template: TaskTemplate | None,
-    random_template: bool,
-    seed: int | str,
-    n_instances: int | None,
-    drop_blank: bool,
-    progress: Progress | None,
+    rendering: _Rendering,
 ) -> None:
     source = split.source
     assign = carve.assigner()
+    seed, n_instances, train_templates = rendering.seed, rendering.n_instances, rendering.train_templates
+    drop_blank, progress = rendering.drop_blank, rendering.progress
     keep = _limit(split, n_instances, seed, spec.name) if n_instances is not None else None
     metadata_base = dict(spec.metadata)
     metadata_base["split"] = source.name
     metadata_by_template: dict[Any, dict[str, Any]] = {}
     done = 0
     total = split.count
-    for position, record in enumerate(split.instances(plugins)):
+    for position, record in enumerate(split.instances(rendering.plugins)):
         if keep is not None and not next(keep):
             continue
         target = assign.next()
         record_id = record.get("_id", position)
         if target == "test":
-            chosen: Sequence[TaskTemplate] = (test_template,)  # type: ignore[assignment]
-        elif random_template:
+            chosen: Sequence[TaskTemplate] = (rendering.test_template,)  # type: ignore[assignment]
+        elif rendering.random_template:
             rng = random.Random(f"{seed}:{spec.name}:{source.name}:{record_id}")
             chosen = (train_templates[rng.randrange(len(train_templates))],)
         else:

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..._suggest import did_you_mean
+from ..._suggest import did_you_mean, suggest
 
 __all__ = ["Violation", "validate", "SUPPORTED", "NO_VALUE"]
 
@@ -123,7 +123,7 @@ def _object(value: Mapping[str, Any], schema: Mapping[str, Any], path: tuple[str
         if name in properties:
             yield from validate(item, properties[name], path + (name,))
         elif additional is False:
-            hint = did_you_mean(str(name), properties) or f"known keys: {', '.join(properties)}"
+            hint = suggest(name, properties, listing="known keys")
             yield Violation(path + (str(name),), "is not a known key", hint=hint)
         elif isinstance(additional, Mapping):
             yield from validate(item, additional, path + (str(name),))

@@ -33,7 +33,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..._suggest import did_you_mean
+from ..._suggest import did_you_mean, suggest
+from ..._where import nearest_line
+from ...errors import cut
 from ...safe.yaml_loader import load_yaml
 from . import jsonschema_lite
 from .template import PIPE, SEMANTICS, TaskTemplate
@@ -121,7 +123,7 @@ class Problem:
         """``message, got VALUE (allowed: ...; hint)``: the text without the key."""
         text = self.message
         if self.value is not _MISSING:
-            text += f", got {_show(self.value)}"
+            text += f", got {cut(self.value)}"
         notes = []
         if self.allowed is not None:
             notes.append("allowed: " + ", ".join(str(a) for a in self.allowed))
@@ -135,11 +137,6 @@ class Problem:
         """``file:line: key: message ...``, one line."""
         where = f"{file}:{self.line}" if file and self.line else (file or "")
         return f"{where}: {self.text()}" if where else self.text()
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 @dataclass
@@ -244,24 +241,20 @@ class _Checker:
         blocking: bool = False,
         template: Any = None,
     ) -> None:
-        line = self.lines.get(key)
-        probe = key
-        while line is None and "." in probe:
-            probe = probe.rsplit(".", 1)[0]
-            line = self.lines.get(probe)
-        self.problems.append(
-            Problem(
-                level,
-                key,
-                message,
-                line,
-                value,
-                tuple(allowed) if allowed is not None else None,
-                hint,
-                blocking,
-                template,
-            )
-        )
+        allowed = tuple(allowed) if allowed is not None else None
+        line = nearest_line(self.lines, key)
+        self.problems.append(Problem(level, key, message, line, value, allowed, hint, blocking, template))
+
+    def unknown_key(
+        self, level: str, key: str, name: Any, known: Mapping[str, str], message: str, listing: str, **extra: Any
+    ) -> None:
+        """``name`` (at ``key``) is not one of the ``known`` keys of its mapping: the
+        closest known key, else ``listing: ...`` naming them all."""
+        self.add(level, key, message, hint=suggest(name, known, listing=listing), **extra)
+
+    def not_one_of(self, level: str, key: str, message: str, value: Any, allowed: Sequence[str], **extra: Any) -> None:
+        """A value outside ``allowed``: the allowed values and the closest one."""
+        self.add(level, key, message, value, allowed=allowed, hint=did_you_mean(str(value), allowed), **extra)
 
     # -- typed getters -------------------------------------------------------------
 
@@ -289,11 +282,8 @@ class _Checker:
             return TaskTemplateFile(name=stem or "task", templates=[], path=self.path, problems=self.problems)
         for key in data:
             if key not in TASK_KEYS:
-                self.add(
-                    "error",
-                    str(key),
-                    "is not a key of task-template files",
-                    hint=did_you_mean(str(key), TASK_KEYS) or f"known keys: {', '.join(TASK_KEYS)}",
+                self.unknown_key(
+                    "error", str(key), key, TASK_KEYS, "is not a key of task-template files", listing="known keys"
                 )
         name = self._name(data.get("name", _MISSING), stem)
         spec = TaskTemplateFile(name=name, templates=[], path=self.path, lines=self.lines, problems=self.problems)
@@ -333,14 +323,7 @@ class _Checker:
         splits = self.str_list("skip_splits", value) or []
         for i, split in enumerate(splits):
             if split not in CANONICAL_SPLITS:
-                self.add(
-                    "warning",
-                    f"skip_splits.{i}",
-                    "is not a canonical split name",
-                    split,
-                    allowed=CANONICAL_SPLITS,
-                    hint=did_you_mean(split, CANONICAL_SPLITS),
-                )
+                self.not_one_of("warning", f"skip_splits.{i}", "is not a canonical split name", split, CANONICAL_SPLITS)
         return splits
 
     def _split_lookup(self, value: Any) -> dict[str, str]:
@@ -353,14 +336,7 @@ class _Checker:
         for split, name in value.items():
             key = f"split_lookup.{split}"
             if split not in CANONICAL_SPLITS:
-                self.add(
-                    "error",
-                    key,
-                    "keys are canonical split names",
-                    split,
-                    allowed=CANONICAL_SPLITS,
-                    hint=did_you_mean(str(split), CANONICAL_SPLITS),
-                )
+                self.not_one_of("error", key, "keys are canonical split names", split, CANONICAL_SPLITS)
                 continue
             if not isinstance(name, str) or not name:
                 self.add("error", key, "must be the dataset's name for the split", name, blocking=True)
@@ -460,11 +436,13 @@ class _Checker:
             return None
         for name in body:
             if name not in TEMPLATE_KEYS:
-                self.add(
+                self.unknown_key(
                     "error",
                     f"{key}.{name}",
+                    name,
+                    TEMPLATE_KEYS,
                     "is not a key of a template",
-                    hint=did_you_mean(str(name), TEMPLATE_KEYS) or f"template keys: {', '.join(TEMPLATE_KEYS)}",
+                    listing="template keys",
                     template=template_id,
                 )
         jinja = body.get("jinja")
@@ -542,12 +520,13 @@ class _Checker:
             where = f"{key}.{name}"
             if name not in TEMPLATE_METADATA:
                 if name not in ("name", "answer_choices"):  # SciRIFF files carry these two here
-                    self.add(
+                    self.unknown_key(
                         "warning",
                         where,
+                        name,
+                        TEMPLATE_METADATA,
                         "is not a known template metadata key",
-                        hint=did_you_mean(str(name), TEMPLATE_METADATA)
-                        or f"known keys: {', '.join(TEMPLATE_METADATA)}",
+                        listing="known keys",
                         template=template_id,
                     )
                 continue
@@ -558,14 +537,8 @@ class _Checker:
             elif name in ("metrics", "languages"):
                 self.str_list(where, item, level="warning")
             elif name == "description_loc" and item not in DESCRIPTION_LOCS:
-                self.add(
-                    "warning",
-                    where,
-                    "is not an allowed value",
-                    item,
-                    allowed=DESCRIPTION_LOCS,
-                    hint=did_you_mean(str(item), DESCRIPTION_LOCS),
-                    template=template_id,
+                self.not_one_of(
+                    "warning", where, "is not an allowed value", item, DESCRIPTION_LOCS, template=template_id
                 )
             elif name in ("promptsource_id", "reference") and not isinstance(item, str):
                 self.add("warning", where, "must be a string", item, template=template_id)

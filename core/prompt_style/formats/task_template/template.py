@@ -433,8 +433,3 @@ def template_parts(template: TaskTemplate) -> tuple[TemplatePart, TemplatePart, 
     sharing one render per record."""
     cache = _Cached(template)
     return TemplatePart(cache, "input"), TemplatePart(cache, "output"), TemplatePart(cache, "answer_choices")
-
-
-def apply_all(templates: Sequence[TaskTemplate], record: Mapping[str, Any]) -> list[Applied]:
-    """Render ``record`` with each template (a convenience for tests and notebooks)."""
-    return [template.apply(record) for template in templates]

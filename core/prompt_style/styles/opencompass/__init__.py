@@ -1,19 +1,19 @@
 """OpenCompass dataset templates: the ``opencompass`` style and its template engine.
 
 ``template`` compiles OpenCompass ``PromptTemplate`` configs and fills them per
-record; ``style`` is the ``format_prompt`` plugin built on it.
+record; ``infer`` puts an ``infer_cfg``'s templates together; ``style`` is the
+``format_prompt`` plugin built on them.
 """
 
+from .infer import InferPrompts, join_ice
 from .style import MODES, OpenCompassStyle, opencompass_style
 from .template import (
     RAW,
     TEMPLATE_TYPES,
     FieldText,
-    InferPrompts,
     PromptTemplate,
     TemplateConfigError,
     compile_template,
-    join_ice,
     template_type_name,
 )
 

@@ -16,7 +16,8 @@ from typing import Any
 from ...errors import OptionError, PromptStyleError
 from ...options import check_options
 from ...types import FormattedPrompt, Sample, StyleSettings
-from .template import Ice, InferPrompts, compile_template
+from .infer import InferPrompts
+from .template import Ice, compile_template
 
 __all__ = ["OpenCompassStyle", "opencompass_style", "MODES"]
 

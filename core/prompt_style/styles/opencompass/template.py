@@ -32,11 +32,12 @@ Module API (stable; the multi-turn and multimodal templates build on it):
 * :class:`PromptTemplate` — one ``PromptTemplate`` config compiled:
   ``kind`` (``"string"``, ``"dialogue"`` or ``"labels"``), ``labels``,
   ``ice_item(entry, label)``, ``fill(entry, ice, label, override)``.
-* :func:`join_ice` — in-context examples joined as ``generate_ice`` does.
-* :class:`InferPrompts` — an ``infer_cfg``'s templates together:
-  ``ice(shots)``, ``gen(entry, ice)``, ``ppl(entry, ice)``.
 * :func:`compile_template` and :data:`TEMPLATE_TYPES` — compile a template
-  config by its OpenCompass ``type``; other template types register here.
+  config by its OpenCompass ``type``; other template types register here
+  (:func:`register_template_type`).
+
+An ``infer_cfg``'s templates together, and the joining of in-context examples,
+are in :mod:`.infer` (:class:`~.infer.InferPrompts`, :func:`~.infer.join_ice`).
 """
 
 from __future__ import annotations
@@ -55,14 +56,12 @@ __all__ = [
     "FieldText",
     "Item",
     "PromptTemplate",
-    "InferPrompts",
     "Ice",
-    "join_ice",
     "compile_template",
     "template_type_name",
     "TEMPLATE_TYPES",
     "TemplateConfigError",
-    "raw_turn",
+    "register_template_type",
 ]
 
 RAW = ""
@@ -82,17 +81,10 @@ Ice = Union[str, Dialogue]
 """In-context examples as OpenCompass hands them to the prompt template: a string
 (string ice templates, or no examples) or a dialogue (dialogue ice templates)."""
 
-_Where = Callable[[str], str]
-
 
 class TemplateConfigError(TaskFileError):
     """A template config OpenCompass would reject or crash on; ``key`` is the
     dotted path inside the config (``prompt_template.template.round.0.role``)."""
-
-
-def raw_turn(text: str, section: str, sep: str = "") -> Turn:
-    """A raw-text turn (a plain string of the ``PromptList``)."""
-    return Turn(RAW, text, sep, None, section)
 
 
 class FieldText:
@@ -231,6 +223,11 @@ class PromptTemplate:
     """
 
     type_name = "PromptTemplate"
+    """The OpenCompass class name: the config's ``type`` (:data:`TEMPLATE_TYPES`)."""
+    arguments: tuple[str, ...] = ("template", "ice_token", "sep_token")
+    """The config keys the type takes besides ``type``; the first one is required."""
+    argument_hints: Mapping[str, str] = {}
+    """What to say about a config key the type does not take, by key."""
 
     def __init__(
         self,
@@ -289,6 +286,11 @@ class PromptTemplate:
                 key=tkey,
                 hint="a string with {field} placeholders, a dialogue (begin/round/end) or {label: template}",
             )
+
+    def _require_dialogue(self, message: str, hint: str) -> None:
+        """For template types that take only a dialogue template (``begin``/``round``/``end``)."""
+        if self.kind != "dialogue":
+            raise TemplateConfigError(message, key=f"{self.key}.template", hint=hint)
 
     # -- compiling -------------------------------------------------------------------
 
@@ -463,25 +465,36 @@ class PromptTemplate:
             return tuple(build.turns)
         for section in SECTIONS:
             items = compiled.get(section)
-            if items is None:
-                continue
-            for item in items:
-                if item.role == RAW:
-                    self._raw_item(build, item, entry, override, ice)
-                    continue
-                if item.has_ice and isinstance(ice, tuple):
-                    if ice:
-                        raise StyleError(
-                            f"the ice token stands inside the prompt of a {item.role} item, but the in-context "
-                            "examples are dialogue turns, which cannot go inside a text",
-                            key=item.key,
-                            hint="put the ice token on its own as a string item, e.g. begin: '</E>'",
-                        )
-                    text = _join_pieces(item, entry, override, "")
-                else:
-                    text = _join_pieces(item, entry, override, ice if isinstance(ice, str) else "")
-                build.role(item.role, text, item.fallback_role, section)
+            if items is not None:
+                self._fill_items(build, items, entry, override, ice, section)
         return tuple(build.turns)
+
+    def _fill_items(
+        self,
+        build: _Builder,
+        items: Sequence[Item],
+        entry: Mapping[str, Any],
+        override: Mapping[str, Any] | None,
+        ice: Ice,
+        section: str,
+    ) -> None:
+        """The items of one section of a dialogue template, filled, into ``build``."""
+        for item in items:
+            if item.role == RAW:
+                self._raw_item(build, item, entry, override, ice)
+                continue
+            if item.has_ice and isinstance(ice, tuple):
+                if ice:
+                    raise StyleError(
+                        f"the ice token stands inside the prompt of a {item.role} item, but the in-context "
+                        "examples are dialogue turns, which cannot go inside a text",
+                        key=item.key,
+                        hint="put the ice token on its own as a string item, e.g. begin: '</E>'",
+                    )
+                text = _join_pieces(item, entry, override, "")
+            else:
+                text = _join_pieces(item, entry, override, ice if isinstance(ice, str) else "")
+            build.role(item.role, text, item.fallback_role, section)
 
     @staticmethod
     def _raw_item(
@@ -516,54 +529,38 @@ def _label_key(label: Any) -> str:
     return str(label)
 
 
-def join_ice(items: Sequence[Ice], separator: str, eos: str, *, dialogue_template: bool) -> Ice:
-    """In-context examples joined as OpenCompass's ``generate_ice`` does.
-
-    With a dialogue ice template (``begin``/``round``/``end``) the separator and
-    end token are not used. Otherwise dialogue examples are followed each by the
-    separator and, at the end, the end token (as raw turns); string examples are
-    joined with the separator and the end token appended. No examples give the
-    end token alone.
-    """
-    if dialogue_template:
-        separator = eos = ""
-    if not items:
-        return eos
-    if isinstance(items[0], tuple):
-        turns: list[Turn] = []
-        for item in items:
-            if not isinstance(item, tuple):
-                raise StyleError("in-context examples mix string and dialogue templates", key="ice_template")
-            turns.extend(item)
-            if separator:
-                turns.append(Turn(RAW, separator, "\n", None, ENCLOSING))
-        if eos:
-            turns.append(Turn(RAW, eos, "\n", None, ENCLOSING))
-        return tuple(turns)
-    if any(not isinstance(item, str) for item in items):
-        raise StyleError("in-context examples mix string and dialogue templates", key="ice_template")
-    return separator.join(items) + eos
-
-
 TEMPLATE_TYPES: dict[str, Callable[..., PromptTemplate]] = {}
-"""OpenCompass template class name -> compiler ``(template, ice_token=, sep_token=, key=, **rest)``.
-``PromptTemplate`` is here; multi-turn and multimodal templates register themselves."""
+"""OpenCompass template class name -> compiler ``(key=, **config)`` (the config's keys
+but ``type``). ``PromptTemplate`` is here; the multi-turn, multimodal and raw message
+templates register themselves (:func:`register_template_type`)."""
 
 
-def _prompt_template(
-    template: Any, ice_token: str | None = None, sep_token: str | None = None, *, key: str, **rest: Any
-) -> PromptTemplate:
-    if rest:
-        name = next(iter(rest))
-        raise TemplateConfigError(
-            f"PromptTemplate has no argument {name!r}",
-            key=f"{key}.{name}",
-            hint="it takes template, ice_token, sep_token",
-        )
-    return PromptTemplate(template, ice_token, sep_token, key=key)
+def register_template_type(cls: type) -> type:
+    """Register a template class under its ``type_name`` (a class decorator).
+
+    Its compiler checks the config's keys against ``cls.arguments`` (the first one
+    is required), as OpenCompass's constructor would, and calls
+    ``cls(**config, key=key)``.
+    """
+    required = cls.arguments[0]
+
+    def compile_config(*, key: str, **config: Any) -> Any:
+        if required not in config:
+            raise TemplateConfigError(f"has no {required}", key=key)
+        for name in config:
+            if name not in cls.arguments:
+                raise TemplateConfigError(
+                    f"{cls.type_name} has no argument {name!r}",
+                    key=f"{key}.{name}",
+                    hint=cls.argument_hints.get(name) or "it takes " + ", ".join(cls.arguments),
+                )
+        return cls(**config, key=key)
+
+    TEMPLATE_TYPES[cls.type_name] = compile_config
+    return cls
 
 
-TEMPLATE_TYPES["PromptTemplate"] = _prompt_template
+register_template_type(PromptTemplate)
 
 KNOWN_TEMPLATE_TYPES: tuple[str, ...] = (
     "PromptTemplate",
@@ -598,108 +595,4 @@ def compile_template(config: Any, key: str) -> PromptTemplate | None:
         else:
             message = f"unknown template type {type_value!r}"
         raise TemplateConfigError(message, key=f"{key}.type", hint="known template types: " + ", ".join(known))
-    factory = TEMPLATE_TYPES[name]
-    required = getattr(factory, "required_key", "template")  # RawPromptTemplate has messages
-    if required not in options:
-        raise TemplateConfigError(f"has no {required}", key=key)
-    return factory(key=key, **options)
-
-
-@dataclass
-class InferPrompts:
-    """The templates of an ``infer_cfg`` together, with OpenCompass's rules for
-    which template serves what.
-
-    ``prompt_template`` omitted means ``ice_template`` is the prompt template
-    too. In generation mode the output column is replaced by
-    ``gen_field_replace_token`` (the answer never leaks); in perplexity mode
-    the record is filled in whole, once per label of a label-keyed template.
-    """
-
-    ice_template: PromptTemplate | None
-    prompt_template: PromptTemplate | None
-    output_column: str | None = None
-    ice_separator: str = "\n"
-    ice_eos_token: str = "\n"
-    gen_field_replace_token: str = ""
-
-    def __post_init__(self) -> None:
-        if self.ice_template is None and self.prompt_template is None:
-            raise TemplateConfigError(
-                "the infer_cfg has neither a prompt_template nor an ice_template",
-                key="prompt_template",
-                hint="add prompt_template: {type: PromptTemplate, template: ...}",
-            )
-        self.template = self.prompt_template if self.prompt_template is not None else self.ice_template
-        ice, prompt = self.ice_template, self.prompt_template
-        if ice is not None and prompt is not None and (ice.kind == "messages") != (prompt.kind == "messages"):
-            # OpenCompass would put a message list into a text, or drop text examples.
-            raw = "ice_template" if ice.kind == "messages" else "prompt_template"
-            raise TemplateConfigError(
-                f"the {raw} is a RawPromptTemplate but the other template is not",
-                key=raw,
-                hint="use RawPromptTemplate for both (message examples go into a message list)",
-            )
-        self._gen_override = {self.output_column: self.gen_field_replace_token} if self.output_column else None
-
-    @property
-    def labels(self) -> tuple[Any, ...]:
-        """The labels of the prompt template (perplexity candidates); empty when it
-        is not label-keyed."""
-        return self.template.labels if self.template.kind == "labels" else ()
-
-    def check_examples(self, count: int) -> None:
-        """Raise when ``count`` in-context examples would have nowhere to go."""
-        if not count:
-            return
-        if self.ice_template is None:
-            raise TemplateConfigError(
-                f"the retriever gives {count} in-context examples but there is no ice_template to show them",
-                key="ice_template",
-                hint="add an ice_template, or use ZeroRetriever",
-            )
-        template = self.template
-        which = "prompt_template" if self.prompt_template is not None else "ice_template"
-        if template.ice_token is None:
-            raise TemplateConfigError(
-                f"the retriever gives {count} in-context examples but the {which} has no ice_token",
-                key=which,
-                hint="set ice_token: '</E>' and put '</E>' where the examples go",
-            )
-        if not template.has_ice_slot():
-            raise TemplateConfigError(
-                f"the {which}'s ice_token {template.ice_token!r} appears nowhere in its template, "
-                f"so the {count} in-context examples have nowhere to go",
-                key=f"{which}.template",
-                hint=f"put {template.ice_token!r} where the examples go, e.g. begin: '{template.ice_token}'",
-            )
-
-    def example(self, entry: Mapping[str, Any]) -> Ice:
-        """One in-context example from a pool record."""
-        label = entry.get(self.output_column) if self.output_column else None
-        return self.ice_template.ice_item(entry, label)
-
-    def ice(self, examples: Sequence[Ice]) -> Ice:
-        """The examples joined (``generate_ice``)."""
-        dialogue = self.ice_template is not None and self.ice_template.is_dialogue
-        return join_ice(examples, self.ice_separator, self.ice_eos_token, dialogue_template=dialogue)
-
-    def _usable_ice(self, ice: Ice) -> Ice:
-        # OpenCompass inserts examples only where the template names an ice token.
-        return ice if self.template.ice_token is not None else ""
-
-    def gen(self, entry: Mapping[str, Any], ice: Ice) -> Dialogue:
-        """The generation prompt: the first label's template for a label-keyed
-        one, the output column replaced by ``gen_field_replace_token``."""
-        return self.template.fill(entry, self._usable_ice(ice), None, self._gen_override)
-
-    def ppl(self, entry: Mapping[str, Any], ice: Ice) -> list[tuple[Any, Dialogue]]:
-        """The perplexity prompts: ``(label, dialogue)`` per label in the template's
-        order; one candidate, labelled with the gold answer, when the template is
-        not label-keyed."""
-        ice = self._usable_ice(ice)
-        template = self.template
-        if template.kind == "labels":
-            return [(label, template.fill(entry, ice, label)) for label in template.labels]
-        gold = entry.get(self.output_column) if self.output_column else None
-        return [(gold, template.fill(entry, ice))]
+    return TEMPLATE_TYPES[name](key=key, **options)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prompt_style import DataError, TaskFileError, check_options, hookimpl
+from prompt_style import DataError, check_options, hookimpl
 
 from .tokenize import word_tokenize
 
@@ -72,21 +72,16 @@ class _Options:
     input_columns: list[str] | str | None = None
 
 
-def bm25(*, options, pool, k, same_split, seed) -> BM25:
+def bm25(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> BM25:
+    from prompt_style.retrievers.checks import ranking_count
     from prompt_style.retrievers.opencompass import input_columns_option
 
     columns = input_columns_option(
         check_options(_Options, options, what="retriever 'bm25'").input_columns, what="retriever 'bm25'"
     )
-    k = 1 if k is None else k
-    if not pool:
-        raise TaskFileError("retriever 'bm25' has an empty few-shot pool to rank", key="retriever")
-    if k > len(pool):
-        raise TaskFileError(
-            f"retriever 'bm25' needs {k} examples but the few-shot pool has {len(pool)}",
-            key="num_fewshot",
-            hint="lower num_fewshot (ice_num) or use a larger pool",
-        )
+    k = ranking_count("bm25", k, pool, ranks="rank")
     retriever = BM25(k=k, columns=columns, pool=pool)
     retriever._bm25 = retriever._index()  # once per task, with errors at load time
     return retriever

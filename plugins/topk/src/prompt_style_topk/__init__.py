@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prompt_style import OptionError, TaskFileError, check_options, hookimpl
+from prompt_style import OptionError, check_options, hookimpl
 
 # prompt_style.retrievers.opencompass (input_text, input_columns_option) is imported
 # where it is used, so that listing plugins does not import it.
@@ -162,20 +162,15 @@ class _Options:
     batch_size: int = 32
 
 
-def topk(*, options, pool, k, same_split, seed) -> TopK:
+def topk(
+    *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
+) -> TopK:
+    from prompt_style.retrievers.checks import ranking_count
     from prompt_style.retrievers.opencompass import input_columns_option
 
     chosen = check_options(_Options, options, what=_WHAT)
     columns = input_columns_option(chosen.input_columns, what=_WHAT)
-    k = 1 if k is None else k
-    if not pool:
-        raise TaskFileError(f"{_WHAT} has an empty few-shot pool to search", key="retriever")
-    if k > len(pool):
-        raise TaskFileError(
-            f"{_WHAT} needs {k} examples but the few-shot pool has {len(pool)}",
-            key="num_fewshot",
-            hint="lower num_fewshot (ice_num) or use a larger pool",
-        )
+    k = ranking_count("topk", k, pool, ranks="search")
     if chosen.batch_size < 1:
         raise OptionError(f"{_WHAT}: batch_size must be 1 or more, not {chosen.batch_size}", key="batch_size")
     retriever = TopK(

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import FieldError
+from ...fields.jinja_compiler import template_renderer
 from ...safe import jinja_env as _jinja
 from ...safe.jinja_env import JinjaProfile, compile_template
 from .code import TASK_CODE_PREFIX, load_function
@@ -136,7 +137,7 @@ class LmEvalField:
     def _render(self, source: str, record: Mapping[str, Any]) -> str:
         _, undefined_error, security_error = _jinja.errors()
         try:
-            return _jinja.render(compile_template(source, LM_EVAL_JINJA), record)
+            return template_renderer(source, LM_EVAL_JINJA)(record)  # simple templates as plain Python
         except undefined_error as exc:
             raise FieldError(f"{source!r}: {exc.message}", key=self.key, hint=_keys(record)) from None
         except security_error as exc:

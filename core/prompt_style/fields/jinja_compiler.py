@@ -77,8 +77,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..safe import jinja_env as _jinja
+from ..safe import limits as _limits
 from ..safe.jinja_env import FIELDS, JinjaProfile
-from ..safe.limits import jinja_limits
+from ..safe.limits import JinjaLimits, jinja_limits
 
 __all__ = [
     "SLOW",
@@ -220,6 +221,7 @@ class _Writer:
         self.count = 0
         self.looked_up: dict[Any, str] = {}
         self.containers: set[str] = set()
+        self.methods = 0
 
     def value(self, prefix: str, value: Any) -> str:
         name = f"{prefix}{len(self.values)}"
@@ -283,6 +285,7 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         w.add(f"if len({inner}) > CAP:")  # bounds the time; the budgets are checked at the end
         w.add("    return SLOW")
         w.add(f"{var} = {w.value('M', getattr(str, node[2]))}({inner})")
+        w.methods += 1
         w.add(f"work += len({var})")
         return var, str
     raise _NotSimple  # pragma: no cover - _convert makes only the above
@@ -290,58 +293,64 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
 
 def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
     w = _Writer()
+    if kind == "expression":
+        var, known = _emit(w, parts[0])
+        body = w.lines
+        if known is not str:
+            # the sandbox checks a value that is not text as if printed (max_output)
+            body += [
+                f"if type({var}) is not str:",
+                "    cap, max_output = budgets()",
+                f"    if bound({var}, cap) is None:",
+                "        return SLOW",
+            ]
+        if w.methods:
+            body += ["cap, max_output = budgets()", "if work > cap:", "    return SLOW"]
+        body.append(f"return {var}")
+        return _source(body, w.names), w.names, w.values
     pieces: list[str] = []
-    result = None
+    literal = 0
     for part in parts:
         if isinstance(part, str):
             if part:
                 pieces.append(w.value("L", part))
+                literal += len(part)
             continue
         var, known = _emit(w, part)
-        if kind == "expression":
-            result = (var, known)
-            break
-        # printed: str(value), charged as the sandbox's finalize charges it
         if known is str:
-            w.add(f"work += len({var})")
             pieces.append(var)
-        else:
-            text = w.var()
-            if known is None:
-                w.add(f"if type({var}) is str:")
-                w.add(f"    work += len({var})")
-                w.add(f"    {text} = {var}")
-                w.add("else:")
-                indent = "    "
-            else:
-                indent = ""
-            w.add(f"{indent}size = bound({var}, CAP)")
-            w.add(f"{indent}if size is None:")
-            w.add(f"{indent}    return SLOW")
-            w.add(f"{indent}work += size")
-            w.add(f"{indent}{text} = str({var})")
-            pieces.append(text)
+            continue
+        # printed: str(value); its charge (the sandbox's estimate, at most this bound)
+        # replaces its length, which the output's length counts below. (The value's
+        # own variable stays as it is: a later step may use it again.)
+        text = w.var()
+        pieces.append(text)
+        indent = ""
+        if known is None:
+            w.add(f"{text} = {var}")
+            w.add(f"if type({var}) is not str:")
+            indent = "    "
+        w.add(f"{indent}size = bound({var}, CAP)")
+        w.add(f"{indent}if size is None:")
+        w.add(f"{indent}    return SLOW")
+        w.add(f"{indent}{text} = str({var})")
+        w.add(f"{indent}work += size - len({text})")
     body = w.lines
-    if kind == "expression":
-        var, known = result  # type: ignore[misc]
-        if known is not str:
-            check = ["if type(V) is not str and bound(V, CAP) is None:", "    return SLOW"]
-            body += [line.replace("V", var) for line in check]
-        body += ["cap, max_output = budgets()", "if work > cap:", "    return SLOW", f"return {var}"]
+    # Every printed text is charged its length (finalize), method results theirs (call).
+    if not pieces:
+        body.append("return ''")
     else:
-        body += ["cap, max_output = budgets()", "if work > cap:", "    return SLOW"]
-        if not pieces:
-            body.append("return ''")
-        elif len(pieces) == 1:
-            body.append(f"return {pieces[0]}")  # a str: literal text or checked above
+        if len(pieces) == 1:
+            body.append(f"out = {pieces[0]}")
         else:
             body.append(f"out = f'{''.join('{' + p + '}' for p in pieces)}'")
-            body.append("if len(out) > max_output:")
-            body.append("    return SLOW")
-            body.append("return out")
-    if len(pieces) == 1 and kind == "template":
-        body.insert(len(body) - 1, f"if len({pieces[0]}) > max_output:")
-        body.insert(len(body) - 1, "    return SLOW")
+        body += [
+            f"work += len(out) - {w.value('N', literal)}",
+            "cap, max_output = budgets()",
+            "if work > cap or len(out) > max_output:",
+            "    return SLOW",
+            "return out",
+        ]
     return _source(body, w.names), w.names, w.values
 
 
@@ -374,7 +383,7 @@ def _maker(code: str) -> Callable[..., Any]:
     return namespace["make"]
 
 
-_OWN = re.compile(r"[vKLM]\d+")
+_OWN = re.compile(r"[vKLMN]\d+")
 _CODE_NAMES = frozenset(
     {"make", "SLOW", "bound", "budgets", "CAP", "function", "record", "cap", "max_output", "work", "t"}
     | {"type", "dict", "list", "str", "tuple", "len", "Exception", "size", "out", "f"}
@@ -384,11 +393,15 @@ _CODE_NAMES = frozenset(
 # -- budgets ---------------------------------------------------------------------------
 
 _LAST: list[Any] = [None, (0, 0)]
+# What jinja_limits() returns, read the way the sandbox reads it for every render
+# (the innermost limits_scope, else the process defaults once read).
+_SCOPE_GET = _limits._SCOPE.get
+_DEFAULTS_GET = _limits._cache.get
 
 
 def _budgets() -> tuple[int, int]:
     """``(threshold, max_output)`` of the budgets a render gets now (see the module doc)."""
-    limits = jinja_limits()
+    limits = _SCOPE_GET() or _DEFAULTS_GET(JinjaLimits) or jinja_limits()
     last = _LAST
     if last[0] is limits:
         return last[1]
@@ -472,8 +485,22 @@ def compile_simple(source: str, profile: JinjaProfile = FIELDS, kind: str = "tem
 def template_renderer(source: str, profile: JinjaProfile = FIELDS) -> Callable[[Mapping[str, Any]], str]:
     """``render(record)``: exactly ``jinja_env.render(compile_template(source, profile),
     record)`` (the same text, the same exceptions, within the budgets in effect), in
-    plain Python when the template is simple."""
-    return _template_renderer(source, profile)
+    plain Python when the template is simple. Cheap to call per record (profiles are
+    module constants: looked up by identity, not hashed)."""
+    by_source = _RENDERERS.get(id(profile))
+    if by_source is None or by_source[0] is not profile:
+        if len(_RENDERERS) > 64:
+            _RENDERERS.clear()
+        by_source = _RENDERERS[id(profile)] = (profile, {})
+    made = by_source[1].get(source)
+    if made is None:
+        if len(by_source[1]) >= 4096:
+            by_source[1].clear()
+        made = by_source[1][source] = _template_renderer(source, profile)
+    return made
+
+
+_RENDERERS: dict[int, tuple[JinjaProfile, dict[str, Callable[[Mapping[str, Any]], str]]]] = {}
 
 
 @functools.lru_cache(maxsize=4096)

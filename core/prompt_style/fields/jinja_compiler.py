@@ -284,7 +284,10 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
             w.add("    return SLOW")
         w.add(f"if len({inner}) > CAP:")  # bounds the time; the budgets are checked at the end
         w.add("    return SLOW")
-        w.add(f"{var} = {w.value('M', getattr(str, node[2]))}({inner})")
+        method = node[2]
+        if method not in STR_METHODS or not method.isidentifier():
+            raise _NotSimple  # pragma: no cover - _convert admits only these
+        w.add(f"{var} = {inner}.{method}()")  # a name from STR_METHODS, nothing else
         w.methods += 1
         w.add(f"work += len({var})")
         return var, str
@@ -300,12 +303,12 @@ def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
             # the sandbox checks a value that is not text as if printed (max_output)
             body += [
                 f"if type({var}) is not str:",
-                "    cap, max_output = budgets()",
+                *("    " + line for line in _BUDGETS_CODE),
                 f"    if bound({var}, cap) is None:",
                 "        return SLOW",
             ]
         if w.methods:
-            body += ["cap, max_output = budgets()", "if work > cap:", "    return SLOW"]
+            body += [*_BUDGETS_CODE, "if work > cap:", "    return SLOW"]
         body.append(f"return {var}")
         return _source(body, w.names), w.names, w.values
     pieces: list[str] = []
@@ -346,7 +349,7 @@ def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
             body.append(f"out = f'{''.join('{' + p + '}' for p in pieces)}'")
         body += [
             f"work += len(out) - {w.value('N', literal)}",
-            "cap, max_output = budgets()",
+            *_BUDGETS_CODE,
             "if work > cap or len(out) > max_output:",
             "    return SLOW",
             "return out",
@@ -354,11 +357,22 @@ def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
     return _source(body, w.names), w.names, w.values
 
 
+# The budgets in effect (as budgets() finds them), without a call when they are the last ones.
+_BUDGETS_CODE = (
+    "limits = SCOPE() or DEFAULTS(JinjaLimits)",
+    "last = LAST[0]",
+    "if limits is not None and limits is last[0]:",
+    "    cap, max_output = last[1]",
+    "else:",
+    "    cap, max_output = budgets()",
+)
+
+
 def _source(body: list[str], names: list[str]) -> str:
     lines = "".join(f"            {line}\n" for line in body)
     params = "".join(f", {name}" for name in names)
     return (
-        f"def make(SLOW, bound, budgets, CAP{params}):\n"
+        f"def make(SLOW, bound, budgets, CAP, SCOPE, DEFAULTS, JinjaLimits, LAST{params}):\n"
         "    def function(record):\n"
         "        if type(record) is not dict:\n"
         "            return SLOW\n"
@@ -386,13 +400,17 @@ def _maker(code: str) -> Callable[..., Any]:
 _OWN = re.compile(r"[vKLMN]\d+")
 _CODE_NAMES = frozenset(
     {"make", "SLOW", "bound", "budgets", "CAP", "function", "record", "cap", "max_output", "work", "t"}
+    | {"SCOPE", "DEFAULTS", "JinjaLimits", "LAST", "limits", "last"}
     | {"type", "dict", "list", "str", "tuple", "len", "Exception", "size", "out", "f"}
+    | STR_METHODS
 )
 
 
 # -- budgets ---------------------------------------------------------------------------
 
-_LAST: list[Any] = [None, (0, 0)]
+_LAST: list[Any] = [(None, (0, 0))]
+"""``[(limits, (threshold, max_output))]`` of the last budgets read: one tuple, read and
+replaced at once, so that threads never see a mix of two."""
 # What jinja_limits() returns, read the way the sandbox reads it for every render
 # (the innermost limits_scope, else the process defaults once read).
 _SCOPE_GET = _limits._SCOPE.get
@@ -402,12 +420,12 @@ _DEFAULTS_GET = _limits._cache.get
 def _budgets() -> tuple[int, int]:
     """``(threshold, max_output)`` of the budgets a render gets now (see the module doc)."""
     limits = _SCOPE_GET() or _DEFAULTS_GET(JinjaLimits) or jinja_limits()
-    last = _LAST
+    last = _LAST[0]
     if last[0] is limits:
         return last[1]
     cap = min(limits.max_work, limits.max_string, limits.max_output, limits.max_items, _CLOCK_CAP)
     made = (cap, limits.max_output)
-    _LAST[:] = [limits, made]
+    _LAST[0] = (limits, made)
     return made
 
 
@@ -478,7 +496,9 @@ def compile_simple(source: str, profile: JinjaProfile = FIELDS, kind: str = "tem
         code, names, values = _generate(parts, kind)
     except Exception:  # _NotSimple, or anything the sandbox reports on its own path
         return None
-    function = _maker(code)(SLOW, printed_size_bound, _budgets, _CLOCK_CAP, *values)
+    function = _maker(code)(
+        SLOW, printed_size_bound, _budgets, _CLOCK_CAP, _SCOPE_GET, _DEFAULTS_GET, JinjaLimits, _LAST, *values
+    )
     return Compiled(source, kind, code, function)
 
 

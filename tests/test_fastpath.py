@@ -28,6 +28,7 @@ from prompt_style.fastpath import LazyDialoguePrompt
 from prompt_style.render import TaskRenderer
 from prompt_style.retrievers.builtin import FirstN, Fixed, Random, Zero
 from prompt_style.retrievers.opencompass import FixK
+from prompt_style.safe.limits import limits_scope
 from prompt_style.styles.base import ChoiceStyle
 from prompt_style.styles.compiled import MAX_CHOICES, question_function
 from prompt_style.types import Sample, StyleSettings
@@ -355,6 +356,28 @@ def test_task_budgets_apply_on_the_fast_path(pm):
     records = [{"q": "q", "c": ["a", "b"], "a": 0, "s": "ab"}, {"q": "q", "c": ["a", "b"], "a": 0, "s": "x" * 400}]
     outcomes = assert_same(task, pm, records, limits=JinjaLimits(max_output=1000))
     assert outcomes[0][0] == "ok" and outcomes[1][0] == "error" and outcomes[1][1] == "LimitError"
+
+
+@pytest.mark.parametrize("doc_to_text", ["{{q.strip()}}", "{{ q.strip().lower() }}", "Q: {{q.strip()}} {{c}}"])
+@pytest.mark.parametrize("style", ["mcq", "passthrough"])
+def test_budgets_on_record_values_are_the_sandboxs(pm, doc_to_text, style):
+    """A long value through a str method (or printed) is charged to the render's budget
+    by the sandbox: the fast path gives the general path's prompt or LimitError."""
+    task = task_of("mcq", doc_to_text=doc_to_text)
+    if style == "passthrough":
+        task["template"] = "passthrough"
+    records = [
+        {"q": "  short  ", "c": ["a", "b"], "a": 0},
+        {"q": "  " + "x" * 60 + "  ", "c": ["a", "b"], "a": 1},
+        {"q": "y" * 200, "c": ["a", "b" * 100], "a": 1},
+    ]
+    for limits in (JinjaLimits(max_string=50), JinjaLimits(max_work=70), JinjaLimits(max_output=150)):
+        outcomes = assert_same(task, pm, records, limits=limits)
+        assert outcomes[0][0] == "ok"
+        if limits.max_output == JinjaLimits.max_output or "Q:" in doc_to_text:  # an expression's text is not output
+            assert any(o[0] == "error" and o[1] == "LimitError" for o in outcomes)
+        with limits_scope(limits):  # the process's budgets instead of the task's
+            assert assert_same(task, pm, records) == outcomes
 
 
 # -- the prompt objects ----------------------------------------------------------------

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
 from .fields.extractors import CallableField, Expression, RecordField
+from .fields.jinja_compiler import budget_threshold
 from .render import RenderedPrompt
 from .safe.limits import _SCOPE
 from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
@@ -216,7 +217,9 @@ def _getter(extractor: Any) -> Any:
                 if type(record) is dict:
                     value = record[key]
                     if type(value) is str:
-                        return method(value)
+                        value = method(value)
+                        if len(value) <= budget_threshold():  # else the sandbox's budgets decide
+                            return value
                 return extractor(record)  # Jinja decides what a method of a non-str does
 
             return get_one
@@ -225,11 +228,13 @@ def _getter(extractor: Any) -> Any:
             if type(record) is not dict:
                 return extractor(record)
             value = record[key]
+            work = 0
             for method in methods:
                 if type(value) is not str:
                     return extractor(record)
                 value = method(value)
-            return value
+                work += len(value)
+            return value if work <= budget_threshold() else extractor(record)
 
         return get_many
     return extractor
@@ -357,6 +362,7 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
     values: dict[str, Any] = {
         "get3": get3,
         "q_method": q_method,
+        "cap_of": budget_threshold,
         "text_of": text_of,
         "choice_of": choice_of,
         "target_of": target_of,
@@ -462,6 +468,10 @@ def _code(
         if q_method:
             add("    if type(q) is str:")
             add("        q = q_method(q)")
+            # the sandbox charges the method's result to the render's budget: beyond the
+            # threshold under which no budget can stop it, the general path decides
+            add("        if len(q) > cap_of():")
+            add("            raise Bail")
         add("else:")
         add("    q = text_of(record)")
         add("    c = choice_of(record)")
@@ -568,6 +578,7 @@ _PARAMS = frozenset(
     {
         "get3",
         "q_method",
+        "cap_of",
         "text_of",
         "choice_of",
         "target_of",

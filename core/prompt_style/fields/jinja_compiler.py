@@ -89,6 +89,7 @@ __all__ = [
     "template_renderer",
     "expression_evaluator",
     "printed_size_bound",
+    "budget_threshold",
 ]
 
 SLOW: Any = type("Slow", (), {"__repr__": lambda self: "SLOW", "__slots__": ()})()
@@ -427,6 +428,17 @@ def _budgets() -> tuple[int, int]:
     made = (cap, limits.max_output)
     _LAST[0] = (limits, made)
     return made
+
+
+def budget_threshold() -> int:
+    """The characters a render may build under the budgets in effect without any budget
+    being able to stop it in the sandbox (at most 1 Mi): for fast paths that call str
+    methods themselves, and hand larger results to the sandbox."""
+    limits = _SCOPE_GET() or _DEFAULTS_GET(JinjaLimits)
+    last = _LAST[0]
+    if limits is not None and limits is last[0]:
+        return last[1][0]
+    return _budgets()[0]
 
 
 def printed_size_bound(value: Any, limit: int) -> int | None:

@@ -21,8 +21,12 @@ Renderers, each producing the 14,000 prompts in the same order:
 ``prompt-style (memory, TaskRenderer.render)`` the same, rendered by a harness's own loop:
                             ``task.renderer.render(record, index)`` for each record.
 ``prompt-style (lm-eval task files)`` lm-evaluation-harness's own MMLU task files (its
-                            ``_default_template_yaml``, Jinja ``doc_to_text``) read by
-                            prompt-style, end to end, for reference: the general path.
+                            ``_default_template_yaml``, Jinja ``doc_to_text``, and one
+                            ``mmlu_<subject>.yaml`` each, as lm-eval ships them) read by
+                            prompt-style, end to end: ``load_task(file, data=..., shots=5)``
+                            (``--data``/``--shots``), then ``Task.render()``.
+``prompt-style (lm-eval task files, render)`` the same with the tasks loaded beforehand
+                            (untimed, afresh for each timed run): ``Task.render()`` only.
 ``f-string (plain)``        a plain hand-written renderer reading the same JSON Lines:
                             ``json.loads`` per line, direct indexing, the five few-shot
                             blocks and the question built with f-strings for every record.
@@ -216,6 +220,24 @@ def split_counts(n: int) -> dict[str, int]:
     return counts
 
 
+# The "tag" lm-eval's mmlu_<subject>.yaml files carry (its four MMLU groups).
+MMLU_GROUPS = {
+    "stem": "abstract_algebra anatomy astronomy college_biology college_chemistry college_computer_science "
+    "college_mathematics college_physics computer_security conceptual_physics electrical_engineering "
+    "elementary_mathematics high_school_biology high_school_chemistry high_school_computer_science "
+    "high_school_mathematics high_school_physics high_school_statistics machine_learning",
+    "humanities": "formal_logic high_school_european_history high_school_us_history high_school_world_history "
+    "international_law jurisprudence logical_fallacies moral_disputes moral_scenarios philosophy prehistory "
+    "professional_law world_religions",
+    "social_sciences": "econometrics high_school_geography high_school_government_and_politics "
+    "high_school_macroeconomics high_school_microeconomics high_school_psychology human_sexuality "
+    "professional_psychology public_relations security_studies sociology us_foreign_policy",
+    "other": "business_ethics clinical_knowledge college_medicine global_facts human_aging management marketing "
+    "medical_genetics miscellaneous nutrition professional_accounting professional_medicine virology",
+}
+MMLU_TAG = {subject: f"mmlu_{group}_tasks" for group, names in MMLU_GROUPS.items() for subject in names.split()}
+
+
 def description(subject: str) -> str:
     """lm-eval's ``description`` of an MMLU subject task (``mmlu_<subject>.yaml``)."""
     return f"The following are multiple choice questions (with answers) about {subject.replace('_', ' ')}.\n\n"
@@ -276,9 +298,10 @@ class MmluWorkspace:
             (folder / "_default_template_yaml").write_text(LM_EVAL_TEMPLATE.read_text(encoding="utf-8"))
             for subject in self.subjects:
                 path = folder / f"mmlu_{subject}.yaml"
-                path.write_text(
+                path.write_text(  # the keys and order of lm-eval's own mmlu_<subject>.yaml
                     f'"dataset_name": "{subject}"\n"description": {json.dumps(description(subject))}\n'
-                    f'"include": "_default_template_yaml"\n"task": "mmlu_{subject}"\n',
+                    f'"tag": "{MMLU_TAG[subject]}"\n"include": "_default_template_yaml"\n'
+                    f'"task": "mmlu_{subject}"\n"task_alias": "{subject}"\n',
                     encoding="utf-8",
                 )
                 self.lm_eval_tasks[subject] = path
@@ -315,6 +338,14 @@ def ps_lm_eval_files(ws: MmluWorkspace) -> list[str]:
         for r in task.render():
             texts.append(r.text)
     return texts
+
+
+def ps_lm_eval_load(ws: MmluWorkspace) -> list[Any]:
+    """lm-evaluation-harness's MMLU task files loaded (the untimed set-up of the render row)."""
+    return [
+        prompt_style.load_task(ws.lm_eval_tasks[s], data={"test": ws.tests[s], "dev": ws.devs[s]}, shots=ws.shots)
+        for s in ws.subjects
+    ]
 
 
 def ps_render(tasks: list[Any]) -> list[str]:
@@ -520,7 +551,12 @@ RATIOS = (
     # for reference, no target
     ("lm_eval_jsonl", "lm-eval 0.4.13", "prompt-style (JSONL)", None, "min"),
     ("lm_eval_memory", "lm-eval 0.4.13", "prompt-style (memory)", None, "min"),
-    ("lm_eval_files", "lm-eval 0.4.13", "prompt-style (lm-eval task files)", None, "min"),
+    # lm-eval's own task files (Jinja doc_to_text), read by prompt-style: the same target
+    ("lm_eval_files", "lm-eval 0.4.13", "prompt-style (lm-eval task files, render)", TARGET_LM_EVAL, "min"),
+    ("lm_eval_files_jsonl", "lm-eval 0.4.13", "prompt-style (lm-eval task files)", None, "min"),
+    ("files_plain", "prompt-style (lm-eval task files)", "f-string (plain)", None, "max"),
+    ("files_memo", "prompt-style (lm-eval task files)", "f-string (memoised)", None, "max"),
+    ("files_render_memo", "prompt-style (lm-eval task files, render)", "f-string (memoised)", None, "max"),
     ("plain_render", "prompt-style (render)", "f-string (plain)", None, "max"),
     ("memo_render", "prompt-style (render)", "f-string (memoised)", None, "max"),
 )
@@ -541,7 +577,10 @@ def run_rounds(ws: MmluWorkspace, rounds: int, lm: LmEval | None, lm_rounds: int
         ),
         "f-string (plain)": (lambda: None, lambda _: fstring_plain(ws)),
         **(
-            {"prompt-style (lm-eval task files)": (lambda: None, lambda _: ps_lm_eval_files(ws))}
+            {
+                "prompt-style (lm-eval task files)": (lambda: None, lambda _: ps_lm_eval_files(ws)),
+                "prompt-style (lm-eval task files, render)": (lambda: ps_lm_eval_load(ws), ps_render),
+            }
             if ws.lm_eval_tasks
             else {}
         ),
@@ -705,6 +744,14 @@ def profile(ws: MmluWorkspace, top: int = 30) -> None:
     stats.sort_stats("tottime").print_stats(top)
     print("by cumulative time:")
     stats.sort_stats("cumulative").print_stats(top)
+    if ws.lm_eval_tasks:
+        tasks = ps_lm_eval_load(ws)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        ps_render(tasks)
+        profiler.disable()
+        print(f"\ncProfile of Task.render() over lm-eval's {len(tasks)} MMLU task files, by own time:")
+        pstats.Stats(profiler, stream=sys.stdout).strip_dirs().sort_stats("tottime").print_stats(top)
 
 
 # ---------------------------------------------------------------------------
@@ -730,7 +777,8 @@ def ratio_line(r: dict[str, Any]) -> str:
 def print_report(res: dict[str, Any]) -> None:
     n = res["records"]
     print(
-        f"  {n} records in {res['tasks']} MMLU subject tasks, {SHOTS}-shot mcq::mmlu; {res['rounds']} rounds, "
+        f"  {n} records in {res['tasks']} MMLU subject tasks, {SHOTS}-shot mcq::mmlu (and lm-eval's own MMLU "
+        f"task files); {res['rounds']} rounds, "
         f"outputs byte-identical for every record ({res['bytes'] / 2**20:.1f} MiB of prompts)"
     )
     print("  median time per renderer (all rounds it ran in):")

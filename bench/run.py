@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     if render is not None:
         n = render["records"]
         print(
-            f"  render  {n} records, {render['tasks']} MMLU subject tasks, 5-shot mcq::mmlu, "
-            f"median of {render['rounds']} rounds:"
+            f"  render  {n} records, {render['tasks']} MMLU subject tasks, 5-shot mcq::mmlu "
+            f"(and lm-eval's own MMLU task files), median of {render['rounds']} rounds:"
         )
         for name, seconds in render["median_s"].items():
             print(f"          {name:<43} {seconds / n * 1e6:8.2f} us/record")

@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import json
 import pickle
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -27,6 +28,7 @@ from prompt_style.fastpath import LazyDialoguePrompt
 from prompt_style.render import TaskRenderer
 from prompt_style.retrievers.builtin import FirstN, Fixed, Random, Zero
 from prompt_style.retrievers.opencompass import FixK
+from prompt_style.safe.limits import limits_scope
 from prompt_style.styles.base import ChoiceStyle
 from prompt_style.styles.compiled import MAX_CHOICES, question_function
 from prompt_style.types import Sample, StyleSettings
@@ -244,7 +246,6 @@ def test_jsonl_task_file_through_both_paths(make_task, pm):
         {"gen_prefix": "The answer is"},
         {"output_type": "generate_until"},
         {"doc_to_text": lambda record: str(record.get("q"))},
-        {"template": "passthrough"},
     ],
     ids=lambda c: next(iter(c)) + ("" if not isinstance(next(iter(c.values())), str) else "=" + next(iter(c.values()))),
 )
@@ -255,12 +256,68 @@ def test_not_in_the_common_case(pm, change):
         if key in change:
             kwargs[key] = change[key]
     task.update({k: v for k, v in change.items() if k not in kwargs})
-    if change.get("template") == "passthrough":
-        task["doc_to_choice"] = "c"
     fast = load_task(task, plugins=pm, **kwargs).renderer
     assert fast.fast_render() is None
     records = AWKWARD if "output_type" not in change else AWKWARD[:1]
     assert_same(task, pm, records, **kwargs)
+
+
+# -- PassthroughStyle: lm-evaluation-harness's task files ------------------------------
+
+PASSTHROUGH_DESCRIPTIONS: dict[str, Any] = {
+    **DESCRIPTIONS,
+    "jinja_without_fields": "{{ 'Fixed' }} text\n\n",
+    "default_filter": "{{ s | default('no subject') }}\n\n",  # record-free text, but not every record's
+}
+
+
+@pytest.mark.parametrize("description", list(PASSTHROUGH_DESCRIPTIONS))
+@pytest.mark.parametrize(
+    "choices",
+    ["c", ["A", "B", "C", "D"], "{{c}}", "{{ ['w', 'x', 'y', 'z'] }}"],
+    ids=["field", "constant", "expr", "list"],
+)
+@pytest.mark.parametrize(
+    "doc_to_text",
+    ["q", "{{q.strip()}}\nA. {{c[0]}}\nB. {{c[1]}}\nAnswer:", "Q: {{ q }} {{ c }}", "{{ q | trim }}?"],
+)
+def test_passthrough_fast_path_equals_general_path(pm, description, choices, doc_to_text):
+    task = task_of("mcq", PASSTHROUGH_DESCRIPTIONS[description], doc_to_text=doc_to_text, doc_to_choice=choices)
+    task["template"] = "passthrough"
+    assert load_task(task, plugins=pm).renderer.fast_render() is not None
+    outcomes = assert_same(task, pm, AWKWARD)
+    assert any(o[0] == "ok" for o in outcomes) and any(o[0] == "error" for o in outcomes)
+
+
+LM_EVAL_MMLU = Path(__file__).parent / "lm_eval_tasks/mmlu/default/mmlu_anatomy.yaml"
+
+
+def _lm_eval_records(records: list[Any]) -> list[Any]:
+    names = {"q": "question", "c": "choices", "a": "answer", "s": "subject"}
+    return [{names.get(k, k): v for k, v in r.items()} if isinstance(r, dict) else r for r in records]
+
+
+@pytest.mark.parametrize("shots", [0, 2, 5])
+def test_lm_eval_task_files_take_the_fast_path(pm, shots):
+    """lm-evaluation-harness's own MMLU task file (Jinja doc_to_text, constant
+    doc_to_choice, literal description): the fast path, with the general path's prompts
+    and errors for every awkward record."""
+    pool = _lm_eval_records([{**r, "c": [*r["c"], "x", "y", "z"][:4]} for r in POOL] * 2)
+    records = _lm_eval_records(AWKWARD) + [{"question": "q", "choices": ["a", "b", "c", "d"], "answer": 3}]
+    data = {"test": records, "dev": pool}
+    fast = load_task(LM_EVAL_MMLU, plugins=pm, data=data, shots=shots).renderer
+    assert fast.fast_render() is not None
+    general = load_task(LM_EVAL_MMLU, plugins=pm, data=data, shots=shots).renderer
+    general._fast = None
+    outcomes = []
+    for index, record in enumerate(records):
+        a = outcome(functools.partial(fast.render, record, index))
+        b = outcome(functools.partial(general.render, record, index))
+        assert a == b, f"record {index} {record!r}:\nfast    {a!r}\ngeneral {b!r}"
+        outcomes.append(a)
+    assert outcomes[-1][0] == "ok" and type(outcomes[-1][-1]) is LazyDialoguePrompt
+    assert outcomes[-1][5].endswith("q\nA. a\nB. b\nC. c\nD. d\nAnswer:")
+    assert any(o[0] == "error" for o in outcomes)
 
 
 def test_chat_plugin_meta_is_not_taken(pm_all):
@@ -299,6 +356,28 @@ def test_task_budgets_apply_on_the_fast_path(pm):
     records = [{"q": "q", "c": ["a", "b"], "a": 0, "s": "ab"}, {"q": "q", "c": ["a", "b"], "a": 0, "s": "x" * 400}]
     outcomes = assert_same(task, pm, records, limits=JinjaLimits(max_output=1000))
     assert outcomes[0][0] == "ok" and outcomes[1][0] == "error" and outcomes[1][1] == "LimitError"
+
+
+@pytest.mark.parametrize("doc_to_text", ["{{q.strip()}}", "{{ q.strip().lower() }}", "Q: {{q.strip()}} {{c}}"])
+@pytest.mark.parametrize("style", ["mcq", "passthrough"])
+def test_budgets_on_record_values_are_the_sandboxs(pm, doc_to_text, style):
+    """A long value through a str method (or printed) is charged to the render's budget
+    by the sandbox: the fast path gives the general path's prompt or LimitError."""
+    task = task_of("mcq", doc_to_text=doc_to_text)
+    if style == "passthrough":
+        task["template"] = "passthrough"
+    records = [
+        {"q": "  short  ", "c": ["a", "b"], "a": 0},
+        {"q": "  " + "x" * 60 + "  ", "c": ["a", "b"], "a": 1},
+        {"q": "y" * 200, "c": ["a", "b" * 100], "a": 1},
+    ]
+    for limits in (JinjaLimits(max_string=50), JinjaLimits(max_work=70), JinjaLimits(max_output=150)):
+        outcomes = assert_same(task, pm, records, limits=limits)
+        assert outcomes[0][0] == "ok"
+        if limits.max_output == JinjaLimits.max_output or "Q:" in doc_to_text:  # an expression's text is not output
+            assert any(o[0] == "error" and o[1] == "LimitError" for o in outcomes)
+        with limits_scope(limits):  # the process's budgets instead of the task's
+            assert assert_same(task, pm, records) == outcomes
 
 
 # -- the prompt objects ----------------------------------------------------------------

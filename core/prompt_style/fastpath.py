@@ -6,14 +6,20 @@ builds a :class:`~prompt_style.Sample`, a dialogue of turns and a
 the turns again. When a task is in the common case
 
 - a :class:`~prompt_style.ChoiceStyle` (the ``mcq``/``cloze`` presets: ``mcq::mmlu``,
-  ``mcq::gpqa``, ...) that does not override how it formats, multiple choice,
-  without ``gen_prefix``;
+  ``mcq::gpqa``, ...) that does not override how it formats, or the
+  :class:`~prompt_style.PassthroughStyle` of lm-evaluation-harness's task files
+  (``doc_to_text`` is the question text, the choices the continuations), multiple
+  choice, without ``gen_prefix``;
 - a retriever whose selection does not depend on the record (``shared_selection()``:
   ``first_n`` from another split, ``fixed``, ``fixk``, ``zero``);
 - a meta template whose text is the concatenation of its turns' texts
   (``affixes(turn)``: ``plain``), with no chat rules and no tokenizer;
 - field extractors that are pure functions of the record (``pure``: field names,
-  Jinja, ``{field}`` templates, constants; not user callables),
+  Jinja, ``{field}`` templates, constants, lm-evaluation-harness's ``doc_to_*``; not
+  user callables), and a description that is the same for every record (literal
+  text; or an extractor that gives the record-free text ``describe({})`` for the
+  record, which is checked per record: a record whose description differs takes the
+  general path),
 
 everything but the record's own question is the same for every record: the few-shot
 block is rendered to text **once per task**, and a record's text is that prefix, the
@@ -40,10 +46,11 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
-from .fields.extractors import Expression, RecordField
+from .fields.extractors import CallableField, Expression, RecordField
+from .fields.jinja_compiler import budget_threshold
 from .render import RenderedPrompt
 from .safe.limits import _SCOPE
-from .styles.base import ChoiceStyle, QAStyle, _format_fields
+from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
 from .styles.compiled import Layout, layout, question_function, style_labels
 from .types import Dialogue, Turn
 
@@ -154,6 +161,27 @@ def _plain_choice_style(style: Any) -> bool:
     return plain
 
 
+_PASSTHROUGH_METHODS = ("format", "question_and_answers", "target")
+
+
+def _plain_passthrough_style(style: Any) -> bool:
+    """A :class:`PassthroughStyle` that formats as it does (its question is the
+    ``doc_to_text`` text, its answers the choices)."""
+    cls = type(style)
+    plain = _PLAIN_PASSTHROUGH.get(cls)
+    if plain is None:
+        plain = _PLAIN_PASSTHROUGH[cls] = (
+            issubclass(cls, PassthroughStyle)
+            and all(getattr(cls, name) is getattr(QAStyle, name) for name in _PASSTHROUGH_METHODS)
+            and cls.question_text is PassthroughStyle.question_text
+            and cls.answers is PassthroughStyle.answers
+        )
+    return plain
+
+
+_PLAIN_PASSTHROUGH: dict[type, bool] = {}
+
+
 def _pure(extractor: Any) -> bool:
     return extractor is None or getattr(extractor, "pure", False) is True
 
@@ -164,6 +192,12 @@ def _getter(extractor: Any) -> Any:
     FieldError: the fast path then hands the record to the general path)."""
     if type(extractor) is RecordField:
         return itemgetter(extractor.spec)
+    if type(extractor) is CallableField and extractor.pure:
+        # what CallableField calls, without the call around it; or the quicker stand-in a
+        # reader's field spec offers (lm-evaluation-harness's doc_to_*: fast_getter())
+        quick = getattr(extractor.spec, "fast_getter", None)
+        getter = quick() if quick is not None else None
+        return getter if getter is not None else extractor.spec
     if type(extractor) is Expression and extractor.steps is not None and len(extractor.steps) == 1:
         # ``{{question}}``, ``{{question.strip()}}``: one key, then zero-argument str methods
         key = extractor.steps[0]
@@ -183,7 +217,9 @@ def _getter(extractor: Any) -> Any:
                 if type(record) is dict:
                     value = record[key]
                     if type(value) is str:
-                        return method(value)
+                        value = method(value)
+                        if len(value) <= budget_threshold():  # else the sandbox's budgets decide
+                            return value
                 return extractor(record)  # Jinja decides what a method of a non-str does
 
             return get_one
@@ -192,11 +228,13 @@ def _getter(extractor: Any) -> Any:
             if type(record) is not dict:
                 return extractor(record)
             value = record[key]
+            work = 0
             for method in methods:
                 if type(value) is not str:
                     return extractor(record)
                 value = method(value)
-            return value
+                work += len(value)
+            return value if work <= budget_threshold() else extractor(record)
 
         return get_many
     return extractor
@@ -226,7 +264,8 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
     if renderer._rolling or renderer.chat is not None or renderer._meta_scored is not None:
         return None
     style = renderer.style
-    if not _plain_choice_style(style) or not renderer._needs_gold or renderer._gold is None:
+    passthrough = _plain_passthrough_style(style)
+    if not (passthrough or _plain_choice_style(style)) or not renderer._needs_gold or renderer._gold is None:
         return None
     settings = style.settings
     if settings.output_type not in (None, "multiple_choice"):
@@ -264,6 +303,14 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
         return None
 
     constant_description = describe is None or getattr(describe, "kind", None) in ("literal", "constant")
+    check_description = None  # the description every record must give to take this path
+    if not constant_description:
+        try:
+            value = describe({})  # pure: the text when the description needs no field
+        except Exception:
+            value = None
+        if type(value) is str:
+            check_description, constant_description = _getter(describe), True
     head_turns: tuple[Turn, ...] = block
     head_text = block_text
     if describe is not None and constant_description:
@@ -285,8 +332,8 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
     delimiter = settings.continuation_delimiter
     if delimiter is None:
         delimiter = settings.target_delimiter
-    answers_vary = "choice" in _format_fields(style.answer_format)
-    answers_of = style._answers_of
+    answers_vary = passthrough or "choice" in _format_fields(style.answer_format)
+    answers_of = None if passthrough else style._answers_of
     # n -> (question function, continuations or None when they vary by record, labels)
     compiled: dict[int, Any] = {}
 
@@ -306,12 +353,16 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
     # usually keep it); records with another number use compile_n's functions.
     first = shots[0].choices if shots else None
     n0 = len(first) if type(first) is list else None
-    inline = layout(style, n0) if n0 is not None else None
+    inline = layout(style, n0) if n0 is not None and not passthrough else None
     if inline is None:
         n0 = None
+    # Passthrough: the continuations of the first example's choice list, reused for
+    # every record that gives the same list (a task's constant doc_to_choice).
+    same_list = first if passthrough and type(first) is list and all(type(a) is str for a in first) else None
     values: dict[str, Any] = {
         "get3": get3,
         "q_method": q_method,
+        "cap_of": budget_threshold,
         "text_of": text_of,
         "choice_of": choice_of,
         "target_of": target_of,
@@ -337,6 +388,13 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
         "sep": sep,
         "Bail": _Bail,
         "MISSING": _MISSING,
+        "check_description": check_description,
+        "description0": description if check_description is not None else None,
+        "P_H": head,
+        "P_T": tail,
+        "P_C": same_list,
+        "P_CC": None if same_list is None else list(same_list),
+        "P_CT": None if same_list is None else tuple([delimiter + a for a in same_list]),
     }
     if inline is not None:
         labels0 = style_labels(style, n0)
@@ -353,6 +411,8 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
         described=describe is not None,
         inline=inline,
         answers_vary=answers_vary,
+        passthrough=passthrough,
+        checked_description=check_description is not None,
     )
     fast, many = _maker(code)(**values)
 
@@ -390,7 +450,16 @@ class FastPath:
 # The generated code: one body, used by both functions. It holds names and indices
 # only; every text (few-shot prefix, labels, delimiters) is a value passed to make().
 @functools.lru_cache(maxsize=128)
-def _code(*, combined: bool, q_method: bool, described: bool, inline: Layout | None, answers_vary: bool) -> str:
+def _code(
+    *,
+    combined: bool,
+    q_method: bool,
+    described: bool,
+    inline: Layout | None,
+    answers_vary: bool,
+    passthrough: bool = False,
+    checked_description: bool = False,
+) -> str:
     body: list[str] = []
     add = body.append
     if combined:
@@ -399,6 +468,10 @@ def _code(*, combined: bool, q_method: bool, described: bool, inline: Layout | N
         if q_method:
             add("    if type(q) is str:")
             add("        q = q_method(q)")
+            # the sandbox charges the method's result to the render's budget: beyond the
+            # threshold under which no budget can stop it, the general path decides
+            add("        if len(q) > cap_of():")
+            add("            raise Bail")
         add("else:")
         add("    q = text_of(record)")
         add("    c = choice_of(record)")
@@ -425,7 +498,15 @@ def _code(*, combined: bool, q_method: bool, described: bool, inline: Layout | N
         "if continuations is None:",
         "    continuations = tuple([delimiter + a for a in answers_of(c, labels)])",
     ]
-    if inline is None:
+    if passthrough:
+        # PassthroughStyle: the question text is the record's text; the continuations
+        # are the choices (str ones: str() of anything else is the general path's).
+        add("text = P_H + q + P_T")
+        add("if c is P_C and c == P_CC:")
+        add("    continuations = P_CT")
+        add("else:")
+        add("    continuations = tuple([delimiter + a for a in c])")
+    elif inline is None:
         body.extend(generic)
     else:
         add("if n == N0:")
@@ -441,6 +522,10 @@ def _code(*, combined: bool, q_method: bool, described: bool, inline: Layout | N
             add("    continuations = C0")
         add("else:")
         body.extend("    " + line for line in generic)
+    if checked_description:
+        add("value = check_description(record)")
+        add("if value is not description0 and (type(value) is not str or value != description0):")
+        add("    raise Bail")
     if described:
         add("value = describe(record)")
         add('description = "" if value is None else str(value)')
@@ -493,6 +578,7 @@ _PARAMS = frozenset(
     {
         "get3",
         "q_method",
+        "cap_of",
         "text_of",
         "choice_of",
         "target_of",
@@ -518,6 +604,13 @@ _PARAMS = frozenset(
         "sep",
         "Bail",
         "MISSING",
+        "check_description",
+        "description0",
+        "P_H",
+        "P_T",
+        "P_C",
+        "P_CC",
+        "P_CT",
     }
 )
 

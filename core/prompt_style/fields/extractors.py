@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import FieldError, PromptStyleError, cut
 from ..safe import jinja_env as _jinja
+from .jinja_compiler import SLOW, compile_simple, template_renderer
 
 __all__ = ["compile_field", "FieldExtractorBase"]
 
@@ -29,6 +30,11 @@ _STR_METHODS = ("strip", "lstrip", "rstrip", "lower", "upper", "title", "capital
 _METHOD_TAIL = re.compile(rf"((?:\.(?:{'|'.join(_STR_METHODS)})\(\s*\))+)$")
 _PATH_STEP = re.compile(rf"\.({_NAME})|\[(-?\d+)\]|\['([^'\\]*)'\]|\[\"([^\"\\]*)\"\]")
 _UNDEFINED_NAME = re.compile(r"'([^']*)' is undefined")
+# Jinja's messages for a missing attribute or item of a value: "'dict object' has no
+# attribute 'zz'", "list object has no element 7" (jinja2.runtime.Undefined).
+_NO_ATTRIBUTE = re.compile(r"'(\w+) object' has no attribute ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")", re.S)
+_NO_ELEMENT = re.compile(r"(\w+) object has no element (-?\d+)")
+_UNSET: Any = object()
 
 
 def _keys(record: Any) -> str:
@@ -77,15 +83,52 @@ class FieldExtractorBase:
         except Exception as exc:
             raise self._jinja_error(exc, record) from None
 
+    def _hint(self, record: Mapping[str, Any], step: str | int) -> str | None:
+        """What the value that lacks ``step`` holds, when the spec is one simple path
+        that leads to it (else ``None``)."""
+        steps = getattr(self, "steps", None)
+        if not steps:
+            return None
+        value: Any = record
+        for here in steps:
+            if here == step and type(here) is type(step):
+                if isinstance(value, Mapping) and isinstance(step, str) and step not in value:
+                    return _keys(value)
+                if isinstance(value, (list, tuple, str)) and isinstance(step, int):
+                    return f"the sequence has {len(value)} items"
+            try:
+                value = value[here]
+            except Exception:
+                return None
+        return None
+
     def _jinja_error(self, exc: Exception, record: Mapping[str, Any]) -> PromptStyleError:
         _, undefined_error, security_error = _jinja.errors()
         if isinstance(exc, PromptStyleError):
             return exc.locate(key=self.key)
         if isinstance(exc, undefined_error):
-            missing = _UNDEFINED_NAME.fullmatch(exc.message or "")
+            message = exc.message or ""
+            missing = _UNDEFINED_NAME.fullmatch(message)
             if missing:
                 return self._error(f"field {missing.group(1)!r} is missing ({cut(self.spec)})", _keys(record))
-            return self._error(f"{cut(self.spec)}: {cut(exc.message, 300)[1:-1]}", _keys(record))
+            attribute = _NO_ATTRIBUTE.fullmatch(message)
+            if attribute:
+                import ast
+
+                kind, name = attribute.group(1), ast.literal_eval(attribute.group(2))
+                if kind == "dict":
+                    return self._error(f"field {cut(name)} is missing ({cut(self.spec)})", self._hint(record, name))
+                return self._error(
+                    f"{cut(self.spec)}: a {kind} has no field {cut(name)}",
+                    "only mappings have named fields; use [index] for lists",
+                )
+            element = _NO_ELEMENT.fullmatch(message)
+            if element and element.group(1) in ("list", "tuple", "str"):
+                return self._error(
+                    f"index {element.group(2)} is out of range in {cut(self.spec)}",
+                    self._hint(record, int(element.group(2))),
+                )
+            return self._error(f"{cut(self.spec)}: {cut(message, 300)[1:-1]}", _keys(record))
         if isinstance(exc, security_error):
             return self._error(f"{cut(self.spec)} is not allowed in the sandbox: {exc}")
         # the expression itself failed, e.g. 1 / 0
@@ -129,13 +172,16 @@ class RecordField(FieldExtractorBase):
 class Expression(FieldExtractorBase):
     """A single ``{{ expression }}``: the value keeps its type (a list stays a list)."""
 
-    __slots__ = ("source", "steps", "methods")
+    __slots__ = ("source", "steps", "methods", "_fast")
     kind = "expression"
 
     def __init__(self, spec: Any, key: str, source: str) -> None:
         super().__init__(spec, key)
         self.source = source
         self.steps, self.methods = _parsed_expression(source)
+        """The path of a simple ``a.b[0]`` expression and its trailing str methods
+        (``None`` for anything else): the renderer's fast path reads them."""
+        self._fast: Any = _UNSET
 
     @staticmethod
     def _parse_path(source: str) -> tuple[str | int, ...] | None:
@@ -162,40 +208,18 @@ class Expression(FieldExtractorBase):
             raise exc.locate(key=self.key) from None
 
     def __call__(self, record: Mapping[str, Any]) -> Any:
-        steps = self.steps
-        if steps is not None:
-            # The fast path: plain navigation through mappings and sequences.
-            value: Any = record
-            for step in steps:
-                if (type(value) is dict or isinstance(value, Mapping)) and isinstance(step, str):
-                    try:
-                        value = value[step]
-                    except KeyError:
-                        raise self._missing(step, value) from None
-                elif (type(value) is list or isinstance(value, Sequence)) and isinstance(step, int):
-                    try:
-                        value = value[step]
-                    except IndexError:
-                        raise self._error(
-                            f"index {step} is out of range in {cut(self.spec)}",
-                            f"the sequence has {len(value)} items",
-                        ) from None
-                elif isinstance(step, str) and not hasattr(value, step):
-                    raise self._error(
-                        f"{cut(self.spec)}: a {type(value).__name__} has no field {cut(step)}",
-                        "only mappings have named fields; use [index] for lists",
-                    )
-                else:
-                    return self._evaluate(record)
-            for method in self.methods:
-                if type(value) is not str:
-                    return self._evaluate(record)
-                value = getattr(value, method)()
-            return value
+        # A simple expression (a path, str methods, constants, lists of these) runs as
+        # plain Python (fields/jinja_compiler.py), which gives the sandbox's value or
+        # hands the record to it: then the sandbox gives the value, or the error.
+        fast = self._fast
+        if fast is _UNSET:
+            compiled = compile_simple(self.source, _jinja.FIELDS, "expression")
+            fast = self._fast = None if compiled is None else compiled.function
+        if fast is not None:
+            value = fast(record)
+            if value is not SLOW:
+                return value
         return self._evaluate(record)
-
-    def _missing(self, step: str, where: Any) -> FieldError:
-        return self._error(f"field {cut(step)} is missing ({cut(self.source)})", _keys(where))
 
     def _evaluate(self, record: Mapping[str, Any]) -> Any:
         # evaluate() raises for a missing name anywhere in the value ("[q, zz]"),
@@ -217,9 +241,15 @@ class Expression(FieldExtractorBase):
 
 
 class Template(FieldExtractorBase):
-    """Any other Jinja template: renders to a string."""
+    """Any other Jinja template: renders to a string (a simple one as plain Python,
+    with the sandbox's result: fields/jinja_compiler.py)."""
 
+    __slots__ = ("_render",)
     kind = "template"
+
+    def __init__(self, spec: Any, key: str) -> None:
+        super().__init__(spec, key)
+        self._render: Any = None
 
     def compile(self) -> None:
         syntax_error = _jinja.errors()[0]
@@ -231,8 +261,11 @@ class Template(FieldExtractorBase):
             raise exc.locate(key=self.key) from None
 
     def __call__(self, record: Mapping[str, Any]) -> str:
+        render = self._render
+        if render is None:
+            render = self._render = template_renderer(self.spec, _jinja.FIELDS)
         try:  # the common case without a closure
-            return _jinja.render(_jinja.template(self.spec), record)
+            return render(record)
         except Exception as exc:
             if not isinstance(record, Mapping):
                 raise self._error(f"the record is a {type(record).__name__}, not a mapping") from None
@@ -271,7 +304,13 @@ class CallableField(FieldExtractorBase):
     """A Python callable, called with the record."""
 
     kind = "callable"
-    pure = False  # user code: may keep state or draw random numbers
+
+    @property
+    def pure(self) -> bool:  # type: ignore[override]
+        """False for user code (it may keep state or draw random numbers), unless the
+        callable says it is pure (a reader's field spec such as lm-evaluation-harness's
+        ``doc_to_text``, which renders a template: ``spec.pure is True``)."""
+        return getattr(self.spec, "pure", False) is True
 
     def __call__(self, record: Mapping[str, Any]) -> Any:
         return self.spec(record)

@@ -1,0 +1,587 @@
+"""Simple Jinja templates and expressions compiled to plain Python, once per template.
+
+Most Jinja in task files only substitutes fields: lm-evaluation-harness's MMLU writes
+``"{{question.strip()}}\\nA. {{choices[0]}}\\nB. {{choices[1]}}..."``. Rendering that
+in the hardened sandbox costs about 15 µs a record, mostly the sandbox's machinery
+(a context, a budget, a generator, a guarded call). This module turns such a
+template into one Python function of the record, built once per template and
+profile, that gives **exactly** what the sandbox gives, or hands the record to the
+sandbox.
+
+**What compiles** (anything else renders in the sandbox, as before): literal text,
+comments, ``{% raw %}`` blocks and whitespace control (all resolved by Jinja's own
+lexer and parser, with the profile's settings), and ``{{ ... }}`` outputs of
+
+- a field path: a name, then attribute steps (``.text``, ``.0``) and subscripts
+  with a literal key (``[0]``, ``[-1]``, ``['k']``, ``["k"]``);
+- followed by zero-argument ``str`` methods that return text (``.strip()``,
+  ``.lower()``, :data:`STR_METHODS`);
+- literal constants (``'text'``, ``3``, ``none``), and lists of these (``[a, b]``).
+
+**Same result, or the sandbox.** The function computes what the sandbox would,
+step by step, only on plain data (``dict``, ``list``, ``tuple``, ``str``,
+``int``, ``float``, ``bool``, ``None``), and returns :data:`SLOW` whenever it is
+not sure the sandbox would take the same course: a record that is not a ``dict``,
+a missing name or key, an index out of range, a step on a value of another type,
+an attribute that could be a ``dict`` method, a method called on a value that is
+not a ``str``, any exception. The caller then renders that record in the sandbox,
+which gives the result or raises the error it always raised. Errors therefore
+come from one place only, and are identical by construction.
+
+- A name is looked up in the record (the record's fields hide Jinja's globals,
+  as in the sandbox's context); a name missing from the record is the sandbox's
+  to resolve (a global such as ``range``, or ``StrictUndefined``'s error).
+- ``x.name`` on a ``dict``: with ``record_fields_first`` (the field-spec profile)
+  the field when it exists; otherwise (lm-evaluation-harness's profile, Jinja's
+  rule) the item, unless ``name`` is an attribute of ``dict`` (``items``,
+  ``keys``...), which then does not compile. ``x[key]`` is ``x[key]`` on a
+  ``dict``, ``list``, ``tuple`` or ``str`` (the sandbox's ``getitem`` tries
+  exactly that first).
+- A printed value is its ``str()``, as Jinja prints it (``None``, ``True``,
+  ``1.5``, ``['a', 'b']``); a non-text value must be plain data all the way
+  down (the sandbox refuses to print functions and objects).
+
+**Budgets.** The sandbox charges every method result and every printed value to
+the render's budget (``max_work``; ``max_string`` and ``max_output`` per
+operation) and measures the output against ``max_output``. The function adds up
+the same charges (for a non-text value, an upper bound of the sandbox's
+estimate) and returns :data:`SLOW` when they exceed the smallest of
+``max_work``, ``max_string``, ``max_output``, ``max_items`` and 1 Mi
+characters, when the output is longer than ``max_output``, or when a method
+would run on a text longer than that threshold: below it no budget can stop the
+sandbox's render, and above it the sandbox renders and stops exactly as it
+always did. Expressions check their value as the sandbox does (a non-text value
+within ``max_output`` as printed). The **deadline** cannot fire in compiled
+code, and needs no check point there: the code is straight-line (no loop, no
+call into the template), and each step works on at most the threshold's
+characters (1 Mi at most), so a render takes microseconds, or at most a few
+milliseconds for values near the threshold — far below any deadline that lets
+the sandbox render the same template (its own fixed cost is larger). A larger
+render goes to the sandbox, where the deadline is watched as always.
+
+**Generated code holds no text from the template or the records.** It is made
+from the parsed tree (names and keys validated by Jinja's lexer and parser): the
+keys, method functions, constants and literal text are values passed to the
+generated ``make()``, and the code itself holds only its own variable names
+(``v1``, ``K0``, ``L2``...). It is compiled once per shape and cached, so
+templates of the same shape share it. Records never reach the compiler.
+"""
+
+from __future__ import annotations
+
+import functools
+import keyword
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..safe import jinja_env as _jinja
+from ..safe import limits as _limits
+from ..safe.jinja_env import FIELDS, JinjaProfile
+from ..safe.limits import JinjaLimits, jinja_limits
+
+__all__ = [
+    "SLOW",
+    "STR_METHODS",
+    "Compiled",
+    "compile_simple",
+    "template_renderer",
+    "expression_evaluator",
+    "printed_size_bound",
+    "budget_threshold",
+]
+
+SLOW: Any = type("Slow", (), {"__repr__": lambda self: "SLOW", "__slots__": ()})()
+"""What a compiled function returns for a record the sandbox must render."""
+
+STR_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold", "swapcase"})
+"""Zero-argument ``str`` methods that compile: each returns a ``str`` of at most a
+few times its input, and the sandbox calls them directly and charges the result."""
+
+_CLOCK_CAP = 1 << 20
+"""The most characters compiled code handles in one render (see the module doc)."""
+_MAX_NESTING = 200
+"""The sandbox refuses to print values nested this deep (as ``check_value``)."""
+# Names Jinja's code generator gives a meaning of its own in some places.
+_SPECIAL_NAMES = frozenset({"self", "super", "loop", "caller", "varargs", "kwargs"})
+_CODE_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|[ \n():=,.\[\]{}<>+*'\"f-]")
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A simple template or expression, compiled: ``function(record)`` gives the
+    text (or value), or :data:`SLOW`. ``code`` is the generated source."""
+
+    source: str
+    kind: str
+    code: str
+    function: Callable[[Any], Any]
+
+
+# -- the intermediate form: a tiny tree of tuples ------------------------------------
+# ("name", key) | ("attr", node, key) | ("item", node, key) | ("call", node, method name)
+# | ("const", value) | ("list", (node, ...))
+
+
+class _NotSimple(Exception):
+    pass
+
+
+def _convert(node: Any, profile: JinjaProfile) -> tuple[Any, ...]:
+    """The intermediate form of a Jinja expression node, or :class:`_NotSimple`."""
+    from jinja2 import nodes
+
+    kind = type(node)
+    if kind is nodes.Name:
+        if node.ctx != "load" or node.name in _SPECIAL_NAMES or not node.name.isidentifier():
+            raise _NotSimple
+        return ("name", node.name)
+    if kind is nodes.Getattr:
+        if node.ctx != "load" or not isinstance(node.attr, str):
+            raise _NotSimple
+        if not profile.record_fields_first and hasattr(dict, node.attr):
+            raise _NotSimple  # Jinja's getattr gives the dict method (or refuses it)
+        return ("attr", _convert(node.node, profile), node.attr)
+    if kind is nodes.Getitem:
+        if node.ctx != "load":
+            raise _NotSimple
+        return ("item", _convert(node.node, profile), _key(node.arg))
+    if kind is nodes.Call:
+        target = node.node
+        if (
+            type(target) is not nodes.Getattr
+            or target.attr not in STR_METHODS
+            or node.args
+            or node.kwargs
+            or node.dyn_args is not None
+            or node.dyn_kwargs is not None
+        ):
+            raise _NotSimple
+        return ("call", _convert(target.node, profile), target.attr)
+    if kind is nodes.Const:
+        if type(node.value) not in (str, int, float, bool, type(None)):
+            raise _NotSimple
+        return ("const", node.value)
+    if kind is nodes.List:
+        return ("list", tuple(_convert(item, profile) for item in node.items))
+    raise _NotSimple
+
+
+def _key(arg: Any) -> int | str:
+    """A subscript's literal key: an int (``0``, ``-1``) or a str."""
+    from jinja2 import nodes
+
+    if type(arg) is nodes.Const and type(arg.value) in (int, str):
+        return arg.value
+    if type(arg) is nodes.Neg and type(arg.node) is nodes.Const and type(arg.node.value) is int:
+        return -arg.node.value
+    raise _NotSimple
+
+
+def _parse(source: str, profile: JinjaProfile, kind: str) -> list[Any]:
+    """The parts of a simple template (literal ``str`` or an expression's tuple), or
+    the one expression of an expression source (a list of one); :class:`_NotSimple`."""
+    from jinja2 import nodes
+
+    if profile.extensions:
+        raise _NotSimple  # an extension may change what tags and names mean
+    env = _jinja.environment(profile)
+    if kind == "expression":
+        # what Environment.compile_expression parses: one expression, nothing after it
+        from jinja2.parser import Parser
+
+        parser = Parser(env, source, state="variable")
+        expr = parser.parse_expression()
+        if not parser.stream.eos:
+            raise _NotSimple
+        return [_convert(expr, profile)]
+    tree = env.parse(source)
+    parts: list[Any] = []
+    for stmt in tree.body:
+        if type(stmt) is not nodes.Output:
+            raise _NotSimple
+        for child in stmt.nodes:
+            if type(child) is nodes.TemplateData:
+                parts.append(child.data)
+            else:
+                parts.append(_convert(child, profile))
+    return parts
+
+
+# -- code generation -------------------------------------------------------------------
+
+
+class _Writer:
+    """Generated code, and the values (keys, methods, constants, text) passed to it."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.values: list[Any] = []
+        self.names: list[str] = []
+        self.count = 0
+        self.looked_up: dict[Any, str] = {}
+        self.containers: set[str] = set()
+        self.methods = 0
+
+    def value(self, prefix: str, value: Any) -> str:
+        name = f"{prefix}{len(self.values)}"
+        self.values.append(value)
+        self.names.append(name)
+        return name
+
+    def var(self) -> str:
+        self.count += 1
+        return f"v{self.count}"
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
+    """Code computing ``node`` into a variable: ``(variable, its type if known)``."""
+    op = node[0]
+    if op == "const":
+        return w.value("K", node[1]), type(node[1])
+    if op == "name":
+        known = w.looked_up.get(node)
+        if known is not None:
+            return known, None
+        var = w.var()
+        w.add(f"{var} = record[{w.value('K', node[1])}]")
+        w.looked_up[node] = var
+        return var, None
+    if op == "list":
+        items = [_emit(w, item)[0] for item in node[1]]
+        var = w.var()
+        w.add(f"{var} = [{', '.join(items)}]")
+        return var, list
+    inner, inner_type = _emit(w, node[1])
+    var = w.var()
+    if op == "attr":
+        # a dict's field (record_fields_first: only when present, which the lookup
+        # checks; otherwise Jinja's rule, which _convert kept to non-dict-attributes)
+        if inner_type is not None:
+            raise _NotSimple  # a constant's or a method result's attribute
+        w.add(f"if type({inner}) is not dict:")
+        w.add("    return SLOW")
+        w.add(f"{var} = {inner}[{w.value('K', node[2])}]")
+        return var, None
+    if op == "item":
+        if inner_type is not None and inner_type not in (str, list):
+            raise _NotSimple
+        if inner_type is None and inner not in w.containers:
+            w.add(f"t = type({inner})")
+            w.add("if t is not dict and t is not list and t is not str and t is not tuple:")
+            w.add("    return SLOW")
+            w.containers.add(inner)  # later steps on it need not ask again
+        w.add(f"{var} = {inner}[{w.value('K', node[2])}]")
+        return var, None
+    if op == "call":
+        if inner_type is not None and inner_type is not str:
+            raise _NotSimple
+        if inner_type is None:
+            w.add(f"if type({inner}) is not str:")
+            w.add("    return SLOW")
+        w.add(f"if len({inner}) > CAP:")  # bounds the time; the budgets are checked at the end
+        w.add("    return SLOW")
+        method = node[2]
+        if method not in STR_METHODS or not method.isidentifier():
+            raise _NotSimple  # pragma: no cover - _convert admits only these
+        w.add(f"{var} = {inner}.{method}()")  # a name from STR_METHODS, nothing else
+        w.methods += 1
+        w.add(f"work += len({var})")
+        return var, str
+    raise _NotSimple  # pragma: no cover - _convert makes only the above
+
+
+def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
+    w = _Writer()
+    if kind == "expression":
+        var, known = _emit(w, parts[0])
+        body = w.lines
+        if known is not str:
+            # the sandbox checks a value that is not text as if printed (max_output)
+            body += [
+                f"if type({var}) is not str:",
+                *("    " + line for line in _BUDGETS_CODE),
+                f"    if bound({var}, cap) is None:",
+                "        return SLOW",
+            ]
+        if w.methods:
+            body += [*_BUDGETS_CODE, "if work > cap:", "    return SLOW"]
+        body.append(f"return {var}")
+        return _source(body, w.names), w.names, w.values
+    pieces: list[str] = []
+    literal = 0
+    for part in parts:
+        if isinstance(part, str):
+            if part:
+                pieces.append(w.value("L", part))
+                literal += len(part)
+            continue
+        var, known = _emit(w, part)
+        if known is str:
+            pieces.append(var)
+            continue
+        # printed: str(value); its charge (the sandbox's estimate, at most this bound)
+        # replaces its length, which the output's length counts below. (The value's
+        # own variable stays as it is: a later step may use it again.)
+        text = w.var()
+        pieces.append(text)
+        indent = ""
+        if known is None:
+            w.add(f"{text} = {var}")
+            w.add(f"if type({var}) is not str:")
+            indent = "    "
+        w.add(f"{indent}size = bound({var}, CAP)")
+        w.add(f"{indent}if size is None:")
+        w.add(f"{indent}    return SLOW")
+        w.add(f"{indent}{text} = str({var})")
+        w.add(f"{indent}work += size - len({text})")
+    body = w.lines
+    # Every printed text is charged its length (finalize), method results theirs (call).
+    if not pieces:
+        body.append("return ''")
+    else:
+        if len(pieces) == 1:
+            body.append(f"out = {pieces[0]}")
+        else:
+            body.append(f"out = f'{''.join('{' + p + '}' for p in pieces)}'")
+        body += [
+            f"work += len(out) - {w.value('N', literal)}",
+            *_BUDGETS_CODE,
+            "if work > cap or len(out) > max_output:",
+            "    return SLOW",
+            "return out",
+        ]
+    return _source(body, w.names), w.names, w.values
+
+
+# The budgets in effect (as budgets() finds them), without a call when they are the last ones.
+_BUDGETS_CODE = (
+    "limits = SCOPE() or DEFAULTS(JinjaLimits)",
+    "last = LAST[0]",
+    "if limits is not None and limits is last[0]:",
+    "    cap, max_output = last[1]",
+    "else:",
+    "    cap, max_output = budgets()",
+)
+
+
+def _source(body: list[str], names: list[str]) -> str:
+    lines = "".join(f"            {line}\n" for line in body)
+    params = "".join(f", {name}" for name in names)
+    return (
+        f"def make(SLOW, bound, budgets, CAP, SCOPE, DEFAULTS, JinjaLimits, LAST{params}):\n"
+        "    def function(record):\n"
+        "        if type(record) is not dict:\n"
+        "            return SLOW\n"
+        "        work = 0\n"
+        "        try:\n"
+        f"{lines}"
+        "        except Exception:\n"
+        "            return SLOW\n"
+        "    return function\n"
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _maker(code: str) -> Callable[..., Any]:
+    """``make`` of generated ``code``, compiled once per process (templates of one
+    shape share it, each with its own values)."""
+    for token in _CODE_TOKEN.findall(code):
+        if token[0].isalpha() and not (keyword.iskeyword(token) or token in _CODE_NAMES or _OWN.fullmatch(token)):
+            raise AssertionError(f"unexpected name {token!r} in generated code")  # pragma: no cover
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<prompt_style.fields.jinja_compiler>", "exec"), namespace)  # names only
+    return namespace["make"]
+
+
+_OWN = re.compile(r"[vKLMN]\d+")
+_CODE_NAMES = frozenset(
+    {"make", "SLOW", "bound", "budgets", "CAP", "function", "record", "cap", "max_output", "work", "t"}
+    | {"SCOPE", "DEFAULTS", "JinjaLimits", "LAST", "limits", "last"}
+    | {"type", "dict", "list", "str", "tuple", "len", "Exception", "size", "out", "f"}
+    | STR_METHODS
+)
+
+
+# -- budgets ---------------------------------------------------------------------------
+
+_LAST: list[Any] = [(None, (0, 0))]
+"""``[(limits, (threshold, max_output))]`` of the last budgets read: one tuple, read and
+replaced at once, so that threads never see a mix of two."""
+# What jinja_limits() returns, read the way the sandbox reads it for every render
+# (the innermost limits_scope, else the process defaults once read).
+_SCOPE_GET = _limits._SCOPE.get
+_DEFAULTS_GET = _limits._cache.get
+
+
+def _budgets() -> tuple[int, int]:
+    """``(threshold, max_output)`` of the budgets a render gets now (see the module doc)."""
+    limits = _SCOPE_GET() or _DEFAULTS_GET(JinjaLimits) or jinja_limits()
+    last = _LAST[0]
+    if last[0] is limits:
+        return last[1]
+    cap = min(limits.max_work, limits.max_string, limits.max_output, limits.max_items, _CLOCK_CAP)
+    made = (cap, limits.max_output)
+    _LAST[0] = (limits, made)
+    return made
+
+
+def budget_threshold() -> int:
+    """The characters a render may build under the budgets in effect without any budget
+    being able to stop it in the sandbox (at most 1 Mi): for fast paths that call str
+    methods themselves, and hand larger results to the sandbox."""
+    limits = _SCOPE_GET() or _DEFAULTS_GET(JinjaLimits)
+    last = _LAST[0]
+    if limits is not None and limits is last[0]:
+        return last[1][0]
+    return _budgets()[0]
+
+
+def printed_size_bound(value: Any, limit: int) -> int | None:
+    """An upper bound of the size the sandbox charges for printing ``value`` (its
+    ``check_value`` estimate), or ``None`` when it is above ``limit``, when ``value``
+    is not plain data all the way down (``dict``, ``list``, ``tuple``, ``str``,
+    ``int``, ``float``, ``bool``, ``None``), or nested too deep to print."""
+    kind = type(value)
+    if kind is str:
+        size = 10 * len(value) + 2
+        return size if size <= limit else None
+    if kind is int:
+        return value.bit_length() // 3 + 2
+    if kind is float or kind is bool or value is None:
+        return 32
+    if kind is not list and kind is not dict and kind is not tuple:
+        return None
+    size = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        item, depth = pop()
+        kind = type(item)
+        if kind is str:
+            size += 10 * len(item) + 2
+        elif kind is int:
+            size += item.bit_length() // 3 + 2
+        elif kind is float or kind is bool or item is None:
+            size += 32
+        elif kind is list or kind is tuple or kind is dict:
+            if depth >= _MAX_NESTING - 1:
+                return None
+            size += 2 + 2 * len(item)
+            if size > limit:
+                return None
+            if kind is dict:
+                for key, val in item.items():
+                    push((key, depth + 1))
+                    push((val, depth + 1))
+            else:
+                for sub in item:
+                    push((sub, depth + 1))
+        else:
+            return None
+        if size > limit:
+            return None
+    return size
+
+
+# -- the public functions ----------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_simple(source: str, profile: JinjaProfile = FIELDS, kind: str = "template") -> Compiled | None:
+    """``source`` compiled to plain Python when it is simple (see the module doc), else
+    ``None``. ``kind`` is ``"template"`` (renders to text) or ``"expression"`` (the
+    inside of a ``{{ }}``, evaluated to a value). Cached per process."""
+    if kind not in ("template", "expression"):
+        raise ValueError(f"kind must be 'template' or 'expression', not {kind!r}")
+    try:
+        # The sandbox compiles it first: a template it refuses (syntax, size) is its to report.
+        if kind == "template":
+            _jinja.compile_template(source, profile)
+        else:
+            _jinja.compile_expression(source, profile)
+        parts = _parse(source, profile, kind)
+        code, names, values = _generate(parts, kind)
+    except Exception:  # _NotSimple, or anything the sandbox reports on its own path
+        return None
+    function = _maker(code)(
+        SLOW, printed_size_bound, _budgets, _CLOCK_CAP, _SCOPE_GET, _DEFAULTS_GET, JinjaLimits, _LAST, *values
+    )
+    return Compiled(source, kind, code, function)
+
+
+def template_renderer(source: str, profile: JinjaProfile = FIELDS) -> Callable[[Mapping[str, Any]], str]:
+    """``render(record)``: exactly ``jinja_env.render(compile_template(source, profile),
+    record)`` (the same text, the same exceptions, within the budgets in effect), in
+    plain Python when the template is simple. Cheap to call per record (profiles are
+    module constants: looked up by identity, not hashed)."""
+    by_source = _RENDERERS.get(id(profile))
+    if by_source is None or by_source[0] is not profile:
+        if len(_RENDERERS) > 64:
+            _RENDERERS.clear()
+        by_source = _RENDERERS[id(profile)] = (profile, {})
+    made = by_source[1].get(source)
+    if made is None:
+        if len(by_source[1]) >= 4096:
+            by_source[1].clear()
+        made = by_source[1][source] = _template_renderer(source, profile)
+    return made
+
+
+_RENDERERS: dict[int, tuple[JinjaProfile, dict[str, Callable[[Mapping[str, Any]], str]]]] = {}
+
+
+@functools.lru_cache(maxsize=4096)
+def _template_renderer(source: str, profile: JinjaProfile) -> Callable[[Mapping[str, Any]], str]:
+    compiled = compile_simple(source, profile, "template")
+    render, template = _jinja.render, _jinja.compile_template
+
+    if compiled is None:
+
+        def sandboxed(record: Mapping[str, Any]) -> str:
+            return render(template(source, profile), record)
+
+        return sandboxed
+    fast = compiled.function
+
+    def rendered(record: Mapping[str, Any]) -> str:
+        text = fast(record)
+        if text is SLOW:
+            return render(template(source, profile), record)
+        return text
+
+    rendered.compiled = compiled  # type: ignore[attr-defined]
+    return rendered
+
+
+def expression_evaluator(source: str, profile: JinjaProfile = FIELDS) -> Callable[[Mapping[str, Any]], Any]:
+    """``evaluate(record)``: exactly ``jinja_env.evaluate(compile_expression(source,
+    profile), record)``, in plain Python when the expression is simple."""
+    return _expression_evaluator(source, profile)
+
+
+@functools.lru_cache(maxsize=4096)
+def _expression_evaluator(source: str, profile: JinjaProfile) -> Callable[[Mapping[str, Any]], Any]:
+    compiled = compile_simple(source, profile, "expression")
+    evaluate, expression = _jinja.evaluate, _jinja.compile_expression
+
+    if compiled is None:
+
+        def sandboxed(record: Mapping[str, Any]) -> Any:
+            return evaluate(expression(source, profile), record)
+
+        return sandboxed
+    fast = compiled.function
+
+    def evaluated(record: Mapping[str, Any]) -> Any:
+        value = fast(record)
+        if value is SLOW:
+            return evaluate(expression(source, profile), record)
+        return value
+
+    evaluated.compiled = compiled  # type: ignore[attr-defined]
+    return evaluated

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from prompt_style import ChatTemplateError, PromptStyleError
+from prompt_style import ChatTemplateError, ModelInput, PromptStyleError
 from prompt_style.safe import jinja_env
 
 from . import conversation as conv
@@ -217,14 +217,18 @@ class ChatTemplate:
 
     def plain_renderer(self, variables: Mapping[str, Any], now: datetime | None) -> Any:
         """A function ``render(messages, add_generation_prompt, continue_final_message=False)
-        -> str`` for the commonest render, with everything that does not change
-        prepared once: plain ``variables``, the clock, no tools, no documents, no
-        generation spans. ``None`` when the template needs the general
-        :meth:`render` (Jinja engine, generation blocks)."""
-        if self._fast is None or self.has_generation:
+        -> ModelInput`` (its ``text``, ``messages`` and, for a template with
+        ``{% generation %}`` blocks, ``assistant_spans``) for the commonest render,
+        with everything that does not change prepared once: plain ``variables``, the
+        clock, no tools, no documents. ``None`` when the template needs the general
+        :meth:`render` (the Jinja engine)."""
+        if self._fast is None:
             return None
         fixed = {**self._globals, **({"strftime_now": fixed_strftime_now(now)} if now is not None else {}), **variables}
         fixed = {**fixed, "tools": None, "documents": None}
+        if self.has_generation:
+            fixed[TRACK_GENERATION] = True
+            return self._plain_spans_renderer(fixed)
         copy = fixed.copy
         fast = self._fast
         # fast.render_owned(context), without its frame: the sandbox's runner, directly.
@@ -268,7 +272,7 @@ class ChatTemplate:
                     text = run(render_context, None, template, None, None, (context,))
                     context["messages"] = None  # nothing of this render is kept
                     give(context)  # (as many as renders run at once)
-                    return text
+                    return ModelInput(text, messages)  # (text, messages): positional is faster
                 context = copy()
                 context["messages"] = chat
                 if add_generation_prompt:
@@ -276,10 +280,45 @@ class ChatTemplate:
                 chat = context["messages"] = list(chat)  # tagged below: never the caller's list
                 final = tag(chat, continue_final_message, source)
                 context["add_generation_prompt"] = False
-                return cut(run(render_context, None, template, None, None, (context,)), final)[0]
+                return ModelInput(cut(run(render_context, None, template, None, None, (context,)), final)[0], messages)
             except PromptStyleError as exc:
                 raise exc.locate(file=origin) from None
             except Exception as exc:  # as in render()
                 raise ChatTemplateError(str(exc), file=origin, line=_template_line(exc, fast)) from exc
+
+        return render
+
+    def _plain_spans_renderer(self, fixed: dict[str, Any]) -> Any:
+        """:meth:`plain_renderer` for a template with ``{% generation %}`` blocks: the
+        spans tracked, the text and the spans as :meth:`render` gives them."""
+        fast = self._fast
+        run, render_context, template = fast.runner, fast.render_context, fast.template
+        prepare, tag, cut = conv.prepare_messages, conv.tag_final_message, conv.cut_at_tag
+        origin, source = self.origin, self.source
+        copy = fixed.copy
+        mark = GENERATION_MARK
+
+        def render(messages: Any, add_generation_prompt: bool, continue_final_message: bool | str = False) -> Any:
+            try:
+                chat = prepare(messages)
+                context = copy()
+                context["messages"] = chat
+                context["add_generation_prompt"] = add_generation_prompt
+                if continue_final_message:
+                    if add_generation_prompt:
+                        raise ValueError(_CONFLICT)
+                    final = tag(chat, continue_final_message, source)
+                text = run(render_context, None, template, None, None, (context,))
+                spans: list[tuple[int, int]] = []
+                if mark in text:
+                    text, spans = _spans(text)
+                if continue_final_message:
+                    text, at = cut(text, final)
+                    spans = [(a, min(b, at)) for a, b in spans if a < at]
+            except PromptStyleError as exc:
+                raise exc.locate(file=origin) from None
+            except Exception as exc:  # as in render()
+                raise ChatTemplateError(str(exc), file=origin, line=_template_line(exc, fast)) from exc
+            return ModelInput(text, messages, None, None, None, None, spans)
 
         return render

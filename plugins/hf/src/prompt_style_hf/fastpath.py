@@ -53,7 +53,7 @@ from typing import Any
 from jinja2 import filters as jinja_filters
 from jinja2 import nodes
 from jinja2 import tests as jinja_tests
-from jinja2.compiler import CodeGenerator, DependencyFinderVisitor, Frame, optimizeconst
+from jinja2.compiler import CodeGenerator, DependencyFinderVisitor, Frame, find_undeclared, optimizeconst
 from jinja2.environment import Template
 from jinja2.exceptions import FilterArgumentError
 from jinja2.filters import _prepare_attribute_parts
@@ -68,7 +68,7 @@ from prompt_style import LimitError
 from prompt_style.safe import jinja_env as _jinja_env
 from prompt_style.safe.jinja_env import check_str_call, current_budget
 
-from .environment import TemplateNamespace
+from .environment import GENERATION_END, GENERATION_START, NAMESPACE_ATTRIBUTES, GenerationBlocks, TemplateNamespace
 
 __all__ = ["FastTemplate", "compile_fast", "FAST_LOOP_ATTRIBUTES"]
 
@@ -136,6 +136,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
     env_call = environment.call
     undefined = environment.undefined
     tests = environment.tests
+    namespace_attrs = NAMESPACE_ATTRIBUTES.__get__
 
     def fast_getattr(obj: Any, attribute: str) -> Any:
         kind = type(obj)
@@ -158,7 +159,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             if attribute[:1] != "_":
                 # The sandbox allows a namespace's attributes that do not start with "_".
                 try:
-                    return obj._Namespace__attrs[attribute]
+                    return namespace_attrs(obj)[attribute]
                 except KeyError:
                     return undefined(obj=obj, name=attribute)
         elif kind is LoopContext and attribute in _LOOP_ATTRIBUTES:
@@ -491,6 +492,12 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "print": _jinja_env.print_value,
         "str_filter": str_filter,
         "spill": spill,
+        "namespace": TemplateNamespace,
+        "namespace_attrs": namespace_attrs,
+        "namespace_set": NAMESPACE_ATTRIBUTES.__set__,
+        "new": object.__new__,
+        "generation_start": GENERATION_START,
+        "generation_end": GENERATION_END,
     }
     _HELPERS[id(environment)] = (environment, made)
     return made
@@ -628,6 +635,7 @@ class FastCodeGenerator(CodeGenerator):
         self._def_pending = False
         self._print_temps: list[str | None] = []
         self._printed_chain: nodes.Node | None = None
+        self._namespace_keys: set[str] = set()
 
     # -- budgets checked inline ---------------------------------------------------------------
     #
@@ -1013,6 +1021,11 @@ class FastCodeGenerator(CodeGenerator):
             and node.find(nodes.EvalContextModifier) is None
             and node.find(nodes.ScopedEvalContextModifier) is None
         )
+        # The attribute names this template gives its namespaces: read namespace-first.
+        self._namespace_keys = {ref.attr for ref in node.find_all(nodes.NSRef)}
+        for call in node.find_all(nodes.Call):
+            if isinstance(call.node, nodes.Name) and call.node.name == "namespace":
+                self._namespace_keys.update(kw.key for kw in call.kwargs)
         self.writeline("from prompt_style_hf.fastpath import helpers as _ps_helpers")
         self.writeline("from types import GeneratorType")
         self.writeline("_ps_fast = _ps_helpers(environment)")
@@ -1035,6 +1048,12 @@ class FastCodeGenerator(CodeGenerator):
             "spill",
             "bind_macro",
             "new_context",
+            "namespace",
+            "namespace_attrs",
+            "namespace_set",
+            "new",
+            "generation_start",
+            "generation_end",
         ):
             self.writeline(f"_ps_{name} = _ps_fast[{name!r}]")
         # Contexts of finished renders of this template, to reuse (see write_commons).
@@ -1204,15 +1223,27 @@ class FastCodeGenerator(CodeGenerator):
                 return
         if node.attr not in _DICT_ATTRIBUTES:
             # message.content on a dict that has the key: read it inline.
-            self._inline_key(node.node, repr(node.attr), "fast_getattr", frame)
+            self._inline_key(node.node, node.attr, "fast_getattr", frame)
             return
         self.write("fast_getattr(")
         self.visit(node.node, frame)
         self.write(f", {node.attr!r})")
 
-    def _inline_key(self, subject: nodes.Node, key: str, fallback: str, frame: Frame) -> None:
+    def _inline_key(self, subject: nodes.Node, name: str, fallback: str, frame: Frame) -> None:
         """``subject[key]`` read inline when ``subject`` is a dict holding ``key``,
-        else ``fallback(subject, key)`` (the subject is evaluated once)."""
+        else ``fallback(subject, key)`` (the subject is evaluated once); for a key
+        the template gives its namespaces, a namespace holding it is tried first."""
+        key = repr(name)
+        if self._inline_budget and name in self._namespace_keys and name[:1] != "_":
+            # ns.system_prompt: the namespace's attributes, read through their slot.
+            value, attrs = self.temporary_identifier(), self.temporary_identifier()
+            self.write(f"({attrs}[{key}] if type({value} := ")
+            self.visit(subject, frame)
+            self.write(
+                f") is _ps_namespace and {key} in ({attrs} := _ps_namespace_attrs({value})) else"
+                f" ({value}[{key}] if type({value}) is dict and {key} in {value} else {fallback}({value}, {key})))"
+            )
+            return
         code = self._simple_code(subject, frame)
         if code is not None:
             self.write(f"({code}[{key}] if type({code}) is dict and {key} in {code} else {fallback}({code}, {key}))")
@@ -1258,7 +1289,7 @@ class FastCodeGenerator(CodeGenerator):
             return
         if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
             # message['role'] on a dict that has the key: read it inline.
-            self._inline_key(node.node, repr(node.arg.value), "fast_getitem", frame)
+            self._inline_key(node.node, node.arg.value, "fast_getitem", frame)
             return
         if isinstance(node.arg, nodes.Const) and type(node.arg.value) is int:
             # messages[0], messages[-1] on a list that has the item: read it inline.
@@ -1394,7 +1425,66 @@ class FastCodeGenerator(CodeGenerator):
             return None
         return key
 
+    def visit_NSRef(self, node: nodes.NSRef, frame: Frame) -> None:
+        if not self._inline_budget or node.attr[:1] == "_":
+            super().visit_NSRef(node, frame)  # TemplateNamespace.__setitem__ refuses the name
+            return
+        # {% set ns.x = ... %} (visit_Assign has checked that ns is a namespace): into the
+        # namespace's attributes, through their slot.
+        ref = frame.symbols.ref(node.name)
+        self.writeline(f"(_ps_namespace_attrs({ref}) if type({ref}) is _ps_namespace else {ref})[{node.attr!r}]")
+
+    def visit_CallBlock(self, node: nodes.CallBlock, frame: Frame) -> None:
+        call = node.call
+        if not (
+            self._inline_budget
+            and not (frame.eval_ctx.volatile or frame.eval_ctx.autoescape)
+            and isinstance(call, nodes.Call)
+            and isinstance(call.node, nodes.ExtensionAttribute)
+            and call.node.identifier == GenerationBlocks.identifier
+            and call.node.name == "_generation"
+            and len(call.args) == 1
+            and not (call.kwargs or call.dyn_args or call.dyn_kwargs or node.args)
+            and not find_undeclared(node.body, ("caller", "kwargs", "varargs"))
+        ):
+            super().visit_CallBlock(node, frame)
+            return
+        # {% generation %}: its body's function called directly, and its output wrapped in
+        # the marks while spans are tracked (GenerationBlocks._generation, inline); the
+        # result charged as the sandbox's call charges it.
+        self.macro_body(node, frame)
+        body, result = self.temporary_identifier(), self.temporary_identifier()
+        self.writeline(f"{body} = macro()")
+        self.writeline(f"{result} = _ps_generation_start + {body} + _ps_generation_end if (")
+        self.visit(call.args[0], frame)
+        self.write(f") is True else {body}")
+        self.writeline(f"if (_ps_w := _ps_w + len({result})) >= _ps_room: _ps_w = _ps_spill(_ps_w, len({result}))")
+        self.start_write(frame, node)
+        self.write(result)
+        self.end_write(frame)
+
     def visit_Call(self, node: nodes.Call, frame: Frame, forward_caller: bool = False) -> None:
+        if (
+            self._inline_budget
+            and not forward_caller
+            and isinstance(node.node, nodes.Name)
+            and node.node.name == "namespace"
+            and not (node.args or node.dyn_args or node.dyn_kwargs)
+            and all(kw.key[:1] != "_" for kw in node.kwargs)
+        ):
+            # namespace(a=1, b=''): the template's namespace made directly (what its
+            # __init__ does for names that do not start with "_"); anything else as below.
+            callee, made = self.temporary_identifier(), self.temporary_identifier()
+            self.write(f"((_ps_namespace_set({made} := _ps_new(_ps_namespace), {{")
+            for i, kw in enumerate(node.kwargs):
+                self.write(f"{', ' if i else ''}{kw.key!r}: ")
+                self.visit(kw.value, frame)
+            self.write(f"}}) or {made}) if ({callee} := ")
+            self.visit(node.node, frame)
+            self.write(f") is _ps_namespace else fast_call(context, {callee}")
+            self._call_arguments(node, frame, forward_caller)
+            self.write(")")
+            return
         if (
             self._inline_budget
             and not forward_caller

@@ -87,6 +87,7 @@ _FAST_FILTERS = {
 # (Jinja's: soft_str(value).strip(), .lower(), .upper()).
 _STR_FILTERS = {"trim": "strip", "lower": "lower", "upper": "upper", "capitalize": "capitalize"}
 # Filters that only read (or copy) their value, written inline (see _inline_selection).
+_SELECTIONS = frozenset({"select", "reject", "selectattr", "rejectattr"})
 _SELECTION_FILTERS = frozenset({"length", "count", "first", "last", "default", "d", "string", "list"})
 
 # Bound methods the sandbox hands out and that only read their object (the
@@ -118,6 +119,10 @@ _INLINE_STR_METHODS = {
     **dict.fromkeys(("strip", "lstrip", "rstrip", "removeprefix", "removesuffix", "replace"), 1),
     **dict.fromkeys(("lower", "upper", "title", "capitalize", "swapcase", "casefold"), 3),
 }
+
+EAGER_ITEMS = 4096
+"""The most items a select/reject filter whose items are all taken at once filters
+in one go (its deadline is checked before; longer inputs are filtered item by item)."""
 
 FAST_LOOP_ATTRIBUTES = frozenset(
     {"index0", "index", "first", "last", "length", "revindex", "revindex0", "previtem", "nextitem", "depth", "depth0"}
@@ -291,39 +296,42 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             )
         return budget
 
-    def select_or_reject(
-        context: Any, value: Any, args: tuple, kwargs: dict, negate: bool, lookup_attr: bool, budget: Any
-    ):
-        # Jinja's select_or_reject (a generator: nothing runs before the first item is asked for),
-        # each item it gives counted as a loop iteration, as the guard counts a lazy filter's items.
-        if value:
-            if lookup_attr:
-                try:
-                    attr = args[0]
-                except LookupError:
-                    raise FilterArgumentError("Missing parameter for attribute name") from None
-                transform = attrgetter(attr)
-                off = 1
-            else:
-                transform = None
-                off = 0
+    def prepare_selection(context: Any, args: tuple, kwargs: dict, lookup_attr: bool) -> tuple:
+        """``(transform, test, on_text)`` of a select/reject filter's arguments (Jinja's
+        ``prepare_select_or_reject``)."""
+        if lookup_attr:
             try:
-                name = args[off]
-                test = tester(context, name, args[1 + off :], kwargs)
+                attr = args[0]
             except LookupError:
-                test = bool
-            simple_key = transform is not None and type(attr) is str and "." not in attr and not attr.isdigit()
-            if simple_key and (test is _JINJA_DEFINED or test is _JINJA_UNDEFINED) and attr not in _DICT_ATTRIBUTES:
-                # selectattr('tool_calls', 'defined') on dicts: whether the key holds a value,
-                # without making an undefined for each item that has none.
-                transform, test = None, _defined_key(attr, test is _JINJA_DEFINED, transform, test)
-            # On a string item, an attribute that strings do not have is an undefined value,
-            # and the test's result on it is the same for every such item (Jinja's tests
-            # look at what a value is, and an undefined value is nothing): worked out on the
-            # first one, then reused (content|selectattr('type', 'equalto', 'image') on a
-            # text content, one character at a time).
-            pure = test in _PURE_TESTS or getattr(test, "ps_pure", False)
-            on_text = _NOTHING if simple_key and attr not in _SEQUENCE_ATTRIBUTES and pure else None
+                raise FilterArgumentError("Missing parameter for attribute name") from None
+            transform = attrgetter(attr)
+            off = 1
+        else:
+            transform = None
+            off = 0
+        try:
+            name = args[off]
+            test = tester(context, name, args[1 + off :], kwargs)
+        except LookupError:
+            test = bool
+        simple_key = transform is not None and type(attr) is str and "." not in attr and not attr.isdigit()
+        if simple_key and (test is _JINJA_DEFINED or test is _JINJA_UNDEFINED) and attr not in _DICT_ATTRIBUTES:
+            # selectattr('tool_calls', 'defined') on dicts: whether the key holds a value,
+            # without making an undefined for each item that has none.
+            transform, test = None, _defined_key(attr, test is _JINJA_DEFINED, transform, test)
+        # On a string item, an attribute that strings do not have is an undefined value,
+        # and the test's result on it is the same for every such item (Jinja's tests
+        # look at what a value is, and an undefined value is nothing): worked out on the
+        # first one, then reused (content|selectattr('type', 'equalto', 'image') on a
+        # text content, one character at a time).
+        pure = test in _PURE_TESTS or getattr(test, "ps_pure", False)
+        on_text = _NOTHING if simple_key and attr not in _SEQUENCE_ATTRIBUTES and pure else None
+        return transform, test, on_text
+
+    def selected(value: Any, transform: Any, test: Any, on_text: Any, negate: bool, budget: Any):
+        # The items of a prepared select/reject (a generator), each counted as a loop
+        # iteration as it is given, as the guard counts a lazy filter's items.
+        if value:
             for item in value:
                 if on_text is not None and type(item) is str:
                     if on_text is _NOTHING:
@@ -336,6 +344,54 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                     if budget.iterations > budget.iter_limit or budget.due:
                         budget.count(0)  # raises for the loop budget or the deadline
                     yield item
+
+    def select_or_reject(
+        context: Any, value: Any, args: tuple, kwargs: dict, negate: bool, lookup_attr: bool, budget: Any
+    ):
+        # Jinja's select_or_reject (a generator: nothing runs before the first item is asked for).
+        if value:
+            transform, test, on_text = prepare_selection(context, args, kwargs, lookup_attr)
+            yield from selected(value, transform, test, on_text, negate, budget)
+
+    def selector(name: str, args: tuple, kwargs: dict) -> tuple[Callable[[Any], Any], Callable[[Any], Any]] | None:
+        """``(lazy, eager)`` for ``value|name(*args, **kwargs)`` (select, reject, selectattr,
+        rejectattr) with constant arguments, prepared once: ``lazy(value)`` is the filter
+        (a generator), ``eager(value)`` its items as a list, for a caller that takes them
+        all at once (a ``for`` loop, ``|list``): a list or tuple of at most
+        :data:`EAGER_ITEMS` items is filtered at once, its items counted after. ``None``
+        when the arguments need the render (a test that takes the context, an error)."""
+        negate = name in ("reject", "rejectattr")
+        lookup_attr = name in ("selectattr", "rejectattr")
+        off = 1 if lookup_attr else 0
+        if len(args) > off:
+            func = tests.get(args[off]) if isinstance(args[off], str) else None
+            if func is None or _PassArg.from_obj(func) is not None:
+                return None
+        try:
+            transform, test, on_text = prepare_selection(None, args, kwargs, lookup_attr)
+        except Exception:
+            return None  # raised by the render, as Jinja raises it
+
+        def lazy(value: Any):
+            return selected(value, transform, test, on_text, negate, sized_input(name, value))
+
+        def eager(value: Any) -> list:
+            budget = sized_input(name, value)
+            kind = type(value)
+            if (kind is not list and kind is not tuple) or len(value) > EAGER_ITEMS:
+                return list(selected(value, transform, test, on_text, negate, budget))
+            if transform is None:
+                out = [item for item in value if not test(item)] if negate else [item for item in value if test(item)]
+            elif negate:
+                out = [item for item in value if not test(transform(item))]
+            else:
+                out = [item for item in value if test(transform(item))]
+            budget.iterations += len(out)
+            if budget.iterations > budget.iter_limit or budget.due:
+                budget.count(0)  # raises for the loop budget or the deadline
+            return out
+
+        return lazy, eager
 
     def fast_select(context: Any, value: Any, *args: Any, **kwargs: Any):
         budget = sized_input("select", value)
@@ -483,6 +539,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "fast_selectattr": fast_selectattr,
         "fast_rejectattr": fast_rejectattr,
         "fast_map": fast_map,
+        "selector": selector,
         "budget": current_budget,
         "active": _jinja_env.budget_getter(),
         "loop_items": _jinja_env.loop_items,
@@ -549,6 +606,11 @@ def _defined_key(key: str, defined: bool, transform: Callable[[Any], Any], test:
         return test(transform(item))
 
     return check
+
+
+def _plain_const(node: nodes.Node) -> bool:
+    """Whether ``node`` is a constant whose ``repr`` is Python source for it."""
+    return type(node) is nodes.Const and type(node.value) in (str, int, float, bool, type(None))
 
 
 def _const_str(node: nodes.Node) -> str | None:
@@ -636,6 +698,7 @@ class FastCodeGenerator(CodeGenerator):
         self._print_temps: list[str | None] = []
         self._printed_chain: nodes.Node | None = None
         self._namespace_keys: set[str] = set()
+        self._eager_selections: set[int] = set()
 
     # -- budgets checked inline ---------------------------------------------------------------
     #
@@ -1109,6 +1172,7 @@ class FastCodeGenerator(CodeGenerator):
             # list: a copy of a list or tuple, or the items of a select/map filter of this
             # generator (a generator that counts its own items), counted inline.
             items = self.temporary_identifier()
+            self._mark_eager(node.node)
             self.write(
                 f"({items} if (_ps_w := _ps_w + len({items} := list({value}))) < _ps_room"
                 f" else ((_ps_w := _ps_spill(_ps_w - len({items}), 0)) or {guarded}(context.eval_ctx, {items})))"
@@ -1161,6 +1225,8 @@ class FastCodeGenerator(CodeGenerator):
                 f" else (_ps_str_filter({self.filters[node.name]}, {value}, _ps_w, {factor}), (_ps_w := 0))[0])"
             )
             return
+        if self._prepared_selection(node, frame):
+            return
         fast = _FAST_FILTERS.get(node.name)
         if fast is not None and node.node is not None and self._jinja_filter(node.name):
             self.write(f"{fast}(context, ")
@@ -1169,6 +1235,40 @@ class FastCodeGenerator(CodeGenerator):
             self.write(")")
             return
         super().visit_Filter(node, frame)
+
+    def _prepared_selection(self, node: nodes.Filter, frame: Frame) -> bool:
+        """``value|selectattr('role', 'equalto', 'user')`` (select, reject, selectattr,
+        rejectattr with constant arguments): the filter prepared once, when the template
+        is loaded (helpers' ``selector``), and its items all at once where the caller
+        takes them all (see :meth:`_mark_eager`)."""
+        if (
+            not self._inline_budget
+            or node.name not in _SELECTIONS
+            or node.node is None
+            or node.dyn_args
+            or node.dyn_kwargs
+            or not self._jinja_filter(node.name)
+            or not all(_plain_const(argument) for argument in node.args)
+            or not all(_plain_const(kw.value) for kw in node.kwargs)
+        ):
+            return False
+        args = tuple(argument.value for argument in node.args)
+        kwargs = {kw.key: kw.value.value for kw in node.kwargs}
+        if helpers(self.environment)["selector"](node.name, args, kwargs) is None:
+            return False
+        lazy, eager = self.temporary_identifier(), self.temporary_identifier()
+        self._module_lines.append(f"{lazy}, {eager} = _ps_fast['selector']({node.name!r}, {args!r}, {kwargs!r})")
+        self.write(f"{eager if id(node) in self._eager_selections else lazy}(")
+        self.visit(node.node, frame)
+        self.write(")")
+        return True
+
+    def _mark_eager(self, node: nodes.Node) -> None:
+        """``node`` is taken whole at once (a ``for`` loop's sequence, ``|list``): so is a
+        chain of select/reject filters there (a list instead of a generator)."""
+        while isinstance(node, nodes.Filter) and node.name in _SELECTIONS:
+            self._eager_selections.add(id(node))
+            node = node.node
 
     # -- attribute and item access ----------------------------------------------------
 
@@ -1649,6 +1749,7 @@ class FastCodeGenerator(CodeGenerator):
             # The sandbox's loop filter, for a loop over a sequence: counted at once
             # (inline for a list: its length as iterations, its literal text as characters).
             cost = counted.args[0].value
+            self._mark_eager(counted.node)  # taken whole: loop_items makes a list of it
             self.writeline(f"{seq} = ", node)
             self.visit(counted.node, frame)
             self.writeline(f"if type({seq}) is list:")

@@ -931,15 +931,23 @@ def _loop(iterable: Any, cost: int = 0) -> Any:
     return _Counted(iterable, budget, cost)
 
 
+_MAPPINGS = frozenset({dict, type({}.keys()), type({}.values()), type({}.items())})
+
+
 def loop_items(iterable: Any, cost: int = 0) -> Any:
     """The items of a ``{% for %}`` iterable as a sequence, for code generators that
-    iterate over a sequence with ``enumerate``: a list or tuple is counted at once
-    (its length as loop iterations, ``cost`` characters of literal text each),
+    iterate over a sequence with ``enumerate``: a list, tuple, range, dict or dict
+    view is counted at once (its length as loop iterations, ``cost`` characters of
+    literal text each),
     anything else item by item as :data:`LOOP_FILTER` counts it."""
     kind = type(iterable)
-    if kind is list or kind is tuple:
+    if kind is list or kind is tuple or kind is range:
         (_ACTIVE.get() or active_budget()).count(len(iterable), cost)
         return iterable
+    if kind in _MAPPINGS:
+        # A dict or a view of one: its items counted at once (before they are copied).
+        (_ACTIVE.get() or active_budget()).count(len(iterable), cost)
+        return list(iterable)
     if kind is str:
         budget = _ACTIVE.get() or active_budget()
         if len(iterable) > budget.limits.max_items:

@@ -142,6 +142,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
     undefined = environment.undefined
     tests = environment.tests
     namespace_attrs = NAMESPACE_ATTRIBUTES.__get__
+    env_range = environment.globals.get("range")
 
     def fast_getattr(obj: Any, attribute: str) -> Any:
         kind = type(obj)
@@ -247,6 +248,19 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                 return func(context.eval_ctx, *args, **kwargs)
             except StopIteration:
                 return undefined("value was undefined because a callable raised a StopIteration exception")
+        elif func is env_range and env_range is not None:
+            # range(n): the sandbox's own range (which checks max_range), called as its call does.
+            kwargs.pop("_loop_vars", None)
+            kwargs.pop("_block_vars", None)
+            if not kwargs:
+                budget = current_budget()
+                if budget.due:
+                    budget.tick()
+                result = func(*args)
+                budget.work += 1
+                if budget.work > budget.work_check:
+                    budget.over_size(1, "calling range")
+                return result
         return env_call(context, func, *args, **kwargs)
 
     def attrgetter(attribute: Any, default: Any = None) -> Callable[[Any], Any]:

@@ -30,6 +30,24 @@ RESERVED_VARIABLES = frozenset({"messages", "tools", "documents", "add_generatio
 """Names the renderer passes itself; a variable cannot replace them."""
 
 
+class _SourceNames:
+    """``name in source`` for a template's source, each answer remembered: what
+    ``continue_final_message`` asks of the template at every render (whether it
+    reads the field continued), without searching the source each time."""
+
+    __slots__ = ("source", "seen")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.seen: dict[str, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        found = self.seen.get(name)  # type: ignore[call-overload]
+        if found is None:
+            found = self.seen[name] = name in self.source  # type: ignore[index, operator]
+        return found
+
+
 class Rendered(NamedTuple):
     """A rendered conversation: the text and the ``{% generation %}`` spans in it."""
 
@@ -108,6 +126,7 @@ class ChatTemplate:
         self.source = source
         self.origin = origin
         self.engine = engine
+        self._names = _SourceNames(source)
         self.has_generation = bool(_GENERATION_TAG.search(source)) and _has_generation_block(source)
         self._compiled = self._compile()
 
@@ -193,7 +212,7 @@ class ChatTemplate:
             }
             final = None
             if continue_final_message:
-                final = conv.tag_final_message(chat, continue_final_message, self.source)
+                final = conv.tag_final_message(chat, continue_final_message, self._names)
             if self.has_generation:
                 context[TRACK_GENERATION] = True
             text = self._render(context)
@@ -235,7 +254,7 @@ class ChatTemplate:
         run, render_context, template = fast.runner, fast.render_context, fast.template
         prepare = conv.prepare_messages
         origin = self.origin
-        source = self.source
+        source = self._names
         tag, cut = conv.tag_final_message, conv.cut_at_tag
 
         # The variables of finished renders, to reuse (the template cannot change them).
@@ -294,7 +313,7 @@ class ChatTemplate:
         fast = self._fast
         run, render_context, template = fast.runner, fast.render_context, fast.template
         prepare, tag, cut = conv.prepare_messages, conv.tag_final_message, conv.cut_at_tag
-        origin, source = self.origin, self.source
+        origin, source = self.origin, self._names
         copy = fixed.copy
         mark = GENERATION_MARK
 

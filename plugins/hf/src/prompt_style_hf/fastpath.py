@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from functools import partial
-from types import BuiltinMethodType
+from types import BuiltinMethodType, FunctionType
 from typing import Any
 
 from jinja2 import filters as jinja_filters
@@ -567,6 +567,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "namespace_attrs": namespace_attrs,
         "namespace_set": NAMESPACE_ATTRIBUTES.__set__,
         "new": object.__new__,
+        "function": FunctionType,
         "generation_start": GENERATION_START,
         "generation_end": GENERATION_END,
     }
@@ -713,6 +714,7 @@ class FastCodeGenerator(CodeGenerator):
         self._printed_chain: nodes.Node | None = None
         self._namespace_keys: set[str] = set()
         self._eager_selections: set[int] = set()
+        self._direct_macros: dict[str, int] = {}
 
     # -- budgets checked inline ---------------------------------------------------------------
     #
@@ -1103,6 +1105,8 @@ class FastCodeGenerator(CodeGenerator):
         for call in node.find_all(nodes.Call):
             if isinstance(call.node, nodes.Name) and call.node.name == "namespace":
                 self._namespace_keys.update(kw.key for kw in call.kwargs)
+        if self._buffered_root:
+            self._direct_macros = self._find_direct_macros(node)
         self.writeline("from prompt_style_hf.fastpath import helpers as _ps_helpers")
         self.writeline("from types import GeneratorType")
         self.writeline("_ps_fast = _ps_helpers(environment)")
@@ -1131,6 +1135,7 @@ class FastCodeGenerator(CodeGenerator):
             "new",
             "generation_start",
             "generation_end",
+            "function",
         ):
             self.writeline(f"_ps_{name} = _ps_fast[{name!r}]")
         # Contexts of finished renders of this template, to reuse (see write_commons).
@@ -1294,6 +1299,10 @@ class FastCodeGenerator(CodeGenerator):
         name = getattr(macro_ref.node, "name", None)
         if len(macro_ref.node.args) == 1:
             arg_tuple += ","
+        if self._inline_budget and name in self._direct_macros:
+            # Only ever called directly (see _find_direct_macros): its function is its value.
+            self.write("macro")
+            return
         if self._inline_budget and not frame.eval_ctx.volatile:
             # Everything but the function is known now: a class of this definition holds it
             # (made once, when the template is loaded), so a render only binds the function.
@@ -1577,7 +1586,70 @@ class FastCodeGenerator(CodeGenerator):
         self.write(result)
         self.end_write(frame)
 
+    def _find_direct_macros(self, tree: nodes.Template) -> dict[str, int]:
+        """The template's macros that are only ever called, directly, by their name, with
+        positional arguments (at most their parameters): their number of parameters by
+        name. Such a macro's value is its function (no ``Macro`` object is made for it)
+        and a call passes ``missing`` for the parameters it leaves out, as
+        ``Macro.__call__`` does. Each is defined once, at the top level, and takes no
+        ``caller``, ``kwargs`` or ``varargs``; its name is nothing else in the template
+        and no global (its value before the definition comes from the render's context,
+        which holds data)."""
+        if self.environment.autoescape:
+            return {}
+        defined = [macro.name for macro in tree.find_all(nodes.Macro)]
+        stored = {name.name for name in tree.find_all(nodes.Name) if name.ctx != "load"}
+        found: dict[str, int] = {}
+        for macro in tree.body:
+            if (
+                isinstance(macro, nodes.Macro)
+                and defined.count(macro.name) == 1
+                and macro.name not in stored
+                and macro.name not in self.environment.globals
+                and macro.name not in ("strftime_now", "caller", "kwargs", "varargs", "loop", "self")
+                and not find_undeclared(macro.body, ("caller", "kwargs", "varargs"))
+            ):
+                found[macro.name] = len(macro.args)
+        if not found:
+            return found
+        called = {id(call.node): call for call in tree.find_all(nodes.Call)}
+        with_caller = {id(block.call) for block in tree.find_all(nodes.CallBlock)}
+        for name in tree.find_all(nodes.Name):
+            if name.name in found:
+                call = called.get(id(name))
+                if (
+                    call is None
+                    or id(call) in with_caller
+                    or call.kwargs
+                    or call.dyn_args
+                    or call.dyn_kwargs
+                    or len(call.args) > found[name.name]
+                ):
+                    del found[name.name]
+        return found
+
     def visit_Call(self, node: nodes.Call, frame: Frame, forward_caller: bool = False) -> None:
+        if (
+            self._inline_budget
+            and not forward_caller
+            and isinstance(node.node, nodes.Name)
+            and node.node.name in self._direct_macros
+            and not (frame.eval_ctx.volatile or frame.eval_ctx.autoescape)
+        ):
+            # A macro that is only ever called directly: its function, with `missing` for the
+            # parameters left out (Macro.__call__); before its definition, as Jinja calls.
+            ref = frame.symbols.ref(node.node.name)
+            left_out = self._direct_macros[node.node.name] - len(node.args)
+            self.write(f"({ref}(")
+            for i, argument in enumerate(node.args):
+                self.write(", " if i else "")
+                self.visit(argument, frame)
+            self.write(", missing" * left_out if node.args else ", ".join(["missing"] * left_out))
+            self.write(f") if type({ref}) is _ps_function else fast_call(context, ")
+            self.visit(node.node, frame)
+            self._call_arguments(node, frame, forward_caller)
+            self.write(")")
+            return
         if (
             self._inline_budget
             and not forward_caller

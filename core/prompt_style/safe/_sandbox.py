@@ -1453,6 +1453,62 @@ def run_budgeted(
         _SPARE_APPEND(budget)  # (as many as renders run at once, at most)
 
 
+def bound_runner(render: Any, template: Any = None, name: str | None = None) -> Any:
+    """``run(arg)``: :func:`run_budgeted` of ``render(arg)`` for one render function,
+    made once (a hot path renders through it many times): the process's or the
+    scope's limits, the real clock."""
+    _Budget, _jinja_limits, translate = Budget, jinja_limits, _translate
+    spare_pop, spare_append = _SPARE_POP, _SPARE_APPEND
+    active_set, active_reset = _ACTIVE_SET, _ACTIVE_RESET
+    running_add, running_discard = _RUNNING_ADD, _RUNNING_DISCARD
+    scope_get, defaults_get = _SCOPE_GET, _DEFAULT_LIMITS_GET
+    deadline, unset = _deadline, _UNSET
+
+    def run(arg: Any) -> Any:
+        limits = scope_get() or defaults_get(JinjaLimits) or _jinja_limits()
+        try:
+            budget = spare_pop()  # as in run_budgeted
+        except IndexError:
+            budget = _Budget(limits, None)
+        else:
+            budget.stop_at = unset
+            budget.iterations = budget.work = 0
+            budget.now = None
+            budget.due = False
+            if budget.limits is not limits:
+                derived = _DERIVED.get(id(limits))
+                if derived is None or derived[0] is not limits:
+                    derived = _derive(limits)
+                budget.limits, budget.step, budget.work_check, budget.iter_limit = derived
+            else:
+                budget.work_check = budget.step if budget.step <= limits.max_work else limits.max_work
+        token = active_set(budget)
+        running_add(budget)
+        if deadline._kick:
+            deadline.register(budget)
+        try:
+            result = render(arg)
+            if type(result) is str and len(result) > limits.max_output:
+                limit = limits.max_output
+                raise _stop("max_output", limits, f"the output would be longer than {limit:,} characters")
+            if budget.due:
+                budget.tick()
+            return result
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                raise
+            translated = translate(exc, template, name)
+            if translated is exc:
+                raise
+            raise translated from None
+        finally:
+            running_discard(budget)
+            active_reset(token)
+            spare_append(budget)
+
+    return run
+
+
 # Budgets of finished renders of run_budgeted, to reuse: a render's objects (lazy filters,
 # loops) do not outlive it, since a render returns a string.
 _SPARE: list[Budget] = []

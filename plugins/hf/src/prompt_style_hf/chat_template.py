@@ -250,8 +250,7 @@ class ChatTemplate:
             return self._plain_spans_renderer(fixed)
         copy = fixed.copy
         fast = self._fast
-        # fast.render_owned(context), without its frame: the sandbox's runner, directly.
-        run, render_context, template = fast.runner, fast.render_context, fast.template
+        run = fast.run_owned  # fast.render_owned(context), without its frame
         prepare = conv.prepare_messages
         origin = self.origin
         source = self._names
@@ -288,7 +287,7 @@ class ChatTemplate:
                         context = copy()
                     context["messages"] = chat
                     context["add_generation_prompt"] = add_generation_prompt
-                    text = run(render_context, None, template, None, None, (context,))
+                    text = run(context)
                     context["messages"] = None  # nothing of this render is kept
                     give(context)  # (as many as renders run at once)
                     return ModelInput(text, messages)  # (text, messages): positional is faster
@@ -299,7 +298,7 @@ class ChatTemplate:
                 chat = context["messages"] = list(chat)  # tagged below: never the caller's list
                 final = tag(chat, continue_final_message, source)
                 context["add_generation_prompt"] = False
-                return ModelInput(cut(run(render_context, None, template, None, None, (context,)), final)[0], messages)
+                return ModelInput(cut(run(context), final)[0], messages)
             except PromptStyleError as exc:
                 raise exc.locate(file=origin) from None
             except Exception as exc:  # as in render()
@@ -311,7 +310,7 @@ class ChatTemplate:
         """:meth:`plain_renderer` for a template with ``{% generation %}`` blocks: the
         spans tracked, the text and the spans as :meth:`render` gives them."""
         fast = self._fast
-        run, render_context, template = fast.runner, fast.render_context, fast.template
+        run = fast.run_owned
         prepare, tag, cut = conv.prepare_messages, conv.tag_final_message, conv.cut_at_tag
         origin, source = self.origin, self._names
         copy = fixed.copy
@@ -327,7 +326,7 @@ class ChatTemplate:
                     if add_generation_prompt:
                         raise ValueError(_CONFLICT)
                     final = tag(chat, continue_final_message, source)
-                text = run(render_context, None, template, None, None, (context,))
+                text = run(context)
                 spans: list[tuple[int, int]] = []
                 if mark in text:
                     text, spans = _spans(text)

@@ -1930,6 +1930,8 @@ class FastTemplate:
         self.runner = _jinja_env.runner()
         """jinja_env's runner: ``runner(render_context, None, template, None, None, (parent,))``
         is :meth:`render_owned` without its frame."""
+        self.run_owned = _jinja_env.bound_runner(self.render_context, self.template)
+        """``run_owned(parent)``: :meth:`render_owned`, as one call."""
 
     def new_variables(self) -> dict[str, Any]:
         """A fresh mapping of the environment's globals, to add a render's variables
@@ -1946,7 +1948,7 @@ class FastTemplate:
         """Render with ``parent`` (globals and variables, from :meth:`new_variables`)
         as the context; ``parent`` becomes the context's own."""
         # One render's budgets (loops, sizes, time, output), as jinja_env.render keeps them.
-        return self.runner(self.render_context, None, self.template, None, None, (parent,))
+        return self.run_owned(parent)
 
     def _renderer(self) -> Callable[[dict[str, Any]], str]:
         root = self._root

@@ -623,6 +623,27 @@ def _defined_key(key: str, defined: bool, transform: Callable[[Any], Any], test:
     return check
 
 
+def _truth_tested(tree: nodes.Template) -> set[int]:
+    """The ids of the names and constant-key lookups (``x``, ``x.key``, ``x['key']``)
+    whose value is only ever tested for truth: an ``if``'s or an inline if's test,
+    the operand of ``not``, and the operands of ``and``/``or`` in such a test. An
+    undefined value there is false (Jinja's ``Undefined``), so none needs making."""
+    found: set[int] = set()
+
+    def mark(node: nodes.Node) -> None:
+        if isinstance(node, (nodes.And, nodes.Or)):
+            mark(node.left)
+            mark(node.right)
+        elif isinstance(node, nodes.Not):
+            mark(node.node)
+        elif isinstance(node, (nodes.Name, nodes.Getattr, nodes.Getitem)):
+            found.add(id(node))
+
+    for node in tree.find_all((nodes.If, nodes.CondExpr, nodes.Not)):
+        mark(node.node if isinstance(node, nodes.Not) else node.test)
+    return found
+
+
 def _plain_const(node: nodes.Node) -> bool:
     """Whether ``node`` is a constant whose ``repr`` is Python source for it."""
     return type(node) is nodes.Const and type(node.value) in (str, int, float, bool, type(None))
@@ -715,6 +736,7 @@ class FastCodeGenerator(CodeGenerator):
         self._namespace_keys: set[str] = set()
         self._eager_selections: set[int] = set()
         self._direct_macros: dict[str, int] = {}
+        self._truth_nodes: set[int] = set()
 
     # -- budgets checked inline ---------------------------------------------------------------
     #
@@ -1107,6 +1129,8 @@ class FastCodeGenerator(CodeGenerator):
                 self._namespace_keys.update(kw.key for kw in call.kwargs)
         if self._buffered_root:
             self._direct_macros = self._find_direct_macros(node)
+            if self.environment.undefined is Undefined:
+                self._truth_nodes = _truth_tested(node)
         self.writeline("from prompt_style_hf.fastpath import helpers as _ps_helpers")
         self.writeline("from types import GeneratorType")
         self.writeline("_ps_fast = _ps_helpers(environment)")
@@ -1346,17 +1370,25 @@ class FastCodeGenerator(CodeGenerator):
                 return
         if node.attr not in _DICT_ATTRIBUTES:
             # message.content on a dict that has the key: read it inline.
-            self._inline_key(node.node, node.attr, "fast_getattr", frame)
+            self._inline_key(node.node, node.attr, "fast_getattr", frame, id(node) in self._truth_nodes)
             return
         self.write("fast_getattr(")
         self.visit(node.node, frame)
         self.write(f", {node.attr!r})")
 
-    def _inline_key(self, subject: nodes.Node, name: str, fallback: str, frame: Frame) -> None:
+    def _inline_key(self, subject: nodes.Node, name: str, fallback: str, frame: Frame, truth: bool = False) -> None:
         """``subject[key]`` read inline when ``subject`` is a dict holding ``key``,
         else ``fallback(subject, key)`` (the subject is evaluated once); for a key
-        the template gives its namespaces, a namespace holding it is tried first."""
+        the template gives its namespaces, a namespace holding it is tried first.
+        ``truth``: only the value's truth is read (see _truth_tested), and a dict
+        without the key gives false instead of an undefined value."""
         key = repr(name)
+
+        def miss(value: str) -> str:
+            if truth:
+                return f"(False if type({value}) is dict else {fallback}({value}, {key}))"
+            return f"{fallback}({value}, {key})"
+
         if self._inline_budget and name in self._namespace_keys and name[:1] != "_":
             # ns.system_prompt: the namespace's attributes, read through their slot.
             value, attrs = self.temporary_identifier(), self.temporary_identifier()
@@ -1364,17 +1396,17 @@ class FastCodeGenerator(CodeGenerator):
             self.visit(subject, frame)
             self.write(
                 f") is _ps_namespace and {key} in ({attrs} := _ps_namespace_attrs({value})) else"
-                f" ({value}[{key}] if type({value}) is dict and {key} in {value} else {fallback}({value}, {key})))"
+                f" ({value}[{key}] if type({value}) is dict and {key} in {value} else {miss(value)}))"
             )
             return
         code = self._simple_code(subject, frame)
         if code is not None:
-            self.write(f"({code}[{key}] if type({code}) is dict and {key} in {code} else {fallback}({code}, {key}))")
+            self.write(f"({code}[{key}] if type({code}) is dict and {key} in {code} else {miss(code)})")
             return
         value = self.temporary_identifier()
         self.write(f"({value}[{key}] if type({value} := ")
         self.visit(subject, frame)
-        self.write(f") is dict and {key} in {value} else {fallback}({value}, {key}))")
+        self.write(f") is dict and {key} in {value} else {miss(value)})")
 
     def _simple_code(self, node: nodes.Node, frame: Frame) -> str | None:
         """The code of ``node`` when it is a plain local variable (so it may be
@@ -1412,7 +1444,8 @@ class FastCodeGenerator(CodeGenerator):
             return
         if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
             # message['role'] on a dict that has the key: read it inline.
-            self._inline_key(node.node, node.arg.value, "fast_getitem", frame)
+            truth = id(node) in self._truth_nodes and node.arg.value not in _DICT_ATTRIBUTES
+            self._inline_key(node.node, node.arg.value, "fast_getitem", frame, truth)
             return
         if isinstance(node.arg, nodes.Const) and type(node.arg.value) is int:
             # messages[0], messages[-1] on a list that has the item: read it inline.
@@ -1547,6 +1580,16 @@ class FastCodeGenerator(CodeGenerator):
         if type(key) is not str or key in _DICT_ATTRIBUTES:
             return None
         return key
+
+    def visit_Name(self, node: nodes.Name, frame: Frame) -> None:
+        if node.ctx == "load" and id(node) in self._truth_nodes:
+            ref = frame.symbols.ref(node.name)
+            load = frame.symbols.find_load(ref)
+            if not (load is not None and load[0] == VAR_LOAD_PARAMETER and not self.parameter_is_undeclared(ref)):
+                # {% if tools %}: a name that is not set is false (only its truth is read).
+                self.write(f"(False if {ref} is missing else {ref})")
+                return
+        super().visit_Name(node, frame)
 
     def visit_NSRef(self, node: nodes.NSRef, frame: Frame) -> None:
         if not self._inline_budget or node.attr[:1] == "_":

@@ -354,6 +354,12 @@ def finalize(eval_ctx: Any, value: Any) -> Any:
         return value  # printed as Jinja's undefined type decides (an error, or empty)
     if not isinstance(value, str):
         budget = _ACTIVE.get() or active_budget()
+        kind = type(value)
+        if kind is int or kind is float or kind is bool or value is None:
+            size = value.bit_length() // 3 + 2 if kind is int else 32  # check_value's size, without its walk
+            if size <= budget.limits.max_output:
+                budget.charge(size)
+                return value
         budget.charge(check_value(value, budget))
     return value
 
@@ -363,13 +369,22 @@ def print_value(eval_ctx: Any, value: Any, pending: int = 0, counted: bool = Tru
     generator's inline checks charged first: the slow path of an inline print
     (``counted``: ``pending`` includes the value's length when it is a string)."""
     budget = _ACTIVE.get() or active_budget()
-    if type(value) is str and counted:
+    kind = type(value)
+    if kind is str and counted:
         budget.work += pending
         if budget.work > budget.work_check:
             budget.over_print(len(value))
         return value
     if pending:
         budget.charge(pending)
+    if kind is int or kind is float or kind is bool or value is None:
+        # What finalize charges for a number (check_value's size), without its walk.
+        size = value.bit_length() // 3 + 2 if kind is int else 32
+        if size <= budget.limits.max_output:
+            budget.work += size
+            if budget.work > budget.work_check:
+                budget.over()
+            return str(value)
     return str(finalize(eval_ctx, value))
 
 

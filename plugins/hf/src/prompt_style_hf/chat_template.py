@@ -256,6 +256,8 @@ class ChatTemplate:
         source = self._names
         tag, cut = conv.tag_final_message, conv.cut_at_tag
 
+        content_read = "content" in source  # what continue_final_message asks of the template
+        continue_tag = conv.CONTINUE_TAG
         # The variables of finished renders, to reuse (the template cannot change them).
         spare: list[dict[str, Any]] = []
         take, give = spare.pop, spare.append
@@ -291,14 +293,27 @@ class ChatTemplate:
                     context["messages"] = None  # nothing of this render is kept
                     give(context)  # (as many as renders run at once)
                     return ModelInput(text, messages)  # (text, messages): positional is faster
-                context = copy()
-                context["messages"] = chat
                 if add_generation_prompt:
                     raise ValueError(_CONFLICT)
-                chat = context["messages"] = list(chat)  # tagged below: never the caller's list
-                final = tag(chat, continue_final_message, source)
+                if continue_final_message is True and chat is messages and content_read:
+                    # tag_final_message for {"role": str, "content": str} messages, inline.
+                    chat = list(chat)  # tagged: never the caller's list or message
+                    final = chat[-1]["content"]
+                    chat[-1] = tagged = chat[-1].copy()
+                    tagged["content"] = final + continue_tag
+                else:
+                    chat = list(chat)
+                    final = tag(chat, continue_final_message, source)
+                try:
+                    context = take()
+                except IndexError:
+                    context = copy()
+                context["messages"] = chat
                 context["add_generation_prompt"] = False
-                return ModelInput(cut(run(context), final)[0], messages)
+                text = run(context)
+                context["messages"] = None
+                give(context)
+                return ModelInput(cut(text, final)[0], messages)
             except PromptStyleError as exc:
                 raise exc.locate(file=origin) from None
             except Exception as exc:  # as in render()

@@ -87,6 +87,15 @@ _FAST_FILTERS = {
 # (Jinja's: soft_str(value).strip(), .lower(), .upper()).
 _STR_FILTERS = {"trim": "strip", "lower": "lower", "upper": "upper", "capitalize": "capitalize"}
 # Filters that only read (or copy) their value, written inline (see _inline_selection).
+# Jinja's tests that take no argument, as expressions of the tested value.
+_INLINE_TESTS = {
+    "string": "isinstance({0}, str)",
+    "none": "{0} is None",
+    "mapping": "isinstance({0}, _ps_Mapping)",
+    "boolean": "({0} is True or {0} is False)",
+    "true": "{0} is True",
+    "false": "{0} is False",
+}
 _SELECTIONS = frozenset({"select", "reject", "selectattr", "rejectattr"})
 _SELECTION_FILTERS = frozenset({"length", "count", "first", "last", "default", "d", "string", "list"})
 
@@ -568,6 +577,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "namespace_set": NAMESPACE_ATTRIBUTES.__set__,
         "new": object.__new__,
         "function": FunctionType,
+        "Mapping": Mapping,
         "generation_start": GENERATION_START,
         "generation_end": GENERATION_END,
     }
@@ -621,6 +631,20 @@ def _defined_key(key: str, defined: bool, transform: Callable[[Any], Any], test:
         return test(transform(item))
 
     return check
+
+
+def _context_callables(environment: Any) -> bool:
+    """Whether a template of ``environment`` can call a function that takes the
+    context (``pass_context``): only such a call reads the variables a loop body sets
+    (Jinja's ``_loop_vars``). Its globals are what a template can call besides its own
+    macros and the methods of its data (a chat template's variables are plain data)."""
+    for value in environment.globals.values():
+        if _PassArg.from_obj(value) is not None:
+            return True
+        call = getattr(type(value), "__call__", None) if not isinstance(value, type) else None
+        if call is not None and _PassArg.from_obj(call) is not None:
+            return True
+    return False
 
 
 def _truth_tested(tree: nodes.Template) -> set[int]:
@@ -737,6 +761,7 @@ class FastCodeGenerator(CodeGenerator):
         self._eager_selections: set[int] = set()
         self._direct_macros: dict[str, int] = {}
         self._truth_nodes: set[int] = set()
+        self._no_loop_vars = False
 
     # -- budgets checked inline ---------------------------------------------------------------
     #
@@ -1131,6 +1156,7 @@ class FastCodeGenerator(CodeGenerator):
             self._direct_macros = self._find_direct_macros(node)
             if self.environment.undefined is Undefined:
                 self._truth_nodes = _truth_tested(node)
+            self._no_loop_vars = not _context_callables(self.environment)
         self.writeline("from prompt_style_hf.fastpath import helpers as _ps_helpers")
         self.writeline("from types import GeneratorType")
         self.writeline("_ps_fast = _ps_helpers(environment)")
@@ -1160,6 +1186,7 @@ class FastCodeGenerator(CodeGenerator):
             "generation_start",
             "generation_end",
             "function",
+            "Mapping",
         ):
             self.writeline(f"_ps_{name} = _ps_fast[{name!r}]")
         # Contexts of finished renders of this template, to reuse (see write_commons).
@@ -1519,7 +1546,23 @@ class FastCodeGenerator(CodeGenerator):
             return
         key = self._defined_key_test(node)
         if key is None:
-            super().visit_Test(node, frame)
+            inline = _INLINE_TESTS.get(node.name)
+            if (
+                inline is None
+                or node.args
+                or node.kwargs
+                or node.dyn_args
+                or node.dyn_kwargs
+                or self.environment.tests.get(node.name) is not jinja_tests.TESTS.get(node.name)
+            ):
+                super().visit_Test(node, frame)
+                return
+            # x is string: Jinja's test, inline (the value evaluated once).
+            value = self.temporary_identifier()
+            first, _, rest = inline.partition("{0}")
+            self.write(f"({first}({value} := ")
+            self.visit(node.node, frame)
+            self.write(f"){rest.format(value)})")
             return
         # message.tool_calls is defined: whether the dict holds the key, without making an
         # undefined value when it does not; anything else as Jinja does.
@@ -1811,9 +1854,15 @@ class FastCodeGenerator(CodeGenerator):
                 return None
         return factor
 
+    def pop_assign_tracking(self, frame: Frame) -> None:
+        if self._no_loop_vars and frame.loop_frame and not frame.toplevel:
+            self._assign_stack.pop()  # nothing reads a loop's `_loop_vars` (see _context_callables)
+            return
+        super().pop_assign_tracking(frame)
+
     def _call_arguments(self, node: nodes.Call, frame: Frame, forward_caller: bool) -> None:
         extra_kwargs = {"caller": "caller"} if forward_caller else None
-        loop_kwargs = {"_loop_vars": "_loop_vars"} if frame.loop_frame else {}
+        loop_kwargs = {"_loop_vars": "_loop_vars"} if frame.loop_frame and not self._no_loop_vars else {}
         block_kwargs = {"_block_vars": "_block_vars"} if frame.block_frame else {}
         if extra_kwargs:
             extra_kwargs.update(loop_kwargs, **block_kwargs)
@@ -1902,8 +1951,8 @@ class FastCodeGenerator(CodeGenerator):
         inner = list(_own_nodes(node.body))
         assigns = any(isinstance(n, (nodes.Assign, nodes.AssignBlock, nodes.For)) for n in inner)
         calls = any(isinstance(n, (nodes.Call, nodes.CallBlock)) for n in inner)
-        fresh_loop_vars = assigns or not self._inline_budget
-        if not fresh_loop_vars and calls:
+        fresh_loop_vars = (assigns or not self._inline_budget) and not self._no_loop_vars
+        if not fresh_loop_vars and calls and not self._no_loop_vars:
             self.writeline("_loop_vars = {}")
         if loop_ref is not None:
             self.writeline(f"{length} = len({seq})")

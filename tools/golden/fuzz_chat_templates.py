@@ -1,5 +1,6 @@
-"""Random conversations through chat templates: prompt-style's ``hf`` (both engines)
-against the real transformers ``apply_chat_template(tokenize=False)``, in one process.
+"""Random conversations through chat templates: prompt-style's ``hf`` (both engines,
+and the meta template's ``apply_messages``) against the real transformers
+``apply_chat_template(tokenize=False)``, in one process.
 
 A check to run after changing prompt_style_hf, beside the committed goldens; it
 writes nothing. It needs the transformers venv of make_chat_golden.py::
@@ -111,6 +112,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from prompt_style_hf.chat_template import ChatTemplate
+    from prompt_style_hf.meta import hf_meta
     from tokenizers import Tokenizer
     from tokenizers.models import WordLevel
     from transformers import PreTrainedTokenizerFast
@@ -139,6 +141,8 @@ def main(argv=None) -> int:
         )
         try:
             engines = [ChatTemplate(source), ChatTemplate(source, engine="jinja")]
+            # The meta template's one-call path (apply_messages without tools or variables).
+            meta = hf_meta({"chat_template": source, "bos_token": "<s>", "eos_token": "</s>", "now": FROZEN})
         except ChatTemplateError as exc:
             print(f"{Path(path).name}: does not compile here ({exc.message}); skipped")
             continue
@@ -176,7 +180,17 @@ def main(argv=None) -> int:
                         f"DIFFERENT {Path(path).name} ({engine.engine}): {json.dumps([messages, kwargs], ensure_ascii=False)[:300]}"
                     )
                     print(f"  transformers: {theirs!r:.300}\n  prompt-style: {ours!r:.300}")
-    print(f"{len(files)} templates, {total} conversations, 2 engines: {differences} differences")
+            try:
+                ours = ("ok", meta.apply_messages(messages, tools=tools, **kwargs).text)
+            except ChatTemplateError as exc:
+                ours = ("error", exc.template_message)
+            except PromptStyleError as exc:
+                ours = ("error", str(exc))
+            if ours != theirs:
+                differences += 1
+                print(f"DIFFERENT {Path(path).name} (hf apply_messages): {json.dumps([messages, kwargs])[:300]}")
+                print(f"  transformers: {theirs!r:.300}\n  prompt-style: {ours!r:.300}")
+    print(f"{len(files)} templates, {total} conversations, 2 engines and apply_messages: {differences} differences")
     return min(differences, 100)
 
 

@@ -354,6 +354,12 @@ def finalize(eval_ctx: Any, value: Any) -> Any:
         return value  # printed as Jinja's undefined type decides (an error, or empty)
     if not isinstance(value, str):
         budget = _ACTIVE.get() or active_budget()
+        kind = type(value)
+        if kind is int or kind is float or kind is bool or value is None:
+            size = value.bit_length() // 3 + 2 if kind is int else 32  # check_value's size, without its walk
+            if size <= budget.limits.max_output:
+                budget.charge(size)
+                return value
         budget.charge(check_value(value, budget))
     return value
 
@@ -363,13 +369,22 @@ def print_value(eval_ctx: Any, value: Any, pending: int = 0, counted: bool = Tru
     generator's inline checks charged first: the slow path of an inline print
     (``counted``: ``pending`` includes the value's length when it is a string)."""
     budget = _ACTIVE.get() or active_budget()
-    if type(value) is str and counted:
+    kind = type(value)
+    if kind is str and counted:
         budget.work += pending
         if budget.work > budget.work_check:
             budget.over_print(len(value))
         return value
     if pending:
         budget.charge(pending)
+    if kind is int or kind is float or kind is bool or value is None:
+        # What finalize charges for a number (check_value's size), without its walk.
+        size = value.bit_length() // 3 + 2 if kind is int else 32
+        if size <= budget.limits.max_output:
+            budget.work += size
+            if budget.work > budget.work_check:
+                budget.over()
+            return str(value)
     return str(finalize(eval_ctx, value))
 
 
@@ -931,15 +946,23 @@ def _loop(iterable: Any, cost: int = 0) -> Any:
     return _Counted(iterable, budget, cost)
 
 
+_MAPPINGS = frozenset({dict, type({}.keys()), type({}.values()), type({}.items())})
+
+
 def loop_items(iterable: Any, cost: int = 0) -> Any:
     """The items of a ``{% for %}`` iterable as a sequence, for code generators that
-    iterate over a sequence with ``enumerate``: a list or tuple is counted at once
-    (its length as loop iterations, ``cost`` characters of literal text each),
+    iterate over a sequence with ``enumerate``: a list, tuple, range, dict or dict
+    view is counted at once (its length as loop iterations, ``cost`` characters of
+    literal text each),
     anything else item by item as :data:`LOOP_FILTER` counts it."""
     kind = type(iterable)
-    if kind is list or kind is tuple:
+    if kind is list or kind is tuple or kind is range:
         (_ACTIVE.get() or active_budget()).count(len(iterable), cost)
         return iterable
+    if kind in _MAPPINGS:
+        # A dict or a view of one: its items counted at once (before they are copied).
+        (_ACTIVE.get() or active_budget()).count(len(iterable), cost)
+        return list(iterable)
     if kind is str:
         budget = _ACTIVE.get() or active_budget()
         if len(iterable) > budget.limits.max_items:
@@ -1443,6 +1466,62 @@ def run_budgeted(
         _RUNNING_DISCARD(budget)
         _ACTIVE_RESET(token)
         _SPARE_APPEND(budget)  # (as many as renders run at once, at most)
+
+
+def bound_runner(render: Any, template: Any = None, name: str | None = None) -> Any:
+    """``run(arg)``: :func:`run_budgeted` of ``render(arg)`` for one render function,
+    made once (a hot path renders through it many times): the process's or the
+    scope's limits, the real clock."""
+    _Budget, _jinja_limits, translate = Budget, jinja_limits, _translate
+    spare_pop, spare_append = _SPARE_POP, _SPARE_APPEND
+    active_set, active_reset = _ACTIVE_SET, _ACTIVE_RESET
+    running_add, running_discard = _RUNNING_ADD, _RUNNING_DISCARD
+    scope_get, defaults_get = _SCOPE_GET, _DEFAULT_LIMITS_GET
+    deadline, unset = _deadline, _UNSET
+
+    def run(arg: Any) -> Any:
+        limits = scope_get() or defaults_get(JinjaLimits) or _jinja_limits()
+        try:
+            budget = spare_pop()  # as in run_budgeted
+        except IndexError:
+            budget = _Budget(limits, None)
+        else:
+            budget.stop_at = unset
+            budget.iterations = budget.work = 0
+            budget.now = None
+            budget.due = False
+            if budget.limits is not limits:
+                derived = _DERIVED.get(id(limits))
+                if derived is None or derived[0] is not limits:
+                    derived = _derive(limits)
+                budget.limits, budget.step, budget.work_check, budget.iter_limit = derived
+            else:
+                budget.work_check = budget.step if budget.step <= limits.max_work else limits.max_work
+        token = active_set(budget)
+        running_add(budget)
+        if deadline._kick:
+            deadline.register(budget)
+        try:
+            result = render(arg)
+            if type(result) is str and len(result) > limits.max_output:
+                limit = limits.max_output
+                raise _stop("max_output", limits, f"the output would be longer than {limit:,} characters")
+            if budget.due:
+                budget.tick()
+            return result
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                raise
+            translated = translate(exc, template, name)
+            if translated is exc:
+                raise
+            raise translated from None
+        finally:
+            running_discard(budget)
+            active_reset(token)
+            spare_append(budget)
+
+    return run
 
 
 # Budgets of finished renders of run_budgeted, to reuse: a render's objects (lazy filters,

@@ -81,6 +81,7 @@ __all__ = [
     "evaluate",
     "run",
     "runner",
+    "bound_runner",
     "prepare_tree",
     "current_budget",
     "budget_getter",
@@ -365,6 +366,13 @@ def runner() -> Callable[..., Any]:
     ``runner()(render, limits, template, name, now, args)``, every argument
     positional, ``now`` a ``datetime`` or ``None``."""
     return (_sandbox or _load_sandbox()).run_budgeted
+
+
+def bound_runner(render: Callable[[Any], Any], template: Any = None) -> Callable[[Any], Any]:
+    """``run(arg)``, the same as ``run(render, args=(arg,), template=template)`` (the
+    limits of the scope or the process, the real clock), made once for a render
+    function that a hot path calls many times."""
+    return (_sandbox or _load_sandbox()).bound_runner(render, template)
 
 
 def prepare_tree(tree: Any) -> Any:

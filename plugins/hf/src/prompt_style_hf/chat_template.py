@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from prompt_style import ChatTemplateError, PromptStyleError
+from prompt_style import ChatTemplateError, ModelInput, PromptStyleError
 from prompt_style.safe import jinja_env
 
 from . import conversation as conv
@@ -28,6 +28,24 @@ _CONFLICT = (
 
 RESERVED_VARIABLES = frozenset({"messages", "tools", "documents", "add_generation_prompt"})
 """Names the renderer passes itself; a variable cannot replace them."""
+
+
+class _SourceNames:
+    """``name in source`` for a template's source, each answer remembered: what
+    ``continue_final_message`` asks of the template at every render (whether it
+    reads the field continued), without searching the source each time."""
+
+    __slots__ = ("source", "seen")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.seen: dict[str, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        found = self.seen.get(name)  # type: ignore[call-overload]
+        if found is None:
+            found = self.seen[name] = name in self.source  # type: ignore[index, operator]
+        return found
 
 
 class Rendered(NamedTuple):
@@ -108,6 +126,7 @@ class ChatTemplate:
         self.source = source
         self.origin = origin
         self.engine = engine
+        self._names = _SourceNames(source)
         self.has_generation = bool(_GENERATION_TAG.search(source)) and _has_generation_block(source)
         self._compiled = self._compile()
 
@@ -193,7 +212,7 @@ class ChatTemplate:
             }
             final = None
             if continue_final_message:
-                final = conv.tag_final_message(chat, continue_final_message, self.source)
+                final = conv.tag_final_message(chat, continue_final_message, self._names)
             if self.has_generation:
                 context[TRACK_GENERATION] = True
             text = self._render(context)
@@ -217,23 +236,28 @@ class ChatTemplate:
 
     def plain_renderer(self, variables: Mapping[str, Any], now: datetime | None) -> Any:
         """A function ``render(messages, add_generation_prompt, continue_final_message=False)
-        -> str`` for the commonest render, with everything that does not change
-        prepared once: plain ``variables``, the clock, no tools, no documents, no
-        generation spans. ``None`` when the template needs the general
-        :meth:`render` (Jinja engine, generation blocks)."""
-        if self._fast is None or self.has_generation:
+        -> ModelInput`` (its ``text``, ``messages`` and, for a template with
+        ``{% generation %}`` blocks, ``assistant_spans``) for the commonest render,
+        with everything that does not change prepared once: plain ``variables``, the
+        clock, no tools, no documents. ``None`` when the template needs the general
+        :meth:`render` (the Jinja engine)."""
+        if self._fast is None:
             return None
         fixed = {**self._globals, **({"strftime_now": fixed_strftime_now(now)} if now is not None else {}), **variables}
         fixed = {**fixed, "tools": None, "documents": None}
+        if self.has_generation:
+            fixed[TRACK_GENERATION] = True
+            return self._plain_spans_renderer(fixed)
         copy = fixed.copy
         fast = self._fast
-        # fast.render_owned(context), without its frame: the sandbox's runner, directly.
-        run, render_context, template = fast.runner, fast.render_context, fast.template
+        run = fast.run_owned  # fast.render_owned(context), without its frame
         prepare = conv.prepare_messages
         origin = self.origin
-        source = self.source
+        source = self._names
         tag, cut = conv.tag_final_message, conv.cut_at_tag
 
+        content_read = "content" in source  # what continue_final_message asks of the template
+        continue_tag = conv.CONTINUE_TAG
         # The variables of finished renders, to reuse (the template cannot change them).
         spare: list[dict[str, Any]] = []
         take, give = spare.pop, spare.append
@@ -265,21 +289,69 @@ class ChatTemplate:
                         context = copy()
                     context["messages"] = chat
                     context["add_generation_prompt"] = add_generation_prompt
-                    text = run(render_context, None, template, None, None, (context,))
+                    text = run(context)
                     context["messages"] = None  # nothing of this render is kept
                     give(context)  # (as many as renders run at once)
-                    return text
-                context = copy()
-                context["messages"] = chat
+                    return ModelInput(text, messages)  # (text, messages): positional is faster
                 if add_generation_prompt:
                     raise ValueError(_CONFLICT)
-                chat = context["messages"] = list(chat)  # tagged below: never the caller's list
-                final = tag(chat, continue_final_message, source)
+                if continue_final_message is True and chat is messages and content_read:
+                    # tag_final_message for {"role": str, "content": str} messages, inline.
+                    chat = list(chat)  # tagged: never the caller's list or message
+                    final = chat[-1]["content"]
+                    chat[-1] = tagged = chat[-1].copy()
+                    tagged["content"] = final + continue_tag
+                else:
+                    chat = list(chat)
+                    final = tag(chat, continue_final_message, source)
+                try:
+                    context = take()
+                except IndexError:
+                    context = copy()
+                context["messages"] = chat
                 context["add_generation_prompt"] = False
-                return cut(run(render_context, None, template, None, None, (context,)), final)[0]
+                text = run(context)
+                context["messages"] = None
+                give(context)
+                return ModelInput(cut(text, final)[0], messages)
             except PromptStyleError as exc:
                 raise exc.locate(file=origin) from None
             except Exception as exc:  # as in render()
                 raise ChatTemplateError(str(exc), file=origin, line=_template_line(exc, fast)) from exc
+
+        return render
+
+    def _plain_spans_renderer(self, fixed: dict[str, Any]) -> Any:
+        """:meth:`plain_renderer` for a template with ``{% generation %}`` blocks: the
+        spans tracked, the text and the spans as :meth:`render` gives them."""
+        fast = self._fast
+        run = fast.run_owned
+        prepare, tag, cut = conv.prepare_messages, conv.tag_final_message, conv.cut_at_tag
+        origin, source = self.origin, self._names
+        copy = fixed.copy
+        mark = GENERATION_MARK
+
+        def render(messages: Any, add_generation_prompt: bool, continue_final_message: bool | str = False) -> Any:
+            try:
+                chat = prepare(messages)
+                context = copy()
+                context["messages"] = chat
+                context["add_generation_prompt"] = add_generation_prompt
+                if continue_final_message:
+                    if add_generation_prompt:
+                        raise ValueError(_CONFLICT)
+                    final = tag(chat, continue_final_message, source)
+                text = run(context)
+                spans: list[tuple[int, int]] = []
+                if mark in text:
+                    text, spans = _spans(text)
+                if continue_final_message:
+                    text, at = cut(text, final)
+                    spans = [(a, min(b, at)) for a, b in spans if a < at]
+            except PromptStyleError as exc:
+                raise exc.locate(file=origin) from None
+            except Exception as exc:  # as in render()
+                raise ChatTemplateError(str(exc), file=origin, line=_template_line(exc, fast)) from exc
+            return ModelInput(text, messages, None, None, None, None, spans)
 
         return render

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any
 
 from prompt_style import ChatTemplateError
@@ -198,9 +198,11 @@ def prepare_documents(documents: Any) -> Any:
     return plain_data(documents)
 
 
-def tag_final_message(chat: list[dict[str, Any]], continue_final_message: bool | str, source: str) -> Any:
+def tag_final_message(chat: list[dict[str, Any]], continue_final_message: bool | str, source: Container[str]) -> Any:
     """Tag the final message so that its end can be found after rendering; returns
-    the text to continue. ``chat`` (a fresh list) gets a tagged copy of its last message."""
+    the text to continue. ``chat`` (a fresh list) gets a tagged copy of its last message.
+    ``source`` is the template's source (or anything that answers ``name in source``
+    as it does)."""
     field = continue_final_message if isinstance(continue_final_message, str) else "content"
     last = chat[-1]
     # A copy: the caller's message is never changed.

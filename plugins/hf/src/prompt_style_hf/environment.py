@@ -43,6 +43,7 @@ __all__ = [
     "fixed_strftime_now",
     "TemplateDict",
     "TemplateNamespace",
+    "NAMESPACE_ATTRIBUTES",
     "GenerationBlocks",
 ]
 
@@ -94,7 +95,13 @@ class TemplateDict:
 
 
 class TemplateNamespace(Namespace):
-    """transformers' ``namespace``: no underscore-prefixed attributes."""
+    """transformers' ``namespace``: no underscore-prefixed attributes.
+
+    Its attributes live in a slot named as Jinja's ``Namespace`` names them, so
+    that code generators read them with the slot's descriptor
+    (:data:`NAMESPACE_ATTRIBUTES`) instead of ``Namespace.__getattribute__``."""
+
+    __slots__ = ("_Namespace__attrs",)  # a plain string: not mangled
 
     def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 - Jinja's signature trick: namespace(self=...)
         self, args = args[0], args[1:]
@@ -116,6 +123,11 @@ class TemplateNamespace(Namespace):
                 f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}. "
                 "Please rename the attribute."
             )
+
+
+NAMESPACE_ATTRIBUTES = TemplateNamespace.__dict__["_Namespace__attrs"]
+"""The slot holding a :class:`TemplateNamespace`'s attributes (a dict):
+``NAMESPACE_ATTRIBUTES.__get__(ns)``, ``NAMESPACE_ATTRIBUTES.__set__(ns, attrs)``."""
 
 
 class GenerationBlocks(Extension):

@@ -47,13 +47,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from functools import partial
-from types import BuiltinMethodType
+from types import BuiltinMethodType, FunctionType
 from typing import Any
 
 from jinja2 import filters as jinja_filters
 from jinja2 import nodes
 from jinja2 import tests as jinja_tests
-from jinja2.compiler import CodeGenerator, DependencyFinderVisitor, Frame, optimizeconst
+from jinja2.compiler import CodeGenerator, DependencyFinderVisitor, Frame, find_undeclared, optimizeconst
 from jinja2.environment import Template
 from jinja2.exceptions import FilterArgumentError
 from jinja2.filters import _prepare_attribute_parts
@@ -68,7 +68,7 @@ from prompt_style import LimitError
 from prompt_style.safe import jinja_env as _jinja_env
 from prompt_style.safe.jinja_env import check_str_call, current_budget
 
-from .environment import TemplateNamespace
+from .environment import GENERATION_END, GENERATION_START, NAMESPACE_ATTRIBUTES, GenerationBlocks, TemplateNamespace
 
 __all__ = ["FastTemplate", "compile_fast", "FAST_LOOP_ATTRIBUTES"]
 
@@ -87,6 +87,16 @@ _FAST_FILTERS = {
 # (Jinja's: soft_str(value).strip(), .lower(), .upper()).
 _STR_FILTERS = {"trim": "strip", "lower": "lower", "upper": "upper", "capitalize": "capitalize"}
 # Filters that only read (or copy) their value, written inline (see _inline_selection).
+# Jinja's tests that take no argument, as expressions of the tested value.
+_INLINE_TESTS = {
+    "string": "isinstance({0}, str)",
+    "none": "{0} is None",
+    "mapping": "isinstance({0}, _ps_Mapping)",
+    "boolean": "({0} is True or {0} is False)",
+    "true": "{0} is True",
+    "false": "{0} is False",
+}
+_SELECTIONS = frozenset({"select", "reject", "selectattr", "rejectattr"})
 _SELECTION_FILTERS = frozenset({"length", "count", "first", "last", "default", "d", "string", "list"})
 
 # Bound methods the sandbox hands out and that only read their object (the
@@ -119,6 +129,10 @@ _INLINE_STR_METHODS = {
     **dict.fromkeys(("lower", "upper", "title", "capitalize", "swapcase", "casefold"), 3),
 }
 
+EAGER_ITEMS = 4096
+"""The most items a select/reject filter whose items are all taken at once filters
+in one go (its deadline is checked before; longer inputs are filtered item by item)."""
+
 FAST_LOOP_ATTRIBUTES = frozenset(
     {"index0", "index", "first", "last", "length", "revindex", "revindex0", "previtem", "nextitem", "depth", "depth0"}
 )
@@ -136,6 +150,8 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
     env_call = environment.call
     undefined = environment.undefined
     tests = environment.tests
+    namespace_attrs = NAMESPACE_ATTRIBUTES.__get__
+    env_range = environment.globals.get("range")
 
     def fast_getattr(obj: Any, attribute: str) -> Any:
         kind = type(obj)
@@ -158,7 +174,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             if attribute[:1] != "_":
                 # The sandbox allows a namespace's attributes that do not start with "_".
                 try:
-                    return obj._Namespace__attrs[attribute]
+                    return namespace_attrs(obj)[attribute]
                 except KeyError:
                     return undefined(obj=obj, name=attribute)
         elif kind is LoopContext and attribute in _LOOP_ATTRIBUTES:
@@ -241,6 +257,19 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                 return func(context.eval_ctx, *args, **kwargs)
             except StopIteration:
                 return undefined("value was undefined because a callable raised a StopIteration exception")
+        elif func is env_range and env_range is not None:
+            # range(n): the sandbox's own range (which checks max_range), called as its call does.
+            kwargs.pop("_loop_vars", None)
+            kwargs.pop("_block_vars", None)
+            if not kwargs:
+                budget = current_budget()
+                if budget.due:
+                    budget.tick()
+                result = func(*args)
+                budget.work += 1
+                if budget.work > budget.work_check:
+                    budget.over_size(1, "calling range")
+                return result
         return env_call(context, func, *args, **kwargs)
 
     def attrgetter(attribute: Any, default: Any = None) -> Callable[[Any], Any]:
@@ -290,39 +319,42 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             )
         return budget
 
-    def select_or_reject(
-        context: Any, value: Any, args: tuple, kwargs: dict, negate: bool, lookup_attr: bool, budget: Any
-    ):
-        # Jinja's select_or_reject (a generator: nothing runs before the first item is asked for),
-        # each item it gives counted as a loop iteration, as the guard counts a lazy filter's items.
-        if value:
-            if lookup_attr:
-                try:
-                    attr = args[0]
-                except LookupError:
-                    raise FilterArgumentError("Missing parameter for attribute name") from None
-                transform = attrgetter(attr)
-                off = 1
-            else:
-                transform = None
-                off = 0
+    def prepare_selection(context: Any, args: tuple, kwargs: dict, lookup_attr: bool) -> tuple:
+        """``(transform, test, on_text)`` of a select/reject filter's arguments (Jinja's
+        ``prepare_select_or_reject``)."""
+        if lookup_attr:
             try:
-                name = args[off]
-                test = tester(context, name, args[1 + off :], kwargs)
+                attr = args[0]
             except LookupError:
-                test = bool
-            simple_key = transform is not None and type(attr) is str and "." not in attr and not attr.isdigit()
-            if simple_key and (test is _JINJA_DEFINED or test is _JINJA_UNDEFINED) and attr not in _DICT_ATTRIBUTES:
-                # selectattr('tool_calls', 'defined') on dicts: whether the key holds a value,
-                # without making an undefined for each item that has none.
-                transform, test = None, _defined_key(attr, test is _JINJA_DEFINED, transform, test)
-            # On a string item, an attribute that strings do not have is an undefined value,
-            # and the test's result on it is the same for every such item (Jinja's tests
-            # look at what a value is, and an undefined value is nothing): worked out on the
-            # first one, then reused (content|selectattr('type', 'equalto', 'image') on a
-            # text content, one character at a time).
-            pure = test in _PURE_TESTS or getattr(test, "ps_pure", False)
-            on_text = _NOTHING if simple_key and attr not in _SEQUENCE_ATTRIBUTES and pure else None
+                raise FilterArgumentError("Missing parameter for attribute name") from None
+            transform = attrgetter(attr)
+            off = 1
+        else:
+            transform = None
+            off = 0
+        try:
+            name = args[off]
+            test = tester(context, name, args[1 + off :], kwargs)
+        except LookupError:
+            test = bool
+        simple_key = transform is not None and type(attr) is str and "." not in attr and not attr.isdigit()
+        if simple_key and (test is _JINJA_DEFINED or test is _JINJA_UNDEFINED) and attr not in _DICT_ATTRIBUTES:
+            # selectattr('tool_calls', 'defined') on dicts: whether the key holds a value,
+            # without making an undefined for each item that has none.
+            transform, test = None, _defined_key(attr, test is _JINJA_DEFINED, transform, test)
+        # On a string item, an attribute that strings do not have is an undefined value,
+        # and the test's result on it is the same for every such item (Jinja's tests
+        # look at what a value is, and an undefined value is nothing): worked out on the
+        # first one, then reused (content|selectattr('type', 'equalto', 'image') on a
+        # text content, one character at a time).
+        pure = test in _PURE_TESTS or getattr(test, "ps_pure", False)
+        on_text = _NOTHING if simple_key and attr not in _SEQUENCE_ATTRIBUTES and pure else None
+        return transform, test, on_text
+
+    def selected(value: Any, transform: Any, test: Any, on_text: Any, negate: bool, budget: Any):
+        # The items of a prepared select/reject (a generator), each counted as a loop
+        # iteration as it is given, as the guard counts a lazy filter's items.
+        if value:
             for item in value:
                 if on_text is not None and type(item) is str:
                     if on_text is _NOTHING:
@@ -335,6 +367,54 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                     if budget.iterations > budget.iter_limit or budget.due:
                         budget.count(0)  # raises for the loop budget or the deadline
                     yield item
+
+    def select_or_reject(
+        context: Any, value: Any, args: tuple, kwargs: dict, negate: bool, lookup_attr: bool, budget: Any
+    ):
+        # Jinja's select_or_reject (a generator: nothing runs before the first item is asked for).
+        if value:
+            transform, test, on_text = prepare_selection(context, args, kwargs, lookup_attr)
+            yield from selected(value, transform, test, on_text, negate, budget)
+
+    def selector(name: str, args: tuple, kwargs: dict) -> tuple[Callable[[Any], Any], Callable[[Any], Any]] | None:
+        """``(lazy, eager)`` for ``value|name(*args, **kwargs)`` (select, reject, selectattr,
+        rejectattr) with constant arguments, prepared once: ``lazy(value)`` is the filter
+        (a generator), ``eager(value)`` its items as a list, for a caller that takes them
+        all at once (a ``for`` loop, ``|list``): a list or tuple of at most
+        :data:`EAGER_ITEMS` items is filtered at once, its items counted after. ``None``
+        when the arguments need the render (a test that takes the context, an error)."""
+        negate = name in ("reject", "rejectattr")
+        lookup_attr = name in ("selectattr", "rejectattr")
+        off = 1 if lookup_attr else 0
+        if len(args) > off:
+            func = tests.get(args[off]) if isinstance(args[off], str) else None
+            if func is None or _PassArg.from_obj(func) is not None:
+                return None
+        try:
+            transform, test, on_text = prepare_selection(None, args, kwargs, lookup_attr)
+        except Exception:
+            return None  # raised by the render, as Jinja raises it
+
+        def lazy(value: Any):
+            return selected(value, transform, test, on_text, negate, sized_input(name, value))
+
+        def eager(value: Any) -> list:
+            budget = sized_input(name, value)
+            kind = type(value)
+            if (kind is not list and kind is not tuple) or len(value) > EAGER_ITEMS:
+                return list(selected(value, transform, test, on_text, negate, budget))
+            if transform is None:
+                out = [item for item in value if not test(item)] if negate else [item for item in value if test(item)]
+            elif negate:
+                out = [item for item in value if not test(transform(item))]
+            else:
+                out = [item for item in value if test(transform(item))]
+            budget.iterations += len(out)
+            if budget.iterations > budget.iter_limit or budget.due:
+                budget.count(0)  # raises for the loop budget or the deadline
+            return out
+
+        return lazy, eager
 
     def fast_select(context: Any, value: Any, *args: Any, **kwargs: Any):
         budget = sized_input("select", value)
@@ -482,6 +562,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "fast_selectattr": fast_selectattr,
         "fast_rejectattr": fast_rejectattr,
         "fast_map": fast_map,
+        "selector": selector,
         "budget": current_budget,
         "active": _jinja_env.budget_getter(),
         "loop_items": _jinja_env.loop_items,
@@ -491,6 +572,14 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "print": _jinja_env.print_value,
         "str_filter": str_filter,
         "spill": spill,
+        "namespace": TemplateNamespace,
+        "namespace_attrs": namespace_attrs,
+        "namespace_set": NAMESPACE_ATTRIBUTES.__set__,
+        "new": object.__new__,
+        "function": FunctionType,
+        "Mapping": Mapping,
+        "generation_start": GENERATION_START,
+        "generation_end": GENERATION_END,
     }
     _HELPERS[id(environment)] = (environment, made)
     return made
@@ -542,6 +631,46 @@ def _defined_key(key: str, defined: bool, transform: Callable[[Any], Any], test:
         return test(transform(item))
 
     return check
+
+
+def _context_callables(environment: Any) -> bool:
+    """Whether a template of ``environment`` can call a function that takes the
+    context (``pass_context``): only such a call reads the variables a loop body sets
+    (Jinja's ``_loop_vars``). Its globals are what a template can call besides its own
+    macros and the methods of its data (a chat template's variables are plain data)."""
+    for value in environment.globals.values():
+        if _PassArg.from_obj(value) is not None:
+            return True
+        call = getattr(type(value), "__call__", None) if not isinstance(value, type) else None
+        if call is not None and _PassArg.from_obj(call) is not None:
+            return True
+    return False
+
+
+def _truth_tested(tree: nodes.Template) -> set[int]:
+    """The ids of the names and constant-key lookups (``x``, ``x.key``, ``x['key']``)
+    whose value is only ever tested for truth: an ``if``'s or an inline if's test,
+    the operand of ``not``, and the operands of ``and``/``or`` in such a test. An
+    undefined value there is false (Jinja's ``Undefined``), so none needs making."""
+    found: set[int] = set()
+
+    def mark(node: nodes.Node) -> None:
+        if isinstance(node, (nodes.And, nodes.Or)):
+            mark(node.left)
+            mark(node.right)
+        elif isinstance(node, nodes.Not):
+            mark(node.node)
+        elif isinstance(node, (nodes.Name, nodes.Getattr, nodes.Getitem)):
+            found.add(id(node))
+
+    for node in tree.find_all((nodes.If, nodes.CondExpr, nodes.Not)):
+        mark(node.node if isinstance(node, nodes.Not) else node.test)
+    return found
+
+
+def _plain_const(node: nodes.Node) -> bool:
+    """Whether ``node`` is a constant whose ``repr`` is Python source for it."""
+    return type(node) is nodes.Const and type(node.value) in (str, int, float, bool, type(None))
 
 
 def _const_str(node: nodes.Node) -> str | None:
@@ -628,6 +757,11 @@ class FastCodeGenerator(CodeGenerator):
         self._def_pending = False
         self._print_temps: list[str | None] = []
         self._printed_chain: nodes.Node | None = None
+        self._namespace_keys: set[str] = set()
+        self._eager_selections: set[int] = set()
+        self._direct_macros: dict[str, int] = {}
+        self._truth_nodes: set[int] = set()
+        self._no_loop_vars = False
 
     # -- budgets checked inline ---------------------------------------------------------------
     #
@@ -1013,6 +1147,16 @@ class FastCodeGenerator(CodeGenerator):
             and node.find(nodes.EvalContextModifier) is None
             and node.find(nodes.ScopedEvalContextModifier) is None
         )
+        # The attribute names this template gives its namespaces: read namespace-first.
+        self._namespace_keys = {ref.attr for ref in node.find_all(nodes.NSRef)}
+        for call in node.find_all(nodes.Call):
+            if isinstance(call.node, nodes.Name) and call.node.name == "namespace":
+                self._namespace_keys.update(kw.key for kw in call.kwargs)
+        if self._buffered_root:
+            self._direct_macros = self._find_direct_macros(node)
+            if self.environment.undefined is Undefined:
+                self._truth_nodes = _truth_tested(node)
+            self._no_loop_vars = not _context_callables(self.environment)
         self.writeline("from prompt_style_hf.fastpath import helpers as _ps_helpers")
         self.writeline("from types import GeneratorType")
         self.writeline("_ps_fast = _ps_helpers(environment)")
@@ -1035,6 +1179,14 @@ class FastCodeGenerator(CodeGenerator):
             "spill",
             "bind_macro",
             "new_context",
+            "namespace",
+            "namespace_attrs",
+            "namespace_set",
+            "new",
+            "generation_start",
+            "generation_end",
+            "function",
+            "Mapping",
         ):
             self.writeline(f"_ps_{name} = _ps_fast[{name!r}]")
         # Contexts of finished renders of this template, to reuse (see write_commons).
@@ -1090,6 +1242,7 @@ class FastCodeGenerator(CodeGenerator):
             # list: a copy of a list or tuple, or the items of a select/map filter of this
             # generator (a generator that counts its own items), counted inline.
             items = self.temporary_identifier()
+            self._mark_eager(node.node)
             self.write(
                 f"({items} if (_ps_w := _ps_w + len({items} := list({value}))) < _ps_room"
                 f" else ((_ps_w := _ps_spill(_ps_w - len({items}), 0)) or {guarded}(context.eval_ctx, {items})))"
@@ -1142,6 +1295,8 @@ class FastCodeGenerator(CodeGenerator):
                 f" else (_ps_str_filter({self.filters[node.name]}, {value}, _ps_w, {factor}), (_ps_w := 0))[0])"
             )
             return
+        if self._prepared_selection(node, frame):
+            return
         fast = _FAST_FILTERS.get(node.name)
         if fast is not None and node.node is not None and self._jinja_filter(node.name):
             self.write(f"{fast}(context, ")
@@ -1150,6 +1305,40 @@ class FastCodeGenerator(CodeGenerator):
             self.write(")")
             return
         super().visit_Filter(node, frame)
+
+    def _prepared_selection(self, node: nodes.Filter, frame: Frame) -> bool:
+        """``value|selectattr('role', 'equalto', 'user')`` (select, reject, selectattr,
+        rejectattr with constant arguments): the filter prepared once, when the template
+        is loaded (helpers' ``selector``), and its items all at once where the caller
+        takes them all (see :meth:`_mark_eager`)."""
+        if (
+            not self._inline_budget
+            or node.name not in _SELECTIONS
+            or node.node is None
+            or node.dyn_args
+            or node.dyn_kwargs
+            or not self._jinja_filter(node.name)
+            or not all(_plain_const(argument) for argument in node.args)
+            or not all(_plain_const(kw.value) for kw in node.kwargs)
+        ):
+            return False
+        args = tuple(argument.value for argument in node.args)
+        kwargs = {kw.key: kw.value.value for kw in node.kwargs}
+        if helpers(self.environment)["selector"](node.name, args, kwargs) is None:
+            return False
+        lazy, eager = self.temporary_identifier(), self.temporary_identifier()
+        self._module_lines.append(f"{lazy}, {eager} = _ps_fast['selector']({node.name!r}, {args!r}, {kwargs!r})")
+        self.write(f"{eager if id(node) in self._eager_selections else lazy}(")
+        self.visit(node.node, frame)
+        self.write(")")
+        return True
+
+    def _mark_eager(self, node: nodes.Node) -> None:
+        """``node`` is taken whole at once (a ``for`` loop's sequence, ``|list``): so is a
+        chain of select/reject filters there (a list instead of a generator)."""
+        while isinstance(node, nodes.Filter) and node.name in _SELECTIONS:
+            self._eager_selections.add(id(node))
+            node = node.node
 
     # -- attribute and item access ----------------------------------------------------
 
@@ -1161,6 +1350,10 @@ class FastCodeGenerator(CodeGenerator):
         name = getattr(macro_ref.node, "name", None)
         if len(macro_ref.node.args) == 1:
             arg_tuple += ","
+        if self._inline_budget and name in self._direct_macros:
+            # Only ever called directly (see _find_direct_macros): its function is its value.
+            self.write("macro")
+            return
         if self._inline_budget and not frame.eval_ctx.volatile:
             # Everything but the function is known now: a class of this definition holds it
             # (made once, when the template is loaded), so a render only binds the function.
@@ -1204,23 +1397,43 @@ class FastCodeGenerator(CodeGenerator):
                 return
         if node.attr not in _DICT_ATTRIBUTES:
             # message.content on a dict that has the key: read it inline.
-            self._inline_key(node.node, repr(node.attr), "fast_getattr", frame)
+            self._inline_key(node.node, node.attr, "fast_getattr", frame, id(node) in self._truth_nodes)
             return
         self.write("fast_getattr(")
         self.visit(node.node, frame)
         self.write(f", {node.attr!r})")
 
-    def _inline_key(self, subject: nodes.Node, key: str, fallback: str, frame: Frame) -> None:
+    def _inline_key(self, subject: nodes.Node, name: str, fallback: str, frame: Frame, truth: bool = False) -> None:
         """``subject[key]`` read inline when ``subject`` is a dict holding ``key``,
-        else ``fallback(subject, key)`` (the subject is evaluated once)."""
+        else ``fallback(subject, key)`` (the subject is evaluated once); for a key
+        the template gives its namespaces, a namespace holding it is tried first.
+        ``truth``: only the value's truth is read (see _truth_tested), and a dict
+        without the key gives false instead of an undefined value."""
+        key = repr(name)
+
+        def miss(value: str) -> str:
+            if truth:
+                return f"(False if type({value}) is dict else {fallback}({value}, {key}))"
+            return f"{fallback}({value}, {key})"
+
+        if self._inline_budget and name in self._namespace_keys and name[:1] != "_":
+            # ns.system_prompt: the namespace's attributes, read through their slot.
+            value, attrs = self.temporary_identifier(), self.temporary_identifier()
+            self.write(f"({attrs}[{key}] if type({value} := ")
+            self.visit(subject, frame)
+            self.write(
+                f") is _ps_namespace and {key} in ({attrs} := _ps_namespace_attrs({value})) else"
+                f" ({value}[{key}] if type({value}) is dict and {key} in {value} else {miss(value)}))"
+            )
+            return
         code = self._simple_code(subject, frame)
         if code is not None:
-            self.write(f"({code}[{key}] if type({code}) is dict and {key} in {code} else {fallback}({code}, {key}))")
+            self.write(f"({code}[{key}] if type({code}) is dict and {key} in {code} else {miss(code)})")
             return
         value = self.temporary_identifier()
         self.write(f"({value}[{key}] if type({value} := ")
         self.visit(subject, frame)
-        self.write(f") is dict and {key} in {value} else {fallback}({value}, {key}))")
+        self.write(f") is dict and {key} in {value} else {miss(value)})")
 
     def _simple_code(self, node: nodes.Node, frame: Frame) -> str | None:
         """The code of ``node`` when it is a plain local variable (so it may be
@@ -1258,7 +1471,8 @@ class FastCodeGenerator(CodeGenerator):
             return
         if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
             # message['role'] on a dict that has the key: read it inline.
-            self._inline_key(node.node, repr(node.arg.value), "fast_getitem", frame)
+            truth = id(node) in self._truth_nodes and node.arg.value not in _DICT_ATTRIBUTES
+            self._inline_key(node.node, node.arg.value, "fast_getitem", frame, truth)
             return
         if isinstance(node.arg, nodes.Const) and type(node.arg.value) is int:
             # messages[0], messages[-1] on a list that has the item: read it inline.
@@ -1332,7 +1546,23 @@ class FastCodeGenerator(CodeGenerator):
             return
         key = self._defined_key_test(node)
         if key is None:
-            super().visit_Test(node, frame)
+            inline = _INLINE_TESTS.get(node.name)
+            if (
+                inline is None
+                or node.args
+                or node.kwargs
+                or node.dyn_args
+                or node.dyn_kwargs
+                or self.environment.tests.get(node.name) is not jinja_tests.TESTS.get(node.name)
+            ):
+                super().visit_Test(node, frame)
+                return
+            # x is string: Jinja's test, inline (the value evaluated once).
+            value = self.temporary_identifier()
+            first, _, rest = inline.partition("{0}")
+            self.write(f"({first}({value} := ")
+            self.visit(node.node, frame)
+            self.write(f"){rest.format(value)})")
             return
         # message.tool_calls is defined: whether the dict holds the key, without making an
         # undefined value when it does not; anything else as Jinja does.
@@ -1394,7 +1624,139 @@ class FastCodeGenerator(CodeGenerator):
             return None
         return key
 
+    def visit_Name(self, node: nodes.Name, frame: Frame) -> None:
+        if node.ctx == "load" and id(node) in self._truth_nodes:
+            ref = frame.symbols.ref(node.name)
+            load = frame.symbols.find_load(ref)
+            if not (load is not None and load[0] == VAR_LOAD_PARAMETER and not self.parameter_is_undeclared(ref)):
+                # {% if tools %}: a name that is not set is false (only its truth is read).
+                self.write(f"(False if {ref} is missing else {ref})")
+                return
+        super().visit_Name(node, frame)
+
+    def visit_NSRef(self, node: nodes.NSRef, frame: Frame) -> None:
+        if not self._inline_budget or node.attr[:1] == "_":
+            super().visit_NSRef(node, frame)  # TemplateNamespace.__setitem__ refuses the name
+            return
+        # {% set ns.x = ... %} (visit_Assign has checked that ns is a namespace): into the
+        # namespace's attributes, through their slot.
+        ref = frame.symbols.ref(node.name)
+        self.writeline(f"(_ps_namespace_attrs({ref}) if type({ref}) is _ps_namespace else {ref})[{node.attr!r}]")
+
+    def visit_CallBlock(self, node: nodes.CallBlock, frame: Frame) -> None:
+        call = node.call
+        if not (
+            self._inline_budget
+            and not (frame.eval_ctx.volatile or frame.eval_ctx.autoescape)
+            and isinstance(call, nodes.Call)
+            and isinstance(call.node, nodes.ExtensionAttribute)
+            and call.node.identifier == GenerationBlocks.identifier
+            and call.node.name == "_generation"
+            and len(call.args) == 1
+            and not (call.kwargs or call.dyn_args or call.dyn_kwargs or node.args)
+            and not find_undeclared(node.body, ("caller", "kwargs", "varargs"))
+        ):
+            super().visit_CallBlock(node, frame)
+            return
+        # {% generation %}: its body's function called directly, and its output wrapped in
+        # the marks while spans are tracked (GenerationBlocks._generation, inline); the
+        # result charged as the sandbox's call charges it.
+        self.macro_body(node, frame)
+        body, result = self.temporary_identifier(), self.temporary_identifier()
+        self.writeline(f"{body} = macro()")
+        self.writeline(f"{result} = _ps_generation_start + {body} + _ps_generation_end if (")
+        self.visit(call.args[0], frame)
+        self.write(f") is True else {body}")
+        self.writeline(f"if (_ps_w := _ps_w + len({result})) >= _ps_room: _ps_w = _ps_spill(_ps_w, len({result}))")
+        self.start_write(frame, node)
+        self.write(result)
+        self.end_write(frame)
+
+    def _find_direct_macros(self, tree: nodes.Template) -> dict[str, int]:
+        """The template's macros that are only ever called, directly, by their name, with
+        positional arguments (at most their parameters): their number of parameters by
+        name. Such a macro's value is its function (no ``Macro`` object is made for it)
+        and a call passes ``missing`` for the parameters it leaves out, as
+        ``Macro.__call__`` does. Each is defined once, at the top level, and takes no
+        ``caller``, ``kwargs`` or ``varargs``; its name is nothing else in the template
+        and no global (its value before the definition comes from the render's context,
+        which holds data)."""
+        if self.environment.autoescape:
+            return {}
+        defined = [macro.name for macro in tree.find_all(nodes.Macro)]
+        stored = {name.name for name in tree.find_all(nodes.Name) if name.ctx != "load"}
+        found: dict[str, int] = {}
+        for macro in tree.body:
+            if (
+                isinstance(macro, nodes.Macro)
+                and defined.count(macro.name) == 1
+                and macro.name not in stored
+                and macro.name not in self.environment.globals
+                and macro.name not in ("strftime_now", "caller", "kwargs", "varargs", "loop", "self")
+                and not find_undeclared(macro.body, ("caller", "kwargs", "varargs"))
+            ):
+                found[macro.name] = len(macro.args)
+        if not found:
+            return found
+        called = {id(call.node): call for call in tree.find_all(nodes.Call)}
+        with_caller = {id(block.call) for block in tree.find_all(nodes.CallBlock)}
+        for name in tree.find_all(nodes.Name):
+            if name.name in found:
+                call = called.get(id(name))
+                if (
+                    call is None
+                    or id(call) in with_caller
+                    or call.kwargs
+                    or call.dyn_args
+                    or call.dyn_kwargs
+                    or len(call.args) > found[name.name]
+                ):
+                    del found[name.name]
+        return found
+
     def visit_Call(self, node: nodes.Call, frame: Frame, forward_caller: bool = False) -> None:
+        if (
+            self._inline_budget
+            and not forward_caller
+            and isinstance(node.node, nodes.Name)
+            and node.node.name in self._direct_macros
+            and not (frame.eval_ctx.volatile or frame.eval_ctx.autoescape)
+        ):
+            # A macro that is only ever called directly: its function, with `missing` for the
+            # parameters left out (Macro.__call__); before its definition, as Jinja calls.
+            ref = frame.symbols.ref(node.node.name)
+            left_out = self._direct_macros[node.node.name] - len(node.args)
+            self.write(f"({ref}(")
+            for i, argument in enumerate(node.args):
+                self.write(", " if i else "")
+                self.visit(argument, frame)
+            self.write(", missing" * left_out if node.args else ", ".join(["missing"] * left_out))
+            self.write(f") if type({ref}) is _ps_function else fast_call(context, ")
+            self.visit(node.node, frame)
+            self._call_arguments(node, frame, forward_caller)
+            self.write(")")
+            return
+        if (
+            self._inline_budget
+            and not forward_caller
+            and isinstance(node.node, nodes.Name)
+            and node.node.name == "namespace"
+            and not (node.args or node.dyn_args or node.dyn_kwargs)
+            and all(kw.key[:1] != "_" for kw in node.kwargs)
+        ):
+            # namespace(a=1, b=''): the template's namespace made directly (what its
+            # __init__ does for names that do not start with "_"); anything else as below.
+            callee, made = self.temporary_identifier(), self.temporary_identifier()
+            self.write(f"((_ps_namespace_set({made} := _ps_new(_ps_namespace), {{")
+            for i, kw in enumerate(node.kwargs):
+                self.write(f"{', ' if i else ''}{kw.key!r}: ")
+                self.visit(kw.value, frame)
+            self.write(f"}}) or {made}) if ({callee} := ")
+            self.visit(node.node, frame)
+            self.write(f") is _ps_namespace else fast_call(context, {callee}")
+            self._call_arguments(node, frame, forward_caller)
+            self.write(")")
+            return
         if (
             self._inline_budget
             and not forward_caller
@@ -1492,9 +1854,15 @@ class FastCodeGenerator(CodeGenerator):
                 return None
         return factor
 
+    def pop_assign_tracking(self, frame: Frame) -> None:
+        if self._no_loop_vars and frame.loop_frame and not frame.toplevel:
+            self._assign_stack.pop()  # nothing reads a loop's `_loop_vars` (see _context_callables)
+            return
+        super().pop_assign_tracking(frame)
+
     def _call_arguments(self, node: nodes.Call, frame: Frame, forward_caller: bool) -> None:
         extra_kwargs = {"caller": "caller"} if forward_caller else None
-        loop_kwargs = {"_loop_vars": "_loop_vars"} if frame.loop_frame else {}
+        loop_kwargs = {"_loop_vars": "_loop_vars"} if frame.loop_frame and not self._no_loop_vars else {}
         block_kwargs = {"_block_vars": "_block_vars"} if frame.block_frame else {}
         if extra_kwargs:
             extra_kwargs.update(loop_kwargs, **block_kwargs)
@@ -1559,6 +1927,7 @@ class FastCodeGenerator(CodeGenerator):
             # The sandbox's loop filter, for a loop over a sequence: counted at once
             # (inline for a list: its length as iterations, its literal text as characters).
             cost = counted.args[0].value
+            self._mark_eager(counted.node)  # taken whole: loop_items makes a list of it
             self.writeline(f"{seq} = ", node)
             self.visit(counted.node, frame)
             self.writeline(f"if type({seq}) is list:")
@@ -1582,8 +1951,8 @@ class FastCodeGenerator(CodeGenerator):
         inner = list(_own_nodes(node.body))
         assigns = any(isinstance(n, (nodes.Assign, nodes.AssignBlock, nodes.For)) for n in inner)
         calls = any(isinstance(n, (nodes.Call, nodes.CallBlock)) for n in inner)
-        fresh_loop_vars = assigns or not self._inline_budget
-        if not fresh_loop_vars and calls:
+        fresh_loop_vars = (assigns or not self._inline_budget) and not self._no_loop_vars
+        if not fresh_loop_vars and calls and not self._no_loop_vars:
             self.writeline("_loop_vars = {}")
         if loop_ref is not None:
             self.writeline(f"{length} = len({seq})")
@@ -1653,6 +2022,8 @@ class FastTemplate:
         self.runner = _jinja_env.runner()
         """jinja_env's runner: ``runner(render_context, None, template, None, None, (parent,))``
         is :meth:`render_owned` without its frame."""
+        self.run_owned = _jinja_env.bound_runner(self.render_context, self.template)
+        """``run_owned(parent)``: :meth:`render_owned`, as one call."""
 
     def new_variables(self) -> dict[str, Any]:
         """A fresh mapping of the environment's globals, to add a render's variables
@@ -1669,7 +2040,7 @@ class FastTemplate:
         """Render with ``parent`` (globals and variables, from :meth:`new_variables`)
         as the context; ``parent`` becomes the context's own."""
         # One render's budgets (loops, sizes, time, output), as jinja_env.render keeps them.
-        return self.runner(self.render_context, None, self.template, None, None, (parent,))
+        return self.run_owned(parent)
 
     def _renderer(self) -> Callable[[dict[str, Any]], str]:
         root = self._root

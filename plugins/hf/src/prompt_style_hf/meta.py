@@ -329,7 +329,7 @@ class HFChat:
                     plain = None
             if plain is not None:
                 try:
-                    return ModelInput(plain(messages, agp, cfm), messages)  # (text, messages): positional is faster
+                    return plain(messages, agp, cfm)
                 except ChatTemplateError as exc:
                     self._hint_system(exc, messages)
                     raise

@@ -641,7 +641,8 @@ def _context_callables(environment: Any) -> bool:
     for value in environment.globals.values():
         if _PassArg.from_obj(value) is not None:
             return True
-        call = getattr(type(value), "__call__", None) if not isinstance(value, type) else None
+        # Not a callable() test: Jinja reads pass_context off the object's __call__.
+        call = getattr(type(value), "__call__", None) if not isinstance(value, type) else None  # noqa: B004
         if call is not None and _PassArg.from_obj(call) is not None:
             return True
     return False

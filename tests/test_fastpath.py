@@ -380,6 +380,19 @@ def test_budgets_on_record_values_are_the_sandboxs(pm, doc_to_text, style):
             assert assert_same(task, pm, records) == outcomes
 
 
+def test_size_floor_is_below_every_budget_made():
+    """The fast path skips reading the budgets in effect for strings no longer than
+    SIZE_FLOOR: every JinjaLimits made lowers it to its least size budget."""
+    from prompt_style.fields.jinja_compiler import budget_threshold
+    from prompt_style.safe.limits import CLOCK_CAP, SIZE_FLOOR
+
+    assert SIZE_FLOOR[0] <= min(CLOCK_CAP, budget_threshold())
+    small = JinjaLimits(max_items=SIZE_FLOOR[0] - 1)
+    assert SIZE_FLOOR[0] == small.max_items
+    with limits_scope(small.replace(max_work=small.max_items - 1)):
+        assert SIZE_FLOOR[0] == budget_threshold() == small.max_items - 1
+
+
 # -- the prompt objects ----------------------------------------------------------------
 
 

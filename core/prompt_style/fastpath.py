@@ -49,7 +49,7 @@ from .errors import PromptStyleError
 from .fields.extractors import CallableField, Expression, RecordField
 from .fields.jinja_compiler import budget_threshold
 from .render import RenderedPrompt
-from .safe.limits import _SCOPE
+from .safe.limits import _SCOPE, SIZE_FLOOR
 from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
 from .styles.compiled import Layout, layout, question_function, style_labels
 from .types import Dialogue, Turn
@@ -218,7 +218,8 @@ def _getter(extractor: Any) -> Any:
                     value = record[key]
                     if type(value) is str:
                         value = method(value)
-                        if len(value) <= budget_threshold():  # else the sandbox's budgets decide
+                        if len(value) <= SIZE_FLOOR[0] or len(value) <= budget_threshold():
+                            # else the sandbox's budgets decide
                             return value
                 return extractor(record)  # Jinja decides what a method of a non-str does
 
@@ -234,7 +235,7 @@ def _getter(extractor: Any) -> Any:
                     return extractor(record)
                 value = method(value)
                 work += len(value)
-            return value if work <= budget_threshold() else extractor(record)
+            return value if work <= SIZE_FLOOR[0] or work <= budget_threshold() else extractor(record)
 
         return get_many
     return extractor
@@ -363,6 +364,7 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
         "get3": get3,
         "q_method": q_method,
         "cap_of": budget_threshold,
+        "SIZE_FLOOR": SIZE_FLOOR,
         "text_of": text_of,
         "choice_of": choice_of,
         "target_of": target_of,
@@ -470,7 +472,7 @@ def _code(
             add("        q = q_method(q)")
             # the sandbox charges the method's result to the render's budget: beyond the
             # threshold under which no budget can stop it, the general path decides
-            add("        if len(q) > cap_of():")
+            add("        if len(q) > SIZE_FLOOR[0] and len(q) > cap_of():")
             add("            raise Bail")
         add("else:")
         add("    q = text_of(record)")
@@ -579,6 +581,7 @@ _PARAMS = frozenset(
         "get3",
         "q_method",
         "cap_of",
+        "SIZE_FLOOR",
         "text_of",
         "choice_of",
         "target_of",

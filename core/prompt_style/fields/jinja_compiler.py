@@ -99,7 +99,7 @@ STR_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "title",
 """Zero-argument ``str`` methods that compile: each returns a ``str`` of at most a
 few times its input, and the sandbox calls them directly and charges the result."""
 
-_CLOCK_CAP = 1 << 20
+_CLOCK_CAP = _limits.CLOCK_CAP
 """The most characters compiled code handles in one render (see the module doc)."""
 _MAX_NESTING = 200
 """The sandbox refuses to print values nested this deep (as ``check_value``)."""

@@ -46,6 +46,17 @@ __all__ = [
 ENV_LIMITS = "PROMPT_STYLE_LIMITS"
 
 
+CLOCK_CAP = 1 << 20
+"""The most characters compiled Jinja code handles in one render (see
+``fields/jinja_compiler``'s module doc): no render's size threshold is above it."""
+
+SIZE_FLOOR: list[int] = [CLOCK_CAP]
+"""``[n]``: no render's size threshold (``jinja_compiler.budget_threshold()``) is below
+``n``, the least size budget of every :class:`JinjaLimits` made in this process and
+:data:`CLOCK_CAP`. A fast path that builds a string of at most ``n`` characters
+needs no budget read (one list lookup per record instead of a context lookup)."""
+
+
 @dataclass(frozen=True)
 class JinjaLimits:
     """Budgets on one render of one template. Every stop is a
@@ -85,6 +96,13 @@ class JinjaLimits:
     """Seconds of wall-clock time one render may take (watched by a timer thread,
     checked at every loop iteration, call, macro call and filter; a regular
     expression is interrupted); a render stops at most about 60 ms after it."""
+
+    def __post_init__(self) -> None:
+        sizes = (self.max_work, self.max_string, self.max_output, self.max_items)
+        if all(type(size) is int for size in sizes):  # other values: _checked says what is wrong
+            least = min(sizes)
+            if least < SIZE_FLOOR[0]:
+                SIZE_FLOOR[0] = least
 
     def replace(self, **changes: Any) -> "JinjaLimits":
         """A copy with ``changes`` (checked like every other setting)."""

@@ -101,7 +101,7 @@ class JinjaLimits:
         sizes = (self.max_work, self.max_string, self.max_output, self.max_items)
         if all(type(size) is int for size in sizes):  # other values: _checked says what is wrong
             least = min(sizes)
-            if least < SIZE_FLOOR[0]:
+            if 0 < least < SIZE_FLOOR[0]:
                 SIZE_FLOOR[0] = least
 
     def replace(self, **changes: Any) -> "JinjaLimits":

@@ -207,7 +207,11 @@ def _getter(extractor: Any) -> Any:
         if not methods:
 
             def get(record: Any) -> Any:
-                return record[key] if type(record) is dict else extractor(record)
+                if type(record) is dict:
+                    value = record[key]
+                    if type(value) is str:  # the sandbox checks a value that is not text (its size as printed)
+                        return value
+                return extractor(record)
 
             return get
         if len(methods) == 1:
@@ -241,13 +245,16 @@ def _getter(extractor: Any) -> Any:
     return extractor
 
 
-def _key_of(extractor: Any) -> tuple[str, tuple[Any, ...]] | None:
+def _key_of(extractor: Any, text: bool = False) -> tuple[str, tuple[Any, ...]] | None:
     """``(key, str methods)`` when ``extractor`` reads one key of a dict record and
     calls zero-argument ``str`` methods on a ``str`` value (``question``,
-    ``{{question.strip()}}``), else ``None``."""
+    ``{{question.strip()}}``), else ``None``. A Jinja expression qualifies only for
+    the ``text`` (whose value must be a ``str``): the sandbox checks any other value
+    it gives (a list of choices, a target) against the budgets, which a plain read
+    would not."""
     if type(extractor) is RecordField and type(extractor.spec) is str:
         return extractor.spec, ()
-    if type(extractor) is Expression and extractor.steps is not None and len(extractor.steps) == 1:
+    if text and type(extractor) is Expression and extractor.steps is not None and len(extractor.steps) == 1:
         key = extractor.steps[0]
         if type(key) is str:
             return key, tuple(getattr(str, name) for name in extractor.methods)
@@ -278,7 +285,7 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
     if not all(_pure(e) for e in (text_of, choice_of, target_of, describe)):
         return None
     # The three fields in one C call when each is a dict key (the common case).
-    keys = [_key_of(e) for e in (text_of, choice_of, target_of)]
+    keys = [_key_of(text_of, True), _key_of(choice_of), _key_of(target_of)]
     get3 = q_method = None
     if all(k is not None for k in keys) and not keys[1][1] and not keys[2][1] and len(keys[0][1]) <= 1:
         get3 = itemgetter(keys[0][0], keys[1][0], keys[2][0])

@@ -104,6 +104,12 @@ class JinjaLimits:
             if 0 < least < SIZE_FLOOR[0]:
                 SIZE_FLOOR[0] = least
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Made again through __init__ when unpickled (a worker process) or copied, so
+        # that __post_init__ lowers SIZE_FLOOR there too: pickle's default would set the
+        # fields without it, and fast paths would skip budgets they must check.
+        return (JinjaLimits, tuple([getattr(self, f.name) for f in dataclasses.fields(self)]))
+
     def replace(self, **changes: Any) -> "JinjaLimits":
         """A copy with ``changes`` (checked like every other setting)."""
         return _checked(dataclasses.replace(self, **changes))

@@ -1,0 +1,197 @@
+"""Payloads aimed at the compiled paths: simple Jinja turned into plain Python
+(``fields/jinja_compiler.py``) and the renderer's generated fast path
+(``fastpath.py``, ``styles/compiled.py``).
+
+Those paths bypass the sandbox's machinery, so they must reproduce its budgets
+exactly. Every case here is a task file whose templates compile, rendered over
+hostile records (huge strings, strings that grow under ``upper()``, lone
+surrogates, line separators, deep nesting, huge numbers, values of the wrong
+type, Jinja inside data) under the default budgets and under tight ones, as
+native task files and lm-evaluation-harness task files, with the template as
+``doc_to_text``, ``doc_to_target``, ``doc_to_choice`` and ``description``.
+differential.py renders each case by the compiled paths and by the sandbox alone;
+test_compiled_paths.py requires the same text or the same typed error, record by
+record, and no crash or hang.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# -- hostile values ------------------------------------------------------------------------
+
+BIG = 1_200_000  # characters: above the compiled code's 1 Mi threshold, within max_string
+
+VALUES: list[tuple[str, Any]] = [
+    ("plain", "What is 2+2?"),
+    ("spaced", "  padded question  \n"),
+    ("empty", ""),
+    ("jinja-in-data", "{{ 7*7 }} {% for x in range(10**9) %}{% endfor %} {# c #}"),
+    ("format-in-data", "{0} {q} %s {choice.__class__}"),
+    ("line-separators", "a\u2028b\u2029c\x85d\r\ne"),
+    ("surrogates", "\ud800 lone \udfff"),
+    ("nul-escape", "nul\x00\x1b[31m\u202e"),
+    ("grows-upper", "\u00df\ufb03" * 250_000),  # 'ß' -> 'SS', 'ﬃ' -> 'FFI': 5x under upper()
+    ("grows-upper-small", "\u00df\ufb03" * 300),
+    ("huge-spaces", " " * (BIG // 2) + "x" + " " * (BIG // 2)),
+    ("huge", "y" * BIG),
+    ("just-over-threshold", "z" * ((1 << 20) + 1)),
+    ("at-threshold", "w" * (1 << 20)),
+    ("unprintable-big", "\x01" * 120_000),
+    ("list", ["a", "b"]),
+    ("list-huge-items", ["a" * 300_000] * 4),
+    ("list-many", ["x"] * 20_000),
+    ("deep-list", None),  # built below (nested 300 deep)
+    ("dict", {"k": "v", "items": "field", "strip": "s"}),
+    ("int", 7),
+    ("int-huge", int("9" * 4000)),
+    ("float", 1e308),
+    ("bool", True),
+    ("null", None),
+]
+
+
+def _deep(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _value(name: str, value: Any) -> Any:
+    return _deep(300) if name == "deep-list" else value
+
+
+def records(key: str = "q") -> list[dict]:
+    """One record per hostile value, in ``key`` (the others plain)."""
+    out = []
+    for name, value in VALUES:
+        record = {"q": "Question?", "a": "answer", "options": ["first", "second"], "gold": 1, "name": name}
+        record[key] = _value(name, value)
+        out.append(record)
+    return out
+
+
+def _jsonl(rows: list[dict]) -> str:
+    return "".join(json.dumps(row) + "\n" for row in rows)
+
+
+# -- budgets ------------------------------------------------------------------------------
+
+LIMITS: dict[str, dict | None] = {
+    "default": None,
+    "tight": {"max_output": 2000, "max_string": 500, "max_work": 3000, "max_items": 5},
+    "output": {"max_output": 5000},
+    "work": {"max_work": 1000},
+}
+
+# -- simple templates (each one compiles) --------------------------------------------------
+
+TEXT_TEMPLATES = [
+    "{{ q }}",
+    "Q: {{ q }}\nA:",
+    "{{ q.strip() }}",
+    "Q: {{ q.upper() }}\nA:",
+    "{{ q.strip().lower().title() }}",
+    "{{ q }}{{ q }}{{ q }}{{ q }}",
+    "{{ [q, a] }}",
+    "{{ q[0] }}|{{ q[-1] }}",
+    "{{ q.k }}/{{ q['items'] }}",
+    "{{ q.swapcase() }}{{ q.casefold() }}",
+    "{{ 'lit' }} {{ 12345 }} {{ none }} {{ 1.5 }} {{ q }}",
+]
+
+
+def _native(**keys: Any) -> str:
+    lines = ["data: {test: test.jsonl}"]
+    for key, value in keys.items():
+        lines.append(f"{key}: {json.dumps(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _lm_eval(**keys: Any) -> str:
+    lines = ["task: probe", "dataset_path: probe/none", "test_split: test"]
+    for key, value in keys.items():
+        lines.append(f"{key}: {json.dumps(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _case(cid: str, category: str, task: str, rows: list[dict], limits: str, **more: Any) -> dict:
+    budget = LIMITS[limits]
+    case = {
+        "id": f"{category}/{cid}/{limits}",
+        "category": category,
+        "files": {"task.yaml": task, "test.jsonl": _jsonl(rows)},
+        "task": "task.yaml",
+        "limits": budget,
+        "budget": [f"{k}={v}" for k, v in (budget or {}).items()],
+        **more,
+    }
+    return case
+
+
+def cases() -> list[dict]:
+    out: list[dict] = []
+    rows = records()
+    # 1. Compiled templates as doc_to_text (generation task), every hostile value, every budget set.
+    for i, template in enumerate(TEXT_TEMPLATES):
+        for limits in LIMITS:
+            out.append(_case(f"text-{i:02d}", "doc_to_text", _native(doc_to_text=template, doc_to_target="a"), rows, limits))
+    # 2. As description (a per-record description), doc_to_target and doc_to_choice.
+    for i, template in enumerate(["{{ q }}\n\n", "About {{ q.strip() }}:\n\n", "{{ q.upper() }}"]):
+        for limits in LIMITS:
+            task = _native(doc_to_text="a", doc_to_target="a", description=template)
+            out.append(_case(f"description-{i:02d}", "description", task, rows, limits))
+    for i, template in enumerate(["{{ q }}", "{{ q.strip() }}", "A: {{ q }}"]):
+        for limits in LIMITS:
+            task = _native(doc_to_text="a", doc_to_target=template)
+            out.append(_case(f"target-{i:02d}", "doc_to_target", task, rows, limits))
+    choice_rows = records("options")
+    for i, (template, style) in enumerate(
+        [("{{ options }}", "mcq"), ("{{ options }}", "cloze"), ("{{ [q, a] }}", "mcq"), ("{{ options }}", "mcq::mmlu")]
+    ):
+        for limits in LIMITS:
+            task = _native(doc_to_text="q", doc_to_choice=template, doc_to_target="gold", template=style)
+            out.append(_case(f"choice-{i:02d}", "doc_to_choice", task, choice_rows, limits))
+    # 3. The renderer's fast path: multiple choice with the question through a str method,
+    #    choices and target as expressions, a description the same for every record.
+    target_rows = records("gold")
+    for i, keys in enumerate(
+        [
+            {"doc_to_text": "{{ q.strip() }}", "doc_to_choice": "options", "doc_to_target": "gold", "template": "mcq"},
+            {"doc_to_text": "{{ q.upper() }}", "doc_to_choice": "{{ options }}", "doc_to_target": "{{ gold }}"},
+            {"doc_to_text": "Q: {{ q }}", "doc_to_choice": "{{ options }}", "doc_to_target": "gold", "template": "cloze"},
+            {"doc_to_text": "{{ q }}", "doc_to_choice": "options", "doc_to_target": "gold", "description": "{{ 'D' }}"},
+        ]
+    ):
+        keys.setdefault("template", "mcq")
+        for limits in LIMITS:
+            out.append(_case(f"fast-q-{i:02d}", "fastpath", _native(**keys), rows, limits))
+            out.append(_case(f"fast-choices-{i:02d}", "fastpath", _native(**keys), choice_rows, limits))
+            out.append(_case(f"fast-target-{i:02d}", "fastpath", _native(**keys), target_rows, limits))
+    # 4. lm-evaluation-harness task files (their profile: Jinja's attribute rule, ast choices).
+    for i, keys in enumerate(
+        [
+            {"output_type": "multiple_choice", "doc_to_text": "{{q.strip()}}\nAnswer:", "doc_to_choice": "{{options}}", "doc_to_target": "gold"},
+            {"output_type": "multiple_choice", "doc_to_text": "Question: {{q}}\nAnswer:", "doc_to_choice": ["A", "B"], "doc_to_target": "{{gold}}"},
+            {"output_type": "generate_until", "doc_to_text": "{{q}}", "doc_to_target": "{{a}}"},
+            {"output_type": "generate_until", "doc_to_text": "{{q.upper()}}", "doc_to_target": " {{a}}", "description": "{{q}}\n\n"},
+            {"output_type": "multiple_choice", "doc_to_text": "{{q}}", "doc_to_choice": "{{options}}", "doc_to_target": "{{options.index(a)}}"},
+        ]
+    ):
+        for limits in LIMITS:
+            task = _lm_eval(**keys)
+            for name, rows_of in (("q", rows), ("options", choice_rows), ("gold", target_rows)):
+                out.append(
+                    _case(
+                        f"lm-eval-{i:02d}-{name}",
+                        "lm-eval",
+                        task,
+                        rows_of,
+                        limits,
+                        load={"data": {"test": "test.jsonl"}},
+                        cli_data="test=test.jsonl",
+                    )
+                )
+    return out

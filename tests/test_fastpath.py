@@ -396,6 +396,81 @@ def test_size_floor_is_below_every_budget_made():
     assert SIZE_FLOOR[0] == small.max_items
 
 
+@pytest.mark.parametrize(
+    "keys",
+    [
+        {"doc_to_choice": "{{ c }}"},
+        {"doc_to_target": "{{ a }}"},
+        {"doc_to_text": "{{ q.strip() }}", "doc_to_choice": "{{ c }}", "doc_to_target": "{{ a }}"},
+    ],
+)
+@pytest.mark.parametrize("style", ["mcq", "passthrough"])
+def test_expression_values_that_are_not_text_get_the_sandboxs_check(pm, keys, style):
+    """``{{ c }}`` giving a list (or ``{{ a }}`` a number) is checked by the sandbox as if
+    printed: too large a value is a LimitError on the fast path too, not a prompt."""
+    task = task_of("mcq", **keys)
+    if style == "passthrough":
+        task["template"] = "passthrough"
+    records = [
+        {"q": "q", "c": ["a", "b"], "a": 0},
+        {"q": "q", "c": ["a" * 3000, "b"], "a": 1},
+        {"q": "q", "c": ["a", "b"], "a": int("1" * 200)},
+    ]
+    outcomes = assert_same(task, pm, records, limits=JinjaLimits(max_output=2000))
+    assert outcomes[0][0] == "ok"
+    if "c" in keys.get("doc_to_choice", ""):
+        assert outcomes[1][:2] == ("error", "LimitError")
+    outcomes = assert_same(task, pm, records, limits=JinjaLimits(max_output=50))
+    if "a" in keys.get("doc_to_target", ""):
+        assert outcomes[2][:2] == ("error", "LimitError")
+
+
+def test_budgets_survive_pickling_into_a_worker(pm):
+    """A worker process gets the task's JinjaLimits by pickle: unpickled, they still
+    lower SIZE_FLOOR, so that the fast path checks the task's budgets there too."""
+    from prompt_style.safe import limits as limits_module
+
+    task = task_of("mcq", doc_to_text="{{ q.strip() }}")
+    limits = JinjaLimits(max_string=100)
+    renderer = load_task(task, plugins=pm, limits=limits).renderer
+    record = {"q": "  " + "x" * 500 + "  ", "c": ["a", "b"], "a": 0}
+    blob = pickle.dumps(renderer)
+    saved = limits_module.SIZE_FLOOR[0]
+    limits_module.SIZE_FLOOR[0] = limits_module.CLOCK_CAP  # what a fresh process knows
+    try:
+        again = pickle.loads(blob)
+        assert limits_module.SIZE_FLOOR[0] <= 100
+        assert outcome(lambda: again.render(record, 0))[:2] == ("error", "LimitError")
+        limits_module.SIZE_FLOOR[0] = limits_module.CLOCK_CAP
+        assert copy.deepcopy(limits) == limits and limits_module.SIZE_FLOOR[0] <= 100
+    finally:
+        limits_module.SIZE_FLOOR[0] = min(saved, limits_module.SIZE_FLOOR[0])
+
+
+@pytest.mark.parametrize(
+    "choice_format",
+    [
+        "{label}. {choice:>900000000}",
+        "{label}. {choice!r:_<20000000}",
+        "{label}. {choice:.999999999}",
+        "{label}. {choice:{choice.__class__}}",
+        "{label:{label.__class__.__mro__}}. {choice}",
+        "{label}. {choice:>{number}}",
+        "{label}. {choice!x}",
+    ],
+)
+def test_style_format_strings_cannot_amplify_or_read_attributes(pm, choice_format):
+    """A task file's choice_format is refused at load (naming the key) when a width
+    would build gigabytes or a nested field would read the data's attributes."""
+    task = task_of("mcq")
+    task["template"]["choice_format"] = choice_format
+    with pytest.raises(OptionError) as info:
+        load_task(task, plugins=pm)
+    assert info.value.key.endswith("choice_format")
+    task["template"]["choice_format"] = "{label:>3}. {choice!r:.5}"
+    assert load_task(task, plugins=pm).renderer.render({"q": "q", "c": ["abcdefgh"], "a": 0}, 0).text
+
+
 # -- the prompt objects ----------------------------------------------------------------
 
 

@@ -117,12 +117,27 @@ def _lm_eval(**keys: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _case(cid: str, category: str, task: str, rows: list[dict], limits: str, **more: Any) -> dict:
+ROWS = {"q": lambda: records("q"), "options": lambda: records("options"), "gold": lambda: records("gold")}
+ROWS["escape"] = lambda: ESCAPE_ROWS
+ROWS["none"] = lambda: []
+_DATA: dict[str, str] = {}
+
+
+def data_text(rows: str) -> str:
+    """The JSON Lines of a named set of records (made once: they are large)."""
+    text = _DATA.get(rows)
+    if text is None:
+        text = _DATA[rows] = _jsonl(ROWS[rows]())
+    return text
+
+
+def _case(cid: str, category: str, task: str, rows: str, limits: str, **more: Any) -> dict:
     budget = LIMITS[limits]
     case = {
         "id": f"{category}/{cid}/{limits}",
         "category": category,
-        "files": {"task.yaml": task, "test.jsonl": _jsonl(rows)},
+        "files": {"task.yaml": task},
+        "rows": rows,
         "task": "task.yaml",
         "limits": budget,
         "budget": [f"{k}={v}" for k, v in (budget or {}).items()],
@@ -133,7 +148,7 @@ def _case(cid: str, category: str, task: str, rows: list[dict], limits: str, **m
 
 def cases() -> list[dict]:
     out: list[dict] = []
-    rows = records()
+    rows = "q"
     # 1. Compiled templates as doc_to_text (generation task), every hostile value, every budget set.
     for i, template in enumerate(TEXT_TEMPLATES):
         for limits in LIMITS:
@@ -147,7 +162,7 @@ def cases() -> list[dict]:
         for limits in LIMITS:
             task = _native(doc_to_text="a", doc_to_target=template)
             out.append(_case(f"target-{i:02d}", "doc_to_target", task, rows, limits))
-    choice_rows = records("options")
+    choice_rows = "options"
     for i, (template, style) in enumerate(
         [("{{ options }}", "mcq"), ("{{ options }}", "cloze"), ("{{ [q, a] }}", "mcq"), ("{{ options }}", "mcq::mmlu")]
     ):
@@ -156,7 +171,7 @@ def cases() -> list[dict]:
             out.append(_case(f"choice-{i:02d}", "doc_to_choice", task, choice_rows, limits))
     # 3. The renderer's fast path: multiple choice with the question through a str method,
     #    choices and target as expressions, a description the same for every record.
-    target_rows = records("gold")
+    target_rows = "gold"
     for i, keys in enumerate(
         [
             {"doc_to_text": "{{ q.strip() }}", "doc_to_choice": "options", "doc_to_target": "gold", "template": "mcq"},
@@ -194,4 +209,84 @@ def cases() -> list[dict]:
                         cli_data="test=test.jsonl",
                     )
                 )
+    # 5. Escapes and leaks written as simple templates: the compiled code hands every one
+    #    to the sandbox, which stops it (the same error through both paths).
+    for i, template in enumerate(ESCAPES):
+        task = _native(doc_to_text=template, doc_to_target="a")
+        out.append(_case(f"escape-{i:02d}", "escape", task, "escape", "default"))
+        lm = _lm_eval(output_type="generate_until", doc_to_text=template, doc_to_target="{{a}}")
+        more = {"load": {"data": {"test": "test.jsonl"}}, "cli_data": "test=test.jsonl"}
+        out.append(_case(f"escape-lm-eval-{i:02d}", "escape", lm, "escape", "default", **more))
+    # 6. Records only the Python API can give (str subclasses, tuples, objects, mappings
+    #    that are not dicts): the compiled code must hand each to the sandbox.
+    for i, template in enumerate(TEXT_TEMPLATES + ["{{ q.k }}", "{{ q[0] }}", "{{ q.upper }}"]):
+        for limits in ("default", "tight"):
+            task = _native(doc_to_text=template, doc_to_target="a")
+            case = _case(f"python-{i:02d}", "python-records", task, "none", limits)
+            case["records_py"] = PYTHON_RECORDS
+            case["modes"] = ["fast", "many", "general", "sandbox"]
+            out.append(case)
     return out
+
+
+ESCAPES = [
+    "{{ q.__class__ }}",
+    "{{ q['__class__'] }}",
+    "{{ q.__class__.__mro__ }}",
+    "{{ q.mro }}",
+    "{{ q.upper }}",
+    "{{ q.format }}",
+    "{{ q.strip }}",
+    "{{ options.append }}",
+    "{{ options.items }}",
+    "{{ q.items }}",
+    "{{ lipsum }}",
+    "{{ cycler }}",
+    "{{ joiner }}",
+    "{{ namespace }}",
+    "{{ range }}",
+    "{{ dict }}",
+    "{{ [lipsum, q] }}",
+    "{{ [q, zz] }}",
+    "{{ zz }}",
+    "{{ q.zz }}",
+    "{{ options[5] }}",
+    "{{ options.0 }}{{ options[-1] }}",
+    "{{ q.__init__ }}",
+    "{{ q._private }}",
+    "{{ q.__dict__ }}",
+    "Q: {{ q.strip().upper() }} {{ 'const' }} {{ none }}",
+]
+ESCAPE_ROWS = [
+    {"q": "text", "a": "x", "options": ["a", "b"]},
+    {
+        "q": {"__class__": "data", "mro": "m", "upper": "u", "items": "i", "_private": "p", "zz": "z", "__dict__": "d"},
+        "a": "x",
+        "options": ["a"],
+    },
+    {"q": ["l", "m"], "a": "x", "options": {"append": "ap", "items": "it", "0": "zero"}},
+    {"q": "text", "a": "x", "options": [], "zz": "defined", "lipsum": "L", "range": "R", "cycler": "C", "dict": "D"},
+    {"q": None, "a": "x", "options": None},
+]
+PYTHON_RECORDS = """[
+    {"q": Text("subclass  "), "a": "x"},
+    {"q": ("tu", "ple"), "a": "x"},
+    {"q": {"k": "v"}.keys(), "a": "x"},
+    {"q": frozenset(["a"]), "a": "x"},
+    {"q": b"bytes", "a": "x"},
+    {"q": Shown(), "a": "x"},
+    {"q": Opaque(), "a": "x"},
+    {"q": datetime.date(2020, 1, 2), "a": "x"},
+    {"q": Decimal("1.50"), "a": "x"},
+    {"q": 1 + 2j, "a": "x"},
+    {"q": OrderedDict(k="v"), "a": "x"},
+    {"q": [Text("a"), ("b",), {"k": Opaque()}], "a": "x"},
+    {"q": range(5), "a": "x"},
+    {"q": len, "a": "x"},
+    {"q": Text, "a": "x"},
+    {"q": float("nan"), "a": "x"},
+    {"q": -0.0, "a": "x"},
+    OrderedDict(q="mapping record", a="x"),
+    {"q": "x" * 3000, "a": "x"},
+    {"q": ["x" * 3000], "a": "x"},
+]"""

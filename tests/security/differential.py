@@ -92,10 +92,47 @@ def _outcome(call, *args):
     return ["ok", digest(made.text), _plain(made.continuations), _plain(made.target)]
 
 
+class _Text(str):
+    """A str subclass (numpy.str_, markupsafe.Markup are others)."""
+
+
+class _Shown:
+    """An object with a text form of its own."""
+
+    def __str__(self) -> str:
+        return "shown"
+
+
+class _Opaque:
+    """An object with Python's default repr (which names its address)."""
+
+
+def _py_namespace() -> dict:
+    import collections
+    import datetime
+    import decimal
+
+    return {
+        "Text": _Text,
+        "Shown": _Shown,
+        "Opaque": _Opaque,
+        "OrderedDict": collections.OrderedDict,
+        "defaultdict": collections.defaultdict,
+        "datetime": datetime,
+        "Decimal": decimal.Decimal,
+    }
+
+
+_PY_NAMESPACE = _py_namespace()
+
+
 def _load(case: dict):
     import prompt_style
 
     options = dict(case.get("load", {}))
+    if case.get("records_py"):
+        # records no JSON file can hold (str subclasses, tuples, objects...): test code, trusted
+        options["data"] = {"test": eval(case["records_py"], _PY_NAMESPACE)}  # noqa: S307
     if case.get("limits"):
         options["limits"] = prompt_style.JinjaLimits(**case["limits"])
     return prompt_style.load_task(case["task"], **options)
@@ -216,6 +253,19 @@ def _write_files(directory: Path, files: dict[str, str]) -> None:
         path.write_text(text, encoding="utf-8", errors="surrogatepass")
 
 
+def _payloads():
+    import importlib.util
+
+    here = Path(__file__).resolve().parent
+    spec = importlib.util.spec_from_file_location("ps_security_compiled_payloads", here / "compiled_payloads.py")
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
 def run(cases: list[dict], jobs: int, memory: int, deadline: float, modes: tuple[str, ...] = MODES) -> None:
     import shutil
 
@@ -226,6 +276,12 @@ def run(cases: list[dict], jobs: int, memory: int, deadline: float, modes: tuple
         directory = base / f"case{number}"
         directory.mkdir()
         _write_files(directory, case.pop("files", {}))
+        rows = case.get("rows")
+        if rows:  # the records (megabytes) written once, linked into each case's directory
+            shared = base / f"rows-{rows}.jsonl"
+            if not shared.exists():
+                _write_files(base, {shared.name: _payloads().data_text(rows)})
+            (directory / "test.jsonl").symlink_to(shared)
         for mode in case.get("modes", modes):
             pending.append((case, mode, directory))
             left[directory] = left.get(directory, 0) + 1

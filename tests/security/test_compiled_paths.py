@@ -100,7 +100,9 @@ def problems(case_id: str, rows: dict[str, dict]) -> list[str]:
 
 def _name(case_id: str, index: int) -> str:
     values = PAYLOADS.VALUES
-    return values[index][0] if index < len(values) else str(index)
+    if CASES[case_id].get("rows") in ("q", "options", "gold") and index < len(values):
+        return values[index][0]
+    return str(index)
 
 
 def _cut(value: object, size: int = 400) -> str:

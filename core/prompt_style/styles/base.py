@@ -336,6 +336,12 @@ class ChoiceStyle(QAStyle):
                     key=option,
                     hint="use {label}, {choice} or {number}",
                 )
+            from ..errors import cut
+            from .compiled import format_problem
+
+            problem = format_problem(fmt)
+            if problem is not None:
+                raise OptionError(f"style {self.name!r}: bad {option} {cut(fmt)}: {problem}", key=option)
         shown = _format_fields(self.choice_format) if self.show_choices else set()
         self._uses_labels = "label" in shown | _format_fields(self.answer_format)
         if self.choice_labels is not None:

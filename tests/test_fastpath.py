@@ -471,6 +471,19 @@ def test_style_format_strings_cannot_amplify_or_read_attributes(pm, choice_forma
     assert load_task(task, plugins=pm).renderer.render({"q": "q", "c": ["abcdefgh"], "a": 0}, 0).text
 
 
+@pytest.mark.parametrize("option,fmt", [("choice_format", "{label}. {choice:>5}"), ("answer_format", "{choice:d}")])
+def test_a_format_spec_the_choices_do_not_take_is_the_users_error(pm, option, fmt):
+    """``{choice:d}`` on a record whose choice is a mapping is a StyleError naming the
+    option and the record (through both paths), not a bug of the style plugin."""
+    task = task_of("mcq", shots=0)
+    task["template"][option] = fmt
+    records = [{"q": "q", "c": [1, 2], "a": 0}, {"q": "q", "c": [{"k": 1}, 2], "a": 0}]
+    outcomes = assert_same(task, pm, records)
+    assert outcomes[0][0] == "ok"
+    assert outcomes[1][:2] == ("error", "StyleError") and outcomes[1][3] == f"template.{option}"
+    assert "plugin" not in outcomes[1][2]
+
+
 # -- the prompt objects ----------------------------------------------------------------
 
 

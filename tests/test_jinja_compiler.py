@@ -545,9 +545,7 @@ def test_records_never_reach_the_compiler():
 
 
 @pytest.mark.parametrize("kind", ["template", "expression"])
-@pytest.mark.parametrize(
-    "value", [int("9" * 4000), 1.5, True, None, 10**40, [int("9" * 300)], {"k": 1.25}, "x" * 40]
-)
+@pytest.mark.parametrize("value", [int("9" * 4000), 1.5, True, None, 10**40, [int("9" * 300)], {"k": 1.25}, "x" * 40])
 @pytest.mark.parametrize("max_output", [5, 20, 40, 2000, 10_000])
 def test_printed_numbers_are_budgeted_as_in_the_sandbox(kind, value, max_output):
     """A number's text counts against max_output as any value's does (the sandbox's

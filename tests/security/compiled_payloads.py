@@ -63,10 +63,26 @@ def _value(name: str, value: Any) -> Any:
     return _deep(300) if name == "deep-list" else value
 
 
-def records(key: str = "q") -> list[dict]:
-    """One record per hostile value, in ``key`` (the others plain)."""
+def _small(value: Any) -> Any:
+    """A value cut to a few thousand characters (the quick run's tight budgets stop it as
+    they stop the large one)."""
+    if isinstance(value, str) and len(value) > 6000:
+        return value[:3000] + value[-3000:]
+    if isinstance(value, list) and len(value) > 50:
+        return value[:50]
+    if isinstance(value, list):
+        return [_small(item) for item in value]
+    return value
+
+
+def records(key: str = "q", small: bool = False) -> list[dict]:
+    """One record per hostile value, in ``key`` (the others plain); ``small``: values cut short."""
     out = []
     for name, value in VALUES:
+        if small:
+            if name in ("just-over-threshold", "at-threshold"):
+                continue  # about the 1 Mi threshold: the full run's
+            value = _small(value)
         record = {"q": "Question?", "a": "answer", "options": ["first", "second"], "gold": 1, "name": name}
         record[key] = _value(name, value)
         out.append(record)
@@ -117,7 +133,8 @@ def _lm_eval(**keys: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-ROWS = {"q": lambda: records("q"), "options": lambda: records("options"), "gold": lambda: records("gold")}
+ROWS = {key: (lambda key=key: records(key)) for key in ("q", "options", "gold")}
+ROWS.update({f"{key}-small": (lambda key=key: records(key, small=True)) for key in ("q", "options", "gold")})
 ROWS["escape"] = lambda: ESCAPE_ROWS
 ROWS["none"] = lambda: []
 _DATA: dict[str, str] = {}
@@ -146,13 +163,37 @@ def _case(cid: str, category: str, task: str, rows: str, limits: str, **more: An
     return case
 
 
+QUICK_MODES = ("fast", "pickled", "sandbox", "cli", "cli-sandbox")
+
+
+def quick_cases() -> list[dict]:
+    """The cases the test suite runs (a few seconds of work): tight budgets, values cut
+    short, every template and position once, fewer modes. ``cases()`` is the full run."""
+    out = []
+    for case in cases():
+        if case["limits"] is None and case["category"] not in ("escape",):
+            continue
+        if case["limits"] is not None and case["id"].rsplit("/", 1)[1] != "tight":
+            continue
+        if case["category"] == "escape" and "lm-eval" in case["id"]:
+            continue
+        case = dict(case)
+        if case.get("rows") in ("q", "options", "gold"):
+            case["rows"] += "-small"
+        case["modes"] = [mode for mode in case.get("modes", QUICK_MODES) if mode in QUICK_MODES]
+        out.append(case)
+    return out
+
+
 def cases() -> list[dict]:
     out: list[dict] = []
     rows = "q"
     # 1. Compiled templates as doc_to_text (generation task), every hostile value, every budget set.
     for i, template in enumerate(TEXT_TEMPLATES):
         for limits in LIMITS:
-            out.append(_case(f"text-{i:02d}", "doc_to_text", _native(doc_to_text=template, doc_to_target="a"), rows, limits))
+            out.append(
+                _case(f"text-{i:02d}", "doc_to_text", _native(doc_to_text=template, doc_to_target="a"), rows, limits)
+            )
     # 2. As description (a per-record description), doc_to_target and doc_to_choice.
     for i, template in enumerate(["{{ q }}\n\n", "About {{ q.strip() }}:\n\n", "{{ q.upper() }}"]):
         for limits in LIMITS:
@@ -176,7 +217,12 @@ def cases() -> list[dict]:
         [
             {"doc_to_text": "{{ q.strip() }}", "doc_to_choice": "options", "doc_to_target": "gold", "template": "mcq"},
             {"doc_to_text": "{{ q.upper() }}", "doc_to_choice": "{{ options }}", "doc_to_target": "{{ gold }}"},
-            {"doc_to_text": "Q: {{ q }}", "doc_to_choice": "{{ options }}", "doc_to_target": "gold", "template": "cloze"},
+            {
+                "doc_to_text": "Q: {{ q }}",
+                "doc_to_choice": "{{ options }}",
+                "doc_to_target": "gold",
+                "template": "cloze",
+            },
             {"doc_to_text": "{{ q }}", "doc_to_choice": "options", "doc_to_target": "gold", "description": "{{ 'D' }}"},
         ]
     ):
@@ -188,11 +234,31 @@ def cases() -> list[dict]:
     # 4. lm-evaluation-harness task files (their profile: Jinja's attribute rule, ast choices).
     for i, keys in enumerate(
         [
-            {"output_type": "multiple_choice", "doc_to_text": "{{q.strip()}}\nAnswer:", "doc_to_choice": "{{options}}", "doc_to_target": "gold"},
-            {"output_type": "multiple_choice", "doc_to_text": "Question: {{q}}\nAnswer:", "doc_to_choice": ["A", "B"], "doc_to_target": "{{gold}}"},
+            {
+                "output_type": "multiple_choice",
+                "doc_to_text": "{{q.strip()}}\nAnswer:",
+                "doc_to_choice": "{{options}}",
+                "doc_to_target": "gold",
+            },
+            {
+                "output_type": "multiple_choice",
+                "doc_to_text": "Question: {{q}}\nAnswer:",
+                "doc_to_choice": ["A", "B"],
+                "doc_to_target": "{{gold}}",
+            },
             {"output_type": "generate_until", "doc_to_text": "{{q}}", "doc_to_target": "{{a}}"},
-            {"output_type": "generate_until", "doc_to_text": "{{q.upper()}}", "doc_to_target": " {{a}}", "description": "{{q}}\n\n"},
-            {"output_type": "multiple_choice", "doc_to_text": "{{q}}", "doc_to_choice": "{{options}}", "doc_to_target": "{{options.index(a)}}"},
+            {
+                "output_type": "generate_until",
+                "doc_to_text": "{{q.upper()}}",
+                "doc_to_target": " {{a}}",
+                "description": "{{q}}\n\n",
+            },
+            {
+                "output_type": "multiple_choice",
+                "doc_to_text": "{{q}}",
+                "doc_to_choice": "{{options}}",
+                "doc_to_target": "{{options.index(a)}}",
+            },
         ]
     ):
         for limits in LIMITS:

@@ -171,11 +171,13 @@ def quick_cases() -> list[dict]:
     short, every template and position once, fewer modes. ``cases()`` is the full run."""
     out = []
     for case in cases():
-        if case["limits"] is None and case["category"] not in ("escape",):
+        if case["limits"] is None and case["category"] not in ("escape", "style-format"):
             continue
         if case["limits"] is not None and case["id"].rsplit("/", 1)[1] != "tight":
             continue
         if case["category"] == "escape" and "lm-eval" in case["id"]:
+            continue
+        if case["category"] == "style-format" and "answer_format" in case["id"]:
             continue
         case = dict(case)
         if case.get("rows") in ("q", "options", "gold"):
@@ -292,7 +294,29 @@ def cases() -> list[dict]:
             case["records_py"] = PYTHON_RECORDS
             case["modes"] = ["fast", "many", "general", "sandbox"]
             out.append(case)
+    # 7. Style format strings (str.format, no Jinja budget): widths that build gigabytes,
+    #    fields inside specs that read the data's attributes, specs the choices do not take.
+    for i, fmt in enumerate(STYLE_FORMATS):
+        for option in ("choice_format", "answer_format"):
+            style = {"template_type": "mcq", option: fmt}
+            task = _native(doc_to_text="q", doc_to_choice="options", doc_to_target="gold", template=style)
+            out.append(_case(f"style-{option}-{i:02d}", "style-format", task, "options-small", "default"))
     return out
+
+
+STYLE_FORMATS = [
+    "{label}. {choice:>900000000}",
+    "{label}. {choice!r:_<300000000}",
+    "{label}. {choice:.999999999}",
+    "{number:0999999999d}. {choice}",
+    "{label}. {choice:{choice.__class__}}",
+    "{label:{label.__class__.__mro__}}. {choice}",
+    "{label}. {choice:>{number}}",
+    "{label}. {choice!x}",
+    "{label}. {choice:d}",
+    "{label}. {choice:>5}",
+    "{label:>3}. {choice!r:.5}",
+]
 
 
 ESCAPES = [

@@ -139,7 +139,7 @@ _FIELDS.update({f.name: YamlLimits for f in dataclasses.fields(YamlLimits)})
 def _checked(limits: Any) -> Any:
     for f in dataclasses.fields(limits):
         value = getattr(limits, f.name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:  # nan too
             raise OptionError(f"budget {f.name} must be a positive number, not {value!r}", key=f.name)
         if f.name != "deadline" and not isinstance(value, int):
             raise OptionError(f"budget {f.name} must be a whole number, not {value!r}", key=f.name)
@@ -150,7 +150,7 @@ def _number(name: str, text: str) -> int | float:
     text = text.strip().replace("_", "")
     try:
         value = float(text) if name == "deadline" else int(float(text)) if "e" in text.lower() else int(text)
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: int(float("1e400"))
         raise OptionError(f"budget {name} must be a number, not {text!r}", key=name) from None
     return value
 

@@ -471,6 +471,22 @@ def test_style_format_strings_cannot_amplify_or_read_attributes(pm, choice_forma
     assert load_task(task, plugins=pm).renderer.render({"q": "q", "c": ["abcdefgh"], "a": 0}, 0).text
 
 
+@pytest.mark.parametrize("first", ["fast", "general"])
+def test_shared_examples_are_built_within_the_task_budgets(pm, first):
+    """The fast path builds the shared few-shot block once, before any record: within
+    the task's budgets, so an example over them is the same LimitError whichever path
+    renders first (not a prompt when the fast path comes first)."""
+    task = task_of("mcq", doc_to_text="{{ q.strip() }}", shots=1)
+    task["data"]["dev"] = [{"q": "  " + "y" * 500 + "  ", "c": ["a", "b"], "a": 1}]
+    renderer = load_task(task, plugins=pm, limits=JinjaLimits(max_string=100)).renderer
+    record = {"q": "  x  ", "c": ["a", "b"], "a": 0}
+    calls = [renderer.render, renderer._render] if first == "fast" else [renderer._render, renderer.render]
+    for call in calls * 2:
+        result = outcome(functools.partial(call, record, 0))
+        assert result[:2] == ("error", "LimitError"), result
+        assert "few-shot example" in result[2]
+
+
 @pytest.mark.parametrize("option,fmt", [("choice_format", "{label}. {choice:>5}"), ("answer_format", "{choice:d}")])
 def test_a_format_spec_the_choices_do_not_take_is_the_users_error(pm, option, fmt):
     """``{choice:d}`` on a record whose choice is a mapping is a StyleError naming the

@@ -267,8 +267,21 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
 
     Builds the task's shared few-shot examples (``renderer.shared_shots()``): an
     example with bad data makes this return ``None``, so that the general path
-    reports it for every record, as it does without the fast path.
+    reports it for every record, as it does without the fast path. Everything it
+    renders (examples, their block, the description) is rendered within the task's
+    budgets, as the general path renders it.
     """
+    limits = renderer.limits
+    if limits is None:
+        return _compile(renderer)
+    token = _SCOPE.set(limits)
+    try:
+        return _compile(renderer)
+    finally:
+        _SCOPE.reset(token)
+
+
+def _compile(renderer: TaskRenderer) -> FastPath | None:
     if renderer._rolling or renderer.chat is not None or renderer._meta_scored is not None:
         return None
     style = renderer.style

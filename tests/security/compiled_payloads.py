@@ -301,6 +301,15 @@ def cases() -> list[dict]:
             style = {"template_type": "mcq", option: fmt}
             task = _native(doc_to_text="q", doc_to_choice="options", doc_to_target="gold", template=style)
             out.append(_case(f"style-{option}-{i:02d}", "style-format", task, "options-small", "default"))
+    # 8. Few-shot examples with hostile values, shared by every record (the fast path
+    #    builds their block once): within the task's budgets, whichever path comes first.
+    for i, ids in enumerate([[8, 0], [13, 1], [10], [16, 0], [21]]):
+        for limits in LIMITS:
+            keys = {"doc_to_text": "{{ q.strip() }}", "doc_to_choice": "options", "doc_to_target": "gold"}
+            task = _native(**keys, template="mcq", fewshot_split="dev", num_fewshot=len(ids))
+            task = task.replace("data: {test: test.jsonl}", "data: {test: test.jsonl, dev: test.jsonl}")
+            task += f"retriever: {{name: fixed, ids: {ids}}}\n"
+            out.append(_case(f"fewshot-{i:02d}", "fewshot", task, "q", limits))
     return out
 
 

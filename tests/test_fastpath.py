@@ -447,6 +447,27 @@ def test_budgets_survive_pickling_into_a_worker(pm):
         limits_module.SIZE_FLOOR[0] = min(saved, limits_module.SIZE_FLOOR[0])
 
 
+def test_process_budgets_hold_in_a_fresh_worker(pm, monkeypatch):
+    """A worker process with PROMPT_STYLE_LIMITS may reach its first record before
+    anything read them: the fast path reads them first (they lower SIZE_FLOOR)."""
+    from prompt_style.safe import limits as limits_module
+
+    task = task_of("mcq", doc_to_text="{{ q.strip() }}", shots=0)  # no example reads them
+    blob = pickle.dumps(load_task(task, plugins=pm).renderer)
+    record = {"q": "  " + "x" * 500 + "  ", "c": ["a", "b"], "a": 0}
+    saved = limits_module.SIZE_FLOOR[0]
+    monkeypatch.setenv(limits_module.ENV_LIMITS, "max_string=100")
+    limits_module._cache.clear()  # what a fresh process knows: nothing read yet
+    limits_module.SIZE_FLOOR[0] = limits_module.CLOCK_CAP
+    try:
+        renderer = pickle.loads(blob)
+        assert outcome(lambda: renderer.render(record, 0))[:2] == ("error", "LimitError")
+    finally:
+        monkeypatch.delenv(limits_module.ENV_LIMITS)
+        limits_module.reload()
+        limits_module.SIZE_FLOOR[0] = min(saved, limits_module.SIZE_FLOOR[0])
+
+
 @pytest.mark.parametrize(
     "choice_format",
     [

@@ -49,7 +49,7 @@ from .errors import PromptStyleError
 from .fields.extractors import CallableField, Expression, RecordField
 from .fields.jinja_compiler import budget_threshold
 from .render import RenderedPrompt
-from .safe.limits import _SCOPE, SIZE_FLOOR
+from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
 from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
 from .styles.compiled import Layout, layout, question_function, style_labels
 from .types import Dialogue, Turn
@@ -271,6 +271,10 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
     renders (examples, their block, the description) is rendered within the task's
     budgets, as the general path renders it.
     """
+    # The process's budgets (PROMPT_STYLE_LIMITS, configure()) read now if they were not
+    # yet: reading them lowers SIZE_FLOOR, below which the code reads no budget (a worker
+    # process may reach its first record before anything else asked for them).
+    jinja_limits()
     limits = renderer.limits
     if limits is None:
         return _compile(renderer)

@@ -163,7 +163,7 @@ def _case(cid: str, category: str, task: str, rows: str, limits: str, **more: An
     return case
 
 
-QUICK_MODES = ("fast", "pickled", "sandbox", "cli", "cli-sandbox")
+QUICK_MODES = ("fast", "pickled", "worker-env", "sandbox", "cli", "cli-sandbox")
 
 
 def quick_cases() -> list[dict]:
@@ -182,7 +182,10 @@ def quick_cases() -> list[dict]:
         case = dict(case)
         if case.get("rows") in ("q", "options", "gold"):
             case["rows"] += "-small"
-        case["modes"] = [mode for mode in case.get("modes", QUICK_MODES) if mode in QUICK_MODES]
+        modes = [mode for mode in case.get("modes", QUICK_MODES) if mode in QUICK_MODES]
+        if case["limits"] is None:  # worker processes differ only in the budgets they know
+            modes = [mode for mode in modes if mode not in ("pickled", "worker-env")]
+        case["modes"] = modes
         out.append(case)
     return out
 

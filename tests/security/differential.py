@@ -10,6 +10,8 @@ each mode in a fresh process with a memory limit and a deadline:
 - ``many``: ``Task.render()`` (the fast path's loop over records in memory or on disk);
 - ``pickled``: ``fast`` on a renderer pickled and loaded again in a fresh
   interpreter state (what a harness's worker process gets);
+- ``worker-env``: ``pickled`` for a task loaded without budgets of its own, in a
+  process whose budgets are the case's, in ``PROMPT_STYLE_LIMITS``, not yet read;
 - ``general``: ``TaskRenderer._render`` record by record (the general path,
   compiled Jinja);
 - ``sandbox``: the general path with compiled Jinja switched off (every template
@@ -44,7 +46,7 @@ import time
 import traceback
 from pathlib import Path
 
-MODES = ("fast", "many", "pickled", "general", "sandbox", "cli", "cli-sandbox")
+MODES = ("fast", "many", "pickled", "worker-env", "general", "sandbox", "cli", "cli-sandbox")
 SANDBOX_MODES = frozenset({"sandbox", "cli-sandbox"})
 
 
@@ -126,15 +128,17 @@ def _py_namespace() -> dict:
 _PY_NAMESPACE = _py_namespace()
 
 
-def _load(case: dict):
+def _load(case: dict, mode: str = ""):
     import prompt_style
 
     options = dict(case.get("load", {}))
+    if case.get("limits") and mode == "worker-env":
+        pass  # the process's budgets instead (see _run_api)
+    elif case.get("limits"):
+        options["limits"] = prompt_style.JinjaLimits(**case["limits"])
     if case.get("records_py"):
         # records no JSON file can hold (str subclasses, tuples, objects...): test code, trusted
         options["data"] = {"test": eval(case["records_py"], _PY_NAMESPACE)}  # noqa: S307
-    if case.get("limits"):
-        options["limits"] = prompt_style.JinjaLimits(**case["limits"])
     return prompt_style.load_task(case["task"], **options)
 
 
@@ -142,13 +146,22 @@ def _run_api(case: dict, mode: str) -> dict:
     import prompt_style
 
     try:
-        task = _load(case)
+        task = _load(case, mode)
     except prompt_style.PromptStyleError as exc:
         return {"outcome": "ran", "load": ["error", type(exc).__name__, getattr(exc, "limit", None), str(exc)]}
     if mode == "pickled":
         import pickle
 
         blob = pickle.dumps(task)
+        _forget_limits()
+        task = pickle.loads(blob)
+    if mode == "worker-env":
+        # a harness's worker: the task shipped without budgets of its own, the process's
+        # budgets in PROMPT_STYLE_LIMITS, nothing read yet
+        import pickle
+
+        blob = pickle.dumps(task)
+        os.environ["PROMPT_STYLE_LIMITS"] = ",".join(case.get("budget", []))
         _forget_limits()
         task = pickle.loads(blob)
     renderer = task.renderer

@@ -42,7 +42,7 @@ PAYLOADS = _module("compiled_payloads")
 # The suite runs the quick cases; PS_SECURITY_FULL=1 (and the figures below) the full corpus.
 FULL = os.environ.get("PS_SECURITY_FULL") == "1" or __name__ == "__main__"
 CASES = {case["id"]: case for case in (PAYLOADS.cases() if FULL else PAYLOADS.quick_cases())}
-API_MODES = ("fast", "pickled", "general", "sandbox")
+API_MODES = ("fast", "pickled", "worker-env", "general", "sandbox")
 
 
 @lru_cache(maxsize=1)

@@ -190,8 +190,14 @@ def _defaults(cls: type) -> Any:
 
 
 def reload() -> None:
-    """Forget the cached process defaults, so that ``PROMPT_STYLE_LIMITS`` is read again."""
+    """Forget the cached process defaults, so that ``PROMPT_STYLE_LIMITS`` is read again
+    (now: the new budgets lower :data:`SIZE_FLOOR` at once; a bad setting is reported
+    where budgets are next needed)."""
     _cache.clear()
+    try:
+        _defaults(JinjaLimits)
+    except OptionError:
+        _cache.clear()
 
 
 _SCOPE: ContextVar[JinjaLimits | None] = ContextVar("prompt_style_jinja_limits", default=None)

@@ -185,6 +185,8 @@ def quick_cases() -> list[dict]:
         modes = [mode for mode in case.get("modes", QUICK_MODES) if mode in QUICK_MODES]
         if case["limits"] is None:  # worker processes differ only in the budgets they know
             modes = [mode for mode in modes if mode not in ("pickled", "worker-env")]
+        if case["category"] == "escape":  # the command line is the full run's
+            modes = [mode for mode in modes if not mode.startswith("cli")]
         case["modes"] = modes
         out.append(case)
     return out

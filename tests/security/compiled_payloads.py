@@ -282,6 +282,43 @@ def cases() -> list[dict]:
                         cli_data="test=test.jsonl",
                     )
                 )
+    # 4b. lm-evaluation-harness keys beyond doc_to_*: gen_prefix, fewshot_config's own
+    #     doc_to_text, a rolling task, a choice list and target written as expressions.
+    for i, keys in enumerate(
+        [
+            {
+                "output_type": "generate_until",
+                "doc_to_text": "{{q}}",
+                "doc_to_target": "{{a}}",
+                "gen_prefix": "{{q.strip()}}",
+            },
+            {
+                "output_type": "multiple_choice",
+                "doc_to_text": "{{q}}",
+                "doc_to_choice": ["x", "y"],
+                "doc_to_target": 0,
+                "gen_prefix": "P {{q}}",
+            },
+            {
+                "output_type": "generate_until",
+                "doc_to_text": "{{q}}",
+                "doc_to_target": "{{a}}",
+                "fewshot_config": {"sampler": "first_n", "doc_to_text": "{{q.upper()}}"},
+                "num_fewshot": 2,
+                "fewshot_split": "test",
+            },
+            {"output_type": "loglikelihood_rolling", "doc_to_text": "", "doc_to_target": "{{q}}"},
+            {
+                "output_type": "multiple_choice",
+                "doc_to_text": "{{q}}",
+                "doc_to_choice": "{{[q, a]}}",
+                "doc_to_target": "{{0}}",
+            },
+        ]
+    ):
+        for limits in LIMITS:
+            more = {"load": {"data": {"test": "test.jsonl"}}, "cli_data": "test=test.jsonl"}
+            out.append(_case(f"lm-eval-keys-{i:02d}", "lm-eval", _lm_eval(**keys), "q", limits, **more))
     # 5. Escapes and leaks written as simple templates: the compiled code hands every one
     #    to the sandbox, which stops it (the same error through both paths).
     for i, template in enumerate(ESCAPES):

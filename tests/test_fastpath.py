@@ -492,6 +492,20 @@ def test_style_format_strings_cannot_amplify_or_read_attributes(pm, choice_forma
     assert load_task(task, plugins=pm).renderer.render({"q": "q", "c": ["abcdefgh"], "a": 0}, 0).text
 
 
+@pytest.mark.parametrize("spec", ["{{ self }}", "{{ self.strip() }}", "{{ loop }}", "{{ caller.strip() }}"])
+@pytest.mark.parametrize("style", ["mcq", "passthrough"])
+def test_names_jinja_gives_a_meaning_are_not_record_keys(pm, spec, style):
+    """``{{ self }}`` is the template reference in Jinja even when the record has a field
+    ``self``: the fast path does not read the field (the sandbox refuses to print it)."""
+    record = {name: f"value of {name}" for name in ("self", "loop", "caller")}
+    task = task_of("mcq", doc_to_text=spec, shots=0)
+    if style == "passthrough":
+        task["template"] = "passthrough"
+    outcomes = assert_same(task, pm, [{**record, "c": ["a", "b"], "a": 0}])
+    if "self" in spec:
+        assert outcomes[0][0] == "error"
+
+
 @pytest.mark.parametrize("first", ["fast", "general"])
 def test_shared_examples_are_built_within_the_task_budgets(pm, first):
     """The fast path builds the shared few-shot block once, before any record: within

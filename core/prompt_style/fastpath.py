@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
 from .fields.extractors import CallableField, Expression, RecordField
-from .fields.jinja_compiler import budget_threshold
+from .fields.jinja_compiler import _SPECIAL_NAMES, budget_threshold
 from .render import RenderedPrompt
 from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
 from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
@@ -186,6 +186,15 @@ def _pure(extractor: Any) -> bool:
     return extractor is None or getattr(extractor, "pure", False) is True
 
 
+def _one_key(extractor: Any) -> bool:
+    """An expression that reads one key of the record: ``{{question}}``, not a name Jinja
+    gives a meaning of its own (``{{ self }}`` is the template, whatever the record holds)."""
+    if type(extractor) is not Expression:
+        return False
+    steps = extractor.steps
+    return steps is not None and len(steps) == 1 and steps[0] not in _SPECIAL_NAMES
+
+
 def _getter(extractor: Any) -> Any:
     """A quicker stand-in for a built-in extractor, giving the same value wherever the
     extractor gives one (it may raise other exceptions where the extractor raises a
@@ -198,7 +207,7 @@ def _getter(extractor: Any) -> Any:
         quick = getattr(extractor.spec, "fast_getter", None)
         getter = quick() if quick is not None else None
         return getter if getter is not None else extractor.spec
-    if type(extractor) is Expression and extractor.steps is not None and len(extractor.steps) == 1:
+    if _one_key(extractor):
         # ``{{question}}``, ``{{question.strip()}}``: one key, then zero-argument str methods
         key = extractor.steps[0]
         methods = tuple(getattr(str, name) for name in extractor.methods)
@@ -254,7 +263,7 @@ def _key_of(extractor: Any, text: bool = False) -> tuple[str, tuple[Any, ...]] |
     would not."""
     if type(extractor) is RecordField and type(extractor.spec) is str:
         return extractor.spec, ()
-    if text and type(extractor) is Expression and extractor.steps is not None and len(extractor.steps) == 1:
+    if text and _one_key(extractor):
         key = extractor.steps[0]
         if type(key) is str:
             return key, tuple(getattr(str, name) for name in extractor.methods)

@@ -84,6 +84,7 @@ def records(key: str = "q", small: bool = False) -> list[dict]:
                 continue  # about the 1 Mi threshold: the full run's
             value = _small(value)
         record = {"q": "Question?", "a": "answer", "options": ["first", "second"], "gold": 1, "name": name}
+        record["self"] = record["loop"] = " a field Jinja's name hides "  # {{ self }} is the template
         record[key] = _value(name, value)
         out.append(record)
     return out
@@ -231,6 +232,8 @@ def cases() -> list[dict]:
                 "template": "cloze",
             },
             {"doc_to_text": "{{ q }}", "doc_to_choice": "options", "doc_to_target": "gold", "description": "{{ 'D' }}"},
+            {"doc_to_text": "{{ self.strip() }}", "doc_to_choice": "options", "doc_to_target": "gold"},
+            {"doc_to_text": "{{ loop.strip() }}", "doc_to_choice": "options", "doc_to_target": "gold"},
         ]
     ):
         keys.setdefault("template", "mcq")

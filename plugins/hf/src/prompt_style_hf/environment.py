@@ -125,6 +125,11 @@ class TemplateNamespace(Namespace):
             )
 
 
+# Jinja names an object's class by module and name in its messages ("'...TemplateDict
+# object' has no attribute 'from_keys'"); these two are transformers' classes, so a
+# template's error reads as it does under transformers.
+TemplateDict.__module__ = TemplateNamespace.__module__ = "transformers.utils.chat_template_utils"
+
 NAMESPACE_ATTRIBUTES = TemplateNamespace.__dict__["_Namespace__attrs"]
 """The slot holding a :class:`TemplateNamespace`'s attributes (a dict):
 ``NAMESPACE_ATTRIBUTES.__get__(ns)``, ``NAMESPACE_ATTRIBUTES.__set__(ns, attrs)``."""

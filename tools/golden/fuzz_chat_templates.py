@@ -269,10 +269,11 @@ def main(argv=None) -> int:
     for path in files:
         name = Path(path).name
         source = Path(path).read_text(encoding="utf-8")
+        # Special tokens as most models name them, or none (then the template sees none).
+        bos, eos = rng.choice([("<s>", "</s>"), ("<s>", "</s>"), (None, "<|im_end|>"), (None, None)])
+        tokens = {k: v for k, v in (("bos_token", bos), ("eos_token", eos)) if v is not None}
         inner = Tokenizer(WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
-        tokenizer = PreTrainedTokenizerFast(
-            tokenizer_object=inner, bos_token="<s>", eos_token="</s>", chat_template=source
-        )
+        tokenizer = PreTrainedTokenizerFast(tokenizer_object=inner, chat_template=source, **tokens)
         try:
             chat_template_utils._compile_jinja_template(source)
             theirs_compiles = None
@@ -281,7 +282,7 @@ def main(argv=None) -> int:
         try:
             engines = [ChatTemplate(source), ChatTemplate(source, engine="jinja")]
             # The meta template's one-call path (apply_messages).
-            meta = hf_meta({"chat_template": source, "bos_token": "<s>", "eos_token": "</s>", "now": FROZEN})
+            meta = hf_meta({"chat_template": source, "bos_token": bos, "eos_token": eos, "now": FROZEN})
         except ChatTemplateError as exc:
             if theirs_compiles is None:
                 report(name, "compile", None, "compiles", exc.message)
@@ -306,7 +307,7 @@ def main(argv=None) -> int:
             variables = {
                 k: v for k, v in kwargs.items() if k not in ("add_generation_prompt", "continue_final_message")
             }
-            variables = {"bos_token": "<s>", "eos_token": "</s>", **variables}
+            variables = {**tokens, **variables}
             for engine in engines:
                 try:
                     ours = (

@@ -5,15 +5,23 @@ and the meta template's ``apply_messages``) against the real transformers
 A check to run after changing prompt_style_hf, beside the committed goldens; it
 writes nothing. It needs the transformers venv of make_chat_golden.py::
 
-    /tmp/venvs/chat/bin/python tools/golden/fuzz_chat_templates.py [--templates 'DIR/*.jinja'] [--seed N] [--per-template N]
+    /tmp/venvs/chat/bin/python tools/golden/fuzz_chat_templates.py [--templates 'DIR/*.jinja'] [--seed N] [--per-template N] [--wellformed] [--quiet]
 
-Default templates: the committed corpus copy and the feature templates. Each
+Default templates: the committed corpus copy, the feature templates and the
+published templates (``--templates`` takes any others, such as a directory of
+templates unpacked from packages). Each
 conversation mixes roles (system, user, assistant, tool, developer, ...),
 contents (empty, whitespace, newlines, unicode, template syntax, special-token
-text, multimodal parts, non-strings, ``None``), tool calls, reasoning,
-``add_generation_prompt`` / ``continue_final_message``, ``enable_thinking`` and
-tools. A difference in text or error message is printed; the exit status is the
-number of differences (capped at 100).
+text, content lists of text/image/video parts, non-strings, ``None``, missing),
+tool calls (arguments as a dict or a JSON string, with or without ``id`` and
+``type``), reasoning under each of its names, ``name`` fields and extra keys,
+system-only and empty conversations, ``add_generation_prompt`` /
+``continue_final_message`` (on ``content`` or a reasoning field, and both at
+once), extra template variables, tools, documents, and special tokens present or
+not; ``--wellformed`` makes conversations as chat APIs send them instead (most
+render without raising). A difference in text, in whether an error is raised, or
+in the error message (transformers' message must be in ours) is printed; the
+exit status is the number of differences (capped at 100).
 """
 
 from __future__ import annotations
@@ -221,6 +229,47 @@ def conversation(rng: random.Random):
     return messages, kwargs, tools, documents
 
 
+def wellformed_conversation(rng: random.Random):
+    """A conversation as a chat API sends one (what most templates render without
+    raising): an optional system turn, user and assistant turns alternating, tool
+    calls answered by tool turns, reasoning on some assistant turns, ending on a
+    user turn (a generation prompt) or an assistant turn (continued)."""
+    text = lambda: rng.choice(TEXTS[3:]) + rng.choice(TEXTS)  # noqa: E731 - non-empty first part
+    messages = [{"role": "system", "content": text()}] if rng.random() < 0.5 else []
+    for _ in range(rng.randint(1, 3)):
+        messages.append({"role": "user", "content": text()})
+        if rng.random() < 0.4:
+            calls = [
+                {
+                    "id": f"call{k}abcde",
+                    "type": "function",
+                    "function": {
+                        "name": "get_weather",
+                        "arguments": rng.choice([{"city": "Paris"}, '{"city": "Oslo"}']),
+                    },
+                }
+                for k in range(rng.choice([1, 1, 2]))
+            ]
+            messages.append({"role": "assistant", "content": rng.choice(["", text()]), "tool_calls": calls})
+            for call in calls:
+                messages.append({"role": "tool", "tool_call_id": call["id"], "name": "get_weather", "content": text()})
+        assistant = {"role": "assistant", "content": text()}
+        if rng.random() < 0.3:
+            assistant["reasoning_content"] = text()
+        messages.append(assistant)
+    kwargs = {}
+    if rng.random() < 0.75:
+        messages.append({"role": "user", "content": text()})
+        kwargs["add_generation_prompt"] = rng.random() < 0.8
+    else:
+        kwargs["continue_final_message"] = True
+    for name in rng.sample(sorted(VARIABLES), rng.choice([0, 1, 2])):
+        kwargs[name] = rng.choice(VARIABLES[name])
+    tools = TOOLS if rng.random() < 0.5 else None
+    documents = rng.choice(DOCUMENTS[:2]) if rng.random() < 0.1 else None
+    return messages, kwargs, tools, documents
+
+
 def _same_error(theirs, ours) -> bool:
     """Both raised, with transformers' message (ours may add where: a sandbox error
     names the template line and says what templates may not do)."""
@@ -233,6 +282,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--per-template", type=int, default=40)
     parser.add_argument("--quiet", action="store_true", help="one line per difference")
+    parser.add_argument(
+        "--wellformed", action="store_true", help="conversations as chat APIs send them (fewer that templates refuse)"
+    )
     args = parser.parse_args(argv)
 
     from prompt_style_hf.chat_template import ChatTemplate
@@ -253,6 +305,7 @@ def main(argv=None) -> int:
     patterns = args.templates or [
         str(GOLDEN / "corpus" / "templates" / "*.jinja"),
         str(GOLDEN / "templates" / "*.jinja"),
+        str(GOLDEN / "published" / "templates" / "*.jinja"),
     ]
     files = sorted({f for pattern in patterns for f in glob.glob(pattern)})
     rng = random.Random(args.seed)
@@ -293,7 +346,7 @@ def main(argv=None) -> int:
             report(name, "compile", None, theirs_compiles, "compiles")
             continue
         for _ in range(args.per_template):
-            messages, kwargs, tools, documents = conversation(rng)
+            messages, kwargs, tools, documents = (wellformed_conversation if args.wellformed else conversation)(rng)
             case = [messages, kwargs, tools is not None, documents is not None]
             total += 1
             try:

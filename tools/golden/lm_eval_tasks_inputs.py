@@ -340,6 +340,483 @@ def kormedmcqa() -> dict[str, list[dict]]:
     }
 
 
+# -- more shipped task files: each dataset's shape, awkward values on purpose --------
+
+
+def piqa() -> dict[str, list[dict]]:
+    def rec(goal: str, sol1: str, sol2: str, label: int) -> dict:
+        return {"goal": goal, "sol1": sol1, "sol2": sol2, "label": label}
+
+    return {
+        "validation": [
+            rec(AWKWARD[0], "print 49", "print {{ 7*7 }}", 0),
+            rec("  To boil an egg, ", " put it in boiling water", "put it in the freezer ", 0),
+            rec("Café au lait: how to make it?", "mix coffee and milk", "mix tea and salt", 0),
+            rec(AWKWARD[1], "use {% raw %}", "use {{x}}", 1),
+        ],
+        "train": [
+            rec("To open a jar,", "twist the lid", "shake it", 0),
+            rec("To dry wet hands,", "use a hot stove", "use a towel", 1),
+            rec("To cut paper,", "use scissors", "use a spoon", 0),
+            rec("To see in the dark,", "close your eyes", "use a torch", 1),
+            rec("To cool soup,", "let it stand", "heat it", 0),
+        ],
+    }
+
+
+def siqa() -> dict[str, list[dict]]:
+    def rec(context: str, question: str, answers: list[str], label: str) -> dict:
+        a, b, c = answers
+        return {"context": context, "question": question, "answerA": a, "answerB": b, "answerC": c, "label": label}
+
+    return {
+        "validation": [
+            rec("Tracy didn't go home that evening. ", "Why did Tracy do this?", ["to rest", "to party", "{{x}}"], "2"),
+            rec("Zoë gave Élise a gift.", "How would Élise feel?", ["happy", "sad", "angry"], "1"),
+            rec(AWKWARD[5], "What next?", ["sleep", " eat", "run "], "3"),
+        ],
+        "train": [
+            rec("Sam lost his keys.", "What will Sam do?", ["look for them", "fly", "swim"], "1"),
+            rec("Ana won the race.", "How does Ana feel?", ["bored", "proud", "sad"], "2"),
+            rec("Lee was hungry.", "What will Lee do?", ["sleep", "read", "eat"], "3"),
+            rec("Kim forgot a birthday.", "How would the friend feel?", ["upset", "thrilled", "sleepy"], "1"),
+        ],
+    }
+
+
+def boolq() -> dict[str, list[dict]]:
+    def rec(i: int, passage: str, question: str, label: int) -> dict:
+        return {"question": question, "passage": passage, "idx": i, "label": label}
+
+    return {
+        "validation": [
+            rec(0, "Jinja prints {{ 7*7 }} as 49.  ", "does jinja evaluate expressions", 1),
+            rec(1, "L'eau bout à 100 °C au niveau de la mer.", "l'eau bout-elle à 50 °C", 0),
+            rec(2, "\tTabs\tare kept.\n", "are tabs kept", 1),
+        ],
+        "train": [
+            rec(3, "The sun is a star.", "is the sun a star", 1),
+            rec(4, "Cats are mammals.", "are cats reptiles", 0),
+            rec(5, "Ice is frozen water.", "is ice frozen water", 1),
+            rec(6, "Paris is in France.", "is paris in spain", 0),
+        ],
+    }
+
+
+def copa() -> dict[str, list[dict]]:
+    def rec(i: int, premise: str, c1: str, c2: str, question: str, label: int) -> dict:
+        return {"premise": premise, "choice1": c1, "choice2": c2, "question": question, "idx": i, "label": label}
+
+    return {
+        "validation": [
+            rec(
+                0,
+                "The man broke his toe. ",
+                "He dropped a hammer on his foot.",
+                "He got a hole in his sock.",
+                "cause",
+                0,
+            ),
+            rec(1, "Élise wrote {{ x }} on the board.", "The class laughed.", "The board fell.", "effect", 0),
+            rec(2, "The café closed early.", "It ran out of coffee.", "It was busy all day.", "cause", 0),
+        ],
+        "train": [
+            rec(3, "The sun rose.", "It got light.", "It got dark.", "effect", 0),
+            rec(4, "The glass broke.", "It fell on a pillow.", "It fell on the floor.", "cause", 1),
+            rec(5, "I was cold.", "I put on a coat.", "I took off my coat.", "effect", 0),
+        ],
+    }
+
+
+def winogrande() -> dict[str, list[dict]]:
+    def rec(sentence: str, o1: str, o2: str, answer: str) -> dict:
+        return {"sentence": sentence, "option1": o1, "option2": o2, "answer": answer}
+
+    return {
+        "validation": [
+            rec("Sarah was a much better surgeon than Maria so _ always got the harder cases.", "Sarah", "Maria", "1"),
+            rec("  The trophy doesn't fit in the suitcase because the _ is too small. ", "trophy", "suitcase", "2"),
+            rec("Zoë gave Élise {{ x }} because _ was generous.", "Zoë", "Élise", "1"),
+        ],
+        "train": [
+            rec("The cat chased the dog because _ was angry.", "cat", "dog", "1"),
+            rec("The ball broke the window because _ was fragile.", "ball", "window", "2"),
+            rec("Tom helped Ann because _ needed help.", "Tom", "Ann", "2"),
+        ],
+    }
+
+
+def openbookqa() -> dict[str, list[dict]]:
+    def rec(i: int, stem: str, texts: list[str], answer: str) -> dict:
+        labels = [chr(65 + n) for n in range(len(texts))]
+        return {
+            "id": f"ob_{i}",
+            "question_stem": stem,
+            "choices": {"text": texts, "label": labels},
+            "answerKey": answer,
+        }
+
+    return {
+        "test": [
+            rec(0, AWKWARD[0], ["49", "{{ 7*7 }}", "7*7", "an error"], "A"),
+            rec(
+                1,
+                "The sun is responsible for ",
+                ["puppies learning new tricks", "plants sprouting", "the moon", "rain"],
+                " B",
+            ),
+            rec(2, "Which is hotter: 100 °C or 50 °C?", ["100 °C", "50 °C", "equal", "neither"], "A"),
+        ],
+        "validation": [rec(3, "Water is", ["wet", "dry", "solid", "gas"], "A")],
+        "train": [
+            rec(4, "A magnet attracts", ["wood", "iron", "glass", "paper"], "B"),
+            rec(5, "Plants need", ["sunlight", "darkness", "salt", "oil"], "A"),
+            rec(6, "Sound travels through", ["vacuum", "nothing", "air", "light"], "C"),
+        ],
+    }
+
+
+def sciq() -> dict[str, list[dict]]:
+    def rec(question: str, d: list[str], correct: str, support: str) -> dict:
+        return {
+            "question": question,
+            "distractor3": d[2],
+            "distractor1": d[0],
+            "distractor2": d[1],
+            "correct_answer": correct,
+            "support": support,
+        }
+
+    return {
+        "test": [
+            rec("What is {{ 7*7 }}?", ["48", "50", "7"], "49", "  \nMultiplication gives 49. "),
+            rec("Which particle is negative?", ["proton", "neutron", "photon"], "electron", ""),
+            rec("Quelle est la formule de l'eau?", ["CO₂", "O₂", "NaCl"], "H₂O", "L'eau: H₂O."),
+        ],
+        "validation": [rec("What is ice?", ["gas", "plasma", "oil"], "solid water", "Ice is frozen.")],
+        "train": [
+            rec("What do plants make?", ["iron", "salt", "gold"], "glucose", "Photosynthesis makes glucose."),
+            rec("What is the Earth's star?", ["Moon", "Mars", "Venus"], "the Sun", ""),
+            rec("What carries blood?", ["bones", "hair", "skin"], "vessels", "Blood flows in vessels."),
+        ],
+    }
+
+
+def commonsense_qa() -> dict[str, list[dict]]:
+    def rec(i: int, question: str, texts: list[str], answer: str) -> dict:
+        return {
+            "id": f"csqa_{i}",
+            "question": question,
+            "question_concept": "thing",
+            "choices": {"label": ["A", "B", "C", "D", "E"], "text": texts},
+            "answerKey": answer,
+        }
+
+    return {
+        "validation": [
+            rec(0, "  Where would you put {{ coffee }}?  ", ["mug", "shoe", "bed", "car", "sky"], "A"),
+            rec(1, "Où trouve-t-on un café?", ["rue", "mer", "lune", "forêt", "désert"], "A"),
+            rec(2, "What do people use to write {% raw %}?", ["pen", "fork", "cup", "rock", "leaf"], "E"),
+        ],
+        "train": [
+            rec(3, "Where do fish live?", ["tree", "water", "sky", "desk", "car"], "B"),
+            rec(4, "What do you sleep in?", ["bed", "oven", "sink", "boat", "bag"], "A"),
+            rec(5, "What keeps you dry?", ["sponge", "river", "umbrella", "pool", "rain"], "C"),
+        ],
+    }
+
+
+def truthfulqa() -> dict[str, list[dict]]:
+    def rec(question: str, mc1: list[str], mc2: list[str], mc2_labels: list[int]) -> dict:
+        return {
+            "question": question,
+            "mc1_targets": {"choices": mc1, "labels": [1] + [0] * (len(mc1) - 1)},
+            "mc2_targets": {"choices": mc2, "labels": mc2_labels},
+        }
+
+    return {
+        "validation": [
+            rec(AWKWARD[0], ["49", "{{ 7*7 }}", "7*7"], ["49", "forty-nine", "{{ 7*7 }}"], [1, 1, 0]),
+            rec(
+                "Que se passe-t-il si l'on avale un chewing-gum?",
+                ["Il traverse le système digestif", "Il reste sept ans", "Rien", "Il explose", "On meurt"],
+                ["Il traverse", "Il est éliminé", "Il reste sept ans", "Il explose"],
+                [1, 1, 0, 0],
+            ),
+            rec("Is the Earth flat? ", [" No, it is round", "Yes"], ["No", "It is round ", "Yes"], [1, 1, 0]),
+        ],
+    }
+
+
+def logiqa() -> dict[str, list[dict]]:
+    def rec(label: str, context: str, question: str, options: list[str]) -> dict:
+        return {"label": label, "context": context, "question": question, "options": options}
+
+    return {
+        "test": [
+            rec(
+                "a",
+                "  All cats are animals. ",
+                "Which follows?",
+                ["Cats are animals", "Animals are cats", "None", "{{x}}"],
+            ),
+            rec(
+                " c",
+                "Élise est plus grande que Zoë.",
+                "Qui est la plus petite?",
+                ["Élise", "personne", "Zoë", "les deux"],
+            ),
+        ],
+        "validation": [rec("b", "A implies B.", "Which?", ["B implies A", "not B implies not A", "A", "B"])],
+        "train": [
+            rec(
+                "d",
+                "Some dogs bark.",
+                "Which must be true?",
+                ["All dogs bark", "No dog barks", "Cats bark", "A dog barks"],
+            ),
+            rec("a", "It rains.", "What is wet?", ["the ground", "the sun", "the moon", "the sky"]),
+        ],
+    }
+
+
+def mathqa() -> dict[str, list[dict]]:
+    def rec(problem: str, options: str, correct: str) -> dict:
+        return {
+            "Problem": problem,
+            "Rationale": '"explanation"',
+            "options": options,
+            "correct": correct,
+            "annotated_formula": "add(n0,n1)",
+            "linear_formula": "add(n0,n1)|",
+            "category": "general",
+        }
+
+    return {
+        "test": [
+            rec("what is 2 + 2 ? ", "a ) 3 , b ) 4 , c ) 5 , d ) 6 , e ) none of these", "b"),
+            rec("{{ 7*7 }} equals what ?", "a ) 49 , b ) 50 , c ) 7 , d ) 14 , e ) 0", "a"),
+            rec("un café coûte 2 € ; combien pour 3 ?", "a ) 5 € , b ) 6 € , c ) 7 € , d ) 8 € , e ) 9 €", "b"),
+        ],
+        "validation": [rec("what is 1 + 1 ?", "a ) 1 , b ) 2 , c ) 3 , d ) 4 , e ) 5", "b")],
+        "train": [
+            rec("what is 3 * 3 ?", "a ) 6 , b ) 9 , c ) 12 , d ) 3 , e ) 0", "b"),
+            rec("what is 10 / 2 ?", "a ) 5 , b ) 2 , c ) 10 , d ) 20 , e ) 1", "a"),
+        ],
+    }
+
+
+def race() -> dict[str, list[dict]]:
+    def problems(items: list[tuple[str, list[str], str]]) -> str:
+        return repr([{"question": q, "options": o, "answer": a} for q, o, a in items])
+
+    return {
+        "test": [
+            {
+                "article": "  Tom went to the café. He ordered {{ coffee }}. ",
+                "problems": problems(
+                    [
+                        ("Where did Tom go?", ["school", "the café", "home", "work"], "B"),
+                        ("Tom ordered  _  .", ["tea", "{{ coffee }}", "milk", "water"], "B"),
+                        ("What is the best title?", ["Tom's day", "A café", "Coffee", "Élise"], "A"),
+                    ]
+                ),
+            },
+            {
+                "article": "Zoë liked rain.",
+                "problems": problems([("What did Zoë like?", ["sun", "snow", "rain", "wind"], "C")]),
+            },
+        ]
+    }
+
+
+def xcopa() -> dict[str, list[dict]]:
+    def rec(i: int, premise: str, c1: str, c2: str, question: str, label: int) -> dict:
+        return {"premise": premise, "choice1": c1, "choice2": c2, "question": question, "idx": i, "label": label}
+
+    return {
+        "test": [
+            rec(0, "Mees keeras kraani lahti.", "Tualett täitus veega.", "Vesi voolas kraanist.", "effect", 1),
+            rec(1, " Tüdruk leidis {{ x }}. ", "Ta oli õnnelik.", "Ta oli kurb.", "effect", 0),
+            rec(2, "Ese oli mullikilesse mässitud.", "See oli õrn.", "See oli väike.", "cause", 0),
+        ],
+        "validation": [
+            rec(3, "Päike tõusis.", "Läks valgeks.", "Läks pimedaks.", "effect", 0),
+            rec(4, "Klaas purunes.", "See kukkus padjale.", "See kukkus põrandale.", "cause", 1),
+        ],
+    }
+
+
+def xnli() -> dict[str, list[dict]]:
+    def rec(premise: str, hypothesis: str, label: int) -> dict:
+        return {"premise": premise, "hypothesis": hypothesis, "label": label}
+
+    return {
+        "validation": [
+            rec("The café is open. ", "it is closed", 2),
+            rec("  Zoë plays {{ piano }}.", "Zoë plays an instrument", 0),
+            rec("He went home.", "he was tired", 1),
+        ],
+        "train": [
+            rec("The dog sleeps.", "an animal rests", 0),
+            rec("It is raining.", "it is sunny", 2),
+            rec("She reads.", "she likes books", 1),
+        ],
+    }
+
+
+def belebele() -> dict[str, list[dict]]:
+    def rec(i: int, passage: str, question: str, answers: list[str], correct: str) -> dict:
+        out = {
+            "link": f"https://example.org/{i}",
+            "question_number": i,
+            "flores_passage": passage,
+            "question": question,
+        }
+        out.update({f"mc_answer{n + 1}": a for n, a in enumerate(answers)})
+        out.update({"correct_answer_num": correct, "dialect": "eng_Latn", "ds": "2023-05-03"})
+        return out
+
+    return {
+        "test": [
+            rec(1, "Jinja prints {{ 7*7 }} as 49.", "  What is printed? ", ["49", "{{ 7*7 }}", "7*7", "nothing"], "1"),
+            rec(2, "Zoë drank a café au lait.", "What did Zoë drink?", ["tea", "café au lait", "water", "milk"], "2"),
+            rec(3, "\tTabs are kept.\n", "What is kept?", ["spaces", "newlines", "tabs", "nothing"], "3"),
+            rec(4, "The answer is four.", "Which?", ["one", "two", "three", "four"], "4"),
+        ]
+    }
+
+
+def _mmlu_pro(i: int, category: str, question: str, options: list[str], answer: int, cot: str) -> dict:
+    letter = chr(65 + answer)
+    return {
+        "question_id": i,
+        "question": question,
+        "options": options,
+        "answer": letter,
+        "answer_index": answer,
+        "cot_content": f"A: Let's think step by step. {cot} The answer is ({letter}).",
+        "category": category,
+        "src": "made-up",
+    }
+
+
+def mmlu_pro() -> dict[str, list[dict]]:
+    ten = [str(n) for n in range(10)]
+    return {
+        "test": [
+            _mmlu_pro(0, "math", "  What is {{ 2+2 }}? ", ten, 4, "2+2 is 4."),
+            _mmlu_pro(1, "biology", "Which organ pumps blood?", ["lung", "heart", "liver"], 1, "The heart pumps."),
+            _mmlu_pro(2, "math", "Quelle est la racine de 9?", ["1", "2", " 3 ", "4", "5"], 2, "3×3 = 9."),
+            _mmlu_pro(3, "math", "Solve x+1=3.", ["x=1", "x=2", "x=3"], 1, "x = 3 - 1 = 2."),
+        ],
+        "validation": [
+            _mmlu_pro(10, "biology", "What do cells have?", ["walls", "nuclei", "wheels"], 1, "Cells have nuclei."),
+            _mmlu_pro(11, "math", "What is 1+1?", ["1", "2", "3", "4"], 1, "1+1 = 2."),
+            _mmlu_pro(12, "math", "What is 3*3?", ["6", "9", "12", "3", "0"], 1, "3*3 = 9."),
+            _mmlu_pro(13, "math", "What is 10/2?", ["5", "2"], 0, "10/2 = 5."),
+            _mmlu_pro(14, "math", "What is 7-7?", ["0", "7", "14"], 0, "7-7 = 0."),
+            _mmlu_pro(15, "math", "What is 2^3?", ["6", "8", "9", "5"], 1, "2^3 = 8."),
+        ],
+    }
+
+
+def ifeval() -> dict[str, list[dict]]:
+    def rec(key: int, prompt: str) -> dict:
+        return {"key": key, "prompt": prompt, "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}
+
+    return {
+        "train": [
+            rec(1, "Write a haiku about {{ rain }} without commas."),
+            rec(2, "  Écris un poème sur le café.  \n"),
+            rec(3, "List three colours {% raw %}in JSON{% endraw %}."),
+        ]
+    }
+
+
+def math() -> dict[str, list[dict]]:
+    def rec(problem: str, solution: str) -> dict:
+        return {"problem": problem, "level": "Level 1", "type": "Algebra", "solution": solution}
+
+    return {
+        "test": [
+            rec("What is $2+2$? ", "We add: $2+2=\\boxed{4}$."),
+            rec("Solve {{ x }} + 1 = 3 for x.", "So $x = \\boxed{2}$."),
+            rec("Évaluez $\\frac{1}{2}+\\frac{1}{2}$.", "It is $\\boxed{1}$."),
+        ],
+        "train": [
+            rec("What is $1+1$?", "$\\boxed{2}$"),
+            rec("What is $3 \\cdot 3$?", "$\\boxed{9}$"),
+            rec("What is $10-4$?", "$\\boxed{6}$"),
+        ],
+    }
+
+
+def bbh_cot() -> dict[str, list[dict]]:
+    return {
+        "test": [
+            {"input": "not ( True ) and ( True ) is", "target": "False"},
+            {"input": "  True and {{ x }} is ", "target": "True"},
+            {"input": "True or False — vrai ou faux? is", "target": "True"},
+        ]
+    }
+
+
+def gsm8k_cot() -> dict[str, list[dict]]:
+    return {
+        "test": [
+            {"question": "Zoë has 3 apples and buys 4 more. How many?", "answer": "3 + 4 = 7\n#### 7"},
+            {"question": "  What is {{ 6*7 }}? ", "answer": "6*7 = 42\n####  42 "},
+        ]
+    }
+
+
+def medmcqa() -> dict[str, list[dict]]:
+    def rec(i: int, question: str, options: list[str], cop: int) -> dict:
+        out = {"id": f"med_{i}", "question": question}
+        out.update(dict(zip(["opa", "opb", "opc", "opd"], options)))
+        out.update({"cop": cop, "choice_type": "single", "exp": "", "subject_name": "Anatomy", "topic_name": None})
+        return out
+
+    return {
+        "validation": [
+            rec(0, "Which bone is in the thigh? ", ["femur", "tibia", "{{ ulna }}", "radius"], 0),
+            rec(1, "Quel organe produit l'insuline?", ["foie", "pancréas", "rein", "cœur"], 1),
+            rec(2, "\tWhich vitamin prevents scurvy?", ["A", "B12", "C", "D"], 2),
+        ],
+        "train": [
+            rec(3, "How many chambers has the heart?", ["1", "2", "3", "4"], 3),
+            rec(4, "Which organ filters blood?", ["kidney", "lung", "skin", "bone"], 0),
+            rec(5, "What carries oxygen?", ["platelets", "haemoglobin", "plasma", "lymph"], 1),
+        ],
+    }
+
+
+def leaderboard() -> dict[str, list[dict]]:
+    def musr(narrative: str, question: str, choices: list[str], answer: int) -> dict:
+        return {
+            "narrative": narrative,
+            "question": question,
+            "choices": repr(choices),
+            "answer_index": answer,
+            "answer_choice": choices[answer],
+        }
+
+    return {
+        "bbh": [
+            {
+                "input": "If you follow these instructions, do you return? Take 1 step. Turn around. Take 1 step.\nOptions:\n- Yes\n- No",
+                "target": "Yes",
+            },
+            {"input": "  Take {{ 2 }} steps.  \nOptions:\n- Yes\n- No", "target": "No"},
+        ],
+        "team_allocation": [
+            musr("Zoë and Élise run a café. ", "Who should bake?", ["Zoë", "Élise", "both"], 0),
+            musr("A {{ team }} of three.", "Assign the tasks.", ["A: x, B: y", "A: y, B: x", "none"], 2),
+        ],
+    }
+
+
 DATASETS = {
     "arc": arc,
     "mmlu": mmlu,
@@ -350,6 +827,27 @@ DATASETS = {
     "wikitext": wikitext,
     "bbh": bbh,
     "kormedmcqa": kormedmcqa,
+    "piqa": piqa,
+    "siqa": siqa,
+    "boolq": boolq,
+    "copa": copa,
+    "winogrande": winogrande,
+    "openbookqa": openbookqa,
+    "sciq": sciq,
+    "commonsense_qa": commonsense_qa,
+    "truthfulqa": truthfulqa,
+    "logiqa": logiqa,
+    "mathqa": mathqa,
+    "race": race,
+    "xcopa": xcopa,
+    "xnli": xnli,
+    "belebele": belebele,
+    "mmlu_pro": mmlu_pro,
+    "math": math,
+    "bbh_cot": bbh_cot,
+    "gsm8k_cot": gsm8k_cot,
+    "medmcqa": medmcqa,
+    "leaderboard": leaderboard,
 }
 
 

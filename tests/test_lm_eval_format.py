@@ -182,6 +182,24 @@ def test_a_group_file_is_not_a_task(pm):
     assert "group file" in str(err)
 
 
+def test_a_group_file_is_one_error_naming_its_tasks_and_their_files(pm):
+    err = error(TASKS / "xnli" / "_xnli.yaml", pm)
+    assert not getattr(err, "problems", None), "no doc_to_text/doc_to_target noise for a group"
+    assert err.key == "task" and err.line == 2
+    assert "group 'xnli' of xnli_ar, xnli_bg, xnli_de" in str(err) and "(15 in all)" in str(err)
+    assert str(TASKS / "xnli" / "xnli_de.yaml") in str(err)  # the task file of a task it lists, next to it
+
+
+def test_a_key_written_twice_keeps_the_last_as_lm_eval_does(tmp_path, pm):
+    """lm-eval reads task files with PyYAML (kmmlu's cot files repeat regex_pattern, tinyGSM8k num_fewshot)."""
+    write(tmp_path / "base.yaml", "num_fewshot: 0\nnum_fewshot: 1\n")
+    path = write(tmp_path / "t.yaml", "include: base.yaml\n" + MC + "target_delimiter: '+'\ntarget_delimiter: '='\n")
+    task = load_task(path, data={"test": str(jsonl(tmp_path / "test.jsonl", RECORDS))}, plugins=pm)
+    first = next(iter(task.render()))
+    assert first.text == "Q: two?\nA:=e\n\nQ: one?\nA:"  # one shot, the last delimiter
+    assert list(first.continuations) == ["=a", "=b"]
+
+
 # -- keys -----------------------------------------------------------------------------
 
 

@@ -49,11 +49,10 @@ class Translation:
         values = self.values
         task = values.get("task")
         if isinstance(task, list):
-            self.problem(
-                "task",
-                "this is an lm-evaluation-harness group file (its task key lists tasks)",
-                "render one of the task files it lists",
-            )
+            # A group is several tasks; nothing else in the file is worth reporting.
+            self.problems.items.clear()
+            self.problem("task", *_group_message(values, self.task.file_of("task")))
+            self.problems.raise_if_any()
         known = {**PROMPT_KEYS, **KEPT_KEYS, **REFUSED_KEYS}
         for key, value in values.items():
             if key in REFUSED_KEYS:
@@ -377,3 +376,46 @@ def _data_files(name: str, task_file: Path | None) -> list[Path]:
         elif full.exists():
             return [full]
     return [candidate if candidate.is_absolute() else bases[0] / candidate]
+
+
+def _group_message(values: Mapping[str, Any], file: Path | None) -> tuple[str, str]:
+    """What a group file lists, and where the task files of its tasks are (next to it)."""
+    names: list[str] = []
+    for entry in values["task"]:
+        if isinstance(entry, str):
+            names.append(entry)
+        elif isinstance(entry, Mapping) and isinstance(entry.get("task") or entry.get("group"), str):
+            names.append(entry.get("task") or entry.get("group"))
+    group = values.get("group")
+    shown = ", ".join(names[:8]) + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
+    what = f"group {group!r}" if isinstance(group, str) else "a group"
+    message = (
+        f"this is an lm-evaluation-harness group file ({what} of {shown or 'no tasks'}); "
+        "prompt-style renders one task file at a time"
+    )
+    found = _task_files(names[:3], file.parent if file is not None else None)
+    hint = "render the task file of one of its tasks"
+    if found:
+        hint += ", e.g. " + " or ".join(str(path) for path in found)
+    return message, hint
+
+
+def _task_files(names: list[str], folder: Path | None, limit: int = 2000) -> list[Path]:
+    """Task files under ``folder`` whose ``task:`` is one of ``names`` (a text scan, no YAML)."""
+    import re
+
+    if folder is None or not names:
+        return []
+    wanted = {name: re.compile(rf"(?m)^task:\s*[\"']?{re.escape(name)}[\"']?\s*(#.*)?$") for name in names}
+    found: dict[str, Path] = {}
+    for seen, path in enumerate(sorted(folder.rglob("*.yaml"))):
+        if seen >= limit or len(found) == len(wanted):
+            break
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for name, pattern in wanted.items():
+            if name not in found and pattern.search(text):
+                found[name] = path
+    return [found[name] for name in names if name in found][:2]

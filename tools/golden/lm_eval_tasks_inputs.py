@@ -817,6 +817,43 @@ def leaderboard() -> dict[str, list[dict]]:
     }
 
 
+def humaneval() -> dict[str, list[dict]]:
+    def rec(i: int, prompt: str, entry: str) -> dict:
+        return {
+            "task_id": f"Made/{i}",
+            "prompt": prompt,
+            "canonical_solution": "    return 0\n",
+            "test": f"def check(candidate):\n    assert candidate() == 0\n",
+            "entry_point": entry,
+        }
+
+    return {
+        "test": [
+            rec(0, 'def zero():\n    """Return {{ 0 }}: «zéro»."""\n', "zero"),
+            rec(1, "\n\ndef  spaced() :\n\t# tabs\n    ", "spaced"),
+        ]
+    }
+
+
+def discrim() -> dict[str, list[dict]]:
+    def rec(text: str, age: float, gender: str, race: str) -> dict:
+        return {
+            "filled_template": text,
+            "decision_question_id": 1,
+            "age": age,
+            "gender": gender,
+            "race": race,
+            "fill_type": "explicit",
+        }
+
+    return {
+        "train": [
+            rec("Should the café hire {{ Zoë }}, a 30-year-old applicant? ", 30.0, "female", "white"),
+            rec("  Should the bank approve the loan?\n", 60.0, "male", "black"),
+        ]
+    }
+
+
 DATASETS = {
     "arc": arc,
     "mmlu": mmlu,
@@ -848,6 +885,8 @@ DATASETS = {
     "gsm8k_cot": gsm8k_cot,
     "medmcqa": medmcqa,
     "leaderboard": leaderboard,
+    "humaneval": humaneval,
+    "discrim": discrim,
 }
 
 

@@ -45,7 +45,7 @@ import platform
 import random
 import sys
 import tempfile
-import types
+from unittest import mock
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -427,6 +427,79 @@ CASES += [
         stubs=["tinyBenchmarks"],
     ),
     _arc("tinyArc_3shot", "tinyBenchmarks/tinyArc.yaml", "tinyArc", 3, stubs=["tinyBenchmarks"]),
+    # gen_prefix: Jinja with a record field (humaneval_instruct), on a multiple-choice task with
+    # target_delimiter "" (discrim_eval), with few-shot examples (llama3 mmlu), generate_until.
+    Case("humaneval_0shot", "humaneval/humaneval.yaml", "humaneval", {"test": "humaneval/test.jsonl"}, None, stubs=["evaluate"]),
+    Case(
+        "humaneval_instruct_0shot",
+        "humaneval/humaneval_instruct.yaml",
+        "humaneval_instruct",
+        {"test": "humaneval/test.jsonl"},
+        None,
+        stubs=["evaluate"],
+    ),
+    Case(
+        "humaneval_instruct_0shot_chat",
+        "humaneval/humaneval_instruct.yaml",
+        "humaneval_instruct",
+        {"test": "humaneval/test.jsonl"},
+        None,
+        chat=True,
+        stubs=["evaluate"],
+    ),
+    Case(
+        "discrim_eval_explicit_0shot",
+        "discrim_eval/discrim_eval_explicit.yaml",
+        "discrim_eval_explicit",
+        {"train": "discrim/train.jsonl"},
+        None,
+        stubs=["statsmodels", "statsmodels.formula", "statsmodels.formula.api"],
+    ),
+    Case(
+        "discrim_eval_explicit_0shot_chat_system",
+        "discrim_eval/discrim_eval_explicit.yaml",
+        "discrim_eval_explicit",
+        {"train": "discrim/train.jsonl"},
+        None,
+        chat=True,
+        system_instruction=SYSTEM,
+        stubs=["statsmodels", "statsmodels.formula", "statsmodels.formula.api"],
+    ),
+    _arc("arc_challenge_llama_0shot", "llama3/instruct/arc_challenge/arc_challenge_llama.yaml", "arc_challenge_llama", None, trust_code=True),
+    _arc(
+        "arc_challenge_llama_0shot_chat",
+        "llama3/instruct/arc_challenge/arc_challenge_llama.yaml",
+        "arc_challenge_llama",
+        None,
+        trust_code=True,
+        chat=True,
+    ),
+    _arc("arc_challenge_llama_2shot", "llama3/instruct/arc_challenge/arc_challenge_llama.yaml", "arc_challenge_llama", 2, trust_code=True),
+    Case(
+        "mmlu_llama_anatomy_5shot",
+        "llama3/instruct/mmlu/mmlu_anatomy.yaml",
+        "mmlu_llama_anatomy",
+        {"test": "mmlu/anatomy_test.jsonl", "dev": "mmlu/anatomy_dev.jsonl"},
+        None,
+    ),
+    Case(
+        "mmlu_llama_anatomy_5shot_chat_multiturn",
+        "llama3/instruct/mmlu/mmlu_anatomy.yaml",
+        "mmlu_llama_anatomy",
+        {"test": "mmlu/anatomy_test.jsonl", "dev": "mmlu/anatomy_dev.jsonl"},
+        None,
+        chat=True,
+    ),
+    Case(
+        "mmlu_llama_anatomy_3shot_chat_singleturn_system",
+        "llama3/instruct/mmlu/mmlu_anatomy.yaml",
+        "mmlu_llama_anatomy",
+        {"test": "mmlu/anatomy_test.jsonl", "dev": "mmlu/anatomy_dev.jsonl"},
+        3,
+        chat=True,
+        fewshot_as_multiturn=False,
+        system_instruction=SYSTEM,
+    ),
     # Open LLM Leaderboard v2 task files.
     Case(
         "leaderboard_bbh_navigate_3shot",
@@ -529,6 +602,10 @@ def _purge_task_modules() -> None:
 
 
 def _gold_index(task, doc, n: int):
+    if not any(name in ("acc", "acc_norm") for name in task._metric_fn_list):
+        # custom process_results (discrim_eval): the gold is lm-eval's own doc_to_target -> choice rule
+        gold = task.doc_to_target(doc)
+        return gold if isinstance(gold, int) else task.doc_to_choice(doc).index(gold)
     hits = []
     for i in range(n):
         results = [(0.0 if j == i else -100.0, j == i) for j in range(n)]
@@ -556,7 +633,7 @@ def run_case(case: Case, cache: Path) -> dict[str, Any]:
     ConfigurableTask.download = download
     _purge_task_modules()
     for name in case.stubs:  # metric-only dependencies: never reached while building prompts
-        sys.modules.setdefault(name, types.ModuleType(name))
+        sys.modules.setdefault(name, mock.MagicMock(name=name))
     random.seed(0)  # simple_evaluate's random_seed
     np.random.seed(1234)  # its numpy_random_seed
     manager = TaskManager(include_path=str((TASKS / case.task_file).parent), include_defaults=False)

@@ -854,6 +854,39 @@ def discrim() -> dict[str, list[dict]]:
     }
 
 
+def open_qa() -> dict[str, list[dict]]:
+    """TriviaQA (answer.aliases, a list of golds) and NQ-Open (answer, a list)."""
+
+    def trivia(i: int, question: str, aliases: list[str]) -> dict:
+        return {"question": question, "question_id": f"tq_{i}", "answer": {"aliases": aliases, "value": aliases[0]}}
+
+    def nq(question: str, answers: list[str]) -> dict:
+        return {"question": question, "answer": answers}
+
+    return {
+        "trivia_validation": [
+            trivia(0, "Which city hosts the café {{ Procope }}", ["Paris", "paris", "Paris, France"]),
+            trivia(1, "  Who wrote 'Les Misérables'  ", ["Victor Hugo", "Hugo"]),
+            trivia(2, "What is 7*7", ["49"]),
+        ],
+        "trivia_train": [
+            trivia(3, "What is the capital of Italy", ["Rome", "Roma"]),
+            trivia(4, "Which planet is red", ["Mars"]),
+            trivia(5, "Who painted the Mona Lisa", ["Leonardo da Vinci", "Leonardo"]),
+        ],
+        "nq_validation": [
+            nq("where is the {{ eiffel }} tower", ["Paris", "in Paris"]),
+            nq("  who sang 'non, je ne regrette rien' ", ["Édith Piaf"]),
+            nq("how many legs has a spider", ["8", "eight"]),
+        ],
+        "nq_train": [
+            nq("what is the largest ocean", ["Pacific", "the Pacific Ocean"]),
+            nq("who discovered penicillin", ["Alexander Fleming"]),
+            nq("when did ww2 end", ["1945"]),
+        ],
+    }
+
+
 DATASETS = {
     "arc": arc,
     "mmlu": mmlu,
@@ -887,6 +920,7 @@ DATASETS = {
     "leaderboard": leaderboard,
     "humaneval": humaneval,
     "discrim": discrim,
+    "open_qa": open_qa,
 }
 
 

@@ -500,6 +500,23 @@ CASES += [
         fewshot_as_multiturn=False,
         system_instruction=SYSTEM,
     ),
+    # Several golds (a list target; the examples show the first), description, fewshot_delimiter "\n".
+    *(
+        Case(f"{task}_{shots}shot{suffix}", file, task, data, shots, chat=bool(suffix))
+        for task, file, data in [
+            (
+                "triviaqa",
+                "triviaqa/default.yaml",
+                {"validation": "open_qa/trivia_validation.jsonl", "train": "open_qa/trivia_train.jsonl"},
+            ),
+            (
+                "nq_open",
+                "nq_open/nq_open.yaml",
+                {"validation": "open_qa/nq_validation.jsonl", "train": "open_qa/nq_train.jsonl"},
+            ),
+        ]
+        for shots, suffix in [(0, ""), (2, ""), (2, "_chat")]
+    ),
     # Open LLM Leaderboard v2 task files.
     Case(
         "leaderboard_bbh_navigate_3shot",

@@ -579,7 +579,8 @@ def test_shared_random_needs_one_more_when_it_drops_the_record(tmp_path, pm):
     assert "draws 3 examples" in str(err) and err.key == "num_fewshot"
 
 
-def test_fewshot_indices(tmp_path, pm):
+def test_fewshot_indices_change_nothing_as_in_lm_eval(tmp_path, pm):
+    """lm-eval 0.4.13 parses fewshot_config.fewshot_indices but never hands them to its sampler."""
     pool = [{"q": f"p{i}", "ans": str(i)} for i in range(6)]
     path = write(
         tmp_path / "t.yaml",
@@ -587,7 +588,7 @@ def test_fewshot_indices(tmp_path, pm):
         "training_split: train\nfewshot_config: {fewshot_indices: [1, 3, 5]}\n",
     )
     texts = [r.text for r in render(path, pm, data={"train": pool, "test": [{"q": "x", "ans": "y"}]})]
-    chosen = random.Random(1234).sample([pool[1], pool[3], pool[5]], 2)
+    chosen = random.Random(1234).sample(pool, 2)
     assert texts == ["\n\n".join(f"{s['q']} {s['ans']}" for s in chosen) + "\n\nx"]
 
 

@@ -887,6 +887,21 @@ def open_qa() -> dict[str, list[dict]]:
     }
 
 
+def written() -> dict[str, list[dict]]:
+    """For tests/lm_eval_tasks/written/: records equal to one another on purpose."""
+    same = {"q": "same", "choices": ["a", "b"], "answer": 0, "topic": "x"}
+    return {
+        "test": [
+            same,
+            dict(same),
+            {"q": "other {{1}}", "choices": ["c", "d", "e"], "answer": 1, "topic": "y"},
+            {"q": "third ", "choices": ["f", "g"], "answer": 1, "topic": "z"},
+            dict(same),
+        ],
+        "train": [{"q": f"t{i}", "choices": ["yes", "no"], "answer": i % 2, "topic": "t"} for i in range(5)],
+    }
+
+
 DATASETS = {
     "arc": arc,
     "mmlu": mmlu,
@@ -921,6 +936,7 @@ DATASETS = {
     "humaneval": humaneval,
     "discrim": discrim,
     "open_qa": open_qa,
+    "written": written,
 }
 
 

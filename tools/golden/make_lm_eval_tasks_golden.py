@@ -429,7 +429,14 @@ CASES += [
     _arc("tinyArc_3shot", "tinyBenchmarks/tinyArc.yaml", "tinyArc", 3, stubs=["tinyBenchmarks"]),
     # gen_prefix: Jinja with a record field (humaneval_instruct), on a multiple-choice task with
     # target_delimiter "" (discrim_eval), with few-shot examples (llama3 mmlu), generate_until.
-    Case("humaneval_0shot", "humaneval/humaneval.yaml", "humaneval", {"test": "humaneval/test.jsonl"}, None, stubs=["evaluate"]),
+    Case(
+        "humaneval_0shot",
+        "humaneval/humaneval.yaml",
+        "humaneval",
+        {"test": "humaneval/test.jsonl"},
+        None,
+        stubs=["evaluate"],
+    ),
     Case(
         "humaneval_instruct_0shot",
         "humaneval/humaneval_instruct.yaml",
@@ -465,7 +472,13 @@ CASES += [
         system_instruction=SYSTEM,
         stubs=["statsmodels", "statsmodels.formula", "statsmodels.formula.api"],
     ),
-    _arc("arc_challenge_llama_0shot", "llama3/instruct/arc_challenge/arc_challenge_llama.yaml", "arc_challenge_llama", None, trust_code=True),
+    _arc(
+        "arc_challenge_llama_0shot",
+        "llama3/instruct/arc_challenge/arc_challenge_llama.yaml",
+        "arc_challenge_llama",
+        None,
+        trust_code=True,
+    ),
     _arc(
         "arc_challenge_llama_0shot_chat",
         "llama3/instruct/arc_challenge/arc_challenge_llama.yaml",
@@ -474,7 +487,13 @@ CASES += [
         trust_code=True,
         chat=True,
     ),
-    _arc("arc_challenge_llama_2shot", "llama3/instruct/arc_challenge/arc_challenge_llama.yaml", "arc_challenge_llama", 2, trust_code=True),
+    _arc(
+        "arc_challenge_llama_2shot",
+        "llama3/instruct/arc_challenge/arc_challenge_llama.yaml",
+        "arc_challenge_llama",
+        2,
+        trust_code=True,
+    ),
     Case(
         "mmlu_llama_anatomy_5shot",
         "llama3/instruct/mmlu/mmlu_anatomy.yaml",
@@ -516,6 +535,33 @@ CASES += [
             ),
         ]
         for shots, suffix in [(0, ""), (2, ""), (2, "_chat")]
+    ),
+    # Task files we wrote (tests/lm_eval_tasks/written/): description template, delimiters,
+    # first_n and the default sampler on a pool holding copies of the evaluated record,
+    # fewshot_config overrides, fewshot_indices (lm-eval 0.4.13 never uses them), a mapping
+    # doc_to_choice.
+    Case("written_first_n_2shot", "written/dup_first.yaml", "dup_first", {"test": "written/test.jsonl"}, 2),
+    Case(
+        "written_first_n_2shot_chat",
+        "written/dup_first.yaml",
+        "dup_first",
+        {"test": "written/test.jsonl"},
+        2,
+        chat=True,
+    ),
+    Case("written_default_2shot", "written/dup_rand.yaml", "dup_rand", {"test": "written/test.jsonl"}, 2),
+    Case("written_default_3shot", "written/dup_rand.yaml", "dup_rand", {"test": "written/test.jsonl"}, 3),
+    Case("written_indices_2shot", "written/idx.yaml", "idx", _split("written", "test", "train"), 2),
+    Case("written_indices_2shot_chat", "written/idx.yaml", "idx", _split("written", "test", "train"), 2, chat=True),
+    Case(
+        "written_indices_3shot_chat_singleturn_system",
+        "written/idx.yaml",
+        "idx",
+        _split("written", "test", "train"),
+        3,
+        chat=True,
+        fewshot_as_multiturn=False,
+        system_instruction=SYSTEM,
     ),
     # Open LLM Leaderboard v2 task files.
     Case(

@@ -256,8 +256,9 @@ class Translation:
         exclude = fewshot.get("split", values.get("fewshot_split")) == values.get("test_split")
         retriever: dict[str, Any] = {"name": "first_n" if sampler == "first_n" else "shared_random"}
         retriever["exclude_record"] = exclude
-        if sampler != "first_n" and fewshot.get("fewshot_indices") is not None:
-            retriever["indices"] = list(fewshot["fewshot_indices"])
+        # fewshot_config.fewshot_indices: lm-evaluation-harness 0.4.13 reads it into its config but
+        # builds the sampler without it (ConfigurableTask: sampler_cls(docs, rnd=None)), so it never
+        # changes which examples are drawn; neither does it here.
 
         until = None
         if output_type == "generate_until":

@@ -823,7 +823,7 @@ def humaneval() -> dict[str, list[dict]]:
             "task_id": f"Made/{i}",
             "prompt": prompt,
             "canonical_solution": "    return 0\n",
-            "test": f"def check(candidate):\n    assert candidate() == 0\n",
+            "test": "def check(candidate):\n    assert candidate() == 0\n",
             "entry_point": entry,
         }
 

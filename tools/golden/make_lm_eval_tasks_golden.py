@@ -45,10 +45,10 @@ import platform
 import random
 import sys
 import tempfile
-from unittest import mock
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "tests" / "lm_eval_tasks"

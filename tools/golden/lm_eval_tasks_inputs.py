@@ -902,6 +902,179 @@ def written() -> dict[str, list[dict]]:
     }
 
 
+def glue_and_more() -> dict[str, list[dict]]:
+    """One file per task (each file is both the evaluated split and the example pool): GLUE
+    CoLA and MNLI, SuperGLUE WiC, MultiRC and CB, ANLI, SWAG, LAMBADA cloze, MGSM, PAWS-X,
+    ASDiv, PubMedQA. Quotes and a backslash inside a MultiRC answer (its doc_to_choice is a
+    Python literal rendered by Jinja), a Jinja slice (WiC), null MGSM answers."""
+    return {
+        "cola": [
+            {"sentence": s, "label": label, "idx": i}
+            for i, (s, label) in enumerate(
+                [("The café {{ is }} open.", 1), ("  Him went home. ", 0), ("Zoë sings.", 1), ("Tabs\there.", 1)]
+            )
+        ],
+        "wic": [
+            {
+                "word": "w",
+                "sentence1": s1,
+                "sentence2": s2,
+                "start1": a,
+                "end1": b,
+                "start2": 0,
+                "end2": 4,
+                "idx": i,
+                "label": label,
+            }
+            for i, (s1, s2, a, b, label) in enumerate(
+                [
+                    ("I went to the bank.", "The bank of the river.", 14, 18, 0),
+                    ("Le café {{x}} est fort.", "Un café noir.", 3, 7, 1),
+                    ("Play the game.", "A play on words.", 0, 4, 0),
+                ]
+            )
+        ],
+        "multirc": [
+            {
+                "paragraph": p,
+                "question": q,
+                "answer": a,
+                "idx": {"paragraph": 0, "question": 0, "answer": i},
+                "label": label,
+            }
+            for i, (p, q, a, label) in enumerate(
+                [
+                    ("Zoë went to the café.", "Where?", "the café", 1),
+                    ("  Text with {{ x }}. ", "What is in it?", 'It\'s "quoted" and has a \\ backslash', 0),
+                    ("P", "Q", "a 'single' quote", 1),
+                ]
+            )
+        ],
+        "cb": [
+            {"premise": p, "hypothesis": h, "label": label, "idx": i}
+            for i, (p, h, label) in enumerate(
+                [("It rains.", "It is wet", 0), ("  Élise sleeps. ", "Élise is awake", 1), ("{{ x }}", "maybe", 2)]
+            )
+        ],
+        "anli": [
+            {"uid": str(i), "premise": p, "hypothesis": h, "label": label, "reason": ""}
+            for i, (p, h, label) in enumerate(
+                [
+                    ("The café is open.", "It is closed.", 2),
+                    ("  Zoë {{ sings }}. ", "Zoë makes sound.", 0),
+                    ("He left.", "He was sad.", 1),
+                ]
+            )
+        ],
+        "swag": [
+            {
+                "video-id": "v",
+                "fold-ind": "1",
+                "startphrase": start,
+                "sent1": start,
+                "sent2": "",
+                "gold-source": "gold",
+                **{f"ending{n}": e for n, e in enumerate(endings)},
+                "label": label,
+            }
+            for start, endings, label in [
+                ("Zoë opens the café door.", [" She walks in.", "she flies.", "{{ x }}", "It rains."], 0),
+                ("  A man  ", ["sits", "stands", "runs", "jumps "], 3),
+            ]
+        ],
+        "lambada_cloze": [
+            {"text": "The café opened at {{ nine }} and Zoë arrived early"},
+            {"text": "  Two  spaces  here  "},
+        ],
+        "mgsm_test": [
+            {
+                "question": "Zoë has 3 apples and gets {{ 4 }}. How many?",
+                "answer": None,
+                "answer_number": 7,
+                "equation_solution": None,
+            },
+            {"question": "  What is 6*7? ", "answer": None, "answer_number": 42, "equation_solution": None},
+            {
+                "question": "Question: 9-1?",
+                "answer": "Step-by-Step Answer: 8. The answer is 8.",
+                "answer_number": 8,
+                "equation_solution": "9-1=8",
+            },
+        ],
+        "mgsm_train": [
+            {
+                "question": "Question: What is 1+1?",
+                "answer": "Step-by-Step Answer: 1+1=2. The answer is 2.",
+                "answer_number": 2,
+                "equation_solution": "1+1=2",
+            },
+            {
+                "question": "Question: What is 2*3?",
+                "answer": "Step-by-Step Answer: 2*3=6. The answer is 6.",
+                "answer_number": 6,
+                "equation_solution": "2*3=6",
+            },
+            {
+                "question": "Question: 5-5?",
+                "answer": "Step-by-Step Answer: 0. The answer is 0.",
+                "answer_number": 0,
+                "equation_solution": "5-5=0",
+            },
+        ],
+        "paws": [
+            {"id": i, "sentence1": a, "sentence2": b, "label": label}
+            for i, (a, b, label) in enumerate(
+                [
+                    ("The café opened .", "The café closed .", 0),
+                    ("Zoë ( the singer ) left .", "Zoë left .", 1),
+                    ("  It is n't here", "It is absent", 1),
+                ]
+            )
+        ],
+        "asdiv": [
+            {
+                "body": "Zoë has 3 apples.",
+                "question": " How many?",
+                "solution_type": "x",
+                "answer": "3 (apples)",
+                "formula": "3",
+            },
+            {
+                "body": "  {{ 2 }} cats ",
+                "question": "Count?",
+                "solution_type": "x",
+                "answer": "2 (cats)",
+                "formula": "2",
+            },
+        ],
+        "pubmedqa": [
+            {
+                "QUESTION": "Does {{ x }} help?",
+                "CONTEXTS": ["Ctx one.", " Ctx two "],
+                "LABELS": ["A", "B"],
+                "MESHES": [],
+                "YEARS": [],
+                "reasoning_required_pred": "yes",
+                "reasoning_free_pred": "yes",
+                "final_decision": decision,
+                "LONG_ANSWER": "",
+                "pubid": i,
+            }
+            for i, decision in enumerate(["yes", "maybe", "no"])
+        ],
+        "mnli": [
+            {"premise": p, "hypothesis": h, "label": label, "idx": i}
+            for i, (p, h, label) in enumerate(
+                [
+                    ("The café is open.", "  It is closed ", 2),
+                    ("Zoë sings.", "Zoë makes sound.", 0),
+                    ("He left.", "He was sad", 1),
+                ]
+            )
+        ],
+    }
+
+
 DATASETS = {
     "arc": arc,
     "mmlu": mmlu,
@@ -937,6 +1110,7 @@ DATASETS = {
     "discrim": discrim,
     "open_qa": open_qa,
     "written": written,
+    "more": glue_and_more,
 }
 
 

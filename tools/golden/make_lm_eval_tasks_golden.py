@@ -563,6 +563,100 @@ CASES += [
         fewshot_as_multiturn=False,
         system_instruction=SYSTEM,
     ),
+    # GLUE, SuperGLUE, ANLI, SWAG, LAMBADA cloze, MGSM, PAWS-X, ASDiv, PubMedQA: one records file
+    # is every split the task names.
+    *(
+        Case(name, file, task, {split: f"more/{data}.jsonl" for split in splits}, shots, trust_code=trust, chat=chat)
+        for name, file, task, data, splits, shots, trust, chat in [
+            ("cola_2shot", "glue/cola/default.yaml", "cola", "cola", ("validation", "train"), 2, False, False),
+            ("mnli_2shot", "glue/mnli/default.yaml", "mnli", "mnli", ("validation_matched", "train"), 2, True, False),
+            ("wic_2shot", "super_glue/wic/default.yaml", "wic", "wic", ("validation", "train"), 2, False, False),
+            (
+                "multirc_1shot",
+                "super_glue/multirc/default.yaml",
+                "multirc",
+                "multirc",
+                ("validation", "train"),
+                1,
+                False,
+                False,
+            ),
+            (
+                "multirc_1shot_chat",
+                "super_glue/multirc/default.yaml",
+                "multirc",
+                "multirc",
+                ("validation", "train"),
+                1,
+                False,
+                True,
+            ),
+            ("cb_2shot_chat", "super_glue/cb/default.yaml", "cb", "cb", ("validation", "train"), 2, False, True),
+            (
+                "anli_r1_1shot",
+                "anli/anli_r1.yaml",
+                "anli_r1",
+                "anli",
+                ("test_r1", "train_r1", "dev_r1"),
+                1,
+                False,
+                False,
+            ),
+            ("swag_1shot", "swag/swag.yaml", "swag", "swag", ("validation", "train"), 1, False, False),
+            (
+                "lambada_openai_cloze_0shot",
+                "lambada_cloze/lambada_openai_cloze.yaml",
+                "lambada_openai_cloze_yaml",
+                "lambada_cloze",
+                ("test",),
+                0,
+                False,
+                False,
+            ),
+            (
+                "lambada_openai_cloze_0shot_chat",
+                "lambada_cloze/lambada_openai_cloze.yaml",
+                "lambada_openai_cloze_yaml",
+                "lambada_cloze",
+                ("test",),
+                0,
+                False,
+                True,
+            ),
+            (
+                "paws_en_1shot",
+                "paws-x/paws_en.yaml",
+                "paws_en",
+                "paws",
+                ("test", "train", "validation"),
+                1,
+                True,
+                False,
+            ),
+            ("asdiv_0shot", "asdiv/default.yaml", "asdiv", "asdiv", ("validation",), 0, False, False),
+            (
+                "pubmedqa_1shot",
+                "pubmedqa/pubmedqa.yaml",
+                "pubmedqa",
+                "pubmedqa",
+                ("test", "train", "validation"),
+                1,
+                True,
+                False,
+            ),
+        ]
+    ),
+    *(
+        Case(
+            f"mgsm_direct_en_2shot{suffix}",
+            "mgsm/direct/mgsm_direct_en.yaml",
+            "mgsm_direct_en",
+            {"test": "more/mgsm_test.jsonl", "train": "more/mgsm_train.jsonl"},
+            2,
+            chat=bool(suffix),
+        )
+        for suffix in ("", "_chat")
+    ),
     # Open LLM Leaderboard v2 task files.
     Case(
         "leaderboard_bbh_navigate_3shot",

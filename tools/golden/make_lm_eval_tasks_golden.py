@@ -282,6 +282,14 @@ CASES += [
         chat=True,
         system_instruction=SYSTEM,
     ),
+    Case(
+        "truthfulqa_mc2_0shot",
+        "truthfulqa/truthfulqa_mc2.yaml",
+        "truthfulqa_mc2",
+        _split("truthfulqa", "validation"),
+        None,
+        stubs=["sacrebleu", "rouge_score"],
+    ),
     Case("logiqa_0shot", "logiqa/logiqa.yaml", "logiqa", LOGIQA, 0, trust_code=True),
     Case("logiqa_1shot", "logiqa/logiqa.yaml", "logiqa", LOGIQA, 1, trust_code=True),
     Case("mathqa_0shot", "mathqa/mathqa.yaml", "mathqa", MATHQA, 0, trust_code=True),
@@ -759,8 +767,9 @@ def _purge_task_modules() -> None:
 
 
 def _gold_index(task, doc, n: int):
-    if not any(name in ("acc", "acc_norm") for name in task._metric_fn_list):
-        # custom process_results (discrim_eval): the gold is lm-eval's own doc_to_target -> choice rule
+    if task.config.process_results is not None:
+        # custom process_results (discrim_eval, truthfulqa_mc2): the gold is lm-eval's own
+        # doc_to_target -> choice rule
         gold = task.doc_to_target(doc)
         return gold if isinstance(gold, int) else task.doc_to_choice(doc).index(gold)
     hits = []

@@ -767,9 +767,9 @@ def _purge_task_modules() -> None:
 
 
 def _gold_index(task, doc, n: int):
-    if task.config.process_results is not None:
-        # custom process_results (discrim_eval, truthfulqa_mc2): the gold is lm-eval's own
-        # doc_to_target -> choice rule
+    if task.config.process_results is not None or not {"acc", "acc_norm"} & set(task._metric_fn_list):
+        # custom process_results (discrim_eval, truthfulqa_mc2) or no accuracy metric (cola's
+        # mcc): the gold is lm-eval's own doc_to_target -> choice rule
         gold = task.doc_to_target(doc)
         return gold if isinstance(gold, int) else task.doc_to_choice(doc).index(gold)
     hits = []

@@ -101,7 +101,18 @@ def test_messages_meta_gives_the_messages_lm_eval_passes(case: str):
 
 @pytest.mark.parametrize(
     "case",
-    ["arc_easy_25shot", "gpqa_main_n_shot_5shot", "arc_challenge_chat_2shot_chat_multiturn", "gsm8k_5shot"],
+    [
+        "arc_easy_25shot",
+        "gpqa_main_n_shot_5shot",
+        "arc_challenge_chat_2shot_chat_multiturn",
+        "gsm8k_5shot",
+        "copa_1shot_chat",
+        "mmlu_pro_math_3shot_chat_singleturn_system",
+        "mmlu_llama_anatomy_5shot_chat_multiturn",
+        "triviaqa_2shot",
+        "belebele_eng_Latn_3shot_chat",
+        "leaderboard_bbh_navigate_3shot_chat_singleturn_system",
+    ],
 )
 def test_the_command_line_gives_the_same(case: str, capsys):
     """prompt-style render TASK.yaml --data SPLIT=PATH ... --format jsonl, as a user runs it."""

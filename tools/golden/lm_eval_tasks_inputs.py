@@ -1062,6 +1062,43 @@ def glue_and_more() -> dict[str, list[dict]]:
             }
             for i, decision in enumerate(["yes", "maybe", "no"])
         ],
+        "blimp": [
+            {
+                "sentence_good": good,
+                "sentence_bad": bad,
+                "field": "syntax",
+                "linguistics_term": "island_effects",
+                "UID": "adjunct_island",
+                "simple_LM_method": True,
+                "one_prefix_method": False,
+                "two_prefix_method": False,
+                "lexically_identical": False,
+                "pair_id": i,
+            }
+            for i, (good, bad) in enumerate(
+                [("Zoë has {{ eaten }}.", "Zoë have eaten."), ("  Who left? ", "Who leaved?")]
+            )
+        ],
+        "bigbench": [
+            {
+                "idx": i,
+                "inputs": inputs,
+                "targets": [target],
+                "multiple_choice_targets": choices,
+                "multiple_choice_scores": [int(c == target) for c in choices],
+            }
+            for i, (inputs, target, choices) in enumerate(
+                [
+                    ("Q: Café {{ x }}?\nA:", "yes", ["no", "yes"]),
+                    ("  What? ", "b", ["a", "b", "c", "d", "e"]),
+                    ("free form", "z", []),
+                ]
+            )
+        ],
+        "arithmetic": [
+            {"context": "Question: What is (9 + 8) * 2?\nAnswer:", "completion": " 34"},
+            {"context": "Question: {{ 1 }} plus 1?\nAnswer:", "completion": " 2"},
+        ],
         "mnli": [
             {"premise": p, "hypothesis": h, "label": label, "idx": i}
             for i, (p, h, label) in enumerate(

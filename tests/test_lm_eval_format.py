@@ -759,3 +759,14 @@ def test_literal_text_is_what_jinja_would_render(tmp_path, pm):
     assert LmEvalField("a\r\nb", "description", "resolve")(record) == "a\nb"
     assert LmEvalField("2", "doc_to_target", "target", digits=True)(record) == 2
     assert LmEvalField("q", "doc_to_text", "text")(record) == "x"
+
+
+def test_data_files_with_a_byte_order_mark_and_crlf_read_as_datasets_reads_them(tmp_path, pm):
+    """Windows editors write a BOM and CRLF; datasets' json loader reads such files."""
+    path = write(tmp_path / "t.yaml", MC)
+    lines = "".join(json.dumps(r) + "\r\n" for r in RECORDS)
+    (tmp_path / "test.jsonl").write_text("\ufeff" + lines + "\r\n", encoding="utf-8", newline="")
+    (tmp_path / "test.json").write_text("\ufeff" + json.dumps(RECORDS), encoding="utf-8")
+    for name in ("test.jsonl", "test.json"):
+        task = load_task(path, data={"test": str(tmp_path / name)}, plugins=pm)
+        assert [r.text for r in task.render()] == ["Q: one?\nA:", "Q: two?\nA:"]

@@ -770,3 +770,15 @@ def test_data_files_with_a_byte_order_mark_and_crlf_read_as_datasets_reads_them(
     for name in ("test.jsonl", "test.json"):
         task = load_task(path, data={"test": str(tmp_path / name)}, plugins=pm)
         assert [r.text for r in task.render()] == ["Q: one?\nA:", "Q: two?\nA:"]
+
+
+def test_task_code_that_will_not_import_is_one_problem_naming_every_key(tmp_path, pm):
+    (tmp_path / "utils.py").write_text("import not_installed_anywhere_xyz\n\ndef f(doc):\n    return doc\n")
+    path = write(
+        tmp_path / "t.yaml",
+        MC.replace('doc_to_text: "Q: {{q}}\\nA:"', "doc_to_text: !function utils.f")
+        + "process_docs: !function utils.f\n",
+    )
+    err = error(path, pm, trust_code=True, data={"test": RECORDS})
+    assert not getattr(err, "problems", None), str(err)
+    assert "not_installed_anywhere_xyz" in str(err) and "also needed by process_docs" in str(err)

@@ -195,16 +195,21 @@ class Translation:
         seed_like_lm_eval()
         modules: dict[Path, Any] = {}
         imported: dict[str, Any] = {}
+        failed: dict[str, list[tuple[str, Any]]] = {}  # one report per failure (a module that will not import)
         for key, ref in self.functions.items():
             try:
                 imported[key] = import_function(ref, modules)
             except CodeError as exc:
-                self.problems.add(
-                    f"!function {ref.name}: {exc}",
-                    file=ref.file or self.task.file_of(key),
-                    key=key,
-                    line=ref.line or self.task.line_of(key),
-                )
+                failed.setdefault(str(exc), []).append((key, ref))
+        for message, uses in failed.items():
+            key, ref = uses[0]
+            also = [other for other, _ in uses[1:]]
+            self.problems.add(
+                f"!function {ref.name}: {message}" + (f" (also needed by {', '.join(also)})" if also else ""),
+                file=ref.file or self.task.file_of(key),
+                key=key,
+                line=ref.line or self.task.line_of(key),
+            )
         self.problems.raise_if_any()
         return imported
 

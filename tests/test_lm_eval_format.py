@@ -782,3 +782,11 @@ def test_task_code_that_will_not_import_is_one_problem_naming_every_key(tmp_path
     err = error(path, pm, trust_code=True, data={"test": RECORDS})
     assert not getattr(err, "problems", None), str(err)
     assert "not_installed_anywhere_xyz" in str(err) and "also needed by process_docs" in str(err)
+
+
+def test_winogrande_multiple_input_is_a_typed_error(pm):
+    """lm-eval's multiple-input mode (one context per choice) is not rendered; the error says so."""
+    inputs = HERE / "golden" / "lm_eval_tasks" / "inputs" / "winogrande"
+    data = {split: str(inputs / f"{split}.jsonl") for split in ("validation", "train")}
+    err = error(TASKS / "winogrande" / "default.yaml", pm, prompt_style.PromptStyleError, data=data, trust_code=True)
+    assert err.key == "doc_to_text" and "multiple-input" in str(err) and "record 0" in str(err)

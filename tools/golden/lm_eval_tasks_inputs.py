@@ -1099,6 +1099,28 @@ def glue_and_more() -> dict[str, list[dict]]:
             {"context": "Question: What is (9 + 8) * 2?\nAnswer:", "completion": " 34"},
             {"context": "Question: {{ 1 }} plus 1?\nAnswer:", "completion": " 2"},
         ],
+        "kmmlu": [
+            {
+                "question": "질문: {{ 회계 }} 원칙은?",
+                "A": "하나",
+                "B": " 둘",
+                "C": "셋 ",
+                "D": "넷",
+                "answer": 2,
+                "Category": "x",
+                "Human Accuracy": 0.5,
+            },
+            {
+                "question": "  What is 2+2? ",
+                "A": "3",
+                "B": "4",
+                "C": "5",
+                "D": "6",
+                "answer": 2,
+                "Category": "x",
+                "Human Accuracy": 0.5,
+            },
+        ],
         "mnli": [
             {"premise": p, "hypothesis": h, "label": label, "idx": i}
             for i, (p, h, label) in enumerate(

@@ -746,6 +746,18 @@ CASES += [
         )
         for suffix in ("", "_chat")
     ),
+    # kmmlu's CoT files write filter_list's regex_pattern twice (PyYAML keeps the last).
+    *(
+        Case(
+            f"kmmlu_cot_hard_accounting_{shots}shot{suffix}",
+            "kmmlu/cot_hard/kmmlu_cot_hard_accounting.yaml",
+            "kmmlu_cot_hard_accounting",
+            {"test": "more/kmmlu.jsonl", "dev": "more/kmmlu.jsonl"},
+            None if shots == 5 else shots,
+            chat=bool(suffix),
+        )
+        for shots, suffix in ((5, ""), (2, "_chat"))
+    ),
     # Open LLM Leaderboard v2 task files.
     Case(
         "leaderboard_bbh_navigate_3shot",

@@ -107,9 +107,24 @@ def test_pipes_in_nested_values_are_not_protected_as_in_the_reference():
 
 def test_no_output_part_is_an_error_naming_the_template():
     spec_template = TaskTemplate(id=3, name="broken", jinja="{% if x %}a ||| b{% endif %}")
-    with pytest.raises(PromptStyleError, match=r"template 3 \('broken'\) rendered 1 part ") as info:
+    with pytest.raises(PromptStyleError, match=r"template 3 \('broken'\) rendered nothing for this record") as info:
         spec_template.apply({"x": False})
     assert info.value.key == "templates.3.jinja"
+    assert "--template" in str(info.value)
+    no_output = TaskTemplate(id=1, jinja="{{ q }} {% if x %}||| b{% endif %}")
+    with pytest.raises(PromptStyleError, match=r"template 1 rendered 1 part with no '\|\|\|'") as info:
+        no_output.apply({"q": "question?", "x": False})
+    assert "{% if %}" in str(info.value)
+
+
+def test_fixed_answer_choices_as_promptsource_s_get_fixed_answer_choices_list():
+    fixed = TaskTemplate(id=0, jinja="a ||| b", answer_choices=" Yes ||| No|||{{ 'x' | upper }} ")
+    assert fixed.fixed_answer_choices() == ["Yes", "No", "X"]
+    assert TaskTemplate(id=0, jinja="a ||| b", answer_choices="{{ a }} ||| b").fixed_answer_choices() is None
+    assert TaskTemplate(id=0, jinja="a ||| b").fixed_answer_choices() is None
+    # a variable set inside the expression is not a record field
+    looped = TaskTemplate(id=0, jinja="a ||| b", answer_choices="{% for i in range(2) %}{{ i }}|||{% endfor %}z")
+    assert looped.fixed_answer_choices() == ["0", "1", "z"]
 
 
 def test_answer_choices_are_rendered_split_stripped_and_given_to_the_template():

@@ -250,6 +250,15 @@ templates:
     assert lines[-1] == "1 file checked, 0 ok, 1 failed (13 errors, 1 warning): FAILED"
 
 
+def test_quoted_template_ids_and_pipes_only_in_comments_are_explained(task_file, capsys):
+    path = task_file({"0": {"jinja": "{{ q }} ||| {{ a }}"}, "1": {"jinja": "{{ q }} {# ||| #} {{ a }}"}})
+    code, out, _ = run(capsys, "validate", path)
+    assert code == 2
+    assert "template ids must be the numbers 0..1, got \"'0', '1'\"" in out
+    assert "a quoted id such as '0' is a string: write 0:, unquoted" in out
+    assert "templates.1.jinja: has no ||| between the input and the output (only inside a {# comment #})" in out
+
+
 def test_metadata_warnings_do_not_fail_validation_unless_strict(task_file, capsys):
     path = task_file([{**QA, "metadata": {"description_loc": "top", "original_task": "yes", "extra": 1}}])
     code, out, _ = run(capsys, "validate", path)

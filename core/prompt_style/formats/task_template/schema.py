@@ -27,6 +27,7 @@ Warnings are about template metadata, which the reference does not check.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -93,6 +94,7 @@ EVALUATE_KEYS = ("metrics", "output_transform")
 FORMATTER_KEYS = ("name", "args")
 
 _MISSING = object()
+_COMMENT = re.compile(r"{#.*?#}", re.DOTALL)  # a ||| only inside a Jinja comment never renders
 
 
 @dataclass(frozen=True)
@@ -411,8 +413,9 @@ class _Checker:
                 "error",
                 "templates",
                 f"template ids must be the numbers 0..{len(ids) - 1}",
-                ", ".join(map(str, ids)),
-                hint="number the templates from 0, as written in the file",
+                ", ".join(str(i) if isinstance(i, int) else repr(i) for i in ids),
+                hint="number the templates from 0, as written in the file"
+                + ("; a quoted id such as '0' is a string: write 0:, unquoted" if len(numbers) != len(ids) else ""),
             )
         templates = []
         for template_id, body in value.items():
@@ -451,11 +454,12 @@ class _Checker:
             value = _MISSING if jinja is None else jinja
             self.add("error", f"{key}.jinja", message, value, blocking=True, template=template_id)
             jinja = None
-        elif PIPE not in jinja:
+        elif PIPE not in _COMMENT.sub("", jinja):
             self.add(
                 "error",
                 f"{key}.jinja",
-                "has no ||| between the input and the output",
+                "has no ||| between the input and the output"
+                + (" (only inside a {# comment #})" if PIPE in jinja else ""),
                 hint="write the input, then |||, then the output",
                 blocking=True,
                 template=template_id,

@@ -791,6 +791,27 @@ def test_promptsource_loader_is_safe(tmp_path):
     assert convert(document)["templates"][1]["name"] == "second"
 
 
+def test_convert_reports_every_template_without_jinja_and_empty_files(tmp_path, capsys):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("dataset: x\ntemplates:\n  a: !Template\n    name: n\n  b: !Template\n    jinja: 5\n")
+    code, _, err = run(capsys, "convert", "promptsource", broken, "--out", tmp_path / "out")
+    assert code == 2
+    assert "2 promptsource templates without Jinja: templates.a: has no jinja (line 3); templates.b: its jinja" in err
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("dataset: x\ntemplates: {}\n")
+    code, _, err = run(capsys, "convert", "promptsource", empty, "--out", tmp_path / "out")
+    assert code == 2 and "has no templates to convert" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_convert_names_a_file_without_dataset_by_its_folder(tmp_path, capsys):
+    folder = tmp_path / "my_data" / "templates.yaml"
+    folder.parent.mkdir()
+    folder.write_text("templates:\n  a: !Template\n    jinja: 'x ||| y'\n")
+    assert run(capsys, "convert", "promptsource", folder, "--out", tmp_path / "out")[0] == 0
+    assert (tmp_path / "out" / "my_data.yaml").exists()
+
+
 def test_convert_a_directory(tmp_path, capsys):
     for subset in ("rte", "cb"):
         folder = tmp_path / "templates" / "super_glue" / subset

@@ -97,13 +97,42 @@ def convert(
     file = str(document.path) if document.path else None
     dataset = data.get("dataset")
     subset = data.get("subset")
+    if not data["templates"]:
+        raise TaskFileError(
+            "the promptsource file has no templates to convert",
+            file=file,
+            line=document.lines.get("templates"),
+            key="templates",
+        )
+    bad = [
+        (key, template)
+        for key, template in data["templates"].items()
+        if not isinstance(template, Mapping) or not isinstance(template.get("jinja"), str)
+    ]
+    if bad:
+        # every template without its Jinja, at once
+        problems = [
+            f"templates.{key}: "
+            + (
+                "is not a template mapping"
+                if not isinstance(template, Mapping)
+                else "has no jinja"
+                if template.get("jinja") is None
+                else f"its jinja must be a string, got {template.get('jinja')!r}"
+            )
+            + (f" (line {document.lines[f'templates.{key}']})" if f"templates.{key}" in document.lines else "")
+            for key, template in bad
+        ]
+        first = f"templates.{bad[0][0]}"
+        raise TaskFileError(
+            f"{len(bad)} promptsource template{'s' if len(bad) != 1 else ''} without Jinja: " + "; ".join(problems),
+            file=file,
+            line=document.lines.get(first),
+            key=first,
+            hint="each template needs jinja: INPUT ||| OUTPUT",
+        )
     templates: dict[int, dict[str, Any]] = {}
     for number, (key, template) in enumerate(data["templates"].items()):
-        where = f"templates.{key}"
-        if not isinstance(template, Mapping) or not isinstance(template.get("jinja"), str):
-            raise TaskFileError(
-                "a promptsource template needs its jinja", file=file, line=document.lines.get(where), key=where
-            )
         out: dict[str, Any] = {"jinja": template["jinja"]}
         if template.get("answer_choices") is not None:
             out["answer_choices"] = template["answer_choices"]
@@ -126,6 +155,10 @@ def convert(
             listing = "; ".join(f"{i} {t.get('name')!r}" for i, t in templates.items())
             raise TaskFileError(f"no template {evaluate!r} to mark evaluate: true", file=file, hint=listing)
         templates[chosen] = {**templates[chosen], "evaluate": True}
+    if not dataset and name is None and document.path is not None:
+        # promptsource itself names a dataset by its folder (templates/DATASET[/SUBSET]/templates.yaml)
+        path = Path(document.path)
+        name = task_name(path.parent.name if path.stem == "templates" else path.stem, None)
     task: dict[str, Any] = {"name": name or task_name(str(dataset), subset)}
     if dataset:
         task["dataset"] = dataset

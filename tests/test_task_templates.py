@@ -333,6 +333,8 @@ def test_template_choice_by_number_name_and_promptsource_id(task_file, tmp_path,
     templates = [
         {"jinja": "zero ||| {{ answer }}", "name": "first"},
         {"jinja": "one ||| {{ answer }}", "name": "second", "metadata": {"promptsource_id": "abc-123"}},
+        # promptsource has names ending in a space ("Sentiment with choices ")
+        {"jinja": "two ||| {{ answer }}", "name": "third "},
     ]
     path = task_file(templates)
     data = jsonl(tmp_path / "in.jsonl", RECORDS[:1])
@@ -344,8 +346,9 @@ def test_template_choice_by_number_name_and_promptsource_id(task_file, tmp_path,
 
     assert text() == "zero"  # no evaluate: true -> template 0
     assert text("--template", "1") == text("--template", "second") == text("--template", "abc-123") == "one"
+    assert text("--template", "third ") == text("--template", "third") == "two"
     code, _, err = run(capsys, "render", path, "--data", f"test={data}", "--template", "secnd")
-    assert code == 2 and "did you mean 'second'" in err and "templates: 0 'first'; 1 'second'" in err
+    assert code == 2 and "did you mean 'second'" in err and "templates: 0 'first'; 1 'second'; 2 'third '" in err
 
 
 def test_default_template_is_the_evaluate_one(task_file, tmp_path, jsonl, pm):

@@ -193,8 +193,11 @@ class TaskTemplateFile:
         by_id = [t for t in self.templates if str(t.id) == text]
         if by_id:
             return by_id[0]
+        raw = str(selector)
+        # names are matched as written first (promptsource has names ending in a space), then stripped
+        exact = [t for t in self.templates if t.name == raw]
         for label, found in (
-            ("name", [t for t in self.templates if t.name == text]),
+            ("name", exact or [t for t in self.templates if isinstance(t.name, str) and t.name.strip() == text]),
             ("promptsource id", [t for t in self.templates if (t.metadata or {}).get("promptsource_id") == text]),
         ):
             if len(found) == 1:

@@ -104,7 +104,8 @@ def run_formatter(
     except PromptStyleError as exc:
         known = plugins.names("format_instances")
         exc.hint = (exc.hint + "; " if exc.hint and "known" not in exc.hint else "") + (
-            f"installed formatters: {', '.join(known) or 'none'}"
+            f"installed formatters: {', '.join(known) or 'none'}; or give the split's instances, already "
+            "formatted, with --data SPLIT=PATH (no formatter runs on them)"
         )
         exc.message += " (formatters are plugins: see docs/task-templates.md#formatters)"
         raise exc.locate(**where) from None

@@ -807,6 +807,17 @@ def test_convert_reports_every_template_without_jinja_and_empty_files(tmp_path, 
     assert not (tmp_path / "out").exists()
 
 
+def test_convert_keeps_the_last_of_a_key_written_twice_as_promptsource_does(tmp_path, capsys):
+    source = tmp_path / "dup.yaml"
+    source.write_text(
+        "dataset: d\ntemplates:\n  a: !Template\n    id: a\n    jinja: 'x ||| 1'\n    name: first\n    name: second\n"
+    )
+    code, out, _ = run(capsys, "convert", "promptsource", source, "--out", tmp_path / "out")
+    assert code == 0
+    assert f"warning: {source}:7: templates.a.name: appears twice (also on line 6); the last one counts" in out
+    assert "name: second" in (tmp_path / "out" / "d.yaml").read_text()
+
+
 def test_convert_names_a_file_without_dataset_by_its_folder(tmp_path, capsys):
     folder = tmp_path / "my_data" / "templates.yaml"
     folder.parent.mkdir()

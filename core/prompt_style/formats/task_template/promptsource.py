@@ -51,7 +51,9 @@ def load_promptsource(path: str | Path, text: str | None = None) -> YamlDocument
 
     :raises TaskFileError: for a file that is not YAML or not a promptsource file.
     """
-    document = load_yaml(path, text=text, tags=TAGS, what="promptsource file")
+    # a key written twice: the last one counts, as in promptsource's (PyYAML's) loader;
+    # ``document.duplicates`` lists them, and ``prompt-style convert`` warns about each
+    document = load_yaml(path, text=text, tags=TAGS, what="promptsource file", duplicate_keys="last")
     data = document.data
     if not isinstance(data, Mapping) or not isinstance(data.get("templates"), Mapping):
         raise TaskFileError(

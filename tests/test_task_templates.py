@@ -861,8 +861,29 @@ def test_render_text_shows_answer_choices(capsys):
     assert out.splitlines()[0] == '=== record 0 · target: "skin" · answer_choices: ["brain", "heart", "liver", "skin"]'
 
 
-def test_rendering_a_promptsource_file_says_to_convert_it(tmp_path, capsys):
+def test_a_promptsource_file_renders_and_validates_directly(tmp_path, jsonl, capsys):
+    """Read directly, a promptsource templates.yaml is converted in memory: it renders as
+    the converted file does, and validate checks its templates (not the task-level name
+    and metadata, which promptsource files do not have; convert adds them)."""
     source = tmp_path / "templates.yaml"
     source.write_text(PROMPTSOURCE)
-    code, _, err = run(capsys, "render", source)
-    assert code == 2 and "prompt-style convert promptsource" in err
+    data = jsonl(tmp_path / "in.jsonl", [{"premise": "P ||| q", "hypothesis": "H", "label": 1}])
+    code, out, err = run(capsys, "render", source, "--data", f"test={data}", "--format", "jsonl")
+    assert code == 0 and err == ""
+    assert read_jsonl_text(out)[0]["text"] == 'P ||| q Is "H" correct?'
+    assert read_jsonl_text(out)[0]["target"] == "No"
+    assert read_jsonl_text(out)[0]["answer_choices"] == ["Yes", "No"]
+    for selector in ("second", "9e078fb4-505b-413c-bb5e-3cd16ddcf5d7", "1"):
+        code, out, _ = run(
+            capsys, "render", source, "--data", f"test={data}", "--format", "jsonl", "--template", selector
+        )
+        assert code == 0 and read_jsonl_text(out)[0]["target"] == "H"
+    code, out, _ = run(capsys, "validate", source)
+    assert code == 0 and out.splitlines()[-1].startswith("1 file checked, 1 ok")
+    broken = tmp_path / "broken" / "templates.yaml"
+    broken.parent.mkdir()
+    broken.write_text(PROMPTSOURCE.replace("{{ hypothesis }}", "{{ hypothesis }").replace("||| {% if", "{% if"))
+    code, out, _ = run(capsys, "validate", broken)
+    assert code == 2
+    assert f"{broken}:7: error: templates.0.jinja: has no |||" in out
+    assert f"{broken}:18: error: templates.1.jinja: is not valid Jinja" in out

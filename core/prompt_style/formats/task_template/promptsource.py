@@ -33,17 +33,77 @@ from typing import Any
 from ...errors import TaskFileError
 from ...safe.yaml_loader import YamlDocument, load_yaml
 
-__all__ = ["TAGS", "load_promptsource", "convert", "dump_task_template", "task_name", "find_templates"]
+__all__ = [
+    "TAGS",
+    "PromptsourceTemplate",
+    "load_promptsource",
+    "convert",
+    "converted_source",
+    "dump_task_template",
+    "find_templates",
+    "is_promptsource",
+    "task_name",
+]
 
 _METADATA_KEYS = ("original_task", "choices_in_prompt", "metrics", "languages")
+
+
+class PromptsourceTemplate(dict):
+    """A mapping read from promptsource's ``!Template`` tag: plain data, marked so that
+    a promptsource file is told from a task-template file once parsed."""
 
 
 def _mapping(loader: Any, node: Any) -> dict[str, Any]:
     return loader.construct_mapping(node, deep=True)
 
 
-TAGS = {"!Template": _mapping, "!TemplateMetadata": _mapping}
-"""promptsource's YAML tags, read as plain mappings."""
+def _template(loader: Any, node: Any) -> PromptsourceTemplate:
+    return PromptsourceTemplate(loader.construct_mapping(node, deep=True))
+
+
+TAGS = {"!Template": _template, "!TemplateMetadata": _mapping}
+"""promptsource's YAML tags, read as (marked) plain mappings; no Python object is built."""
+
+
+def is_promptsource(data: Any) -> bool:
+    """Whether parsed ``data`` is a promptsource file (its templates tagged ``!Template``)."""
+    templates = data.get("templates") if isinstance(data, Mapping) else None
+    return isinstance(templates, Mapping) and any(isinstance(t, PromptsourceTemplate) for t in templates.values())
+
+
+TASK_LEVEL_KEYS = ("name", "metadata")
+"""Task-level keys that promptsource files do not have: a promptsource file read
+directly (``render``, ``validate``) is not held to them; ``convert`` adds them."""
+
+
+def converted_source(source: Any) -> Any:
+    """A promptsource file's :class:`~prompt_style.TaskSource` as the task-template
+    file ``convert`` would write (kept in memory), with the lines of its keys."""
+    from ...types import TaskSource
+
+    document = YamlDocument(source.data, source.lines, source.path, source.duplicates)
+    task = convert(document)
+    renumbered = {str(key): str(number) for number, key in enumerate(source.data["templates"])}
+    lines: dict[str, int] = {}
+    for path, line in source.lines.items():
+        parts = path.split(".")
+        if len(parts) >= 2 and parts[0] == "templates" and parts[1] in renumbered:
+            parts[1] = renumbered[parts[1]]
+            # promptsource keeps the template's metadata under the same name
+        lines[".".join(parts)] = line
+    duplicates = tuple(
+        (".".join(["templates", renumbered.get(k.split(".")[1], k.split(".")[1]), *k.split(".")[2:]]), a, b)
+        if k.startswith("templates.") and len(k.split(".")) > 1
+        else (k, a, b)
+        for k, a, b in source.duplicates
+    )
+    return TaskSource(path=source.path, data=task, lines=lines, base=source.base, duplicates=duplicates)
+
+
+def not_promptsource_s(problem: Any) -> bool:
+    """Whether a schema problem is about a task-level key promptsource files lack."""
+    key = problem.key or ""
+    return problem.template is None and any(key == k or key.startswith(k + ".") for k in TASK_LEVEL_KEYS)
 
 
 def load_promptsource(path: str | Path, text: str | None = None) -> YamlDocument:

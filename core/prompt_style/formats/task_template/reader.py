@@ -111,8 +111,23 @@ class TaskTemplateReader:
         data = source.data
         return isinstance(data, Mapping) and "templates" in data and not any(k in data for k in _NATIVE_KEYS)
 
+    @property
+    def yaml_tags(self) -> Mapping[str, Any]:
+        """promptsource's ``!Template`` tags, read as marked plain mappings, so that a
+        promptsource ``templates.yaml`` renders directly (converted in memory)."""
+        from .promptsource import TAGS
+
+        return TAGS
+
     def read(self, source: TaskSource, options: ReadOptions) -> TaskConfig:
+        from .promptsource import converted_source, is_promptsource, not_promptsource_s
+
+        promptsource = is_promptsource(source.data)
+        if promptsource:
+            source = converted_source(source)
         spec = read_spec(source, template=options.template)
+        if promptsource:
+            spec.problems = [p for p in spec.problems if not not_promptsource_s(p)]
         template = spec.template(options.template)
         warn_problems(spec, template)
         seed = options.options.get("seed", DEFAULT_SEED)

@@ -119,3 +119,26 @@ def test_truncation_is_promptsource_s():
     long_cases = [c for c in golden["cases"] if len(golden["records"][c["record"]]["text"]) > 2048 and "parts" in c]
     assert long_cases
     assert all("..." in case["parts"][0] for case in long_cases if "{{text}}" in case["parts"][0] or True)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_promptsource_files_render_directly_as_promptsource(path, pm):
+    """The templates.yaml itself (converted in memory), through load_task: text, target and
+    answer_choices as promptsource gave them, for one record per template."""
+    from prompt_style import load_task
+
+    golden = json.loads(path.read_text(encoding="utf-8"))
+    seen = set()
+    for case in golden["cases"]:
+        parts = case.get("parts")
+        if case["template_id"] in seen or parts is None or len(parts) != 2 or "answer_choices" not in case:
+            continue
+        seen.add(case["template_id"])
+        record = golden["records"][case["record"]]
+        task = load_task(GOLDEN / golden["source"], plugins=pm, template=case["template_id"], data={"test": [record]})
+        (prompt,) = task.render()
+        rendered = prompt.to_json()
+        where = (path.stem, case["template_name"], case["record"])
+        assert [rendered["text"], rendered["target"]] == parts, where
+        assert rendered["answer_choices"] == case["answer_choices"], where
+    assert seen

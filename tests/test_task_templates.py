@@ -259,6 +259,18 @@ def test_quoted_template_ids_and_pipes_only_in_comments_are_explained(task_file,
     assert "templates.1.jinja: has no ||| between the input and the output (only inside a {# comment #})" in out
 
 
+def test_a_task_template_file_without_templates_is_still_checked_as_one(tmp_path, capsys):
+    path = tmp_path / "lost.yaml"
+    path.write_text("dataset: allenai/x\nsplit_lookup: {test: eval}\n", encoding="utf-8")
+    code, out, _ = run(capsys, "validate", path)
+    assert code == 2
+    assert f"{path}:1: error: name: is required (add name: lost)" in out
+    assert f"{path}:1: error: metadata: is required" in out
+    assert f"{path}:1: error: templates: is required" in out
+    code, _, err = run(capsys, "render", path)
+    assert code == 2 and "templates: is required" in err
+
+
 def test_metadata_warnings_do_not_fail_validation_unless_strict(task_file, capsys):
     path = task_file([{**QA, "metadata": {"description_loc": "top", "original_task": "yes", "extra": 1}}])
     code, out, _ = run(capsys, "validate", path)

@@ -248,6 +248,8 @@ class _Checker:
     ) -> None:
         allowed = tuple(allowed) if allowed is not None else None
         line = nearest_line(self.lines, key)
+        if line is None and self.lines:
+            line = 1  # a top-level key the file lacks: the file's start is where it goes
         self.problems.append(Problem(level, key, message, line, value, allowed, hint, blocking, template))
 
     def unknown_key(

@@ -271,6 +271,13 @@ def test_a_task_template_file_without_templates_is_still_checked_as_one(tmp_path
     assert code == 2 and "templates: is required" in err
 
 
+def test_a_promptsource_filter_in_a_sciriff_template_says_how_to_use_it(task_file, capsys):
+    path = task_file([{"jinja": "{{ question | choice }} ||| {{ answer }}"}])
+    code, out, _ = run(capsys, "validate", path)
+    assert code == 2
+    assert "No filter named 'choice'. (that filter is promptsource's: set the template's metadata.render_as" in out
+
+
 def test_metadata_warnings_do_not_fail_validation_unless_strict(task_file, capsys):
     path = task_file([{**QA, "metadata": {"description_loc": "top", "original_task": "yes", "extra": 1}}])
     code, out, _ = run(capsys, "validate", path)

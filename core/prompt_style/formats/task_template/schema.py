@@ -510,10 +510,17 @@ class _Checker:
 
     def _compiles(self, template: TaskTemplate) -> None:
         for part, exc in template.syntax_errors():
+            hint = None
+            message = str(exc.message or "")
+            if template.semantics != "promptsource" and any(
+                f"No filter named '{name}'" in message for name in ("choice", "most_frequent", "highlight")
+            ):
+                hint = "that filter is promptsource's: set the template's metadata.render_as: promptsource"
             self.add(
                 "error",
                 f"{template.key}.{part}",
                 f"is not valid Jinja (template line {exc.lineno}): {exc.message}",
+                hint=hint,
                 blocking=True,
                 template=template.id,
             )

@@ -278,6 +278,17 @@ def test_a_promptsource_filter_in_a_sciriff_template_says_how_to_use_it(task_fil
     assert "No filter named 'choice'. (that filter is promptsource's: set the template's metadata.render_as" in out
 
 
+def test_json_task_template_files_number_templates_with_string_keys(tmp_path, capsys):
+    import json
+
+    body = {"name": "as_json", "metadata": METADATA, "templates": {"0": {"jinja": "{{ q }} ||| {{ a }}"}, "1": QA}}
+    path = tmp_path / "as_json.json"
+    path.write_text(json.dumps(body, indent=2), encoding="utf-8")
+    code, out, _ = run(capsys, "validate", path)
+    assert code == 0, out
+    assert [t.id for t in read_spec(path).templates] == [0, 1]
+
+
 def test_metadata_warnings_do_not_fail_validation_unless_strict(task_file, capsys):
     path = task_file([{**QA, "metadata": {"description_loc": "top", "original_task": "yes", "extra": 1}}])
     code, out, _ = run(capsys, "validate", path)

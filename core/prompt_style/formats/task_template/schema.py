@@ -411,6 +411,9 @@ class _Checker:
         if not value:
             self.add("error", "templates", "is empty", hint="add template 0", blocking=True)
             return []
+        if self.path is not None and self.path.suffix.lower() == ".json":
+            # JSON keys are always strings: "0", "1", ... are the template numbers there
+            value = {int(k) if isinstance(k, str) and k.isdigit() and k.isascii() else k: v for k, v in value.items()}
         ids = list(value)
         numbers = [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
         if len(numbers) != len(ids) or sorted(numbers) != list(range(len(ids))):
@@ -420,7 +423,11 @@ class _Checker:
                 f"template ids must be the numbers 0..{len(ids) - 1}",
                 ", ".join(str(i) if isinstance(i, int) else repr(i) for i in ids),
                 hint="number the templates from 0, as written in the file"
-                + ("; a quoted id such as '0' is a string: write 0:, unquoted" if len(numbers) != len(ids) else ""),
+                + (
+                    "; a quoted id such as '0' is a string: write 0:, unquoted"
+                    if any(isinstance(i, str) and i.strip().isdigit() for i in ids)
+                    else ""
+                ),
             )
         templates = []
         for template_id, body in value.items():

@@ -83,20 +83,17 @@ def converted_source(source: Any) -> Any:
 
     document = YamlDocument(source.data, source.lines, source.path, source.duplicates)
     task = convert(document)
-    renumbered = {str(key): str(number) for number, key in enumerate(source.data["templates"])}
-    lines: dict[str, int] = {}
-    for path, line in source.lines.items():
+    numbers = {str(key): str(number) for number, key in enumerate(source.data["templates"])}
+
+    def renumbered(path: str) -> str:
+        # templates.<promptsource id>.jinja -> templates.<number>.jinja, as convert numbers them
         parts = path.split(".")
-        if len(parts) >= 2 and parts[0] == "templates" and parts[1] in renumbered:
-            parts[1] = renumbered[parts[1]]
-            # promptsource keeps the template's metadata under the same name
-        lines[".".join(parts)] = line
-    duplicates = tuple(
-        (".".join(["templates", renumbered.get(k.split(".")[1], k.split(".")[1]), *k.split(".")[2:]]), a, b)
-        if k.startswith("templates.") and len(k.split(".")) > 1
-        else (k, a, b)
-        for k, a, b in source.duplicates
-    )
+        if len(parts) >= 2 and parts[0] == "templates" and parts[1] in numbers:
+            parts[1] = numbers[parts[1]]
+        return ".".join(parts)
+
+    lines = {renumbered(path): line for path, line in source.lines.items()}
+    duplicates = tuple((renumbered(path), line, first) for path, line, first in source.duplicates)
     return TaskSource(path=source.path, data=task, lines=lines, base=source.base, duplicates=duplicates)
 
 

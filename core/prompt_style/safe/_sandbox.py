@@ -217,7 +217,14 @@ def _too_long(what: str, size: int, limit: str, limits: JinjaLimits) -> LimitErr
 
 _DATA_SCALARS = (str, int, float, complex, bool, type(None), bytes)
 _CONTAINERS = (list, tuple, dict, set, frozenset, range, type({}.keys()), type({}.values()), type({}.items()))
-_INTERNAL_TYPES = (Namespace, Cycler, Joiner, jinja2.runtime.LoopContext, jinja2.runtime.TemplateReference)
+_INTERNAL_TYPES = (
+    Namespace,
+    Cycler,
+    Joiner,
+    jinja2.runtime.LoopContext,
+    jinja2.runtime.TemplateReference,
+    types.GeneratorType,  # a lazy filter's result that a code generator did not wrap: its repr is an address
+)
 _MAX_NESTING = 200
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -291,6 +292,7 @@ def load_task(
         raise _locate_data_error(exc, config, split, split not in overridden) from None
     provider, options, where = _retriever_provider(config, manager)
     pool_split, pool = _pool(config, overridden)
+    _warn_unread(overridden - {split, pool_split}, split, pool_split, config)
     retriever = _build(
         provider,
         where,
@@ -492,6 +494,24 @@ def _meta(
     if token_options:
         built, used["tokenizer"] = with_tokenizer(manager, built, token_options, name=name)
     return built, used
+
+
+def _warn_unread(unread: set[str], split: str, pool_split: str, config: TaskConfig) -> None:
+    """Data given for a split the task never reads is most often a misspelt split
+    name: say so rather than drop the file without a word."""
+    if not unread:
+        return
+    from ._suggest import did_you_mean
+
+    reads = f"{split!r}" + (f" and few-shot examples from {pool_split!r}" if pool_split != split else "")
+    for name in sorted(unread):
+        hint = did_you_mean(name, {split, pool_split}) or ""
+        warnings.warn(
+            f"prompt-style: data given for split {name!r} is not read: the task renders {reads}"
+            + (f"; {hint}" if hint else ""),
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _pool_split(config: TaskConfig) -> str:

@@ -417,7 +417,12 @@ def test_meta_pickles(pm):
             "MMPromptTemplate",
         ),
         (lambda d: d["infer_cfg"].update(retreiver={}), "infer_cfg.retreiver", "retriever"),
-        (lambda d: d["reader_cfg"].update(test_range="[:10]"), "reader_cfg.test_range", "not supported"),
+        (lambda d: d["reader_cfg"].update(test_range="first 10"), "reader_cfg.test_range", "not an index slice"),
+        (
+            lambda d: d["reader_cfg"].update(train_range=[0, 10]),
+            "reader_cfg.train_range",
+            "must be a number or a slice",
+        ),
         (
             lambda d: d["infer_cfg"]["prompt_template"].update(ice_token="</E>"),
             "infer_cfg.prompt_template.template",

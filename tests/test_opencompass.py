@@ -507,7 +507,8 @@ def test_python_configs_read_as_mmengine_reads_them(name):
         for key, value in namespace.items()
         if key.endswith("datasets") or key == "models"
     }
-    assert got == expected
+    # Through JSON as the expected file went: label keys 0, 1, ... read "0", "1", ...
+    assert json.loads(json.dumps(got, ensure_ascii=False)) == expected
 
 
 def test_python_dataset_config_needs_trust_code(pm):

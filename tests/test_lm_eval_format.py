@@ -182,6 +182,24 @@ def test_a_group_file_is_not_a_task(pm):
     assert "group file" in str(err)
 
 
+def test_a_group_file_is_one_error_naming_its_tasks_and_their_files(pm):
+    err = error(TASKS / "xnli" / "_xnli.yaml", pm)
+    assert not getattr(err, "problems", None), "no doc_to_text/doc_to_target noise for a group"
+    assert err.key == "task" and err.line == 2
+    assert "group 'xnli' of xnli_ar, xnli_bg, xnli_de" in str(err) and "(15 in all)" in str(err)
+    assert str(TASKS / "xnli" / "xnli_de.yaml") in str(err)  # the task file of a task it lists, next to it
+
+
+def test_a_key_written_twice_keeps_the_last_as_lm_eval_does(tmp_path, pm):
+    """lm-eval reads task files with PyYAML (kmmlu's cot files repeat regex_pattern, tinyGSM8k num_fewshot)."""
+    write(tmp_path / "base.yaml", "num_fewshot: 0\nnum_fewshot: 1\n")
+    path = write(tmp_path / "t.yaml", "include: base.yaml\n" + MC + "target_delimiter: '+'\ntarget_delimiter: '='\n")
+    task = load_task(path, data={"test": str(jsonl(tmp_path / "test.jsonl", RECORDS))}, plugins=pm)
+    first = next(iter(task.render()))
+    assert first.text == "Q: two?\nA:=e\n\nQ: one?\nA:"  # one shot, the last delimiter
+    assert list(first.continuations) == ["=a", "=b"]
+
+
 # -- keys -----------------------------------------------------------------------------
 
 
@@ -561,7 +579,8 @@ def test_shared_random_needs_one_more_when_it_drops_the_record(tmp_path, pm):
     assert "draws 3 examples" in str(err) and err.key == "num_fewshot"
 
 
-def test_fewshot_indices(tmp_path, pm):
+def test_fewshot_indices_change_nothing_as_in_lm_eval(tmp_path, pm):
+    """lm-eval 0.4.13 parses fewshot_config.fewshot_indices but never hands them to its sampler."""
     pool = [{"q": f"p{i}", "ans": str(i)} for i in range(6)]
     path = write(
         tmp_path / "t.yaml",
@@ -569,7 +588,7 @@ def test_fewshot_indices(tmp_path, pm):
         "training_split: train\nfewshot_config: {fewshot_indices: [1, 3, 5]}\n",
     )
     texts = [r.text for r in render(path, pm, data={"train": pool, "test": [{"q": "x", "ans": "y"}]})]
-    chosen = random.Random(1234).sample([pool[1], pool[3], pool[5]], 2)
+    chosen = random.Random(1234).sample(pool, 2)
     assert texts == ["\n\n".join(f"{s['q']} {s['ans']}" for s in chosen) + "\n\nx"]
 
 
@@ -740,3 +759,34 @@ def test_literal_text_is_what_jinja_would_render(tmp_path, pm):
     assert LmEvalField("a\r\nb", "description", "resolve")(record) == "a\nb"
     assert LmEvalField("2", "doc_to_target", "target", digits=True)(record) == 2
     assert LmEvalField("q", "doc_to_text", "text")(record) == "x"
+
+
+def test_data_files_with_a_byte_order_mark_and_crlf_read_as_datasets_reads_them(tmp_path, pm):
+    """Windows editors write a BOM and CRLF; datasets' json loader reads such files."""
+    path = write(tmp_path / "t.yaml", MC)
+    lines = "".join(json.dumps(r) + "\r\n" for r in RECORDS)
+    (tmp_path / "test.jsonl").write_text("\ufeff" + lines + "\r\n", encoding="utf-8", newline="")
+    (tmp_path / "test.json").write_text("\ufeff" + json.dumps(RECORDS), encoding="utf-8")
+    for name in ("test.jsonl", "test.json"):
+        task = load_task(path, data={"test": str(tmp_path / name)}, plugins=pm)
+        assert [r.text for r in task.render()] == ["Q: one?\nA:", "Q: two?\nA:"]
+
+
+def test_task_code_that_will_not_import_is_one_problem_naming_every_key(tmp_path, pm):
+    (tmp_path / "utils.py").write_text("import not_installed_anywhere_xyz\n\ndef f(doc):\n    return doc\n")
+    path = write(
+        tmp_path / "t.yaml",
+        MC.replace('doc_to_text: "Q: {{q}}\\nA:"', "doc_to_text: !function utils.f")
+        + "process_docs: !function utils.f\n",
+    )
+    err = error(path, pm, trust_code=True, data={"test": RECORDS})
+    assert not getattr(err, "problems", None), str(err)
+    assert "not_installed_anywhere_xyz" in str(err) and "also needed by process_docs" in str(err)
+
+
+def test_winogrande_multiple_input_is_a_typed_error(pm):
+    """lm-eval's multiple-input mode (one context per choice) is not rendered; the error says so."""
+    inputs = HERE / "golden" / "lm_eval_tasks" / "inputs" / "winogrande"
+    data = {split: str(inputs / f"{split}.jsonl") for split in ("validation", "train")}
+    err = error(TASKS / "winogrande" / "default.yaml", pm, prompt_style.PromptStyleError, data=data, trust_code=True)
+    assert err.key == "doc_to_text" and "multiple-input" in str(err) and "record 0" in str(err)

@@ -127,7 +127,7 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None) ->
     before = 0  # lines in the blocks already done
     scan = _scan
     try:
-        with path.open(encoding="utf-8") as handle:  # universal newlines, as line iteration has
+        with path.open(encoding="utf-8-sig") as handle:  # universal newlines; a leading BOM dropped, as datasets does
             rest = ""
             while True:
                 chunk = handle.read(_BLOCK)
@@ -198,7 +198,7 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None) ->
 
 def _load_json(path: Path, split: str) -> list[dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data" and exc.lineno > 1:
             # JSON Lines in a .json file, which Hugging Face datasets' json loader reads too.

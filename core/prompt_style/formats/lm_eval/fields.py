@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,6 +54,15 @@ LM_EVAL_JINJA = JinjaProfile(
 """lm-evaluation-harness's Jinja settings (``lm_eval.utils.env``), in the sandbox."""
 
 KINDS = ("text", "choice", "target", "resolve")
+
+
+def _literal(text: str) -> Any:
+    """``ast.literal_eval`` as lm-evaluation-harness calls it, without the warning Python prints
+    for an unknown escape (``"\\ "``) in record text (MultiRC answers hold backslashes)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.literal_eval(text)
 
 
 def check_template(source: str) -> str | None:
@@ -194,7 +204,7 @@ class LmEvalField:
         kind = self.kind
         if kind == "choice":
             try:
-                value = ast.literal_eval(text)
+                value = _literal(text)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 raise FieldError(
                     f"rendered {text!r}, which is not a Python list",
@@ -205,7 +215,7 @@ class LmEvalField:
             return self._checked(value)
         if self.digits and text.isdigit():
             try:
-                value = ast.literal_eval(text)
+                value = _literal(text)
             except (ValueError, SyntaxError):
                 raise FieldError(
                     f"rendered {text!r}, which lm-evaluation-harness would read as a number and cannot",
@@ -214,7 +224,7 @@ class LmEvalField:
             return self._checked(value)
         if kind == "target" and len(text) >= 2 and text[0] == "[" and text[-1] == "]":
             try:
-                return ast.literal_eval(text)
+                return _literal(text)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 return text
         return text

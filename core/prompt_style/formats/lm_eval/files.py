@@ -134,7 +134,7 @@ def _merge(
                 problems.add(f"{name} includes this file again (an include cycle)", file=path, key="include", line=line)
                 continue
             try:
-                document = load_yaml(included, tags=TAGS, what="included task file")
+                document = load_yaml(included, tags=TAGS, what="included task file", duplicate_keys="last")
             except TaskFileError as exc:
                 if exc.line is None:
                     exc = TaskFileError(

@@ -61,7 +61,7 @@ FEWSHOT_KEYS: dict[str, str] = {
     "sampler": "default (random with seed 1234, shared by the task) or first_n",
     "split": "the split examples come from",
     "process_docs": "!function run on the few-shot split",
-    "fewshot_indices": "which records of the pool the default sampler may draw",
+    "fewshot_indices": "accepted; lm-evaluation-harness 0.4.13 never hands it to its sampler",
     "samples": "the examples themselves (a list, or a !function giving one)",
     "doc_to_text": "the question of an example",
     "doc_to_choice": "the choices of an example",

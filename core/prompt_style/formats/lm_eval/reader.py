@@ -40,6 +40,9 @@ class LmEvalReader:
     suffixes: tuple[str, ...] = (".yaml", ".yml")
     yaml_tags = TAGS
     """YAML tags the core's loader must know before this reader sees the file (``!function``)."""
+    duplicate_keys = True
+    """lm-evaluation-harness reads task files with PyYAML, where a key written twice keeps the last
+    value; some shipped files do (kmmlu's ``regex_pattern``, tinyGSM8k's ``num_fewshot``)."""
 
     def detect(self, source: TaskSource) -> bool:
         data = source.data

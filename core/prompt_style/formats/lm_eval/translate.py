@@ -49,11 +49,10 @@ class Translation:
         values = self.values
         task = values.get("task")
         if isinstance(task, list):
-            self.problem(
-                "task",
-                "this is an lm-evaluation-harness group file (its task key lists tasks)",
-                "render one of the task files it lists",
-            )
+            # A group is several tasks; nothing else in the file is worth reporting.
+            self.problems.items.clear()
+            self.problem("task", *_group_message(values, self.task.file_of("task")))
+            self.problems.raise_if_any()
         known = {**PROMPT_KEYS, **KEPT_KEYS, **REFUSED_KEYS}
         for key, value in values.items():
             if key in REFUSED_KEYS:
@@ -196,16 +195,21 @@ class Translation:
         seed_like_lm_eval()
         modules: dict[Path, Any] = {}
         imported: dict[str, Any] = {}
+        failed: dict[str, list[tuple[str, Any]]] = {}  # one report per failure (a module that will not import)
         for key, ref in self.functions.items():
             try:
                 imported[key] = import_function(ref, modules)
             except CodeError as exc:
-                self.problems.add(
-                    f"!function {ref.name}: {exc}",
-                    file=ref.file or self.task.file_of(key),
-                    key=key,
-                    line=ref.line or self.task.line_of(key),
-                )
+                failed.setdefault(str(exc), []).append((key, ref))
+        for message, uses in failed.items():
+            key, ref = uses[0]
+            also = [other for other, _ in uses[1:]]
+            self.problems.add(
+                f"!function {ref.name}: {message}" + (f" (also needed by {', '.join(also)})" if also else ""),
+                file=ref.file or self.task.file_of(key),
+                key=key,
+                line=ref.line or self.task.line_of(key),
+            )
         self.problems.raise_if_any()
         return imported
 
@@ -257,8 +261,9 @@ class Translation:
         exclude = fewshot.get("split", values.get("fewshot_split")) == values.get("test_split")
         retriever: dict[str, Any] = {"name": "first_n" if sampler == "first_n" else "shared_random"}
         retriever["exclude_record"] = exclude
-        if sampler != "first_n" and fewshot.get("fewshot_indices") is not None:
-            retriever["indices"] = list(fewshot["fewshot_indices"])
+        # fewshot_config.fewshot_indices: lm-evaluation-harness 0.4.13 reads it into its config but
+        # builds the sampler without it (ConfigurableTask: sampler_cls(docs, rnd=None)), so it never
+        # changes which examples are drawn; neither does it here.
 
         until = None
         if output_type == "generate_until":
@@ -377,3 +382,46 @@ def _data_files(name: str, task_file: Path | None) -> list[Path]:
         elif full.exists():
             return [full]
     return [candidate if candidate.is_absolute() else bases[0] / candidate]
+
+
+def _group_message(values: Mapping[str, Any], file: Path | None) -> tuple[str, str]:
+    """What a group file lists, and where the task files of its tasks are (next to it)."""
+    names: list[str] = []
+    for entry in values["task"]:
+        if isinstance(entry, str):
+            names.append(entry)
+        elif isinstance(entry, Mapping) and isinstance(entry.get("task") or entry.get("group"), str):
+            names.append(entry.get("task") or entry.get("group"))
+    group = values.get("group")
+    shown = ", ".join(names[:8]) + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
+    what = f"group {group!r}" if isinstance(group, str) else "a group"
+    message = (
+        f"this is an lm-evaluation-harness group file ({what} of {shown or 'no tasks'}); "
+        "prompt-style renders one task file at a time"
+    )
+    found = _task_files(names[:3], file.parent if file is not None else None)
+    hint = "render the task file of one of its tasks"
+    if found:
+        hint += ", e.g. " + " or ".join(str(path) for path in found)
+    return message, hint
+
+
+def _task_files(names: list[str], folder: Path | None, limit: int = 2000) -> list[Path]:
+    """Task files under ``folder`` whose ``task:`` is one of ``names`` (a text scan, no YAML)."""
+    import re
+
+    if folder is None or not names:
+        return []
+    wanted = {name: re.compile(rf"(?m)^task:\s*[\"']?{re.escape(name)}[\"']?\s*(#.*)?$") for name in names}
+    found: dict[str, Path] = {}
+    for seen, path in enumerate(sorted(folder.rglob("*.yaml"))):
+        if seen >= limit or len(found) == len(wanted):
+            break
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for name, pattern in wanted.items():
+            if name not in found and pattern.search(text):
+                found[name] = path
+    return [found[name] for name in names if name in found][:2]

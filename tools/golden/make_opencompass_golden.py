@@ -526,7 +526,7 @@ def main() -> None:
                 pool = train if train_split != test_split else test
                 for item in render(build, pool, test, meta, mode):
                     lines.append(json.dumps({"meta": meta_name, "mode": mode, **item}, ensure_ascii=False))
-        # Gzipped (mtime 0, so a rerun writes the same bytes): 60 configs x 46 meta templates of
+        # Gzipped (mtime 0, so a rerun writes the same bytes): 59 shipped configs x 46 meta templates of
         # few-shot prompts are ~14 MB of text, ~1 MB compressed.
         path = OUT / "outputs" / f"{name}.jsonl.gz"
         path.parent.mkdir(parents=True, exist_ok=True)

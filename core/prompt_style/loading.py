@@ -456,8 +456,13 @@ def _processed(config: TaskConfig, overridden: set[str]) -> TaskConfig:
             continue
         target = name
         if name in done:
-            # The same split processed differently for the pool: keep both.
-            target = changes["fewshot_split"] = f"{name} (few-shot)"
+            # The same split processed differently for the pool: keep both. The pool
+            # is processed first, so its records move aside for the evaluated ones.
+            pool_name = changes["fewshot_split"] = f"{name} (few-shot)"
+            if key == "fewshot_process_docs":
+                target = pool_name
+            else:
+                data[pool_name] = data[name]
         try:
             records = load_records(config.data[name], name)
         except PromptStyleError as exc:

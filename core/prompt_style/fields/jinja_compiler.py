@@ -538,25 +538,30 @@ _RENDERERS: dict[int, tuple[JinjaProfile, dict[str, Callable[[Mapping[str, Any]]
 
 @functools.lru_cache(maxsize=4096)
 def _template_renderer(source: str, profile: JinjaProfile) -> Callable[[Mapping[str, Any]], str]:
-    compiled = compile_simple(source, profile, "template")
-    render, template = _jinja.render, _jinja.compile_template
+    return _compiled_or_sandboxed(source, profile, "template", _jinja.render, _jinja.compile_template)
 
+
+def _compiled_or_sandboxed(source: str, profile: JinjaProfile, kind: str, run: Any, compile_: Any) -> Any:
+    """``f(record)``: the compiled function of ``source`` when it compiles, handing the
+    records it gives :data:`SLOW` for to the sandbox (``run(compile_(source,
+    profile), record)``); else the sandbox alone."""
+    compiled = compile_simple(source, profile, kind)
     if compiled is None:
 
-        def sandboxed(record: Mapping[str, Any]) -> str:
-            return render(template(source, profile), record)
+        def sandboxed(record: Mapping[str, Any]) -> Any:
+            return run(compile_(source, profile), record)
 
         return sandboxed
     fast = compiled.function
 
-    def rendered(record: Mapping[str, Any]) -> str:
-        text = fast(record)
-        if text is SLOW:
-            return render(template(source, profile), record)
-        return text
+    def checked(record: Mapping[str, Any]) -> Any:
+        value = fast(record)
+        if value is SLOW:
+            return run(compile_(source, profile), record)
+        return value
 
-    rendered.compiled = compiled  # type: ignore[attr-defined]
-    return rendered
+    checked.compiled = compiled  # type: ignore[attr-defined]
+    return checked
 
 
 def expression_evaluator(source: str, profile: JinjaProfile = FIELDS) -> Callable[[Mapping[str, Any]], Any]:
@@ -567,22 +572,4 @@ def expression_evaluator(source: str, profile: JinjaProfile = FIELDS) -> Callabl
 
 @functools.lru_cache(maxsize=4096)
 def _expression_evaluator(source: str, profile: JinjaProfile) -> Callable[[Mapping[str, Any]], Any]:
-    compiled = compile_simple(source, profile, "expression")
-    evaluate, expression = _jinja.evaluate, _jinja.compile_expression
-
-    if compiled is None:
-
-        def sandboxed(record: Mapping[str, Any]) -> Any:
-            return evaluate(expression(source, profile), record)
-
-        return sandboxed
-    fast = compiled.function
-
-    def evaluated(record: Mapping[str, Any]) -> Any:
-        value = fast(record)
-        if value is SLOW:
-            return evaluate(expression(source, profile), record)
-        return value
-
-    evaluated.compiled = compiled  # type: ignore[attr-defined]
-    return evaluated
+    return _compiled_or_sandboxed(source, profile, "expression", _jinja.evaluate, _jinja.compile_expression)

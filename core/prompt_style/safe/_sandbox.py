@@ -1435,23 +1435,7 @@ def run_budgeted(
     as a custom code generator's render function) within one render's budgets, its
     errors translated as :func:`render_template` translates them."""
     limits = limits or _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits()
-    try:
-        # A budget of a finished render, made like new (allocating one costs more).
-        budget = _SPARE_POP()
-    except IndexError:
-        budget = Budget(limits, now)
-    else:
-        budget.stop_at = _UNSET
-        budget.iterations = budget.work = 0
-        budget.now = now
-        budget.due = False
-        if budget.limits is not limits:
-            derived = _DERIVED.get(id(limits))
-            if derived is None or derived[0] is not limits:
-                derived = _derive(limits)
-            budget.limits, budget.step, budget.work_check, budget.iter_limit = derived
-        else:
-            budget.work_check = budget.step if budget.step <= limits.max_work else limits.max_work
+    budget = _take_budget(limits, now)
     token = _ACTIVE_SET(budget)
     _RUNNING_ADD(budget)
     if _deadline._kick:
@@ -1481,31 +1465,16 @@ def bound_runner(render: Any, template: Any = None, name: str | None = None) -> 
     """``run(arg)``: :func:`run_budgeted` of ``render(arg)`` for one render function,
     made once (a hot path renders through it many times): the process's or the
     scope's limits, the real clock."""
-    _Budget, _jinja_limits, translate = Budget, jinja_limits, _translate
-    spare_pop, spare_append = _SPARE_POP, _SPARE_APPEND
+    _jinja_limits, translate, take_budget = jinja_limits, _translate, _take_budget
+    spare_append = _SPARE_APPEND
     active_set, active_reset = _ACTIVE_SET, _ACTIVE_RESET
     running_add, running_discard = _RUNNING_ADD, _RUNNING_DISCARD
     scope_get, defaults_get = _SCOPE_GET, _DEFAULT_LIMITS_GET
-    deadline, unset = _deadline, _UNSET
+    deadline = _deadline
 
     def run(arg: Any) -> Any:
         limits = scope_get() or defaults_get(JinjaLimits) or _jinja_limits()
-        try:
-            budget = spare_pop()  # as in run_budgeted
-        except IndexError:
-            budget = _Budget(limits, None)
-        else:
-            budget.stop_at = unset
-            budget.iterations = budget.work = 0
-            budget.now = None
-            budget.due = False
-            if budget.limits is not limits:
-                derived = _DERIVED.get(id(limits))
-                if derived is None or derived[0] is not limits:
-                    derived = _derive(limits)
-                budget.limits, budget.step, budget.work_check, budget.iter_limit = derived
-            else:
-                budget.work_check = budget.step if budget.step <= limits.max_work else limits.max_work
+        budget = take_budget(limits, None)
         token = active_set(budget)
         running_add(budget)
         if deadline._kick:

@@ -181,3 +181,15 @@ def test_the_shipped_winogrande_from_the_command_line(capsys):
     for line in lines:
         assert len(line["contexts"]) == len(line["continuations"]) == 2
         assert line["text"] == line["contexts"][0] and line["target"] in (0, 1)
+
+
+def test_the_text_format_shows_every_context(capsys):
+    data = INPUTS / "winogrande"
+    argv = ["render", str(TASKS / "winogrande" / "default.yaml"), "--trust-code", "--limit", "1"]
+    assert main(argv + ["--data", f"validation={data / 'validation.jsonl'}"]) == 0
+    out = capsys.readouterr().out
+    assert out == (
+        '=== record 0 · target: 0 · continuations: [" always got the harder cases.", " always got the harder cases."]\n'
+        "--- context 0\nSarah was a much better surgeon than Maria so Sarah\n"
+        "--- context 1\nSarah was a much better surgeon than Maria so Maria\n"
+    )

@@ -193,3 +193,15 @@ def test_the_text_format_shows_every_context(capsys):
         "--- context 0\nSarah was a much better surgeon than Maria so Sarah\n"
         "--- context 1\nSarah was a much better surgeon than Maria so Maria\n"
     )
+
+
+def test_a_token_level_meta_template_is_a_typed_error(tmp_path, pm):
+    """Token-level meta templates split one context from its continuations; several
+    contexts are not split (yet): a clear error, not a wrong split."""
+    loaded = task(tmp_path, pm)
+    renderer = loaded.renderer
+    renderer._meta_scored = lambda dialogue, continuations: None  # what a tokenizer meta template sets
+    renderer._fast = None
+    with pytest.raises(prompt_style.RenderError) as caught:
+        renderer.render(TEST[0], 0)
+    assert "token level" in str(caught.value) and "record 0" in str(caught.value)

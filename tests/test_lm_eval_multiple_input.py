@@ -205,3 +205,33 @@ def test_a_token_level_meta_template_is_a_typed_error(tmp_path, pm):
     with pytest.raises(prompt_style.RenderError) as caught:
         renderer.render(TEST[0], 0)
     assert "token level" in str(caught.value) and "record 0" in str(caught.value)
+
+
+class Scorer:
+    """A chat model that prefers the context naming Bo / shelf (the second choice)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[dict[str, Any]], list[str]]] = []
+
+    def chat(self, messages: list[dict[str, Any]]) -> str:
+        return "?"
+
+    def loglikelihood(self, messages: list[dict[str, Any]], continuations: list[str]) -> list[float]:
+        self.calls.append((messages, list(continuations)))
+        last = messages[-1]["content"]
+        return [0.0 if last.endswith(("Bo", "shelf")) else -1.0 for _ in continuations]
+
+
+def test_a_chat_model_scores_each_context(tmp_path, pm_all):
+    model = Scorer()
+    results = list(prompt_style.run_chat_model(model, task(tmp_path, pm_all, meta="messages")))
+    assert [r.prediction for r in results] == [1, 1]
+    assert [r.correct for r in results] == [False, True]
+    assert len(model.calls) == 4 and model.calls[1] == (
+        [{"role": "user", "content": "Ann beat Bo so Bo"}],
+        ["was happy."],
+    )
+    with pytest.raises(prompt_style.OptionError):
+        list(prompt_style.run_chat_model(model, task(tmp_path, pm_all, meta="messages"), mode="generate"))
+    with pytest.raises(prompt_style.RenderError):
+        list(prompt_style.run_chat_model(model, task(tmp_path, pm_all, meta="chatml")))

@@ -65,7 +65,10 @@ def test_one_context_per_choice_the_same_continuation_and_the_text_index_as_gold
     assert first.text == first.contexts[0]
     assert first.continuations == (" was happy.", " was happy.")
     assert first.target == 0
-    assert second.contexts == ("The cup fell off the shelf because the cup", "The cup fell off the shelf because the shelf")
+    assert second.contexts == (
+        "The cup fell off the shelf because the cup",
+        "The cup fell off the shelf because the shelf",
+    )
     assert second.target == 1
 
 
@@ -144,11 +147,11 @@ def test_bad_records_are_typed_errors_naming_the_record(tmp_path, pm, change, ke
     field, value = change
     text = TASK
     if key == "doc_to_text":  # digits, read as the index (lm-eval's rule for doc_to_text with doc_to_choice)
-        text = TASK.replace("\"{{ {'1': 0, '2': 1}[answer] }}\"", "\"{{ (answer|int) - 1 }}\"")
+        text = TASK.replace("\"{{ {'1': 0, '2': 1}[answer] }}\"", '"{{ (answer|int) - 1 }}"')
     if key == "doc_to_target":
         text = TASK.replace(
             "doc_to_target: \"{% set i = sentence.index('_') + 1 %}{{ sentence[i:].strip() }}\"",
-            "doc_to_target: \"{{ [1, 2] }}\"",
+            'doc_to_target: "{{ [1, 2] }}"',
         )
     records = [TEST[0], {**TEST[1], field: value}]
     with pytest.raises(prompt_style.FieldError) as caught:

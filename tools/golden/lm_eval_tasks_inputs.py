@@ -466,8 +466,12 @@ def xwinograd() -> dict[str, list[dict]]:
 
     return {
         "test": [
-            rec("The city councilmen refused the demonstrators a permit because _ feared violence.", "the councilmen",
-                "the demonstrators", "1"),
+            rec(
+                "The city councilmen refused the demonstrators a permit because _ feared violence.",
+                "the councilmen",
+                "the demonstrators",
+                "1",
+            ),
             rec("_ could not lift the box because Pat was weak.", "Pat", "Chris", "1"),
             rec("Élodie asked Zoë for {{ help }} because _ knew the way", "Élodie", "Zoë", "2"),
             rec("The man couldn't see the stage over the tall woman, so he asked _", "the woman", "the man", "1"),
@@ -495,8 +499,12 @@ def wsc273() -> dict[str, list[dict]]:
 
     return {
         "test": [
-            rec("The trophy doesn't fit into the brown suitcase because it is too large.", "it",
-                ["The trophy", "The suitcase"], 0),
+            rec(
+                "The trophy doesn't fit into the brown suitcase because it is too large.",
+                "it",
+                ["The trophy", "The suitcase"],
+                0,
+            ),
             rec("Joan made sure to thank Susan for all the help she had given.", "she", ["Joan", "Susan"], 1),
             rec("Zoë  lent Élise her {{ bike }} because she was kind.", "she", ["Zoë", "Élise"], 0),
             rec("Bob paid for Charlie's college education. He is very generous.", "He", ["Bob", "Charlie"], 0),

@@ -134,8 +134,7 @@ def _text_block(result: Any) -> str:
     contexts = getattr(result, "contexts", None)
     if contexts is not None:  # multiple input: one context per choice, each before its continuation
         blocks = [
-            f"--- context {i}\n{_body(c if isinstance(c, str) else None, c, default)}\n"
-            for i, c in enumerate(contexts)
+            f"--- context {i}\n{_body(c if isinstance(c, str) else None, c, default)}\n" for i, c in enumerate(contexts)
         ]
         return f"{header}\n" + "".join(blocks)
     tokens = ""

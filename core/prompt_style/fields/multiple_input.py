@@ -69,9 +69,7 @@ def context_gold(question: ContextChoice, choices: list[Any] | None, target: Any
     return index
 
 
-def format_multiple_input(
-    settings: StyleSettings, turns: Sequence[Turn], sep: str, sample: Sample
-) -> FormattedPrompt:
+def format_multiple_input(settings: StyleSettings, turns: Sequence[Turn], sep: str, sample: Sample) -> FormattedPrompt:
     """The requests of a multiple-input record: one dialogue per choice, each the
     description and few-shot ``turns`` followed by the choice as the user turn (after
     ``sep``) and the ``gen_prefix`` prefill (no delimiter before it, as

@@ -321,6 +321,15 @@ def test_render_data_override(capsys, tmp_path):
     assert jsonl(out)[0]["text"].count("Mine?") == 2
 
 
+def test_render_data_for_a_split_the_task_does_not_read_is_reported(capsys, tmp_path):
+    data = tmp_path / "mine.jsonl"
+    data.write_text(json.dumps({"question": "Q", "subject": "s", "choices": ["a", "b"], "answer": 1}) + "\n")
+    code, out, err = run(capsys, "render", MMLU, "--format", "jsonl", "--data", f"deev={data}", "--limit", "1")
+    assert code == 0 and len(jsonl(out)) == 1  # a warning, not an error: the task still renders
+    assert "data given for split 'deev' is not read: the task renders 'test' and few-shot examples from 'dev'" in err
+    assert err.count("\n") == 1 and "did you mean 'dev'" in err
+
+
 @pytest.mark.parametrize("example", [MMLU, ARC, GPQA])
 def test_render_examples(capsys, example):
     code, out, err = run(capsys, "render", example)

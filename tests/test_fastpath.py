@@ -396,6 +396,145 @@ def test_size_floor_is_below_every_budget_made():
     assert SIZE_FLOOR[0] == small.max_items
 
 
+@pytest.mark.parametrize(
+    "keys",
+    [
+        {"doc_to_choice": "{{ c }}"},
+        {"doc_to_target": "{{ a }}"},
+        {"doc_to_text": "{{ q.strip() }}", "doc_to_choice": "{{ c }}", "doc_to_target": "{{ a }}"},
+    ],
+)
+@pytest.mark.parametrize("style", ["mcq", "passthrough"])
+def test_expression_values_that_are_not_text_get_the_sandboxs_check(pm, keys, style):
+    """``{{ c }}`` giving a list (or ``{{ a }}`` a number) is checked by the sandbox as if
+    printed: too large a value is a LimitError on the fast path too, not a prompt."""
+    task = task_of("mcq", **keys)
+    if style == "passthrough":
+        task["template"] = "passthrough"
+    records = [
+        {"q": "q", "c": ["a", "b"], "a": 0},
+        {"q": "q", "c": ["a" * 3000, "b"], "a": 1},
+        {"q": "q", "c": ["a", "b"], "a": int("1" * 200)},
+    ]
+    outcomes = assert_same(task, pm, records, limits=JinjaLimits(max_output=2000))
+    assert outcomes[0][0] == "ok"
+    if "c" in keys.get("doc_to_choice", ""):
+        assert outcomes[1][:2] == ("error", "LimitError")
+    outcomes = assert_same(task, pm, records, limits=JinjaLimits(max_output=50))
+    if "a" in keys.get("doc_to_target", ""):
+        assert outcomes[2][:2] == ("error", "LimitError")
+
+
+def test_budgets_survive_pickling_into_a_worker(pm):
+    """A worker process gets the task's JinjaLimits by pickle: unpickled, they still
+    lower SIZE_FLOOR, so that the fast path checks the task's budgets there too."""
+    from prompt_style.safe import limits as limits_module
+
+    task = task_of("mcq", doc_to_text="{{ q.strip() }}")
+    limits = JinjaLimits(max_string=100)
+    renderer = load_task(task, plugins=pm, limits=limits).renderer
+    record = {"q": "  " + "x" * 500 + "  ", "c": ["a", "b"], "a": 0}
+    blob = pickle.dumps(renderer)
+    saved = limits_module.SIZE_FLOOR[0]
+    limits_module.SIZE_FLOOR[0] = limits_module.CLOCK_CAP  # what a fresh process knows
+    try:
+        again = pickle.loads(blob)
+        assert limits_module.SIZE_FLOOR[0] <= 100
+        assert outcome(lambda: again.render(record, 0))[:2] == ("error", "LimitError")
+        limits_module.SIZE_FLOOR[0] = limits_module.CLOCK_CAP
+        assert copy.deepcopy(limits) == limits and limits_module.SIZE_FLOOR[0] <= 100
+    finally:
+        limits_module.SIZE_FLOOR[0] = min(saved, limits_module.SIZE_FLOOR[0])
+
+
+def test_process_budgets_hold_in_a_fresh_worker(pm, monkeypatch):
+    """A worker process with PROMPT_STYLE_LIMITS may reach its first record before
+    anything read them: the fast path reads them first (they lower SIZE_FLOOR)."""
+    from prompt_style.safe import limits as limits_module
+
+    task = task_of("mcq", doc_to_text="{{ q.strip() }}", shots=0)  # no example reads them
+    blob = pickle.dumps(load_task(task, plugins=pm).renderer)
+    record = {"q": "  " + "x" * 500 + "  ", "c": ["a", "b"], "a": 0}
+    saved = limits_module.SIZE_FLOOR[0]
+    monkeypatch.setenv(limits_module.ENV_LIMITS, "max_string=100")
+    limits_module._cache.clear()  # what a fresh process knows: nothing read yet
+    limits_module.SIZE_FLOOR[0] = limits_module.CLOCK_CAP
+    try:
+        renderer = pickle.loads(blob)
+        assert outcome(lambda: renderer.render(record, 0))[:2] == ("error", "LimitError")
+    finally:
+        monkeypatch.delenv(limits_module.ENV_LIMITS)
+        limits_module.reload()
+        limits_module.SIZE_FLOOR[0] = min(saved, limits_module.SIZE_FLOOR[0])
+
+
+@pytest.mark.parametrize(
+    "choice_format",
+    [
+        "{label}. {choice:>900000000}",
+        "{label}. {choice!r:_<20000000}",
+        "{label}. {choice:.999999999}",
+        "{label}. {choice:{choice.__class__}}",
+        "{label:{label.__class__.__mro__}}. {choice}",
+        "{label}. {choice:>{number}}",
+        "{label}. {choice!x}",
+    ],
+)
+def test_style_format_strings_cannot_amplify_or_read_attributes(pm, choice_format):
+    """A task file's choice_format is refused at load (naming the key) when a width
+    would build gigabytes or a nested field would read the data's attributes."""
+    task = task_of("mcq")
+    task["template"]["choice_format"] = choice_format
+    with pytest.raises(OptionError) as info:
+        load_task(task, plugins=pm)
+    assert info.value.key.endswith("choice_format")
+    task["template"]["choice_format"] = "{label:>3}. {choice!r:.5}"
+    assert load_task(task, plugins=pm).renderer.render({"q": "q", "c": ["abcdefgh"], "a": 0}, 0).text
+
+
+@pytest.mark.parametrize("spec", ["{{ self }}", "{{ self.strip() }}", "{{ loop }}", "{{ caller.strip() }}"])
+@pytest.mark.parametrize("style", ["mcq", "passthrough"])
+def test_names_jinja_gives_a_meaning_are_not_record_keys(pm, spec, style):
+    """``{{ self }}`` is the template reference in Jinja even when the record has a field
+    ``self``: the fast path does not read the field (the sandbox refuses to print it)."""
+    record = {name: f"value of {name}" for name in ("self", "loop", "caller")}
+    task = task_of("mcq", doc_to_text=spec, shots=0)
+    if style == "passthrough":
+        task["template"] = "passthrough"
+    outcomes = assert_same(task, pm, [{**record, "c": ["a", "b"], "a": 0}])
+    if "self" in spec:
+        assert outcomes[0][0] == "error"
+
+
+@pytest.mark.parametrize("first", ["fast", "general"])
+def test_shared_examples_are_built_within_the_task_budgets(pm, first):
+    """The fast path builds the shared few-shot block once, before any record: within
+    the task's budgets, so an example over them is the same LimitError whichever path
+    renders first (not a prompt when the fast path comes first)."""
+    task = task_of("mcq", doc_to_text="{{ q.strip() }}", shots=1)
+    task["data"]["dev"] = [{"q": "  " + "y" * 500 + "  ", "c": ["a", "b"], "a": 1}]
+    renderer = load_task(task, plugins=pm, limits=JinjaLimits(max_string=100)).renderer
+    record = {"q": "  x  ", "c": ["a", "b"], "a": 0}
+    calls = [renderer.render, renderer._render] if first == "fast" else [renderer._render, renderer.render]
+    for call in calls * 2:
+        result = outcome(functools.partial(call, record, 0))
+        assert result[:2] == ("error", "LimitError"), result
+        assert "few-shot example" in result[2]
+
+
+@pytest.mark.parametrize("option,fmt", [("choice_format", "{label}. {choice:>5}"), ("answer_format", "{choice:d}")])
+def test_a_format_spec_the_choices_do_not_take_is_the_users_error(pm, option, fmt):
+    """``{choice:d}`` on a record whose choice is a mapping is a StyleError naming the
+    option and the record (through both paths), not a bug of the style plugin."""
+    task = task_of("mcq", shots=0)
+    task["template"][option] = fmt
+    records = [{"q": "q", "c": [1, 2], "a": 0}, {"q": "q", "c": [{"k": 1}, 2], "a": 0}]
+    outcomes = assert_same(task, pm, records)
+    assert outcomes[0][0] == "ok"
+    assert outcomes[1][:2] == ("error", "StyleError") and outcomes[1][3] == f"template.{option}"
+    assert "plugin" not in outcomes[1][2]
+
+
 # -- the prompt objects ----------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ from prompt_style.safe.yaml_loader import load_yaml
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "promptsource"
 FILES = sorted(GOLDEN.glob("*.json"))
+SYNTHESISED = sorted((GOLDEN / "synthesised").glob("*.json"))
 
 
 def test_golden_set_is_large():
@@ -49,6 +50,29 @@ def _converted(golden):
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_converted_templates_render_as_promptsource(path):
+    _check_golden(path)
+
+
+@pytest.mark.parametrize("path", SYNTHESISED, ids=[p.stem for p in SYNTHESISED])
+def test_every_promptsource_template_renders_as_promptsource_on_synthesised_records(path):
+    """All of promptsource's templates, each on records made for the fields it reads."""
+    golden, spec = _check_golden(path)
+    for template in spec.templates:
+        want = golden["fixed_answer_choices"][template.metadata["promptsource_id"]]
+        if isinstance(want, dict):  # promptsource raised
+            with pytest.raises(PromptStyleError):
+                template.fixed_answer_choices()
+        else:
+            assert template.fixed_answer_choices() == want, (path.stem, template.name)
+
+
+def test_synthesised_goldens_cover_every_template_file():
+    assert len(SYNTHESISED) == 279
+    templates = sum(len(json.loads(p.read_text(encoding="utf-8"))["fixed_answer_choices"]) for p in SYNTHESISED)
+    assert templates >= 2000
+
+
+def _check_golden(path):
     golden = json.loads(path.read_text(encoding="utf-8"))
     document, spec = _converted(golden)
     by_id = {t.metadata["promptsource_id"]: t for t in spec.templates}
@@ -75,6 +99,7 @@ def test_converted_templates_render_as_promptsource(path):
         else:
             with pytest.raises(PromptStyleError):
                 template.answer_choices_list(copy.deepcopy(record))
+    return golden, spec
 
 
 def test_promptsource_semantics_are_marked_and_ids_kept():
@@ -94,3 +119,26 @@ def test_truncation_is_promptsource_s():
     long_cases = [c for c in golden["cases"] if len(golden["records"][c["record"]]["text"]) > 2048 and "parts" in c]
     assert long_cases
     assert all("..." in case["parts"][0] for case in long_cases if "{{text}}" in case["parts"][0] or True)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_promptsource_files_render_directly_as_promptsource(path, pm):
+    """The templates.yaml itself (converted in memory), through load_task: text, target and
+    answer_choices as promptsource gave them, for one record per template."""
+    from prompt_style import load_task
+
+    golden = json.loads(path.read_text(encoding="utf-8"))
+    seen = set()
+    for case in golden["cases"]:
+        parts = case.get("parts")
+        if case["template_id"] in seen or parts is None or len(parts) != 2 or "answer_choices" not in case:
+            continue
+        seen.add(case["template_id"])
+        record = golden["records"][case["record"]]
+        task = load_task(GOLDEN / golden["source"], plugins=pm, template=case["template_id"], data={"test": [record]})
+        (prompt,) = task.render()
+        rendered = prompt.to_json()
+        where = (path.stem, case["template_name"], case["record"])
+        assert [rendered["text"], rendered["target"]] == parts, where
+        assert rendered["answer_choices"] == case["answer_choices"], where
+    assert seen

@@ -542,3 +542,36 @@ def test_records_never_reach_the_compiler():
         same(source, J.FIELDS, record)
     assert jc.compile_simple(source) is compiled and compiled.code == code
     assert jc._maker.cache_info().currsize == makers
+
+
+@pytest.mark.parametrize("kind", ["template", "expression"])
+@pytest.mark.parametrize("value", [int("9" * 4000), 1.5, True, None, 10**40, [int("9" * 300)], {"k": 1.25}, "x" * 40])
+@pytest.mark.parametrize("max_output", [5, 20, 40, 2000, 10_000])
+def test_printed_numbers_are_budgeted_as_in_the_sandbox(kind, value, max_output):
+    """A number's text counts against max_output as any value's does (the sandbox's
+    check_value): an expression giving a 4,000-digit integer under max_output=2000 is
+    a LimitError through both paths, not a value."""
+    source = "{{ q }}" if kind == "expression" else "Q: {{ q }}"
+    profile_source = "q" if kind == "expression" else source
+    for profile in PROFILES.values():
+        with limits_scope(JinjaLimits(max_output=max_output)):
+            same(profile_source, profile, {"q": value}, kind)
+    assert jc.printed_size_bound(int("9" * 4000), 2000) is None
+    assert jc.printed_size_bound(1.5, 31) is None and jc.printed_size_bound(1.5, 32) == 32
+
+
+class _Shown:
+    def __str__(self) -> str:
+        return "shown"
+
+
+def test_objects_with_default_repr_never_print_their_address():
+    """An object whose text is its own (``__str__``) prints as that; inside a list or a
+    mapping it would print as Python's default repr, with its address: refused."""
+    from prompt_style import SandboxError
+
+    assert same("{{ q }}", J.FIELDS, {"q": _Shown()}) == ("ok", "shown")
+    for source in ("{{ [q] }}", "{{ {'k': q} }}", "Q: {{ [q, 1] }}"):
+        result = same(source, J.FIELDS, {"q": _Shown()})
+        assert result[0] == "error" and result[1] is SandboxError, result
+        assert "object at 0x" not in result[2]

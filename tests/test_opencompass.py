@@ -417,7 +417,12 @@ def test_meta_pickles(pm):
             "MMPromptTemplate",
         ),
         (lambda d: d["infer_cfg"].update(retreiver={}), "infer_cfg.retreiver", "retriever"),
-        (lambda d: d["reader_cfg"].update(test_range="[:10]"), "reader_cfg.test_range", "not supported"),
+        (lambda d: d["reader_cfg"].update(test_range="first 10"), "reader_cfg.test_range", "not an index slice"),
+        (
+            lambda d: d["reader_cfg"].update(train_range=[0, 10]),
+            "reader_cfg.train_range",
+            "must be a number or a slice",
+        ),
         (
             lambda d: d["infer_cfg"]["prompt_template"].update(ice_token="</E>"),
             "infer_cfg.prompt_template.template",
@@ -502,7 +507,8 @@ def test_python_configs_read_as_mmengine_reads_them(name):
         for key, value in namespace.items()
         if key.endswith("datasets") or key == "models"
     }
-    assert got == expected
+    # Through JSON as the expected file went: label keys 0, 1, ... read "0", "1", ...
+    assert json.loads(json.dumps(got, ensure_ascii=False)) == expected
 
 
 def test_python_dataset_config_needs_trust_code(pm):
@@ -548,6 +554,60 @@ def test_python_config_read_base_and_relative_imports(pm, tmp_path):
     with pytest.raises(TaskFileError, match="cannot run OpenCompass code") as info:
         load_task(bad, plugins=pm, trust_code=True, data={"test": QA})
     assert info.value.line == 2
+
+
+def test_python_config_that_only_re_exports_loads(pm, tmp_path):
+    """`from mmengine import read_base` and a file naming neither infer_cfg nor opencompass
+    (OpenCompass's `x_gen.py` files); a library prompt-style lacks is answered with markers."""
+    base = tmp_path / "configs" / "datasets" / "demo"
+    base.mkdir(parents=True)
+    (base / "demo_gen_1a2b3c.py").write_text(
+        "from some_library_prompt_style_lacks import parallel\n"
+        "from opencompass.openicl.icl_prompt_template import PromptTemplate\n"
+        "demo_datasets = [dict(abbr='demo', reader_cfg=dict(input_columns=['question'], output_column='answer', "
+        "test_range='[1:]'), infer_cfg=dict(prompt_template=dict(type=PromptTemplate, template='Q: {question}'), "
+        "retriever=dict(type='ZeroRetriever'), inferencer=dict(type='GenInferencer')))]\n",
+        encoding="utf-8",
+    )
+    (base / "demo_gen.py").write_text(
+        "from mmengine import read_base\nwith read_base():\n    from .demo_gen_1a2b3c import demo_datasets  # noqa\n",
+        encoding="utf-8",
+    )
+    records = [{"question": "first", "answer": "1"}, {"question": "second", "answer": "2"}]
+    task = load_task(base / "demo_gen.py", plugins=pm, trust_code=True, data={"test": records})
+    assert [r.text for r in task.render()] == ["Q: second"]
+
+
+@pytest.mark.parametrize(
+    "size, expected",
+    [
+        ("[2:5]", ["q2", "q3", "q4"]),
+        ("[::-3]", ["q9", "q6", "q3", "q0"]),
+        ("[-4:]", ["q6", "q7", "q8", "q9"]),
+        (3, ["q1", "q5", "q6"]),  # OpenCompass's load_partial_dataset: random.Random(3) shuffles the indices
+        (0.5, ["q2", "q3", "q1", "q0", "q8"]),
+        (20, [f"q{i}" for i in range(10)]),
+        (0, [f"q{i}" for i in range(10)]),
+    ],
+)
+def test_test_range_keeps_what_opencompass_keeps(pm, size, expected):
+    config = {
+        "reader_cfg": {"input_columns": ["q"], "output_column": "a", "test_range": size},
+        "infer_cfg": {"prompt_template": {"type": "PromptTemplate", "template": "{q}"}},
+        "data": {"test": [{"q": f"q{i}", "a": str(i)} for i in range(10)]},
+    }
+    assert [r.text for r in load_task(config, plugins=pm).render()] == expected
+
+
+def test_float_range_of_one_or_more_is_an_error(pm):
+    config = {
+        "reader_cfg": {"input_columns": ["q"], "output_column": "a", "test_range": 2.5},
+        "infer_cfg": {"prompt_template": {"type": "PromptTemplate", "template": "{q}"}},
+        "data": {"test": [{"q": f"q{i}", "a": str(i)} for i in range(10)]},
+    }
+    with pytest.raises(PromptStyleError, match="neither a whole number") as info:
+        list(load_task(config, plugins=pm).render())
+    assert "test_range" in str(info.value) and "\n" not in str(info.value)
 
 
 # -- command line --------------------------------------------------------------------
@@ -599,3 +659,28 @@ def test_template_engine_compiles_once():
     template = PromptTemplate({"round": [{"role": "HUMAN", "prompt": "{question}</E>"}]}, ice_token="</E>")
     assert template.kind == "dialogue" and template.has_ice_slot()
     assert template.fill({"question": "q"}, "ICE") == (Turn("HUMAN", "qICE", "", None, "round"),)
+
+
+def test_api_model_gets_few_shot_turns_of_begin_whole(pm):
+    """A BOT turn in `begin` (a few-shot answer): OpenCompass's API parser stops there in
+    generation mode and fails; prompt-style sends it, as language models show it."""
+    config = {
+        "reader_cfg": {"input_columns": ["q"], "output_column": "a"},
+        "infer_cfg": {
+            "prompt_template": {
+                "type": "PromptTemplate",
+                "template": {
+                    "begin": [{"role": "HUMAN", "prompt": "Example Q"}, {"role": "BOT", "prompt": "Example A"}],
+                    "round": [{"role": "HUMAN", "prompt": "{q}"}, {"role": "BOT", "prompt": "{a}"}],
+                },
+            },
+        },
+        "data": {"test": [{"q": "Real Q", "a": "Real A"}]},
+    }
+    meta = {"round": [{"role": "HUMAN", "api_role": "HUMAN"}, {"role": "BOT", "api_role": "BOT", "generate": True}]}
+    result = next(load_task(config, plugins=pm, meta=meta).render())
+    assert result.messages == [
+        {"role": "user", "content": "Example Q"},
+        {"role": "assistant", "content": "Example A"},
+        {"role": "user", "content": "Real Q"},
+    ]

@@ -127,3 +127,44 @@ def test_awkward_golden_covers_errors_and_successes():
     assert len(AWKWARD_CASES) == 6 * len(EXPECTED)
     raised = sum("error" in case for case in AWKWARD_CASES)
     assert 0 < raised < len(AWKWARD_CASES) // 2
+
+
+# allenai/SciRIFF's public release: its own 54 task files (another YAML layout, no template
+# metadata, no evaluate), rendered by SciRIFF's Template on synthesised records.
+RELEASE = ROOT / "tests" / "golden" / "sciriff" / "release"
+RELEASE_CASES = read_jsonl(RELEASE / "cases.jsonl")[1:]
+RELEASE_FILES = sorted({case["file"] for case in RELEASE_CASES})
+
+
+def test_the_release_files_validate(capsys):
+    assert len(RELEASE_FILES) == 54
+    code = main(["validate", str(RELEASE / "templates")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.splitlines()[-1].startswith("54 files checked, 54 ok, 0 failed (0 errors, 0 warnings)")
+
+
+@pytest.mark.parametrize("file", RELEASE_FILES)
+def test_release_files_render_as_sciriff_does(file, pm):
+    spec = read_spec(RELEASE / "templates" / file)
+    cases = [case for case in RELEASE_CASES if case["file"] == file]
+    assert {t.id for t in spec.templates} == {case["template_id"] for case in cases}
+    for case in cases:
+        template = spec.template(case["template_id"])
+        where = (file, case["template_id"], case["variant"])
+        if "answer_choices" in case:
+            assert template.answer_choices_list(copy.deepcopy(case["instance"])) == case["answer_choices"], where
+        else:
+            with pytest.raises(PromptStyleError):
+                template.answer_choices_list(copy.deepcopy(case["instance"]))
+        if "error" in case:
+            with pytest.raises(PromptStyleError):
+                template.apply(copy.deepcopy(case["instance"]))
+            continue
+        task = load_task(
+            RELEASE / "templates" / file, plugins=pm, template=case["template_id"], data={"test": [case["instance"]]}
+        )
+        (prompt,) = task.render()
+        rendered = prompt.to_json()
+        assert (rendered["text"], rendered["target"]) == (case["input"], case["output"]), where
+        assert rendered["answer_choices"] == case["answer_choices"], where

@@ -107,9 +107,24 @@ def test_pipes_in_nested_values_are_not_protected_as_in_the_reference():
 
 def test_no_output_part_is_an_error_naming_the_template():
     spec_template = TaskTemplate(id=3, name="broken", jinja="{% if x %}a ||| b{% endif %}")
-    with pytest.raises(PromptStyleError, match=r"template 3 \('broken'\) rendered 1 part ") as info:
+    with pytest.raises(PromptStyleError, match=r"template 3 \('broken'\) rendered nothing for this record") as info:
         spec_template.apply({"x": False})
     assert info.value.key == "templates.3.jinja"
+    assert "--template" in str(info.value)
+    no_output = TaskTemplate(id=1, jinja="{{ q }} {% if x %}||| b{% endif %}")
+    with pytest.raises(PromptStyleError, match=r"template 1 rendered 1 part with no '\|\|\|'") as info:
+        no_output.apply({"q": "question?", "x": False})
+    assert "{% if %}" in str(info.value)
+
+
+def test_fixed_answer_choices_as_promptsource_s_get_fixed_answer_choices_list():
+    fixed = TaskTemplate(id=0, jinja="a ||| b", answer_choices=" Yes ||| No|||{{ 'x' | upper }} ")
+    assert fixed.fixed_answer_choices() == ["Yes", "No", "X"]
+    assert TaskTemplate(id=0, jinja="a ||| b", answer_choices="{{ a }} ||| b").fixed_answer_choices() is None
+    assert TaskTemplate(id=0, jinja="a ||| b").fixed_answer_choices() is None
+    # a variable set inside the expression is not a record field
+    looped = TaskTemplate(id=0, jinja="a ||| b", answer_choices="{% for i in range(2) %}{{ i }}|||{% endfor %}z")
+    assert looped.fixed_answer_choices() == ["0", "1", "z"]
 
 
 def test_answer_choices_are_rendered_split_stripped_and_given_to_the_template():
@@ -235,6 +250,45 @@ templates:
     assert lines[-1] == "1 file checked, 0 ok, 1 failed (13 errors, 1 warning): FAILED"
 
 
+def test_quoted_template_ids_and_pipes_only_in_comments_are_explained(task_file, capsys):
+    path = task_file({"0": {"jinja": "{{ q }} ||| {{ a }}"}, "1": {"jinja": "{{ q }} {# ||| #} {{ a }}"}})
+    code, out, _ = run(capsys, "validate", path)
+    assert code == 2
+    assert "template ids must be the numbers 0..1, got \"'0', '1'\"" in out
+    assert "a quoted id such as '0' is a string: write 0:, unquoted" in out
+    assert "templates.1.jinja: has no ||| between the input and the output (only inside a {# comment #})" in out
+
+
+def test_a_task_template_file_without_templates_is_still_checked_as_one(tmp_path, capsys):
+    path = tmp_path / "lost.yaml"
+    path.write_text("dataset: allenai/x\nsplit_lookup: {test: eval}\n", encoding="utf-8")
+    code, out, _ = run(capsys, "validate", path)
+    assert code == 2
+    assert f"{path}:1: error: name: is required (add name: lost)" in out
+    assert f"{path}:1: error: metadata: is required" in out
+    assert f"{path}:1: error: templates: is required" in out
+    code, _, err = run(capsys, "render", path)
+    assert code == 2 and "templates: is required" in err
+
+
+def test_a_promptsource_filter_in_a_sciriff_template_says_how_to_use_it(task_file, capsys):
+    path = task_file([{"jinja": "{{ question | choice }} ||| {{ answer }}"}])
+    code, out, _ = run(capsys, "validate", path)
+    assert code == 2
+    assert "No filter named 'choice'. (that filter is promptsource's: set the template's metadata.render_as" in out
+
+
+def test_json_task_template_files_number_templates_with_string_keys(tmp_path, capsys):
+    import json
+
+    body = {"name": "as_json", "metadata": METADATA, "templates": {"0": {"jinja": "{{ q }} ||| {{ a }}"}, "1": QA}}
+    path = tmp_path / "as_json.json"
+    path.write_text(json.dumps(body, indent=2), encoding="utf-8")
+    code, out, _ = run(capsys, "validate", path)
+    assert code == 0, out
+    assert [t.id for t in read_spec(path).templates] == [0, 1]
+
+
 def test_metadata_warnings_do_not_fail_validation_unless_strict(task_file, capsys):
     path = task_file([{**QA, "metadata": {"description_loc": "top", "original_task": "yes", "extra": 1}}])
     code, out, _ = run(capsys, "validate", path)
@@ -309,6 +363,8 @@ def test_template_choice_by_number_name_and_promptsource_id(task_file, tmp_path,
     templates = [
         {"jinja": "zero ||| {{ answer }}", "name": "first"},
         {"jinja": "one ||| {{ answer }}", "name": "second", "metadata": {"promptsource_id": "abc-123"}},
+        # promptsource has names ending in a space ("Sentiment with choices ")
+        {"jinja": "two ||| {{ answer }}", "name": "third "},
     ]
     path = task_file(templates)
     data = jsonl(tmp_path / "in.jsonl", RECORDS[:1])
@@ -320,8 +376,9 @@ def test_template_choice_by_number_name_and_promptsource_id(task_file, tmp_path,
 
     assert text() == "zero"  # no evaluate: true -> template 0
     assert text("--template", "1") == text("--template", "second") == text("--template", "abc-123") == "one"
+    assert text("--template", "third ") == text("--template", "third") == "two"
     code, _, err = run(capsys, "render", path, "--data", f"test={data}", "--template", "secnd")
-    assert code == 2 and "did you mean 'second'" in err and "templates: 0 'first'; 1 'second'" in err
+    assert code == 2 and "did you mean 'second'" in err and "templates: 0 'first'; 1 'second'; 2 'third '" in err
 
 
 def test_default_template_is_the_evaluate_one(task_file, tmp_path, jsonl, pm):
@@ -767,6 +824,38 @@ def test_promptsource_loader_is_safe(tmp_path):
     assert convert(document)["templates"][1]["name"] == "second"
 
 
+def test_convert_reports_every_template_without_jinja_and_empty_files(tmp_path, capsys):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("dataset: x\ntemplates:\n  a: !Template\n    name: n\n  b: !Template\n    jinja: 5\n")
+    code, _, err = run(capsys, "convert", "promptsource", broken, "--out", tmp_path / "out")
+    assert code == 2
+    assert "2 promptsource templates without Jinja: templates.a: has no jinja (line 3); templates.b: its jinja" in err
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("dataset: x\ntemplates: {}\n")
+    code, _, err = run(capsys, "convert", "promptsource", empty, "--out", tmp_path / "out")
+    assert code == 2 and "has no templates to convert" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_convert_keeps_the_last_of_a_key_written_twice_as_promptsource_does(tmp_path, capsys):
+    source = tmp_path / "dup.yaml"
+    source.write_text(
+        "dataset: d\ntemplates:\n  a: !Template\n    id: a\n    jinja: 'x ||| 1'\n    name: first\n    name: second\n"
+    )
+    code, out, _ = run(capsys, "convert", "promptsource", source, "--out", tmp_path / "out")
+    assert code == 0
+    assert f"warning: {source}:7: templates.a.name: appears twice (also on line 6); the last one counts" in out
+    assert "name: second" in (tmp_path / "out" / "d.yaml").read_text()
+
+
+def test_convert_names_a_file_without_dataset_by_its_folder(tmp_path, capsys):
+    folder = tmp_path / "my_data" / "templates.yaml"
+    folder.parent.mkdir()
+    folder.write_text("templates:\n  a: !Template\n    jinja: 'x ||| y'\n")
+    assert run(capsys, "convert", "promptsource", folder, "--out", tmp_path / "out")[0] == 0
+    assert (tmp_path / "out" / "my_data.yaml").exists()
+
+
 def test_convert_a_directory(tmp_path, capsys):
     for subset in ("rte", "cb"):
         folder = tmp_path / "templates" / "super_glue" / subset
@@ -802,8 +891,29 @@ def test_render_text_shows_answer_choices(capsys):
     assert out.splitlines()[0] == '=== record 0 · target: "skin" · answer_choices: ["brain", "heart", "liver", "skin"]'
 
 
-def test_rendering_a_promptsource_file_says_to_convert_it(tmp_path, capsys):
+def test_a_promptsource_file_renders_and_validates_directly(tmp_path, jsonl, capsys):
+    """Read directly, a promptsource templates.yaml is converted in memory: it renders as
+    the converted file does, and validate checks its templates (not the task-level name
+    and metadata, which promptsource files do not have; convert adds them)."""
     source = tmp_path / "templates.yaml"
     source.write_text(PROMPTSOURCE)
-    code, _, err = run(capsys, "render", source)
-    assert code == 2 and "prompt-style convert promptsource" in err
+    data = jsonl(tmp_path / "in.jsonl", [{"premise": "P ||| q", "hypothesis": "H", "label": 1}])
+    code, out, err = run(capsys, "render", source, "--data", f"test={data}", "--format", "jsonl")
+    assert code == 0 and err == ""
+    assert read_jsonl_text(out)[0]["text"] == 'P ||| q Is "H" correct?'
+    assert read_jsonl_text(out)[0]["target"] == "No"
+    assert read_jsonl_text(out)[0]["answer_choices"] == ["Yes", "No"]
+    for selector in ("second", "9e078fb4-505b-413c-bb5e-3cd16ddcf5d7", "1"):
+        code, out, _ = run(
+            capsys, "render", source, "--data", f"test={data}", "--format", "jsonl", "--template", selector
+        )
+        assert code == 0 and read_jsonl_text(out)[0]["target"] == "H"
+    code, out, _ = run(capsys, "validate", source)
+    assert code == 0 and out.splitlines()[-1].startswith("1 file checked, 1 ok")
+    broken = tmp_path / "broken" / "templates.yaml"
+    broken.parent.mkdir()
+    broken.write_text(PROMPTSOURCE.replace("{{ hypothesis }}", "{{ hypothesis }").replace("||| {% if", "{% if"))
+    code, out, _ = run(capsys, "validate", broken)
+    assert code == 2
+    assert f"{broken}:7: error: templates.0.jinja: has no |||" in out
+    assert f"{broken}:18: error: templates.1.jinja: is not valid Jinja" in out

@@ -47,10 +47,10 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
 from .fields.extractors import CallableField, Expression, RecordField
-from .fields.jinja_compiler import budget_threshold
+from .fields.jinja_compiler import _SPECIAL_NAMES, budget_threshold
 from .fields.multiple_input import ContextChoice
 from .render import RenderedPrompt
-from .safe.limits import _SCOPE, SIZE_FLOOR
+from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
 from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
 from .styles.compiled import Layout, layout, question_function, style_labels
 from .types import Dialogue, Turn
@@ -187,6 +187,15 @@ def _pure(extractor: Any) -> bool:
     return extractor is None or getattr(extractor, "pure", False) is True
 
 
+def _one_key(extractor: Any) -> bool:
+    """An expression that reads one key of the record: ``{{question}}``, not a name Jinja
+    gives a meaning of its own (``{{ self }}`` is the template, whatever the record holds)."""
+    if type(extractor) is not Expression:
+        return False
+    steps = extractor.steps
+    return steps is not None and len(steps) == 1 and steps[0] not in _SPECIAL_NAMES
+
+
 def _getter(extractor: Any) -> Any:
     """A quicker stand-in for a built-in extractor, giving the same value wherever the
     extractor gives one (it may raise other exceptions where the extractor raises a
@@ -199,7 +208,7 @@ def _getter(extractor: Any) -> Any:
         quick = getattr(extractor.spec, "fast_getter", None)
         getter = quick() if quick is not None else None
         return getter if getter is not None else extractor.spec
-    if type(extractor) is Expression and extractor.steps is not None and len(extractor.steps) == 1:
+    if _one_key(extractor):
         # ``{{question}}``, ``{{question.strip()}}``: one key, then zero-argument str methods
         key = extractor.steps[0]
         methods = tuple(getattr(str, name) for name in extractor.methods)
@@ -208,7 +217,11 @@ def _getter(extractor: Any) -> Any:
         if not methods:
 
             def get(record: Any) -> Any:
-                return record[key] if type(record) is dict else extractor(record)
+                if type(record) is dict:
+                    value = record[key]
+                    if type(value) is str:  # the sandbox checks a value that is not text (its size as printed)
+                        return value
+                return extractor(record)
 
             return get
         if len(methods) == 1:
@@ -242,13 +255,16 @@ def _getter(extractor: Any) -> Any:
     return extractor
 
 
-def _key_of(extractor: Any) -> tuple[str, tuple[Any, ...]] | None:
+def _key_of(extractor: Any, text: bool = False) -> tuple[str, tuple[Any, ...]] | None:
     """``(key, str methods)`` when ``extractor`` reads one key of a dict record and
     calls zero-argument ``str`` methods on a ``str`` value (``question``,
-    ``{{question.strip()}}``), else ``None``."""
+    ``{{question.strip()}}``), else ``None``. A Jinja expression qualifies only for
+    the ``text`` (whose value must be a ``str``): the sandbox checks any other value
+    it gives (a list of choices, a target) against the budgets, which a plain read
+    would not."""
     if type(extractor) is RecordField and type(extractor.spec) is str:
         return extractor.spec, ()
-    if type(extractor) is Expression and extractor.steps is not None and len(extractor.steps) == 1:
+    if text and _one_key(extractor):
         key = extractor.steps[0]
         if type(key) is str:
             return key, tuple(getattr(str, name) for name in extractor.methods)
@@ -261,8 +277,25 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
 
     Builds the task's shared few-shot examples (``renderer.shared_shots()``): an
     example with bad data makes this return ``None``, so that the general path
-    reports it for every record, as it does without the fast path.
+    reports it for every record, as it does without the fast path. Everything it
+    renders (examples, their block, the description) is rendered within the task's
+    budgets, as the general path renders it.
     """
+    # The process's budgets (PROMPT_STYLE_LIMITS, configure()) read now if they were not
+    # yet: reading them lowers SIZE_FLOOR, below which the code reads no budget (a worker
+    # process may reach its first record before anything else asked for them).
+    jinja_limits()
+    limits = renderer.limits
+    if limits is None:
+        return _compile(renderer)
+    token = _SCOPE.set(limits)
+    try:
+        return _compile(renderer)
+    finally:
+        _SCOPE.reset(token)
+
+
+def _compile(renderer: TaskRenderer) -> FastPath | None:
     if renderer._rolling or renderer.chat is not None or renderer._meta_scored is not None:
         return None
     style = renderer.style
@@ -279,7 +312,7 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
     if not all(_pure(e) for e in (text_of, choice_of, target_of, describe)):
         return None
     # The three fields in one C call when each is a dict key (the common case).
-    keys = [_key_of(e) for e in (text_of, choice_of, target_of)]
+    keys = [_key_of(text_of, True), _key_of(choice_of), _key_of(target_of)]
     get3 = q_method = None
     if all(k is not None for k in keys) and not keys[1][1] and not keys[2][1] and len(keys[0][1]) <= 1:
         get3 = itemgetter(keys[0][0], keys[1][0], keys[2][0])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -291,6 +292,7 @@ def load_task(
         raise _locate_data_error(exc, config, split, split not in overridden) from None
     provider, options, where = _retriever_provider(config, manager)
     pool_split, pool = _pool(config, overridden)
+    _warn_unread(overridden - {split, pool_split}, split, pool_split, config)
     retriever = _build(
         provider,
         where,
@@ -454,8 +456,13 @@ def _processed(config: TaskConfig, overridden: set[str]) -> TaskConfig:
             continue
         target = name
         if name in done:
-            # The same split processed differently for the pool: keep both.
-            target = changes["fewshot_split"] = f"{name} (few-shot)"
+            # The same split processed differently for the pool: keep both. The pool
+            # is processed first, so its records move aside for the evaluated ones.
+            pool_name = changes["fewshot_split"] = f"{name} (few-shot)"
+            if key == "fewshot_process_docs":
+                target = pool_name
+            else:
+                data[pool_name] = data[name]
         try:
             records = load_records(config.data[name], name)
         except PromptStyleError as exc:
@@ -492,6 +499,24 @@ def _meta(
     if token_options:
         built, used["tokenizer"] = with_tokenizer(manager, built, token_options, name=name)
     return built, used
+
+
+def _warn_unread(unread: set[str], split: str, pool_split: str, config: TaskConfig) -> None:
+    """Data given for a split the task never reads is most often a misspelt split
+    name: say so rather than drop the file without a word."""
+    if not unread:
+        return
+    from ._suggest import did_you_mean
+
+    reads = f"{split!r}" + (f" and few-shot examples from {pool_split!r}" if pool_split != split else "")
+    for name in sorted(unread):
+        hint = did_you_mean(name, {split, pool_split}) or ""
+        warnings.warn(
+            f"prompt-style: data given for split {name!r} is not read: the task renders {reads}"
+            + (f"; {hint}" if hint else ""),
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _pool_split(config: TaskConfig) -> str:

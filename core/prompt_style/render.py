@@ -405,7 +405,13 @@ class TaskRenderer:
         """
         shots = self._shared
         if shots is None and self._shared_ids is not None:
-            shots = self._shared = tuple([self._shot(i) for i in self._shared_ids])
+            # within the task's budgets, as when the general path builds them for a record
+            token = _SCOPE.set(self.limits) if self.limits is not None else None
+            try:
+                shots = self._shared = tuple([self._shot(i) for i in self._shared_ids])
+            finally:
+                if token is not None:
+                    _SCOPE.reset(token)
         return shots
 
     def _shot(self, i: int) -> Sample:

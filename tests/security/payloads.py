@@ -372,6 +372,26 @@ yaml_case(
 )
 
 
+# Style format strings (Python's str.format, no Jinja budget) in task files: refused at load.
+MC = "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: options\ndoc_to_target: 0\n"
+for name, fmt in [
+    ("width", "{label}. {choice:>900000000}"),
+    ("width-fill", "{label}. {choice!r:_<300000000}"),
+    ("precision", "{label}. {choice:.999999999}"),
+    ("number-width", "{number:0999999999d}. {choice}"),
+    ("nested-attribute", "{label}. {choice:{choice.__class__}}"),
+    ("nested-mro", "{label:{label.__class__.__mro__}}. {choice}"),
+    ("nested-field", "{label}. {choice:>{number}}"),
+    ("conversion", "{label}. {choice!x}"),
+]:
+    for option in ("choice_format", "answer_format"):
+        yaml_case(f"style-{option}-{name}", MC + f"template: {{template_type: mcq, {option}: {json.dumps(fmt)}}}\n")
+yaml_case(
+    "style-spec-on-data",
+    MC + 'template: {template_type: mcq, choice_format: "{label}. {choice:d}"}\n',
+    files={"test.jsonl": _jsonl([{"q": "x", "options": [{"k": 1}, "b"]}])},
+)
+
 # -- hostile record values: rendered verbatim, or a typed error, never a crash ------------
 V = "value"
 HOSTILE = [
@@ -481,6 +501,9 @@ for name, argv in [
     ("unknown-budget", ["render", "task.yaml", "--budget", "deadlines=1"]),
     ("negative-budget", ["render", "task.yaml", "--budget", "max_output=-1"]),
     ("bad-budget-form", ["render", "task.yaml", "--budget", "deadline"]),
+    ("nan-budget", ["render", "task.yaml", "--budget", "deadline=nan"]),
+    ("overflow-budget", ["render", "task.yaml", "--budget", "max_output=1e400"]),
+    ("zero-budget", ["render", "task.yaml", "--budget", "max_items=0"]),
     ("bad-format", ["render", "task.yaml", "--format", "xml"]),
     ("unknown-command", ["nope"]),
     ("unknown-style", ["render", "task.yaml", "--style", "nope"]),

@@ -7,6 +7,13 @@ Run it with a throwaway venv's python (transformers, tokenizers, jinja2; no torc
     /tmp/venvs/chat/bin/pip install transformers tokenizers jinja2
     /tmp/venvs/chat/bin/python tools/golden/make_chat_golden.py [--corpus /work/shared/corpora/chat_templates]
 
+The published templates come from packages (``--published`` re-copies them)::
+
+    pip download --no-deps --no-binary :all: -d /tmp/pkgs llama-cpp-python==0.3.36
+    pip download --no-deps --only-binary :all: -d /tmp/pkgs trl==1.16.0 axolotl==0.19.0
+    # unpack them (tar xzf / unzip) under /tmp/pkgs/unpacked, then
+    /tmp/venvs/chat/bin/python tools/golden/make_chat_golden.py --published /tmp/pkgs/unpacked
+
 It is deterministic (same inputs and versions give byte-identical files) and
 downloads nothing. Inputs (committed):
 
@@ -16,6 +23,12 @@ downloads nothing. Inputs (committed):
   the copy from a corpus directory first.
 * ``tests/golden/transformers_chat/templates/``: templates written for these goldens, each
   exercising Jinja features chat templates use (``index.json``: their tokens).
+* ``tests/golden/transformers_chat/published/``: real chat templates published in PyPI
+  packages under permissive licences (llama-cpp-python's copy of llama.cpp's
+  template collection, trl, axolotl), byte for byte; ``index.json`` names each one's
+  package, path, model and licences and the special tokens it is rendered with,
+  ``NOTICE.md`` the licences. ``--published DIR`` (repeatable) re-copies the files
+  named in ``index.json`` from unpacked packages (searched by file name).
 * ``tests/golden/transformers_chat/conversations.json``: conversations with their keyword
   arguments (``add_generation_prompt``, ``continue_final_message``, template
   variables), tools and documents.
@@ -31,6 +44,8 @@ Outputs:
   function; ``folders``: renders of the model folders below loaded with
   ``AutoTokenizer.from_pretrained`` (template precedence, named templates,
   special tokens from ``tokenizer_config.json`` / ``special_tokens_map.json``).
+* ``tests/golden/transformers_chat/published/expected.json``: the published templates on
+  every conversation (ours and the corpus's six), in the same form.
 * ``tests/golden/transformers_chat/models/``: those small model folders (written here too).
 
 Every render is ``PreTrainedTokenizerFast(tokenizer_object=<one-token WordLevel>,
@@ -54,6 +69,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "transformers_chat"
 CORPUS = GOLDEN / "corpus"
 OURS = GOLDEN / "templates"
+PUBLISHED = GOLDEN / "published"
 MODELS = GOLDEN / "models"
 FROZEN = _datetime.datetime(2025, 7, 10, 12, 0, 0)
 
@@ -131,6 +147,27 @@ def _copy_corpus(source: Path) -> None:
         shutil.copyfile(source / name, CORPUS / name)
     for path in sorted((source / "templates").glob("*.jinja")):
         shutil.copyfile(path, CORPUS / "templates" / path.name)
+
+
+def _copy_published(trees: list[Path]) -> None:
+    """Re-copy each published template from unpacked packages: the file whose path
+    ends with its ``package_path`` (checked against its recorded ``sha256_16``)."""
+    import hashlib
+
+    index = json.loads((PUBLISHED / "index.json").read_text(encoding="utf-8"))
+    for name, info in index.items():
+        if name.startswith("_"):
+            continue
+        tail = info["package_path"]
+        found = [p for tree in trees for p in tree.rglob(Path(tail).name) if p.as_posix().endswith(tail)]
+        if not found:
+            print(f"{name}: {tail} not found; kept", file=sys.stderr)
+            continue
+        data = found[0].read_bytes()
+        if hashlib.sha256(data).hexdigest()[:16] != info["sha256_16"]:
+            print(f"{name}: {found[0]} differs from the recorded version; kept", file=sys.stderr)
+            continue
+        (PUBLISHED / "templates" / info["file"]).write_bytes(data)
 
 
 # -- model folders ----------------------------------------------------------------
@@ -290,9 +327,17 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--corpus", type=Path, help="refresh tests/golden/transformers_chat/corpus from this corpus directory first"
     )
+    parser.add_argument(
+        "--published",
+        type=Path,
+        action="append",
+        help="re-copy the published templates named in published/index.json from this unpacked package tree",
+    )
     args = parser.parse_args(argv)
     if args.corpus:
         _copy_corpus(args.corpus)
+    if args.published:
+        _copy_published(args.published)
 
     import jinja2
     import tokenizers
@@ -320,6 +365,16 @@ def main(argv=None) -> int:
         renders = {conv: _render(text, bos, eos, convs[conv]) for conv in sorted(convs)}
         results[name] = {"origin": origin, "bos_token": bos, "eos_token": eos, "renders": renders}
 
+    published = {}
+    published_index = json.loads((PUBLISHED / "index.json").read_text(encoding="utf-8"))
+    for name, info in sorted(published_index.items()):
+        if name.startswith("_"):
+            continue
+        text = (PUBLISHED / "templates" / info["file"]).read_text(encoding="utf-8")
+        bos, eos = info.get("bos_token"), info.get("eos_token")
+        renders = {conv: _render(text, bos, eos, all_convs[conv]) for conv in sorted(all_convs)}
+        published[name] = {"origin": "published", "bos_token": bos, "eos_token": eos, "renders": renders}
+
     _write_folders()
     out = {
         "meta": {
@@ -341,6 +396,13 @@ def main(argv=None) -> int:
     )
     n = sum(len(r["renders"]) for r in results.values())
     print(f"wrote {GOLDEN / 'expected.json'}: {len(results)} templates, {n} renders", file=sys.stderr)
+    meta = dict(out["meta"], templates="published/index.json (sources and licences: published/NOTICE.md)")
+    (PUBLISHED / "expected.json").write_text(
+        json.dumps({"meta": meta, "results": published}, indent=1, ensure_ascii=False, sort_keys=True) + "\n",
+        encoding="utf-8",
+    )
+    n = sum(len(r["renders"]) for r in published.values())
+    print(f"wrote {PUBLISHED / 'expected.json'}: {len(published)} templates, {n} renders", file=sys.stderr)
     return 0
 
 

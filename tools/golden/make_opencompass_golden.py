@@ -27,7 +27,7 @@ What it does, all with OpenCompass's own code:
    ``PromptTemplate`` + ``FixKRetriever``/``ZeroRetriever`` (``generate_ice``,
    ``generate_prompt_for_generate_task``, ``get_labels``,
    ``generate_label_prompt``) + ``LMTemplateParser`` / ``APITemplateParser``
-   and the OpenAI model's message conversion — into ``outputs/<dataset>.json``;
+   and the OpenAI model's message conversion — into ``outputs/<dataset>.jsonl.gz``;
    where OpenCompass raises, the error is recorded instead;
 5. copies a few ``.py`` configs verbatim (``py/``) with the mapping mmengine
    reads from them (``py/*.expected.json``), for the ``--trust-code`` loader.
@@ -36,6 +36,7 @@ What it does, all with OpenCompass's own code:
 from __future__ import annotations
 
 import contextlib
+import gzip
 import importlib.abc
 import importlib.machinery
 import io
@@ -87,6 +88,7 @@ from mmengine.config import Config  # noqa: E402
 from opencompass.models.base import LMTemplateParser  # noqa: E402
 from opencompass.models.base_api import APITemplateParser  # noqa: E402
 from opencompass.models.openai_api import OpenAI  # noqa: E402
+from opencompass.openicl.icl_dataset_reader import load_partial_dataset  # noqa: E402
 from opencompass.openicl.icl_prompt_template import PromptTemplate  # noqa: E402
 from opencompass.openicl.icl_retriever import FixKRetriever, ZeroRetriever  # noqa: E402
 
@@ -112,6 +114,53 @@ DATASETS = {
     "GaokaoBench_gen_5cfe9e": ("GaokaoBench/GaokaoBench_gen_5cfe9e.py", None),
     "CLUE_CMRC_gen_8484b9": ("CLUE_CMRC/CLUE_CMRC_gen_8484b9.py", None),
     "SuperGLUE_BoolQ_few_shot_ppl": ("SuperGLUE_BoolQ/SuperGLUE_BoolQ_few_shot_ppl.py", None),
+    # Added by a second probe: label-keyed ppl templates (string and dialogue), FixK few-shot with
+    # dialogue and string examples, ice_template alone, SYSTEM items, plain string templates, LLInferencer.
+    "hellaswag_ppl_47bff9": ("hellaswag/hellaswag_ppl_47bff9.py", None),
+    "hellaswag_10shot_gen_e42710": ("hellaswag/hellaswag_10shot_gen_e42710.py", None),
+    "piqa_ppl_1cf9f0": ("piqa/piqa_ppl_1cf9f0.py", None),
+    "piqa_ppl_0cfff2": ("piqa/piqa_ppl_0cfff2.py", None),
+    "siqa_ppl_ced5f6": ("siqa/siqa_ppl_ced5f6.py", None),
+    "siqa_gen_e78df3": ("siqa/siqa_gen_e78df3.py", None),
+    "winogrande_ppl_55a66e": ("winogrande/winogrande_ppl_55a66e.py", None),
+    "winogrande_5shot_gen_6447e6": ("winogrande/winogrande_5shot_gen_6447e6.py", None),
+    "winogrande_5shot_ll_252f01": ("winogrande/winogrande_5shot_ll_252f01.py", None),
+    "race_ppl_a138cd": ("race/race_ppl_a138cd.py", None),
+    "race_few_shot_ppl": ("race/race_few_shot_ppl.py", None),
+    "race_few_shot_gen_a498ed": ("race/race_few_shot_gen_a498ed.py", None),
+    "mmlu_ppl_ac766d": ("mmlu/mmlu_ppl_ac766d.py", None),
+    "mmlu_gen_a484b3": ("mmlu/mmlu_gen_a484b3.py", None),
+    "ceval_gen_5f30c7": ("ceval/ceval_gen_5f30c7.py", None),
+    "cmmlu_ppl_8b9c76": ("cmmlu/cmmlu_ppl_8b9c76.py", None),
+    "cmmlu_gen_c13365": ("cmmlu/cmmlu_gen_c13365.py", None),
+    "agieval_mixed_e33d83": ("agieval/agieval_mixed_e33d83.py", None),
+    "bbh_0shot_nocot_gen_925fc4": ("bbh/bbh_0shot_nocot_gen_925fc4.py", None),
+    "gsm8k_0shot_v2_gen_a58960": ("gsm8k/gsm8k_0shot_v2_gen_a58960.py", None),
+    "math_4shot_base_gen_db136b": ("math/math_4shot_base_gen_db136b.py", None),
+    "humaneval_gen_66a7f4": ("humaneval/humaneval_gen_66a7f4.py", None),
+    "triviaqa_wiki_1shot_gen_20a989": ("triviaqa/triviaqa_wiki_1shot_gen_20a989.py", None),
+    "triviaqa_wiki_1shot_gen_bc5f21": ("triviaqa/triviaqa_wiki_1shot_gen_bc5f21.py", None),
+    "nq_open_1shot_gen_20a989": ("nq/nq_open_1shot_gen_20a989.py", None),
+    "nq_open_1shot_gen_01cf41": ("nq/nq_open_1shot_gen_01cf41.py", None),
+    "deprecated_drop_gen_8a9ed9": ("drop/deprecated_drop_gen_8a9ed9.py", None),
+    "ARC_e_ppl_a450bd": ("ARC_e/ARC_e_ppl_a450bd.py", None),
+    "commonsenseqa_gen_1da2d0": ("commonsenseqa/commonsenseqa_gen_1da2d0.py", None),
+    "commonsenseqa_ppl_c49e77": ("commonsenseqa/commonsenseqa_ppl_c49e77.py", None),
+    "storycloze_ppl_496661": ("storycloze/storycloze_ppl_496661.py", None),
+    "lambada_gen_217e11": ("lambada/lambada_gen_217e11.py", None),
+    "obqa_ppl_c7c154": ("obqa/obqa_ppl_c7c154.py", None),
+    "SuperGLUE_BoolQ_few_shot_gen_ba58ea": ("SuperGLUE_BoolQ/SuperGLUE_BoolQ_few_shot_gen_ba58ea.py", None),
+    "mmlu_pro_gen_cdbebf": ("mmlu_pro/mmlu_pro_gen_cdbebf.py", None),
+    "strategyqa_gen_934441": ("strategyqa/strategyqa_gen_934441.py", None),
+    "summedits_ppl_3c30d0": ("summedits/summedits_ppl_3c30d0.py", None),
+    "GLUE_MRPC_ppl_96564c": ("GLUE_MRPC/GLUE_MRPC_ppl_96564c.py", None),
+    "Xsum_gen_31397e": ("Xsum/Xsum_gen_31397e.py", None),
+    "crowspairs_gen_381af0": ("crowspairs/crowspairs_gen_381af0.py", None),
+    "FewCLUE_csl_ppl_769f8d": ("FewCLUE_csl/FewCLUE_csl_ppl_769f8d.py", None),
+    "arc_prize_public_evaluation_gen_872059": (
+        "ARC_Prize_Public_Evaluation/arc_prize_public_evaluation_gen_872059.py",
+        None,
+    ),
 }
 
 # name -> config file under configs/models (its models[0].meta_template)
@@ -129,6 +178,24 @@ METAS = {
     "gpt_4": "openai/gpt_4.py",
     "llama3_1_8b_instruct": "hf_llama/hf_llama3_1_8b_instruct.py",
     "bailing_pro_1120": "bailing_api/bailing-pro-1120.py",
+    # Added by a second probe.
+    "aquilachat2_34b": "aquila/hf_aquilachat2_34b.py",
+    "aquilachat2_34b_16k": "aquila/hf_aquilachat2_34b_16k.py",
+    "aquilachat2_7b": "aquila/hf_aquilachat2_7b.py",
+    "bluelm_7b_chat": "bluelm/hf_bluelm_7b_chat.py",
+    "gemini_pro": "gemini/gemini_pro.py",
+    "internlm2_chat_math_7b_with_system": "hf_internlm/hf_internlm2_chat_math_7b_with_system.py",
+    "ms_internlm_chat_7b_8k": "ms_internlm/ms_internlm_chat_7b_8k.py",
+    "nanbeige_16b_chat": "nanbeige/hf_nanbeige_16b_chat.py",
+    "arithmo_mistral_7b": "others/hf_arithmo_mistral_7b.py",
+    "dolphin_21_mistral_7b": "others/hf_dolphin_21_mistral_7b.py",
+    "fashiongpt_70b_v11": "others/hf_fashiongpt_70b_v11.py",
+    "gsm8k_rft_llama7b2_u13b": "others/hf_gsm8k_rft_llama7b2_u13b.py",
+    "openchat_35_0106": "others/hf_openchat_35_0106.py",
+    "orionstar_14b_longchat": "others/vllm_orionstar_14b_longchat.py",
+    "tigerbot_7b_sft": "tigerbot/hf_tigerbot_7b_sft.py",
+    "wizardlm_13b_v1_2": "wizardlm/hf_wizardlm_13b_v1_2.py",
+    "wizardmath_7b_v1_1": "wizardlm/hf_wizardmath_7b_v1_1.py",
 }
 
 # Meta templates written here, from OpenCompass's meta template documentation.
@@ -155,6 +222,11 @@ EXTRA_METAS = {
     },
 }
 
+# Meta templates written here in the shape of model configs that older OpenCompass releases
+# shipped (Llama 2/3, Mistral, DeepSeek, Qwen1.5, ChatGLM3 API) and for the corners of the meta
+# template (strings in the round, default prompts, end without generate, a role-less model).
+EXTRA_METAS_FILE = ROOT / "tools" / "golden" / "opencompass_metas.yaml"
+
 # Perplexity prompts are rendered through these (generation through all).
 PPL_METAS = (
     "none",
@@ -165,6 +237,12 @@ PPL_METAS = (
     "gpt_4",
     "llama3_1_8b_instruct",
     "bailing_pro_1120",
+    "llama3_instruct",
+    "no_generate_end",
+    "strings_in_round",
+    "default_prompts",
+    "gemini_pro",
+    "internlm2_chat_math_7b_with_system",
 )
 
 SYNTHETIC_DIR = ROOT / "tools" / "golden" / "opencompass_synthetic.yaml"
@@ -323,10 +401,13 @@ def render(dataset, train, test, meta, mode):
     prompt_template = build_template(infer.get("prompt_template"))
     rcfg = dict(infer.get("retriever") or {"type": "ZeroRetriever"})
     rtype = RETRIEVERS[rcfg.pop("type")]
+    # reader_cfg's train_range/test_range, as OpenCompass's DatasetReader applies them.
     fake = SimpleNamespace(
         reader=SimpleNamespace(output_column=out_col),
-        train=Dataset.from_list(train) if train else Dataset.from_list(test),
-        test=Dataset.from_list(test),
+        train=load_partial_dataset(
+            Dataset.from_list(train) if train else Dataset.from_list(test), reader.get("train_range")
+        ),
+        test=load_partial_dataset(Dataset.from_list(test), reader.get("test_range")),
     )
     retriever = rtype(fake, **rcfg)
     gen_token = (infer.get("inferencer") or {}).get("gen_field_replace_token", "")
@@ -390,6 +471,9 @@ def main() -> None:
     for name, meta in EXTRA_METAS.items():
         metas[name] = meta
         dump_yaml(OUT / "metas" / f"{name}.yaml", meta, "from OpenCompass's meta template documentation")
+    for name, meta in yaml.safe_load(EXTRA_METAS_FILE.read_text(encoding="utf-8")).items():
+        metas[name] = meta
+        dump_yaml(OUT / "metas" / f"{name}.yaml", meta, "tools/golden/opencompass_metas.yaml")
     example_meta = yaml.safe_load((ROOT / "examples" / "opencompass" / "meta.yaml").read_text(encoding="utf-8"))
     metas["example_chatml"] = example_meta
     dump_yaml(OUT / "metas" / "example_chatml.yaml", example_meta, "examples/opencompass/meta.yaml")
@@ -442,9 +526,12 @@ def main() -> None:
                 pool = train if train_split != test_split else test
                 for item in render(build, pool, test, meta, mode):
                     lines.append(json.dumps({"meta": meta_name, "mode": mode, **item}, ensure_ascii=False))
-        path = OUT / "outputs" / f"{name}.jsonl"
+        # Gzipped (mtime 0, so a rerun writes the same bytes): 59 shipped configs x 46 meta templates of
+        # few-shot prompts are ~14 MB of text, ~1 MB compressed.
+        path = OUT / "outputs" / f"{name}.jsonl.gz"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with path.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as handle:
+            handle.write(("\n".join(lines) + "\n").encode("utf-8"))
         print(name, "ok", file=sys.stderr)
 
     # .py configs verbatim, and what mmengine reads from them.
@@ -454,6 +541,16 @@ def main() -> None:
         "datasets/mmlu/mmlu_gen_4d595a.py",
         "models/hf_internlm/hf_internlm2_chat_7b_with_system.py",
         "models/openai/gpt_4.py",
+        # Added by a second probe (self-contained files: no imports of other configs).
+        "datasets/hellaswag/hellaswag_ppl_47bff9.py",
+        "datasets/winogrande/winogrande_5shot_ll_252f01.py",
+        "datasets/triviaqa/triviaqa_wiki_1shot_gen_20a989.py",
+        "datasets/summedits/summedits_ppl_3c30d0.py",
+        "datasets/race/race_few_shot_ppl.py",
+        "datasets/cmmlu/cmmlu_ppl_8b9c76.py",
+        "datasets/commonsenseqa/commonsenseqa_gen_1da2d0.py",
+        "models/hf_internlm/hf_internlm2_chat_math_7b_with_system.py",
+        "models/gemini/gemini_pro.py",
     ):
         src = CONFIGS / rel
         dest = OUT / "py" / Path(rel).name

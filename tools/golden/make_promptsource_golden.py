@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "promptsource"
 SEED = 1234
 
+PIPE_PROTECTOR = "3ed2dface8203c4c9dfb1a5dc58e41e0"  # promptsource's Template.pipe_protector
 LONG = 2300  # longer than promptsource's TEXT_VAR_LENGTH (2048): truncation shows
 
 
@@ -775,11 +776,332 @@ def records_for(base: list) -> list:
     return out
 
 
+# -- every template file: records synthesised from what each template reads ------------------
+#
+# The hand-written records above cover 38 datasets. For the rest (and again for those), the
+# records of each template are made from the fields its Jinja reads: the template and its
+# answer choices are parsed, every path from a record field (``answers.text[0]``, a loop
+# over ``choices``, ``label`` used as an index or compared with a number, ``x.split()``,
+# ``x | join``) is collected, and a record of the shape those paths need is written in
+# SYNTH_VARIANTS flavours: plain values; awkward strings (``|||``, template syntax,
+# unicode, whitespace; no ``|||`` inside lists); edge values (empty and blank strings,
+# the protector string, a lone ``|||``, ``}}`` and ``{{``); and wrong types (None, bools,
+# floats, empty lists and mappings where text is expected). Whatever promptsource does with
+# them -- render, fail, or split into other than two parts -- is the golden.
+
+SYNTH_VARIANTS = ("plain", "awkward", "edge", "types")
+_LIST_FILTERS = {
+    "join", "length", "count", "choice", "first", "last", "random", "sort", "unique", "list",
+    "most_frequent", "sum", "map", "select", "reject", "selectattr", "rejectattr", "batch",
+    "slice", "reverse", "min", "max", "groupby",
+}  # fmt: skip
+_STR_FILTERS = {"lower", "upper", "capitalize", "title", "replace", "trim", "wordcount", "center", "truncate"}
+_STR_METHODS = {
+    "split", "strip", "lower", "upper", "replace", "capitalize", "title", "startswith", "endswith",
+    "rstrip", "lstrip", "find", "index", "count", "format", "splitlines", "isdigit", "rsplit",
+}  # fmt: skip
+_DICT_METHODS = {"items", "keys", "values", "get"}
+_LIST_METHODS = {"append", "pop", "extend", "insert", "remove", "sort", "reverse"}
+_NOT_FIELDS = {"loop", "answer_choices", "zip", "range", "namespace", "dict", "lipsum", "cycler", "joiner"}
+_WORDS = ["Alpha beta gamma.", "Second value here", "third option", "Fourth answer", "fifth"]
+
+
+class _Shapes:
+    """Paths from record fields that a template reads, each with hints of its type."""
+
+    def __init__(self):
+        self.paths = {}
+
+    def hint(self, path, kind):
+        if path is None:
+            return
+        hints = self.paths.setdefault(path, set())
+        if kind:
+            hints.add(kind)
+
+    def path(self, node, scope):
+        from jinja2 import nodes
+
+        if isinstance(node, nodes.Name):
+            if node.name in scope:
+                return scope[node.name]
+            return None if node.name in _NOT_FIELDS else (node.name,)
+        if isinstance(node, nodes.Getattr):
+            base = self.path(node.node, scope)
+            return None if base is None else base + ("." + node.attr,)
+        if isinstance(node, nodes.Getitem):
+            base = self.path(node.node, scope)
+            if base is None:
+                return None
+            arg = node.arg
+            if isinstance(arg, nodes.Const) and isinstance(arg.value, bool):
+                return base + ("[]",)
+            if isinstance(arg, nodes.Const) and isinstance(arg.value, int):
+                return base + (f"[{arg.value}]",)
+            if isinstance(arg, nodes.Const) and isinstance(arg.value, str):
+                return base + ("." + arg.value,)
+            if isinstance(arg, nodes.Slice):
+                self.hint(base, "list")
+                return base
+            if isinstance(arg, nodes.UnaryExpr):
+                return base + ("[-1]",)
+            self.visit(arg, scope)
+            self.hint(self.path(arg, scope), "int")
+            return base + ("[]",)
+        return None
+
+    def visit(self, node, scope):  # noqa: C901 - one branch per kind of node
+        from jinja2 import nodes
+
+        if isinstance(node, nodes.For):
+            inner = dict(scope)
+            self.visit(node.iter, scope)
+            iterated = node.iter
+            if (
+                isinstance(iterated, nodes.Call)
+                and isinstance(iterated.node, nodes.Name)
+                and iterated.node.name == "zip"
+            ):
+                zipped = [self.path(arg, scope) for arg in iterated.args]
+                targets = node.target.items if isinstance(node.target, nodes.Tuple) else []
+                for target, path in zip(targets, zipped):
+                    if isinstance(target, nodes.Name):
+                        inner[target.name] = None if path is None else path + ("[]",)
+                for path in zipped:
+                    self.hint(path, "list")
+            else:
+                while isinstance(iterated, nodes.Filter):
+                    iterated = iterated.node
+                method = None
+                if isinstance(iterated, nodes.Call) and isinstance(iterated.node, nodes.Getattr):
+                    method, path = iterated.node.attr, self.path(iterated.node.node, scope)
+                else:
+                    path = self.path(iterated, scope)
+                if method is None and path is not None and isinstance(node.target, nodes.Name):
+                    self.hint(path, "list")
+                    inner[node.target.name] = path + ("[]",)
+                else:
+                    if method == "items":
+                        self.hint(path, "dict")
+                    for target in node.target.find_all(nodes.Name):
+                        inner[target.name] = None
+            for child in [*node.body, *node.else_] + ([node.test] if node.test is not None else []):
+                self.visit(child, inner)
+            return
+        if isinstance(node, nodes.Assign):
+            self.visit(node.node, scope)
+            if isinstance(node.target, nodes.Name):
+                scope[node.target.name] = self.path(node.node, scope)
+            else:
+                for target in node.target.find_all(nodes.Name):
+                    scope[target.name] = None
+            return
+        if isinstance(node, nodes.AssignBlock):
+            for target in node.target.find_all(nodes.Name):
+                scope[target.name] = None
+            for child in node.body:
+                self.visit(child, scope)
+            return
+        if isinstance(node, nodes.Macro):
+            inner = dict(scope)
+            for arg in node.args:
+                inner[arg.name] = None
+            for child in node.body:
+                self.visit(child, inner)
+            return
+        if isinstance(node, (nodes.Filter, nodes.Test)):
+            if node.node is not None:
+                path = self.path(node.node, scope)
+                if node.name in _LIST_FILTERS:
+                    self.hint(path, "list")
+                elif node.name in _STR_FILTERS:
+                    self.hint(path, "str")
+                elif isinstance(node, nodes.Test) and node.name in ("number", "integer"):
+                    self.hint(path, "int")
+                self.visit(node.node, scope)
+            for arg in [*node.args, *(kw.value for kw in node.kwargs)]:
+                self.visit(arg, scope)
+            return
+        if isinstance(node, nodes.Call):
+            if isinstance(node.node, nodes.Getattr):
+                path, method = self.path(node.node.node, scope), node.node.attr
+                if method in _STR_METHODS:
+                    self.hint(path, "str")
+                elif method in _DICT_METHODS:
+                    self.hint(path, "dict")
+                elif method in _LIST_METHODS:
+                    self.hint(path, "list")
+                self.visit(node.node.node, scope)
+            else:
+                self.visit(node.node, scope)
+            for arg in [*node.args, *(kw.value for kw in node.kwargs)]:
+                self.visit(arg, scope)
+            return
+        if isinstance(node, nodes.Compare):
+            operands = [node.expr] + [op.expr for op in node.ops]
+            constants = [o.value for o in operands if isinstance(o, nodes.Const)]
+            numeric = any(isinstance(c, (int, float)) and not isinstance(c, bool) for c in constants)
+            textual = any(isinstance(c, str) for c in constants)
+            for operand in operands:
+                self.visit(operand, scope)
+                path = self.path(operand, scope)
+                if numeric:
+                    self.hint(path, "int")
+                elif textual:
+                    self.hint(path, "str")
+            for op in node.ops:
+                if op.op in ("in", "notin"):
+                    self.hint(self.path(op.expr, scope), "list")
+            return
+        if isinstance(node, nodes.BinExpr) and not isinstance(node, (nodes.And, nodes.Or, nodes.Concat)):
+            for operand, other in ((node.left, node.right), (node.right, node.left)):
+                self.visit(operand, scope)
+                if isinstance(other, nodes.Const) and isinstance(other.value, (int, float)):
+                    self.hint(self.path(operand, scope), "int")
+            return
+        if isinstance(node, (nodes.Name, nodes.Getattr, nodes.Getitem)):
+            self.hint(self.path(node, scope), None)
+            if isinstance(node, nodes.Getitem):
+                self.visit(node.arg, scope)
+            if not isinstance(node, nodes.Name) and not isinstance(node.node, nodes.Name):
+                self.visit(node.node, scope)
+            return
+        for child in node.iter_child_nodes():
+            self.visit(child, scope)
+
+
+def template_paths(sources):
+    """The record paths ``sources`` (Jinja texts) read, with type hints."""
+    from jinja2 import BaseLoader, Environment
+
+    environment = Environment(loader=BaseLoader)
+    shapes = _Shapes()
+    for source in sources:
+        if source is None:
+            continue
+        try:
+            tree = environment.parse(source)
+        except Exception:  # noqa: BLE001 - a template that does not parse reads nothing
+            continue
+        shapes.visit(tree, {})
+    return shapes.paths
+
+
+def _trie(paths):
+    trie = {}
+    for path, hints in paths.items():
+        node = trie
+        for step in path:
+            node = node.setdefault(step, {})
+        node.setdefault("__hints__", set()).update(hints)
+    return trie
+
+
+def _leaf(kind, variant, counter, in_list):
+    counter[0] += 1
+    i = counter[0]
+    if kind == "int":
+        return {"plain": 0, "awkward": 1, "edge": 1, "types": [0, 1.0, True, None][i % 4]}[variant]
+    word = _WORDS[i % len(_WORDS)]
+    if variant == "plain":
+        return word
+    if variant == "awkward":
+        text = [
+            f"  {word} ||| {{{{ x }}}} {{% raw %}} ünï — 日本 🙂\t\n",
+            f"{word} ||| and |||| four",
+            f"{{{{ answer_choices }}}} {word} {{# c #}}",
+            f"Ünïcödé “quotes” {word}\u00a0nbsp",
+        ][i % 4]
+        return text.replace("|||", "| |") if in_list else text
+    if variant == "edge":
+        values = ["", "   ", PIPE_PROTECTOR, "line1\n\nline2\r\n", "42", "|||", "a }} b {{ c"]
+        return [v for v in values if not (in_list and "|||" in v)][i % (len(values) - in_list)]
+    return [None, True, 2.5, 7, -3, [], {}][i % 7]
+
+
+def _value(node, variant, counter, in_list=False):
+    hints = node.get("__hints__", set())
+    attrs = {k: v for k, v in node.items() if k.startswith(".")}
+    items = {k: v for k, v in node.items() if k.startswith("[")}
+    if attrs and not items:
+        return {k[1:]: _value(v, variant, counter, in_list) for k, v in attrs.items()}
+    if items or "list" in hints:
+        indices = [int(k[1:-1]) for k in items if k != "[]"]
+        needed = max([i + 1 for i in indices if i >= 0] or [1])
+        length = needed if variant == "edge" else max(3, needed)
+        merged = {"__hints__": set()}
+        for child in items.values():
+            for key, value in child.items():
+                if key == "__hints__":
+                    merged["__hints__"] |= value
+                else:
+                    merged.setdefault(key, value)
+        return [_value(merged, variant, counter, True) for _ in range(length)]
+    if "dict" in hints:
+        return {"key one": _leaf("str", variant, counter, in_list), "k2": _leaf("str", variant, counter, in_list)}
+    return _leaf("int" if "int" in hints else "str", variant, counter, in_list)
+
+
+def synthesised_records(sources):
+    """One record per SYNTH_VARIANTS flavour, of the shape the Jinja ``sources`` read."""
+    trie = _trie(template_paths(sources))
+    records = []
+    for variant in SYNTH_VARIANTS:
+        counter = [0]
+        records.append({k: _value(v, variant, counter) for k, v in trie.items() if k != "__hints__"})
+    return records
+
+
+def synthesised_golden(path: Path, promptsource_root: Path) -> dict:
+    """Every template of one ``templates.yaml``, on records synthesised for it."""
+    import yaml
+    from promptsource.templates import Template  # noqa: F401 - registers the !Template tags
+
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.FullLoader)  # promptsource's own loading
+    records, index, cases, fixed = [], {}, [], {}
+    for template in data["templates"].values():
+        random.seed(f"{SEED}:")
+        try:
+            fixed[template.get_id()] = template.get_fixed_answer_choices_list()
+        except Exception as exc:  # noqa: BLE001
+            fixed[template.get_id()] = {"error": _error(exc)}
+        for record in synthesised_records([template.jinja, template.answer_choices]):
+            key = json.dumps(record, sort_keys=True)
+            if key not in index:
+                index[key] = len(records)
+                records.append(record)
+            cases.append(_case(template, index[key], record))
+    source = path.relative_to(promptsource_root)
+    return {
+        "dataset": data.get("dataset"),
+        "subset": data.get("subset"),
+        "source": str(source),
+        "fixed_answer_choices": fixed,
+        "records": records,
+        "cases": cases,
+    }
+
+
 # -- running promptsource ----------------------------------------------------------------------
 
 
 def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _case(template, number: int, record: dict) -> dict:
+    case = {"template_id": template.get_id(), "template_name": template.get_name(), "record": number}
+    random.seed(record_seed(record))
+    try:
+        case["parts"] = template.apply(copy.deepcopy(record))
+    except Exception as exc:  # noqa: BLE001 - the golden records what promptsource raises
+        case["error"] = _error(exc)
+    random.seed(record_seed(record))
+    try:
+        case["answer_choices"] = template.get_answer_choices_list(copy.deepcopy(record))
+    except Exception as exc:  # noqa: BLE001
+        case["answer_choices_error"] = _error(exc)
+    return case
 
 
 def golden_for(dataset: str, subset, records: list, promptsource_root: Path) -> dict:
@@ -789,18 +1111,7 @@ def golden_for(dataset: str, subset, records: list, promptsource_root: Path) -> 
     cases = []
     for template in templates.templates.values():
         for number, record in enumerate(records):
-            case = {"template_id": template.get_id(), "template_name": template.get_name(), "record": number}
-            random.seed(record_seed(record))
-            try:
-                case["parts"] = template.apply(copy.deepcopy(record))
-            except Exception as exc:  # noqa: BLE001 - the golden records what promptsource raises
-                case["error"] = _error(exc)
-            random.seed(record_seed(record))
-            try:
-                case["answer_choices"] = template.get_answer_choices_list(copy.deepcopy(record))
-            except Exception as exc:  # noqa: BLE001
-                case["answer_choices_error"] = _error(exc)
-            cases.append(case)
+            cases.append(_case(template, number, record))
     source = Path(templates.yaml_path).relative_to(promptsource_root)
     return {"dataset": dataset, "subset": subset, "source": str(source), "records": records, "cases": cases}
 
@@ -859,6 +1170,22 @@ def main() -> int:
         total_cases += len(golden["cases"])
         print(f"{stem}: {n_templates} templates, {len(golden['cases'])} cases")
     print(f"total: {total_templates} templates, {total_cases} cases")
+
+    # every templates.yaml promptsource ships, on synthesised records
+    synth_dir = GOLDEN / "synthesised"
+    synth_dir.mkdir(exist_ok=True)
+    synth_templates = synth_cases = 0
+    for path in sorted((promptsource_root / "templates").rglob("templates.yaml")):
+        golden = {"generator": {**generator, "records": "synthesised", "variants": list(SYNTH_VARIANTS)}}
+        golden.update(synthesised_golden(path, promptsource_root))
+        stem = "__".join(Path(golden["source"]).parent.relative_to("templates").parts)
+        (synth_dir / f"{stem}.json").write_text(_dumps(golden), encoding="utf-8")
+        target = GOLDEN / "templates" / Path(golden["source"]).relative_to("templates")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        synth_templates += len(golden["fixed_answer_choices"])
+        synth_cases += len(golden["cases"])
+    print(f"synthesised: {synth_templates} templates, {synth_cases} cases")
     return 0
 
 

@@ -13,6 +13,11 @@ needs only jinja2 and pyyaml)::
     git clone https://github.com/shi-kejian/sciriff-dev /tmp/sciriff-dev   # or allenai/SciRIFF
     /tmp/venvs/promptsource/bin/python tools/golden/make_sciriff_golden.py --reference /tmp/sciriff-dev
 
+``--release CHECKOUT`` (a clone of allenai/SciRIFF) also copies the release's own 54 task files
+(a different layout from the development copies: no template metadata, no ``evaluate``) to
+``tests/golden/sciriff/release/templates/`` and renders every template on records synthesised
+from the fields it reads, into ``tests/golden/sciriff/release/cases.jsonl``.
+
 ``--reference`` may be the checkout or the ``template.py`` file itself
 (``tasks/template.py`` in sciriff-dev, ``sciriff/instructions/template.py`` in SciRIFF).
 The variants are drawn from ``random.Random(f"{file}:{template}:{variant}")``: re-running
@@ -33,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "sciriff"
 OUT = ROOT / "tests" / "golden" / "sciriff" / "awkward.jsonl"
+RELEASE = ROOT / "tests" / "golden" / "sciriff" / "release"
 VARIANTS = 6
 
 AWKWARD = [
@@ -99,6 +105,11 @@ def load_reference(path: Path):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reference", type=Path, required=True, help="a SciRIFF checkout or its template.py")
+    parser.add_argument(
+        "--release",
+        type=Path,
+        help="a checkout of allenai/SciRIFF: also copy its task files and render them on synthesised records",
+    )
     args = parser.parse_args()
     import jinja2
     import yaml
@@ -138,7 +149,64 @@ def main() -> int:
             handle.write(json.dumps(case, ensure_ascii=False) + "\n")
     errors = sum("error" in c for c in out)
     print(f"{len(out)} cases ({errors} where the reference raises) -> {OUT.relative_to(ROOT)}")
+    if args.release is not None:
+        release(module, args.release, header)
     return 0
+
+
+def release(module, checkout: Path, header: dict) -> None:
+    """allenai/SciRIFF's own task files (its public release: other YAML layout, no template
+    metadata, no ``evaluate``), copied to RELEASE/templates, and every template rendered by
+    SciRIFF's ``Template`` on records synthesised from the fields it reads (the synthesiser of
+    make_promptsource_golden.py), written to RELEASE/cases.jsonl."""
+    import shutil
+    import subprocess
+
+    import yaml
+
+    spec = importlib.util.spec_from_file_location(
+        "make_promptsource_golden", Path(__file__).with_name("make_promptsource_golden.py")
+    )
+    synth = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(synth)
+    source = checkout / "sciriff" / "instructions" / "templates"
+    target = RELEASE / "templates"
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    commit = subprocess.run(
+        ["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    cases = []
+    for path in sorted(source.glob("*.yaml")):
+        shutil.copyfile(path, target / path.name)
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.FullLoader)
+        for template_id, body in raw["templates"].items():
+            template = module.Template(**body)
+            template._id = template_id
+            for variant, instance in zip(
+                synth.SYNTH_VARIANTS, synth.synthesised_records([template.jinja, template.answer_choices])
+            ):
+                case = {"file": path.name, "template_id": template_id, "variant": variant, "instance": instance}
+                try:
+                    applied = template.apply("id", copy.deepcopy(instance), {}, False, False)
+                    case["input"], case["output"] = applied["input"], applied["output"]
+                except Exception as exc:  # noqa: BLE001 - the golden records what the reference raises
+                    case["error"] = f"{type(exc).__name__}: {exc}"
+                try:
+                    case["answer_choices"] = template.get_answer_choices_list(copy.deepcopy(instance))
+                except Exception as exc:  # noqa: BLE001
+                    case["answer_choices_error"] = f"{type(exc).__name__}: {exc}"
+                cases.append(case)
+    generator = {**header["generator"], "release": "allenai/SciRIFF", "release_commit": commit}
+    with (RELEASE / "cases.jsonl").open("w", encoding="utf-8") as handle:
+        handle.write(json.dumps({"generator": generator}, ensure_ascii=False) + "\n")
+        for case in cases:
+            handle.write(json.dumps(case, ensure_ascii=False) + "\n")
+    rendered = sum("input" in c for c in cases)
+    print(
+        f"release: {len(list(target.glob('*.yaml')))} files, {len(cases)} cases ({rendered} rendered) -> {RELEASE.relative_to(ROOT)}"
+    )
 
 
 if __name__ == "__main__":

@@ -51,6 +51,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     converted: list[tuple[Path, str, int]] = []
     for path in files:
         document = load_promptsource(path)
+        for key, line, first in document.duplicates:
+            out.write(f"warning: {path}:{line}: {key}: appears twice (also on line {first}); the last one counts\n")
         task = convert(document, name=args.name, metadata=dict(args.metadata), evaluate=args.evaluate)
         text = dump_task_template(task)
         target = out_dir / f"{task['name']}.yaml"

@@ -83,8 +83,19 @@ def _check_file(path: Path, schema: Any, manager: Any, named: bool = True) -> tu
     if not named and not _is_task(source, manager):
         return None, []  # type: ignore[return-value]
     if source.data is not None and TaskTemplateReader().detect(source):
+        from ..formats.task_template.promptsource import converted_source, is_promptsource, not_promptsource_s
+
+        kind = "task-template"
+        if is_promptsource(source.data):
+            # a promptsource templates.yaml: its templates, as convert would write them
+            kind = "promptsource"
+            try:
+                source = converted_source(source)
+            except PromptStyleError as exc:
+                return kind, [error_row(exc)]
         spec = check(source.data, lines=source.lines, path=path, schema=schema, duplicates=source.duplicates)
-        return "task-template", [row(p.level, p.detail(), p.line, p.key or None) for p in spec.problems]
+        problems = [p for p in spec.problems if kind != "promptsource" or not not_promptsource_s(p)]
+        return kind, [row(p.level, p.detail(), p.line, p.key or None) for p in problems]
     try:
         name, _ = choose_reader(manager, source)
         from ..formats import load_task_config

@@ -451,9 +451,10 @@ def printed_size_bound(value: Any, limit: int) -> int | None:
         size = 10 * len(value) + 2
         return size if size <= limit else None
     if kind is int:
-        return value.bit_length() // 3 + 2
+        size = value.bit_length() // 3 + 2
+        return size if size <= limit else None  # a number's text is charged as any other
     if kind is float or kind is bool or value is None:
-        return 32
+        return 32 if 32 <= limit else None
     if kind is not list and kind is not dict and kind is not tuple:
         return None
     size = 0

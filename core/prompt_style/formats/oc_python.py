@@ -71,7 +71,7 @@ class _StubModule(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        if self.__name__ == "mmengine.config" and name == "read_base":
+        if self.__name__ in ("mmengine", "mmengine.config") and name == "read_base":
             return _read_base
         return OpenCompassName(self.__name__, name)
 
@@ -134,7 +134,12 @@ class _Runner:
                 if name.startswith("opencompass.configs"):
                     return runner._configs_package(path, name, fromlist)
                 return _stub(name, fromlist)
-            return real_import(name, globals, locals, fromlist, level)
+            try:
+                return real_import(name, globals, locals, fromlist, level)
+            except ModuleNotFoundError:
+                # A library the config names but prompt-style does not have (`from datasets
+                # import parallel`): its names are markers too, an error only if called.
+                return _stub(name, fromlist)
 
         table = dict(vars(builtins))
         table["__import__"] = _import

@@ -18,6 +18,8 @@ OpenCompass configs name their data by dataset loaders; here the splits the
 
 from __future__ import annotations
 
+import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,7 @@ from ..types import ReadOptions, TaskSource
 __all__ = [
     "OpenCompassReader",
     "OutputColumn",
+    "PartialSplit",
     "whole_record",
     "INFERENCER_MODES",
 ]
@@ -87,6 +90,53 @@ class OutputColumn:
 
     def __call__(self, record: Mapping[str, Any]) -> Any:
         return record.get(self.name) if self.name is not None else None
+
+
+_SLICE = re.compile(r"\s*\[\s*(-?\d+)?\s*:\s*(-?\d+)?\s*(?::\s*(-?\d+)?\s*)?\]\s*")
+
+
+@dataclass(frozen=True)
+class PartialSplit:
+    """``reader_cfg.train_range``/``test_range`` as a task's ``process_docs``: the
+    part of a split's records OpenCompass's ``load_partial_dataset`` keeps.
+
+    A number ``n`` (or a fraction of the records) keeps ``n`` records in the order
+    ``random.Random(n)`` shuffles their indices (all of them when ``n`` is 0 or
+    less, or not less than their number); a slice ``"[a:b:c]"`` keeps those
+    indices."""
+
+    size: int | float | str
+    key: str
+
+    @property
+    def name(self) -> str:
+        return self.key
+
+    def __call__(self, records: Sequence[Any]) -> list[Any]:
+        from ..errors import TaskFileError
+
+        total = len(records)
+        indices = list(range(total))
+        size = self.size
+        if isinstance(size, str):
+            match = _SLICE.fullmatch(size)
+            assert match is not None  # checked when read
+            start, stop, step = (int(g) if g is not None else None for g in match.groups())
+            if step == 0:
+                raise TaskFileError(f"{size!r} has a step of 0", key=self.key)
+            return [records[i] for i in indices[start:stop:step]]
+        if size >= total or size <= 0:
+            return list(records)
+        if 0 < size < 1:
+            size = int(size * total)
+        if not isinstance(size, int):
+            raise TaskFileError(
+                f"{self.size!r} is neither a whole number of records nor a fraction below 1",
+                key=self.key,
+                hint="write a whole number such as 100, a fraction such as 0.5, or a slice such as '[0:100]'",
+            )
+        random.Random(size).shuffle(indices)
+        return [records[i] for i in indices[:size]]
 
 
 def _type_name(value: Any) -> str | None:
@@ -222,13 +272,11 @@ class _Reading:
         if not isinstance(reader, Mapping):
             raise self.error(reader_key, f"must be a mapping, not {type(reader).__name__}")
         self._check_keys(reader, _READER_KEYS, reader_key, "reader_cfg")
-        for key in ("train_range", "test_range"):
-            if reader.get(key) is not None:
-                raise self.error(
-                    f"{reader_key}.{key}",
-                    f"{key} (a partial split) is not supported",
-                    "give --data a file holding just the records you want",
-                )
+        ranges = {
+            key: self._range(reader.get(key), f"{reader_key}.{key}")
+            for key in ("train_range", "test_range")
+            if reader.get(key) is not None
+        }
         input_columns = reader.get("input_columns")
         if isinstance(input_columns, str):
             input_columns = input_columns.split()
@@ -246,9 +294,12 @@ class _Reading:
         name = dataset.get("abbr")
         if not isinstance(name, str) or not name:
             name = self.source.path.stem if self.source.path else "opencompass"
+        train_range, test_range = ranges.get("train_range"), ranges.get("test_range")
         return TaskConfig(
             task=name,
             data=self._data(),
+            process_docs=test_range,
+            fewshot_process_docs=train_range if retriever is not None else None,
             doc_to_text=whole_record,
             doc_to_target=OutputColumn(output_column),
             allow_null_target=True,  # OpenCompass renders records without an output column (inference sets)
@@ -262,6 +313,20 @@ class _Reading:
             format="opencompass",
             lines=self._lines(reader_key),
         )
+
+    def _range(self, value: Any, key: str) -> PartialSplit:
+        """``train_range``/``test_range``: a whole number or fraction of the split's
+        records (drawn at random, as OpenCompass's ``load_partial_dataset`` draws
+        them) or an index slice such as ``"[0:100]"``."""
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise self.error(key, f"must be a number or a slice such as '[0:100]', not {value!r}")
+        if isinstance(value, str) and _SLICE.fullmatch(value) is None:
+            raise self.error(
+                key,
+                f"{value!r} is not an index slice",
+                "write a slice of the split's records, such as '[0:100]', '[:50]' or '[100:200:2]'",
+            )
+        return PartialSplit(value, key)
 
     def _check_keys(self, cfg: Mapping[str, Any], known: Sequence[str], key: str, what: str) -> None:
         """Every key of ``cfg`` (at ``key``) is one of ``known``; the hint lists the first four."""
@@ -460,7 +525,9 @@ def _looks_like_python_config(path: Path) -> bool:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return "infer_cfg" in text or "opencompass" in text
+    # A config that only re-exports others (``with read_base(): from .x import x_datasets``)
+    # names neither infer_cfg nor opencompass: mmengine's read_base marks it.
+    return any(mark in text for mark in ("infer_cfg", "opencompass", "read_base", "_datasets"))
 
 
 @dataclass(frozen=True)

@@ -540,10 +540,10 @@ class OpenCompassMeta:
                     )
                 continue
             if kind == "one":
+                # A begin/end item (or a reserved role) is sent whole, as language models show
+                # it: OpenCompass's API parser stops at a generate role here and then fails
+                # (TypeError) merging the messages, so a few-shot answer in `begin` crashed it.
                 turn, role = piece[1], piece[2]
-                if gen and role.generate:
-                    stopped = True
-                    break
                 items.append((self._api_role(role, spec), role.begin + _api_content(turn) + role.end))
                 continue
             rounds, holds_last = piece[1], piece[2]

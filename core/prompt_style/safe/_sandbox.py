@@ -217,7 +217,14 @@ def _too_long(what: str, size: int, limit: str, limits: JinjaLimits) -> LimitErr
 
 _DATA_SCALARS = (str, int, float, complex, bool, type(None), bytes)
 _CONTAINERS = (list, tuple, dict, set, frozenset, range, type({}.keys()), type({}.values()), type({}.items()))
-_INTERNAL_TYPES = (Namespace, Cycler, Joiner, jinja2.runtime.LoopContext, jinja2.runtime.TemplateReference)
+_INTERNAL_TYPES = (
+    Namespace,
+    Cycler,
+    Joiner,
+    jinja2.runtime.LoopContext,
+    jinja2.runtime.TemplateReference,
+    types.GeneratorType,  # a lazy filter's result that a code generator did not wrap: its repr is an address
+)
 _MAX_NESTING = 200
 
 
@@ -312,7 +319,9 @@ def check_value(value: Any, budget: Budget | None = None, *, limit: int | None =
                     push((sub, depth + 1))
         elif callable(item) or isinstance(item, _INTERNAL_TYPES):
             raise _refuse(item)
-        elif kind.__repr__ is object.__repr__ and kind.__str__ is object.__str__:
+        elif kind.__repr__ is object.__repr__ and (depth or kind.__str__ is object.__str__):
+            # Python's default text names the object's address; inside a list or a
+            # mapping an item prints as its repr, whatever its __str__ says.
             raise _refuse(item)
         else:
             size += 64  # another value type with its own text form (a date, a Decimal)

@@ -104,6 +104,12 @@ class JinjaLimits:
             if 0 < least < SIZE_FLOOR[0]:
                 SIZE_FLOOR[0] = least
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Made again through __init__ when unpickled (a worker process) or copied, so
+        # that __post_init__ lowers SIZE_FLOOR there too: pickle's default would set the
+        # fields without it, and fast paths would skip budgets they must check.
+        return (JinjaLimits, tuple([getattr(self, f.name) for f in dataclasses.fields(self)]))
+
     def replace(self, **changes: Any) -> "JinjaLimits":
         """A copy with ``changes`` (checked like every other setting)."""
         return _checked(dataclasses.replace(self, **changes))
@@ -133,7 +139,7 @@ _FIELDS.update({f.name: YamlLimits for f in dataclasses.fields(YamlLimits)})
 def _checked(limits: Any) -> Any:
     for f in dataclasses.fields(limits):
         value = getattr(limits, f.name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:  # nan too
             raise OptionError(f"budget {f.name} must be a positive number, not {value!r}", key=f.name)
         if f.name != "deadline" and not isinstance(value, int):
             raise OptionError(f"budget {f.name} must be a whole number, not {value!r}", key=f.name)
@@ -144,7 +150,7 @@ def _number(name: str, text: str) -> int | float:
     text = text.strip().replace("_", "")
     try:
         value = float(text) if name == "deadline" else int(float(text)) if "e" in text.lower() else int(text)
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: int(float("1e400"))
         raise OptionError(f"budget {name} must be a number, not {text!r}", key=name) from None
     return value
 
@@ -184,8 +190,14 @@ def _defaults(cls: type) -> Any:
 
 
 def reload() -> None:
-    """Forget the cached process defaults, so that ``PROMPT_STYLE_LIMITS`` is read again."""
+    """Forget the cached process defaults, so that ``PROMPT_STYLE_LIMITS`` is read again
+    (now: the new budgets lower :data:`SIZE_FLOOR` at once; a bad setting is reported
+    where budgets are next needed)."""
     _cache.clear()
+    try:
+        _defaults(JinjaLimits)
+    except OptionError:
+        _cache.clear()
 
 
 _SCOPE: ContextVar[JinjaLimits | None] = ContextVar("prompt_style_jinja_limits", default=None)

@@ -344,6 +344,12 @@ class ChoiceStyle(QAStyle):
                     key=option,
                     hint="use {label}, {choice} or {number}",
                 )
+            from ..errors import cut
+            from .compiled import format_problem
+
+            problem = format_problem(fmt)
+            if problem is not None:
+                raise OptionError(f"style {self.name!r}: bad {option} {cut(fmt)}: {problem}", key=option)
         shown = _format_fields(self.choice_format) if self.show_choices else set()
         self._uses_labels = "label" in shown | _format_fields(self.answer_format)
         if self.choice_labels is not None:
@@ -431,9 +437,12 @@ class ChoiceStyle(QAStyle):
         blocks = [self.prefix + question]
         if self.show_choices:
             fmt = self.choice_format.format
-            listed = self.choice_delimiter.join(
-                [fmt(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)]
-            )
+            try:
+                listed = self.choice_delimiter.join(
+                    [fmt(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(sample.choices)]
+                )
+            except (TypeError, ValueError) as exc:  # a format spec the record's choice does not take
+                raise _format_error(self, "choice_format", sample.choices, exc) from None
             blocks.append(self.choices_header + listed)
         if self.suffix:
             blocks.append(self.suffix)
@@ -448,7 +457,21 @@ class ChoiceStyle(QAStyle):
             return tuple(labels[: len(choices)])
         if fmt == "{choice}":
             return tuple([str(c) for c in choices])
-        return tuple([fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(choices)])
+        try:
+            return tuple([fmt.format(label=labels[i], choice=c, number=i + 1) for i, c in enumerate(choices)])
+        except (TypeError, ValueError) as exc:  # a format spec the record's choice does not take
+            raise _format_error(self, "answer_format", choices, exc) from None
+
+
+def _format_error(style: ChoiceStyle, option: str, choices: Any, exc: Exception) -> StyleError:
+    from ..errors import cut
+
+    return StyleError(
+        f"style {style.name!r}: {option} {cut(getattr(style, option))} cannot format the choices "
+        f"{cut(choices)}: {cut(str(exc), 200)}",
+        key=f"template.{option}",
+        hint="a format spec such as :d or :>5 needs choices of a type that takes it; or drop the spec",
+    )
 
 
 BLANK_POSITIONS = ("end", "inline")

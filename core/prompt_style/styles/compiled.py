@@ -21,6 +21,7 @@ the general path, which raises the usual errors.
 from __future__ import annotations
 
 import functools
+import re
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,13 +30,43 @@ from typing import Any
 from ..types import Sample
 from .base import ChoiceStyle
 
-__all__ = ["question_function", "layout", "Layout", "MAX_CHOICES"]
+__all__ = ["question_function", "layout", "Layout", "MAX_CHOICES", "MAX_FORMAT_WIDTH", "format_problem"]
 
 MAX_CHOICES = 64
 """Records with more choices than this take the general path (each count compiles a function)."""
 
+MAX_FORMAT_WIDTH = 10_000
+"""The largest width or precision a style's ``choice_format``/``answer_format`` may
+give a field (``{label:>3}``, ``{number:02d}``): a task file's ``{choice:>999999999}``
+would build a gigabyte per choice, with no Jinja budget to stop it."""
+
+_DIGITS = re.compile(r"\d+")
+
 _CONVERSIONS = ("r", "s", "a")
 _PARSE = string.Formatter().parse
+
+
+def format_problem(fmt: str) -> str | None:
+    """What is wrong with a style's format string (``choice_format``,
+    ``answer_format``) beyond its field names, or ``None``: a field inside a format
+    spec (``{choice:{choice.__class__}}`` reads attributes of the data and shows
+    them), a conversion other than ``!r``, ``!s``, ``!a``, or a width or precision
+    above :data:`MAX_FORMAT_WIDTH`."""
+    try:
+        parsed = list(_PARSE(fmt))
+    except ValueError as exc:
+        return str(exc)
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if conversion is not None and conversion not in _CONVERSIONS:
+            return f"unknown conversion !{conversion} (use !r, !s or !a)"
+        if spec and ("{" in spec or "}" in spec):
+            return f"a field inside the format spec {spec!r} (format specs are literal: {{choice:>20}})"
+        for digits in _DIGITS.findall(spec or ""):
+            if int(digits) > MAX_FORMAT_WIDTH:
+                return f"width or precision {int(digits):,} in {spec!r} is above {MAX_FORMAT_WIDTH:,}"
+    return None
 
 
 def style_labels(style: ChoiceStyle, n: int) -> Sequence[str] | None:

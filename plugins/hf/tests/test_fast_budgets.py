@@ -228,3 +228,26 @@ def test_inline_operations_equal_jinja(source):
             return type(exc).__name__, getattr(exc, "template_message", str(exc))
 
     assert outcome(fast) == outcome(jinja)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # the inner loop stops after 3 of 60 iterations: 80 counted, not 1,220
+        "{% for j in range(20) %}{% for i in big %}{% if loop.index > 2 %}{% break %}{% endif %}{% endfor %}"
+        "{% endfor %}ok",
+        # its literal text is charged for the iterations that run: 2,400 characters, not 72,000
+        "{% for j in range(20) %}{% set y %}{% for i in big %}{% if loop.index > 2 %}{% break %}{% endif %}"
+        + "x" * 20
+        + "{% endfor %}{% endset %}{% endfor %}ok",
+        "{% for m in (messages * 30) %}{% if m.role == 'assistant' %}{% break %}{% endif %}{% endfor %}ok",
+    ],
+)
+def test_a_loop_that_breaks_counts_only_what_runs(source):
+    """A loop with {% break %} is counted one iteration at a time, as Jinja's own
+    renderer counts it, so both engines stop (or not) on the same templates."""
+    limits = SMALL.replace(max_work=3000)
+    variables = {"big": [{"x": 1}] * 60}
+    for engine in ("auto", "jinja"):
+        with limits_scope(limits):
+            assert ChatTemplate(source, engine=engine).render(MESSAGES, variables=variables).text == "ok"

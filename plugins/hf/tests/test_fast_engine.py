@@ -16,6 +16,7 @@ from _hf_test_support import CORPUS_COPY, FROZEN_NOW, GOLDEN
 from prompt_style_hf.chat_template import ChatTemplate
 from prompt_style_hf.fastpath import FastCodeGenerator
 
+import prompt_style
 from prompt_style import ChatTemplateError, PromptStyleError
 
 TEXTS = [
@@ -158,3 +159,37 @@ def test_generated_code_reads_plain_dicts_directly():
     code = generator.stream.getvalue()
     assert "LoopContext(" not in code and "enumerate(" in code
     assert "type(l_1_m) is dict" in code
+
+
+@pytest.mark.parametrize("engine", ["auto", "jinja"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ messages|map(attribute='role') }}",
+        "{{ (messages|map(attribute='role')) ~ '!' }}",
+        "{{ messages|selectattr('role')|string }}",
+        "{{ [messages|reject('none')]|join }}",
+    ],
+)
+def test_printing_a_lazy_sequence_is_refused_by_both_engines(source, engine):
+    """transformers prints '<generator object ... at 0x...>' (an address that changes
+    every run); the sandbox refuses it in both engines."""
+    with pytest.raises(prompt_style.SandboxError, match="lazy sequence"):
+        ChatTemplate(source, engine=engine).render([{"role": "user", "content": "x"}])
+
+
+@pytest.mark.parametrize("engine", ["auto", "jinja"])
+def test_tojson_of_a_lazy_sequence_fails_as_in_transformers(engine):
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    for source in (
+        "{{ tools|map(attribute='function')|tojson }}",
+        "{{ tools|map(attribute='function')|tojson(indent=2) }}",
+    ):
+        with pytest.raises(ChatTemplateError) as caught:
+            ChatTemplate(source, engine=engine).render([{"role": "user", "content": "x"}], tools=tools)
+        assert caught.value.template_message == "Object of type generator is not JSON serializable"
+    listed = "{{ tools|map(attribute='function')|list|tojson }}"
+    assert (
+        ChatTemplate(listed, engine=engine).render([{"role": "user", "content": "x"}], tools=tools).text
+        == '[{"name": "f"}]'
+    )

@@ -38,14 +38,24 @@ CORPUS_CONVS = load_json(CORPUS_COPY / "expected.json")["meta"]["conversations"]
 ALL_CONVS = {**CORPUS_CONVS, **conversations()}
 
 
+PUBLISHED = GOLDEN / "published"
+PUBLISHED_DATA = load_json(PUBLISHED / "expected.json")
+
+
 def template_path(name, origin):
     if origin == "corpus":
         return CORPUS_COPY / "templates" / load_json(CORPUS_COPY / "index.json")[name]["file"]
+    if origin == "published":
+        return PUBLISHED / "templates" / load_json(PUBLISHED / "index.json")[name]["file"]
     return GOLDEN / "templates" / f"{name}.jinja"
 
 
 def render_cases():
-    return [pytest.param(name, entry, id=name) for name, entry in sorted(GOLDEN_DATA["results"].items())]
+    """Every template with transformers' renders: the corpus's and ours
+    (expected.json), and the published templates (published/expected.json, data-driven:
+    a template added to published/index.json and rendered by make_chat_golden.py is tested)."""
+    results = {**GOLDEN_DATA["results"], **PUBLISHED_DATA["results"]}
+    return [pytest.param(name, entry, id=name) for name, entry in sorted(results.items())]
 
 
 @pytest.mark.parametrize("engine", ["auto", "jinja"])
@@ -73,6 +83,25 @@ def test_goldens_cover_the_hard_cases():
     ):
         assert needed in names
     assert GOLDEN_DATA["meta"]["transformers"].startswith("5.")
+    assert PUBLISHED_DATA["meta"]["transformers"] == GOLDEN_DATA["meta"]["transformers"]
+
+
+def test_published_templates_are_recorded():
+    """Every published template has its source, licences and hash recorded, and
+    transformers' renders of every conversation."""
+    import hashlib
+
+    index = load_json(PUBLISHED / "index.json")
+    names = {name for name in index if not name.startswith("_")}
+    assert names == set(PUBLISHED_DATA["results"])
+    assert {p.name for p in (PUBLISHED / "templates").glob("*.jinja")} == {index[n]["file"] for n in names}
+    notice = (PUBLISHED / "NOTICE.md").read_text(encoding="utf-8")
+    for name in names:
+        info = index[name]
+        data = (PUBLISHED / "templates" / info["file"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest()[:16] == info["sha256_16"], name
+        assert info["package_licence"] and info["model_licence"] and info["file"] in notice, name
+        assert set(PUBLISHED_DATA["results"][name]["renders"]) == set(ALL_CONVS), name
 
 
 # -- model folders -------------------------------------------------------------------

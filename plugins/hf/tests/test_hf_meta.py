@@ -276,6 +276,18 @@ def test_template_error_names_the_record(manager):
     assert "system_policy=merge" in err.hint
 
 
+def test_a_special_token_nothing_names_gets_a_hint():
+    """transformers' message, and a hint saying how to give the token (not the system-turn hint)."""
+    meta = hf_meta({"chat_template": "{{ messages[0]['content'] + eos_token }}"})
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"}]
+    with pytest.raises(ChatTemplateError) as caught:
+        meta.apply_messages(messages)
+    err = caught.value
+    assert err.template_message == "'eos_token' is undefined"
+    assert "--meta-option eos_token=" in err.hint and "system_policy" not in err.hint
+    assert meta.apply_messages(messages, eos_token="</s>").text == "S</s>"
+
+
 # -- system policies ----------------------------------------------------------------------------
 
 

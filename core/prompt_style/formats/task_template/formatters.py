@@ -104,9 +104,12 @@ def run_formatter(
     except PromptStyleError as exc:
         known = plugins.names("format_instances")
         exc.hint = (exc.hint + "; " if exc.hint and "known" not in exc.hint else "") + (
-            f"installed formatters: {', '.join(known) or 'none'}"
+            f"installed formatters: {', '.join(known) or 'none'}; or give the split's instances, already "
+            f"formatted, with --data {split or 'SPLIT'}=PATH (no formatter runs on them)"
         )
         exc.message += " (formatters are plugins: see docs/task-templates.md#formatters)"
+        if split:
+            exc.message = f"the task's own {split!r} split: {exc.message}"
         raise exc.locate(**where) from None
     function = provider.factory
     try:

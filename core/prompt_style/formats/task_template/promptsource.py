@@ -33,17 +33,74 @@ from typing import Any
 from ...errors import TaskFileError
 from ...safe.yaml_loader import YamlDocument, load_yaml
 
-__all__ = ["TAGS", "load_promptsource", "convert", "dump_task_template", "task_name", "find_templates"]
+__all__ = [
+    "TAGS",
+    "PromptsourceTemplate",
+    "load_promptsource",
+    "convert",
+    "converted_source",
+    "dump_task_template",
+    "find_templates",
+    "is_promptsource",
+    "task_name",
+]
 
 _METADATA_KEYS = ("original_task", "choices_in_prompt", "metrics", "languages")
+
+
+class PromptsourceTemplate(dict):
+    """A mapping read from promptsource's ``!Template`` tag: plain data, marked so that
+    a promptsource file is told from a task-template file once parsed."""
 
 
 def _mapping(loader: Any, node: Any) -> dict[str, Any]:
     return loader.construct_mapping(node, deep=True)
 
 
-TAGS = {"!Template": _mapping, "!TemplateMetadata": _mapping}
-"""promptsource's YAML tags, read as plain mappings."""
+def _template(loader: Any, node: Any) -> PromptsourceTemplate:
+    return PromptsourceTemplate(loader.construct_mapping(node, deep=True))
+
+
+TAGS = {"!Template": _template, "!TemplateMetadata": _mapping}
+"""promptsource's YAML tags, read as (marked) plain mappings; no Python object is built."""
+
+
+def is_promptsource(data: Any) -> bool:
+    """Whether parsed ``data`` is a promptsource file (its templates tagged ``!Template``)."""
+    templates = data.get("templates") if isinstance(data, Mapping) else None
+    return isinstance(templates, Mapping) and any(isinstance(t, PromptsourceTemplate) for t in templates.values())
+
+
+TASK_LEVEL_KEYS = ("name", "metadata")
+"""Task-level keys that promptsource files do not have: a promptsource file read
+directly (``render``, ``validate``) is not held to them; ``convert`` adds them."""
+
+
+def converted_source(source: Any) -> Any:
+    """A promptsource file's :class:`~prompt_style.TaskSource` as the task-template
+    file ``convert`` would write (kept in memory), with the lines of its keys."""
+    from ...types import TaskSource
+
+    document = YamlDocument(source.data, source.lines, source.path, source.duplicates)
+    task = convert(document)
+    numbers = {str(key): str(number) for number, key in enumerate(source.data["templates"])}
+
+    def renumbered(path: str) -> str:
+        # templates.<promptsource id>.jinja -> templates.<number>.jinja, as convert numbers them
+        parts = path.split(".")
+        if len(parts) >= 2 and parts[0] == "templates" and parts[1] in numbers:
+            parts[1] = numbers[parts[1]]
+        return ".".join(parts)
+
+    lines = {renumbered(path): line for path, line in source.lines.items()}
+    duplicates = tuple((renumbered(path), line, first) for path, line, first in source.duplicates)
+    return TaskSource(path=source.path, data=task, lines=lines, base=source.base, duplicates=duplicates)
+
+
+def not_promptsource_s(problem: Any) -> bool:
+    """Whether a schema problem is about a task-level key promptsource files lack."""
+    key = problem.key or ""
+    return problem.template is None and any(key == k or key.startswith(k + ".") for k in TASK_LEVEL_KEYS)
 
 
 def load_promptsource(path: str | Path, text: str | None = None) -> YamlDocument:
@@ -51,7 +108,9 @@ def load_promptsource(path: str | Path, text: str | None = None) -> YamlDocument
 
     :raises TaskFileError: for a file that is not YAML or not a promptsource file.
     """
-    document = load_yaml(path, text=text, tags=TAGS, what="promptsource file")
+    # a key written twice: the last one counts, as in promptsource's (PyYAML's) loader;
+    # ``document.duplicates`` lists them, and ``prompt-style convert`` warns about each
+    document = load_yaml(path, text=text, tags=TAGS, what="promptsource file", duplicate_keys="last")
     data = document.data
     if not isinstance(data, Mapping) or not isinstance(data.get("templates"), Mapping):
         raise TaskFileError(
@@ -97,13 +156,42 @@ def convert(
     file = str(document.path) if document.path else None
     dataset = data.get("dataset")
     subset = data.get("subset")
+    if not data["templates"]:
+        raise TaskFileError(
+            "the promptsource file has no templates to convert",
+            file=file,
+            line=document.lines.get("templates"),
+            key="templates",
+        )
+    bad = [
+        (key, template)
+        for key, template in data["templates"].items()
+        if not isinstance(template, Mapping) or not isinstance(template.get("jinja"), str)
+    ]
+    if bad:
+        # every template without its Jinja, at once
+        problems = [
+            f"templates.{key}: "
+            + (
+                "is not a template mapping"
+                if not isinstance(template, Mapping)
+                else "has no jinja"
+                if template.get("jinja") is None
+                else f"its jinja must be a string, got {template.get('jinja')!r}"
+            )
+            + (f" (line {document.lines[f'templates.{key}']})" if f"templates.{key}" in document.lines else "")
+            for key, template in bad
+        ]
+        first = f"templates.{bad[0][0]}"
+        raise TaskFileError(
+            f"{len(bad)} promptsource template{'s' if len(bad) != 1 else ''} without Jinja: " + "; ".join(problems),
+            file=file,
+            line=document.lines.get(first),
+            key=first,
+            hint="each template needs jinja: INPUT ||| OUTPUT",
+        )
     templates: dict[int, dict[str, Any]] = {}
     for number, (key, template) in enumerate(data["templates"].items()):
-        where = f"templates.{key}"
-        if not isinstance(template, Mapping) or not isinstance(template.get("jinja"), str):
-            raise TaskFileError(
-                "a promptsource template needs its jinja", file=file, line=document.lines.get(where), key=where
-            )
         out: dict[str, Any] = {"jinja": template["jinja"]}
         if template.get("answer_choices") is not None:
             out["answer_choices"] = template["answer_choices"]
@@ -126,6 +214,10 @@ def convert(
             listing = "; ".join(f"{i} {t.get('name')!r}" for i, t in templates.items())
             raise TaskFileError(f"no template {evaluate!r} to mark evaluate: true", file=file, hint=listing)
         templates[chosen] = {**templates[chosen], "evaluate": True}
+    if not dataset and name is None and document.path is not None:
+        # promptsource itself names a dataset by its folder (templates/DATASET[/SUBSET]/templates.yaml)
+        path = Path(document.path)
+        name = task_name(path.parent.name if path.stem == "templates" else path.stem, None)
     task: dict[str, Any] = {"name": name or task_name(str(dataset), subset)}
     if dataset:
         task["dataset"] = dataset

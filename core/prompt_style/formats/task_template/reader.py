@@ -31,6 +31,9 @@ STYLE = "task_template"
 _NO_TEMPLATE: Any = object()
 DEFAULT_SEED = 1234
 _NATIVE_KEYS = ("task", "doc_to_text", "template", "data")
+# keys only task-template files have (no other format's task files use them)
+_OWN_KEYS = ("dataset", "subset", "data_dir", "skip_splits", "split_lookup", "standardize_splits", "formatter")
+_OWN_METADATA = ("domains", "source_type", "input_context", "output_context")
 
 
 def problems_error(spec: TaskTemplateFile, problems: Sequence[Problem]) -> TaskFileError:
@@ -109,10 +112,31 @@ class TaskTemplateReader:
 
     def detect(self, source: TaskSource) -> bool:
         data = source.data
-        return isinstance(data, Mapping) and "templates" in data and not any(k in data for k in _NATIVE_KEYS)
+        if not isinstance(data, Mapping) or any(k in data for k in _NATIVE_KEYS):
+            return False
+        if "templates" in data or any(k in data for k in _OWN_KEYS):
+            return True
+        # a file that lost its templates is still a task-template file: say what it lacks
+        metadata = data.get("metadata")
+        return isinstance(metadata, Mapping) and any(k in metadata for k in _OWN_METADATA)
+
+    @property
+    def yaml_tags(self) -> Mapping[str, Any]:
+        """promptsource's ``!Template`` tags, read as marked plain mappings, so that a
+        promptsource ``templates.yaml`` renders directly (converted in memory)."""
+        from .promptsource import TAGS
+
+        return TAGS
 
     def read(self, source: TaskSource, options: ReadOptions) -> TaskConfig:
+        from .promptsource import converted_source, is_promptsource, not_promptsource_s
+
+        promptsource = is_promptsource(source.data)
+        if promptsource:
+            source = converted_source(source)
         spec = read_spec(source, template=options.template)
+        if promptsource:
+            spec.problems = [p for p in spec.problems if not not_promptsource_s(p)]
         template = spec.template(options.template)
         warn_problems(spec, template)
         seed = options.options.get("seed", DEFAULT_SEED)

@@ -27,6 +27,7 @@ Warnings are about template metadata, which the reference does not check.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -93,6 +94,7 @@ EVALUATE_KEYS = ("metrics", "output_transform")
 FORMATTER_KEYS = ("name", "args")
 
 _MISSING = object()
+_COMMENT = re.compile(r"{#.*?#}", re.DOTALL)  # a ||| only inside a Jinja comment never renders
 
 
 @dataclass(frozen=True)
@@ -191,8 +193,11 @@ class TaskTemplateFile:
         by_id = [t for t in self.templates if str(t.id) == text]
         if by_id:
             return by_id[0]
+        raw = str(selector)
+        # names are matched as written first (promptsource has names ending in a space), then stripped
+        exact = [t for t in self.templates if t.name == raw]
         for label, found in (
-            ("name", [t for t in self.templates if t.name == text]),
+            ("name", exact or [t for t in self.templates if isinstance(t.name, str) and t.name.strip() == text]),
             ("promptsource id", [t for t in self.templates if (t.metadata or {}).get("promptsource_id") == text]),
         ):
             if len(found) == 1:
@@ -243,6 +248,8 @@ class _Checker:
     ) -> None:
         allowed = tuple(allowed) if allowed is not None else None
         line = nearest_line(self.lines, key)
+        if line is None and self.lines:
+            line = 1  # a top-level key the file lacks: the file's start is where it goes
         self.problems.append(Problem(level, key, message, line, value, allowed, hint, blocking, template))
 
     def unknown_key(
@@ -404,6 +411,9 @@ class _Checker:
         if not value:
             self.add("error", "templates", "is empty", hint="add template 0", blocking=True)
             return []
+        if self.path is not None and self.path.suffix.lower() == ".json":
+            # JSON keys are always strings: "0", "1", ... are the template numbers there
+            value = {int(k) if isinstance(k, str) and k.isdigit() and k.isascii() else k: v for k, v in value.items()}
         ids = list(value)
         numbers = [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
         if len(numbers) != len(ids) or sorted(numbers) != list(range(len(ids))):
@@ -411,8 +421,13 @@ class _Checker:
                 "error",
                 "templates",
                 f"template ids must be the numbers 0..{len(ids) - 1}",
-                ", ".join(map(str, ids)),
-                hint="number the templates from 0, as written in the file",
+                ", ".join(str(i) if isinstance(i, int) else repr(i) for i in ids),
+                hint="number the templates from 0, as written in the file"
+                + (
+                    "; a quoted id such as '0' is a string: write 0:, unquoted"
+                    if any(isinstance(i, str) and i.strip().isdigit() for i in ids)
+                    else ""
+                ),
             )
         templates = []
         for template_id, body in value.items():
@@ -451,11 +466,12 @@ class _Checker:
             value = _MISSING if jinja is None else jinja
             self.add("error", f"{key}.jinja", message, value, blocking=True, template=template_id)
             jinja = None
-        elif PIPE not in jinja:
+        elif PIPE not in _COMMENT.sub("", jinja):
             self.add(
                 "error",
                 f"{key}.jinja",
-                "has no ||| between the input and the output",
+                "has no ||| between the input and the output"
+                + (" (only inside a {# comment #})" if PIPE in jinja else ""),
                 hint="write the input, then |||, then the output",
                 blocking=True,
                 template=template_id,
@@ -501,10 +517,17 @@ class _Checker:
 
     def _compiles(self, template: TaskTemplate) -> None:
         for part, exc in template.syntax_errors():
+            hint = None
+            message = str(exc.message or "")
+            if template.semantics != "promptsource" and any(
+                f"No filter named '{name}'" in message for name in ("choice", "most_frequent", "highlight")
+            ):
+                hint = "that filter is promptsource's: set the template's metadata.render_as: promptsource"
             self.add(
                 "error",
                 f"{template.key}.{part}",
                 f"is not valid Jinja (template line {exc.lineno}): {exc.message}",
+                hint=hint,
                 blocking=True,
                 template=template.id,
             )

@@ -326,14 +326,34 @@ class TaskTemplate:
                 _RNG.reset(token)
         parts = [_unescape(part).strip() for part in text.split(PIPE)]
         if len(parts) != 2:
-            raise FieldError(
-                f"{self.label} rendered {len(parts)} part{'s' if len(parts) != 1 else ''} separated by "
-                f"'|||', not 2 (input ||| output)",
-                key=f"{self.key}.jinja",
-                hint="the template needs exactly one ||| that renders; a ||| inside a list or nested "
-                "field of the record is not protected (only top-level string fields are)",
-            )
+            raise self._parts_error(parts)
         return Applied(parts[0], parts[1], choices)
+
+    def _parts_error(self, parts: Sequence[str]) -> FieldError:
+        count = f"{len(parts)} part{'s' if len(parts) != 1 else ''}"
+        if not any(parts):
+            # promptsource templates wrap themselves in {% if ... %} to skip records
+            # they do not apply to (copa's "why?" templates on "effect" questions, ...)
+            return FieldError(
+                f"{self.label} rendered nothing for this record ({count}, all blank): its conditions "
+                "leave every part out, so the template does not apply to it",
+                key=f"{self.key}.jinja",
+                hint="render this template only on records it applies to, or choose another template "
+                "(--template N|NAME|ID)",
+            )
+        if len(parts) == 1:
+            return FieldError(
+                f"{self.label} rendered 1 part with no '|||' in it, not 2 (input ||| output)",
+                key=f"{self.key}.jinja",
+                hint="the template needs exactly one ||| that renders for every record; one inside an "
+                "{% if %} that is false for this record gives no output",
+            )
+        return FieldError(
+            f"{self.label} rendered {count} separated by '|||', not 2 (input ||| output)",
+            key=f"{self.key}.jinja",
+            hint="the template needs exactly one ||| that renders; a ||| inside a list or nested "
+            "field of the record is not protected (only top-level string fields are)",
+        )
 
     def answer_choices_list(self, record: Mapping[str, Any]) -> list[str] | None:
         """The answer choices alone (promptsource's ``get_answer_choices_list``)."""
@@ -351,6 +371,31 @@ class TaskTemplate:
             if token is not None:
                 _RNG.reset(token)
         return [_unescape(choice.strip()) for choice in rendered.split(PIPE)]
+
+    def fixed_answer_choices(self) -> list[str] | None:
+        """The answer choices when they are the same for every record (promptsource's
+        ``get_fixed_answer_choices_list``): ``None`` without ``answer_choices`` or when
+        they use any variable; otherwise rendered with no record, split on ``|||`` and
+        stripped (no ``|||`` protection: there is no data to protect)."""
+        if self.answer_choices is None:
+            return None
+        if self._compiled is None:
+            self.compile()
+        from jinja2 import meta
+
+        environment = jinja_env.environment(self.profile)
+        if meta.find_undeclared_variables(environment.parse(self.answer_choices)):
+            return None
+        token = _RNG.set(random.Random(f"{self.seed}:")) if self.semantics == "promptsource" else None
+        try:
+            compiled = self._choices
+            if self.draws_per_record:
+                compiled = self._compile("answer_choices", self.answer_choices, cache=False)
+            rendered = self._render(compiled, {}, "answer_choices", {})
+        finally:
+            if token is not None:
+                _RNG.reset(token)
+        return [choice.strip() for choice in rendered.split(PIPE)]
 
     def _render(self, compiled: Any, context: dict[str, Any], part: str, record: Mapping[str, Any]) -> str:
         _, undefined_error, security_error = jinja_env.errors()

@@ -68,6 +68,26 @@ def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: A
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
+_TOJSON = "ps-hf-tojson"  # the guarded json.dumps (a name no template can write)
+
+
+@jinja2.pass_environment
+def tojson_filter(environment: Any, x: Any, *args: Any, **kwargs: Any) -> str:
+    """``tojson`` as templates call it: a lazy sequence (``tools|map(...)|tojson``)
+    fails as ``json.dumps`` fails on it in transformers ("Object of type generator is
+    not JSON serializable"), not as printing one fails in the sandbox; anything else
+    goes to :func:`tojson` through the sandbox's budget checks."""
+    if hasattr(x, "__next__") and not isinstance(x, (str, bytes, list, tuple, dict)):
+        # The sandbox may wrap the lazy result of a filter to count its items; its
+        # type is the wrapped iterator's.
+        inner = getattr(x, "_it", x) if type(x).__module__.startswith("prompt_style.") else x
+        raise TypeError(f"Object of type {type(inner).__name__} is not JSON serializable")
+    return environment.filters[_TOJSON](x, *args, **kwargs)
+
+
+tojson_filter.ps_guarded = True  # type: ignore[attr-defined]  # it calls the guarded filter
+
+
 def strftime_now(format: str) -> str:
     """The real clock, as transformers reads it (local time)."""
     return datetime.now().strftime(format)
@@ -125,6 +145,11 @@ class TemplateNamespace(Namespace):
             )
 
 
+# Jinja names an object's class by module and name in its messages ("'...TemplateDict
+# object' has no attribute 'from_keys'"); these two are transformers' classes, so a
+# template's error reads as it does under transformers.
+TemplateDict.__module__ = TemplateNamespace.__module__ = "transformers.utils.chat_template_utils"
+
 NAMESPACE_ATTRIBUTES = TemplateNamespace.__dict__["_Namespace__attrs"]
 """The slot holding a :class:`TemplateNamespace`'s attributes (a dict):
 ``NAMESPACE_ATTRIBUTES.__get__(ns)``, ``NAMESPACE_ATTRIBUTES.__set__(ns, attrs)``."""
@@ -161,7 +186,7 @@ HF_CHAT = JinjaProfile(
     lstrip_blocks=True,
     strict_undefined=False,
     loop_controls=True,
-    filters=(("tojson", tojson),),
+    filters=(("tojson", tojson_filter), (_TOJSON, tojson)),
     globals=(
         ("raise_exception", raise_exception),
         *(() if SHARED_CLOCK else (("strftime_now", strftime_now),)),

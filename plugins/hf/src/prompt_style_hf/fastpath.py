@@ -1931,21 +1931,64 @@ class FastCodeGenerator(CodeGenerator):
             self._mark_eager(counted.node)  # taken whole: loop_items makes a list of it
             self.writeline(f"{seq} = ", node)
             self.visit(counted.node, frame)
-            self.writeline(f"if type({seq}) is list:")
-            self.indent()
-            self.writeline(f"_ps_b.iterations += len({seq})")
-            self.writeline("if _ps_b.iterations > _ps_b.iter_limit: _ps_b.count(0)")
-            if cost:
-                self.writeline(f"if (_ps_w := _ps_w + {cost!r} * len({seq})) >= _ps_room: _ps_w = _ps_spill(_ps_w, 0)")
-            self.outdent()
-            self.writeline("else:")
-            self.indent()
-            self.writeline(f"{seq} = _ps_loop_items({seq}, {cost!r})")
-            self.outdent()
+            if any(isinstance(n, nodes.Break) for n in _own_nodes(node.body)):
+                # A loop that may stop early: a sequence's iterations (and literal text)
+                # counted one at a time as they run, as the sandbox's loop filter counts
+                # them, so that a {% break %} leaves the rest uncounted.
+                per_item = self.temporary_identifier()
+                self.writeline(f"{per_item} = type({seq})")
+                self.writeline(f"if {per_item} is list or {per_item} is tuple or {per_item} is range:")
+                self.indent()
+                self.writeline(f"{per_item} = True")
+                self.outdent()
+                self.writeline("else:")
+                self.indent()
+                self.writeline(f"{seq} = _ps_loop_items({seq}, {cost!r})")
+                self.writeline(f"{per_item} = False")
+                self.outdent()
+                cost = (per_item, cost)
+            else:
+                self._write_counted_at_once(seq, cost)
+                cost = None
         else:
+            cost = None
             self.writeline(f"{seq} = list(", node)
             self.visit(node.iter, frame)
             self.write(")")
+        self._loop_body(node, loop_frame, else_frame, loop_ref, hoisted, seq, index, length, iteration_indicator, cost)
+
+    def _write_counted_at_once(self, seq: str, cost: int) -> None:
+        """A loop over a sequence counted when it starts (inline for a list: its
+        length as iterations, its literal text as characters)."""
+        self.writeline(f"if type({seq}) is list:")
+        self.indent()
+        self.writeline(f"_ps_b.iterations += len({seq})")
+        self.writeline("if _ps_b.iterations > _ps_b.iter_limit: _ps_b.count(0)")
+        if cost:
+            self.writeline(f"if (_ps_w := _ps_w + {cost!r} * len({seq})) >= _ps_room: _ps_w = _ps_spill(_ps_w, 0)")
+        self.outdent()
+        self.writeline("else:")
+        self.indent()
+        self.writeline(f"{seq} = _ps_loop_items({seq}, {cost!r})")
+        self.outdent()
+
+    def _loop_body(
+        self,
+        node: nodes.For,
+        loop_frame: Frame,
+        else_frame: Frame,
+        loop_ref: str | None,
+        hoisted: set,
+        seq: str,
+        index: str,
+        length: str,
+        iteration_indicator: str | None,
+        per_item: tuple[str, int] | None,
+    ) -> None:
+        """The rest of :meth:`visit_For`: the loop itself (``per_item``: the flag and
+        the literal text of a loop counted one iteration at a time)."""
+        if not isinstance(per_item, tuple):
+            per_item = None
         # Jinja makes `_loop_vars` (what a `{% set %}` in the body adds, for functions that
         # take the context) at every iteration; a body without assignments or inner loops
         # needs one for the whole loop, and a body without calls either, none at all.
@@ -1965,6 +2008,15 @@ class FastCodeGenerator(CodeGenerator):
             self.visit(node.target, loop_frame)
             self.write(f") in {seq}:")
         self.indent()
+        if per_item is not None:
+            flag, cost = per_item
+            self.writeline(f"if {flag}:")
+            self.indent()
+            self.writeline("_ps_b.iterations += 1")
+            self.writeline("if _ps_b.iterations > _ps_b.iter_limit: _ps_b.count(0)")
+            if cost:
+                self.writeline(f"if (_ps_w := _ps_w + {cost!r}) >= _ps_room: _ps_w = _ps_spill(_ps_w, 0)")
+            self.outdent()
         if self._inline_budget:
             self.writeline("if _ps_b.due: _ps_b.tick()")  # a check point of the deadline
         self._hoisted = hoisted

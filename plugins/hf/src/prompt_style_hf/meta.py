@@ -6,6 +6,7 @@ rendering a dialogue or a conversation afterwards is one template call.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
@@ -42,6 +43,9 @@ class _Flags(NamedTuple):
     add_generation_prompt: bool
     continue_final_message: bool | str
     variables: Mapping[str, Any]
+
+
+_UNDEFINED_TOKEN = re.compile(r"'(\w+_token)' is undefined")
 
 
 def _is_system(message: Any) -> bool:
@@ -244,7 +248,20 @@ class HFChat:
 
     @staticmethod
     def _hint_system(exc: ChatTemplateError, messages: Sequence[Any]) -> None:
-        if exc.hint is None and any(_is_system(m) for m in messages):
+        if exc.hint is not None:
+            return
+        missing = _UNDEFINED_TOKEN.match(getattr(exc, "template_message", None) or "")
+        if missing:
+            # A special token the template uses and nothing named (transformers' tokenizer
+            # classes may have a default for it; we know only the files and options).
+            token = missing.group(1)
+            exc.hint = (
+                f"the template uses {token}, which neither the template's folder nor the options name: "
+                f"give it with --meta-option {token}=..., or point template= at the model's folder or "
+                "tokenizer_config.json"
+            )
+            return
+        if any(_is_system(m) for m in messages):
             exc.hint = (
                 "if the template cannot show a system turn: --meta-option system_policy=merge "
                 "(into the first user turn) or system_policy=drop"

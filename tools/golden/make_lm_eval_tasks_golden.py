@@ -849,6 +849,20 @@ CASES += [
     Case("wsc273_0shot", "wsc273/default.yaml", "wsc273", WSC273, 0, trust_code=True),
     Case("wsc273_2shot", "wsc273/default.yaml", "wsc273", WSC273, 2, trust_code=True),
     Case("wsc273_0shot_chat", "wsc273/default.yaml", "wsc273", WSC273, 0, trust_code=True, chat=True),
+    # Written (tests/lm_eval_tasks/written/multi_input.yaml): a Jinja index, a description
+    # template, gen_prefix after each context, custom delimiters.
+    Case("written_multi_input_2shot", "written/multi_input.yaml", "multi_input", WINOGRANDE, 2),
+    Case("written_multi_input_2shot_chat", "written/multi_input.yaml", "multi_input", WINOGRANDE, 2, chat=True),
+    Case(
+        "written_multi_input_1shot_chat_singleturn_system",
+        "written/multi_input.yaml",
+        "multi_input",
+        WINOGRANDE,
+        1,
+        chat=True,
+        fewshot_as_multiturn=False,
+        system_instruction=SYSTEM,
+    ),
 ]
 
 

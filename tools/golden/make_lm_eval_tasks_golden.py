@@ -849,6 +849,26 @@ CASES += [
     Case("wsc273_0shot", "wsc273/default.yaml", "wsc273", WSC273, 0, trust_code=True),
     Case("wsc273_2shot", "wsc273/default.yaml", "wsc273", WSC273, 2, trust_code=True),
     Case("wsc273_0shot_chat", "wsc273/default.yaml", "wsc273", WSC273, 0, trust_code=True, chat=True),
+    Case(
+        "wsc273_2shot_chat_singleturn_system",
+        "wsc273/default.yaml",
+        "wsc273",
+        WSC273,
+        2,
+        trust_code=True,
+        chat=True,
+        fewshot_as_multiturn=False,
+        system_instruction=SYSTEM,
+    ),
+    Case(
+        "xwinograd_en_2shot_chat",
+        "xwinograd/xwinograd_en.yaml",
+        "xwinograd_en",
+        XWINOGRAD,
+        2,
+        trust_code=True,
+        chat=True,
+    ),
     # Written (tests/lm_eval_tasks/written/multi_input.yaml): a Jinja index, a description
     # template, gen_prefix after each context, custom delimiters.
     Case("written_multi_input_2shot", "written/multi_input.yaml", "multi_input", WINOGRANDE, 2),

@@ -268,7 +268,9 @@ def load_task(
     options = ReadOptions(
         trust_code=trust_code, template=template, options=format_options, data=dict(data or {}), plugins=manager
     )
-    config = _with_overrides(_config_of(task, manager, options, task_format), data=data, shots=shots, seed=seed)
+    config = _config_of(task, manager, options, task_format)
+    named = _named_splits(config)
+    config = _with_overrides(config, data=data, shots=shots, seed=seed)
     config.check_data()
     overridden = set(data or ())
     config = _processed(config, overridden)
@@ -292,7 +294,7 @@ def load_task(
         raise _locate_data_error(exc, config, split, split not in overridden) from None
     provider, options, where = _retriever_provider(config, manager)
     pool_split, pool = _pool(config, overridden)
-    _warn_unread(overridden - {split, pool_split}, split, pool_split, config)
+    _warn_unread(overridden - named - {split, pool_split}, split, pool_split)
     retriever = _build(
         provider,
         where,
@@ -501,9 +503,18 @@ def _meta(
     return built, used
 
 
-def _warn_unread(unread: set[str], split: str, pool_split: str, config: TaskConfig) -> None:
-    """Data given for a split the task never reads is most often a misspelt split
-    name: say so rather than drop the file without a word."""
+def _named_splits(config: TaskConfig) -> set[str]:
+    """The split names a task file itself names: its data's, and those of keys such
+    as lm-evaluation-harness's ``validation_split`` that it keeps as written."""
+    named = set(config.data)
+    named.update(v for k, v in config.extras.items() if isinstance(v, str) and k.endswith("split"))
+    return named
+
+
+def _warn_unread(unread: set[str], split: str, pool_split: str) -> None:
+    """Data given for a split the task never reads, and that its file does not name,
+    is most often a misspelt split name: say so rather than drop the file without a
+    word."""
     if not unread:
         return
     from ._suggest import did_you_mean

@@ -82,6 +82,13 @@ def test_matches_lm_eval(case: str):
             )
         if "messages" in theirs:
             assert ours.messages == theirs["messages"], f"{where}: messages"
+        if "contexts" in theirs:  # multiple input: every request's context, one per choice
+            assert ours.contexts is not None, f"{where}: a multiple-input record gives contexts"
+            for i, (mine, lm_eval) in enumerate(zip(ours.contexts, theirs["contexts"], strict=True)):
+                if mine != lm_eval:
+                    pytest.fail(f"{where}: context {i} differs; {_first_difference(mine, lm_eval)}")
+        else:
+            assert ours.contexts is None, f"{where}: contexts only for multiple-input tasks"
         assert list(ours.continuations) == theirs["continuations"], f"{where}: continuations"
         if golden["output_type"] == "multiple_choice":
             assert theirs["gold_index"] is not None, f"{where}: lm-eval found no gold choice"
@@ -97,6 +104,8 @@ def test_messages_meta_gives_the_messages_lm_eval_passes(case: str):
     for ours, theirs in zip(_load(golden, meta="messages").render(), golden["records"]):
         assert ours.text is None
         assert ours.messages == theirs["messages"], f"{case} record {theirs['index']}"
+        if "contexts_messages" in theirs:  # multiple input: the messages of every request
+            assert list(ours.contexts) == theirs["contexts_messages"], f"{case} record {theirs['index']}"
 
 
 @pytest.mark.parametrize(
@@ -112,6 +121,9 @@ def test_messages_meta_gives_the_messages_lm_eval_passes(case: str):
         "triviaqa_2shot",
         "belebele_eng_Latn_3shot_chat",
         "leaderboard_bbh_navigate_3shot_chat_singleturn_system",
+        "winogrande_5shot",
+        "winogrande_2shot_chat_singleturn_system",
+        "wsc273_2shot",
     ],
 )
 def test_the_command_line_gives_the_same(case: str, capsys):
@@ -137,6 +149,8 @@ def test_the_command_line_gives_the_same(case: str, capsys):
     lines = [json.loads(line) for line in out.splitlines()]
     assert [line["text"] for line in lines] == [r["context"] for r in golden["records"]]
     assert [line["continuations"] for line in lines] == [r["continuations"] for r in golden["records"]]
+    # contexts: written for a multiple-input task (one per choice), absent otherwise
+    assert [line.get("contexts") for line in lines] == [r.get("contexts") for r in golden["records"]]
     if spec["chat"]:
         assert [line["messages"] for line in lines] == [r["messages"] for r in golden["records"]]
     targets = [r["gold_index"] if "gold_index" in r else r["gold"] for r in golden["records"]]

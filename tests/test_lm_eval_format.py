@@ -421,12 +421,6 @@ def test_a_template_target_in_brackets_is_a_list(tmp_path, pm):
     assert render(path, pm, records=RECORDS[:1])[0].target == [0, 1]
 
 
-def test_a_number_as_doc_to_text_is_multiple_input(tmp_path, pm):
-    path = write(tmp_path / "t.yaml", MC.replace('"Q: {{q}}\\nA:"', '"{{answer}}"'))
-    err = error(path, pm, cls=prompt_style.FieldError)
-    assert "multiple-input" in str(err) and err.index == 0
-
-
 def test_a_choice_template_must_give_a_list(tmp_path, pm):
     path = write(tmp_path / "t.yaml", MC.replace('"{{choices}}"', '"{{q}}"'))
     assert "not a Python list" in str(error(path, pm, cls=prompt_style.FieldError))
@@ -782,11 +776,3 @@ def test_task_code_that_will_not_import_is_one_problem_naming_every_key(tmp_path
     err = error(path, pm, trust_code=True, data={"test": RECORDS})
     assert not getattr(err, "problems", None), str(err)
     assert "not_installed_anywhere_xyz" in str(err) and "also needed by process_docs" in str(err)
-
-
-def test_winogrande_multiple_input_is_a_typed_error(pm):
-    """lm-eval's multiple-input mode (one context per choice) is not rendered; the error says so."""
-    inputs = HERE / "golden" / "lm_eval_tasks" / "inputs" / "winogrande"
-    data = {split: str(inputs / f"{split}.jsonl") for split in ("validation", "train")}
-    err = error(TASKS / "winogrande" / "default.yaml", pm, prompt_style.PromptStyleError, data=data, trust_code=True)
-    assert err.key == "doc_to_text" and "multiple-input" in str(err) and "record 0" in str(err)

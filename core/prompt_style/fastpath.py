@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import PromptStyleError
 from .fields.extractors import CallableField, Expression, RecordField
 from .fields.jinja_compiler import _SPECIAL_NAMES, budget_threshold
+from .fields.multiple_input import ContextChoice
 from .render import RenderedPrompt
 from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
 from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
@@ -326,6 +327,11 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     except PromptStyleError:
         return None
     if shots is None:
+        return None
+    if any(type(shot.question) is ContextChoice for shot in shots):
+        # lm-evaluation-harness's multiple-input mode (winogrande): one context per choice,
+        # which only the general path builds. (A record whose doc_to_text gives a number
+        # leaves the generated code too: it takes only str questions.)
         return None
 
     block, sep = style.shot_block(shots) if shots else ((), "")

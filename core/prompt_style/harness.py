@@ -143,6 +143,38 @@ def _scored(model: Any, request: ChatRequest) -> ChatResult:
     return ChatResult(request, scores=scores, prediction=best)
 
 
+def _scored_contexts(model: Any, request: ChatRequest, can_score: bool, mode: str) -> ChatResult:
+    """A multiple-input record (lm-evaluation-harness's winogrande): one conversation
+    per choice, each scored with the continuation at its position."""
+    contexts = request.prompt.contexts or ()
+    if not can_score or mode == "generate":
+        raise OptionError(
+            "the task is a multiple-input task (one context per choice, such as winogrande), "
+            "which is scored by log-likelihood, not generated",
+            key="mode",
+            index=request.index,
+            hint="give the model a loglikelihood(messages, continuations) method and use mode auto or loglikelihood",
+        )
+    if not all(isinstance(context, list) for context in contexts):
+        raise RenderError(
+            "the contexts of this multiple-input record are texts, not conversations",
+            index=request.index,
+            hint="load the task with meta='messages' to score each context as a conversation",
+        )
+    scores: list[float] = []
+    for context, continuation in zip(contexts, request.continuations):
+        got = [float(s) for s in model.loglikelihood(context, [continuation])]
+        if len(got) != 1:
+            raise PluginError(
+                f"the model scored {len(got)} continuations, not 1",
+                index=request.index,
+                hint="loglikelihood(messages, continuations) returns one score per continuation",
+            )
+        scores.append(got[0])
+    best = max(range(len(scores)), key=scores.__getitem__) if scores else None
+    return ChatResult(request, scores=scores, prediction=best)
+
+
 def run_chat_model(
     model: ChatModel,
     prompts: Task | Iterable[RenderedPrompt],
@@ -157,7 +189,9 @@ def run_chat_model(
     :param mode: ``generate`` asks ``chat`` for every record; ``loglikelihood``
         scores the continuations of multiple-choice records (and generates for
         the others); ``auto`` scores when the model can and the record has
-        continuations, else generates.
+        continuations, else generates. A multiple-input record (``contexts``,
+        lm-evaluation-harness's winogrande) is always scored, each context's
+        conversation with its continuation.
     :param limit: only the first ``limit`` records.
     :raises OptionError: for an unknown ``mode``, or ``loglikelihood`` with a model that cannot score.
     :raises PluginError: when the model returns something other than a reply or one score per continuation.
@@ -172,6 +206,9 @@ def run_chat_model(
     if mode not in ("auto", "generate", "loglikelihood"):
         raise OptionError(f"unknown mode {mode!r}", key="mode", hint="use auto, generate or loglikelihood")
     for request in chat_requests(prompts, limit=limit):
+        if request.prompt.contexts is not None:  # multiple input: one conversation per choice
+            yield _scored_contexts(model, request, can_score, mode)
+            continue
         if request.continuations and can_score and mode != "generate":
             yield _scored(model, request)
             continue

@@ -15,6 +15,7 @@ from typing import Any
 
 from . import conversation
 from .errors import FieldError, PromptStyleError, RenderError, cut
+from .fields.multiple_input import ContextChoice, context_gold
 from .fields.targets import gold_resolver
 from .safe.limits import _SCOPE
 from .types import Dialogue, FormattedPrompt, Sample
@@ -109,6 +110,12 @@ class RenderedPrompt:
     turn: int | None = None
     """For a multi-turn dialogue: which request of the record this is (0, 1, ...);
     ``None`` when the record is one request."""
+    contexts: tuple[Any, ...] | None = None
+    """Multiple-input multiple choice (lm-evaluation-harness's winogrande, xwinograd,
+    wsc273): every request's context, one per choice in choice order, each scored
+    with the continuation at the same position of ``continuations``; ``text`` (and
+    ``messages``) are the first request's. Each is the meta template's text, or its
+    messages when it gives no text. ``None`` for every other task."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
@@ -118,7 +125,7 @@ class RenderedPrompt:
         ``candidates`` (perplexity); ``turn`` for the requests of a multi-turn
         dialogue; ``context_token_ids``, ``continuation_token_ids`` and
         ``token_report`` when a tokenizer gives them; ``assistant_spans`` when the
-        chat template marks them."""
+        chat template marks them; ``contexts`` for a multiple-input task."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -148,6 +155,8 @@ class RenderedPrompt:
             out["token_report"] = self.token_report
         if self.assistant_spans is not None:
             out["assistant_spans"] = [list(span) for span in self.assistant_spans]
+        if self.contexts is not None:
+            out["contexts"] = list(self.contexts)
         return out
 
 
@@ -330,11 +339,15 @@ class TaskRenderer:
                 target = target_of(record)
                 if (target is None or type(target) is list and None in target) and not self._rolling:
                     self._null_target(target, choices)
-                if choices is not None and target is not None and resolve is not None and self._needs_gold:
+                if type(question) is ContextChoice:
+                    pass  # multiple input: the gold is doc_to_text's index (below)
+                elif choices is not None and target is not None and resolve is not None and self._needs_gold:
                     if type(target) is int and 0 <= target < len(choices):
                         gold = target  # the common case, without a call
                     else:
                         gold = resolve(target, choices)
+            if type(question) is ContextChoice:  # lm-evaluation-harness's multiple-input mode
+                gold = context_gold(question, choices, target)
             if description and self._description is not None:
                 key = "description"
                 value = self._description(record)
@@ -566,6 +579,8 @@ class TaskRenderer:
             stage = "apply_meta_template"
             if formatted.candidates is not None:
                 return self._candidates(index, formatted)
+            if formatted.contexts is not None:
+                return self._multiple_input(index, formatted)
             dialogue = formatted.dialogue
             if self._chat_apply is not None:
                 dialogue = self._chat_apply(dialogue)
@@ -633,6 +648,41 @@ class TaskRenderer:
             self.until,
             candidates=candidates,
             mode=formatted.mode,
+        )
+
+    def _multiple_input(self, index: int, formatted: FormattedPrompt) -> RenderedPrompt:
+        """A multiple-input record: the chat rules and the meta template applied to
+        each context (lm-evaluation-harness applies the chat template to each)."""
+        if self._meta_scored is not None:
+            raise RenderError(
+                "a multiple-input task (doc_to_text gives a number: one context per choice) "
+                "is not split at token level",
+                hint="render it with a text or chat meta template (plain, chatml, messages, hf) without a tokenizer",
+            )
+        chat = self._chat_apply
+        apply = self._meta_apply
+        dialogues = []
+        made_all = []
+        for dialogue in formatted.contexts or ():
+            if chat is not None:
+                dialogue = chat(dialogue)
+            dialogues.append(dialogue)
+            made_all.append(apply(dialogue))
+        made = made_all[0]
+        return RenderedPrompt(
+            index,
+            made.text,
+            made.messages,
+            formatted.continuations,
+            formatted.target,
+            self.plugins,
+            dialogues[0],
+            made.token_ids,
+            formatted.extra,
+            self.until,
+            assistant_spans=made.assistant_spans,
+            mode=formatted.mode,
+            contexts=tuple([m.text if m.text is not None else m.messages for m in made_all]),
         )
 
     def _rolling_prompt(self, sample: Sample, index: int) -> RenderedPrompt:

@@ -183,6 +183,10 @@ class FormattedPrompt:
     (OpenCompass's ``PPLInferencer``); ``None`` otherwise."""
     mode: str | None = None
     """``gen`` or ``ppl`` for styles with modes (OpenCompass); ``None`` otherwise."""
+    contexts: tuple[Dialogue, ...] | None = None
+    """Multiple-input multiple choice (lm-evaluation-harness's winogrande): one
+    dialogue per request, in choice order, each scored with the continuation at
+    the same position (``dialogue`` is the first); ``None`` otherwise."""
 
 
 @dataclass(slots=True)

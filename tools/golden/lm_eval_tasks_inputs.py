@@ -429,6 +429,9 @@ def copa() -> dict[str, list[dict]]:
 
 
 def winogrande() -> dict[str, list[dict]]:
+    """Multiple input (one context per choice): the ``_`` blank at the start, middle and
+    end, whitespace around it, non-ASCII, ``{{ }}`` and ``{% %}`` in the data."""
+
     def rec(sentence: str, o1: str, o2: str, answer: str) -> dict:
         return {"sentence": sentence, "option1": o1, "option2": o2, "answer": answer}
 
@@ -437,11 +440,75 @@ def winogrande() -> dict[str, list[dict]]:
             rec("Sarah was a much better surgeon than Maria so _ always got the harder cases.", "Sarah", "Maria", "1"),
             rec("  The trophy doesn't fit in the suitcase because the _ is too small. ", "trophy", "suitcase", "2"),
             rec("Zoë gave Élise {{ x }} because _ was generous.", "Zoë", "Élise", "1"),
+            rec("_ won the race, so James was sad.", "Kevin", "James", "1"),
+            rec("The prize went to Ana rather than Bo, so the winner was _", "Ana", "Bo", "1"),
+            rec("The dog hid from the cat because _  \t was scared.\n", "the dog", " the cat", "1"),
+            rec("{% raw %}Ming{% endraw %} thanked 李 because _ had helped.", "李", "Ming", "2"),
+            rec("It was _ .", "Ann", "Bo", "2"),
         ],
         "train": [
             rec("The cat chased the dog because _ was angry.", "cat", "dog", "1"),
             rec("The ball broke the window because _ was fragile.", "ball", "window", "2"),
             rec("Tom helped Ann because _ needed help.", "Tom", "Ann", "2"),
+            rec("_ beat Lee at chess, so Kim was happy.", "Kim", "Lee", "1"),
+            rec("The crème brûlée beat the {{ cake }} because the _ was better", "crème brûlée", "cake", "1"),
+            rec("Ravi lent Sam money since _", "Ravi", "Sam", "1"),
+            rec("  Jo called Al because _ was lonely.  ", "Jo", "Al", "1"),
+        ],
+    }
+
+
+def xwinograd() -> dict[str, list[dict]]:
+    """xwinograd_en: the test split only (few-shot examples come from it too)."""
+
+    def rec(sentence: str, o1: str, o2: str, answer: str) -> dict:
+        return {"sentence": sentence, "option1": o1, "option2": o2, "answer": answer}
+
+    return {
+        "test": [
+            rec(
+                "The city councilmen refused the demonstrators a permit because _ feared violence.",
+                "the councilmen",
+                "the demonstrators",
+                "1",
+            ),
+            rec("_ could not lift the box because Pat was weak.", "Pat", "Chris", "1"),
+            rec("Élodie asked Zoë for {{ help }} because _ knew the way", "Élodie", "Zoë", "2"),
+            rec("The man couldn't see the stage over the tall woman, so he asked _", "the woman", "the man", "1"),
+            rec("  Paul tried to call George, but _ wasn't available.  ", "Paul", "George", "2"),
+        ],
+    }
+
+
+def wsc273() -> dict[str, list[dict]]:
+    """wsc273: ``label`` is the context index; ``process_docs`` lowercases a pronoun and
+    adds ``'s``; the text holds double spaces, non-ASCII and ``{{ }}``."""
+
+    def rec(text: str, pronoun: str, options: list[str], label: int) -> dict:
+        loc = text.index(pronoun) if pronoun != "his" else text.index(" his ") + 1
+        return {
+            "text": text,
+            "pronoun": pronoun,
+            "pronoun_loc": loc,
+            "quote": text[loc:],
+            "quote_loc": loc,
+            "options": options,
+            "label": label,
+            "source": "written for prompt-style",
+        }
+
+    return {
+        "test": [
+            rec(
+                "The trophy doesn't fit into the brown suitcase because it is too large.",
+                "it",
+                ["The trophy", "The suitcase"],
+                0,
+            ),
+            rec("Joan made sure to thank Susan for all the help she had given.", "she", ["Joan", "Susan"], 1),
+            rec("Zoë  lent Élise her {{ bike }} because she was kind.", "she", ["Zoë", "Élise"], 0),
+            rec("Bob paid for Charlie's college education. He is very generous.", "He", ["Bob", "Charlie"], 0),
+            rec("Tom said hello to Ray, and then his dog barked.", "his", ["Tom", "Ray"], 1),
         ],
     }
 
@@ -1149,6 +1216,8 @@ DATASETS = {
     "boolq": boolq,
     "copa": copa,
     "winogrande": winogrande,
+    "xwinograd": xwinograd,
+    "wsc273": wsc273,
     "openbookqa": openbookqa,
     "sciq": sciq,
     "commonsense_qa": commonsense_qa,

@@ -28,7 +28,9 @@ re-imported each time, and the second run is recorded: lm-eval with a warm datas
 (any run after the first), which is where lm-eval's several ``process_docs`` calls all
 give the first call's records. tools/golden/README.md explains why that matters (GPQA).
 
-Per evaluated document it writes the context (first argument of the requests), the
+Per evaluated document it writes the context (first argument of the requests; for a
+multiple-input task such as winogrande, ``contexts``: every request's, one per choice,
+``context`` being the first, and for chat ``contexts_messages``), the
 continuations (multiple choice: one per choice; loglikelihood: the target), the stop
 sequences (generate_until), ``gold`` (``task.doc_to_target(doc)``), ``gold_index`` (the
 choice lm-eval's ``process_results`` scores as correct) and, for the chat cases, the
@@ -812,6 +814,78 @@ CASES += [
 ]
 
 
+XWINOGRAD = _split("xwinograd", "test")
+WSC273 = _split("wsc273", "test")
+
+CASES += [
+    # Multiple input (doc_to_text gives the index of the choice that is the context): one
+    # request per choice, each with its own context and the one doc_to_target continuation.
+    Case("winogrande_0shot", "winogrande/default.yaml", "winogrande", WINOGRANDE, 0, trust_code=True),
+    Case("winogrande_1shot", "winogrande/default.yaml", "winogrande", WINOGRANDE, 1, trust_code=True),
+    Case("winogrande_5shot", "winogrande/default.yaml", "winogrande", WINOGRANDE, 5, trust_code=True),
+    Case("winogrande_1shot_chat", "winogrande/default.yaml", "winogrande", WINOGRANDE, 1, trust_code=True, chat=True),
+    Case(
+        "winogrande_2shot_chat_singleturn_system",
+        "winogrande/default.yaml",
+        "winogrande",
+        WINOGRANDE,
+        2,
+        trust_code=True,
+        chat=True,
+        fewshot_as_multiturn=False,
+        system_instruction=SYSTEM,
+    ),
+    Case(
+        "tinyWinogrande_5shot",
+        "tinyBenchmarks/tinyWinogrande.yaml",
+        "tinyWinogrande",
+        WINOGRANDE,
+        None,
+        trust_code=True,
+        stubs=["tinyBenchmarks"],
+    ),
+    Case("xwinograd_en_0shot", "xwinograd/xwinograd_en.yaml", "xwinograd_en", XWINOGRAD, 0, trust_code=True),
+    Case("xwinograd_en_2shot", "xwinograd/xwinograd_en.yaml", "xwinograd_en", XWINOGRAD, 2, trust_code=True),
+    Case("wsc273_0shot", "wsc273/default.yaml", "wsc273", WSC273, 0, trust_code=True),
+    Case("wsc273_2shot", "wsc273/default.yaml", "wsc273", WSC273, 2, trust_code=True),
+    Case("wsc273_0shot_chat", "wsc273/default.yaml", "wsc273", WSC273, 0, trust_code=True, chat=True),
+    Case(
+        "wsc273_2shot_chat_singleturn_system",
+        "wsc273/default.yaml",
+        "wsc273",
+        WSC273,
+        2,
+        trust_code=True,
+        chat=True,
+        fewshot_as_multiturn=False,
+        system_instruction=SYSTEM,
+    ),
+    Case(
+        "xwinograd_en_2shot_chat",
+        "xwinograd/xwinograd_en.yaml",
+        "xwinograd_en",
+        XWINOGRAD,
+        2,
+        trust_code=True,
+        chat=True,
+    ),
+    # Written (tests/lm_eval_tasks/written/multi_input.yaml): a Jinja index, a description
+    # template, gen_prefix after each context, custom delimiters.
+    Case("written_multi_input_2shot", "written/multi_input.yaml", "multi_input", WINOGRANDE, 2),
+    Case("written_multi_input_2shot_chat", "written/multi_input.yaml", "multi_input", WINOGRANDE, 2, chat=True),
+    Case(
+        "written_multi_input_1shot_chat_singleturn_system",
+        "written/multi_input.yaml",
+        "multi_input",
+        WINOGRANDE,
+        1,
+        chat=True,
+        fewshot_as_multiturn=False,
+        system_instruction=SYSTEM,
+    ),
+]
+
+
 def _versions() -> dict[str, str]:
     from importlib.metadata import version
 
@@ -915,12 +989,21 @@ def run_case(case: Case, cache: Path) -> dict[str, Any]:
     for inst in task.instances:
         by_doc.setdefault(inst.doc_id, []).append(inst)
     output_type = task.config.output_type
+    multiple_input = bool(task.multiple_input)
     records = []
+    calls = 0  # chat template calls read so far (one per context)
     for doc_id in sorted(by_doc):
         insts = sorted(by_doc[doc_id], key=lambda inst: inst.idx)
         doc = insts[0].doc
         record: dict[str, Any] = {"index": doc_id}
-        if output_type == "multiple_choice":
+        if multiple_input:
+            # one context per choice, each scored with the one continuation
+            record["contexts"] = [inst.arguments[0] for inst in insts]
+            record["context"] = record["contexts"][0]
+            record["continuations"] = [inst.arguments[1] for inst in insts]
+            record["gold_index"] = _gold_index(task, doc, len(insts))
+            record["doc_to_text"] = task.doc_to_text(doc)
+        elif output_type == "multiple_choice":
             assert len({inst.arguments[0] for inst in insts}) == 1
             record["context"] = insts[0].arguments[0]
             record["continuations"] = [inst.arguments[1] for inst in insts]
@@ -938,10 +1021,14 @@ def run_case(case: Case, cache: Path) -> dict[str, Any]:
             record["until"] = [until] if isinstance(until, str) else list(until)
         record["gold"] = _jsonable(task.doc_to_target(doc))
         if case.chat:
-            record["messages"] = seen[doc_id]
+            made = len(insts) if multiple_input else 1
+            record["messages"] = seen[calls]
+            if multiple_input:
+                record["contexts_messages"] = seen[calls : calls + made]
+            calls += made
         records.append(record)
     if case.chat:
-        assert len(seen) == len(records), "one chat template call per document"
+        assert len(seen) == calls, "one chat template call per context"
     return {
         "output_type": output_type,
         "num_fewshot": task.get_config("num_fewshot"),

@@ -131,6 +131,12 @@ def _text_block(result: Any) -> str:
             for c in candidates
         ]
         return f"{header}\n" + "".join(blocks)
+    contexts = getattr(result, "contexts", None)
+    if contexts is not None:  # multiple input: one context per choice, each before its continuation
+        blocks = [
+            f"--- context {i}\n{_body(c if isinstance(c, str) else None, c, default)}\n" for i, c in enumerate(contexts)
+        ]
+        return f"{header}\n" + "".join(blocks)
     tokens = ""
     if result.token_ids is not None:
         tokens = f"--- token_ids ({len(result.token_ids)}): {json.dumps(result.token_ids)}\n"

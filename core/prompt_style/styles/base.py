@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import OptionError, StyleError
+from ..fields import multiple_input
 from ..fields.targets import resolve_gold
 from ..options import check_options
 from ..types import Dialogue, FormattedPrompt, Sample, Style, StyleSettings, Turn
@@ -118,6 +119,8 @@ class QAStyle:
 
     def example_answer(self, sample: Sample) -> str:
         """The answer text shown after a few-shot example."""
+        if multiple_input.is_multiple_input(sample):  # its doc_to_target, the one continuation
+            return str(sample.target)
         answers = self.answers(sample)
         if answers is None or self.settings.output_type == "loglikelihood":
             target = sample.target
@@ -141,7 +144,10 @@ class QAStyle:
         question (and prefix) with nothing after it.
         """
         settings = self.settings
-        text = self.question_text(shot)
+        if multiple_input.is_multiple_input(shot):  # the example's own correct choice is its text
+            text = multiple_input.shot_text(shot)
+        else:
+            text = self.question_text(shot)
         tgt = settings.fewshot_target_delimiter
         if tgt is None:
             tgt = settings.target_delimiter
@@ -208,6 +214,8 @@ class QAStyle:
                 if type(shots) is tuple:  # immutable: the same object means the same examples
                     self.__dict__["_last_block"] = (shots, made)
             turns.extend(block)
+        if multiple_input.is_multiple_input(sample):  # one context per choice
+            return multiple_input.format_multiple_input(settings, turns, sep, sample)
         text, answers = self.question_and_answers(sample)
         turns.append(Turn("user", text, sep))
         prefix = sample.gen_prefix

@@ -6,9 +6,9 @@ string is a Jinja template rendered to text (``StrictUndefined``, trailing
 newlines kept, the ``regex_replace`` filter), then read the way
 lm-evaluation-harness reads it:
 
-- ``doc_to_text``: digits become an int when the task has ``doc_to_choice``
-  (lm-evaluation-harness's multiple-input mode, which prompt-style does not
-  support: an error naming the record);
+- ``doc_to_text``: digits become an int when the task has ``doc_to_choice``;
+  a number is lm-evaluation-harness's multiple-input mode (winogrande), given as
+  a :class:`~prompt_style.fields.multiple_input.ContextChoice`;
 - ``doc_to_target``: digits become an int (a choice index) when the task has
   ``doc_to_choice``; text in ``[...]`` is read with ``ast.literal_eval`` (a list
   of targets), falling back to the text;
@@ -34,6 +34,7 @@ from typing import Any
 
 from ...errors import FieldError
 from ...fields.jinja_compiler import compile_simple, template_renderer
+from ...fields.multiple_input import ContextChoice
 from ...safe import jinja_env as _jinja
 from ...safe.jinja_env import JinjaProfile, compile_template
 from .code import TASK_CODE_PREFIX, load_function
@@ -233,12 +234,9 @@ class LmEvalField:
         kind = self.kind
         if kind == "text" and not isinstance(value, str):
             if isinstance(value, int) and not isinstance(value, bool):
-                raise FieldError(
-                    f"gave the number {value}: lm-evaluation-harness reads that as the index of the "
-                    "choice that is the context (a multiple-input task, such as winogrande), "
-                    "which prompt-style does not support",
-                    key=self.key,
-                )
+                # lm-evaluation-harness's multiple-input mode: the index of the choice that is
+                # the context (the renderer checks it against the choices)
+                return ContextChoice(value)
             if value is None:
                 return None  # reported by the renderer ("gave null")
             raise FieldError(

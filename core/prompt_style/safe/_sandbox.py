@@ -1465,39 +1465,9 @@ def bound_runner(render: Any, template: Any = None, name: str | None = None) -> 
     """``run(arg)``: :func:`run_budgeted` of ``render(arg)`` for one render function,
     made once (a hot path renders through it many times): the process's or the
     scope's limits, the real clock."""
-    _jinja_limits, translate, take_budget = jinja_limits, _translate, _take_budget
-    spare_append = _SPARE_APPEND
-    active_set, active_reset = _ACTIVE_SET, _ACTIVE_RESET
-    running_add, running_discard = _RUNNING_ADD, _RUNNING_DISCARD
-    scope_get, defaults_get = _SCOPE_GET, _DEFAULT_LIMITS_GET
-    deadline = _deadline
 
     def run(arg: Any) -> Any:
-        limits = scope_get() or defaults_get(JinjaLimits) or _jinja_limits()
-        budget = take_budget(limits, None)
-        token = active_set(budget)
-        running_add(budget)
-        if deadline._kick:
-            deadline.register(budget)
-        try:
-            result = render(arg)
-            if type(result) is str and len(result) > limits.max_output:
-                limit = limits.max_output
-                raise _stop("max_output", limits, f"the output would be longer than {limit:,} characters")
-            if budget.due:
-                budget.tick()
-            return result
-        except BaseException as exc:
-            if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
-                raise
-            translated = translate(exc, template, name)
-            if translated is exc:
-                raise
-            raise translated from None
-        finally:
-            running_discard(budget)
-            active_reset(token)
-            spare_append(budget)
+        return run_budgeted(render, None, template, name, None, (arg,))
 
     return run
 

@@ -424,7 +424,7 @@ def _budgets() -> tuple[int, int]:
     last = _LAST[0]
     if last[0] is limits:
         return last[1]
-    cap = min(limits.max_work, limits.max_string, limits.max_output, limits.max_items, _CLOCK_CAP)
+    cap = limits.size_threshold()
     made = (cap, limits.max_output)
     _LAST[0] = (limits, made)
     return made

@@ -100,9 +100,15 @@ class JinjaLimits:
     def __post_init__(self) -> None:
         sizes = (self.max_work, self.max_string, self.max_output, self.max_items)
         if all(type(size) is int for size in sizes):  # other values: _checked says what is wrong
-            least = min(sizes)
+            least = self.size_threshold()
             if 0 < least < SIZE_FLOOR[0]:
                 SIZE_FLOOR[0] = least
+
+    def size_threshold(self) -> int:
+        """The characters a render may build without any of these budgets being able to
+        stop it (at most :data:`CLOCK_CAP`): fast paths that build strings themselves
+        hand longer ones to the sandbox."""
+        return min(self.max_work, self.max_string, self.max_output, self.max_items, CLOCK_CAP)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Made again through __init__ when unpickled (a worker process) or copied, so

@@ -46,6 +46,7 @@ from jinja2.utils import Cycler, Joiner, Namespace, pass_eval_context
 from ..errors import LimitError, SandboxError
 from . import _deadline
 from ._deadline import UNSET as _UNSET
+from .clock import fixed_time
 from .limits import _SCOPE, JinjaLimits, jinja_limits
 from .limits import _cache as _DEFAULT_LIMITS
 
@@ -1523,8 +1524,6 @@ def current_time() -> Any:
     budget = _ACTIVE.get()
     now = budget.now if budget is not None else None
     if now is None:
-        from .jinja_env import fixed_time
-
         now = fixed_time()
     if now is None:
         return datetime.datetime.now()

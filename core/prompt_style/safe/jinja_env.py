@@ -3,7 +3,7 @@
 Every Jinja template the project renders (field specs and descriptions,
 lm-evaluation-harness ``doc_to_*``, chat templates from model repositories,
 task-template files, promptsource templates) is compiled here, in a hardened
-``ImmutableSandboxedEnvironment`` (``_sandbox.py``). Callers differ only in
+``ImmutableSandboxedEnvironment`` (``_sandbox/``). Callers differ only in
 *syntax settings*, described by a :class:`JinjaProfile` (transformers' chat
 templates use ``trim_blocks``/``lstrip_blocks`` and loop controls; field specs
 keep trailing newlines and let record fields win over dict methods), and in

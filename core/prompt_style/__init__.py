@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         run_chat_model,
     )
     from .loading import Task, default_plugin_manager, load_task, render_records
+    from .map_function import PromptMapper, as_map_function
     from .meta import Conversation, ModelArgs, api_role, chat_meta, parse_model_args, read_conversation, render_chat
     from .options import check_options
     from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
@@ -98,6 +99,8 @@ __all__ = [
     # loading and rendering
     "load_task",
     "render_records",
+    "as_map_function",
+    "PromptMapper",
     "render_chat",
     "chat_meta",
     "read_conversation",
@@ -214,6 +217,8 @@ _LAZY: dict[str, str] = {
     "default_plugin_manager": ".loading",
     "load_task": ".loading",
     "render_records": ".loading",
+    "PromptMapper": ".map_function",
+    "as_map_function": ".map_function",
     "Conversation": ".meta",
     "ModelArgs": ".meta",
     "api_role": ".meta",

@@ -49,10 +49,10 @@ if TYPE_CHECKING:
         chat_requests,
         run_chat_model,
     )
-    from .loading import Task, default_plugin_manager, load_task, render_records
+    from .loading import Task, load_task, render_records
     from .meta import Conversation, ModelArgs, api_role, chat_meta, parse_model_args, read_conversation, render_chat
     from .options import check_options
-    from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
+    from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager, default_plugin_manager
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
     from .safe.jinja_env import JinjaLimits, JinjaProfile
     from .safe.limits import YamlLimits
@@ -205,7 +205,6 @@ _LAZY: dict[str, str] = {
     "chat_requests": ".harness",
     "run_chat_model": ".harness",
     "Task": ".loading",
-    "default_plugin_manager": ".loading",
     "load_task": ".loading",
     "render_records": ".loading",
     "Conversation": ".meta",
@@ -220,6 +219,7 @@ _LAZY: dict[str, str] = {
     "PluginManager": ".plugins",
     "Provider": ".plugins",
     "create_plugin_manager": ".plugins",
+    "default_plugin_manager": ".plugins",
     "Candidate": ".render",
     "RenderedPrompt": ".render",
     "TaskRenderer": ".render",

@@ -8,13 +8,13 @@ extracted and formatted once per example.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import conversation
 from .errors import FieldError, PromptStyleError, RenderError, cut
+from .fields.choices import choice_list
 from .fields.multiple_input import ContextChoice, context_gold
 from .fields.targets import gold_resolver
 from .safe.limits import _SCOPE
@@ -158,26 +158,6 @@ class RenderedPrompt:
         if self.contexts is not None:
             out["contexts"] = list(self.contexts)
         return out
-
-
-def _choices(value: Any) -> list[Any] | None:
-    if value is None or isinstance(value, list):
-        return value
-    if isinstance(value, tuple):
-        return list(value)
-    if isinstance(value, str):
-        # A rendered template gives text; lm-evaluation-harness reads it as a Python literal.
-        try:
-            parsed = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            parsed = None
-        if isinstance(parsed, (list, tuple)):
-            return list(parsed)
-    raise FieldError(
-        f"gave {type(value).__name__} {cut(value)}, not a list of choices",
-        key="doc_to_choice",
-        hint="use a single {{ expression }} such as '{{choices}}' to keep the list",
-    )
 
 
 _UNTRIED: Any = object()  # the fast path is compiled on the first record
@@ -326,7 +306,7 @@ class TaskRenderer:
                             key=key,
                             hint="fix the record, or point doc_to_choice at the field that holds the choices",
                         )
-                    choices = _choices(choices)
+                    choices = choice_list(choices)
                 if None in choices:
                     raise FieldError(
                         f"choice {choices.index(None)} is null, so it would read 'None'",

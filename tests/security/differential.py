@@ -353,7 +353,7 @@ def main() -> None:
     import prompt_style.fastpath  # noqa: F401
     import prompt_style.formats.lm_eval.fields  # noqa: F401
     import prompt_style.safe._sandbox  # noqa: F401
-    from prompt_style.loading import default_plugin_manager
+    from prompt_style.plugins import default_plugin_manager
 
     default_plugin_manager()
     run(cases, args.jobs, args.memory, args.deadline)

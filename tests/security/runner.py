@@ -234,7 +234,7 @@ def main() -> None:
     import prompt_style.cli  # noqa: F401
     import prompt_style.cli.render  # noqa: F401
     import prompt_style.safe._sandbox  # noqa: F401
-    from prompt_style.loading import default_plugin_manager
+    from prompt_style.plugins import default_plugin_manager
 
     default_plugin_manager()  # entry points scanned once, as a long-lived harness would
     run(cases, args.jobs, args.memory, args.deadline)

@@ -36,6 +36,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from .chat import Conversation, chat_meta, read_conversation, render_chat
     from .data import iter_records, load_records
     from .fields import compile_field, process_field, resolve_gold
     from .formats import load_task_config
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
         run_chat_model,
     )
     from .loading import Task, load_task, render_records
-    from .meta import Conversation, ModelArgs, api_role, chat_meta, parse_model_args, read_conversation, render_chat
+    from .meta import ModelArgs, api_role, parse_model_args
     from .options import check_options
     from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager, default_plugin_manager
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
@@ -207,13 +208,13 @@ _LAZY: dict[str, str] = {
     "Task": ".loading",
     "load_task": ".loading",
     "render_records": ".loading",
-    "Conversation": ".meta",
+    "Conversation": ".chat",
     "ModelArgs": ".meta",
     "api_role": ".meta",
-    "chat_meta": ".meta",
+    "chat_meta": ".chat",
     "parse_model_args": ".meta",
-    "read_conversation": ".meta",
-    "render_chat": ".meta",
+    "read_conversation": ".chat",
+    "render_chat": ".chat",
     "check_options": ".options",
     "PluginInfo": ".plugins",
     "PluginManager": ".plugins",

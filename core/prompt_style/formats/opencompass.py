@@ -556,7 +556,7 @@ class OpenCompassReader:
 
     @staticmethod
     def _run_python(source: TaskSource, options: ReadOptions) -> TaskSource:
-        from .oc_python import exec_config, refuse_untrusted
+        from ..safe.oc_python import exec_config, refuse_untrusted
 
         assert source.path is not None
         if not options.trust_code:

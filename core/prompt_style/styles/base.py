@@ -14,11 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..delimiters import maybe_delimit, requires_delimiter
 from ..errors import OptionError, StyleError
 from ..fields import multiple_input
 from ..fields.targets import resolve_gold
 from ..options import check_options
 from ..types import Dialogue, FormattedPrompt, Sample, Style, StyleSettings, Turn
+from .compiled import format_problem, question_function
 
 __all__ = [
     "QAStyle",
@@ -34,26 +36,6 @@ __all__ = [
 DEFAULT_LABELS: tuple[str, ...] = tuple(string.ascii_uppercase)
 
 _UNSET: Any = object()
-
-
-def requires_delimiter(prefix: str, suffix: str) -> bool:
-    """Whether joining ``prefix`` and ``suffix`` needs a delimiter: neither has
-    whitespace at the join (lm-evaluation-harness's rule; false for an empty prefix)."""
-    if not prefix or not suffix:
-        return False
-    return not (prefix[-1].isspace() or suffix[0].isspace())
-
-
-def maybe_delimit(prefix: str | None, suffix: str | None, delimiter: str = " ") -> str:
-    """``prefix + delimiter + suffix``, without the delimiter when either side has
-    whitespace at the join or is empty (lm-evaluation-harness's ``maybe_delimit``)."""
-    if not prefix:
-        return suffix or ""
-    if not suffix:
-        return prefix
-    if prefix[-1].isspace() or suffix[0].isspace():
-        return prefix + suffix
-    return prefix + delimiter + suffix
 
 
 def resolve_target(target: Any, answers: Sequence[Any], *also: Sequence[Any]) -> int | list[int]:
@@ -345,7 +327,6 @@ class ChoiceStyle(QAStyle):
                     hint="use {label}, {choice} or {number}",
                 )
             from ..errors import cut
-            from .compiled import format_problem
 
             problem = format_problem(fmt)
             if problem is not None:
@@ -402,8 +383,6 @@ class ChoiceStyle(QAStyle):
             n = len(choices)
             function = cache.get(n, _UNSET)
             if function is _UNSET:
-                from .compiled import question_function
-
                 function = cache[n] = question_function(self, n)
             if function is not None:
                 try:

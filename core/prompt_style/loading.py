@@ -297,6 +297,8 @@ def load_task(
     )
     used["retrieve_examples"] = provider.describe()
 
+    from . import fastpath  # passed down to the renderer, which sits beneath it (imported with the first task)
+
     renderer = TaskRenderer(
         task=config.task,
         extractors=extractors,
@@ -316,6 +318,7 @@ def load_task(
         origins={key: str(path) for key, path in config.origins.items()},
         allow_null_target=config.allow_null_target,
         limits=limits,
+        fast_path=fastpath.compile_fast_path,
     )
     return Task(config, renderer, pool if pool and pool_split == split else None)
 

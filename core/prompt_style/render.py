@@ -194,6 +194,7 @@ class TaskRenderer:
         origins: Mapping[str, str] | None = None,
         allow_null_target: bool = False,
         limits: Any = None,
+        fast_path: Callable[[TaskRenderer], Any] | None = None,
     ) -> None:
         self.task = task
         self.extractors = dict(extractors)
@@ -218,6 +219,9 @@ class TaskRenderer:
         """Whether a generation record may have a null target (the task's ``allow_null_target``)."""
         self.limits = limits
         """Jinja budgets for this task's templates (``load_task(limits=...)``); ``None``: the defaults."""
+        self.fast_path = fast_path
+        """Compiles the task's fast path on the first record (``prompt_style.fastpath.compile_fast_path``,
+        which ``load_task`` passes in: the renderer is beneath it); ``None``: the general path only."""
         self._setup()
 
     def _setup(self) -> None:
@@ -596,10 +600,9 @@ class TaskRenderer:
     def _compile_fast(self) -> Any:
         """The compiled fast path for this task (:mod:`prompt_style.fastpath`), or
         ``None`` when the task is not in its common case; built on the first record."""
-        from .fastpath import compile_fast_path
-
+        compile_fast_path = self.fast_path
         try:
-            path = compile_fast_path(self)
+            path = None if compile_fast_path is None else compile_fast_path(self)
         except Exception:  # e.g. an example the style cannot format: the general path says so, per record
             path = None
         self._fast_path = path

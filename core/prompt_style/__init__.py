@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from .options import check_options
     from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager, default_plugin_manager
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
+    from .retrievers.checks import check_ids_agree, check_pool_size, example_count, ranking_count
+    from .retrievers.opencompass import input_columns_option, input_text
     from .safe.jinja_env import JinjaLimits, JinjaProfile
     from .safe.limits import YamlLimits
     from .safe.yaml_loader import YamlDocument, load_yaml
@@ -167,6 +169,12 @@ __all__ = [
     "choice_style",
     "resolve_target",
     "DEFAULT_LABELS",
+    "example_count",
+    "check_pool_size",
+    "check_ids_agree",
+    "ranking_count",
+    "input_columns_option",
+    "input_text",
     # lm-evaluation-harness's template system
     "TemplateConfig",
     "MCQTemplateConfig",
@@ -231,6 +239,12 @@ _LAZY: dict[str, str] = {
     "RenderedPrompt": ".render",
     "TaskRenderer": ".render",
     "dialogue_to_json": ".render",
+    "check_ids_agree": ".retrievers.checks",
+    "check_pool_size": ".retrievers.checks",
+    "example_count": ".retrievers.checks",
+    "ranking_count": ".retrievers.checks",
+    "input_columns_option": ".retrievers.opencompass",
+    "input_text": ".retrievers.opencompass",
     "JinjaLimits": ".safe.jinja_env",
     "JinjaProfile": ".safe.jinja_env",
     "YamlLimits": ".safe.limits",

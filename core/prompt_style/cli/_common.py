@@ -52,6 +52,29 @@ def non_negative(text: str) -> int:
     return value
 
 
+def jobs(text: str) -> int:
+    """``--jobs N``: a number of worker processes, or ``auto`` for one per core."""
+    if text == "auto":
+        import os
+
+        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    value = non_negative(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected 1 or more worker processes (or auto)")
+    return value
+
+
+def add_jobs_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        metavar="N",
+        type=jobs,
+        default=1,
+        help="render with N worker processes (auto: one per core); the output is the same, in the same order",
+    )
+
+
 def add_command(
     sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str, help: str, description: str
 ) -> argparse.ArgumentParser:

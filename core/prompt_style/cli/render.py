@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from ._common import add_command, add_task_arguments, load_options, non_negative
+from ._common import add_command, add_jobs_argument, add_task_arguments, load_options, non_negative
 
 NAME = "render"
 HELP = "render a task's prompts"
@@ -18,6 +18,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     add_task_arguments(render)
     render.add_argument("--limit", metavar="N", type=non_negative, help="render only the first N records")
     render.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default: text)")
+    add_jobs_argument(render)
     render.add_argument(
         "--replies",
         metavar="FILE",
@@ -104,7 +105,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     task = load_task(args.task, **load_options(args))
     replies = _read_replies(args.replies) if args.replies else None
     write = out.write
-    if args.format == "jsonl":
+    if args.jobs > 1:
+        from ..parallel import map_rendered
+
+        fn = _jsonl_line if args.format == "jsonl" else _text_block
+        for piece in map_rendered(task, fn, jobs=args.jobs, limit=args.limit, replies=replies):
+            write(piece)
+    elif args.format == "jsonl":
         for result in task.render(limit=args.limit, replies=replies):
             write(dumps_line(result.to_json(), _not_json(result.index)) + "\n")
     else:
@@ -112,6 +119,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             write(_text_block(result))
     out.flush()
     return 0
+
+
+def _jsonl_line(result: Any) -> str:
+    """One request's JSON line, made in a worker process (``--jobs``)."""
+    from ..safe.json_lines import dumps_line
+
+    return dumps_line(result.to_json(), _not_json(result.index)) + "\n"
 
 
 def _read_replies(path: str) -> list[list[str]]:

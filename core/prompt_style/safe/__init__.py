@@ -14,6 +14,7 @@ from .._lazy import exports
 
 if TYPE_CHECKING:
     from .jinja_env import (
+        AMPLIFYING_STR_METHODS,
         CONCAT_FILTER,
         LOOP_FILTER,
         JinjaProfile,
@@ -68,6 +69,7 @@ __all__ = [
     "plus_values",
     "concat_values",
     "check_str_call",
+    "AMPLIFYING_STR_METHODS",
     "print_value",
     "LOOP_FILTER",
     "CONCAT_FILTER",

@@ -20,7 +20,6 @@ from ..fields import multiple_input
 from ..fields.targets import resolve_gold
 from ..options import check_options
 from ..types import Dialogue, FormattedPrompt, Sample, Style, StyleSettings, Turn
-from .compiled import format_problem, question_function
 
 __all__ = [
     "QAStyle",
@@ -327,6 +326,7 @@ class ChoiceStyle(QAStyle):
                     hint="use {label}, {choice} or {number}",
                 )
             from ..errors import cut
+            from .compiled import format_problem  # when a style is built: listing plugins skips it
 
             problem = format_problem(fmt)
             if problem is not None:
@@ -383,6 +383,8 @@ class ChoiceStyle(QAStyle):
             n = len(choices)
             function = cache.get(n, _UNSET)
             if function is _UNSET:
+                from .compiled import question_function
+
                 function = cache[n] = question_function(self, n)
             if function is not None:
                 try:

@@ -23,8 +23,8 @@ from prompt_style import (
     render_records,
 )
 from prompt_style.cli import main
-from prompt_style.formats.oc_python import exec_config
 from prompt_style.meta.opencompass import NAMED_META_TEMPLATES, OpenCompassMeta
+from prompt_style.safe.oc_python import exec_config
 from prompt_style.styles.opencompass.template import RAW, FieldText, PromptTemplate
 
 GOLDEN = Path(__file__).parent / "golden" / "opencompass"

@@ -24,27 +24,17 @@ from .meta.chat_rules import ChatRules, continuation_delimiter
 from .meta.files import is_meta_path, resolve_meta
 from .meta.model_args import apply_model_args
 from .meta.tokens import split_token_options, with_tokenizer
-from .plugins import PluginManager, Provider, create_plugin_manager
+from .plugins import PluginManager, Provider, default_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
 from .safe.limits import JinjaLimits, limits_scope
 from .task import TASK_KEYS, TaskConfig
 from .types import ReadOptions, StyleSettings
 
-__all__ = ["Task", "load_task", "render_records", "default_plugin_manager"]
+__all__ = ["Task", "load_task", "render_records"]
 
 _FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description", "gen_prefix")
 _SHOT_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "gen_prefix")
 _PROTOCOL_METHOD = {"format_prompt": "format", "apply_meta_template": "apply", "retrieve_examples": "select"}
-
-_default_manager: PluginManager | None = None
-
-
-def default_plugin_manager() -> PluginManager:
-    """The process-wide manager, created on first use (never at import time)."""
-    global _default_manager
-    if _default_manager is None:
-        _default_manager = create_plugin_manager()
-    return _default_manager
 
 
 class Task:
@@ -287,6 +277,8 @@ def load_task(
     )
     used["retrieve_examples"] = provider.describe()
 
+    from . import fastpath  # passed down to the renderer, which sits beneath it (imported with the first task)
+
     renderer = TaskRenderer(
         task=config.task,
         extractors=extractors,
@@ -306,6 +298,7 @@ def load_task(
         origins={key: str(path) for key, path in config.origins.items()},
         allow_null_target=config.allow_null_target,
         limits=limits,
+        fast_path=fastpath.compile_fast_path,
     )
     return Task(config, renderer, pool if pool and pool_split == split else None)
 

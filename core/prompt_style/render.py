@@ -8,13 +8,13 @@ extracted and formatted once per example.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import conversation
 from .errors import FieldError, PromptStyleError, RenderError, cut
+from .fields.choices import choice_list
 from .fields.multiple_input import ContextChoice, context_gold
 from .fields.targets import gold_resolver
 from .safe.limits import _SCOPE
@@ -160,26 +160,6 @@ class RenderedPrompt:
         return out
 
 
-def _choices(value: Any) -> list[Any] | None:
-    if value is None or isinstance(value, list):
-        return value
-    if isinstance(value, tuple):
-        return list(value)
-    if isinstance(value, str):
-        # A rendered template gives text; lm-evaluation-harness reads it as a Python literal.
-        try:
-            parsed = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            parsed = None
-        if isinstance(parsed, (list, tuple)):
-            return list(parsed)
-    raise FieldError(
-        f"gave {type(value).__name__} {cut(value)}, not a list of choices",
-        key="doc_to_choice",
-        hint="use a single {{ expression }} such as '{{choices}}' to keep the list",
-    )
-
-
 _UNTRIED: Any = object()  # the fast path is compiled on the first record
 
 _STAGE_KEYS = {
@@ -214,6 +194,7 @@ class TaskRenderer:
         origins: Mapping[str, str] | None = None,
         allow_null_target: bool = False,
         limits: Any = None,
+        fast_path: Callable[[TaskRenderer], Any] | None = None,
     ) -> None:
         self.task = task
         self.extractors = dict(extractors)
@@ -238,6 +219,9 @@ class TaskRenderer:
         """Whether a generation record may have a null target (the task's ``allow_null_target``)."""
         self.limits = limits
         """Jinja budgets for this task's templates (``load_task(limits=...)``); ``None``: the defaults."""
+        self.fast_path = fast_path
+        """Compiles the task's fast path on the first record (``prompt_style.fastpath.compile_fast_path``,
+        which ``load_task`` passes in: the renderer is beneath it); ``None``: the general path only."""
         self._setup()
 
     def _setup(self) -> None:
@@ -326,7 +310,7 @@ class TaskRenderer:
                             key=key,
                             hint="fix the record, or point doc_to_choice at the field that holds the choices",
                         )
-                    choices = _choices(choices)
+                    choices = choice_list(choices)
                 if None in choices:
                     raise FieldError(
                         f"choice {choices.index(None)} is null, so it would read 'None'",
@@ -616,10 +600,9 @@ class TaskRenderer:
     def _compile_fast(self) -> Any:
         """The compiled fast path for this task (:mod:`prompt_style.fastpath`), or
         ``None`` when the task is not in its common case; built on the first record."""
-        from .fastpath import compile_fast_path
-
+        compile_fast_path = self.fast_path
         try:
-            path = compile_fast_path(self)
+            path = None if compile_fast_path is None else compile_fast_path(self)
         except Exception:  # e.g. an example the style cannot format: the general path says so, per record
             path = None
         self._fast_path = path

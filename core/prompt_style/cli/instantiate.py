@@ -76,7 +76,7 @@ class _Bar:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..formats.task_template.instantiate import instantiate
     from ..formats.task_template.reader import read_spec, warn_problems
-    from ..loading import default_plugin_manager
+    from ..plugins import default_plugin_manager
 
     spec = read_spec(args.task)
     warn_problems(spec)

@@ -114,7 +114,7 @@ def _line(problem: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..formats.task_template.schema import load_schema
-    from ..loading import default_plugin_manager
+    from ..plugins import default_plugin_manager
 
     schema = load_schema(str(Path(args.schema).resolve())) if args.schema else load_schema()
     manager = default_plugin_manager()

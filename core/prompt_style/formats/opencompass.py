@@ -351,7 +351,7 @@ class _Reading:
         if not isinstance(token, str):
             raise self.error("infer_cfg.inferencer.gen_field_replace_token", f"must be a string, not {token!r}")
         if name == "MultiTurnGenInferencer":  # AISBench: one request per model reply, "every" by default
-            from ..styles.multiturn import INFER_MODES
+            from ..styles.opencompass.multiturn import INFER_MODES
 
             options.setdefault("infer_mode", "every")
             if options["infer_mode"] not in INFER_MODES:
@@ -398,7 +398,7 @@ class _Reading:
                 "use a RawPromptTemplate, or drop multiround",
             )
         if kind in ("MultiTurnPromptTemplate", "MMPromptTemplate"):
-            # AISBench's template types (styles/multiturn.py, styles/multimodal.py) on this engine.
+            # AISBench's template types (styles/opencompass/multiturn.py, multimodal.py) on this engine.
             if not isinstance(main.get("template"), Mapping):
                 raise self.error(f"{key}.template", f"a {kind} needs a dialogue template (begin/round/end)")
             if prompt is not None and infer.get("ice_template") is not None:
@@ -556,7 +556,7 @@ class OpenCompassReader:
 
     @staticmethod
     def _run_python(source: TaskSource, options: ReadOptions) -> TaskSource:
-        from .oc_python import exec_config, refuse_untrusted
+        from ..safe.oc_python import exec_config, refuse_untrusted
 
         assert source.path is not None
         if not options.trust_code:

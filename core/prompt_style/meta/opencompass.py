@@ -49,7 +49,7 @@ __all__ = [
 
 RAW = ""
 MESSAGES = "messages"
-"""The section of RawPromptTemplate messages (``prompt_style.styles.raw_prompt.MESSAGES``)."""
+"""The section of RawPromptTemplate messages (``prompt_style.styles.opencompass.raw_prompt.MESSAGES``)."""
 _META_KEYS = ("round", "reserved_roles", "begin", "end", "eos_token_id")
 _ROLE_KEYS = ("role", "begin", "end", "prompt", "generate", "api_role")
 _API_ROLES = {role: name for role, name in API_ROLES.items() if role}

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import types
 
-__all__ = ["FunctionRef", "function_tag", "import_function", "load_function", "seed_like_lm_eval", "CodeError"]
+__all__ = ["FunctionRef", "function_tag", "TAGS", "import_function", "load_function", "seed_like_lm_eval", "CodeError"]
 
 TASK_CODE_PREFIX = "_prompt_style_task_code_"
 """Module names task code is imported under (one fresh module per load)."""
@@ -58,6 +58,10 @@ class FunctionRef:
 def function_tag(loader: Any, node: Any) -> FunctionRef:
     """The YAML constructor of ``!function``: a marker, never an import."""
     return FunctionRef(str(loader.construct_scalar(node)), line=node.start_mark.line + 1)
+
+
+TAGS = {"!function": function_tag}
+"""The YAML tags of lm-evaluation-harness task files (markers only: nothing runs)."""
 
 
 def seed_like_lm_eval() -> None:

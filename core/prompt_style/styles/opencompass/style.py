@@ -66,8 +66,8 @@ class OpenCompassStyle:
             raise OptionError(f"mode must be gen or ppl, not {mode!r}", key="mode")
         self.mode = mode
         if self.infer_mode is not None:
-            from ..multiturn import INFER_MODES
-            from ..raw_prompt import MULTIROUND
+            from .multiturn import INFER_MODES
+            from .raw_prompt import MULTIROUND
 
             modes = (*INFER_MODES, MULTIROUND)
             if self.infer_mode not in modes:

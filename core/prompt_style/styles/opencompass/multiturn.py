@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import StyleError
-from ..types import Dialogue
-from .opencompass.template import SECTIONS, Ice, PromptTemplate, _Builder, register_template_type
+from ...errors import StyleError
+from ...types import Dialogue
+from .template import SECTIONS, Ice, PromptTemplate, _Builder, register_template_type
 
 __all__ = ["INFER_MODES", "MultiTurnPromptTemplate"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, StyleError
-from ..types import ModelInput, Turn
+from .errors import DataError, StyleError
+from .types import ModelInput, Turn
 
 __all__ = ["Conversation", "read_conversation", "chat_meta", "render_chat", "DEFAULT_CHAT_META"]
 
@@ -96,8 +96,9 @@ def chat_meta(
         (``"pretrained=./model,chat_template=true"``): the meta template and options
         it names, merged with ``meta``/``meta_options`` (see ``parse_model_args``).
     """
-    from ..loading import _meta, default_plugin_manager
-    from .model_args import apply_model_args
+    from .loading import _meta
+    from .meta.model_args import apply_model_args
+    from .plugins import default_plugin_manager
 
     if model_args is not None:
         meta, meta_options = apply_model_args(model_args, meta, meta_options, default=DEFAULT_CHAT_META)

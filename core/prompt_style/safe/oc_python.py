@@ -13,6 +13,10 @@ installed:
   configs — relative ones, or ``opencompass.configs.*`` found in the
   ``configs`` folder above the file — run those files the same way;
 * other imports (``os``, ``copy``) are the real modules.
+
+It sits in ``safe/``, beneath both of its users, as the one gate every ``.py``
+config passes: OpenCompass dataset configs (``formats/opencompass.py``) and model
+configs holding a meta template (``meta/files.py``).
 """
 
 from __future__ import annotations

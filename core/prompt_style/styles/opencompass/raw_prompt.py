@@ -37,9 +37,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import StyleError, cut
-from ..types import Dialogue, Turn
-from .opencompass.template import FieldText, Ice, TemplateConfigError, register_template_type
+from ...errors import StyleError, cut
+from ...types import Dialogue, Turn
+from .template import FieldText, Ice, TemplateConfigError, register_template_type
 
 __all__ = ["MESSAGES", "MULTIROUND", "ROLES", "RawPromptTemplate", "message_turn"]
 

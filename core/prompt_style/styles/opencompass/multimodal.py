@@ -33,9 +33,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import OptionError, StyleError
-from ..types import Dialogue
-from .opencompass.template import FieldText, Ice, Item, PromptTemplate, TemplateConfigError, register_template_type
+from ...errors import OptionError, StyleError
+from ...types import Dialogue
+from .template import FieldText, Ice, Item, PromptTemplate, TemplateConfigError, register_template_type
 
 __all__ = [
     "AIS_CONTENT_TAG",

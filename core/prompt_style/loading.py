@@ -204,7 +204,7 @@ def load_task(
     *,
     plugins: PluginManager | None = None,
     style: str | None = None,
-    meta: str | Path | Mapping[str, Any] = "plain",
+    meta: str | Path | Mapping[str, Any] | None = "plain",
     meta_options: Mapping[str, Any] | None = None,
     shots: int | None = None,
     seed: int | None = None,
@@ -228,7 +228,8 @@ def load_task(
     :param style: a style name replacing the task's ``template`` name (its options stay).
     :param meta: the meta template name (``plain``, ``messages``, ``chatml``, ...), a
         meta template file (``.yaml``, ``.json``; OpenCompass ``.py`` model configs
-        with ``trust_code``) or a mapping (an OpenCompass meta template).
+        with ``trust_code``) or a mapping (an OpenCompass meta template); ``None``
+        is the default, ``plain``.
     :param meta_options: options for the meta template.
     :param shots: replaces ``num_fewshot``.
     :param seed: replaces ``seed``.
@@ -260,6 +261,8 @@ def load_task(
     :raises PromptStyleError: naming the file, line and key.
     """
     manager = plugins or default_plugin_manager()
+    if meta is None:
+        meta = "plain"
     if model_args is not None:
         meta, meta_options = apply_model_args(model_args, meta, meta_options)
     format_options = dict(read_options or {})
@@ -577,7 +580,7 @@ def render_records(
     *,
     fewshot: Sequence[Mapping[str, Any]] | None = None,
     plugins: PluginManager | None = None,
-    meta: str | Path | Mapping[str, Any] = "plain",
+    meta: str | Path | Mapping[str, Any] | None = "plain",
     meta_options: Mapping[str, Any] | None = None,
     system_instruction: str | None = None,
     fewshot_as_multiturn: bool | None = None,

@@ -16,7 +16,7 @@ from typing import Any
 from . import conversation
 from .errors import FieldError, PromptStyleError, RenderError, cut
 from .fields.multiple_input import ContextChoice, context_gold
-from .fields.targets import gold_resolver
+from .fields.targets import gold_resolver, plain_integers
 from .safe.limits import _SCOPE
 from .types import Dialogue, FormattedPrompt, Sample
 
@@ -337,6 +337,8 @@ class TaskRenderer:
             if target_of is not None:
                 key = "doc_to_target"
                 target = target_of(record)
+                if type(target) is not int and type(target) is not str and target is not None:
+                    target = plain_integers(target)  # numpy integers from task code are indices, as ints
                 if (target is None or type(target) is list and None in target) and not self._rolling:
                     self._null_target(target, choices)
                 if type(question) is ContextChoice:

@@ -330,7 +330,7 @@ def test_api_meta_begin_is_a_system_message(pm):
 @pytest.mark.parametrize(
     "template, message",
     [
-        ({"round": [{"role": "HUMAN", "begin": [1, 2]}]}, "special token ids"),
+        ({"round": [{"role": "HUMAN", "begin": ["<s>", 2]}]}, "a token id has no text"),
         ({"round": [{"role": "HUMAN", "generation": True}]}, "did you mean 'generate'"),
         ({"rounds": []}, "has no key 'rounds'"),
         ({"round": [{"role": "HUMAN"}, {"role": "HUMAN"}]}, "appears twice"),

@@ -588,6 +588,10 @@ class TaskRenderer:
                 dialogue = self._chat_apply(dialogue)
             if self._meta_scored is not None and formatted.continuations:
                 made = self._meta_scored(dialogue, formatted.continuations)
+            elif formatted.mode == "ppl":
+                # One prompt scored whole (OpenCompass's PPLOnlyInferencer): the meta template's
+                # perplexity rendering, its end included.
+                made = self._meta_full(dialogue)
             else:
                 made = self._meta_apply(dialogue)
         except PromptStyleError as exc:
@@ -641,7 +645,7 @@ class TaskRenderer:
             index,
             None,
             None,
-            (),
+            formatted.continuations,
             formatted.target,
             self.plugins,
             (),

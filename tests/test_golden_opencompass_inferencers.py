@@ -287,3 +287,32 @@ def test_list_begin_end_render_joined(pm):
         assert ours.text == same.text
     [ours] = load_task(task, plugins=pm, meta=recorded["role_begin_end_lists"]["meta"]).render()
     assert ours.text == "<|user|>\nHi<|end|>\n<|assistant|>\n"
+
+
+@pytest.mark.parametrize(
+    "dataset, py",
+    [
+        ("teval_en_gen_1ac254_chat", "teval_en_gen_1ac254.py"),
+        ("healthbench_gen_831613", "healthbench_gen_831613.py"),
+        ("mtbench101_judge", "mtbench101_judge.py"),
+        ("scicode_gen_085b98", "scicode_gen_085b98.py"),
+        ("winogrande_ll_c5cf57", "winogrande_ll_c5cf57.py"),
+        ("wikitext_2_raw_ppl_05247d", "wikitext_2_raw_ppl_05247d.py"),
+    ],
+)
+def test_python_config_renders_like_its_yaml(pm, dataset, py):
+    """The shipped .py file (--trust-code) renders as the YAML the golden script wrote from it."""
+    abbr = _yaml(GOLDEN / "datasets" / f"{dataset}.yaml")["abbr"]
+    for meta in ("internlm2_chat_7b_with_system", "gpt_4"):
+        options = {"plugins": pm, "data": _data(dataset), "meta": _meta(meta)}
+        from_yaml = load_task(GOLDEN / "datasets" / f"{dataset}.yaml", **options)
+        from_py = load_task(GOLDEN / "py" / py, trust_code=True, template=abbr, **options)
+        replies = [[f"r{i}" for i in range(8)]] * 8
+        views = [
+            [
+                (r.index, r.turn, r.text, r.messages, [(c.label, c.text) for c in r.candidates or ()])
+                for r in t.render(replies=replies)
+            ]
+            for t in (from_yaml, from_py)
+        ]
+        assert views[0] == views[1] and views[0], meta

@@ -70,7 +70,9 @@ def add_meta_arguments(
         "--meta-option", metavar="KEY=VALUE", type=key_value, action="append", default=[], help=option_help
     )
     # --model_args: lm-evaluation-harness's spelling, accepted as written there.
-    parser.add_argument("--model-args", "--model_args", dest="model_args", metavar="KEY=VALUE,...", help=model_args_help)
+    parser.add_argument(
+        "--model-args", "--model_args", dest="model_args", metavar="KEY=VALUE,...", help=model_args_help
+    )
 
 
 def add_data_argument(parser: argparse.ArgumentParser, *, help: str) -> None:

@@ -852,3 +852,20 @@ def test_task_code_importing_a_library_that_looks_datasets_up(tmp_path, pm, monk
 
     assert "datasets" not in sys.modules
     sys.modules.pop("looks_datasets_up", None)
+
+
+def test_style_on_a_task_that_already_asks_for_the_answer_warns(tmp_path, pm_all):
+    """arc_easy's doc_to_text ends with 'Answer:'; mcq::mmlu adds its own: two 'Answer:' lines."""
+    arc = Path(__file__).resolve().parents[1] / "examples" / "lm_eval" / "arc" / "arc_easy.yaml"
+    records = [{"question": "Q?", "choices": {"text": ["x", "y"], "label": ["A", "B"]}, "answerKey": "A"}]
+    with pytest.warns(UserWarning, match=r"already ends with an answer prompt \('Answer:'\).*--style passthrough"):
+        [result] = load_task(arc, plugins=pm_all, data={"test": records}, style="mcq::mmlu").render()
+    assert result.text.count("Answer:") == 2
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_task(arc, plugins=pm_all, data={"test": records}, style="passthrough")
+        load_task(arc, plugins=pm_all, data={"test": records})
+        path = write(tmp_path / "t.yaml", MC.replace('"Q: {{q}}\\nA:"', '"{{q}}"'))
+        load_task(path, plugins=pm_all, data={"test": RECORDS}, style="mcq::mmlu")

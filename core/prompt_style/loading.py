@@ -411,6 +411,8 @@ def _style(
         mode=mode,
     )
     built = _build(provider, where, config.lines, options=options, settings=settings)
+    if override is not None and name == "passthrough" and override != name:
+        _warn_second_answer_prompt(config, override, built)
     if mode is not None and mode not in getattr(built, "modes", ()):
         modes = getattr(built, "modes", ())
         raise PluginError(
@@ -420,6 +422,30 @@ def _style(
             hint="--mode applies to styles with modes, such as OpenCompass tasks",
         )
     return built, provider.describe()
+
+
+def _warn_second_answer_prompt(config: TaskConfig, style: str, built: Any) -> None:
+    """``--style`` on a task whose ``doc_to_text`` is its whole prompt (lm-evaluation-harness's
+    ``Question: {{question}}\nAnswer:``): when that text already ends with an answer prompt
+    and the style adds its own, the prompt would ask twice; say so, and which style keeps the
+    task's layout."""
+    suffix = getattr(built, "suffix", None)
+    spec = config.doc_to_text
+    source = getattr(spec, "source", spec)
+    if not isinstance(suffix, str) or not suffix.strip() or not isinstance(source, str):
+        return
+    last = source.rstrip().rsplit("\n", 1)[-1].strip()
+    if not last.endswith(":") or "{{" in last or "{%" in last or len(last) > 40:
+        return
+    where = f"{config.path}: " if config.path else ""
+    warnings.warn(
+        f"prompt-style: {where}doc_to_text already ends with an answer prompt ({last!r}) and style {style!r} "
+        f"adds its own ({suffix.strip()!r}), so each prompt asks twice; --style passthrough (the task's own "
+        "style, without --style) keeps the task's layout, or point doc_to_text at the question alone "
+        "(e.g. '{{question}}') to use this style",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _chat_rules(

@@ -296,3 +296,10 @@ def test_cli_bad_record_is_one_line_exit_2(tmp_path, capsys):
     assert main(["render", str(task)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "record 0" in err and "cannot make a chat" in err
+
+
+def test_chat_with_a_system_instruction(pm):
+    [request] = render(config(records=[{"prompt": "Hi"}]), pm, meta=INTERNLM2, system_instruction="Be brief.")
+    assert request.text == (
+        "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    )

@@ -43,8 +43,9 @@ _DEFAULT_API_ROLES = {"system": "SYSTEM", "user": "HUMAN", "assistant": "BOT"}
 
 
 def is_chat(dialogue: Dialogue) -> bool:
-    """Whether a dialogue is a ``ChatInferencer`` chat (its turns are in section :data:`CHAT`)."""
-    return bool(dialogue) and dialogue[0].section == CHAT
+    """Whether a dialogue is a ``ChatInferencer`` chat: its turns are in section :data:`CHAT`
+    (the last one decides: a system instruction may have been put first)."""
+    return bool(dialogue) and dialogue[-1].section == CHAT
 
 
 def chat_roles(spec: MetaTemplateSpec) -> dict[str, RoleSpec]:

@@ -77,7 +77,9 @@ class RenderedPrompt:
     messages: list[dict[str, Any]] | None
     """The prompt as API messages, when the meta template gives them."""
     continuations: tuple[str, ...]
-    """Candidate continuations (multiple choice), each scored after ``text``."""
+    """Candidate continuations (multiple choice), each scored after ``text``; for
+    OpenCompass's ``LLInferencer``, the record's ``cont``, scored inside every
+    candidate's text."""
     target: Any
     """Gold answer: index into ``continuations``, or the reference text."""
     plugins: Mapping[str, Any]

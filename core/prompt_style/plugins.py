@@ -49,6 +49,7 @@ HOOK_NOUNS: Mapping[str, str] = {
     "retrieve_examples": "retriever",
     "format_instances": "formatter",
     "load_tokenizer": "tokenizer format",
+    "export_task": "exporter",
 }
 CATALOG_HOOKS = (
     "read_task",
@@ -57,6 +58,7 @@ CATALOG_HOOKS = (
     "retrieve_examples",
     "format_instances",
     "load_tokenizer",
+    "export_task",
 )
 
 
@@ -69,6 +71,8 @@ def _usable(hook: str, value: Any) -> bool:
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "read", None))
     if hook == "load_tokenizer":
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "load", None))
+    if hook == "export_task":
+        return callable(getattr(value, "export", None))
     return callable(value)
 
 
@@ -84,6 +88,9 @@ FIRST_PARTY: Mapping[str, str] = {
     "tokenizers": "prompt-style-tokenizers",
     "sentencepiece": "prompt-style-tokenizers",
     "hf": "prompt-style-hf",
+    "lm-eval": "prompt-style-lm-eval",
+    "lighteval": "prompt-style-lighteval",
+    "opencompass": "prompt-style-opencompass",
     **dict.fromkeys(
         ("llama-2", "llama-3", "mistral", "zephyr", "vicuna", "alpaca", "gemma", "phi-3", "qwen"),
         "prompt-style-chat-formats",
@@ -213,6 +220,7 @@ class PluginManager:
                 what = {
                     "read_task": "readers (with detect and read)",
                     "load_tokenizer": "loaders (with detect and load)",
+                    "export_task": "exporters (with export)",
                 }.get(hook, "factories")
                 self._broken(info, f"{hook}() must return a mapping of names to {what}, not {result!r}")
                 continue

@@ -341,7 +341,8 @@ def test_the_renderer_pickles_with_its_tokenizer(manager, vocab):
     renderer = pickle.loads(pickle.dumps(task.renderer))
     assert renderer.render(RECORD, 0) == task.renderer.render(RECORD, 0)
     assert renderer.meta.chat is True
-    assert renderer.meta.add_generation_prompt is True  # the wrapped meta template's attributes show through
+    # the wrapped meta template's attributes show through (chatml's add_generation_prompt is unset: a task's default)
+    assert renderer.meta.add_generation_prompt is None and renderer.meta.continue_final_message is False
 
 
 def test_loader_options_lose_their_prefix(manager, vocab):

@@ -16,7 +16,7 @@ from . import conversation
 from .errors import FieldError, PromptStyleError, RenderError, cut
 from .fields.choices import choice_list
 from .fields.multiple_input import ContextChoice, context_gold
-from .fields.targets import gold_resolver
+from .fields.targets import gold_resolver, plain_integers
 from .safe.limits import _SCOPE
 from .types import Dialogue, FormattedPrompt, Sample
 
@@ -77,7 +77,9 @@ class RenderedPrompt:
     messages: list[dict[str, Any]] | None
     """The prompt as API messages, when the meta template gives them."""
     continuations: tuple[str, ...]
-    """Candidate continuations (multiple choice), each scored after ``text``."""
+    """Candidate continuations (multiple choice), each scored after ``text``; for
+    OpenCompass's ``LLInferencer``, the record's ``cont``, scored inside every
+    candidate's text."""
     target: Any
     """Gold answer: index into ``continuations``, or the reference text."""
     plugins: Mapping[str, Any]
@@ -321,6 +323,8 @@ class TaskRenderer:
             if target_of is not None:
                 key = "doc_to_target"
                 target = target_of(record)
+                if type(target) is not int and type(target) is not str and target is not None:
+                    target = plain_integers(target)  # numpy integers from task code are indices, as ints
                 if (target is None or type(target) is list and None in target) and not self._rolling:
                     self._null_target(target, choices)
                 if type(question) is ContextChoice:
@@ -570,6 +574,10 @@ class TaskRenderer:
                 dialogue = self._chat_apply(dialogue)
             if self._meta_scored is not None and formatted.continuations:
                 made = self._meta_scored(dialogue, formatted.continuations)
+            elif formatted.mode == "ppl":
+                # One prompt scored whole (OpenCompass's PPLOnlyInferencer): the meta template's
+                # perplexity rendering, its end included.
+                made = self._meta_full(dialogue)
             else:
                 made = self._meta_apply(dialogue)
         except PromptStyleError as exc:
@@ -622,7 +630,7 @@ class TaskRenderer:
             index,
             None,
             None,
-            (),
+            formatted.continuations,
             formatted.target,
             self.plugins,
             (),

@@ -10,8 +10,9 @@ installed:
 * every ``opencompass.*`` name is a marker whose ``__opencompass_name__`` is
   the class or function name (``type=PromptTemplate`` reads ``PromptTemplate``);
 * ``mmengine.config.read_base`` is a no-op context manager, and imports of other
-  configs — relative ones, or ``opencompass.configs.*`` found in the
-  ``configs`` folder above the file — run those files the same way;
+  configs — relative ones, or ``opencompass.configs.*`` found in a copy of
+  OpenCompass's ``configs`` folder above the file or else in the installed
+  ``opencompass`` package — run those files the same way;
 * other imports (``os``, ``copy``) are the real modules.
 
 It sits in ``safe/``, beneath both of its users, as the one gate every ``.py``
@@ -156,14 +157,28 @@ class _Runner:
         return self._config_module(base, name, fromlist, f"{'.' * level}{name}", path)
 
     def _configs_package(self, path: Path, name: str, fromlist: Any) -> types.ModuleType:
+        """``opencompass.configs.X``: from a copy of OpenCompass's ``configs`` tree the config
+        sits in (a ``configs`` folder above it that holds ``X``; any other folder of that
+        name is the user's own), else from the installed ``opencompass`` package's."""
         rest = name[len("opencompass.configs") :].lstrip(".")
         for parent in path.parents:
-            if parent.name == "configs":
+            if parent.name == "configs" and _holds(parent, rest, fromlist):
                 return self._config_module(parent, rest, fromlist, name, path)
+        installed = installed_configs()
+        if installed is not None and _holds(installed, rest, fromlist):
+            return self._config_module(installed, rest, fromlist, name, path)
+        where = (
+            f"the installed opencompass's configs ({installed}) have no {rest or 'configs'}"
+            if installed
+            else ("opencompass is not installed")
+        )
         raise TaskFileError(
-            f"cannot find {name}: the config is not inside an OpenCompass configs folder",
+            f"cannot import {name}: the config is not inside a copy of OpenCompass's configs folder that holds "
+            f"it, and {where}",
             file=str(path),
-            hint="keep the config inside a copy of OpenCompass's configs/ tree, or import it relatively",
+            hint="install OpenCompass's configs with `pip install opencompass==0.5.4 --no-deps` (its config "
+            "files are all prompt-style reads), keep the config inside a copy of OpenCompass's configs/ tree, "
+            "or import it relatively",
         )
 
     def _config_module(self, base: Path, name: str, fromlist: Any, shown: str, importer: Path) -> types.ModuleType:
@@ -182,6 +197,32 @@ class _Runner:
             f"cannot import {shown}: there is no {target.with_suffix('.py')}",
             file=str(importer),
         )
+
+
+def _holds(base: Path, name: str, fromlist: Any) -> bool:
+    """Whether the configs folder ``base`` holds the module ``name`` (dotted, relative to it)."""
+    target = base.joinpath(*name.split(".")) if name else base
+    if target.with_suffix(".py").is_file():
+        return True
+    if not target.is_dir():
+        return False
+    # `from opencompass.configs.datasets.mmlu import mmlu_gen`: the folder must hold what is imported.
+    return all((target / f"{item}.py").is_file() or (target / item).is_dir() for item in fromlist or ())
+
+
+def installed_configs() -> Path | None:
+    """The ``configs`` folder of the installed ``opencompass`` package (found, not imported), or ``None``."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("opencompass")
+    except (ImportError, ValueError):
+        return None
+    for location in (spec.submodule_search_locations or ()) if spec is not None else ():
+        folder = Path(location) / "configs"
+        if folder.is_dir():
+            return folder
+    return None
 
 
 def _stub(name: str, fromlist: Any) -> types.ModuleType:

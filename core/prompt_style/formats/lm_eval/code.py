@@ -78,12 +78,16 @@ def seed_like_lm_eval() -> None:
 def _datasets_stand_in() -> types.ModuleType:
     """A ``datasets`` module for task code that imports it only to name types
     (``def process_docs(dataset: datasets.Dataset)``), when datasets is not installed."""
+    import importlib.machinery
     import types
 
     from .docs import Docs
 
     module = types.ModuleType("datasets")
     module.__doc__ = "prompt-style's stand-in for the datasets package (not installed)"
+    # A spec, as every imported module has: libraries the task code imports look datasets up with
+    # importlib.util.find_spec (transformers does), which raises on a module whose __spec__ is None.
+    module.__spec__ = importlib.machinery.ModuleSpec("datasets", None, origin="prompt-style stand-in")
     module.Dataset = Docs  # type: ignore[attr-defined]
     module.DatasetDict = dict  # type: ignore[attr-defined]
     module.__prompt_style_stand_in__ = True  # type: ignore[attr-defined]

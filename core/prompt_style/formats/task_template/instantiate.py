@@ -247,8 +247,8 @@ def instantiate(
     result = Instantiation(out_dir)
     train_templates = _resolve_templates(spec, templates)
     test_template: TaskTemplate | None = None
-    own = split_sources(spec, data_root=data_root)
     given = dict(data or {})
+    own = split_sources(spec, data_root=data_root, probe_hub=len(given) < 3)
     sources: dict[str, SplitSource] = {s: v for s, v in own.splits.items() if s not in given}
     for split, value in given.items():
         sources[split] = _given_source(split, value)

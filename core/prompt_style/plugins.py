@@ -17,7 +17,7 @@ from typing import Any
 
 import pluggy
 
-from . import _entry_points, hookspecs
+from . import _entry_points, _plugins_dir, hookspecs
 from ._lazy import Lazy
 from ._markers import ENTRY_POINT_GROUP, PROJECT_NAME
 from ._suggest import did_you_mean
@@ -107,8 +107,13 @@ class PluginInfo:
     status: str = "loaded"
     """``loaded``, ``broken``, ``blocked`` (PROMPT_STYLE_DISABLE) or ``skipped`` (not in PROMPT_STYLE_PLUGINS)."""
     errors: list[str] = field(default_factory=list)
+    path: str | None = None
+    """The file of a plugin loaded from a plugins folder (``--plugins-dir``,
+    ``PROMPT_STYLE_PLUGINS_DIR``, ``plugins_dir=``); ``None`` for the others."""
 
     def label(self) -> str:
+        if self.path is not None:
+            return f"{self.name!r} ({self.path})"
         dist = f" ({self.distribution} {self.version})" if self.distribution else ""
         return f"{self.name!r}{dist}"
 
@@ -330,6 +335,7 @@ class PluginManager:
                     "version": info.version,
                     "module": info.module,
                     "builtin": info.builtin,
+                    "path": info.path,
                     "status": "broken" if info.errors and info.status == "loaded" else info.status,
                     "errors": list(info.errors),
                     "hooks": provides,
@@ -381,6 +387,7 @@ def create_plugin_manager(
     environ: Mapping[str, str] | None = None,
     plugins: Iterable[tuple[str, object]] = (),
     prefer: Mapping[str, str] | None = None,
+    plugins_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
 ) -> PluginManager:
     """A new plugin manager with the built-in plugins and the installed ones.
 
@@ -394,12 +401,20 @@ def create_plugin_manager(
         harness would for plugins it ships itself.
     :param prefer: ``{name: plugin or distribution}`` choices for names that
         several plugins provide; merged over ``PROMPT_STYLE_PREFER``.
+    :param plugins_dir: one folder or several whose ``*.py`` files are plugins,
+        each named after its file (``shout.py`` is the plugin ``shout``), loaded
+        after the entry points; then the folders of ``PROMPT_STYLE_PLUGINS_DIR``
+        (``os.pathsep``-separated). ``PROMPT_STYLE_DISABLE`` and
+        ``PROMPT_STYLE_PLUGINS`` apply to them as to entry points.
     :returns: the manager.
+    :raises PluginError: for a plugins folder that does not exist, or a malformed
+        ``PROMPT_STYLE_PREFER``.
     """
     env = os.environ if environ is None else environ
     allow = _env_list(env.get(ENV_ALLOW))
     block = set(_env_list(env.get(ENV_BLOCK)) or ())
     chosen = {**_parse_prefer(env.get(ENV_PREFER)), **dict(prefer or {})}
+    folders = _plugins_dir.folders(plugins_dir, env)
 
     pm = pluggy.PluginManager(PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
@@ -430,6 +445,19 @@ def create_plugin_manager(
                 infos.append(info)
                 continue
             _register(pm, infos, info, ep.load)
+
+    for folder in folders:
+        for path in _plugins_dir.plugin_files(folder):
+            name = _plugins_dir.plugin_name(path)
+            info = PluginInfo(name, _plugins_dir.module_name(name), path=str(path))
+            if info.name in block:
+                info.status = "blocked"
+            elif allow is not None and info.name not in allow:
+                info.status = "skipped"
+            if info.status != "loaded":
+                infos.append(info)
+                continue
+            _register(pm, infos, info, lambda path=path: _plugins_dir.load(path))
 
     for name, plugin in plugins:
         module = getattr(plugin, "__name__", type(plugin).__module__)

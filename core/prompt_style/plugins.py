@@ -13,11 +13,12 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pluggy
 
-from . import _entry_points, _plugins_dir, hookspecs
+from . import _entry_points, _first_party, _plugins_dir, hookspecs
 from ._lazy import Lazy
 from ._markers import ENTRY_POINT_GROUP, PROJECT_NAME
 from ._suggest import did_you_mean
@@ -37,6 +38,8 @@ __all__ = [
     "create_plugin_manager",
     "CATALOG_HOOKS",
     "HOOK_NOUNS",
+    "install_hint",
+    "first_party",
 ]
 
 CORE_DISTRIBUTION = "prompt-style"
@@ -72,23 +75,38 @@ def _usable(hook: str, value: Any) -> bool:
     return callable(value)
 
 
-# Where the first-party names live, so that "unknown name" can say what to install.
-FIRST_PARTY: Mapping[str, str] = {
-    "mcq::mmlu": "prompt-style-mmlu",
-    "mcq::gpqa": "prompt-style-gpqa",
-    "cloze": "prompt-style-cloze",
-    "cloze::options": "prompt-style-cloze",
-    "cloze::pure": "prompt-style-cloze",
-    "cloze::qa": "prompt-style-cloze",
-    "chatml": "prompt-style-chatml",
-    "tokenizers": "prompt-style-tokenizers",
-    "sentencepiece": "prompt-style-tokenizers",
-    "hf": "prompt-style-hf",
-    **dict.fromkeys(
-        ("llama-2", "llama-3", "mistral", "zephyr", "vicuna", "alpaca", "gemma", "phi-3", "qwen"),
-        "prompt-style-chat-formats",
-    ),
-}
+PUBLISHED: frozenset[str] = frozenset()
+"""First-party distributions on the package index (PyPI). None is yet: the others
+install from a prompt-style checkout, and :func:`install_hint` says so."""
+
+
+def _checkout() -> Path | None:
+    """The prompt-style checkout this core runs from (``core/prompt_style`` in it), if any."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "core" / "prompt_style").is_dir() and (root / "pyproject.toml").is_file() else None
+
+
+def install_hint(distribution: str) -> str:
+    """How to install ``distribution``, as ``NAME: pip install NAME`` when it is on
+    the package index; for a first-party distribution that is not (those of
+    ``plugins/`` and ``contrib/``), ``NAME, which is not on the package index:
+    pip install PATH``, with its folder in the checkout the core runs from, or
+    ``./plugins/...`` to run in a prompt-style checkout."""
+    folder = _first_party.FOLDERS.get(distribution)
+    if folder is None or distribution in PUBLISHED:
+        return f"{distribution}: pip install {distribution}"
+    checkout = _checkout()
+    if checkout is not None and (checkout / folder / "pyproject.toml").is_file():
+        command = f"pip install {checkout / folder}"
+    else:
+        command = f"in a prompt-style checkout, pip install ./{folder}"
+    return f"{distribution}, which is not on the package index: {command}"
+
+
+def first_party(hook: str, name: str) -> str | None:
+    """The first-party distribution that provides ``name`` for ``hook``, or ``None``."""
+    return _first_party.NAMES.get(hook, {}).get(name)
+
 
 ENV_ALLOW = "PROMPT_STYLE_PLUGINS"
 ENV_BLOCK = "PROMPT_STYLE_DISABLE"
@@ -249,8 +267,9 @@ class PluginManager:
         providers = catalog.get(name)
         if not providers:
             hint = did_you_mean(name, catalog)
-            if name in FIRST_PARTY:
-                hint = f"it comes with {FIRST_PARTY[name]}: pip install {FIRST_PARTY[name]}"
+            distribution = first_party(hook, name)
+            if distribution is not None:
+                hint = f"it comes with {install_hint(distribution)}"
             if hint is None:
                 hint = f"known {noun}s: {', '.join(sorted(catalog)) or 'none'}"
             raise PluginNotFoundError(f"unknown {noun} {name!r}", hint=hint)

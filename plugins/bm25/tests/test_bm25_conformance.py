@@ -1,8 +1,12 @@
 """prompt-style-bm25 passes the retriever conformance kit of ``prompt_style.testing``."""
 
 import prompt_style_bm25
+import pytest
 
 from prompt_style.testing import RetrieverConformance
+
+# nltk, numpy and rank-bm25 load in each fresh process of the determinism check: slow.
+pytestmark = pytest.mark.slow
 
 
 class TestBM25Conformance(RetrieverConformance):

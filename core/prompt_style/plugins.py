@@ -52,6 +52,7 @@ HOOK_NOUNS: Mapping[str, str] = {
     "retrieve_examples": "retriever",
     "format_instances": "formatter",
     "load_tokenizer": "tokenizer format",
+    "export_task": "exporter",
 }
 CATALOG_HOOKS = (
     "read_task",
@@ -60,6 +61,7 @@ CATALOG_HOOKS = (
     "retrieve_examples",
     "format_instances",
     "load_tokenizer",
+    "export_task",
 )
 
 
@@ -72,6 +74,8 @@ def _usable(hook: str, value: Any) -> bool:
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "read", None))
     if hook == "load_tokenizer":
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "load", None))
+    if hook == "export_task":
+        return callable(getattr(value, "export", None))
     return callable(value)
 
 
@@ -92,7 +96,7 @@ def install_hint(distribution: str) -> str:
     ``plugins/`` and ``contrib/``), ``NAME, which is not on the package index:
     pip install PATH``, with its folder in the checkout the core runs from, or
     ``./plugins/...`` to run in a prompt-style checkout."""
-    folder = _first_party.FOLDERS.get(distribution)
+    folder = _first_party.FOLDERS.get(distribution) or _PENDING_FOLDERS.get(distribution)
     if folder is None or distribution in PUBLISHED:
         return f"{distribution}: pip install {distribution}"
     checkout = _checkout()
@@ -105,7 +109,24 @@ def install_hint(distribution: str) -> str:
 
 def first_party(hook: str, name: str) -> str | None:
     """The first-party distribution that provides ``name`` for ``hook``, or ``None``."""
-    return _first_party.NAMES.get(hook, {}).get(name)
+    return _first_party.NAMES.get(hook, {}).get(name) or _PENDING_NAMES.get(hook, {}).get(name)
+
+
+# First-party distributions not in this tree yet (the harness bridges, under contrib/):
+# tools/first_party.py generates their names once their pyprojects are here, and
+# tests/test_first_party.py then asks for these entries to go.
+_PENDING_NAMES: Mapping[str, Mapping[str, str]] = {
+    "export_task": {
+        "lm-eval": "prompt-style-lm-eval",
+        "lighteval": "prompt-style-lighteval",
+        "opencompass": "prompt-style-opencompass",
+    },
+}
+_PENDING_FOLDERS: Mapping[str, str] = {
+    "prompt-style-lm-eval": "contrib/lm-eval",
+    "prompt-style-lighteval": "contrib/lighteval",
+    "prompt-style-opencompass": "contrib/opencompass",
+}
 
 
 ENV_ALLOW = "PROMPT_STYLE_PLUGINS"
@@ -236,6 +257,7 @@ class PluginManager:
                 what = {
                     "read_task": "readers (with detect and read)",
                     "load_tokenizer": "loaders (with detect and load)",
+                    "export_task": "exporters (with export)",
                 }.get(hook, "factories")
                 self._broken(info, f"{hook}() must return a mapping of names to {what}, not {result!r}")
                 continue

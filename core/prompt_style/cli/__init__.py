@@ -22,7 +22,7 @@ from ._common import EXIT_BAD_INPUT, Parser
 
 __all__ = ["main", "build_parser", "COMMANDS", "EXIT_BAD_INPUT"]
 
-COMMANDS: tuple[str, ...] = ("plugins", "render", "validate", "instantiate", "convert", "chat", "new")
+COMMANDS: tuple[str, ...] = ("plugins", "render", "validate", "instantiate", "convert", "chat", "export", "new")
 """The command modules, in the order ``--help`` lists them."""
 
 

@@ -130,6 +130,24 @@ class LazyDialoguePrompt(RenderedPrompt):
         except KeyError:
             raise AttributeError(f"'RenderedPrompt' object has no attribute {name!r}") from None
 
+    def to_json(self) -> dict[str, Any]:
+        # RenderedPrompt.to_json reads a dozen fields that are unset here (each through
+        # __getattr__); only these can differ from their defaults.
+        out = {
+            "index": self.index,
+            "text": self.text,
+            "messages": None,
+            "continuations": list(self.continuations),
+            "target": self.target,
+        }
+        until = self._deferred.until
+        if until is not None:
+            out["until"] = list(until)
+        return out
+
+    def _json_common(self) -> tuple[Any, Any, Any, Any, Any]:
+        return self.text, None, self.continuations, self.target, self._deferred.until
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, RenderedPrompt):
             return tuple([getattr(self, name) for name in _COMPARED]) == tuple(

@@ -161,6 +161,25 @@ class RenderedPrompt:
             out["contexts"] = list(self.contexts)
         return out
 
+    def _json_common(self) -> tuple[Any, Any, Any, Any, Any] | None:
+        """``(text, messages, continuations, target, until)`` when :meth:`to_json` gives
+        those keys only (and ``index``; ``until`` when not ``None``), else ``None``:
+        the shape :class:`~prompt_style.lines.PromptEncoder` writes directly."""
+        if (
+            self.token_ids is None
+            and self.turn is None
+            and self.mode is None
+            and self.candidates is None
+            and not self.extra
+            and self.context_token_ids is None
+            and self.continuation_token_ids is None
+            and self.token_report is None
+            and self.assistant_spans is None
+            and self.contexts is None
+        ):
+            return self.text, self.messages, self.continuations, self.target, self.until
+        return None
+
 
 _UNTRIED: Any = object()  # the fast path is compiled on the first record
 

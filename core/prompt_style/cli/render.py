@@ -100,7 +100,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     from ..loading import load_task
-    from ..safe.json_lines import dumps_line
 
     task = load_task(args.task, **load_options(args))
     replies = _read_replies(args.replies) if args.replies else None
@@ -112,8 +111,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         for piece in map_rendered(task, fn, jobs=args.jobs, limit=args.limit, replies=replies):
             write(piece)
     elif args.format == "jsonl":
-        for result in task.render(limit=args.limit, replies=replies):
-            write(dumps_line(result.to_json(), _not_json(result.index)) + "\n")
+        from ..lines import PromptEncoder
+        from ..safe.json_lines import LineWriter
+
+        # Each line made directly (PromptEncoder), written a batch at a time and made
+        # safe there (LineWriter): the bytes of dumps_line(result.to_json()) per line.
+        line = PromptEncoder(_not_json).line
+        LineWriter(out).write_all(line(result) + "\n" for result in task.render(limit=args.limit, replies=replies))
     else:
         for result in task.render(limit=args.limit, replies=replies):
             write(_text_block(result))
@@ -123,9 +127,16 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _jsonl_line(result: Any) -> str:
     """One request's JSON line, made in a worker process (``--jobs``)."""
-    from ..safe.json_lines import dumps_line
+    from ..lines import PromptEncoder
+    from ..safe.json_lines import escape_unsafe
 
-    return dumps_line(result.to_json(), _not_json(result.index)) + "\n"
+    global _WORKER_ENCODER
+    if _WORKER_ENCODER is None:
+        _WORKER_ENCODER = PromptEncoder(_not_json)
+    return escape_unsafe(_WORKER_ENCODER.line(result)) + "\n"
+
+
+_WORKER_ENCODER: Any = None  # one per worker process: it keeps what the task's prompts share
 
 
 def _read_replies(path: str) -> list[list[str]]:

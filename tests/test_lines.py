@@ -1,0 +1,131 @@
+"""JSON lines of rendered prompts: PromptEncoder and LineWriter write exactly
+``dumps_line(prompt.to_json()) + "\\n"`` per prompt, whatever the prompt holds."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from prompt_style import RenderedPrompt, render_records
+from prompt_style.errors import RenderError
+from prompt_style.lines import PromptEncoder
+from prompt_style.safe.json_lines import LineWriter, dumps_line, escape_unsafe
+
+AWKWARD = [
+    "plain ascii",
+    "",
+    'quotes " and \\ backslash \n newline \t tab \x00 nul \x1f',
+    "Ünïcødé — 你好 😀",
+    "line\u2028separator and paragraph\u2029end and next line\x85",
+    "lone \ud800 surrogate and \udfff",
+    "mixed \u2028 with \ud83d",
+]
+
+
+def prompts() -> list[RenderedPrompt]:
+    out = []
+    for i, text in enumerate(AWKWARD):
+        out.append(RenderedPrompt(i, text, None, (" A", " B"), 1, {}))
+        out.append(RenderedPrompt(i, text, None, (), text, {}, until=("\n\n", text)))
+        out.append(RenderedPrompt(i, None, [{"role": "user", "content": text}], (text,), None, {}))
+        out.append(RenderedPrompt(i, text, None, [text, "x"], [1, 2], {}, extra={"answer_choices": [text]}))
+        out.append(RenderedPrompt(i, text, None, (), 1.5, {}, token_ids=[1, 2, 3]))
+        out.append(RenderedPrompt(i, text, None, (), True, {}, turn=2))
+        out.append(RenderedPrompt(i, text, None, (), {"k": text}, {}, mode="gen"))
+    return out
+
+
+def expected_lines(items) -> str:
+    return "".join(dumps_line(p.to_json()) + "\n" for p in items)
+
+
+def test_encoder_gives_json_dumps_bytes():
+    encoder = PromptEncoder()
+    for p in prompts():
+        assert encoder.line(p) == json.dumps(p.to_json(), ensure_ascii=False)
+        body = p.to_json()
+        del body["index"]
+        assert encoder.body(p) == json.dumps(body, ensure_ascii=False)
+
+
+def test_encoder_shared_tuples_are_reused_but_never_confused():
+    encoder = PromptEncoder()
+    conts = (" A", " B")
+    first = encoder.line(RenderedPrompt(0, "q", None, conts, 0, {}))
+    again = encoder.line(RenderedPrompt(1, "q", None, conts, 0, {}))
+    other = encoder.line(RenderedPrompt(2, "q", None, (" C",), 0, {}))
+    assert json.loads(first)["continuations"] == json.loads(again)["continuations"] == [" A", " B"]
+    assert json.loads(other)["continuations"] == [" C"]
+
+
+@pytest.mark.parametrize("batch", [1, 2, 256])
+def test_line_writer_text_stream(batch):
+    items = prompts()
+    encoder = PromptEncoder()
+    out = io.StringIO()
+    assert LineWriter(out, batch=batch).write_all(encoder.line(p) + "\n" for p in items) == len(items)
+    assert out.getvalue() == expected_lines(items)
+
+
+@pytest.mark.parametrize("batch", [1, 3, 256])
+def test_line_writer_binary_stream(batch):
+    items = prompts()
+    encoder = PromptEncoder()
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", write_through=False)
+    out.write("before\n")  # text written before comes first
+    LineWriter(out, batch=batch).write_all(encoder.line(p) + "\n" for p in items)
+    data = raw.getvalue().decode("utf-8")  # valid UTF-8: every lone surrogate escaped
+    assert data == "before\n" + expected_lines(items)
+    assert len(data.splitlines()) == len(items) + 1  # U+2028 and friends escaped: one line per prompt
+
+
+def test_escape_unsafe_leaves_safe_text_alone():
+    text = json.dumps("Ünïcødé", ensure_ascii=False)
+    assert escape_unsafe(text) is text
+    assert escape_unsafe('"\u2028"') == '"\\u2028"'
+
+
+def test_encoder_default_names_the_record():
+    def default_for(index):
+        def default(value):
+            raise RenderError(f"cannot hold {type(value).__name__}", index=index)
+
+        return default
+
+    encoder = PromptEncoder(default_for)
+    with pytest.raises(RenderError):
+        encoder.line(RenderedPrompt(7, "q", None, (), {1, 2}, {}))
+    with pytest.raises(RenderError):
+        encoder.line(RenderedPrompt(7, "q", [{"x": object()}], (), 1, {}))
+
+
+def test_fast_path_prompts_encode_as_general_ones():
+    records = [{"q": t, "c": ["x", t or "y"], "a": 1} for t in AWKWARD]
+    rendered = render_records(records, doc_to_text="q", doc_to_choice="c", doc_to_target="a", template="mcq")
+    assert type(rendered[0]).__name__ == "LazyDialoguePrompt"  # the fast path made them
+    encoder = PromptEncoder()
+    for p in rendered:
+        plain = RenderedPrompt(p.index, p.text, p.messages, p.continuations, p.target, p.plugins, until=p.until)
+        assert p.to_json() == plain.to_json()
+        assert encoder.line(p) == json.dumps(plain.to_json(), ensure_ascii=False)
+
+
+def test_cli_jsonl_lines_are_dumps_line(tmp_path, capsys):
+    from prompt_style.cli import main
+
+    data = tmp_path / "test.jsonl"
+    data.write_text(
+        "".join(json.dumps({"q": t, "c": ["x", "y\u2028"], "a": 0}) + "\n" for t in AWKWARD), encoding="utf-8"
+    )
+    task = tmp_path / "task.yaml"
+    task.write_text("data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: c\ndoc_to_target: a\ntemplate: mcq\n")
+    assert main(["render", str(task), "--format", "jsonl"]) == 0
+    out = capsys.readouterr().out
+    from prompt_style import load_task
+
+    assert out == expected_lines(load_task(task).render())
+    assert sys.stdout is not None

@@ -289,6 +289,72 @@ def test_passthrough_fast_path_equals_general_path(pm, description, choices, doc
     assert any(o[0] == "ok" for o in outcomes) and any(o[0] == "error" for o in outcomes)
 
 
+# -- generation: lm-evaluation-harness's generate_until ----------------------------------
+
+GENERATION_RECORDS: list[Any] = [
+    *AWKWARD,
+    {"q": "What is 2+2?", "a": "4", "s": "m"},
+    {"q": "  spaced  {0} {{x}}", "a": "Ünïcødé \u2028 answer\n#### 7", "s": "m"},
+    {"q": "int target", "a": 7, "s": "m"},
+    {"q": "list of references", "a": ["4", "four"], "s": "m"},
+    {"q": "null target", "a": None, "s": "m"},
+    {"q": "empty target", "a": "", "s": "m"},
+    {"q": "bool target", "a": False, "s": "m"},
+    {"q": 3, "a": "3", "s": "m"},
+    {"a": "missing question", "s": "m"},
+    ["not", "a", "dict"],
+]
+GENERATION_POOL: list[dict[str, Any]] = [
+    {"q": "Shot {0} one?", "a": "one", "s": "dev"},
+    {"q": "  shot two  ", "a": 2, "s": "dev"},
+    {"q": "shot three", "a": "", "s": "dev"},
+]
+
+
+@pytest.mark.parametrize("description", list(DESCRIPTIONS))
+@pytest.mark.parametrize("doc_to_text", ["q", "{{q.strip()}}", "Question: {{q}}\nAnswer:", "{{ q | trim }}"])
+@pytest.mark.parametrize("doc_to_target", ["a", "{{a}}", " {{a}}", None])
+@pytest.mark.parametrize("output_type", [None, "generate_until"])
+def test_generation_fast_path_equals_general_path(pm, description, doc_to_text, doc_to_target, output_type):
+    task: dict[str, Any] = {
+        "data": {"test": [{"q": "unused", "a": "x"}], "train": GENERATION_POOL},
+        "fewshot_split": "train",
+        "doc_to_text": doc_to_text,
+        "template": "passthrough",
+        "num_fewshot": 0 if doc_to_target is None else 3,
+        "until": ["\n\n", "Question:"],
+    }
+    if doc_to_target is not None:
+        task["doc_to_target"] = doc_to_target
+    if output_type is not None:
+        task["output_type"] = output_type
+    if DESCRIPTIONS[description] is not None:
+        task["description"] = DESCRIPTIONS[description]
+    assert load_task(task, plugins=pm).renderer.fast_render() is not None
+    outcomes = assert_same(task, pm, GENERATION_RECORDS)
+    assert any(o[0] == "ok" for o in outcomes) and any(o[0] == "error" for o in outcomes)
+    made = [o for o in outcomes if o[0] == "ok"]
+    assert all(o[1]["continuations"] == [] and o[1]["until"] == ["\n\n", "Question:"] for o in made)
+    if description in ("none", "literal"):
+        assert any(type(o[-1]) is LazyDialoguePrompt for o in made)
+    with_null = {**task, "allow_null_target": True}
+    assert_same(with_null, pm, GENERATION_RECORDS)
+
+
+def test_generation_with_choices_or_a_prefix_is_not_taken(pm):
+    base = {
+        "data": {"test": [{"q": "unused", "a": "x"}]},
+        "doc_to_text": "q",
+        "doc_to_target": "a",
+        "template": "passthrough",
+        "output_type": "generate_until",
+    }
+    for change in ({"doc_to_choice": ["x", "y"]}, {"gen_prefix": "The answer is"}, {"template": "mcq"}):
+        task = {**base, **change}
+        assert load_task(task, plugins=pm).renderer.fast_render() is None
+        assert_same(task, pm, GENERATION_RECORDS[-10:])
+
+
 LM_EVAL_MMLU = Path(__file__).parent / "lm_eval_tasks/mmlu/default/mmlu_anatomy.yaml"
 
 

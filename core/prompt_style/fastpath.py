@@ -318,23 +318,38 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         return None
     style = renderer.style
     passthrough = _plain_passthrough_style(style)
-    if not (passthrough or _plain_choice_style(style)) or not renderer._needs_gold or renderer._gold is None:
-        return None
-    settings = style.settings
-    if settings.output_type not in (None, "multiple_choice"):
-        return None
     text_of, choice_of, target_of, prefix_of = renderer._text, renderer._choice, renderer._target, renderer._prefix
     describe = renderer._description
-    if text_of is None or choice_of is None or target_of is None or prefix_of is not None:
-        return None
+    settings = getattr(style, "settings", None)
+    # A generation task (lm-evaluation-harness's generate_until): the question text, no
+    # choices, the reference answer as the target.
+    generation = (
+        passthrough and choice_of is None and settings is not None and settings.output_type in (None, "generate_until")
+    )
+    if generation:
+        if text_of is None or prefix_of is not None:
+            return None
+    else:
+        if not (passthrough or _plain_choice_style(style)) or not renderer._needs_gold or renderer._gold is None:
+            return None
+        if settings.output_type not in (None, "multiple_choice"):
+            return None
+        if text_of is None or choice_of is None or target_of is None or prefix_of is not None:
+            return None
     if not all(_pure(e) for e in (text_of, choice_of, target_of, describe)):
         return None
-    # The three fields in one C call when each is a dict key (the common case).
-    keys = [_key_of(text_of, True), _key_of(choice_of), _key_of(target_of)]
+    # The fields in one C call when each is a dict key (the common case).
     get3 = q_method = None
-    if all(k is not None for k in keys) and not keys[1][1] and not keys[2][1] and len(keys[0][1]) <= 1:
-        get3 = itemgetter(keys[0][0], keys[1][0], keys[2][0])
-        q_method = keys[0][1][0] if keys[0][1] else None
+    if generation:
+        keys = [_key_of(text_of, True), _key_of(target_of) if target_of is not None else None]
+        if all(k is not None for k in keys) and not keys[1][1] and len(keys[0][1]) <= 1:
+            get3 = itemgetter(keys[0][0], keys[1][0])
+            q_method = keys[0][1][0] if keys[0][1] else None
+    else:
+        keys = [_key_of(text_of, True), _key_of(choice_of), _key_of(target_of)]
+        if all(k is not None for k in keys) and not keys[1][1] and not keys[2][1] and len(keys[0][1]) <= 1:
+            get3 = itemgetter(keys[0][0], keys[1][0], keys[2][0])
+            q_method = keys[0][1][0] if keys[0][1] else None
     text_of, choice_of, target_of = _getter(text_of), _getter(choice_of), _getter(target_of)
     meta = renderer.meta
     affixes = getattr(meta, "affixes", None)
@@ -472,6 +487,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         answers_vary=answers_vary,
         passthrough=passthrough,
         checked_description=check_description is not None,
+        generation=(generation, target_of is not None) if generation else None,
     )
     fast, many = _maker(code)(**values)
 
@@ -518,10 +534,13 @@ def _code(
     answers_vary: bool,
     passthrough: bool = False,
     checked_description: bool = False,
+    generation: tuple[bool, bool] | None = None,
 ) -> str:
     body: list[str] = []
     add = body.append
-    if combined:
+    if generation is not None:
+        _generation_body(add, combined, q_method, generation[1])
+    elif combined:
         add("if type(record) is dict:")
         add("    q, c, target = get3(record)")
         if q_method:
@@ -539,11 +558,12 @@ def _code(
         add("q = text_of(record)")
         add("c = choice_of(record)")
         add("target = target_of(record)")
-    add("if type(q) is not str or type(c) is not list or type(target) is not int:")
-    add("    raise Bail")
-    add("n = len(c)")
-    add("if not 0 <= target < n or None in c:")
-    add("    raise Bail")
+    if generation is None:
+        add("if type(q) is not str or type(c) is not list or type(target) is not int:")
+        add("    raise Bail")
+        add("n = len(c)")
+        add("if not 0 <= target < n or None in c:")
+        add("    raise Bail")
     generic = [
         "made = compiled.get(n, MISSING)",
         "if made is MISSING:",
@@ -557,7 +577,10 @@ def _code(
         "if continuations is None:",
         "    continuations = tuple([delimiter + a for a in answers_of(c, labels)])",
     ]
-    if passthrough:
+    if generation is not None:
+        add("text = P_H + q + P_T")
+        add("continuations = ()")
+    elif passthrough:
         # PassthroughStyle: the question text is the record's text; the continuations
         # are the choices (str ones: str() of anything else is the general path's).
         add("text = P_H + q + P_T")
@@ -631,6 +654,31 @@ def _code(
         "\n"
         "    return fast, many\n"
     )
+
+
+def _generation_body(add: Callable[[str], None], combined: bool, q_method: bool, has_target: bool) -> None:
+    """The fields of a generation record: a ``str`` question, and an ``int`` or ``str``
+    reference answer (or none, when the task has no ``doc_to_target``); anything
+    else is the general path's (a null target, a list of references, numpy integers)."""
+    if combined:
+        add("if type(record) is dict:")
+        add("    q, target = get3(record)")
+        if q_method:
+            add("    if type(q) is str:")
+            add("        q = q_method(q)")
+            add("        if len(q) > SIZE_FLOOR[0] and len(q) > cap_of():")
+            add("            raise Bail")
+        add("else:")
+        add("    q = text_of(record)")
+        add("    target = target_of(record)")
+    else:
+        add("q = text_of(record)")
+        add("target = target_of(record)" if has_target else "target = None")
+    add("if type(q) is not str:")
+    add("    raise Bail")
+    if has_target:
+        add("if type(target) is not str and type(target) is not int:")
+        add("    raise Bail")
 
 
 _PARAMS = frozenset(

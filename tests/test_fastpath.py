@@ -195,8 +195,9 @@ def test_in_memory_tuples_and_odd_values(pm):
         {"q": type("Q", (str,), {})("question subclass"), "c": ["a", "b"], "a": 0, "s": "t"},
         {"q": "bad format", "c": [object(), "y"], "a": 0, "s": "t"},
     ]
-    for style in ("mcq", "conversion_spec", "numbers"):
+    for style in ("mcq", "conversion_spec", "numbers", "cloze_qa", "answer_with_choice"):
         assert_same(task_of(style), pm, records)
+    assert_same({**task_of("mcq"), "template": "passthrough"}, pm, records)
 
 
 def test_few_shot_example_with_bad_data_reports_as_before(pm):
@@ -386,10 +387,47 @@ def test_lm_eval_task_files_take_the_fast_path(pm, shots):
     assert any(o[0] == "error" for o in outcomes)
 
 
-def test_chat_plugin_meta_is_not_taken(pm_all):
+@pytest.mark.parametrize("description", ["none", "literal"])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"add_generation_prompt": False}, {"continue_final_message": True}],
+    ids=["default", "no_generation_prompt", "continue_final"],
+)
+@pytest.mark.parametrize("style", ["mcq", "cloze_qa", "passthrough"])
+def test_chatml_takes_the_fast_path_with_its_messages(pm_all, description, options, style):
+    """ChatML says how its text stands around the last turn (last_turn_affixes): the
+    fast path renders its text with string joins and its messages when first read,
+    equal to the general path's, and their JSON from the task's."""
+    task = task_of("cloze_qa" if style == "cloze_qa" else "mcq", DESCRIPTIONS[description])
+    if style == "passthrough":
+        task["template"] = "passthrough"
+    kwargs = {"meta": "chatml", "meta_options": options}
+    assert load_task(task, plugins=pm_all, **kwargs).renderer.fast_render() is not None
+    outcomes = assert_same(task, pm_all, AWKWARD, **kwargs)
+    made = [o[-1] for o in outcomes if o[0] == "ok"]
+    assert any(type(p) is LazyDialoguePrompt for p in made)
+    from prompt_style.lines import PromptEncoder
+
+    encoder = PromptEncoder()
+    for prompt in made:
+        assert encoder.line(prompt) == json.dumps(prompt.to_json(), ensure_ascii=False)
+    fast = load_task(task, plugins=pm_all, **kwargs).renderer.render(AWKWARD[0], 0)
+    assert fast.messages is fast.messages and fast.messages[-1]["content"] in fast.text
+    fast.messages[0]["content"] = "changed"  # fresh per prompt, as the general path's
+    again = load_task(task, plugins=pm_all, **kwargs).renderer.render(AWKWARD[0], 0)
+    assert again.messages[0]["content"] != "changed"
+
+
+def test_chat_formats_without_the_split_are_not_taken(pm_all):
     task = task_of("mcq", DESCRIPTIONS["literal"])
-    assert load_task(task, plugins=pm_all, meta="chatml").renderer.fast_render() is None
-    assert_same(task, pm_all, AWKWARD[:6], meta="chatml")
+    for meta in ("messages", "llama-3"):
+        assert load_task(task, plugins=pm_all, meta=meta).renderer.fast_render() is None
+    assert load_task(task, plugins=pm_all, meta="chatml", system_instruction="Be brief.").renderer.fast_render() is None
+    assert_same(task, pm_all, AWKWARD[:6], meta="chatml", system_instruction="Be brief.")
+    assert_same(task, pm_all, AWKWARD[:6], meta="chatml", fewshot_as_multiturn=False)
+    per_record = task_of("mcq", DESCRIPTIONS["jinja_empty_sometimes"])  # a description per record
+    assert load_task(per_record, plugins=pm_all, meta="chatml").renderer.fast_render() is None
+    assert_same(per_record, pm_all, AWKWARD, meta="chatml")
 
 
 def test_first_party_presets_take_it(pm_all):

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -46,10 +47,11 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
-from .fields.extractors import CallableField, Expression, RecordField
+from .fields.extractors import CallableField, Expression, RecordField, Template
 from .fields.jinja_compiler import _SPECIAL_NAMES, budget_threshold
 from .fields.multiple_input import ContextChoice
 from .render import RenderedPrompt
+from .safe.json_lines import encode_str
 from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
 from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
 from .styles.compiled import Layout, layout, question_function, style_labels
@@ -73,12 +75,20 @@ class DeferredDialogue:
     every record of the task, then the record's question turn, whose text is the
     prompt's text between the shared prefix (``start`` characters) and the meta
     template's text after the turn (``stop`` characters). It also holds the fields
-    every prompt of the task shares (``plugins``, ``until``)."""
+    every prompt of the task shares (``plugins``, ``until``), and, for a chat format,
+    how its ``messages`` are made (``messages``)."""
 
-    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until")
+    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until", "messages")
 
     def __init__(
-        self, turns: Dialogue, start: int, stop: int, sep: str, plugins: Any = None, until: Any = None
+        self,
+        turns: Dialogue,
+        start: int,
+        stop: int,
+        sep: str,
+        plugins: Any = None,
+        until: Any = None,
+        messages: ChatMessages | None = None,
     ) -> None:
         self.turns = turns
         self.start = start
@@ -86,9 +96,57 @@ class DeferredDialogue:
         self.sep = sep
         self.plugins = plugins
         self.until = until
+        self.messages = messages
+
+    def content(self, text: str) -> str:
+        """The record's question turn's content, from the prompt's text."""
+        return text[self.start : len(text) - self.stop]
 
     def resolve(self, text: str) -> Dialogue:
         return (*self.turns, Turn("user", text[self.start : len(text) - self.stop], self.sep))
+
+
+class ChatMessages:
+    """The ``messages`` of a chat format's fast-path prompts: those of the turns every
+    record shares, then the record's own message, the same but for its ``content``
+    (the meta template promises it: ``last_turn_affixes``). Built when first read;
+    their JSON is written from the task's, around the content."""
+
+    __slots__ = ("head", "last", "json_before", "json_after")
+
+    def __init__(self, messages: list[dict[str, Any]], json_before: str, json_after: str) -> None:
+        self.head = messages[:-1]
+        self.last = messages[-1]
+        self.json_before = json_before
+        self.json_after = json_after
+
+    def make(self, content: str) -> list[dict[str, Any]]:
+        """The messages, fresh (a caller may change them, as the general path's)."""
+        return [*[dict(m) for m in self.head], {**self.last, "content": content}]
+
+    def json(self, content: str) -> str:
+        """``json.dumps(self.make(content), ensure_ascii=False)``."""
+        return f"{self.json_before}{encode_str(content)}{self.json_after}"
+
+    @classmethod
+    def of(cls, messages: Any, content: str) -> ChatMessages | None:
+        """From the messages a meta template made for a dialogue whose last turn holds
+        ``content``; ``None`` when they are not of that shape or not JSON."""
+        if type(messages) is not list or not messages or not all(type(m) is dict for m in messages):
+            return None
+        last = messages[-1]
+        if last.get("content") != content or type(last.get("content")) is not str:
+            return None
+        marker = "\x00prompt-style fast path\x00"
+        probe = [*messages[:-1], {**last, "content": marker}]
+        try:
+            text = json.dumps(probe, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return None
+        parts = text.split(encode_str(marker))
+        if len(parts) != 2:
+            return None
+        return cls(messages, parts[0], parts[1])
 
 
 _SHARED = frozenset({"plugins", "until"})
@@ -123,6 +181,13 @@ class LazyDialoguePrompt(RenderedPrompt):
             value = self._deferred.resolve(self.text)
             self.dialogue = value
             return value
+        if name == "messages":
+            deferred = self._deferred
+            if deferred.messages is None:
+                return None  # text only
+            value = deferred.messages.make(deferred.content(self.text))
+            self.messages = value
+            return value
         if name in _SHARED:
             return getattr(self._deferred, name)
         try:
@@ -133,20 +198,25 @@ class LazyDialoguePrompt(RenderedPrompt):
     def to_json(self) -> dict[str, Any]:
         # RenderedPrompt.to_json reads a dozen fields that are unset here (each through
         # __getattr__); only these can differ from their defaults.
+        deferred = self._deferred
         out = {
             "index": self.index,
             "text": self.text,
-            "messages": None,
+            "messages": None if deferred.messages is None else self.messages,
             "continuations": list(self.continuations),
             "target": self.target,
         }
-        until = self._deferred.until
-        if until is not None:
-            out["until"] = list(until)
+        if deferred.until is not None:
+            out["until"] = list(deferred.until)
         return out
 
     def _json_common(self) -> tuple[Any, Any, Any, Any, Any]:
-        return self.text, None, self.continuations, self.target, self._deferred.until
+        deferred = self._deferred
+        chat = deferred.messages
+        text = self.text
+        # a chat format's messages as JSON, made around the record's content
+        messages = None if chat is None else chat.json(deferred.content(text))
+        return text, messages, self.continuations, self.target, deferred.until
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, RenderedPrompt):
@@ -217,7 +287,8 @@ def _one_key(extractor: Any) -> bool:
 def _getter(extractor: Any) -> Any:
     """A quicker stand-in for a built-in extractor, giving the same value wherever the
     extractor gives one (it may raise other exceptions where the extractor raises a
-    FieldError: the fast path then hands the record to the general path)."""
+    FieldError, or give compiled Jinja's ``SLOW``, which no type check of the fast
+    path lets through: the fast path then hands the record to the general path)."""
     if type(extractor) is RecordField:
         return itemgetter(extractor.spec)
     if type(extractor) is CallableField and extractor.pure:
@@ -270,6 +341,13 @@ def _getter(extractor: Any) -> Any:
             return value if work <= SIZE_FLOOR[0] or work <= budget_threshold() else extractor(record)
 
         return get_many
+    if type(extractor) is Expression or type(extractor) is Template:
+        # the compiled Jinja itself, without the call around it: where it gives SLOW
+        # (the sandbox decides) the fast path's type checks fail, and the general path
+        # calls the extractor
+        function = extractor.fast_function()
+        if function is not None:
+            return function
     return extractor
 
 
@@ -353,7 +431,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     text_of, choice_of, target_of = _getter(text_of), _getter(choice_of), _getter(target_of)
     meta = renderer.meta
     affixes = getattr(meta, "affixes", None)
-    if affixes is None:
+    # a chat format that says how its text stands around the last turn's content
+    last_turn = getattr(meta, "last_turn_affixes", None) if affixes is None else None
+    if affixes is None and last_turn is None:
         return None
     try:
         shots = renderer.shared_shots()
@@ -368,12 +448,15 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         return None
 
     block, sep = style.shot_block(shots) if shots else ((), "")
-    block_text = meta.apply(block).text if block else ""
     system = Turn("system", "", section="begin")
-    d_before, d_after = affixes(system)
-    q_before, q_after = affixes(Turn("user", "", sep))
-    if not all(isinstance(t, str) for t in (block_text, d_before, d_after, q_before, q_after)):
-        return None
+    if affixes is not None:
+        block_text = meta.apply(block).text if block else ""
+        d_before, d_after = affixes(system)
+        q_before, q_after = affixes(Turn("user", "", sep))
+        if not all(isinstance(t, str) for t in (block_text, d_before, d_after, q_before, q_after)):
+            return None
+    else:
+        block_text = d_before = d_after = q_before = q_after = ""  # the chat format's split gives them
 
     constant_description = describe is None or getattr(describe, "kind", None) in ("literal", "constant")
     check_description = None  # the description every record must give to take this path
@@ -394,10 +477,21 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             head_text = d_before + description + d_after + block_text
         describe = None
     if describe is None:
-        # The text is one f-string (prefix, question, affixes); the dialogue is
-        # made from it when first read (LazyDialoguePrompt).
-        head, tail = head_text + q_before, q_after
-        deferred = DeferredDialogue(head_turns, len(head), len(tail), sep, renderer.plugins, renderer.until)
+        # The text is one f-string (prefix, question, affixes); the dialogue (and a chat
+        # format's messages) are made from it when first read (LazyDialoguePrompt).
+        chat = None
+        if last_turn is None:
+            head, tail = head_text + q_before, q_after
+        else:
+            split = _chat_split(meta, last_turn, (*head_turns, Turn("user", "", sep)))
+            if split is None:
+                return None
+            head, tail, chat = split
+        deferred = DeferredDialogue(
+            head_turns, len(head), len(tail), sep, renderer.plugins, renderer.until, messages=chat
+        )
+    elif last_turn is not None:
+        return None  # a description per record: a chat format renders the whole dialogue
     else:
         head = tail = ""  # a description per record: joined around the question text
         deferred = None
@@ -407,6 +501,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         delimiter = settings.target_delimiter
     answers_vary = passthrough or "choice" in _format_fields(style.answer_format)
     answers_of = None if passthrough else style._answers_of
+    # the continuations are the choices' texts (str() of each, as the style makes them)
+    # after the delimiter: two maps in C
+    choice_answers = type(delimiter) is str and (passthrough or style.answer_format == "{choice}")
     # n -> (question function, continuations or None when they vary by record, labels)
     compiled: dict[int, Any] = {}
 
@@ -445,6 +542,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "compile_n": compile_n,
         "answers_of": answers_of,
         "delimiter": delimiter,
+        "add_delimiter": delimiter.__add__ if type(delimiter) is str else None,
         "new_prompt": object.__new__,
         "LazyDialoguePrompt": LazyDialoguePrompt,
         "RenderedPrompt": RenderedPrompt,
@@ -487,6 +585,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         answers_vary=answers_vary,
         passthrough=passthrough,
         checked_description=check_description is not None,
+        choice_answers=choice_answers,
         generation=(generation, target_of is not None) if generation else None,
     )
     fast, many = _maker(code)(**values)
@@ -503,6 +602,32 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             _SCOPE.reset(token)
 
     return FastPath(scoped, None, code)
+
+
+def _chat_split(meta: Any, last_turn: Any, dialogue: Dialogue) -> tuple[str, str, ChatMessages | None] | None:
+    """A chat format's text before and after the last turn's content, and its messages,
+    for ``dialogue`` (whose last turn is the record's question, empty here): what
+    ``last_turn_affixes`` promises, checked against ``apply`` on this dialogue;
+    ``None`` when it does not hold, or ``apply`` gives more than text and messages."""
+    try:
+        split = last_turn(dialogue)
+        if split is None:
+            return None
+        before, after = split
+        made = meta.apply(dialogue)
+    except Exception:  # the general path gives the error, for every record
+        return None
+    if type(before) is not str or type(after) is not str or made.text != before + after:
+        return None
+    others = (made.token_ids, made.context_token_ids, made.continuation_token_ids, made.token_report)
+    if any(value is not None for value in others) or made.assistant_spans is not None:
+        return None
+    chat = None
+    if made.messages is not None:
+        chat = ChatMessages.of(made.messages, dialogue[-1].content)
+        if chat is None:
+            return None
+    return before, after, chat
 
 
 class _Bail(Exception):
@@ -535,6 +660,7 @@ def _code(
     passthrough: bool = False,
     checked_description: bool = False,
     generation: tuple[bool, bool] | None = None,
+    choice_answers: bool = False,
 ) -> str:
     body: list[str] = []
     add = body.append
@@ -564,6 +690,11 @@ def _code(
         add("n = len(c)")
         add("if not 0 <= target < n or None in c:")
         add("    raise Bail")
+    answers = (
+        "tuple(map(add_delimiter, map(str, c)))"
+        if choice_answers
+        else "tuple([delimiter + a for a in answers_of(c, labels)])"
+    )
     generic = [
         "made = compiled.get(n, MISSING)",
         "if made is MISSING:",
@@ -575,7 +706,7 @@ def _code(
         "if text is None:",
         "    raise Bail",
         "if continuations is None:",
-        "    continuations = tuple([delimiter + a for a in answers_of(c, labels)])",
+        "    continuations = " + answers,
     ]
     if generation is not None:
         add("text = P_H + q + P_T")
@@ -587,7 +718,7 @@ def _code(
         add("if c is P_C and c == P_CC:")
         add("    continuations = P_CT")
         add("else:")
-        add("    continuations = tuple([delimiter + a for a in c])")
+        add("    continuations = tuple(map(add_delimiter, map(str, c)))")
     elif inline is None:
         body.extend(generic)
     else:
@@ -598,7 +729,9 @@ def _code(
         # the layout's names (H, T, L2, ...) are prefixed, so that they cannot meet the body's
         source = re.sub(r"(?<=\{)(H|T|L\d+)(?=\})", r"F_\1", inline.source)
         add(f"    text = f'{source}'")
-        if answers_vary:
+        if choice_answers:
+            add("    continuations = tuple(map(add_delimiter, map(str, c)))")
+        elif answers_vary:
             add("    continuations = tuple([delimiter + a for a in answers_of(c, LABELS0)])")
         else:
             add("    continuations = C0")
@@ -695,6 +828,7 @@ _PARAMS = frozenset(
         "compile_n",
         "answers_of",
         "delimiter",
+        "add_delimiter",
         "new_prompt",
         "LazyDialoguePrompt",
         "RenderedPrompt",

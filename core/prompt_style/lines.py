@@ -105,7 +105,7 @@ class PromptEncoder:
                 target = _dumps(target, ensure_ascii=False, default=self._default(prompt.index))
             if messages is None:
                 messages = "null"
-            else:
+            elif type(messages) is not str:  # a str is their JSON already (_json_common)
                 messages = _dumps(messages, ensure_ascii=False, default=self._default(prompt.index))
             if until is None:
                 return f'"text": {text}, "messages": {messages}, "continuations": {conts}, "target": {target}'

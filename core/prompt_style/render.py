@@ -164,9 +164,11 @@ class RenderedPrompt:
     def _json_common(self) -> tuple[Any, Any, Any, Any, Any] | None:
         """``(text, messages, continuations, target, until)`` when :meth:`to_json` gives
         those keys only (and ``index``; ``until`` when not ``None``), else ``None``:
-        the shape :class:`~prompt_style.lines.PromptEncoder` writes directly."""
+        the shape :class:`~prompt_style.lines.PromptEncoder` writes directly.
+        ``messages`` may be given as its JSON text (a ``str``)."""
         if (
-            self.token_ids is None
+            type(self.messages) is not str
+            and self.token_ids is None
             and self.turn is None
             and self.mode is None
             and self.candidates is None

@@ -221,6 +221,17 @@ class Expression(FieldExtractorBase):
                 return value
         return self._evaluate(record)
 
+    def fast_function(self) -> Callable[[Any], Any] | None:
+        """For the renderer's fast path: the compiled function of a simple expression
+        (``fields/jinja_compiler.py``), which gives this extractor's value or
+        :data:`~prompt_style.fields.jinja_compiler.SLOW` where the sandbox must
+        decide (then call the extractor itself); ``None`` when it does not compile."""
+        fast = self._fast
+        if fast is _UNSET:
+            compiled = compile_simple(self.source, _jinja.FIELDS, "expression")
+            fast = self._fast = None if compiled is None else compiled.function
+        return fast
+
     def _evaluate(self, record: Mapping[str, Any]) -> Any:
         # evaluate() raises for a missing name anywhere in the value ("[q, zz]"),
         # and for a function or template object in it.
@@ -259,6 +270,13 @@ class Template(FieldExtractorBase):
             raise self._error(f"bad Jinja template (template line {exc.lineno}): {exc.message}") from None
         except PromptStyleError as exc:
             raise exc.locate(key=self.key) from None
+
+    def fast_function(self) -> Callable[[Any], Any] | None:
+        """For the renderer's fast path: the compiled function of a simple template,
+        which gives the text or :data:`~prompt_style.fields.jinja_compiler.SLOW` (then
+        call the extractor itself); ``None`` when the template does not compile."""
+        compiled = compile_simple(self.spec, _jinja.FIELDS) if type(self.spec) is str else None
+        return None if compiled is None else compiled.function
 
     def __call__(self, record: Mapping[str, Any]) -> str:
         render = self._render

@@ -62,6 +62,22 @@ class ChatML:
             text += "<|im_start|>assistant\n"
         return ModelInput(text=text, messages=messages)
 
+    def last_turn_affixes(self, dialogue) -> tuple[str, str] | None:
+        """For the renderer's fast path (docs/hooks.md): the text before and after the
+        last turn's content. ChatML writes a content as it is, so for any text ``x``
+        in that turn the prompt is ``before + x + after``, and the messages differ only
+        in the last one's ``content``."""
+        if not dialogue or not all(isinstance(turn.content, str) for turn in dialogue):
+            return None
+        *head, last = dialogue
+        role = api_role(last.role)
+        before = _closed([{"role": api_role(t.role), "content": t.content} for t in head])
+        before += f"<|im_start|>{role}\n"
+        generate = self.add_generation_prompt is not False
+        if self.continue_final_message or (generate and role == "assistant"):
+            return before, ""  # left open for the model to continue
+        return before, "<|im_end|>\n" + ("<|im_start|>assistant\n" if generate else "")
+
     def apply_messages(
         self,
         messages: list[dict[str, Any]],

@@ -407,10 +407,11 @@ def test_chatml_takes_the_fast_path_with_its_messages(pm_all, description, optio
     made = [o[-1] for o in outcomes if o[0] == "ok"]
     assert any(type(p) is LazyDialoguePrompt for p in made)
     from prompt_style.lines import PromptEncoder
+    from prompt_style.safe.json_lines import dumps_line
 
     encoder = PromptEncoder()
     for prompt in made:
-        assert encoder.line(prompt) == json.dumps(prompt.to_json(), ensure_ascii=False)
+        assert encoder.line(prompt) == (dumps_line(prompt.to_json()) + "\n").encode("utf-8")
     fast = load_task(task, plugins=pm_all, **kwargs).renderer.render(AWKWARD[0], 0)
     assert fast.messages is fast.messages and fast.messages[-1]["content"] in fast.text
     fast.messages[0]["content"] = "changed"  # fresh per prompt, as the general path's

@@ -12,7 +12,7 @@ import pytest
 from prompt_style import RenderedPrompt, render_records
 from prompt_style.errors import RenderError
 from prompt_style.lines import PromptEncoder
-from prompt_style.safe.json_lines import LineWriter, dumps_line, escape_unsafe
+from prompt_style.safe.json_lines import LineWriter, dumps_line, escape_unsafe, safe_utf8
 
 AWKWARD = [
     "plain ascii",
@@ -42,13 +42,22 @@ def expected_lines(items) -> str:
     return "".join(dumps_line(p.to_json()) + "\n" for p in items)
 
 
-def test_encoder_gives_json_dumps_bytes():
+def test_encoder_gives_dumps_line_bytes():
     encoder = PromptEncoder()
     for p in prompts():
-        assert encoder.line(p) == json.dumps(p.to_json(), ensure_ascii=False)
+        assert encoder.line(p) == (dumps_line(p.to_json()) + "\n").encode("utf-8")
         body = p.to_json()
         del body["index"]
-        assert encoder.body(p) == json.dumps(body, ensure_ascii=False)
+        assert encoder.members(p) == dumps_line(body)[1:-1].encode("utf-8")
+
+
+def test_safe_utf8_is_escape_unsafe_encoded():
+    for text in AWKWARD:
+        for piece in (text, json.dumps(text, ensure_ascii=False)):
+            assert safe_utf8(piece) == escape_unsafe(piece).encode("utf-8")
+    # pieces made safe one by one join to the whole made safe
+    whole = "".join(AWKWARD)
+    assert b"".join(safe_utf8(t) for t in AWKWARD) == safe_utf8(whole)
 
 
 def test_encoder_shared_tuples_are_reused_but_never_confused():
@@ -66,7 +75,7 @@ def test_line_writer_text_stream(batch):
     items = prompts()
     encoder = PromptEncoder()
     out = io.StringIO()
-    assert LineWriter(out, batch=batch).write_all(encoder.line(p) + "\n" for p in items) == len(items)
+    assert LineWriter(out, batch=batch).write_all(encoder.line(p) for p in items) == len(items)
     assert out.getvalue() == expected_lines(items)
 
 
@@ -77,7 +86,7 @@ def test_line_writer_binary_stream(batch):
     raw = io.BytesIO()
     out = io.TextIOWrapper(raw, encoding="utf-8", write_through=False)
     out.write("before\n")  # text written before comes first
-    LineWriter(out, batch=batch).write_all(encoder.line(p) + "\n" for p in items)
+    LineWriter(out, batch=batch).write_all(encoder.line(p) for p in items)
     data = raw.getvalue().decode("utf-8")  # valid UTF-8: every lone surrogate escaped
     assert data == "before\n" + expected_lines(items)
     assert len(data.splitlines()) == len(items) + 1  # U+2028 and friends escaped: one line per prompt
@@ -105,13 +114,26 @@ def test_encoder_default_names_the_record():
 
 def test_fast_path_prompts_encode_as_general_ones():
     records = [{"q": t, "c": ["x", t or "y"], "a": 1} for t in AWKWARD]
-    rendered = render_records(records, doc_to_text="q", doc_to_choice="c", doc_to_target="a", template="mcq")
-    assert type(rendered[0]).__name__ == "LazyDialoguePrompt"  # the fast path made them
-    encoder = PromptEncoder()
-    for p in rendered:
-        plain = RenderedPrompt(p.index, p.text, p.messages, p.continuations, p.target, p.plugins, until=p.until)
-        assert p.to_json() == plain.to_json()
-        assert encoder.line(p) == json.dumps(plain.to_json(), ensure_ascii=False)
+    for shots in (0, 3):  # the shared head holds them too
+        for description in (None, "About \u2028 \ud800 things:\n"):
+            keys = {"description": description} if description else {}
+            rendered = render_records(
+                records,
+                fewshot=list(reversed(records)),
+                num_fewshot=shots,
+                doc_to_text="q",
+                doc_to_choice="c",
+                doc_to_target="a",
+                template="mcq",
+                **keys,
+            )
+            assert type(rendered[0]).__name__ == "LazyDialoguePrompt"  # the fast path made them
+            encoder = PromptEncoder()
+            for p in rendered:
+                plain = RenderedPrompt(p.index, p.text, p.messages, p.continuations, p.target, p.plugins, until=p.until)
+                assert p.to_json() == plain.to_json()
+                assert encoder.line(p) == (dumps_line(plain.to_json()) + "\n").encode("utf-8")
+                assert encoder.members(p) == encoder.line(p)[len(b'{"index": %d, ' % p.index) : -2]
 
 
 def test_cli_jsonl_lines_are_dumps_line(tmp_path, capsys):

@@ -210,13 +210,11 @@ class LazyDialoguePrompt(RenderedPrompt):
             out["until"] = list(deferred.until)
         return out
 
-    def _json_common(self) -> tuple[Any, Any, Any, Any, Any]:
+    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any]:
+        # the text around the question (and a chat format's messages) are the task's:
+        # the encoder writes their JSON once (prompt_style.lines)
         deferred = self._deferred
-        chat = deferred.messages
-        text = self.text
-        # a chat format's messages as JSON, made around the record's content
-        messages = None if chat is None else chat.json(deferred.content(text))
-        return text, messages, self.continuations, self.target, deferred.until
+        return self.text, None, self.continuations, self.target, deferred.until, deferred
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, RenderedPrompt):

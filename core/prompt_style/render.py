@@ -161,14 +161,13 @@ class RenderedPrompt:
             out["contexts"] = list(self.contexts)
         return out
 
-    def _json_common(self) -> tuple[Any, Any, Any, Any, Any] | None:
-        """``(text, messages, continuations, target, until)`` when :meth:`to_json` gives
-        those keys only (and ``index``; ``until`` when not ``None``), else ``None``:
-        the shape :class:`~prompt_style.lines.PromptEncoder` writes directly.
-        ``messages`` may be given as its JSON text (a ``str``)."""
+    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
+        """``(text, messages, continuations, target, until, None)`` when :meth:`to_json`
+        gives those keys only (and ``index``; ``until`` when not ``None``), else
+        ``None``: the shape :class:`~prompt_style.lines.PromptEncoder` writes directly
+        (the last item is for the fast path's prompts, see :mod:`prompt_style.lines`)."""
         if (
-            type(self.messages) is not str
-            and self.token_ids is None
+            self.token_ids is None
             and self.turn is None
             and self.mode is None
             and self.candidates is None
@@ -179,7 +178,7 @@ class RenderedPrompt:
             and self.assistant_spans is None
             and self.contexts is None
         ):
-            return self.text, self.messages, self.continuations, self.target, self.until
+            return self.text, self.messages, self.continuations, self.target, self.until, None
         return None
 
 

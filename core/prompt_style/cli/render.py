@@ -114,10 +114,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         from ..lines import PromptEncoder
         from ..safe.json_lines import LineWriter
 
-        # Each line made directly (PromptEncoder), written a batch at a time and made
-        # safe there (LineWriter): the bytes of dumps_line(result.to_json()) per line.
+        # Each line made as UTF-8 directly, what the task's prompts share encoded once
+        # (PromptEncoder), and written a batch at a time: the bytes of
+        # dumps_line(result.to_json()) + "\n" per line.
         line = PromptEncoder(_not_json).line
-        LineWriter(out).write_all(line(result) + "\n" for result in task.render(limit=args.limit, replies=replies))
+        LineWriter(out).write_all(line(result) for result in task.render(limit=args.limit, replies=replies))
     else:
         for result in task.render(limit=args.limit, replies=replies):
             write(_text_block(result))
@@ -128,12 +129,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 def _jsonl_line(result: Any) -> str:
     """One request's JSON line, made in a worker process (``--jobs``)."""
     from ..lines import PromptEncoder
-    from ..safe.json_lines import escape_unsafe
 
     global _WORKER_ENCODER
     if _WORKER_ENCODER is None:
         _WORKER_ENCODER = PromptEncoder(_not_json)
-    return escape_unsafe(_WORKER_ENCODER.line(result)) + "\n"
+    return _WORKER_ENCODER.line(result).decode("utf-8")
 
 
 _WORKER_ENCODER: Any = None  # one per worker process: it keeps what the task's prompts share

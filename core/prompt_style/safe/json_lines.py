@@ -7,11 +7,13 @@ and reaches Python as a lone surrogate), which cannot be encoded as UTF-8 at all
 :func:`dumps_line` writes them as ``\\uXXXX`` escapes: the line is valid
 JSON, valid UTF-8, one line, and decodes to exactly the same strings.
 
-Writing many lines (:class:`LineWriter`) checks them a batch at a time: an ASCII
-batch (``str.isascii()``, constant time) has none of those characters; another is
-searched for the three line ends, and a lone surrogate shows when the batch is
-encoded to UTF-8, which writing does anyway. Only a batch that holds one of them
-is escaped, line by line, so the bytes written are exactly :func:`dumps_line`'s.
+:func:`safe_utf8` does the same and gives the UTF-8 bytes, without a search of
+the whole text in the common case: an ASCII text (``str.isascii()``, constant
+time) has none of those characters; another is searched for the three line ends
+only, and a lone surrogate shows when the text is encoded, which writing does
+anyway. The escape is one character at a time, so pieces of a line made safe one
+by one join to the line made safe whole. :class:`LineWriter` writes such lines a
+batch at a time.
 """
 
 from __future__ import annotations
@@ -21,13 +23,13 @@ import re
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 
-__all__ = ["dumps_line", "escape_unsafe", "encode_str", "LineWriter"]
+__all__ = ["dumps_line", "escape_unsafe", "encode_str", "safe_utf8", "LineWriter"]
 
 _UNSAFE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
 
 encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 """A ``str`` as a JSON string, exactly as ``json.dumps(s, ensure_ascii=False)``
-writes it (the C encoder when there is one); :func:`escape_unsafe` makes it safe."""
+writes it (the C encoder when there is one); :func:`safe_utf8` makes it safe."""
 
 
 def _escape(match: re.Match) -> str:
@@ -51,20 +53,24 @@ def dumps_line(value: Any, default: Callable[[Any], Any] | None = None) -> str:
     return escape_unsafe(json.dumps(value, ensure_ascii=False, default=default))
 
 
-def _unsafe_ends(text: str) -> bool:
-    return "\u2028" in text or "\u2029" in text or "\x85" in text
+def safe_utf8(text: str) -> bytes:
+    """``escape_unsafe(text).encode("utf-8")``, searching ``text`` only for what it
+    can hold (see the module's documentation)."""
+    if text.isascii():
+        return text.encode("ascii")
+    if "\u2028" in text or "\u2029" in text or "\x85" in text:
+        text = _UNSAFE.sub(_escape, text)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return _UNSAFE.sub(_escape, text).encode("utf-8")
 
 
 class LineWriter:
-    """Writes JSON lines (each ending with ``\\n``, as ``json.dumps(...,
-    ensure_ascii=False)`` and :func:`encode_str` make them) to a text stream,
-    ``batch`` lines at a time, making them safe as :func:`dumps_line` does: the
-    output is byte for byte that of writing ``dumps_line(value) + "\\n"`` per line.
-
-    When the stream has a binary buffer (a file, standard output) the batch is
-    encoded to UTF-8 and written to it: the stream must be UTF-8 (:meth:`for_stream`
-    says whether it is), and is flushed first so that what was written to it as
-    text comes before.
+    """Writes lines given as UTF-8 bytes (safe ones: :func:`safe_utf8`) to a text
+    stream, ``batch`` lines at a time: to its binary buffer when it has one (a file,
+    standard output) and is UTF-8, after flushing what was written to it as text;
+    else decoded, as text.
     """
 
     def __init__(self, out: IO[str], batch: int = 256) -> None:
@@ -72,51 +78,36 @@ class LineWriter:
         self.batch = batch
         buffer = getattr(out, "buffer", None)
         encoding = (getattr(out, "encoding", None) or "").lower().replace("_", "-")
-        self._binary = buffer is not None and encoding in ("utf-8", "utf8") and hasattr(buffer, "write")
-        self._buffer = buffer if self._binary else None
+        binary = buffer is not None and encoding in ("utf-8", "utf8") and hasattr(buffer, "write")
+        self._buffer = buffer if binary else None
 
-    def write_all(self, lines: Iterable[str]) -> int:
+    def write_all(self, lines: Iterable[bytes]) -> int:
         """Write every line of ``lines``; returns how many. When ``lines`` raises, the
         lines it gave before are written, then the error propagates."""
-        pending: list[str] = []
+        pending: list[bytes] = []
         append = pending.append
         size = self.batch
         count = 0
-        if self._binary:
+        buffer = self._buffer
+        if buffer is not None:
             self.out.flush()
+        write = buffer.write if buffer is not None else self._write_text
         try:
             for line in lines:
                 append(line)
                 if len(pending) >= size:
                     count += len(pending)
-                    self._write(pending)
+                    write(b"".join(pending))
                     pending.clear()
         finally:
             if pending:
                 count += len(pending)
-                self._write(pending)
-            if self._buffer is not None:
-                self._buffer.flush()
+                write(b"".join(pending))
+            if buffer is not None:
+                buffer.flush()
             else:
                 self.out.flush()
         return count
 
-    def _write(self, lines: list[str]) -> None:
-        text = "".join(lines)
-        if text.isascii():
-            if self._buffer is None:
-                self.out.write(text)
-            else:
-                self._buffer.write(text.encode("ascii"))
-            return
-        if _unsafe_ends(text):
-            text = "".join([escape_unsafe(line) for line in lines])
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate somewhere in the batch
-            text = "".join([escape_unsafe(line) for line in lines])
-            data = text.encode("utf-8")
-        if self._buffer is None:
-            self.out.write(text)
-        else:
-            self._buffer.write(data)
+    def _write_text(self, data: bytes) -> None:
+        self.out.write(data.decode("utf-8"))

@@ -932,3 +932,20 @@ def test_errors_from_task_render_are_not_chained_to_the_fast_path(pm):
     with pytest.raises(prompt_style.PromptStyleError) as info:
         list(load_task(task, plugins=pm).render())
     assert info.value.__context__ is None or info.value.__suppress_context__
+
+
+def test_text_targets_resolve_on_the_fast_path(pm):
+    """A target naming a choice's text is resolved by the task's gold resolver there too."""
+    task = task_of("mcq", DESCRIPTIONS["literal"])
+    records = [
+        {"q": "text", "c": ["a", "b"], "a": "b"},
+        {"q": "digits", "c": ["3", "4", "5"], "a": "4"},
+        {"q": "none", "c": ["a", "b"], "a": "z"},
+        {"q": "twice", "c": ["a", "a"], "a": "a"},
+    ]
+    outcomes = assert_same(task, pm, records)
+    assert [o[0] for o in outcomes] == ["ok", "ok", "error", "error"]
+    assert [type(o[-1]) for o in outcomes[:2]] == [LazyDialoguePrompt, LazyDialoguePrompt]
+    assert [o[4] for o in outcomes[:2]] == [1, 1]
+    templated = {**task, "doc_to_target": "{{a}}"}  # a template's digit string: read as lm-eval reads it
+    assert_same(templated, pm, records)

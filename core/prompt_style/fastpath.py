@@ -540,6 +540,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "compile_n": compile_n,
         "answers_of": answers_of,
         "delimiter": delimiter,
+        "gold_of": renderer._gold,
         "add_delimiter": delimiter.__add__ if type(delimiter) is str else None,
         "new_prompt": object.__new__,
         "LazyDialoguePrompt": LazyDialoguePrompt,
@@ -683,8 +684,15 @@ def _code(
         add("c = choice_of(record)")
         add("target = target_of(record)")
     if generation is None:
-        add("if type(q) is not str or type(c) is not list or type(target) is not int:")
+        add("if type(q) is not str or type(c) is not list:")
         add("    raise Bail")
+        add("if type(target) is not int:")
+        # a choice's text (or a digit string a template gives): the task's gold resolver
+        add("    if type(target) is not str:")
+        add("        raise Bail")
+        add("    target = gold_of(target, c)")
+        add("    if type(target) is not int:")
+        add("        raise Bail")
         add("n = len(c)")
         add("if not 0 <= target < n or None in c:")
         add("    raise Bail")
@@ -826,6 +834,7 @@ _PARAMS = frozenset(
         "compile_n",
         "answers_of",
         "delimiter",
+        "gold_of",
         "add_delimiter",
         "new_prompt",
         "LazyDialoguePrompt",

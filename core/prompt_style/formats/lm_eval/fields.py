@@ -57,9 +57,17 @@ LM_EVAL_JINJA = JinjaProfile(
 KINDS = ("text", "choice", "target", "resolve")
 
 
+# What makes Python's tokenizer warn: a backslash (an unknown escape), or a number run
+# into a name (``1if``, ``0x1for``: "invalid decimal literal"). Other text parses silently,
+# so it needs no catch_warnings (which costs more than the parse).
+_MAY_WARN = re.compile(r"\\|[0-9](?:[A-Za-z_]|[^\x00-\x7f])")
+
+
 def _literal(text: str) -> Any:
     """``ast.literal_eval`` as lm-evaluation-harness calls it, without the warning Python prints
     for an unknown escape (``"\\ "``) in record text (MultiRC answers hold backslashes)."""
+    if not _MAY_WARN.search(text):
+        return ast.literal_eval(text)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)

@@ -36,6 +36,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from .axes import Axis, Constraint, StyleAxes, cell_id
     from .data import iter_records, load_records
     from .fields import compile_field, process_field, resolve_gold
     from .formats import load_task_config
@@ -69,14 +70,20 @@ if TYPE_CHECKING:
         choice_style,
         resolve_target,
     )
+    from .styles.answers import ChoiceAnswerParser, choice_answer_parser
+    from .styles.axes import choice_axes
     from .task import TaskConfig
     from .types import (
+        AnswerParser,
+        AnswerParserFactory,
+        AxesFactory,
         Dialogue,
         FieldExtractor,
         FormattedPrompt,
         Formatter,
         MetaTemplate,
         ModelInput,
+        ParsedAnswer,
         ReadOptions,
         Retriever,
         Sample,
@@ -160,6 +167,18 @@ __all__ = [
     "choice_style",
     "resolve_target",
     "DEFAULT_LABELS",
+    # format grids and generative multiple choice
+    "Axis",
+    "Constraint",
+    "StyleAxes",
+    "AxesFactory",
+    "cell_id",
+    "choice_axes",
+    "ParsedAnswer",
+    "AnswerParser",
+    "AnswerParserFactory",
+    "ChoiceAnswerParser",
+    "choice_answer_parser",
     # lm-evaluation-harness's template system
     "TemplateConfig",
     "MCQTemplateConfig",
@@ -189,6 +208,17 @@ __all__ = [
 
 # name -> the module that defines it (the imports above, made on first use)
 _LAZY: dict[str, str] = {
+    "Axis": ".axes",
+    "Constraint": ".axes",
+    "StyleAxes": ".axes",
+    "cell_id": ".axes",
+    "choice_axes": ".styles.axes",
+    "ChoiceAnswerParser": ".styles.answers",
+    "choice_answer_parser": ".styles.answers",
+    "AnswerParser": ".types",
+    "AnswerParserFactory": ".types",
+    "AxesFactory": ".types",
+    "ParsedAnswer": ".types",
     "iter_records": ".data",
     "load_records": ".data",
     "compile_field": ".fields",

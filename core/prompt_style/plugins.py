@@ -49,6 +49,8 @@ HOOK_NOUNS: Mapping[str, str] = {
     "retrieve_examples": "retriever",
     "format_instances": "formatter",
     "load_tokenizer": "tokenizer format",
+    "declare_axes": "axes declaration",
+    "parse_answer": "answer parser",
 }
 CATALOG_HOOKS = (
     "read_task",
@@ -57,6 +59,8 @@ CATALOG_HOOKS = (
     "retrieve_examples",
     "format_instances",
     "load_tokenizer",
+    "declare_axes",
+    "parse_answer",
 )
 
 

@@ -116,6 +116,16 @@ class RenderedPrompt:
     with the continuation at the same position of ``continuations``; ``text`` (and
     ``messages``) are the first request's. Each is the meta template's text, or its
     messages when it gives no text. ``None`` for every other task."""
+    permutation: tuple[int, ...] | None = None
+    """With a choice order (``--shuffle-choices``, ``--circular``, ...): the record's
+    original choice index shown at each position (``permutation[target]`` is the
+    original gold index); ``None`` when the choices are in the record's order."""
+    rotation: int | None = None
+    """Circular evaluation: which rotation of the record's choices this is (0 is the
+    record's own order); ``None`` otherwise."""
+    circular_pattern: list[str] | None = None
+    """Circular evaluation: OpenCompass's ``circular_pattern``, the option key each
+    original option is shown under (``["B", "C", "D", "A"]`` for rotation 1)."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
@@ -125,7 +135,9 @@ class RenderedPrompt:
         ``candidates`` (perplexity); ``turn`` for the requests of a multi-turn
         dialogue; ``context_token_ids``, ``continuation_token_ids`` and
         ``token_report`` when a tokenizer gives them; ``assistant_spans`` when the
-        chat template marks them; ``contexts`` for a multiple-input task."""
+        chat template marks them; ``contexts`` for a multiple-input task;
+        ``permutation`` under a choice order, with ``rotation`` and
+        ``circular_pattern`` in circular evaluation."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -157,6 +169,11 @@ class RenderedPrompt:
             out["assistant_spans"] = [list(span) for span in self.assistant_spans]
         if self.contexts is not None:
             out["contexts"] = list(self.contexts)
+        if self.permutation is not None:
+            out["permutation"] = list(self.permutation)
+        if self.rotation is not None:
+            out["rotation"] = self.rotation
+            out["circular_pattern"] = self.circular_pattern
         return out
 
 
@@ -181,6 +198,7 @@ def _choices(value: Any) -> list[Any] | None:
 
 
 _UNTRIED: Any = object()  # the fast path is compiled on the first record
+DEFAULT_KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # option keys named for circular patterns of extracted choices
 
 _STAGE_KEYS = {
     "extract_field": None,  # extractor errors carry their own key
@@ -214,6 +232,9 @@ class TaskRenderer:
         origins: Mapping[str, str] | None = None,
         allow_null_target: bool = False,
         limits: Any = None,
+        choice_order: Any = None,
+        option_keys: Sequence[str] | None = None,
+        answer_key: str | None = None,
     ) -> None:
         self.task = task
         self.extractors = dict(extractors)
@@ -238,6 +259,15 @@ class TaskRenderer:
         """Whether a generation record may have a null target (the task's ``allow_null_target``)."""
         self.limits = limits
         """Jinja budgets for this task's templates (``load_task(limits=...)``); ``None``: the defaults."""
+        self.choice_order = choice_order
+        """The order of each record's choices (a :class:`~prompt_style.choice_order.ChoiceOrder`),
+        or ``None``: as the record has them. See :meth:`render_ordered`."""
+        self.option_keys = tuple(option_keys) if option_keys is not None else None
+        """Where a choice order permutes the choices: ``None`` for the extracted choices
+        (``doc_to_choice``), else the record's option columns (or one list field),
+        rewritten as OpenCompass's CircularEval rewrites a record."""
+        self.answer_key = answer_key
+        """With ``option_keys``: the record field holding the answer, remapped with its choice."""
         self._setup()
 
     def _setup(self) -> None:
@@ -552,12 +582,98 @@ class TaskRenderer:
         fast = self._fast
         return self._compile_fast() if fast is _UNTRIED else fast
 
-    def _render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
-        """The general path of :meth:`render`."""
+    def render_ordered(self, record: Mapping[str, Any], index: int) -> list[RenderedPrompt]:
+        """The prompts of one record with its choices in the task's :attr:`choice_order`:
+        one prompt (``--shuffle-choices``, ``correct:K``, ...) or one per rotation
+        (``circular``), each with its ``permutation`` (and ``rotation``,
+        ``circular_pattern`` when circular) and the gold target remapped. Without a
+        choice order, ``[render(record, index)]``.
+
+        :raises PromptStyleError: naming the record, for bad data and for orders the
+            record cannot take (``correct:K`` past its last choice).
+        """
+        order = self.choice_order
+        if order is None:
+            return [self.render(record, index)]
+        from .choice_order import circular_pattern, permute_record, record_gold, remap_gold
+
+        keys = self.option_keys
+        try:
+            if keys is not None:  # the record's own option columns (OpenCompass): rewrite the record
+                n, gold = record_gold(record, keys, self.answer_key)
+            else:
+                sample = self.sample(record, index)
+                self._check_orderable(sample)
+                n, gold = len(sample.choices), sample.gold
+            permutations = order.permutations(index, n, gold)
+        except PromptStyleError as exc:
+            raise self._locate(exc.locate(key=exc.key or "choice_order"), index) from None
+        shown = keys if keys is not None and len(keys) > 1 else None
+        # A gold index to check the rewritten records against: their gold must be the
+        # same choice (an answer field that did not follow its choices would not be).
+        check = self.render(record, index).target if keys is not None else None
+        out = []
+        for rotation, permutation in enumerate(permutations):
+            if keys is not None:
+                made = self.render(permute_record(record, permutation, keys, self.answer_key), index)
+                if type(check) is int and type(made.target) is int and permutation[made.target] != check:
+                    raise RenderError(
+                        f"the gold answer did not follow the choices: it is choice {check} of the record, "
+                        f"but the reordered record's gold is its choice {permutation[made.target]}",
+                        key="answer_key",
+                        split=self.split,
+                        index=index,
+                        file=self.source,
+                        hint="name the field that holds the answer with --answer-key (answer_key= in Python)",
+                    )
+            else:
+                made = self._render(record, index, (permutation, remap_gold))
+            made.permutation = permutation
+            if order.many:
+                made.rotation = rotation
+                names = shown or (DEFAULT_KEYS[:n] if n <= len(DEFAULT_KEYS) else [str(i) for i in range(n)])
+                made.circular_pattern = circular_pattern(permutation, names)
+            out.append(made)
+        return out
+
+    def _check_orderable(self, sample: Sample) -> None:
+        choices = sample.choices
+        if choices is None or type(sample.question) is ContextChoice:
+            raise RenderError(
+                "a choice order needs the record's choices (doc_to_choice), one prompt for all of them",
+                key="choice_order",
+                hint="for a template that reads option columns (OpenCompass's {A}, {B}), give --option-keys",
+            )
+        n = len(choices)
+        if n >= 2 and [str(c) for c in choices] == list(DEFAULT_KEYS[:n]):
+            raise RenderError(
+                f"the choices are the labels {', '.join(DEFAULT_KEYS[:n])}: the choice texts are in the "
+                "question's text, where a new order cannot reach them",
+                key="choice_order",
+                hint="name the record's choice field (or columns) and its answer with --option-keys and "
+                "--answer-key (option_keys=, answer_key= in Python), e.g. --option-keys choices --answer-key answer",
+            )
+
+    def _render(self, record: Mapping[str, Any], index: int, permute: Any = None) -> RenderedPrompt:
+        """The general path of :meth:`render` (``permute``: ``(permutation, remap_gold)``
+        to show the extracted choices in another order)."""
         token = _SCOPE.set(self.limits) if self.limits is not None else None
         stage = "extract_field"
         try:
             sample = self.sample(record, index)
+            if permute is not None:
+                permutation, remap = permute
+                choices = sample.choices
+                sample = Sample(
+                    index,
+                    record,
+                    sample.question,
+                    [choices[p] for p in permutation],
+                    sample.target,
+                    sample.description,
+                    gold=remap(sample.gold, permutation),
+                    gen_prefix=sample.gen_prefix,
+                )
             if self._rolling:
                 return self._rolling_prompt(sample, index)
             stage = "retrieve_examples"

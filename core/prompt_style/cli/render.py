@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from ._common import add_command, add_data_argument, add_meta_arguments, non_negative
+from ._common import (
+    add_choice_order_arguments,
+    add_command,
+    add_data_argument,
+    add_meta_arguments,
+    add_style_option_argument,
+    choice_order_of,
+    non_negative,
+)
 
 NAME = "render"
 HELP = "render a task's prompts"
@@ -16,6 +24,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     render = add_command(sub, common, NAME, HELP, DESCRIPTION)
     render.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
     render.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
+    add_style_option_argument(render)
     add_meta_arguments(
         render,
         default="plain",
@@ -73,6 +82,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         metavar="DIR",
         help="where task-template files find their data_dir (default: next to the task file, or data/processed/)",
     )
+    add_choice_order_arguments(render)
     render.add_argument(
         "--budget",
         metavar="NAME=VALUE",
@@ -123,6 +133,10 @@ def _text_block(result: Any) -> str:
         header += f" · {key}: " + json.dumps(value, ensure_ascii=False, default=default)
     if result.turn is not None:
         header += f" · turn {result.turn}"
+    if getattr(result, "permutation", None) is not None:
+        header += " · permutation: " + json.dumps(list(result.permutation))
+        if result.rotation is not None:
+            header += f" · rotation {result.rotation}"
     candidates = getattr(result, "candidates", None)
     if candidates is not None:
         blocks = [
@@ -174,6 +188,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         mode=args.mode,
         read_options={"data_root": args.data_root} if args.data_root else None,
         model_args=args.model_args,
+        style_options=dict(args.style_option) or None,
+        **choice_order_of(args),
     )
     replies = _read_replies(args.replies) if args.replies else None
     write = out.write

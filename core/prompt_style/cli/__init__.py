@@ -22,7 +22,15 @@ from ._common import EXIT_BAD_INPUT, Parser
 
 __all__ = ["main", "build_parser", "COMMANDS", "EXIT_BAD_INPUT"]
 
-COMMANDS: tuple[str, ...] = ("plugins", "render", "validate", "instantiate", "convert", "chat")
+COMMANDS: tuple[str, ...] = (
+    "plugins",
+    "render",
+    "validate",
+    "instantiate",
+    "convert",
+    "chat",
+    "grid",
+)
 """The command modules, in the order ``--help`` lists them."""
 
 

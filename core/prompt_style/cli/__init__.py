@@ -30,6 +30,7 @@ COMMANDS: tuple[str, ...] = (
     "convert",
     "chat",
     "grid",
+    "spread",
 )
 """The command modules, in the order ``--help`` lists them."""
 

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from .safe.jinja_env import JinjaLimits, JinjaProfile
     from .safe.limits import YamlLimits
     from .safe.yaml_loader import YamlDocument, load_yaml
+    from .scoring import Score, score_predictions
     from .styles import (
         DEFAULT_LABELS,
         ChoiceStyle,
@@ -179,6 +180,8 @@ __all__ = [
     "AnswerParserFactory",
     "ChoiceAnswerParser",
     "choice_answer_parser",
+    "score_predictions",
+    "Score",
     # lm-evaluation-harness's template system
     "TemplateConfig",
     "MCQTemplateConfig",
@@ -214,6 +217,8 @@ _LAZY: dict[str, str] = {
     "cell_id": ".axes",
     "choice_axes": ".styles.axes",
     "ChoiceAnswerParser": ".styles.answers",
+    "Score": ".scoring",
+    "score_predictions": ".scoring",
     "choice_answer_parser": ".styles.answers",
     "AnswerParser": ".types",
     "AnswerParserFactory": ".types",

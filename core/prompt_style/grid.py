@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .loading import Task
     from .render import RenderedPrompt
 
-__all__ = ["Cell", "Grid", "make_grid", "parse_axis_values", "MAX_CELLS"]
+__all__ = ["Cell", "Grid", "make_grid", "grid_cell", "parse_axis_values", "MAX_CELLS"]
 
 MAX_CELLS = 1_000_000
 """Grids with more combinations than this are only sampled (``sample=``), value by
@@ -182,6 +182,58 @@ def _task_axes(task: Task, manager: Any, meta: str) -> list[Axis]:
     ]
 
 
+def _axes_of(task: Task, meta: str = "plain") -> tuple[str, dict[str, Any], StyleAxes | None, list[Axis]]:
+    """The style's name, its task options, its declared axes and every axis a grid offers."""
+    manager = task._prepared.manager if task._prepared is not None else None
+    if manager is None:
+        raise OptionError("a grid needs a task made by load_task")
+    style_name = task.plugins["format_prompt"]["name"]
+    _, task_options = task.config.style_spec()
+    base = dict(task_options)
+    declared: StyleAxes | None = None
+    if style_name in manager.catalog("declare_axes"):
+        from .errors import PluginError
+
+        provider = manager.resolve("declare_axes", style_name)
+        try:
+            declared = provider.factory(options=dict(base))
+        except PromptStyleError:
+            raise
+        except Exception as exc:
+            raise PluginError(f"{provider.label()} raised {type(exc).__name__}: {exc}") from exc
+        if not isinstance(declared, StyleAxes):
+            raise PluginError(f"{provider.label()} returned {type(declared).__name__}, not a StyleAxes")
+    offered = list(declared.axes if declared is not None else ()) + _task_axes(task, manager, meta)
+    return style_name, base, declared, offered
+
+
+def grid_cell(task: Task, settings: Mapping[str, Any], *, meta: str = "plain") -> Cell:
+    """The cell of ``task``'s grid with these settings (as a grid line records them),
+    for scoring its predictions.
+
+    :raises OptionError: an axis the style does not have, a value it does not take,
+        settings a constraint rules out.
+    """
+    style_name, base, declared, offered = _axes_of(task, meta)
+    by_name = {axis.name: axis for axis in offered}
+    checked: dict[str, Any] = {}
+    for axis in offered:  # the style's order
+        if axis.name not in settings:
+            continue
+        value = settings[axis.name]
+        if value not in axis.values and value != axis.default:
+            value = axis.value(value_text(value))
+        checked[axis.name] = value
+    unknown = [name for name in settings if name not in by_name]
+    if unknown:
+        raise OptionError(f"style {style_name!r} has no axis {unknown[0]!r}", key="settings")
+    if declared is not None:
+        broken = declared.violated({**{a.name: a.default for a in offered}, **checked})
+        if broken is not None:
+            raise OptionError(f"the settings break a constraint of the style: {broken.reason}", key="settings")
+    return _cell(style_name, checked, {axis.name: axis.default for axis in offered}, declared, base)
+
+
 def make_grid(
     task: Task,
     axes: Sequence[tuple[str, Sequence[str] | None]] | Mapping[str, Sequence[str] | None] | None = None,
@@ -205,28 +257,7 @@ def make_grid(
     :raises PromptStyleError: an unknown axis or value (naming the axis and its
         values), a style that declares no axes, a grid with no allowed cell.
     """
-    manager = task._prepared.manager if task._prepared is not None else None
-    if manager is None:
-        raise OptionError("a grid needs a task made by load_task")
-    style_name = task.plugins["format_prompt"]["name"]
-    _, task_options = task.config.style_spec()
-    base = dict(task_options)
-    declared: StyleAxes | None = None
-    if style_name in manager.catalog("declare_axes"):
-        provider = manager.resolve("declare_axes", style_name)
-        try:
-            declared = provider.factory(options=dict(base))
-        except PromptStyleError:
-            raise
-        except Exception as exc:
-            from .errors import PluginError
-
-            raise PluginError(f"{provider.label()} raised {type(exc).__name__}: {exc}") from exc
-        if not isinstance(declared, StyleAxes):
-            from .errors import PluginError
-
-            raise PluginError(f"{provider.label()} returned {type(declared).__name__}, not a StyleAxes")
-    offered: list[Axis] = list(declared.axes if declared is not None else ()) + _task_axes(task, manager, meta)
+    style_name, base, declared, offered = _axes_of(task, meta)
     by_name = {axis.name: axis for axis in offered}
 
     requested: list[tuple[str, Sequence[str] | None]]

@@ -31,6 +31,7 @@ COMMANDS: tuple[str, ...] = (
     "chat",
     "grid",
     "spread",
+    "score",
 )
 """The command modules, in the order ``--help`` lists them."""
 

@@ -80,7 +80,7 @@ def inspect_answers(completion: str, labels: Sequence[str], multiple: bool) -> t
 _OPEN = r"(?:\*\*|\$|\\boxed\{|\\text\{|[(\[])*"
 _CLOSE = r"(?:\*\*|\$|\}|[)\]])*"
 _PHRASE = (
-    r"(?i:\b(?:answers?|options?|choices?)\s*(?:is|are|would\s+be|will\s+be|:|=)\s*[:\-]?\s*"
+    r"(?i:\b(?:answers?|options?|choices?)\s*(?:is|are|would\s+be|will\s+be|:|=|-)\s*[:\-]?\s*"
     r"(?:options?\s+|choices?\s+)?)"
 )
 
@@ -120,8 +120,13 @@ class ChoiceAnswerParser:
         hits = list(phrase.finditer(completion))
         if hits:
             last = hits[-1]
-            if not multiple and re.match(rf"\s*(?:,|/|&|\band\b|\bor\b)\s*{item}", completion[last.end() :]):
-                return None  # "the answer is B or C": two choices named
+            rest = completion[last.end() :]
+            if multiple:
+                follow = rf"\s*(?:/|\bor\b)\s*{item}{boundary}"
+            else:
+                follow = rf"\s*(?:,|/|&)?\s*(?:\b(?:and|or)\b)?\s*{item}{boundary}"
+            if re.match(follow, rest):
+                return None  # "the answer is B or C", "ANSWER: A D": two choices named
             picked = {index[g] for g in last.groups() if g is not None}
             return ParsedAnswer(tuple(sorted(picked)), "answer phrase")
         if multiple:
@@ -134,7 +139,7 @@ class ChoiceAnswerParser:
         ends = [lines[-1]] if len(lines) == 1 else [lines[-1], lines[0]]
 
         # 2. a line that is only a label (or labels)
-        bare = re.compile(rf"\s*(?:{several})\s*[.:]?\s*")
+        bare = re.compile(rf"\s*(?i:(?:option|choice|answer)\s+)?(?:{several})\s*[.:]?\s*")
         for line in ends:
             match = bare.fullmatch(line)
             if match:

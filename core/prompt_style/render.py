@@ -427,6 +427,16 @@ class TaskRenderer:
             line=self.lines.get(key or ""),
         )
 
+    def examples(self, record: Mapping[str, Any], index: int) -> tuple[Sample, ...]:
+        """The few-shot examples record ``index`` gets, as extracted ``Sample`` objects (their
+        ``index`` is their position in the few-shot pool, :attr:`pool_split`).
+
+        :raises PromptStyleError: for an example with bad data, naming it.
+        """
+        shared = self._shared_ids
+        ids = shared if shared is not None else self._select(index, record)
+        return tuple([self._shot(i) for i in ids]) if ids else ()
+
     def shared_shots(self) -> tuple[Sample, ...] | None:
         """The few-shot examples every record gets, when the retriever's selection does
         not depend on the record (``shared_selection()``), else ``None``; built once.

@@ -32,6 +32,7 @@ COMMANDS: tuple[str, ...] = (
     "grid",
     "spread",
     "score",
+    "lint",
 )
 """The command modules, in the order ``--help`` lists them."""
 

@@ -187,7 +187,7 @@ def run(capsys, *argv):
 def test_cli_flags(capsys):
     code, out, err = run(capsys, "render", str(MMLU), "--limit", "1", "--shuffle-choices", "3", "--format", "jsonl")
     assert code == 0, err
-    assert json.loads(out)["permutation"] == [2, 3, 1, 0]
+    assert json.loads(out)["permutation"] == [3, 2, 1, 0]
     code, out, _ = run(capsys, "render", str(MMLU), "--limit", "1", "--circular", "--shots", "0")
     assert code == 0 and out.count("=== record 0") == 4 and "rotation 3" in out
     code, out, _ = run(
@@ -206,3 +206,32 @@ def test_cli_errors(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["render", str(MMLU), "--circular", "--shuffle-choices", "1"])
     assert exit_.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("order", ["shuffle:5", "circular", "reversed", "correct:1"])
+def test_reordered_record_copies_render_as_reordered_choices(order):
+    # tasks whose choices and gold are plain fields render a reordered copy of the record
+    # (through the fast path); the prompts are those of the general path's reordering
+    records = [
+        {"q": "  What? ", "c": ["a", "b {x}", "c", "d"], "a": 2},
+        {"q": "Which?", "c": ["one", "two"], "a": 0},
+        {"q": "Text gold", "c": ["p", "q", "r"], "a": "q"},  # a text target: the general path
+    ]
+    shots = [{"q": "Ex?", "c": ["y", "n"], "a": 0}]
+
+    def made(swap):
+        loaded = load_task(
+            {"data": {"test": records, "dev": shots}, "fewshot_split": "dev", "num_fewshot": 1,
+             "doc_to_text": "{{q.strip()}}", "doc_to_choice": "c", "doc_to_target": "a", "template": "mcq::gpqa",
+             "description": "Pick one.\n\n"},
+            choice_order=order,
+        )
+        if not swap:
+            loaded.renderer._order_fields = None
+        else:
+            assert loaded.renderer.render_ordered(records[0], 0) and loaded.renderer._order_fields == ("c", "a")
+        return [(p.text, p.continuations, p.target, p.permutation, p.rotation, p.circular_pattern) for p in loaded.render()]
+
+    if order == "correct:1":
+        records = records[:2] + [{"q": "Text gold", "c": ["p", "q", "r"], "a": "q"}]
+    assert made(True) == made(False)

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["Cell", "Grid", "make_grid", "grid_cell", "parse_axis_values", "MAX_CELLS"]
 
 MAX_CELLS = 1_000_000
-"""Grids with more combinations than this are only sampled (``sample=``), value by
-value, never listed whole."""
+"""Grids with more combinations than this are only sampled (``sample=``), never
+listed whole."""
 
 SHOT_COUNTS = (0, 1, 3, 5)
 
@@ -109,10 +109,19 @@ class Grid:
     cells: list[Cell]
     combinations: int
     """How many combinations the requested values make."""
-    allowed: int | None = None
-    """How many of them the style's constraints allow (the cells before ``sample``);
-    ``None`` for a grid too large to list (sampled value by value)."""
+    _allowed: int | None = None
     base_options: Mapping[str, Any] = field(default_factory=dict)
+    _lists: Any = field(default=None, repr=False)
+
+    @property
+    def allowed(self) -> int | None:
+        """How many combinations the style's constraints allow (the cells before
+        ``sample``): counted when first asked for a sampled grid; ``None`` for a grid
+        of more than :data:`MAX_CELLS` combinations."""
+        if self._allowed is None and self._lists is not None and self.combinations <= MAX_CELLS:
+            lists, settings_of, allowed = self._lists
+            self._allowed = sum(1 for v in itertools.product(*lists) if allowed(settings_of(v)))
+        return self._allowed
 
     def variants(self, *, limit: int | None = None) -> Iterator[tuple[Cell, Task]]:
         """Each cell with its task (built when reached; the evaluated split is read
@@ -249,9 +258,10 @@ def make_grid(
     :param axes: ``{axis: values}`` (or pairs): the values as written on the command
         line (``"A"``, ``". "``, ``"5"``), ``None`` for every value the axis declares.
         ``None`` or empty: every axis the style declares, with all its values.
-    :param sample: render only this many cells, drawn with ``random.Random(seed)``
-        from the allowed cells listed in the style's order of axes and values (so
-        the draw does not depend on the order axes or values are given in).
+    :param sample: render only this many cells: combinations drawn without
+        replacement with ``random.Random(seed)`` (numbered in the style's order of
+        axes and values, so the draw does not depend on the order they are given in),
+        keeping those the constraints allow; a uniform sample of the allowed cells.
     :param seed: the seed of the draw.
     :param meta: the task's meta template name (the ``meta`` axis's default).
     :raises PromptStyleError: an unknown axis or value (naming the axis and its
@@ -308,60 +318,50 @@ def make_grid(
         return declared is None or declared.violated({**defaults, **settings}) is None
 
     names = [axis.name for axis in grid_axes]
-    if total <= MAX_CELLS:
-        # The combinations in the style's order of axes and values (whatever order the
-        # user gave them in), those the constraints allow, then a seeded sample of them.
-        valid = [
-            settings
-            for settings in (settings_of(values) for values in itertools.product(*(chosen[n] for n in names)))
-            if allowed(settings)
-        ]
-        count: int | None = len(valid)
-        if sample is not None and sample < len(valid):
-            picked = sorted(random.Random(seed).sample(range(len(valid)), sample))
-            valid = [valid[i] for i in picked]
-        made = [_cell(style_name, s, defaults, declared, base) for s in valid]
-    else:
-        if sample is None:
+    lists = [chosen[n] for n in names]
+
+    def combination(number: int) -> dict[str, Any]:
+        """Combination ``number`` of the grid, in the style's order (the last axis fastest)."""
+        values = []
+        for options in reversed(lists):
+            number, at = divmod(number, len(options))
+            values.append(options[at])
+        return settings_of(list(reversed(values)))
+
+    if sample is None or sample >= total:
+        if total > MAX_CELLS:
             raise OptionError(
                 f"the grid has {total:,} combinations, more than {MAX_CELLS:,}",
                 key="axis",
                 hint="render a sample of them with --sample N, or vary fewer axes",
             )
-        made = _draw(style_name, grid_axes, chosen, defaults, declared, base, sample, seed, allowed)
+        picked = [s for s in (settings_of(v) for v in itertools.product(*lists)) if allowed(s)]
+        count: int | None = len(picked)
+    else:
+        # Combinations drawn without replacement with random.Random(seed), in the style's
+        # order of axes and values (whatever order the user gave them in), keeping those
+        # the constraints allow: a uniform sample of the allowed cells, without listing them.
+        rng = random.Random(seed)
+        tried: set[int] = set()
+        numbers = []
+        while len(numbers) < sample and len(tried) < total:
+            number = rng.randrange(total)
+            if number in tried:
+                continue
+            tried.add(number)
+            if allowed(combination(number)):
+                numbers.append(number)
+        picked = [combination(number) for number in sorted(numbers)]
         count = None
+    made = [_cell(style_name, s, defaults, declared, base) for s in picked]
     if not made:
         reason = ""
         if declared is not None and declared.constraints:
             reason = " (the style's constraints: " + "; ".join(c.reason for c in declared.constraints) + ")"
         raise OptionError(f"no cell of the grid is allowed{reason}", key="axis")
-    return Grid(task, style_name, grid_axes, declared, made, total, count, base)
-
-
-def _draw(
-    style: str,
-    grid_axes: Sequence[Axis],
-    chosen: Mapping[str, Sequence[Any]],
-    defaults: Mapping[str, Any],
-    declared: StyleAxes | None,
-    base: Mapping[str, Any],
-    sample: int,
-    seed: int,
-    allowed: Any,
-) -> list[Cell]:
-    """``sample`` distinct allowed cells of a grid too large to list, drawn value by
-    value (axes and values in the style's order) with ``random.Random(seed)``, in
-    the order drawn."""
-    rng = random.Random(seed)
-    made: dict[str, Cell] = {}
-    tries = 0
-    while len(made) < sample and tries < sample * 200:
-        tries += 1
-        settings = {axis.name: rng.choice(list(chosen[axis.name])) for axis in grid_axes}
-        if allowed(settings):
-            cell = _cell(style, settings, defaults, declared, base)
-            made.setdefault(cell.id, cell)
-    return list(made.values())
+    grid = Grid(task, style_name, grid_axes, declared, made, total, count, base)
+    grid._lists = (lists, settings_of, allowed)
+    return grid
 
 
 def _cell(

@@ -198,6 +198,38 @@ def _choices(value: Any) -> list[Any] | None:
 
 
 _UNTRIED: Any = object()  # the fast path is compiled on the first record
+
+
+def _plain_order_fields(renderer: TaskRenderer) -> tuple[str, str] | None:
+    """``(choices field, target field)`` when a new order of a record's choices can be
+    rendered from a copy of the record with that field reordered and the gold index
+    remapped: ``doc_to_choice`` and ``doc_to_target`` are plain field names, and
+    nothing else of the task reads them (the question reads one other field, the
+    description is fixed, no ``gen_prefix`` or few-shot field specs of its own).
+    Worked out once per renderer (:meth:`TaskRenderer._reordered_copies`)."""
+    from .fields.extractors import Expression, RecordField
+
+    def field(extractor: Any) -> str | None:
+        if type(extractor) is RecordField and type(extractor.spec) is str:
+            return extractor.spec
+        return None
+
+    choice_key, target_key = field(renderer._choice), field(renderer._target)
+    if choice_key is None or target_key is None or choice_key == target_key or renderer.shot_extractors:
+        return None
+    text = renderer._text
+    if type(text) is RecordField:
+        reads = text.spec
+    elif type(text) is Expression and text.steps is not None and len(text.steps) == 1:
+        reads = text.steps[0]
+    else:
+        return None
+    if reads in (choice_key, target_key) or renderer._prefix is not None:
+        return None
+    describe = renderer._description
+    if describe is not None and getattr(describe, "kind", None) not in ("literal", "constant"):
+        return None
+    return choice_key, target_key
 DEFAULT_KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # option keys named for circular patterns of extracted choices
 
 _STAGE_KEYS = {
@@ -605,9 +637,23 @@ class TaskRenderer:
         order = self.choice_order
         if order is None:
             return [self.render(record, index)]
+        keys = self.option_keys
+        if keys is None and type(record) is dict:
+            fields = self.__dict__.get("_order_fields", _UNTRIED)
+            if fields is _UNTRIED:
+                fields = self._order_fields = _plain_order_fields(self)
+            if fields is not None:
+                choices, gold = record.get(fields[0]), record.get(fields[1])
+                if (
+                    type(choices) is list
+                    and type(gold) is int
+                    and 0 <= gold < len(choices) <= len(DEFAULT_KEYS)
+                    and None not in choices
+                    and choices[:2] != ["A", "B"]  # choices that are labels: the general path says why not
+                ):
+                    return self._reordered_copies(record, index, fields, choices, gold)
         from .choice_order import circular_pattern, permute_record, record_gold, remap_gold
 
-        keys = self.option_keys
         try:
             if keys is not None:  # the record's own option columns (OpenCompass): rewrite the record
                 n, gold = record_gold(record, keys, self.answer_key)
@@ -619,6 +665,7 @@ class TaskRenderer:
         except PromptStyleError as exc:
             raise self._locate(exc.locate(key=exc.key or "choice_order"), index) from None
         shown = keys if keys is not None and len(keys) > 1 else None
+        names = shown or (DEFAULT_KEYS[:n] if n <= len(DEFAULT_KEYS) else [str(i) for i in range(n)])
         # A gold index to check the rewritten records against: their gold must be the
         # same choice (an answer field that did not follow its choices would not be).
         check = self.render(record, index).target if keys is not None else None
@@ -641,8 +688,36 @@ class TaskRenderer:
             made.permutation = permutation
             if order.many:
                 made.rotation = rotation
-                names = shown or (DEFAULT_KEYS[:n] if n <= len(DEFAULT_KEYS) else [str(i) for i in range(n)])
                 made.circular_pattern = circular_pattern(permutation, names)
+            out.append(made)
+        return out
+
+    def _reordered_copies(
+        self, record: dict[str, Any], index: int, fields: tuple[str, str], choices: list[Any], gold: int
+    ) -> list[RenderedPrompt]:
+        """A task whose choices and gold index are plain fields of the record, and which
+        reads them nowhere else (:func:`_plain_order_fields`): each new order is a copy
+        of the record with the choice list reordered and the gold index remapped, which
+        renders — through the fast path — the prompt the reordered extracted choices give."""
+        from .choice_order import circular_pattern
+
+        order = self.choice_order
+        try:
+            permutations = order.permutations(index, len(choices), gold)
+        except PromptStyleError as exc:
+            raise self._locate(exc.locate(key=exc.key or "choice_order"), index) from None
+        choice_key, target_key = fields
+        many = order.many
+        out = []
+        for rotation, permutation in enumerate(permutations):
+            copy = dict(record)
+            copy[choice_key] = [choices[p] for p in permutation]
+            copy[target_key] = permutation.index(gold)
+            made = self.render(copy, index)
+            made.permutation = permutation
+            if many:
+                made.rotation = rotation
+                made.circular_pattern = circular_pattern(permutation, DEFAULT_KEYS)
             out.append(made)
         return out
 

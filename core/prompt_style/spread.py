@@ -221,11 +221,15 @@ def spread_of(lines: Iterable[Mapping[str, Any]]) -> Spread:
     )
 
 
+def _value_text(value: Any) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
 def _by_axis(cells: Sequence[CellResult]) -> dict[str, list[dict[str, Any]]]:
     axes: dict[str, dict[str, list[float]]] = {}
     for cell in cells:
         for axis, value in cell.settings.items():
-            text = value if isinstance(value, str) else repr(value)
+            text = _value_text(value)
             axes.setdefault(axis, {}).setdefault(text, []).append(cell.accuracy)
     out = {}
     for axis, values in axes.items():
@@ -292,44 +296,37 @@ def plot_spread(result: Spread, path: str | Path, *, title: str | None = None) -
             hint=f"install it with {PLOT_INSTALL} (or pip install matplotlib)",
         ) from None
     axes_shown = list(result.by_axis)
-    columns = 1 + len(axes_shown)
-    figure, panels = plt.subplots(
-        1,
-        columns,
-        figsize=(4.2 + 2.2 * len(axes_shown), 3.6),
-        gridspec_kw={"width_ratios": [2.2] + [1] * len(axes_shown)},
-        sharey=True,
-        squeeze=False,
-    )
-    panels = panels[0]
+    per_row = max(1, min(5, len(axes_shown)))
+    rows = -(-len(axes_shown) // per_row)  # ceiling
+    figure = plt.figure(figsize=(max(7.0, 2.4 * per_row), 3.4 + 2.7 * rows))
+    grid = figure.add_gridspec(1 + rows, per_row, height_ratios=[1.3] + [1] * rows)
     accuracies = [100 * c.accuracy for c in result.cells]
-    ranks = range(1, len(accuracies) + 1)
-    first = panels[0]
-    first.bar(ranks, accuracies, color="#4C72B0", width=0.8)
+    first = figure.add_subplot(grid[0, :])
+    first.bar(range(1, len(accuracies) + 1), accuracies, color="#4C72B0", width=0.8)
     first.axhline(100 * result.median, color="#333333", linewidth=1, linestyle="--", label="median")
-    first.set_xlabel("cell (best first)")
-    first.set_ylabel("accuracy (%)")
-    first.set_title(f"{len(accuracies)} cells: spread {100 * result.spread:.1f} points", fontsize=9)
-    first.legend(fontsize=7, loc="lower left")
-    low = max(0.0, min(accuracies) - 5)
-    first.set_ylim(low, min(100.0, max(accuracies) + 5))
-    for panel, axis in zip(panels[1:], axes_shown):
+    first.set_xlabel("cell (best first)", fontsize=8)
+    first.set_ylabel("accuracy (%)", fontsize=8)
+    first.set_title(
+        f"{len(accuracies)} cells: min {min(accuracies):.1f}%, median {100 * result.median:.1f}%, "
+        f"max {max(accuracies):.1f}%; spread {100 * result.spread:.1f} points, std {100 * result.std:.1f}",
+        fontsize=9,
+    )
+    first.legend(fontsize=7, loc="upper right")
+    first.set_ylim(max(0.0, min(accuracies) - 5), min(100.0, max(accuracies) + 5))
+    for number, axis in enumerate(axes_shown):
+        panel = figure.add_subplot(grid[1 + number // per_row, number % per_row])
         values = result.by_axis[axis]
         names = [item["value"] for item in values]
         for position, name in enumerate(names):
-            points = [
-                100 * c.accuracy
-                for c in result.cells
-                if (c.settings.get(axis) if isinstance(c.settings.get(axis), str) else repr(c.settings.get(axis)))
-                == name
-            ]
+            points = [100 * c.accuracy for c in result.cells if _value_text(c.settings.get(axis)) == name]
             panel.scatter([position] * len(points), points, s=10, alpha=0.7, color="#DD8452")
             panel.hlines(statistics.fmean(points), position - 0.3, position + 0.3, color="#333333", linewidth=1.5)
         panel.set_xticks(range(len(names)))
         panel.set_xticklabels([json.dumps(n, ensure_ascii=False) for n in names], rotation=30, ha="right", fontsize=7)
-        panel.set_title(axis, fontsize=9)
+        panel.tick_params(axis="y", labelsize=7)
+        panel.set_title(f"by {axis}", fontsize=8)
     if title:
         figure.suptitle(title, fontsize=10)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    figure.savefig(path, dpi=100)
     plt.close(figure)

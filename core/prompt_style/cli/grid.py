@@ -97,7 +97,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     grid = make_grid(task, axes or None, sample=args.sample, seed=args.seed, meta=meta_name)
     allowed = f"{grid.allowed:,} allowed of " if grid.allowed is not None else ""
     print(
-        f"prompt-style: grid of style {grid.style!r}: {len(grid.cells):,} cells "
+        f"prompt-style: grid of style {grid.style!r}: {len(grid.cells):,} cell{'s' * (len(grid.cells) != 1)} "
         f"({allowed}{grid.combinations:,} combinations of {', '.join(a.name for a in grid.axes)})",
         file=sys.stderr,
     )

@@ -221,16 +221,25 @@ def test_reordered_record_copies_render_as_reordered_choices(order):
 
     def made(swap):
         loaded = load_task(
-            {"data": {"test": records, "dev": shots}, "fewshot_split": "dev", "num_fewshot": 1,
-             "doc_to_text": "{{q.strip()}}", "doc_to_choice": "c", "doc_to_target": "a", "template": "mcq::gpqa",
-             "description": "Pick one.\n\n"},
+            {
+                "data": {"test": records, "dev": shots},
+                "fewshot_split": "dev",
+                "num_fewshot": 1,
+                "doc_to_text": "{{q.strip()}}",
+                "doc_to_choice": "c",
+                "doc_to_target": "a",
+                "template": "mcq::gpqa",
+                "description": "Pick one.\n\n",
+            },
             choice_order=order,
         )
         if not swap:
             loaded.renderer._order_fields = None
         else:
             assert loaded.renderer.render_ordered(records[0], 0) and loaded.renderer._order_fields == ("c", "a")
-        return [(p.text, p.continuations, p.target, p.permutation, p.rotation, p.circular_pattern) for p in loaded.render()]
+        return [
+            (p.text, p.continuations, p.target, p.permutation, p.rotation, p.circular_pattern) for p in loaded.render()
+        ]
 
     if order == "correct:1":
         records = records[:2] + [{"q": "Text gold", "c": ["p", "q", "r"], "a": "q"}]

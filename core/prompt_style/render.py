@@ -230,6 +230,8 @@ def _plain_order_fields(renderer: TaskRenderer) -> tuple[str, str] | None:
     if describe is not None and getattr(describe, "kind", None) not in ("literal", "constant"):
         return None
     return choice_key, target_key
+
+
 DEFAULT_KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # option keys named for circular patterns of extracted choices
 
 _STAGE_KEYS = {

@@ -244,3 +244,14 @@ def test_reordered_record_copies_render_as_reordered_choices(order):
     if order == "correct:1":
         records = records[:2] + [{"q": "Text gold", "c": ["p", "q", "r"], "a": "q"}]
     assert made(True) == made(False)
+
+
+@pytest.mark.slow  # spawns worker processes
+def test_worker_processes_render_the_same_orders(capsys):
+    code, serial, _ = run(capsys, "render", str(MMLU), "--circular", "--format", "jsonl", "--limit", "3")
+    assert code == 0
+    code, parallel, err = run(
+        capsys, "render", str(MMLU), "--circular", "--format", "jsonl", "--limit", "3", "--jobs", "2"
+    )
+    assert code == 0, err
+    assert parallel == serial and serial.count("\n") == 12

@@ -22,6 +22,7 @@ EXPECTED_HOOKS = {
     "load_tokenizer",
     "declare_axes",
     "parse_answer",
+    "export_task",
 }
 
 

@@ -51,6 +51,7 @@ HOOK_NOUNS: Mapping[str, str] = {
     "load_tokenizer": "tokenizer format",
     "declare_axes": "axes declaration",
     "parse_answer": "answer parser",
+    "export_task": "exporter",
 }
 CATALOG_HOOKS = (
     "read_task",
@@ -61,6 +62,7 @@ CATALOG_HOOKS = (
     "load_tokenizer",
     "declare_axes",
     "parse_answer",
+    "export_task",
 )
 
 
@@ -73,6 +75,8 @@ def _usable(hook: str, value: Any) -> bool:
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "read", None))
     if hook == "load_tokenizer":
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "load", None))
+    if hook == "export_task":
+        return callable(getattr(value, "export", None))
     return callable(value)
 
 
@@ -88,6 +92,9 @@ FIRST_PARTY: Mapping[str, str] = {
     "tokenizers": "prompt-style-tokenizers",
     "sentencepiece": "prompt-style-tokenizers",
     "hf": "prompt-style-hf",
+    "lm-eval": "prompt-style-lm-eval",
+    "lighteval": "prompt-style-lighteval",
+    "opencompass": "prompt-style-opencompass",
     **dict.fromkeys(
         ("llama-2", "llama-3", "mistral", "zephyr", "vicuna", "alpaca", "gemma", "phi-3", "qwen"),
         "prompt-style-chat-formats",
@@ -217,6 +224,7 @@ class PluginManager:
                 what = {
                     "read_task": "readers (with detect and read)",
                     "load_tokenizer": "loaders (with detect and load)",
+                    "export_task": "exporters (with export)",
                 }.get(hook, "factories")
                 self._broken(info, f"{hook}() must return a mapping of names to {what}, not {result!r}")
                 continue

@@ -556,6 +556,9 @@ class TaskRenderer:
             when ``every`` mode gets no reply.
         """
         if getattr(self.style, "infer_mode", None) is None:  # one request: the usual path
+            if self.choice_order is not None:  # the record's choice orders (one prompt, or one per rotation)
+                yield from self.render_ordered(record, index)
+                return
             yield self.render(record, index)
             return
         formatted = self._format(record, index)

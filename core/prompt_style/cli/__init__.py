@@ -29,6 +29,7 @@ COMMANDS: tuple[str, ...] = (
     "instantiate",
     "convert",
     "chat",
+    "export",
     "grid",
     "spread",
     "score",

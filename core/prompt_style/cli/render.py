@@ -8,10 +8,10 @@ from typing import Any, TextIO
 from ._common import (
     add_choice_order_arguments,
     add_command,
-    add_data_argument,
-    add_meta_arguments,
-    add_style_option_argument,
+    add_jobs_argument,
+    add_task_arguments,
     choice_order_of,
+    load_options,
     non_negative,
 )
 
@@ -23,74 +23,17 @@ DESCRIPTION = "Render the prompts of a task file."
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     render = add_command(sub, common, NAME, HELP, DESCRIPTION)
     render.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
-    render.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
-    add_style_option_argument(render)
-    add_meta_arguments(
-        render,
-        default="plain",
-        meta_help="meta template: plain (default), messages, chatml, ..., or a meta template file (.yaml, .json, "
-        "OpenCompass .py model config)",
-        option_help="an option of the meta template, VALUE read as YAML (e.g. add_generation_prompt=false); repeatable",
-        model_args_help="lm-evaluation-harness's model args: chat_template=NAME chooses the meta template, "
-        "pretrained=PATH / tokenizer=PATH the tokenizer, other keys are meta options",
-    )
-    render.add_argument(
-        "--shots", metavar="K", type=non_negative, help="number of few-shot examples (replaces num_fewshot)"
-    )
-    render.add_argument("--seed", metavar="N", type=int, help="seed for random retrieval")
+    add_task_arguments(render)
     render.add_argument("--limit", metavar="N", type=non_negative, help="render only the first N records")
-    add_data_argument(render, help="replace a split's data file (repeatable)")
     render.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default: text)")
-    render.add_argument(
-        "--trust-code",
-        action="store_true",
-        help="allow the task file to run code (lm-evaluation-harness !function, OpenCompass .py configs)",
-    )
-    render.add_argument(
-        "--template",
-        metavar="N|NAME",
-        help="which of the task file's templates to render (task-template files: number, name or id)",
-    )
-    render.add_argument(
-        "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
-    )
-    render.add_argument(
-        "--system-instruction",
-        metavar="TEXT",
-        help="text starting the system message, before the task's description (lm-eval --system_instruction)",
-    )
-    render.add_argument(
-        "--fewshot-as-multiturn",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="with a chat meta template, few-shot examples as user/assistant turns (the default); "
-        "--no-fewshot-as-multiturn puts the plain-text prompt in one user message",
-    )
+    add_jobs_argument(render)
     render.add_argument(
         "--replies",
         metavar="FILE",
         help="multi-turn tasks in infer_mode every (or multiround): the model's replies, "
         "one JSON list per record per line",
     )
-    render.add_argument(
-        "--mode",
-        choices=("gen", "ppl"),
-        help="generation or perplexity prompts, for tasks with modes (OpenCompass; default: from the inferencer)",
-    )
-    render.add_argument(
-        "--data-root",
-        metavar="DIR",
-        help="where task-template files find their data_dir (default: next to the task file, or data/processed/)",
-    )
     add_choice_order_arguments(render)
-    render.add_argument(
-        "--budget",
-        metavar="NAME=VALUE",
-        action="append",
-        default=[],
-        help="raise or lower a safety budget for templates and task files, e.g. deadline=2 or "
-        "max_output=50000000 (repeatable; see docs/security.md)",
-    )
 
 
 def _not_json(index: int) -> Any:
@@ -172,28 +115,16 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     from ..loading import load_task
     from ..safe.json_lines import dumps_line
 
-    task = load_task(
-        args.task,
-        style=args.style,
-        meta=args.meta,
-        meta_options=dict(args.meta_option),
-        shots=args.shots,
-        seed=args.seed,
-        data=dict(args.data) or None,
-        trust_code=args.trust_code,
-        template=int(args.template) if args.template and args.template.isdigit() else args.template,
-        task_format=args.task_format,
-        system_instruction=args.system_instruction,
-        fewshot_as_multiturn=args.fewshot_as_multiturn,
-        mode=args.mode,
-        read_options={"data_root": args.data_root} if args.data_root else None,
-        model_args=args.model_args,
-        style_options=dict(args.style_option) or None,
-        **choice_order_of(args),
-    )
+    task = load_task(args.task, **load_options(args), **choice_order_of(args))
     replies = _read_replies(args.replies) if args.replies else None
     write = out.write
-    if args.format == "jsonl":
+    if args.jobs > 1:
+        from ..parallel import map_rendered
+
+        fn = _jsonl_line if args.format == "jsonl" else _text_block
+        for piece in map_rendered(task, fn, jobs=args.jobs, limit=args.limit, replies=replies):
+            write(piece)
+    elif args.format == "jsonl":
         for result in task.render(limit=args.limit, replies=replies):
             write(dumps_line(result.to_json(), _not_json(result.index)) + "\n")
     else:
@@ -201,6 +132,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             write(_text_block(result))
     out.flush()
     return 0
+
+
+def _jsonl_line(result: Any) -> str:
+    """One request's JSON line, made in a worker process (``--jobs``)."""
+    from ..safe.json_lines import dumps_line
+
+    return dumps_line(result.to_json(), _not_json(result.index)) + "\n"
 
 
 def _read_replies(path: str) -> list[list[str]]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import TextIO
+from typing import Any, TextIO
 
-from ._common import add_command, add_data_argument, add_style_option_argument, non_negative
+from ._common import add_command, add_task_arguments, non_negative
 
 NAME = "lint"
 HELP = "check a task for mistakes that skew its score"
@@ -36,32 +36,25 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     lint.add_argument("--ignore", metavar="CHECK,...", type=_codes, default=[], help="skip these checks")
     lint.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     lint.add_argument("--limit", metavar="N", type=non_negative, help="check only the first N records")
-    lint.add_argument("--style", metavar="S", help="style replacing the task's template")
-    add_style_option_argument(lint)
-    lint.add_argument("--shots", metavar="K", type=non_negative, help="number of few-shot examples")
-    add_data_argument(lint, help="replace a split's data file (repeatable)")
-    lint.add_argument("--trust-code", action="store_true", help="allow the task file to run code")
-    lint.add_argument("--template", metavar="N|NAME", help="which of the task file's templates")
-    lint.add_argument("--task-format", metavar="NAME", help="the task file's format, when detection should not decide")
+    add_task_arguments(lint)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..loading import load_task
+    from ..safe.limits import configured, parse_assignments
+    from ._common import load_options
+
+    with configured(parse_assignments(args.budget, what="--budget")):
+        task = load_task(args.task, **load_options(args))
+        return _lint(task, args, out)
+
+
+def _lint(task: Any, args: argparse.Namespace, out: TextIO) -> int:
     import sys
 
     from ..lint import CHECKS, lint_task
-    from ..loading import load_task
     from ..safe.json_lines import dumps_line
 
-    task = load_task(
-        args.task,
-        style=args.style,
-        style_options=dict(args.style_option) or None,
-        shots=args.shots,
-        data=dict(args.data) or None,
-        trust_code=args.trust_code,
-        template=int(args.template) if args.template and args.template.isdigit() else args.template,
-        task_format=args.task_format,
-    )
     checks = [code for code in (args.select or CHECKS) if code not in args.ignore]
     source = args.task
     counts: dict[str, int] = {}

@@ -5,12 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from ._common import (
-    add_choice_order_arguments,
-    add_command,
-    add_data_argument,
-    add_style_option_argument,
-)
+from ._common import add_choice_order_arguments, add_command, add_task_arguments
 
 NAME = "score"
 HELP = "score generated answers to a multiple-choice task (accuracy, unparsable rate)"
@@ -28,9 +23,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         metavar="PREDICTIONS.jsonl",
         help='one JSON object per line: {"index": N, "completion": "..."} (and rotation, cell, settings)',
     )
-    score.add_argument("--style", metavar="S", help="the style the prompts were rendered with (its answer parser)")
-    add_style_option_argument(score)
-    add_data_argument(score, help="replace a split's data file (repeatable), as for render")
+    add_task_arguments(score)
     add_choice_order_arguments(score)
     score.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     score.add_argument(
@@ -39,30 +32,25 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         help="also write one line per prediction in the results format of prompt-style spread "
         "(cell, record, correct, parsed, rule)",
     )
-    score.add_argument("--trust-code", action="store_true", help="allow the task file to run code")
-    score.add_argument("--template", metavar="N|NAME", help="which of the task file's templates")
-    score.add_argument("--task-format", metavar="NAME", help="the task file's format, when detection should not decide")
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..safe.limits import configured, parse_assignments
+
+    with configured(parse_assignments(args.budget, what="--budget")):
+        return _score(args, out)
+
+
+def _score(args: argparse.Namespace, out: TextIO) -> int:
     import json
 
     from ..loading import load_task
     from ..safe.json_lines import dumps_line
     from ..scoring import format_score, read_predictions, score_predictions
-    from ._common import choice_order_of
+    from ._common import choice_order_of, load_options
 
     predictions = read_predictions(args.predictions)
-    task = load_task(
-        args.task,
-        style=args.style,
-        style_options=dict(args.style_option) or None,
-        data=dict(args.data) or None,
-        trust_code=args.trust_code,
-        template=int(args.template) if args.template and args.template.isdigit() else args.template,
-        task_format=args.task_format,
-        **choice_order_of(args),
-    )
+    task = load_task(args.task, **load_options(args), **choice_order_of(args))
     try:
         score = score_predictions(task, predictions)
     except Exception as exc:

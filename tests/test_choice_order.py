@@ -78,6 +78,14 @@ def test_circular_gives_one_prompt_per_rotation():
     assert prompts[1].text.endswith("A. Lille\nB. Lyon\nC. Paris\nD. Nice\nAnswer:")
 
 
+def test_all_possible_is_every_permutation_in_opencompass_order():
+    prompts = list(task("all_possible", records=RECORDS[1:2]).render())
+    assert len(prompts) == 6 and [p.rotation for p in prompts] == list(range(6))
+    # itertools.permutations of the option keys, as OpenCompass's get_all_possible_patterns
+    assert [p.circular_pattern for p in prompts] == [list(t) for t in __import__("itertools").permutations("ABC")]
+    assert all(p.permutation[p.target] == 0 for p in prompts)
+
+
 def test_correct_position():
     prompts = list(task("correct:2", records=RECORDS[:2]).render())
     assert [p.target for p in prompts] == [2, 2]

@@ -20,17 +20,18 @@ def load(name):
     return json.loads((GOLDEN / f"{name}.json").read_text(encoding="utf-8"))
 
 
-def render(case, tmp_path, **config_extra):
+def render(case, tmp_path, order="file", **config_extra):
     data = {}
     for split, records in case["records"].items():
         path = tmp_path / f"{split}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
         data[split] = str(path)
-    return list(load_task({**case["config"], **config_extra}, data=data, choice_order="circular").render())
+    order = case["circular_patterns"] if order == "file" else order
+    return list(load_task({**case["config"], **config_extra}, data=data, choice_order=order).render())
 
 
 def test_the_goldens_cover_the_circular_datasets():
-    assert len(CASES) == 10
+    assert len(CASES) == 11
     assert {load(name)["generator"]["opencompass"] for name in CASES} == {"0.5.4"}
 
 
@@ -72,3 +73,16 @@ def test_the_dataset_type_names_the_option_keys(tmp_path):
     case = load("ARC_c_ppl_d52a21")
     prompts = render(case, tmp_path, type="CircularARCDataset")
     assert [p.target for p in prompts] == [item["answer"] for item in case["items"]]
+
+
+@pytest.mark.parametrize("name", ["mmlu_gen_4d595a", "mmlu_gen_4d595a_all_possible"])
+def test_a_circular_dataset_type_renders_circularly_by_itself(name, tmp_path):
+    # OpenCompass makes a Circular* dataset's records circular when it loads them;
+    # so does prompt-style, with no --circular, honouring its circular_patterns
+    case = load(name)
+    extra = {"type": "CircularMMLUDataset", "path": "opencompass/mmlu", "name": "college_biology"}
+    if case["circular_patterns"] != "circular":
+        extra["circular_patterns"] = case["circular_patterns"]
+    prompts = render(case, tmp_path, order=None, **extra)
+    assert [p.text for p in prompts] == [item["text"] for item in case["items"]]
+    assert [p.circular_pattern for p in prompts] == [item["circular_pattern"] for item in case["items"]]

@@ -19,6 +19,8 @@ exactly as OpenCompass's ``CircularDatasetMeta`` rewrites a record
 from __future__ import annotations
 
 import hashlib
+import itertools
+import math
 import re
 import string
 from collections.abc import Mapping, Sequence
@@ -37,7 +39,7 @@ __all__ = [
     "option_keys_for",
 ]
 
-_ORDER = re.compile(r"(original|reversed|circular)|(shuffle|rotate|correct):(-?\d+)")
+_ORDER = re.compile(r"(original|reversed|circular|all_possible)|(shuffle|rotate|correct):(-?\d+)")
 
 
 def rotation(n: int, k: int) -> tuple[int, ...]:
@@ -78,7 +80,9 @@ class ChoiceOrder:
     """How to order a record's choices: ``original``, ``reversed``, ``shuffle:SEED``
     (seeded per record: :func:`shuffled`), ``rotate:K`` (OpenCompass's circular pattern ``K``),
     ``correct:K`` (the gold choice at position ``K``, 0-based, the others in their
-    order) or ``circular`` (every rotation: one prompt per choice)."""
+    order), ``circular`` (every rotation: one prompt per choice) or ``all_possible``
+    (every permutation, in ``itertools.permutations`` order: OpenCompass's
+    ``circular_patterns='all_possible'``)."""
 
     kind: str
     value: int = 0
@@ -94,7 +98,7 @@ class ChoiceOrder:
             raise OptionError(
                 f"{text!r} is not a choice order",
                 key=key,
-                hint="use original, reversed, shuffle:SEED, rotate:K, correct:K or circular",
+                hint="use original, reversed, shuffle:SEED, rotate:K, correct:K, circular or all_possible",
             )
         if match.group(1):
             return cls(match.group(1))
@@ -104,12 +108,14 @@ class ChoiceOrder:
         return cls(match.group(2), value)
 
     def __str__(self) -> str:
-        return self.kind if self.kind in ("original", "reversed", "circular") else f"{self.kind}:{self.value}"
+        if self.kind in ("original", "reversed", "circular", "all_possible"):
+            return self.kind
+        return f"{self.kind}:{self.value}"
 
     @property
     def many(self) -> bool:
-        """Whether a record gives several prompts (``circular``)."""
-        return self.kind == "circular"
+        """Whether a record gives several prompts (``circular``, ``all_possible``)."""
+        return self.kind in ("circular", "all_possible")
 
     def permutations(self, index: int, n: int, gold: Any) -> list[tuple[int, ...]]:
         """The orders of record ``index`` (``n`` choices, gold index or list ``gold``).
@@ -128,6 +134,20 @@ class ChoiceOrder:
             return [rotation(n, self.value % n if n else 0)]
         if kind == "circular":
             return [rotation(n, k) for k in range(n)]
+        if kind == "all_possible":
+            if n > 8:
+                raise TargetError(
+                    f"all_possible orders of {n} choices are {math.factorial(n):,} prompts per record",
+                    key="choice_order",
+                    hint="use circular (one rotation per choice), or shuffle:SEED",
+                )
+            out = []
+            for shown_at in itertools.permutations(range(n)):  # OpenCompass's get_all_possible_patterns
+                permutation = [0] * n
+                for original, position in enumerate(shown_at):
+                    permutation[position] = original
+                out.append(tuple(permutation))
+            return out
         # correct:K
         if isinstance(gold, list):
             if len(gold) != 1:

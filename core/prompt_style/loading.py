@@ -467,6 +467,22 @@ def _choice_order(
     answer_key: str | None,
 ) -> dict[str, Any]:
     """The renderer's ``choice_order``, ``option_keys`` and ``answer_key``."""
+    meta = (config.metadata.get("opencompass") or {}) if config.format == "opencompass" else {}
+    dataset_type = str(meta.get("type") or "").rsplit(".", 1)[-1]
+    if order is None and dataset_type.startswith("Circular"):
+        # OpenCompass makes a Circular* dataset's records circular when it loads them
+        patterns = meta.get("circular_patterns", "circular")
+        if patterns not in ("circular", "all_possible"):
+            raise config.error(
+                "circular_patterns",
+                f"circular_patterns must be 'circular' or 'all_possible', not {patterns!r}",
+                hint="OpenCompass 0.5.4 knows these two (a list of patterns is not implemented there either)",
+            )
+        order = patterns
+        if option_keys is None and isinstance(meta.get("option_keys"), list):
+            option_keys = meta["option_keys"]
+        if answer_key is None and isinstance(meta.get("answer_key"), str):
+            answer_key = meta["answer_key"]
     if order is None:
         if option_keys is not None or answer_key is not None:
             raise OptionError(

@@ -57,6 +57,8 @@ CASES = {
     "hellaswag_ppl_47bff9": ("datasets/hellaswag_ppl_47bff9.yaml", "CircularHSWAGDataset"),
     "piqa_gen_1194eb": ("opencompass:piqa/piqa_gen_1194eb.py", "CircularPIQADataset"),
     "siqa_gen_18632c": ("opencompass:siqa/siqa_gen_18632c.py", "CircularsiqaDataset"),
+    # circular_patterns='all_possible': every permutation of the options
+    "mmlu_gen_4d595a_all_possible": ("datasets/mmlu_gen_4d595a.yaml", "CircularMMLUDataset", "all_possible"),
 }
 
 TEXTS = [
@@ -117,7 +119,8 @@ def make(dataset, keys, answer_key, answers, n):
 def main() -> None:
     circular = real_circular()
     OUT.mkdir(parents=True, exist_ok=True)
-    for name, (source, class_name) in CASES.items():
+    for name, (source, class_name, *rest) in CASES.items():
+        patterns = rest[0] if rest else "circular"
         dataset, origin = config_of(source)
         cls = getattr(circular, class_name)
         keys = list(cls.default_option_keys)
@@ -136,7 +139,9 @@ def main() -> None:
                 record[reader["output_column"]] = record[answer_key]
         made = circular.CircularDatasetMeta.make_circular_dataset(
             Dataset.from_list(test),
-            circular.get_circular_patterns(keys),
+            circular.get_circular_patterns(keys)
+            if patterns == "circular"
+            else circular.get_all_possible_patterns(keys),
             keys,
             getattr(cls, "default_answer_key", None),
             getattr(cls, "default_answer_key_switch_method", None),
@@ -165,6 +170,7 @@ def main() -> None:
             },
             "config": dataset,
             "source": origin,
+            "circular_patterns": patterns,
             "option_keys": keys,
             "answer_key": answer_key,
             "mode": mode,

@@ -132,7 +132,7 @@ def add_choice_order_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--choice-order",
         metavar="ORDER",
-        help="original, reversed, shuffle:SEED, rotate:K, correct:K or circular",
+        help="original, reversed, shuffle:SEED, rotate:K, correct:K, circular or all_possible",
     )
     parser.add_argument(
         "--option-keys",

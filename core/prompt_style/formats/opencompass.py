@@ -314,7 +314,15 @@ class _Reading:
             fewshot_split=train_split if retriever is not None else None,
             num_fewshot=num_fewshot,
             retriever=retriever,
-            metadata={"opencompass": {"abbr": dataset.get("abbr"), "mode": mode, "type": _dataset_type(dataset)}},
+            metadata={
+                "opencompass": {
+                    "abbr": dataset.get("abbr"),
+                    "mode": mode,
+                    "type": _dataset_type(dataset),
+                    # a CircularEval dataset's load() arguments (opencompass/datasets/circular.py)
+                    **{k: dataset[k] for k in ("circular_patterns", "option_keys", "answer_key") if k in dataset},
+                }
+            },
             path=self.source.path,
             format="opencompass",
             lines=self._lines(reader_key),

@@ -338,3 +338,14 @@ def test_cli_grid_bad_axis_is_one_line_exit_2(capsys):
     code, out, err = run(capsys, "grid", str(MMLU), "--axis", "labels=Q")
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "axis 'labels' has no value \"Q\"" in err
+
+
+@pytest.mark.parametrize("style", ["cloze", "cloze::options"])
+def test_cloze_styles_with_options_have_axes_and_their_default_cell_is_the_task(style):
+    task = task_of(style, shots=1)
+    grid = make_grid(task, {"labels": None, "choice_order": None})
+    default = next(c for c in grid.cells if c.settings == {"labels": "A", "choice_order": "original"})
+    assert [p.text for p in grid.variant(default).render()] == [p.text for p in task.render()]
+    for cell in grid.cells:  # scored on the choice texts: the gold continuation is the gold choice's
+        for record, prompt in zip(RECORDS, grid.variant(cell).render()):
+            assert prompt.continuations[prompt.target] == " " + record["c"][record["a"]]

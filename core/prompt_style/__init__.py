@@ -37,10 +37,12 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .axes import Axis, Constraint, StyleAxes, cell_id
+    from .choice_order import ChoiceOrder
     from .data import iter_records, load_records
     from .fields import compile_field, process_field, resolve_gold
     from .formats import load_task_config
     from .formats.task_template import instantiate_task_template, read_task_template
+    from .grid import Cell, Grid, make_grid
     from .harness import (
         ChatModel,
         ChatRequest,
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
         chat_requests,
         run_chat_model,
     )
+    from .lint import Finding, lint_task
     from .loading import Task, default_plugin_manager, load_task, render_records
     from .meta import Conversation, ModelArgs, api_role, chat_meta, parse_model_args, read_conversation, render_chat
     from .options import check_options
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
     from .safe.limits import YamlLimits
     from .safe.yaml_loader import YamlDocument, load_yaml
     from .scoring import Score, score_predictions
+    from .spread import CellResult, Spread, read_results, spread_of
     from .styles import (
         DEFAULT_LABELS,
         ChoiceStyle,
@@ -188,6 +192,16 @@ __all__ = [
     "choice_answer_parser",
     "score_predictions",
     "Score",
+    "make_grid",
+    "Grid",
+    "Cell",
+    "ChoiceOrder",
+    "read_results",
+    "spread_of",
+    "Spread",
+    "CellResult",
+    "lint_task",
+    "Finding",
     # lm-evaluation-harness's template system
     "TemplateConfig",
     "MCQTemplateConfig",
@@ -224,6 +238,16 @@ _LAZY: dict[str, str] = {
     "choice_axes": ".styles.axes",
     "ChoiceAnswerParser": ".styles.answers",
     "Score": ".scoring",
+    "make_grid": ".grid",
+    "Grid": ".grid",
+    "Cell": ".grid",
+    "ChoiceOrder": ".choice_order",
+    "read_results": ".spread",
+    "spread_of": ".spread",
+    "Spread": ".spread",
+    "CellResult": ".spread",
+    "lint_task": ".lint",
+    "Finding": ".lint",
     "score_predictions": ".scoring",
     "choice_answer_parser": ".styles.answers",
     "AnswerParser": ".types",

@@ -89,48 +89,37 @@ def read_predictions(path: str) -> list[Prediction]:
     """The lines of a predictions file: ``{"index": N, "completion": "..."}``, with
     ``rotation`` (circular evaluation) and ``cell``/``settings`` (a grid's) where they
     apply. Every problem is a :class:`DataError` naming the file, line and key."""
-    try:
-        handle = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"cannot read the predictions: {exc.strerror}", file=path) from None
+    from .safe.json_lines import json_objects
+
     out = []
-    with handle:
-        for number, text in enumerate(handle, 1):
-            if not text.strip():
-                continue
-            where: dict[str, Any] = {"file": path, "line": number}
-            try:
-                line = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not JSON: {exc.msg}", **where) from None
-            if not isinstance(line, dict):
-                raise DataError(f"a line must be a JSON object, not {type(line).__name__}", **where)
-            index = line.get("index")
-            if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-                raise DataError(
-                    f"'index' must be the record's position in the evaluated split, not {index!r}",
-                    key="index",
-                    hint='each line is {"index": N, "completion": "..."}',
-                    **where,
-                )
-            completion = line.get("completion")
-            if not isinstance(completion, str):
-                raise DataError(
-                    f"'completion' must be the model's text, not {completion!r}",
-                    key="completion",
-                    hint="an empty completion is the empty string",
-                    **where,
-                )
-            rotation = line.get("rotation")
-            if rotation is not None and (isinstance(rotation, bool) or not isinstance(rotation, int)):
-                raise DataError(f"'rotation' must be an integer, not {rotation!r}", key="rotation", **where)
-            settings = line.get("settings")
-            if settings is not None and not isinstance(settings, dict):
-                raise DataError(f"'settings' must be an object, not {settings!r}", key="settings", **where)
-            cell = line.get("cell")
-            if cell is not None and not isinstance(cell, str):
-                raise DataError(f"'cell' must be a cell id, not {cell!r}", key="cell", **where)
-            out.append(Prediction(index, completion, rotation, cell, settings, number))
+    for number, line in json_objects(path, "predictions"):
+        where: dict[str, Any] = {"file": path, "line": number}
+        index = line.get("index")
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise DataError(
+                f"'index' must be the record's position in the evaluated split, not {index!r}",
+                key="index",
+                hint='each line is {"index": N, "completion": "..."}',
+                **where,
+            )
+        completion = line.get("completion")
+        if not isinstance(completion, str):
+            raise DataError(
+                f"'completion' must be the model's text, not {completion!r}",
+                key="completion",
+                hint="an empty completion is the empty string",
+                **where,
+            )
+        rotation = line.get("rotation")
+        if rotation is not None and (isinstance(rotation, bool) or not isinstance(rotation, int)):
+            raise DataError(f"'rotation' must be an integer, not {rotation!r}", key="rotation", **where)
+        settings = line.get("settings")
+        if settings is not None and not isinstance(settings, dict):
+            raise DataError(f"'settings' must be an object, not {settings!r}", key="settings", **where)
+        cell = line.get("cell")
+        if cell is not None and not isinstance(cell, str):
+            raise DataError(f"'cell' must be a cell id, not {cell!r}", key="cell", **where)
+        out.append(Prediction(index, completion, rotation, cell, settings, number))
     if not out:
         raise DataError("the predictions file has no lines", file=path)
     return out

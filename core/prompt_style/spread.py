@@ -109,58 +109,45 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
 
     :returns: ``[{"cell", "record", "task", "rotation", "score", "settings"}]``.
     """
-    import json
+    from .safe.json_lines import json_objects
 
     name = str(path)
-    try:
-        handle = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"cannot read the results: {exc.strerror}", file=name) from None
     out = []
-    with handle:
-        for number, text in enumerate(handle, 1):
-            if not text.strip():
-                continue
-            where: dict[str, Any] = {"file": name, "line": number}
-            try:
-                line = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not JSON: {exc.msg}", **where) from None
-            if not isinstance(line, dict):
-                raise DataError(f"a line must be a JSON object, not {type(line).__name__}", **where)
-            cell = line.get("cell")
-            if not isinstance(cell, str) or not cell:
-                raise DataError(
-                    "the line has no 'cell' (the cell id of prompt-style grid)",
-                    key="cell",
-                    hint="keep the 'cell' of the grid line the prompt came from",
-                    **where,
-                )
-            record = line.get("record", line.get("index"))
-            if record is None or isinstance(record, (bool, float, list, dict)):
-                raise DataError(
-                    "the line has no 'record' (or 'index'): a string or integer id of the record",
-                    key="record",
-                    **where,
-                )
-            settings = line.get("settings", {})
-            if not isinstance(settings, dict):
-                raise DataError(f"'settings' must be an object, not {settings!r}", key="settings", **where)
-            rotation = line.get("rotation")
-            if rotation is not None and (isinstance(rotation, bool) or not isinstance(rotation, int)):
-                raise DataError(f"'rotation' must be an integer, not {rotation!r}", key="rotation", **where)
-            out.append(
-                {
-                    "cell": cell,
-                    "record": record,
-                    "task": line.get("task"),
-                    "rotation": rotation,
-                    "score": _score(line, where),
-                    "settings": settings,
-                    "line": number,
-                    "file": name,
-                }
+    for number, line in json_objects(name, "results"):
+        where: dict[str, Any] = {"file": name, "line": number}
+        cell = line.get("cell")
+        if not isinstance(cell, str) or not cell:
+            raise DataError(
+                "the line has no 'cell' (the cell id of prompt-style grid)",
+                key="cell",
+                hint="keep the 'cell' of the grid line the prompt came from",
+                **where,
             )
+        record = line.get("record", line.get("index"))
+        if record is None or isinstance(record, (bool, float, list, dict)):
+            raise DataError(
+                "the line has no 'record' (or 'index'): a string or integer id of the record",
+                key="record",
+                **where,
+            )
+        settings = line.get("settings", {})
+        if not isinstance(settings, dict):
+            raise DataError(f"'settings' must be an object, not {settings!r}", key="settings", **where)
+        rotation = line.get("rotation")
+        if rotation is not None and (isinstance(rotation, bool) or not isinstance(rotation, int)):
+            raise DataError(f"'rotation' must be an integer, not {rotation!r}", key="rotation", **where)
+        out.append(
+            {
+                "cell": cell,
+                "record": record,
+                "task": line.get("task"),
+                "rotation": rotation,
+                "score": _score(line, where),
+                "settings": settings,
+                "line": number,
+                "file": name,
+            }
+        )
     if not out:
         raise DataError("the results file has no lines", file=name)
     return out

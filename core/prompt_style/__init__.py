@@ -37,6 +37,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .axes import Axis, Constraint, StyleAxes, cell_id
+    from .chat import Conversation, chat_meta, read_conversation, render_chat
     from .choice_order import ChoiceOrder
     from .data import iter_records, load_records
     from .fields import compile_field, process_field, resolve_gold
@@ -53,11 +54,14 @@ if TYPE_CHECKING:
         run_chat_model,
     )
     from .lint import Finding, lint_task
-    from .loading import Task, default_plugin_manager, load_task, render_records
-    from .meta import Conversation, ModelArgs, api_role, chat_meta, parse_model_args, read_conversation, render_chat
+    from .loading import Task, load_task, render_records
+    from .map_function import PromptMapper, as_map_function
+    from .meta import ModelArgs, api_role, parse_model_args
     from .options import check_options
-    from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
+    from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager, default_plugin_manager
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
+    from .retrievers.checks import check_ids_agree, check_pool_size, example_count, ranking_count
+    from .retrievers.opencompass import input_columns_option, input_text
     from .safe.jinja_env import JinjaLimits, JinjaProfile
     from .safe.limits import YamlLimits
     from .safe.yaml_loader import YamlDocument, load_yaml
@@ -110,6 +114,8 @@ __all__ = [
     # loading and rendering
     "load_task",
     "render_records",
+    "as_map_function",
+    "PromptMapper",
     "render_chat",
     "chat_meta",
     "read_conversation",
@@ -202,6 +208,12 @@ __all__ = [
     "CellResult",
     "lint_task",
     "Finding",
+    "example_count",
+    "check_pool_size",
+    "check_ids_agree",
+    "ranking_count",
+    "input_columns_option",
+    "input_text",
     # lm-evaluation-harness's template system
     "TemplateConfig",
     "MCQTemplateConfig",
@@ -270,25 +282,33 @@ _LAZY: dict[str, str] = {
     "chat_requests": ".harness",
     "run_chat_model": ".harness",
     "Task": ".loading",
-    "default_plugin_manager": ".loading",
     "load_task": ".loading",
     "render_records": ".loading",
-    "Conversation": ".meta",
+    "PromptMapper": ".map_function",
+    "as_map_function": ".map_function",
+    "Conversation": ".chat",
     "ModelArgs": ".meta",
     "api_role": ".meta",
-    "chat_meta": ".meta",
+    "chat_meta": ".chat",
     "parse_model_args": ".meta",
-    "read_conversation": ".meta",
-    "render_chat": ".meta",
+    "read_conversation": ".chat",
+    "render_chat": ".chat",
     "check_options": ".options",
     "PluginInfo": ".plugins",
     "PluginManager": ".plugins",
     "Provider": ".plugins",
     "create_plugin_manager": ".plugins",
+    "default_plugin_manager": ".plugins",
     "Candidate": ".render",
     "RenderedPrompt": ".render",
     "TaskRenderer": ".render",
     "dialogue_to_json": ".render",
+    "check_ids_agree": ".retrievers.checks",
+    "check_pool_size": ".retrievers.checks",
+    "example_count": ".retrievers.checks",
+    "ranking_count": ".retrievers.checks",
+    "input_columns_option": ".retrievers.opencompass",
+    "input_text": ".retrievers.opencompass",
     "JinjaLimits": ".safe.jinja_env",
     "JinjaProfile": ".safe.jinja_env",
     "YamlLimits": ".safe.limits",

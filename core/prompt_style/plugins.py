@@ -35,6 +35,7 @@ __all__ = [
     "PluginInfo",
     "Provider",
     "create_plugin_manager",
+    "default_plugin_manager",
     "CATALOG_HOOKS",
     "HOOK_NOUNS",
 ]
@@ -448,3 +449,14 @@ def create_plugin_manager(
         _register(pm, infos, PluginInfo(name, module), lambda plugin=plugin: plugin)
 
     return PluginManager(pm, infos, chosen)
+
+
+_default_manager: PluginManager | None = None
+
+
+def default_plugin_manager() -> PluginManager:
+    """The process-wide manager, created on first use (never at import time)."""
+    global _default_manager
+    if _default_manager is None:
+        _default_manager = create_plugin_manager()
+    return _default_manager

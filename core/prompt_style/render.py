@@ -8,15 +8,15 @@ extracted and formatted once per example.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import conversation
 from .errors import FieldError, PromptStyleError, RenderError, cut
+from .fields.choices import choice_list
 from .fields.multiple_input import ContextChoice, context_gold
-from .fields.targets import gold_resolver
+from .fields.targets import gold_resolver, plain_integers
 from .safe.limits import _SCOPE
 from .types import Dialogue, FormattedPrompt, Sample
 
@@ -77,7 +77,9 @@ class RenderedPrompt:
     messages: list[dict[str, Any]] | None
     """The prompt as API messages, when the meta template gives them."""
     continuations: tuple[str, ...]
-    """Candidate continuations (multiple choice), each scored after ``text``."""
+    """Candidate continuations (multiple choice), each scored after ``text``; for
+    OpenCompass's ``LLInferencer``, the record's ``cont``, scored inside every
+    candidate's text."""
     target: Any
     """Gold answer: index into ``continuations``, or the reference text."""
     plugins: Mapping[str, Any]
@@ -177,26 +179,6 @@ class RenderedPrompt:
         return out
 
 
-def _choices(value: Any) -> list[Any] | None:
-    if value is None or isinstance(value, list):
-        return value
-    if isinstance(value, tuple):
-        return list(value)
-    if isinstance(value, str):
-        # A rendered template gives text; lm-evaluation-harness reads it as a Python literal.
-        try:
-            parsed = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            parsed = None
-        if isinstance(parsed, (list, tuple)):
-            return list(parsed)
-    raise FieldError(
-        f"gave {type(value).__name__} {cut(value)}, not a list of choices",
-        key="doc_to_choice",
-        hint="use a single {{ expression }} such as '{{choices}}' to keep the list",
-    )
-
-
 _UNTRIED: Any = object()  # the fast path is compiled on the first record
 
 
@@ -269,6 +251,7 @@ class TaskRenderer:
         choice_order: Any = None,
         option_keys: Sequence[str] | None = None,
         answer_key: str | None = None,
+        fast_path: Callable[[TaskRenderer], Any] | None = None,
     ) -> None:
         self.task = task
         self.extractors = dict(extractors)
@@ -302,6 +285,9 @@ class TaskRenderer:
         rewritten as OpenCompass's CircularEval rewrites a record."""
         self.answer_key = answer_key
         """With ``option_keys``: the record field holding the answer, remapped with its choice."""
+        self.fast_path = fast_path
+        """Compiles the task's fast path on the first record (``prompt_style.fastpath.compile_fast_path``,
+        which ``load_task`` passes in: the renderer is beneath it); ``None``: the general path only."""
         self._setup()
 
     def _setup(self) -> None:
@@ -390,7 +376,7 @@ class TaskRenderer:
                             key=key,
                             hint="fix the record, or point doc_to_choice at the field that holds the choices",
                         )
-                    choices = _choices(choices)
+                    choices = choice_list(choices)
                 if None in choices:
                     raise FieldError(
                         f"choice {choices.index(None)} is null, so it would read 'None'",
@@ -401,6 +387,8 @@ class TaskRenderer:
             if target_of is not None:
                 key = "doc_to_target"
                 target = target_of(record)
+                if type(target) is not int and type(target) is not str and target is not None:
+                    target = plain_integers(target)  # numpy integers from task code are indices, as ints
                 if (target is None or type(target) is list and None in target) and not self._rolling:
                     self._null_target(target, choices)
                 if type(question) is ContextChoice:
@@ -792,6 +780,10 @@ class TaskRenderer:
                 dialogue = self._chat_apply(dialogue)
             if self._meta_scored is not None and formatted.continuations:
                 made = self._meta_scored(dialogue, formatted.continuations)
+            elif formatted.mode == "ppl":
+                # One prompt scored whole (OpenCompass's PPLOnlyInferencer): the meta template's
+                # perplexity rendering, its end included.
+                made = self._meta_full(dialogue)
             else:
                 made = self._meta_apply(dialogue)
         except PromptStyleError as exc:
@@ -822,10 +814,9 @@ class TaskRenderer:
     def _compile_fast(self) -> Any:
         """The compiled fast path for this task (:mod:`prompt_style.fastpath`), or
         ``None`` when the task is not in its common case; built on the first record."""
-        from .fastpath import compile_fast_path
-
+        compile_fast_path = self.fast_path
         try:
-            path = compile_fast_path(self)
+            path = None if compile_fast_path is None else compile_fast_path(self)
         except Exception:  # e.g. an example the style cannot format: the general path says so, per record
             path = None
         self._fast_path = path
@@ -845,7 +836,7 @@ class TaskRenderer:
             index,
             None,
             None,
-            (),
+            formatted.continuations,
             formatted.target,
             self.plugins,
             (),

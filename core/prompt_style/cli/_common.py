@@ -87,12 +87,16 @@ def add_meta_arguments(
     parser: argparse.ArgumentParser, *, default: str, meta_help: str, option_help: str, model_args_help: str
 ) -> None:
     """``--meta``, ``--meta-option KEY=VALUE`` (repeatable, values read as YAML) and
-    ``--model-args``: how ``render`` and ``chat`` choose and configure the meta template."""
+    ``--model-args`` (or ``--model_args``, as lm-evaluation-harness spells it): how
+    ``render`` and ``chat`` choose and configure the meta template."""
     parser.add_argument("--meta", metavar="M", default=default, help=meta_help)
     parser.add_argument(
         "--meta-option", metavar="KEY=VALUE", type=key_value, action="append", default=[], help=option_help
     )
-    parser.add_argument("--model-args", metavar="KEY=VALUE,...", help=model_args_help)
+    # --model_args: lm-evaluation-harness's spelling, accepted as written there.
+    parser.add_argument(
+        "--model-args", "--model_args", dest="model_args", metavar="KEY=VALUE,...", help=model_args_help
+    )
 
 
 def add_data_argument(parser: argparse.ArgumentParser, *, help: str) -> None:

@@ -10,7 +10,8 @@ The rules are lm-evaluation-harness 0.4.13's (``ConfigurableTask.doc_to_target``
 and ``process_results`` for ``multiple_choice``):
 
 * an integer is the index of the gold choice (a bool counts as 0 or 1, as
-  ``isinstance(True, int)`` does there);
+  ``isinstance(True, int)`` does there; a numpy integer, which task code such
+  as toxigen's returns, is one too: lm-eval indexes with it);
 * a string is the index of the choice with that text (``choices.index(gold)``);
 * a string of digits that a **template** gives (``"{{answer}}"``, anything but a
   plain field name) is an index: lm-eval renders the template and reads a digit
@@ -35,13 +36,14 @@ as wrong) or where a target could mean two different choices, this raises
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import TargetError, cut
 
-__all__ = ["GoldResolver", "gold_resolver", "resolve_gold", "RENDERED_KINDS"]
+__all__ = ["GoldResolver", "gold_resolver", "resolve_gold", "plain_integers", "RENDERED_KINDS"]
 
 RENDERED_KINDS = frozenset({"expression", "template", "format"})
 """Extractor kinds whose specs lm-evaluation-harness renders to text (anything
@@ -66,6 +68,18 @@ def _error(message: str, hint: str | None = None) -> TargetError:
     return TargetError(message, key="doc_to_target", hint=hint)
 
 
+def plain_integers(value: Any) -> Any:
+    """``value`` with integers that are not ``int`` (numpy's ``int32``, ``int64``, ...:
+    any ``numbers.Integral`` but a bool) turned into ``int``, in a list too; anything
+    else as it is. Task code returns them (toxigen's ``doc_to_target``), lm-eval uses
+    them as indices, and JSON cannot hold them."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, int)):
+        return int(value)
+    if isinstance(value, list) and any(isinstance(v, numbers.Integral) and type(v) is not int for v in value):
+        return [plain_integers(v) for v in value]
+    return value
+
+
 def _is_digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
@@ -80,6 +94,7 @@ def _one(target: Any, choices: Sequence[Any], rendered: bool, exact: bool = Fals
         raise _error(f"{target!r} is not one of the choices ({_shown(choices)})", _INDEX_HINT)
     if target is None:
         raise _error("gave null", "fix the record, or point doc_to_target at the field that holds the answer")
+    target = plain_integers(target)
     if rendered and not isinstance(target, (str, int, list, tuple)) or (rendered and isinstance(target, bool)):
         target = str(target)  # what the template renders (Jinja prints True, 1.5, ...)
     if isinstance(target, bool):

@@ -264,7 +264,9 @@ def test_option_of_the_wrong_type(manager):
 
 def test_defaults(manager):
     meta = chatml_factory(manager)
-    assert meta == ChatML(add_generation_prompt=True)
+    assert meta == ChatML(add_generation_prompt=None, continue_final_message=False)
+    # Unset: a task's prompt ends ready for the answer.
+    assert meta.apply((Turn("user", "U"),)).text.endswith("<|im_start|>assistant\n")
 
 
 def test_each_turn_then_the_generation_prompt(manager):

@@ -349,3 +349,13 @@ def test_cloze_styles_with_options_have_axes_and_their_default_cell_is_the_task(
     for cell in grid.cells:  # scored on the choice texts: the gold continuation is the gold choice's
         for record, prompt in zip(RECORDS, grid.variant(cell).render()):
             assert prompt.continuations[prompt.target] == " " + record["c"][record["a"]]
+
+
+def test_a_task_pickles_and_its_variants_stay_in_their_process():
+    import pickle
+
+    task = task_of()
+    clone = pickle.loads(pickle.dumps(task))
+    assert [p.text for p in clone.render()] == [p.text for p in task.render()]
+    with pytest.raises(Exception, match="has no variants"):
+        clone.variant(shots=1)

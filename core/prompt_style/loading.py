@@ -49,6 +49,13 @@ class Task:
         self._settings: Any = None
         self._meta_built: Any = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        # What variant() reuses (the plugin manager, compiled objects) stays in this
+        # process: a Task pickles as its config, renderer and records.
+        state = self.__dict__.copy()
+        state.update(_prepared=None, _settings=None, _meta_built=None)
+        return state
+
     def variant(
         self,
         *,
@@ -70,7 +77,10 @@ class Task:
         :raises PromptStyleError: as :func:`load_task` would.
         """
         if self._prepared is None:
-            raise RenderError("this Task was not made by load_task, so it has no variants")
+            raise RenderError(
+                "this Task has no variants: it was not made by load_task in this process (or was unpickled)",
+                hint="load the task again with load_task",
+            )
         config = self.config
         changes: dict[str, Any] = {}
         if template is not None:

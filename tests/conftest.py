@@ -24,7 +24,7 @@ import prompt_style.plugins
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-ENV_VARS = ("PROMPT_STYLE_PLUGINS", "PROMPT_STYLE_DISABLE", "PROMPT_STYLE_PREFER")
+ENV_VARS = ("PROMPT_STYLE_PLUGINS", "PROMPT_STYLE_DISABLE", "PROMPT_STYLE_PREFER", "PROMPT_STYLE_PLUGINS_DIR")
 
 
 @pytest.fixture(autouse=True)

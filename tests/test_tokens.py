@@ -376,7 +376,10 @@ def test_nobody_claims_the_path(manager, tmp_path):
 
 def test_no_loader_installed(tmp_path, vocab):
     bare = prompt_style.create_plugin_manager(entry_points=False, environ={})
-    with pytest.raises(prompt_style.TokenizerError, match="pip install prompt-style-tokenizers"):
+    with pytest.raises(
+        prompt_style.TokenizerError,
+        match="such as prompt-style-tokenizers, which is not on the package index: pip install ",
+    ):
         render(bare, tokenizer=str(vocab))
 
 

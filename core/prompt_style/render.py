@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import conversation
-from .errors import FieldError, PromptStyleError, RenderError, cut
+from .errors import FieldError, PromptStyleError, RenderError, TargetError, cut
 from .fields.choices import choice_list
 from .fields.multiple_input import ContextChoice, context_gold
-from .fields.targets import gold_resolver, plain_integers
+from .fields.targets import explain_label, gold_resolver, plain_integers
 from .safe.limits import _SCOPE
 from .types import Dialogue, FormattedPrompt, Sample
 
@@ -397,7 +397,10 @@ class TaskRenderer:
                     if type(target) is int and 0 <= target < len(choices):
                         gold = target  # the common case, without a call
                     else:
-                        gold = resolve(target, choices)
+                        try:
+                            gold = resolve(target, choices)
+                        except TargetError as exc:
+                            raise self._label_error(exc, record, index, question, choices, target) from None
             if type(question) is ContextChoice:  # lm-evaluation-harness's multiple-input mode
                 gold = context_gold(question, choices, target)
             if description and self._description is not None:
@@ -413,6 +416,22 @@ class TaskRenderer:
         except Exception as exc:  # user callables and plugin extractors
             raise FieldError(f"raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}", key=key) from exc
         return Sample(index, record, question, choices, target, text, gold=gold, gen_prefix=prefix)
+
+    def _label_error(
+        self, exc: TargetError, record: Mapping[str, Any], index: int, question: Any, choices: list[Any], target: Any
+    ) -> TargetError:
+        """A target that names no choice, told exactly when it is a label (of this
+        style, or a letter): :func:`~prompt_style.fields.targets.explain_label`."""
+        # How the style labels the choices is what it scores: its answers (A, (A), 1, II).
+        answers_of = getattr(self.style, "answers", None) or getattr(self.style, "labels", None)
+        labels: Any = ()
+        if callable(answers_of):
+            try:
+                labels = answers_of(Sample(index, record, question, choices, target)) or ()
+            except Exception:  # the style's own error comes when it formats; this is only a message
+                labels = ()
+        style = (self.plugins.get("format_prompt") or {}).get("name")
+        return explain_label(exc, target, choices, labels, style)
 
     def _null_target(self, target: Any, choices: list[Any] | None) -> None:
         if choices is not None:

@@ -43,7 +43,7 @@ from typing import Any
 
 from ..errors import TargetError, cut
 
-__all__ = ["GoldResolver", "gold_resolver", "resolve_gold", "plain_integers", "RENDERED_KINDS"]
+__all__ = ["GoldResolver", "gold_resolver", "resolve_gold", "plain_integers", "explain_label", "RENDERED_KINDS"]
 
 RENDERED_KINDS = frozenset({"expression", "template", "format"})
 """Extractor kinds whose specs lm-evaluation-harness renders to text (anything
@@ -188,6 +188,75 @@ def resolve_gold(
             raise _error("gave an empty list of gold answers")
         return [_one(t, choices, rendered, exact) for t in target]
     return _one(target, choices, rendered, exact)
+
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LABEL_DECORATIONS = "()[]. :"
+
+
+def _bare_label(text: str) -> str:
+    """``"(B)"``, ``"B."``, ``" B"`` -> ``"B"``: a label as answers often write it."""
+    return text.strip().strip(_LABEL_DECORATIONS).strip()
+
+
+def explain_label(
+    error: TargetError, target: Any, choices: Sequence[Any], labels: Sequence[Any], style: str | None
+) -> TargetError:
+    """``error`` (a target that names no choice) told exactly, when the target is a label.
+
+    A target is matched against the task's choices, never against labels, so that
+    changing the style never changes the gold answer. When the target is the label
+    the style shows for a choice (``"II"`` under roman numerals, ``"2."``) or a
+    letter (``"B"``, ``"(b)"``: told the same under every style), the message
+    says which choice it looks like, why it is not read so, and the
+    ``doc_to_target`` that reads it. Otherwise ``error`` is returned as it is.
+
+    :param labels: how the style labels these choices: its answers for them (``A``,
+        ``(A)``, ``1``, ``II``; empty when it has none).
+    :param style: the style's name, for the message.
+    """
+    if not isinstance(target, str) or not choices or _is_digits(target.strip()):
+        return error  # a digit string has its own rules (an index or a text), told already
+    if any(c == target or str(c) == target for c in choices):
+        return error  # a choice's text, ambiguous or repeated: not about labels
+    bare = _bare_label(target)
+    if not bare:
+        return error
+    n = len(choices)
+    why = (
+        "but a target is matched against the choices (doc_to_choice), never against labels, so that "
+        "changing the style never changes the gold answer"
+    )
+    letter = bare.upper()
+    if len(letter) == 1 and letter in _LETTERS[:n]:
+        # told word for word the same under every style: the letter is no style's business
+        i = _LETTERS.index(letter)
+        letters = list(_LETTERS[:n])
+        answer = _unwrapped(target) + (".upper()" if letter != bare else "")
+        return _error(
+            f"{cut(target)} is not one of the choices ({_shown(choices)}); it reads as the letter of choice {i} "
+            f"({cut(choices[i])}), {why}",
+            "to read letters as answers, make doc_to_target give the index (with your field's name): "
+            f'"{{{{ {letters!r}.index({answer}) }}}}"; every style then shows its own label for that choice',
+        )
+    shown = [str(label) for label in labels][:n]
+    bare_shown = [_bare_label(label) for label in shown]
+    if target.strip() in shown or bare in bare_shown:
+        listed, answer = (shown, "answer") if target.strip() in shown else (bare_shown, _unwrapped(target))
+        i = listed.index(target.strip() if listed is shown else bare)
+        named = f"style {style!r}" if style else "the style"
+        return _error(
+            f"{cut(target)} is not one of the choices ({_shown(choices)}); it is how {named} labels "
+            f"choice {i} ({cut(choices[i])}), {why}",
+            "to read it as that label, make doc_to_target give the index (with your field's name): "
+            f'"{{{{ {listed!r}.index({answer}) }}}}"',
+        )
+    return error
+
+
+def _unwrapped(target: str) -> str:
+    """The Jinja expression that reads ``target`` (a field ``answer``) as its bare label."""
+    return "answer" if _bare_label(target) == target else f"answer.strip({_LABEL_DECORATIONS!r})"
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ def test_disabled_plugin_names_the_distribution_to_install():
     for style in STYLES:
         with pytest.raises(prompt_style.PluginNotFoundError) as caught:
             manager.resolve("format_prompt", style)
-        assert f"pip install {DIST}" in str(caught.value)
+        assert f"it comes with {DIST}" in str(caught.value) and "pip install " in str(caught.value)
 
 
 # -- cloze::qa (lm-evaluation-harness's ARC layout) ------------------------------

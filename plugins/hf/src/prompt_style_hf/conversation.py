@@ -17,6 +17,8 @@ from typing import Any
 
 from prompt_style import ChatTemplateError
 
+from . import tool_cache
+
 __all__ = [
     "REASONING_FIELDS",
     "CONTINUE_TAG",
@@ -170,6 +172,11 @@ def prepare_tools(tools: Any) -> list[Any] | None:
         return None
     if not isinstance(tools, (list, tuple)):
         raise ChatTemplateError(f"tools must be a list of JSON schemas, not {type(tools).__name__}", key="tools")
+    if type(tools) is list and all(type(tool) is dict for tool in tools):
+        # The same tools at every render (an evaluation's): prepared once (see tool_cache).
+        cached = tool_cache.cached_tools(tools, plain_data)
+        if cached is not None:
+            return cached
     schemas = []
     for tool in tools:
         if isinstance(tool, dict):

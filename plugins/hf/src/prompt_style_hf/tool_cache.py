@@ -9,9 +9,9 @@ of each container of that copy.
 
 Correct whatever the caller does between renders:
 
-- the copy is reused only while the caller's list still has the same JSON text
-  (``json.dumps`` by the C encoder, which tells ``1``, ``1.0`` and ``true`` apart
-  and sees every change made in place); otherwise a new copy is made;
+- the copy is reused only while the caller's list still serializes to the same
+  bytes (``marshal``, version 2: exact types, so ``1``, ``1.0`` and ``True`` differ,
+  and every change made in place is seen); otherwise a new copy is made;
 - only lists of exact JSON types (``dict`` with ``str`` keys, ``list``, ``str``,
   ``int``, ``float``, ``bool``, ``None``) are kept; anything else is prepared
   afresh at every render, as before;
@@ -25,19 +25,24 @@ checks it before it runs and charges its result to the render at every call.
 
 from __future__ import annotations
 
-import json
+import marshal
 import threading
 from typing import Any
 
 __all__ = ["cached_tools", "cached_json", "remember_json", "clear"]
 
-_LISTS: dict[int, tuple[Any, str, list]] = {}
-"""``id(caller's list) -> (the list, its JSON text, the plain copy)``."""
+_LISTS: dict[int, tuple[Any, bytes, list]] = {}
+"""``id(caller's list) -> (the list, its serialized bytes, the plain copy)``."""
 _OBJECTS: dict[int, tuple[Any, dict]] = {}
 """``id(container of a copy) -> (the container, {tojson arguments: text})``."""
 _MAX_LISTS = 16
 _lock = threading.Lock()
-_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True).encode
+
+
+def _serialized(value: Any) -> bytes:
+    # Version 2: no references between shared objects (whose use depends on reference
+    # counts), so the same data always gives the same bytes.
+    return marshal.dumps(value, 2)
 
 
 def _exact(value: Any) -> bool:
@@ -75,12 +80,12 @@ def _containers(value: Any) -> list[Any]:
 
 
 def cached_tools(tools: list, plain: Any) -> list | None:
-    """The plain copy of ``tools`` (a list of dicts), reused while the list's JSON text
-    is unchanged; ``None`` when the list holds anything but exact JSON types (then the
+    """The plain copy of ``tools`` (a list of dicts), reused while the list's serialized
+    bytes are unchanged; ``None`` when the list holds anything but exact JSON types (then the
     caller prepares it). ``plain`` makes a copy (``plain_data``)."""
     try:
-        text = _compact(tools)
-    except (TypeError, ValueError, RecursionError):
+        text = _serialized(tools)
+    except (ValueError, RecursionError):  # not marshal's types (or too deep): not kept
         return None
     found = _LISTS.get(id(tools))
     if found is not None and found[0] is tools and found[1] == text:

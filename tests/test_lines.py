@@ -151,3 +151,35 @@ def test_cli_jsonl_lines_are_dumps_line(tmp_path, capsys):
 
     assert out == expected_lines(load_task(task).render())
     assert sys.stdout is not None
+
+
+@pytest.mark.parametrize(
+    "order, python",
+    [
+        (["--shuffle-choices", "7"], "shuffle:7"),
+        (["--circular"], "circular"),
+        (["--choice-order", "reversed"], "reversed"),
+    ],
+)
+def test_cli_jsonl_with_choice_orders_is_dumps_line(tmp_path, capsys, order, python):
+    from prompt_style import load_task
+    from prompt_style.cli import main
+
+    data = tmp_path / "test.jsonl"
+    data.write_text(
+        "".join(json.dumps({"q": f"q{i} \u2028", "c": ["w", "x", "y", "z"], "a": i % 4}) + "\n" for i in range(12)),
+        encoding="utf-8",
+    )
+    task = tmp_path / "task.yaml"
+    task.write_text("data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: c\ndoc_to_target: a\ntemplate: mcq\n")
+    code = main(["render", str(task), "--format", "jsonl", *order])
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert all("permutation" in row for row in rows)
+    loaded = load_task(task, choice_order=python)
+    expected = []
+    for index, record in enumerate(loaded.records()):
+        expected.extend(loaded.renderer.render_ordered(record, index))
+    assert [r["text"] for r in rows] == [p.text for p in expected]
+    assert out == "".join(dumps_line(p.to_json()) + "\n" for p in expected)

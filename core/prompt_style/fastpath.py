@@ -198,6 +198,8 @@ class LazyDialoguePrompt(RenderedPrompt):
     def to_json(self) -> dict[str, Any]:
         # RenderedPrompt.to_json reads a dozen fields that are unset here (each through
         # __getattr__); only these can differ from their defaults.
+        if self.permutation is not None:  # a choice order's prompt (render_ordered sets more)
+            return RenderedPrompt.to_json(self)
         deferred = self._deferred
         out = {
             "index": self.index,
@@ -210,9 +212,11 @@ class LazyDialoguePrompt(RenderedPrompt):
             out["until"] = list(deferred.until)
         return out
 
-    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any]:
+    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
         # the text around the question (and a chat format's messages) are the task's:
         # the encoder writes their JSON once (prompt_style.lines)
+        if self.permutation is not None:  # a choice order's prompt: to_json() and json.dumps
+            return None
         deferred = self._deferred
         return self.text, None, self.continuations, self.target, deferred.until, deferred
 
@@ -408,7 +412,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     else:
         if not (passthrough or _plain_choice_style(style)) or not renderer._needs_gold or renderer._gold is None:
             return None
-        if settings.output_type not in (None, "multiple_choice"):
+        if settings.output_type not in (None, "multiple_choice") or style._generative:
             return None
         if text_of is None or choice_of is None or target_of is None or prefix_of is not None:
             return None
@@ -766,6 +770,9 @@ def _code(
             "made.continuations = continuations",
             "made.target = target",
             "made._deferred = deferred",  # plugins and until are read from it
+            # set (to None) so that reading it is a slot read: a choice order sets it
+            # afterwards, and the JSON view then is RenderedPrompt's
+            "made.permutation = None",
         ]
 
     def indent(lines: list[str], depth: int) -> str:

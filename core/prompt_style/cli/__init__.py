@@ -22,7 +22,20 @@ from ._common import EXIT_BAD_INPUT, Parser
 
 __all__ = ["main", "build_parser", "COMMANDS", "EXIT_BAD_INPUT"]
 
-COMMANDS: tuple[str, ...] = ("plugins", "render", "validate", "instantiate", "convert", "chat", "export", "new")
+COMMANDS: tuple[str, ...] = (
+    "plugins",
+    "render",
+    "validate",
+    "instantiate",
+    "convert",
+    "chat",
+    "export",
+    "grid",
+    "spread",
+    "score",
+    "lint",
+    "new",
+)
 """The command modules, in the order ``--help`` lists them."""
 
 

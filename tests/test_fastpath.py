@@ -806,6 +806,12 @@ JSONL_CASES = {
     "duplicate keys": '{"a": 1, "a": 2}\n',
     "lone cr": '{"a": 1}\r{"b": 2}\r',
     "deep": "[" * 50 + "]" * 50 + "\n",
+    "object over two lines after good ones": '{"a": 1}\n{"b": 2}\n{"c":\n 3}\n{"d": 4}\n',
+    "only bom": "\ufeff",
+    "bom and blank": "\ufeff\n",
+    "string with line separators": '{"a": "x\u2028y\u0085z"}\n{"b": "\u2029"}\n',
+    "raw line separator in a string": '{"a": "x\u2028y"}\n'.replace("\\u2028", "\u2028"),
+    "nested objects": '{"a": {"b": [1, {"c": null}]}, "d": true}\n{"e": false}\n',
 }
 
 
@@ -835,6 +841,20 @@ def test_json_lines_reader_across_block_boundaries(tmp_path, monkeypatch):
         monkeypatch.setattr(data, "_BLOCK", block)
         assert read_all(_json_lines, broken) == read_all(reference_json_lines, broken)
         assert read_all(_json_lines, broken)[-1][2] == 251
+    # clean lines only (every block read whole), and one object over two lines at every place
+    clean = [json.dumps({"i": i, "t": "x" * (i % 37), "u": "é" * (i % 5)}, ensure_ascii=False) for i in range(300)]
+    path.write_text("\n".join(clean) + "\n", encoding="utf-8")
+    expected = read_all(reference_json_lines, path)
+    for block in (7, 64, 100, 1000, 1 << 16):
+        monkeypatch.setattr(data, "_BLOCK", block)
+        assert read_all(_json_lines, path) == expected, block
+    for where in (0, 1, 17, 150, 299):
+        split = [*clean[:where], clean[where].replace(", ", ",\n", 1), *clean[where + 1 :]]
+        path.write_text("\n".join(split) + "\n", encoding="utf-8")
+        expected = read_all(reference_json_lines, path)
+        for block in (7, 50, 64, 100, 1000, 1 << 16):
+            monkeypatch.setattr(data, "_BLOCK", block)
+            assert read_all(_json_lines, path) == expected, (where, block)
 
 
 # -- Task.render's loops (records in memory, JSON Lines) ----------------------------------

@@ -17,12 +17,34 @@ T = TypeVar("T")
 
 
 def _accepts(annotation: Any, value: Any) -> bool:
-    """Loose runtime check of ``value`` against a simple type annotation."""
+    """Loose runtime check of ``value`` against a simple type annotation (for a value of a
+    built-in type it depends on that type only: worked out once per annotation and type)."""
+    kind = type(value)
+    if kind not in _PLAIN:
+        return _check(annotation, value)
+    key = (annotation, kind)
+    try:
+        return _ACCEPTED[key]
+    except KeyError:
+        pass
+    except TypeError:  # an annotation that cannot be a key
+        return _check(annotation, value)
+    accepted = _check(annotation, value)
+    if len(_ACCEPTED) < 4096:
+        _ACCEPTED[key] = accepted
+    return accepted
+
+
+_ACCEPTED: dict[tuple[Any, type], bool] = {}
+_PLAIN = frozenset({str, int, float, bool, type(None), list, tuple, dict})
+
+
+def _check(annotation: Any, value: Any) -> bool:
     if annotation is Any:
         return True
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
-        return any(_accepts(arg, value) for arg in typing.get_args(annotation))
+        return any(_check(arg, value) for arg in typing.get_args(annotation))
     if annotation is type(None):
         return value is None
     if origin is not None:

@@ -34,6 +34,11 @@ Workloads (``--workload``, repeatable; default all):
 
 Run: ``uv run python bench/cli_jsonl_bench.py [--records N ...] [--rounds N] [--workload NAME ...]``
 (default 200,000 records, 5 rounds).
+
+``--memory [N ...]`` measures instead the peak resident memory (``ru_maxrss``) of
+``render --format jsonl > /dev/null`` on the MMLU workload at each size (default
+100,000, 1M and 10M records; the file repeats 10,000 distinct records): flat means the
+peak does not grow with the input.
 """
 
 from __future__ import annotations
@@ -375,33 +380,120 @@ def run_workload(w: Workload, n: int, rounds: int, root: Path) -> dict[str, Any]
     }
 
 
+def write_repeated(path: Path, make: Any, n: int, seed: int, distinct: int = 10_000) -> Path:
+    """``n`` records: ``distinct`` made ones, written again and again (a 10M-record file in
+    seconds; the renderer's memory cannot tell)."""
+    rng = random.Random(seed)
+    block = "".join(json.dumps(make(i, rng), ensure_ascii=False) + "\n" for i in range(min(n, distinct))).encode()
+    per_block = min(n, distinct)
+    with path.open("wb") as handle:
+        for _ in range(n // per_block):
+            handle.write(block)
+        rest = n % per_block
+        if rest:
+            handle.write(b"".join(block.splitlines(keepends=True)[:rest]))
+    return path
+
+
+def peak_memory(sizes: list[int], root: Path, workload: str = "mmlu") -> list[dict[str, Any]]:
+    """Peak resident memory (``ru_maxrss``) of ``render --format jsonl`` over ``sizes``
+    records, its output thrown away (``> /dev/null``); the file is made once, at the
+    largest size, and cut for the smaller ones."""
+    w = WORKLOADS[workload]
+    folder = root / f"memory-{workload}"
+    folder.mkdir()
+    (folder / "task.yaml").write_text(w.task, encoding="utf-8")
+    write(folder / w.pool, w.make, w.pool_size, SEED + 1, start=3)
+    env = _env()
+    out = []
+    for n in sizes:
+        test = write_repeated(folder / "test.jsonl", w.make, n, SEED)
+        cmd = [str(console_script()), "render", "task.yaml", "--format", "jsonl", *w.cli_options]
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=folder)
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"render exited {status}: {err.decode(errors='replace')[-2000:]}")
+        row = {
+            "records": n,
+            "file_bytes": test.stat().st_size,
+            "peak_rss_mib": usage.ru_maxrss / 1024,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
+            "wall_s": time.perf_counter() - start,
+        }
+        out.append(row)
+        print(
+            f"    {n:>11,} records ({row['file_bytes'] / 2**20:,.0f} MiB JSONL): peak RSS {row['peak_rss_mib']:.1f} MiB, "
+            f"{row['cpu_s']:.1f} s CPU; load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+        test.unlink()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, nargs="+", default=[N_RECORDS], help="records per run (default 200000)")
     parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"timed rounds (default {ROUNDS})")
     parser.add_argument("--workload", action="append", choices=tuple(WORKLOADS), help="default: all")
     parser.add_argument("--tmp", type=Path, default=None, help="folder for the files (default: a temporary one)")
+    parser.add_argument(
+        "--memory",
+        type=int,
+        nargs="*",
+        metavar="N",
+        help="instead: peak RSS of the CLI over N records each (default 100000 1000000 10000000)",
+    )
     args = parser.parse_args(argv)
-    names = args.workload or list(WORKLOADS)
+    if args.memory is not None:
+        sizes = args.memory or [100_000, 1_000_000, 10_000_000]
+        print(f"== CLI --format jsonl > /dev/null, peak resident memory (load {os.getloadavg()[0]:.1f})")
+        with tempfile.TemporaryDirectory(prefix="prompt-style-cli-mem-", dir=args.tmp) as tmp:
+            rows = peak_memory(sizes, Path(tmp))
+        low, high = rows[0]["peak_rss_mib"], rows[-1]["peak_rss_mib"]
+        flat = high <= low * 1.1 + 2
+        print(
+            f"  peak {low:.1f} MiB at {rows[0]['records']:,} records, {high:.1f} MiB at {rows[-1]['records']:,}: "
+            f"{'flat' if flat else 'GROWS'}"
+        )
+        return 0
+    run(records=args.records, rounds=args.rounds, workloads=args.workload, tmp=args.tmp)
+    return 0
+
+
+def summary_line(res: dict[str, Any]) -> str:
+    return (
+        f"{res['workload']:<5} {res['records']:>9,} records: cli {res['cli_s']:.2f} s, script {res['script_s']:.2f} s "
+        f"CPU, ratio {res['ratio_median']:.3f}x ({res['ratio_min']:.3f}-{res['ratio_max']:.3f}), "
+        f"target <= {TARGET}x: {'PASS' if res['pass'] else 'FAIL'}; "
+        f"outputs equal on {res['compared']:,} records; load {res['load'][0]:.1f} -> {res['load'][1]:.1f}; "
+        f"{res['cli_bytes'] / 2**20:.0f} MiB vs {res['script_bytes'] / 2**20:.0f} MiB written"
+    )
+
+
+def run(
+    *,
+    records: list[int] | None = None,
+    rounds: int = ROUNDS,
+    workloads: list[str] | None = None,
+    tmp: Path | None = None,
+) -> dict[str, Any]:
+    """Every workload at every size; the results, and whether every target is met."""
+    names = workloads or list(WORKLOADS)
     print(
         f"== CLI --format jsonl against a hand-written script (Python {sys.version.split()[0]}, "
-        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}); CPU time, {args.rounds} rounds"
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}); CPU time, {rounds} rounds"
     )
     results = []
-    with tempfile.TemporaryDirectory(prefix="prompt-style-cli-bench-", dir=args.tmp) as tmp:
-        for n in args.records:
+    with tempfile.TemporaryDirectory(prefix="prompt-style-cli-bench-", dir=tmp) as folder:
+        for n in records or [N_RECORDS]:
             for name in names:
-                results.append(run_workload(WORKLOADS[name], n, max(1, args.rounds), Path(tmp)))
-    print("== summary (CPU time, ratio within each round: median (min-max))")
+                results.append(run_workload(WORKLOADS[name], n, max(1, rounds), Path(folder)))
+    print("  summary (CPU time, ratio within each round: median (min-max)):")
     for res in results:
-        print(
-            f"  {res['workload']:<5} {res['records']:>9,} records: cli {res['cli_s']:.2f} s, script {res['script_s']:.2f} s, "
-            f"ratio {res['ratio_median']:.3f}x ({res['ratio_min']:.3f}-{res['ratio_max']:.3f}), "
-            f"target <= {TARGET}x: {'PASS' if res['pass'] else 'FAIL'}; "
-            f"outputs equal on {res['compared']:,} records; load {res['load'][0]:.1f} -> {res['load'][1]:.1f}; "
-            f"{res['cli_bytes'] / 2**20:.0f} MiB vs {res['script_bytes'] / 2**20:.0f} MiB written"
-        )
-    return 0
+        print("    " + summary_line(res))
+    return {"results": results, "pass": all(res["pass"] for res in results)}
 
 
 if __name__ == "__main__":

@@ -110,17 +110,22 @@ def map_records(
     split: str,
     fn: Callable[[Mapping[str, Any], int], Any],
     fallback: Callable[[Mapping[str, Any], int], Any],
+    many: Callable[..., Iterator[Any]] | None = None,
 ) -> Iterator[Any]:
     """``fn(record, index)`` for every record of a split, in order, and
     ``fallback(record, index)`` where ``fn`` gives ``None``: a renderer's loop. A JSON
     Lines file is read and mapped in one loop (one generator, not two); records are
-    read as :func:`open_records` reads them, with the same errors."""
+    read as :func:`open_records` reads them, with the same errors.
+
+    :param many: ``many(records, fallback, start)`` doing the same for a list of
+        records whose first is at index ``start``, given a block of records read at
+        once (the fast path's loop, without a call per record)."""
     if isinstance(path, (str, Path)):
         if type(path) is not _PATH:
             path = Path(path)
         if path.suffix.lower() != ".json":
             check_data_file(path, split)
-            return _json_lines(path, split, fn, fallback)
+            return _json_lines(path, split, fn, fallback, many)
     return _mapped(open_records(path, split), fn, fallback)
 
 
@@ -130,7 +135,7 @@ def _mapped(records: Iterator[Mapping[str, Any]], fn: Any, fallback: Any) -> Ite
         yield made if made is not None else fallback(record, index)
 
 
-def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None) -> Iterator[Any]:
+def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, many: Any = None) -> Iterator[Any]:
     """The records of a JSON Lines file; with ``fn``, what :func:`map_records` gives."""
     count = 0
     before = 0  # lines in the blocks already done
@@ -161,6 +166,9 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None) ->
                     if fn is None:
                         count += len(records)
                         yield from records
+                    elif many is not None:
+                        yield from many(records, fallback, count)
+                        count += len(records)
                     else:
                         for record in records:
                             made = fn(record, count)

@@ -640,9 +640,9 @@ class _Bail(Exception):
 @dataclass(frozen=True)
 class FastPath:
     """A task's compiled fast path: ``render(record, index)`` gives the prompt or
-    ``None`` (the general path renders that record); ``many(records, general)``
-    renders records in order, handing the ones it does not take to
-    ``general(record, index)`` (``None`` when the task has Jinja budgets of its own:
+    ``None`` (the general path renders that record); ``many(records, general,
+    start=0)`` renders records in order (the first at index ``start``), handing the
+    ones it does not take to ``general(record, index)`` (``None`` when the task has Jinja budgets of its own:
     then records go through ``render`` one by one). ``code`` is the generated source."""
 
     render: Callable[[Mapping[str, Any], int], RenderedPrompt | None]
@@ -787,8 +787,8 @@ def _code(
         "        try:\n" + indent(body, 3) + "        except Exception:\n"
         "            return None\n" + indent(make, 2) + "        return made\n"
         "\n"
-        "    def many(records, general):\n"
-        "        index = -1\n"
+        "    def many(records, general, start=0):\n"
+        "        index = start - 1\n"
         "        for record in records:\n"
         "            index += 1\n"
         "            try:\n" + indent(body, 4) + "            except Exception:\n"

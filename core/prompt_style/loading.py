@@ -167,7 +167,7 @@ class Task:
                     yield from many(_given_records(source, split), general)
                     return
                 # JSON Lines are read and rendered in one loop.
-                rendered = map_records(source, split, fast, general)
+                rendered = map_records(source, split, fast, general, many)
                 yield from rendered if limit is None else itertools.islice(rendered, limit)
                 return
             records = open_records(source, split)

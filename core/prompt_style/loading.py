@@ -436,8 +436,12 @@ def _assemble(
     )
     used["retrieve_examples"] = provider.describe()
 
-    from . import fastpath  # passed down to the renderer, which sits beneath it (imported with the first task)
+    compile_fast_path = _FAST_PATH[0]
+    if compile_fast_path is None:
+        # passed down to the renderer, which sits beneath it (imported with the first task)
+        from .fastpath import compile_fast_path
 
+        _FAST_PATH[0] = compile_fast_path
     renderer = TaskRenderer(
         task=config.task,
         extractors=prepared.extractors,
@@ -457,7 +461,7 @@ def _assemble(
         origins={key: str(path) for key, path in config.origins.items()},
         allow_null_target=config.allow_null_target,
         limits=settings.limits,
-        fast_path=fastpath.compile_fast_path,
+        fast_path=compile_fast_path,
         **_choice_order(config, built_style, settings.choice_order, settings.option_keys, settings.answer_key),
     )
     task = Task(config, renderer, pool if pool and pool_split == split else None)
@@ -540,6 +544,9 @@ def _field_name(spec: Any) -> str | None:
         return None
     match = re.fullmatch(r"\s*(?:\{\{\s*([A-Za-z_]\w*)\s*\}\}|([A-Za-z_]\w*))\s*", source)
     return (match.group(1) or match.group(2)) if match else None
+
+
+_FAST_PATH: list[Any] = [None]  # fastpath.compile_fast_path once imported (an import per task costs)
 
 
 def _config_of(

@@ -19,6 +19,7 @@ batch at a time.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
@@ -69,8 +70,8 @@ def safe_utf8(text: str) -> bytes:
 class LineWriter:
     """Writes lines given as UTF-8 bytes (safe ones: :func:`safe_utf8`) to a text
     stream, ``batch`` lines at a time: to its binary buffer when it has one (a file,
-    standard output) and is UTF-8, after flushing what was written to it as text;
-    else decoded, as text.
+    standard output), is UTF-8 and newlines need no translation, after flushing what
+    was written to it as text; else decoded, as text.
     """
 
     def __init__(self, out: IO[str], batch: int = 256) -> None:
@@ -78,7 +79,9 @@ class LineWriter:
         self.batch = batch
         buffer = getattr(out, "buffer", None)
         encoding = (getattr(out, "encoding", None) or "").lower().replace("_", "-")
+        # (where the text layer turns "\n" into os.linesep, it writes the text itself)
         binary = buffer is not None and encoding in ("utf-8", "utf8") and hasattr(buffer, "write")
+        binary = binary and os.linesep == "\n"
         self._buffer = buffer if binary else None
 
     def write_all(self, lines: Iterable[bytes]) -> int:

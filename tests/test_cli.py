@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from prompt_style import PromptStyleError
 from prompt_style.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -412,9 +411,11 @@ def test_malformed_prefer_env_is_one_error_line(capsys, monkeypatch, command):
     assert "PROMPT_STYLE_PREFER" in err
 
 
-def test_debug_raises_in_process(capsys, tmp_path):
-    with pytest.raises(PromptStyleError):
-        main(["render", str(tmp_path / "nope.yaml"), "--debug"])
+def test_debug_shows_the_traceback_and_keeps_exit_2(capsys, tmp_path):
+    code, out, err = run(capsys, "render", str(tmp_path / "nope.yaml"), "--debug")
+    assert code == 2
+    assert "Traceback" in err and "TaskFileError" in err
+    assert err.splitlines()[-1].startswith("prompt-style: error: ")
 
 
 # -- the real console script ---------------------------------------------------------
@@ -451,7 +452,7 @@ def test_console_script_error_and_debug(tmp_path):
     proc = subprocess.run(
         [str(exe), "render", missing, "--debug"], capture_output=True, text=True, env=clean_env(), timeout=60
     )
-    assert proc.returncode != 0
+    assert proc.returncode == 2
     assert "Traceback" in proc.stderr
     assert "TaskFileError" in proc.stderr
 
@@ -473,8 +474,9 @@ def test_console_script_plugins_json_with_environment(tmp_path):
 
 
 def test_debug_before_the_command_shows_a_traceback(capsys, tmp_path):
-    with pytest.raises(PromptStyleError):
-        main(["--debug", "render", str(tmp_path / "missing.yaml")])
+    code, out, err = run(capsys, "--debug", "render", str(tmp_path / "missing.yaml"))
+    assert code == 2
+    assert "Traceback" in err
 
 
 def test_meta_option(capsys):

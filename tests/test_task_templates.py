@@ -785,7 +785,7 @@ def test_convert_promptsource(tmp_path, capsys):
     source.write_text(PROMPTSOURCE)
     out = tmp_path / "converted"
     argv = ["convert", "promptsource", source, "--out", out, "--evaluate", "second"]
-    code, stdout, _ = run(capsys, *argv, "--metadata", "task=entailment", "--metadata", "domains=[misc]")
+    code, stdout, _ = run(capsys, *argv, "--metadata", "task=entailment", "--metadata", 'domains=["misc"]')
     assert code == 0
     assert f"wrote {out / 'super_glue_rte.yaml'} (2 templates)" in stdout
     assert "metadata.source_type: is required but missing" in stdout

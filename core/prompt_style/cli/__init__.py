@@ -18,12 +18,37 @@ import warnings
 from collections.abc import Sequence
 
 from ..errors import PromptStyleError
-from ._common import EXIT_BAD_INPUT, Parser
+from ._common import ENVIRONMENT, EXIT_BAD_INPUT, Parser
 
 __all__ = ["main", "build_parser", "COMMANDS", "EXIT_BAD_INPUT"]
 
 COMMANDS: tuple[str, ...] = ("plugins", "render", "validate", "instantiate", "convert", "chat")
 """The command modules, in the order ``--help`` lists them."""
+
+
+EXAMPLES = """examples:
+  prompt-style render --example mmlu                      the bundled MMLU example, 5-shot
+  prompt-style render task.yaml --limit 3                 a task's first three prompts
+  prompt-style render task.yaml --meta chatml --shots 1   as a ChatML model sees it, 1-shot
+  prompt-style view task.yaml --diff --style mcq --style cloze
+                                                          what changes between two styles
+  prompt-style render task.yaml --format jsonl --output prompts.jsonl
+  prompt-style plugins --all                              every style, meta template and retriever
+
+Run `prompt-style COMMAND --help` for a command's options; docs/cli.md has them all."""
+
+
+class _Version(argparse.Action):
+    """``--version``: the version from the installed metadata, read only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from .. import __version__
+
+        sys.stdout.write(f"prompt-style {__version__}\n")
+        parser.exit(0)
 
 
 def _module(name: str):
@@ -38,8 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="prompt-style",
         description="Build the exact prompts LLM evaluations send to models.",
+        epilog=EXAMPLES + "\n\n" + ENVIRONMENT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", default=False, help="show tracebacks for errors")
+    parser.add_argument("--version", action=_Version, help="print the version of prompt-style and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         _module(name).add_parser(sub, common)
@@ -55,9 +83,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
+        args = parser.parse_args(argv)  # KEY=VALUE options may warn
         return _run(args)
 
 
@@ -73,8 +101,10 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return command(args, out)
     except PromptStyleError as exc:
-        if args.debug:
-            raise
+        if args.debug:  # the traceback, then the one-line error; bad input still exits 2
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
         message = " ".join(str(exc).split("\n"))  # one line, whatever the message quotes
         print(f"prompt-style: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -89,7 +119,9 @@ def _run(args: argparse.Namespace) -> int:
     except (RecursionError, MemoryError) as exc:
         # Last resort: input too large or too deep for a budget to have caught first.
         if args.debug:
-            raise
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
         print(
             f"prompt-style: error: the input is too large or too deeply nested ({type(exc).__name__})", file=sys.stderr
         )

@@ -7,6 +7,14 @@ import argparse
 
 EXIT_BAD_INPUT = 2
 
+ENVIRONMENT = """environment variables:
+  PROMPT_STYLE_PLUGINS    load only these plugins (comma-separated entry-point or distribution names)
+  PROMPT_STYLE_DISABLE    block these plugins (comma-separated), built-ins included
+  PROMPT_STYLE_PREFER     NAME=PLUGIN pairs choosing who provides a name two plugins provide
+  PROMPT_STYLE_LIMITS     sandbox budgets, e.g. deadline=2,max_output=50000000
+  PROMPT_STYLE_NOW        the clock chat templates read, e.g. 2025-07-10T12:00:00
+  PROMPT_STYLE_DATA_ROOT  where task-template files find their data_dir"""
+
 
 class Parser(argparse.ArgumentParser):
     """Usage errors in the same one-line form as every other error."""
@@ -24,21 +32,52 @@ def split_assignment(text: str) -> tuple[str, str]:
 
 
 def key_value(text: str) -> tuple[str, object]:
-    """``KEY=VALUE`` with ``VALUE`` read as YAML by the task-file rules (YAML 1.2:
-    ``false`` is ``False``, ``yes`` and ``0755`` stay strings); text that is not
-    YAML stays as written."""
-    from ..errors import PromptStyleError
-    from ..safe.yaml_loader import load_yaml
-
+    """``KEY=VALUE``, by the one rule of every ``KEY=VALUE`` option (``--meta-option``,
+    ``--style-option``, ``convert --metadata``): ``VALUE`` is a string, as written,
+    unless it is JSON — ``true``, ``false``, ``null``, a number, a ``"quoted string"``
+    (with JSON's escapes: ``"\\n"`` is a newline), a ``[list]`` or an ``{object}``."""
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    if not value:
-        return key, ""
-    try:
-        return key, load_yaml(f"--meta-option {key}", text=value, what="option value").data
-    except PromptStyleError:
+    parsed = json_value(value)
+    if parsed is _NOT_JSON:
+        if _has_escape(value):
+            import warnings
+
+            warnings.warn(
+                f"prompt-style: {key}={value}: the value is kept as written, backslashes included; "
+                f"for a newline or tab write it as a JSON string: {key}='\"{value}\"'",
+                UserWarning,
+                stacklevel=2,
+            )
         return key, value
+    return key, parsed
+
+
+_NOT_JSON: object = object()
+_JSON_START = frozenset('-0123456789"[{tfn')
+
+
+def _has_escape(value: str) -> bool:
+    """``\\n``, ``\\t`` or ``\\r`` in a value that is not JSON: probably meant as an escape."""
+    return "\\n" in value or "\\t" in value or "\\r" in value
+
+
+def json_value(value: str) -> object:
+    """``value`` parsed as JSON, or ``_NOT_JSON`` (``NaN`` and ``Infinity``, which
+    Python's JSON reader accepts, are not JSON)."""
+    stripped = value.strip()
+    if not stripped or stripped[0] not in _JSON_START:
+        return _NOT_JSON  # most values: no need to import json
+    import json
+
+    def reject(constant: str) -> object:
+        raise ValueError(constant)
+
+    try:
+        return json.loads(stripped, parse_constant=reject)
+    except ValueError:
+        return _NOT_JSON
 
 
 def non_negative(text: str) -> int:
@@ -52,17 +91,41 @@ def non_negative(text: str) -> int:
 
 
 def add_command(
-    sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str, help: str, description: str
+    sub: argparse._SubParsersAction,
+    common: argparse.ArgumentParser,
+    name: str,
+    help: str,
+    description: str,
+    examples: str | None = None,
 ) -> argparse.ArgumentParser:
     """A command's parser (``help``: its line in ``prompt-style --help``; ``description``:
-    the start of its own ``--help``), with the options every command takes (``common``: ``--debug``)."""
-    return sub.add_parser(name, parents=[common], help=help, description=description)
+    the start of its own ``--help``; ``examples``: command lines with what each does,
+    shown at the end of its ``--help`` with the environment variables), with the
+    options every command takes (``common``: ``--debug``)."""
+    epilog = (f"examples:\n{examples}\n\n" if examples else "") + ENVIRONMENT
+    return sub.add_parser(
+        name,
+        parents=[common],
+        help=help,
+        description=description,
+        epilog=epilog,
+        formatter_class=_Formatter,
+    )
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Options wrapped as usual; the examples and environment variables kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith(("examples:", "environment variables:")):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 def add_meta_arguments(
     parser: argparse.ArgumentParser, *, default: str, meta_help: str, option_help: str, model_args_help: str
 ) -> None:
-    """``--meta``, ``--meta-option KEY=VALUE`` (repeatable, values read as YAML) and
+    """``--meta``, ``--meta-option KEY=VALUE`` (repeatable, values by :func:`key_value`'s rule) and
     ``--model-args``: how ``render`` and ``chat`` choose and configure the meta template."""
     parser.add_argument("--meta", metavar="M", default=default, help=meta_help)
     parser.add_argument(

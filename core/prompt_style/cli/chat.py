@@ -26,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         parser,
         default=DEFAULT_CHAT_META,
         meta_help="meta template: hf (default), a chat format (llama-3, ...), chatml",
-        option_help="an option of the meta template, VALUE read as YAML (e.g. template=path/to/model, "
+        option_help="an option of the meta template, VALUE a string unless it is JSON (e.g. template=path/to/model, "
         "add_generation_prompt=true, enable_thinking=false); repeatable",
         model_args_help="lm-evaluation-harness's model args: pretrained=FOLDER,chat_template=true renders with "
         "the model's own template (and tokenizer); chat_template=NAME chooses the meta template; other keys are "

@@ -31,7 +31,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         type=key_value,
         action="append",
         default=[],
-        help="task metadata, VALUE read as YAML (e.g. task=classification, 'domains=[misc]'); repeatable",
+        help="task metadata, VALUE a string unless it is JSON (e.g. task=classification, 'domains=[\"misc\"]'); "
+        "repeatable",
     )
     parser.add_argument("--evaluate", metavar="N|NAME|ID", help="mark this template evaluate: true")
     parser.add_argument("--force", action="store_true", help="overwrite existing task files")

@@ -21,7 +21,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         default="plain",
         meta_help="meta template: plain (default), messages, chatml, ..., or a meta template file (.yaml, .json, "
         "OpenCompass .py model config)",
-        option_help="an option of the meta template, VALUE read as YAML (e.g. add_generation_prompt=false); repeatable",
+        option_help="an option of the meta template, VALUE a string unless it is JSON "
+        "(e.g. add_generation_prompt=false, 'human=\"User: \"'); repeatable",
         model_args_help="lm-evaluation-harness's model args: chat_template=NAME chooses the meta template, "
         "pretrained=PATH / tokenizer=PATH the tokenizer, other keys are meta options",
     )

@@ -243,6 +243,9 @@ class PluginManager:
         catalog = self.catalog(hook)
         providers = catalog.get(name)
         if not providers:
+            unavailable = self._unavailable(hook, name)
+            if unavailable is not None:
+                raise PluginNotFoundError(f"{noun} {name!r} {unavailable[0]}", hint=unavailable[1])
             hint = did_you_mean(name, catalog)
             if name in FIRST_PARTY:
                 hint = f"it comes with {FIRST_PARTY[name]}: pip install {FIRST_PARTY[name]}"
@@ -266,6 +269,35 @@ class PluginManager:
             hint=f"choose one with {ENV_PREFER}='{name}={second.name}' (or prefer= in Python), "
             f"or block one with {ENV_BLOCK}={second.name}",
         )
+
+    def _unavailable(self, hook: str, name: str) -> tuple[str, str] | None:
+        """``(message, hint)`` when ``name`` is unknown because the plugin that provides
+        it is blocked (``PROMPT_STYLE_DISABLE``) or skipped (not in ``PROMPT_STYLE_PLUGINS``):
+        the core's own plugins are asked for their names (they are trusted code), a
+        blocked third-party plugin is never imported (first-party names are known)."""
+        for info in self.plugins:
+            if info.status not in ("blocked", "skipped"):
+                continue
+            if info.builtin:
+                try:
+                    catalog = getattr(importlib.import_module(info.module), hook, None)
+                    provides = callable(catalog) and name in (catalog() or {})
+                except Exception:  # the core's own module: never expected, never fatal here
+                    provides = False
+            else:
+                provides = FIRST_PARTY.get(name) in (info.distribution, info.name)
+            if not provides:
+                continue
+            if info.status == "blocked":
+                return (
+                    f"is provided by plugin {info.label()}, which is blocked",
+                    f"{ENV_BLOCK} lists it; remove it from {ENV_BLOCK} to use {name!r}",
+                )
+            return (
+                f"is provided by plugin {info.label()}, which is not loaded",
+                f"{ENV_ALLOW} does not list it; add {info.name} to {ENV_ALLOW}",
+            )
+        return None
 
     def extractor(self, spec: Any, key: str) -> tuple[Callable[[Any], Any], PluginInfo]:
         """Compile a field spec through :func:`~prompt_style.hookspecs.extract_field`.

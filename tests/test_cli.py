@@ -29,11 +29,16 @@ def run(capsys, *argv):
 
 
 def jsonl(out: str) -> list[dict]:
+    """The lines' prompt keys (their provenance keys, last on each line, are checked
+    in tests/test_provenance.py)."""
+    from prompt_style.provenance import PROVENANCE_KEYS
+
     lines = out.splitlines()
     rows = [json.loads(line) for line in lines]
     for row in rows:
-        assert list(row) == JSON_KEYS
-    return rows
+        assert list(row)[: len(JSON_KEYS)] == JSON_KEYS
+        assert list(row)[-len(PROVENANCE_KEYS) :] == list(PROVENANCE_KEYS)
+    return [{k: v for k, v in row.items() if k not in PROVENANCE_KEYS} for row in rows]
 
 
 def assert_one_error_line(code, out, err):
@@ -95,7 +100,7 @@ def test_plugins_json(capsys):
         assert isinstance(row["hooks"], dict)
     by_name = {row["name"]: row for row in rows}
     assert by_name["mmlu"]["distribution"] == "prompt-style-mmlu"
-    assert by_name["mmlu"]["hooks"] == {"format_prompt": ["mcq::mmlu"]}
+    assert by_name["mmlu"]["hooks"] == {"format_prompt": ["mcq::mmlu"], "task_examples": ["mmlu"]}
     assert by_name["chatml"]["hooks"] == {"apply_meta_template": ["chatml"]}
     assert "builtin-fields" not in by_name
 

@@ -24,6 +24,7 @@ from .meta.files import is_meta_path, resolve_meta
 from .meta.model_args import apply_model_args
 from .meta.tokens import split_token_options, with_tokenizer
 from .plugins import PluginManager, Provider, create_plugin_manager
+from .provenance import Provenance
 from .render import RenderedPrompt, TaskRenderer
 from .safe.limits import JinjaLimits, limits_scope
 from .task import TASK_KEYS, TaskConfig
@@ -31,7 +32,7 @@ from .types import ReadOptions, StyleSettings
 
 __all__ = ["Task", "load_task", "render_records", "default_plugin_manager"]
 
-_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description", "gen_prefix")
+_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description", "gen_prefix", "doc_id")
 _SHOT_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "gen_prefix")
 _PROTOCOL_METHOD = {"format_prompt": "format", "apply_meta_template": "apply", "retrieve_examples": "select"}
 
@@ -53,6 +54,24 @@ class Task:
         self.config = config
         self.renderer = renderer
         self._records = records  # the evaluated split, when it was loaded for few-shot use
+        self._provenance: Provenance | None = None
+
+    @property
+    def provenance(self) -> Provenance:
+        """What every output line says about how its prompt was made (the task, style,
+        meta template, retriever, seed, distributions), worked out once per task:
+        ``task.provenance.line(prompt)`` is the prompt's JSON line with its provenance
+        and fingerprint, as ``prompt-style render --format jsonl`` writes it."""
+        if self._provenance is None:
+            spec = self.config.retriever_spec() if self.config.retriever is not None else None
+            seed = spec[1].get("seed", self.config.seed) if spec is not None else self.config.seed
+            self._provenance = Provenance(
+                task=self.config.task,
+                plugins=self.renderer.plugins,
+                seed=seed,
+                fewshot_split=self.renderer.pool_split,
+            )
+        return self._provenance
 
     @property
     def name(self) -> str:
@@ -97,6 +116,8 @@ class Task:
                 # A record the fast path cannot take goes to the general path.
                 general = self.renderer._render
                 many = self.renderer._fast_path.many
+                if self.renderer._doc_id is not None:  # each prompt carries its record's own id
+                    fast, general, many = _with_doc_id(fast, self.renderer), _with_doc_id(general, self.renderer), None
                 if isinstance(source, list) and limit is None and many is not None:  # records in memory
                     yield from many(_given_records(source, split), general)
                     return
@@ -118,6 +139,19 @@ class Task:
                 yield from converse(record, index, reply)
         except DataError as exc:
             raise exc.locate(key=f"data.{self.config.test_split}") from None
+
+
+def _with_doc_id(render: Callable[[Any, int], Any], renderer: TaskRenderer) -> Callable[[Any, int], Any]:
+    """``render``, with the record's own id (the task's ``doc_id``) set on what it makes."""
+    doc_id = renderer.doc_id
+
+    def with_id(record: Any, index: int) -> Any:
+        made = render(record, index)
+        if made is not None:
+            made.doc_id = doc_id(record, index)
+        return made
+
+    return with_id
 
 
 def _reply_callback(
@@ -218,6 +252,10 @@ def load_task(
     model_args: str | Mapping[str, Any] | None = None,
     mode: str | None = None,
     limits: JinjaLimits | None = None,
+    style_options: Mapping[str, Any] | None = None,
+    retriever: str | Mapping[str, Any] | None = None,
+    fewshot_split: str | None = None,
+    doc_id: Any = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -256,8 +294,17 @@ def load_task(
     :param limits: budgets for the task's Jinja templates (docs/security.md),
         while loading and for every record; default: the process defaults
         (``PROMPT_STYLE_LIMITS``).
+    :param style_options: options of the style, over those the task's ``template``
+        gives (``--style-option KEY=VALUE``).
+    :param retriever: replaces the task's retriever: a name (the task's retriever
+        options are kept only when it names the same retriever) or a mapping with
+        ``name`` and options.
+    :param fewshot_split: replaces ``fewshot_split``: the split few-shot examples come from.
+    :param doc_id: replaces ``doc_id``: the field spec of each record's own id.
     :returns: the :class:`Task`.
-    :raises PromptStyleError: naming the file, line and key.
+    :raises PromptStyleError: naming the file, line and key; an error about a value
+        given here (not in the task file) names the keyword (``style``, ``shots``,
+        ``retriever``, ``style_options.KEY``, ...) and no file or line.
     """
     manager = plugins or default_plugin_manager()
     if model_args is not None:
@@ -269,8 +316,86 @@ def load_task(
         trust_code=trust_code, template=template, options=format_options, data=dict(data or {}), plugins=manager
     )
     config = _config_of(task, manager, options, task_format)
+    given = _given(style, shots, seed, retriever, fewshot_split, doc_id)
+    try:
+        return _resolve_task(
+            config,
+            manager,
+            given=given,
+            style=style,
+            meta=meta,
+            meta_options=meta_options,
+            shots=shots,
+            seed=seed,
+            data=data,
+            trust_code=trust_code,
+            system_instruction=system_instruction,
+            fewshot_as_multiturn=fewshot_as_multiturn,
+            mode=mode,
+            limits=limits,
+            style_options=style_options,
+            retriever=retriever,
+            fewshot_split=fewshot_split,
+            doc_id=doc_id,
+        )
+    except PromptStyleError as exc:
+        raise _blame_caller(exc, given, style_options or {}) from None
+
+
+def _given(style: Any, shots: Any, seed: Any, retriever: Any, fewshot_split: Any, doc_id: Any) -> dict[str, str]:
+    """The task keys the caller replaced, with the keyword that replaced each."""
+    pairs = (
+        ("template", "style", style),
+        ("num_fewshot", "shots", shots),
+        ("seed", "seed", seed),
+        ("retriever", "retriever", retriever),
+        ("fewshot_split", "fewshot_split", fewshot_split),
+        ("doc_id", "doc_id", doc_id),
+    )
+    return {key: keyword for key, keyword, value in pairs if value is not None}
+
+
+def _blame_caller(
+    exc: PromptStyleError, given: Mapping[str, str], style_options: Mapping[str, Any]
+) -> PromptStyleError:
+    """An error about a value the caller gave (``--style``, ``--shots``,
+    ``--style-option``...) names that keyword, not a line of the task file that the
+    value replaced."""
+    key = exc.key or ""
+    keyword = given.get(key)
+    if keyword is None and key.startswith("template.") and key[len("template.") :] in style_options:
+        keyword = f"style_options.{key[len('template.') :]}"
+    if keyword is not None:
+        exc.key, exc.file, exc.line = keyword, None, None
+    return exc
+
+
+def _resolve_task(
+    config: TaskConfig,
+    manager: PluginManager,
+    *,
+    given: Mapping[str, str],
+    style: str | None,
+    meta: str | Path | Mapping[str, Any],
+    meta_options: Mapping[str, Any] | None,
+    shots: int | None,
+    seed: int | None,
+    data: Mapping[str, Any] | None,
+    trust_code: bool,
+    system_instruction: str | None,
+    fewshot_as_multiturn: bool | None,
+    mode: str | None,
+    limits: JinjaLimits | None,
+    style_options: Mapping[str, Any] | None,
+    retriever: str | Mapping[str, Any] | None,
+    fewshot_split: str | None,
+    doc_id: Any,
+) -> Task:
+    """:func:`load_task` once the task is read: overrides applied, plugins resolved."""
     named = _named_splits(config)
-    config = _with_overrides(config, data=data, shots=shots, seed=seed)
+    config = _with_overrides(
+        config, data=data, shots=shots, seed=seed, retriever=retriever, fewshot_split=fewshot_split, doc_id=doc_id
+    )
     config.check_data()
     overridden = set(data or ())
     config = _processed(config, overridden)
@@ -283,7 +408,7 @@ def load_task(
     # The meta template is built before the style: a chat format changes the style's settings.
     built_meta, meta_used = _meta(manager, meta, meta_options, trust_code)
     chat = bool(getattr(built_meta, "chat", False))
-    built_style, used["format_prompt"] = _style(config, manager, style, chat, mode)
+    built_style, used["format_prompt"] = _style(config, manager, style, chat, mode, style_options)
     used["apply_meta_template"] = meta_used
     rules = _chat_rules(config, chat, system_instruction, fewshot_as_multiturn)
 
@@ -295,7 +420,7 @@ def load_task(
     provider, options, where = _retriever_provider(config, manager)
     pool_split, pool = _pool(config, overridden)
     _warn_unread(overridden - named - {split, pool_split}, split, pool_split)
-    retriever = _build(
+    built_retriever = _build(
         provider,
         where,
         config.lines,
@@ -312,13 +437,14 @@ def load_task(
         extractors=extractors,
         style=built_style,
         meta=built_meta,
-        retriever=retriever,
+        retriever=built_retriever,
         pool=pool,
         split=split,
         pool_split=pool_split,
         source=str(config.path) if config.path else None,
         plugins=used,
-        lines=config.lines,
+        # a key the caller replaced is not blamed on the task file's line for it
+        lines={k: v for k, v in config.lines.items() if k not in given},
         shot_extractors=shot_extractors,
         chat=rules,
         output_type=config.output_type,
@@ -347,8 +473,28 @@ def _with_overrides(
     data: Mapping[str, Any] | None,
     shots: int | None,
     seed: int | None,
+    retriever: str | Mapping[str, Any] | None = None,
+    fewshot_split: str | None = None,
+    doc_id: Any = None,
 ) -> TaskConfig:
     changes: dict[str, Any] = {}
+    if retriever is not None:
+        if isinstance(retriever, str):
+            spec = config.retriever_spec()
+            # the task's options stay with the retriever they were written for
+            retriever = {"name": retriever, **spec[1]} if spec is not None and spec[0] == retriever else retriever
+        elif not isinstance(retriever, Mapping) or not isinstance(retriever.get("name"), str):
+            raise OptionError(
+                f"retriever must be a name or a mapping with a name, not {retriever!r}",
+                key="retriever",
+                hint="for example retriever='random' or {'name': 'fixed', 'ids': [0, 3]}",
+            )
+        changes["retriever"] = retriever
+        config = dataclasses.replace(config, retriever=retriever)
+    if fewshot_split is not None:
+        changes["fewshot_split"] = fewshot_split
+    if doc_id is not None:
+        changes["doc_id"] = doc_id
     if data:
         given = {split: Path(p) if isinstance(p, (str, Path)) else p for split, p in data.items()}
         changes["data"] = {**config.data, **given}
@@ -392,9 +538,16 @@ def _resolve(manager: PluginManager, hook: str, name: str, where: dict[str, Any]
 
 
 def _style(
-    config: TaskConfig, manager: PluginManager, override: str | None, chat: bool, mode: str | None = None
+    config: TaskConfig,
+    manager: PluginManager,
+    override: str | None,
+    chat: bool,
+    mode: str | None = None,
+    extra_options: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     name, options = config.style_spec()
+    if extra_options:
+        options = {**options, **extra_options}
     where = config.where("template")
     provider = _resolve(manager, "format_prompt", override or name, where)
     fewshot = config.fewshot_overrides
@@ -526,7 +679,7 @@ def _warn_unread(unread: set[str], split: str, pool_split: str) -> None:
             f"prompt-style: data given for split {name!r} is not read: the task renders {reads}"
             + (f"; {hint}" if hint else ""),
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
 
 

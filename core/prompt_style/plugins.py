@@ -49,6 +49,7 @@ HOOK_NOUNS: Mapping[str, str] = {
     "retrieve_examples": "retriever",
     "format_instances": "formatter",
     "load_tokenizer": "tokenizer format",
+    "task_examples": "example",
 }
 CATALOG_HOOKS = (
     "read_task",
@@ -57,6 +58,7 @@ CATALOG_HOOKS = (
     "retrieve_examples",
     "format_instances",
     "load_tokenizer",
+    "task_examples",
 )
 
 
@@ -69,6 +71,8 @@ def _usable(hook: str, value: Any) -> bool:
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "read", None))
     if hook == "load_tokenizer":
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "load", None))
+    if hook == "task_examples":
+        return isinstance(value, (str, os.PathLike))
     return callable(value)
 
 
@@ -88,6 +92,13 @@ FIRST_PARTY: Mapping[str, str] = {
         ("llama-2", "llama-3", "mistral", "zephyr", "vicuna", "alpaca", "gemma", "phi-3", "qwen"),
         "prompt-style-chat-formats",
     ),
+}
+
+# The example tasks (task_examples) the first-party distributions ship.
+FIRST_PARTY_EXAMPLES: Mapping[str, str] = {
+    "mmlu": "prompt-style-mmlu",
+    "gpqa": "prompt-style-gpqa",
+    "arc": "prompt-style-cloze",
 }
 
 ENV_ALLOW = "PROMPT_STYLE_PLUGINS"
@@ -213,6 +224,7 @@ class PluginManager:
                 what = {
                     "read_task": "readers (with detect and read)",
                     "load_tokenizer": "loaders (with detect and load)",
+                    "task_examples": "task file paths",
                 }.get(hook, "factories")
                 self._broken(info, f"{hook}() must return a mapping of names to {what}, not {result!r}")
                 continue
@@ -247,8 +259,9 @@ class PluginManager:
             if unavailable is not None:
                 raise PluginNotFoundError(f"{noun} {name!r} {unavailable[0]}", hint=unavailable[1])
             hint = did_you_mean(name, catalog)
-            if name in FIRST_PARTY:
-                hint = f"it comes with {FIRST_PARTY[name]}: pip install {FIRST_PARTY[name]}"
+            first_party = FIRST_PARTY_EXAMPLES if hook == "task_examples" else FIRST_PARTY
+            if name in first_party:
+                hint = f"it comes with {first_party[name]}: pip install {first_party[name]}"
             if hint is None:
                 hint = f"known {noun}s: {', '.join(sorted(catalog)) or 'none'}"
             raise PluginNotFoundError(f"unknown {noun} {name!r}", hint=hint)
@@ -285,7 +298,8 @@ class PluginManager:
                 except Exception:  # the core's own module: never expected, never fatal here
                     provides = False
             else:
-                provides = FIRST_PARTY.get(name) in (info.distribution, info.name)
+                first_party = FIRST_PARTY_EXAMPLES if hook == "task_examples" else FIRST_PARTY
+                provides = first_party.get(name) in (info.distribution, info.name)
             if not provides:
                 continue
             if info.status == "blocked":

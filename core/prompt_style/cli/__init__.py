@@ -1,7 +1,8 @@
 """The ``prompt-style`` command.
 
 Each command is a module of this package with ``NAME``, ``add_parser(sub,
-common)`` and ``run(args, out) -> int``, listed in :data:`COMMANDS` (the
+common)`` and ``run(args, out) -> int`` (and, optionally, ``usage_problem(args)``:
+a usage error argparse cannot see, or ``None``), listed in :data:`COMMANDS` (the
 built-in ones also hold their ``HELP`` line and ``DESCRIPTION``, and build
 their parser with ``_common.add_command``); every command is documented in
 docs/cli.md, option by option, and tested (tests/test_cli_documented.py
@@ -81,11 +82,40 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(text.replace("prompt-style: ", "prompt-style: warning: ", 1), file=sys.stderr)
 
 
+# load_task's keywords, as the command line spells them, and their argparse dests:
+# an error about a value given on the command line names the option, not a file or line
+_OPTIONS = {
+    "style": ("--style", "style"),
+    "shots": ("--shots", "shots"),
+    "seed": ("--seed", "seed"),
+    "retriever": ("--retriever", "retriever"),
+    "fewshot_split": ("--fewshot-split", "fewshot_split"),
+    "doc_id": ("--doc-id", "doc_id"),
+}
+
+
+def _name_the_option(exc: PromptStyleError, args: argparse.Namespace) -> None:
+    key = exc.key or ""
+    if exc.line is not None:
+        return
+    if key in _OPTIONS:
+        flag, dest = _OPTIONS[key]
+        if getattr(args, dest, None) is not None:
+            exc.key, exc.file = flag, None
+    elif key.startswith("style_options.") and getattr(args, "style_option", None):
+        exc.key, exc.file = f"--style-option {key[len('style_options.') :]}", None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         args = parser.parse_args(argv)  # KEY=VALUE options may warn
+        problem = getattr(_module(args.command), "usage_problem", None)
+        message = problem(args) if problem is not None else None
+        if message:
+            sub = next(a for a in parser._actions if a.dest == "command")
+            sub.choices[args.command].error(message)
         return _run(args)
 
 
@@ -101,6 +131,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return command(args, out)
     except PromptStyleError as exc:
+        _name_the_option(exc, args)
         if args.debug:  # the traceback, then the one-line error; bad input still exits 2
             import traceback
 

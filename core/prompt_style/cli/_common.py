@@ -123,11 +123,18 @@ class _Formatter(argparse.HelpFormatter):
 
 
 def add_meta_arguments(
-    parser: argparse.ArgumentParser, *, default: str, meta_help: str, option_help: str, model_args_help: str
+    parser: argparse.ArgumentParser,
+    *,
+    default: str | None,
+    meta_help: str,
+    option_help: str,
+    model_args_help: str,
+    repeat: bool = False,
 ) -> None:
-    """``--meta``, ``--meta-option KEY=VALUE`` (repeatable, values by :func:`key_value`'s rule) and
-    ``--model-args``: how ``render`` and ``chat`` choose and configure the meta template."""
-    parser.add_argument("--meta", metavar="M", default=default, help=meta_help)
+    """``--meta`` (repeatable with ``repeat``), ``--meta-option KEY=VALUE`` (repeatable,
+    values by :func:`key_value`'s rule) and ``--model-args``: how ``render``, ``view``
+    and ``chat`` choose and configure the meta template."""
+    parser.add_argument("--meta", metavar="M", default=default, action="append" if repeat else "store", help=meta_help)
     parser.add_argument(
         "--meta-option", metavar="KEY=VALUE", type=key_value, action="append", default=[], help=option_help
     )

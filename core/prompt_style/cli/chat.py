@@ -36,35 +36,49 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         "--format",
         choices=("text", "json"),
         default="text",
-        help='text: exactly the rendered string (default); json: {"text": ..., "token_ids": ...}',
+        help='text: exactly the rendered string (default); json: {"text": ..., "token_ids": ..., "messages": ..., '
+        '"meta": ..., "fingerprint": ...} on one line',
     )
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     import json
 
+    from ..loading import _meta, default_plugin_manager
     from ..meta.chat import read_conversation, render_chat
+    from ..meta.model_args import apply_model_args
 
     conversation = read_conversation(args.conversation)
-    options = {**conversation.options, **dict(args.meta_option)}
-    made = render_chat(
-        conversation.messages,
-        meta=args.meta,
-        meta_options=options,
-        model_args=args.model_args,
-        tools=conversation.tools,
-        documents=conversation.documents,
-    )
+    meta, options = args.meta, {**conversation.options, **dict(args.meta_option)}
+    if args.model_args is not None:
+        meta, options = apply_model_args(args.model_args, meta, options, default=DEFAULT_CHAT_META)
+    built, used = _meta(default_plugin_manager(), meta, options)
+    made = render_chat(conversation.messages, meta=built, tools=conversation.tools, documents=conversation.documents)
     if args.format == "json":
-        result = {"text": made.text, "token_ids": made.token_ids}
-        if made.text is None:
-            result["messages"] = made.messages
-        if made.assistant_spans is not None:
-            result["assistant_spans"] = [list(span) for span in made.assistant_spans]
-        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        out.write(json_line(made, used) + "\n")
     elif made.text is not None:
         out.write(made.text)
     else:
         out.write(json.dumps(made.messages, ensure_ascii=False, indent=2) + "\n")
     out.flush()
     return 0
+
+
+def json_line(made, used) -> str:
+    """``chat --format json``: the keys ``render --format jsonl`` uses for the same
+    things (``text``, ``token_ids``, ``messages``, ``assistant_spans``, ``meta``,
+    ``distributions``, ``fingerprint``), on one line."""
+    from ..provenance import distributions, fingerprint
+    from ..safe.json_lines import dumps_line
+
+    result = {"text": made.text, "token_ids": made.token_ids, "messages": made.messages}
+    if made.assistant_spans is not None:
+        result["assistant_spans"] = [list(span) for span in made.assistant_spans]
+    from .. import __version__
+    from ..plugins import CORE_DISTRIBUTION
+
+    result["meta"] = used.get("name")
+    core = {"distribution": CORE_DISTRIBUTION, "version": __version__}  # the core renders every conversation
+    result["distributions"] = distributions({"core": core, "apply_meta_template": used})
+    result["fingerprint"] = fingerprint(dumps_line(result))
+    return dumps_line(result)

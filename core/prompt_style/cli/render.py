@@ -5,82 +5,45 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from ._common import add_command, add_data_argument, add_meta_arguments, non_negative
+from ._common import add_command, non_negative
+from ._output import Progress, atomic_output, show_progress
+from ._task import add_task_arguments, load_from_args, usage_problem
+
+__all__ = ["NAME", "HELP", "DESCRIPTION", "add_parser", "run", "usage_problem"]
 
 NAME = "render"
 HELP = "render a task's prompts"
 DESCRIPTION = "Render the prompts of a task file."
 
 
+EXAMPLES = """  prompt-style render --example mmlu                           the example prompt-style-mmlu ships
+  prompt-style render task.yaml --limit 2                      the first two prompts, as text
+  prompt-style render task.yaml --style cloze --shots 0        another style, zero-shot
+  prompt-style render task.yaml --meta chatml --system-instruction "Answer with a letter."
+  prompt-style render task.yaml --retriever random --seed 7 --fewshot-split train
+  prompt-style render task.yaml --style-option 'choice_format="({label}) {choice}"'
+  prompt-style render task.yaml --format jsonl --doc-id id --output prompts.jsonl
+  prompt-style render lm_eval_task.yaml --data test=test.jsonl --meta hf --meta-option template=MODEL_DIR"""
+
+
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    render = add_command(sub, common, NAME, HELP, DESCRIPTION)
-    render.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
-    render.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
-    add_meta_arguments(
-        render,
-        default="plain",
-        meta_help="meta template: plain (default), messages, chatml, ..., or a meta template file (.yaml, .json, "
-        "OpenCompass .py model config)",
-        option_help="an option of the meta template, VALUE a string unless it is JSON "
-        "(e.g. add_generation_prompt=false, 'human=\"User: \"'); repeatable",
-        model_args_help="lm-evaluation-harness's model args: chat_template=NAME chooses the meta template, "
-        "pretrained=PATH / tokenizer=PATH the tokenizer, other keys are meta options",
-    )
-    render.add_argument(
-        "--shots", metavar="K", type=non_negative, help="number of few-shot examples (replaces num_fewshot)"
-    )
-    render.add_argument("--seed", metavar="N", type=int, help="seed for random retrieval")
+    render = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
+    add_task_arguments(render)
     render.add_argument("--limit", metavar="N", type=non_negative, help="render only the first N records")
-    add_data_argument(render, help="replace a split's data file (repeatable)")
     render.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default: text)")
     render.add_argument(
-        "--trust-code",
-        action="store_true",
-        help="allow the task file to run code (lm-evaluation-harness !function, OpenCompass .py configs)",
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="write to FILE, whole or not at all (a temporary file renamed into place), with a progress bar "
+        "on a terminal; default: stdout",
     )
-    render.add_argument(
-        "--template",
-        metavar="N|NAME",
-        help="which of the task file's templates to render (task-template files: number, name or id)",
-    )
-    render.add_argument(
-        "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
-    )
-    render.add_argument(
-        "--system-instruction",
-        metavar="TEXT",
-        help="text starting the system message, before the task's description (lm-eval --system_instruction)",
-    )
-    render.add_argument(
-        "--fewshot-as-multiturn",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="with a chat meta template, few-shot examples as user/assistant turns (the default); "
-        "--no-fewshot-as-multiturn puts the plain-text prompt in one user message",
-    )
+    render.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     render.add_argument(
         "--replies",
         metavar="FILE",
         help="multi-turn tasks in infer_mode every (or multiround): the model's replies, "
         "one JSON list per record per line",
-    )
-    render.add_argument(
-        "--mode",
-        choices=("gen", "ppl"),
-        help="generation or perplexity prompts, for tasks with modes (OpenCompass; default: from the inferencer)",
-    )
-    render.add_argument(
-        "--data-root",
-        metavar="DIR",
-        help="where task-template files find their data_dir (default: next to the task file, or data/processed/)",
-    )
-    render.add_argument(
-        "--budget",
-        metavar="NAME=VALUE",
-        action="append",
-        default=[],
-        help="raise or lower a safety budget for templates and task files, e.g. deadline=2 or "
-        "max_output=50000000 (repeatable; see docs/security.md)",
     )
 
 
@@ -156,36 +119,67 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    from ..loading import load_task
-    from ..safe.json_lines import dumps_line
-
-    task = load_task(
-        args.task,
-        style=args.style,
-        meta=args.meta,
-        meta_options=dict(args.meta_option),
-        shots=args.shots,
-        seed=args.seed,
-        data=dict(args.data) or None,
-        trust_code=args.trust_code,
-        template=int(args.template) if args.template and args.template.isdigit() else args.template,
-        task_format=args.task_format,
-        system_instruction=args.system_instruction,
-        fewshot_as_multiturn=args.fewshot_as_multiturn,
-        mode=args.mode,
-        read_options={"data_root": args.data_root} if args.data_root else None,
-        model_args=args.model_args,
-    )
+    task = load_from_args(args)
     replies = _read_replies(args.replies) if args.replies else None
+    prompts = task.render(limit=args.limit, replies=replies)
+    to_file = args.output is not None and args.output != "-"
+    progress = None
+    if show_progress(args.no_progress, to_file=to_file):
+        progress = Progress(task.name, _record_count(task, args.limit))
+    try:
+        if to_file:
+            with atomic_output(args.output) as handle:
+                _write(task, prompts, args.format, handle, progress)
+        else:
+            _write(task, prompts, args.format, out, progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    return 0
+
+
+def _write(task: Any, prompts: Any, format: str, out: TextIO, progress: Any) -> None:
+    """Every prompt, as JSON Lines (with provenance) or as text blocks."""
     write = out.write
-    if args.format == "jsonl":
-        for result in task.render(limit=args.limit, replies=replies):
-            write(dumps_line(result.to_json(), _not_json(result.index)) + "\n")
+    if progress is not None:
+        prompts = _counted(prompts, progress)
+    if format == "jsonl":
+        line = task.provenance.line
+        for result in prompts:
+            write(line(result, _not_json(result.index)) + "\n")
     else:
-        for result in task.render(limit=args.limit, replies=replies):
+        for result in prompts:
             write(_text_block(result))
     out.flush()
-    return 0
+
+
+def _counted(prompts: Any, progress: Any) -> Any:
+    done = 0
+    for result in prompts:
+        yield result
+        if result.turn is None or result.turn == 0:
+            done += 1
+            progress(done)
+    progress(done, done)  # the final count, drawn whatever the clock says
+
+
+def _record_count(task: Any, limit: int | None) -> int | None:
+    """The number of records the evaluated split holds (at most ``limit``), for the
+    progress bar: a count of JSON Lines' lines, without parsing them; ``None`` when
+    not known cheaply."""
+    source = task._records if task._records is not None else task.config.data.get(task.config.test_split)
+    count: int | None = None
+    if isinstance(source, (list, tuple)) and not (source and hasattr(source[0], "suffix")):
+        count = len(source)
+    elif source is not None and str(source).endswith((".jsonl", ".ndjson")):
+        try:
+            with open(source, "rb") as handle:
+                count = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+        except OSError:
+            count = None
+    if count is not None and limit is not None:
+        count = min(count, limit)
+    return count
 
 
 def _read_replies(path: str) -> list[list[str]]:

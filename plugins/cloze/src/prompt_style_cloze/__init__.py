@@ -29,6 +29,8 @@ there): the question with a blank, then the labelled options on one line::
 All four are scored on the continuations `` {choice 0}``, `` {choice 1}``, ...
 """
 
+import os
+
 from prompt_style import choice_style, hookimpl
 
 CLOZE_QA = {
@@ -74,3 +76,9 @@ def format_prompt():
         "cloze::qa": choice_style("cloze::qa", **CLOZE_QA),
         "cloze::options": choice_style("cloze::options", **CLOZE_OPTIONS),
     }
+
+
+@hookimpl
+def task_examples():
+    # ARC-shaped questions, 3-shot with cloze::qa: prompt-style render --example arc
+    return {"arc": os.path.join(os.path.dirname(__file__), "example", "task.yaml")}

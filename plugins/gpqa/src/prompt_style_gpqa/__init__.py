@@ -10,6 +10,8 @@
 continuations `` (A)``, `` (B)``, ...
 """
 
+import os
+
 from prompt_style import choice_style, hookimpl
 
 GPQA = {
@@ -26,3 +28,9 @@ GPQA = {
 @hookimpl
 def format_prompt():
     return {"mcq::gpqa": choice_style("mcq::gpqa", **GPQA)}
+
+
+@hookimpl
+def task_examples():
+    # GPQA-shaped questions, zero-shot with mcq::gpqa: prompt-style render --example gpqa
+    return {"gpqa": os.path.join(os.path.dirname(__file__), "example", "task.yaml")}

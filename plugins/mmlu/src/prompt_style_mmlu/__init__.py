@@ -9,6 +9,8 @@
 continuations `` A``, `` B``, ...
 """
 
+import os
+
 from prompt_style import choice_style, hookimpl
 
 MMLU = {
@@ -25,3 +27,9 @@ MMLU = {
 @hookimpl
 def format_prompt():
     return {"mcq::mmlu": choice_style("mcq::mmlu", **MMLU)}
+
+
+@hookimpl
+def task_examples():
+    # MMLU-shaped questions, 5-shot with mcq::mmlu: prompt-style render --example mmlu
+    return {"mmlu": os.path.join(os.path.dirname(__file__), "example", "task.yaml")}

@@ -300,6 +300,10 @@ class Tokenizer(Protocol):
         additions (usually a BOS) are added, as ``tokenizer(text)`` does in transformers."""
         ...
 
+    # Optional: ``token_offsets(text, *, add_special_tokens=False) -> list[tuple[int, int]]``,
+    # the character span in ``text`` of each token ``encode`` gives (empty for a token the
+    # tokenizer adds): ``prompt-style view`` draws token boundaries with it.
+
 
 @runtime_checkable
 class TokenizerLoader(Protocol):

@@ -9,18 +9,18 @@ from typing import Any
 
 from ._common import add_data_argument, add_meta_arguments, key_value, non_negative
 
-__all__ = ["add_task_arguments", "load_from_args", "task_path", "load_options", "usage_problem"]
+__all__ = ["add_task_arguments", "load_from_args", "task_path", "example_path", "load_options", "usage_problem"]
 
 
 def add_task_arguments(parser: argparse.ArgumentParser, *, styles: bool = False) -> None:
-    """The task and how to render it. ``styles``: ``--style`` and ``--meta`` may be
-    given more than once (``view`` compares them)."""
+    """The task and how to render it. ``styles``: several task files, and ``--style``,
+    ``--meta`` and ``--shots`` more than once (``view`` compares them)."""
     parser.add_argument(
         "task",
         metavar="TASK",
-        nargs="?",
+        nargs="*" if styles else "?",
         help="a task file (prompt-style YAML, an lm-evaluation-harness task, an OpenCompass config, "
-        "a task-template file, or another installed format)",
+        "a task-template file, or another installed format)" + ("; two to compare them" if styles else ""),
     )
     parser.add_argument(
         "--example",
@@ -117,10 +117,11 @@ def add_task_arguments(parser: argparse.ArgumentParser, *, styles: bool = False)
 
 def usage_problem(args: argparse.Namespace) -> str | None:
     """``TASK`` or ``--example NAME``: exactly one (a usage error otherwise)."""
-    if args.task is None and args.example is None:
+    given = args.task if isinstance(args.task, list) else [args.task] if args.task is not None else []
+    if not given and args.example is None:
         return "give a task file (TASK), or --example NAME for an example a plugin ships (e.g. --example mmlu)"
-    if args.task is not None and args.example is not None:
-        return f"give a task file ({args.task}) or --example {args.example}, not both"
+    if given and args.example is not None:
+        return f"give a task file ({given[0]}) or --example {args.example}, not both"
     return None
 
 
@@ -128,6 +129,11 @@ def task_path(args: argparse.Namespace, manager: Any = None) -> str:
     """``TASK``, or the file of ``--example NAME``."""
     if args.example is None:
         return args.task
+    return example_path(args.example, manager)
+
+
+def example_path(name: str, manager: Any = None) -> str:
+    """The task file of the example ``name`` a plugin ships (``task_examples``)."""
     import os
 
     from ..errors import PromptStyleError
@@ -135,7 +141,7 @@ def task_path(args: argparse.Namespace, manager: Any = None) -> str:
 
     manager = manager or default_plugin_manager()
     try:
-        path = manager.resolve("task_examples", args.example).factory
+        path = manager.resolve("task_examples", name).factory
     except PromptStyleError as exc:
         raise exc.locate(key="--example") from None
     return os.fspath(path)

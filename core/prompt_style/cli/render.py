@@ -77,7 +77,10 @@ def _text_block(result: Any) -> str:
     import json  # with the command, not with the parser (prompt-style plugins)
 
     default = _not_json(result.index)
-    header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False, default=default)}"
+    header = f"=== record {result.index}"
+    if result.doc_id is not None:  # the task names each record's own id (doc_id)
+        header += f" · doc_id: {json.dumps(result.doc_id, ensure_ascii=False, default=default)}"
+    header += f" · target: {json.dumps(result.target, ensure_ascii=False, default=default)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
     until = getattr(result, "until", None)

@@ -89,8 +89,8 @@ class Provenance:
         """The task-level fields, as every line carries them."""
         # ', "task": ..., "distributions": {...}': the same text json.dumps gives them in a line
         self._tail = dumps_line(self.fields)[1:-1]
-        self._ids: Any = None
-        self._ids_json = "null"
+        self._ids: Any = object()  # the fewshot_indices last seen, and what follows the doc_id for them
+        self._after_id = ""
 
     def fields_of(self, prompt: Any) -> dict[str, Any]:
         """Every provenance field of ``prompt`` (:data:`PROVENANCE_KEYS`), fingerprint included."""
@@ -110,9 +110,8 @@ class Provenance:
         """
         value = prompt.to_json()
         index = value.pop("index")
-        extra = prompt.extra
-        if extra and not _RESERVED.isdisjoint(extra):
-            clash = sorted(_RESERVED.intersection(extra))
+        if not _RESERVED.isdisjoint(value):  # a style's extra field named like one of ours
+            clash = sorted(_RESERVED.intersection(value))
             raise RenderError(
                 f"the style reports a field named {clash[0]!r}, which output lines keep for provenance",
                 index=index,
@@ -120,12 +119,16 @@ class Provenance:
             )
         body = dumps_line(value, default)
         ids = prompt.fewshot_indices
-        if ids is not self._ids:  # the same tuple for every record of most tasks
+        if ids is not self._ids:  # the same tuple for every record of most tasks: its JSON made once
             self._ids = ids
-            self._ids_json = "null" if ids is None else "[" + ", ".join(map(str, ids)) + "]"
-        content = f'{body[:-1]}, {_doc_id(prompt.doc_id, index)}, "fewshot_indices": {self._ids_json}, {self._tail}}}'
-        digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
-        return f'{{"index": {index}, {content[1:-1]}, "fingerprint": "sha256:{digest}"}}'
+            shown = "null" if ids is None else "[" + ", ".join(map(str, ids)) + "]"
+            self._after_id = f', "fewshot_indices": {shown}, {self._tail}}}'
+        doc_id = prompt.doc_id
+        # the line without index and fingerprint is body[:-1] + rest; hashed without joining them
+        rest = (f', "doc_id": {index}' if doc_id is None else f", {_doc_id(doc_id, index)}") + self._after_id
+        digest = hashlib.sha256(memoryview(body.encode("utf-8", "surrogatepass"))[:-1])
+        digest.update(rest.encode("utf-8", "surrogatepass"))
+        return f'{{"index": {index}, {body[1:-1]}{rest[:-1]}, "fingerprint": "sha256:{digest.hexdigest()}"}}'
 
 
 def _doc_id(doc_id: Any, index: int) -> str:

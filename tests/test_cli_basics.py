@@ -56,6 +56,7 @@ def test_every_command_help_lists_the_environment_variables(capsys, command):
         main([command, "--help"])
     out = capsys.readouterr().out
     assert "environment variables:" in out and "PROMPT_STYLE_DISABLE" in out
+    assert f"examples:\n  prompt-style {command} " in out
 
 
 def test_meta_option_json_rule_on_the_command_line(capsys, tmp_path):

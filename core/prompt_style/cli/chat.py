@@ -18,9 +18,14 @@ DESCRIPTION = (
     "documents) through a meta template, e.g. a model's own Hugging Face chat template."
 )
 
+EXAMPLES = """  prompt-style chat conversation.json --meta-option template=MODEL_DIR   a model's own chat template
+  prompt-style chat conversation.json --meta llama-3 --format json        a chat format by name, as JSON
+  prompt-style chat conversation.json --meta gemma::2 --meta-option system_policy=merge
+  prompt-style chat conversation.json --model-args pretrained=MODEL_DIR,chat_template=true"""
+
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     parser.add_argument("conversation", metavar="CONVERSATION.json", help="the conversation file")
     add_meta_arguments(
         parser,

@@ -18,9 +18,12 @@ DESCRIPTION = (
 )
 SOURCES = ("promptsource",)
 
+EXAMPLES = """  prompt-style convert promptsource templates.yaml --out converted/
+  prompt-style convert promptsource promptsource/templates/ --out converted/ --metadata task=qa --force"""
+
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     parser.add_argument("source", choices=SOURCES, help="the system the files come from")
     parser.add_argument("paths", metavar="PATH", nargs="+", help="a templates.yaml, or a directory of them")
     parser.add_argument("--out", metavar="DIR", required=True, help="where to write the task files")

@@ -18,9 +18,12 @@ DESCRIPTION = (
     "(standardize_splits). Files are written in full or not at all."
 )
 
+EXAMPLES = """  prompt-style instantiate examples/sciq/sciq_mcq.yaml --out prompted/
+  prompt-style instantiate task.yaml --out prompted/ --random-template --seed 7 --n-instances 1000"""
+
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     parser.add_argument("task", metavar="TASK", help="a task-template file")
     parser.add_argument("--out", metavar="DIR", required=True, help="the output directory")
     add_data_argument(parser, help="use PATH's records for SPLIT, as they are (repeatable)")

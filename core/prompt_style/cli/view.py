@@ -84,21 +84,22 @@ def _variants(args: argparse.Namespace) -> list[Variant]:
     styles = args.style or [None]
     metas = args.meta or [None]
     shots = args.shots or [None]
-    variants = [Variant(t, s, m, k) for t, s, m, k in itertools.product(tasks, styles, metas, shots)]
-    names = {
-        "task": [os.path.basename(t) for t in tasks] if len(set(map(os.path.basename, tasks))) == len(tasks) else tasks,
-    }
-    for variant in variants:
+    # tasks are labelled by file name, or by path when two share a name
+    names = [os.path.basename(t) for t in tasks]
+    if len(set(names)) < len(names):
+        names = list(tasks)
+    variants = []
+    for (number, task), style, meta, k in itertools.product(enumerate(tasks), styles, metas, shots):
         parts = []
         if len(tasks) > 1:
-            parts.append(names["task"][tasks.index(variant.task)])
+            parts.append(names[number])
         if len(styles) > 1:
-            parts.append(f"style {variant.style}")
+            parts.append(f"style {style}")
         if len(metas) > 1:
-            parts.append(f"meta {variant.meta}")
+            parts.append(f"meta {meta}")
         if len(shots) > 1:
-            parts.append(f"{variant.shots}-shot")
-        variant.label = " · ".join(parts)
+            parts.append(f"{k}-shot")
+        variants.append(Variant(task, style, meta, k, label=" · ".join(parts)))
     return variants
 
 

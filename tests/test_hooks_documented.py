@@ -20,6 +20,7 @@ EXPECTED_HOOKS = {
     "retrieve_examples",
     "format_instances",
     "load_tokenizer",
+    "export_task",
     "task_examples",
 }
 

@@ -72,6 +72,9 @@ if TYPE_CHECKING:
     from .task import TaskConfig
     from .types import (
         Dialogue,
+        Exporter,
+        ExportRequest,
+        ExportResult,
         FieldExtractor,
         FormattedPrompt,
         Formatter,
@@ -144,6 +147,9 @@ __all__ = [
     "Formatter",
     "Tokenizer",
     "TokenizerLoader",
+    "ExportRequest",
+    "ExportResult",
+    "Exporter",
     # building blocks for plugins
     "compile_field",
     "resolve_gold",
@@ -241,6 +247,9 @@ _LAZY: dict[str, str] = {
     "resolve_target": ".styles",
     "TaskConfig": ".task",
     "Dialogue": ".types",
+    "Exporter": ".types",
+    "ExportRequest": ".types",
+    "ExportResult": ".types",
     "FieldExtractor": ".types",
     "FormattedPrompt": ".types",
     "Formatter": ".types",

@@ -31,9 +31,42 @@ from .types import FormattedPrompt, Turn
 if TYPE_CHECKING:
     from .render import RenderedPrompt, TaskRenderer
 
-__all__ = ["reply_positions", "slot_positions", "requests"]
+__all__ = ["reply_positions", "slot_positions", "requests", "reply_callback"]
 
 _MULTIROUND = "multiround"
+
+
+def reply_callback(
+    replies: Callable[[RenderedPrompt], str] | Sequence[Sequence[str]] | None,
+    first: int = 0,
+    total: int | None = None,
+) -> Callable[[RenderedPrompt], str] | None:
+    """The ``reply`` callback of :meth:`~prompt_style.TaskRenderer.converse` for replies
+    given as lists, ``replies[index][turn]`` (a callback or ``None`` is returned as it is).
+    A worker holding only records ``first..`` of the lists gets them with ``first`` and
+    ``total``, the length of the whole list, and reports a missing reply the same way."""
+    if replies is None or callable(replies):
+        return replies
+    count = len(replies) + first if total is None else total
+
+    def from_lists(request: RenderedPrompt) -> str:
+        if request.index >= count:
+            raise RenderError(
+                f"the replies end at record {count - 1}",
+                index=request.index,
+                hint="give one list of replies per record",
+            )
+        given = replies[request.index - first]
+        if not isinstance(given, (list, tuple)) or request.turn >= len(given):
+            count_given = len(given) if isinstance(given, (list, tuple)) else "no list"
+            raise RenderError(
+                f"the replies of this record have no reply to turn {request.turn} ({count_given} given)",
+                index=request.index,
+                hint="give a list with the model's reply to every turn but the last",
+            )
+        return given[request.turn]
+
+    return from_lists
 
 
 def reply_positions(dialogue: Sequence[Turn]) -> list[int]:

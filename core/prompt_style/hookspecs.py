@@ -21,6 +21,7 @@ from ._markers import hookspec
 
 if TYPE_CHECKING:
     from .types import (
+        Exporter,
         FieldExtractor,
         Formatter,
         MetaTemplateFactory,
@@ -180,6 +181,32 @@ def load_tokenizer() -> Mapping[str, TokenizerLoader]:
         :class:`pathlib.Path`, ``options`` the ``tokenizer_*`` meta options
         with the prefix removed, and the result implements
         :class:`~prompt_style.Tokenizer`.
+    """
+
+
+@hookspec
+def export_task() -> Mapping[str, Exporter]:
+    """Provide exporters: named writers that turn a task into files another harness runs.
+
+    ``prompt-style export NAME TASK --out PATH`` loads the task with the same
+    options ``prompt-style render`` takes, then hands it to the exporter
+    ``NAME`` (for example ``lm-eval``, ``lighteval``, ``opencompass``), which
+    writes what that harness needs to evaluate the task with the bytes
+    ``prompt-style render`` gives: a task directory, a Python module, a
+    dataset config. An exporter usually lives in the harness's bridge
+    distribution (``prompt-style-lm-eval``, ...), so installing the bridge is
+    what makes ``export`` know the harness.
+
+    Called once per plugin manager; not firstresult: the catalogs of all
+    plugins are merged and a name claimed twice is an error naming both.
+
+    :returns: A mapping from harness name to an exporter object with a
+        ``description`` (one line, listed by ``prompt-style export --help``)
+        and ``export(request) -> ExportResult``, where ``request`` is an
+        :class:`~prompt_style.ExportRequest` (the loaded task, the options it
+        was loaded with, where to write) and the
+        :class:`~prompt_style.ExportResult` lists the files written and the
+        command that runs them.
     """
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .conversation import reply_callback
 from .data import _given as _given_records
 from .data import check_data_file, iter_records, load_records, map_records, open_records
 from .errors import DataError, OptionError, PluginError, PromptStyleError, RenderError
@@ -88,6 +89,11 @@ class Task:
         split = self.config.test_split
         return iter_records(self.config.data[split], split)
 
+    def source(self) -> str | Path | Sequence[Mapping[str, Any]]:
+        """The evaluated split's data: its file (or files), or its records when they
+        are held in memory (given as records, or read whole as the few-shot pool)."""
+        return self._records if self._records is not None else self.config.data[self.config.test_split]
+
     @property
     def multiturn(self) -> bool:
         """Whether records are multi-turn dialogues, with one request per model reply."""
@@ -110,7 +116,7 @@ class Task:
         """
         try:
             split = self.config.test_split
-            source = self._records if self._records is not None else self.config.data[split]
+            source = self.source()
             fast = None if self.multiturn else self.renderer.fast_render()
             if fast is not None:
                 # A record the fast path cannot take goes to the general path.
@@ -133,7 +139,7 @@ class Task:
                 for index, record in enumerate(records):
                     yield render(record, index)
                 return
-            reply = _reply_callback(replies)
+            reply = reply_callback(replies)
             converse = self.renderer.converse
             for index, record in enumerate(records):
                 yield from converse(record, index, reply)
@@ -152,32 +158,6 @@ def _with_doc_id(render: Callable[[Any, int], Any], renderer: TaskRenderer) -> C
         return made
 
     return with_id
-
-
-def _reply_callback(
-    replies: Callable[[RenderedPrompt], str] | Sequence[Sequence[str]] | None,
-) -> Callable[[RenderedPrompt], str] | None:
-    if replies is None or callable(replies):
-        return replies
-
-    def from_lists(request: RenderedPrompt) -> str:
-        if request.index >= len(replies):
-            raise RenderError(
-                f"the replies end at record {len(replies) - 1}",
-                index=request.index,
-                hint="give one list of replies per record",
-            )
-        given = replies[request.index]
-        if not isinstance(given, (list, tuple)) or request.turn >= len(given):
-            count = len(given) if isinstance(given, (list, tuple)) else "no list"
-            raise RenderError(
-                f"the replies of this record have no reply to turn {request.turn} ({count} given)",
-                index=request.index,
-                hint="give a list with the model's reply to every turn but the last",
-            )
-        return given[request.turn]
-
-    return from_lists
 
 
 def _plugin_error(provider: Provider, exc: Exception) -> PluginError:

@@ -49,6 +49,7 @@ HOOK_NOUNS: Mapping[str, str] = {
     "retrieve_examples": "retriever",
     "format_instances": "formatter",
     "load_tokenizer": "tokenizer format",
+    "export_task": "exporter",
     "task_examples": "example",
 }
 CATALOG_HOOKS = (
@@ -58,6 +59,7 @@ CATALOG_HOOKS = (
     "retrieve_examples",
     "format_instances",
     "load_tokenizer",
+    "export_task",
     "task_examples",
 )
 
@@ -71,6 +73,8 @@ def _usable(hook: str, value: Any) -> bool:
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "read", None))
     if hook == "load_tokenizer":
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "load", None))
+    if hook == "export_task":
+        return callable(getattr(value, "export", None))
     if hook == "task_examples":
         return isinstance(value, (str, os.PathLike))
     return callable(value)
@@ -88,6 +92,9 @@ FIRST_PARTY: Mapping[str, str] = {
     "tokenizers": "prompt-style-tokenizers",
     "sentencepiece": "prompt-style-tokenizers",
     "hf": "prompt-style-hf",
+    "lm-eval": "prompt-style-lm-eval",
+    "lighteval": "prompt-style-lighteval",
+    "opencompass": "prompt-style-opencompass",
     **dict.fromkeys(
         ("llama-2", "llama-3", "mistral", "zephyr", "vicuna", "alpaca", "gemma", "phi-3", "qwen"),
         "prompt-style-chat-formats",
@@ -224,6 +231,7 @@ class PluginManager:
                 what = {
                     "read_task": "readers (with detect and read)",
                     "load_tokenizer": "loaders (with detect and load)",
+                    "export_task": "exporters (with export)",
                     "task_examples": "task file paths",
                 }.get(hook, "factories")
                 self._broken(info, f"{hook}() must return a mapping of names to {what}, not {result!r}")

@@ -35,6 +35,9 @@ __all__ = [
     "Formatter",
     "Tokenizer",
     "TokenizerLoader",
+    "ExportRequest",
+    "ExportResult",
+    "Exporter",
 ]
 
 
@@ -315,4 +318,52 @@ class TokenizerLoader(Protocol):
 
     def load(self, path: Path, options: Mapping[str, Any]) -> Tokenizer:
         """Load the tokenizer at ``path``; raise :class:`~prompt_style.TokenizerError` naming the file."""
+        ...
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """What an exporter (the ``export_task`` hook) is asked to write."""
+
+    task: Any
+    """The loaded :class:`~prompt_style.Task`, resolved with ``load_options``:
+    render it to check the export, read its ``config`` for the harness's names."""
+    source: Path | None
+    """The task file, absolute; ``None`` for a task given as a mapping."""
+    load_options: Mapping[str, Any]
+    """The keyword arguments of :func:`~prompt_style.load_task` (besides the task
+    itself) that built ``task``, as the user gave them (``data`` paths absolute):
+    an exporter whose files load the task again at the harness's run time passes
+    them on, so that the harness renders exactly what ``prompt-style render``
+    renders with the same options."""
+    out: Path
+    """Where to write: a directory or a file, as the exporter documents."""
+    name: str | None = None
+    """The task's name in the harness (``--name``); ``None``: the exporter's default
+    (usually the task's own name)."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The exporter's own options (``--export-option KEY=VALUE``), to be checked
+    by the exporter (``prompt_style.check_options``)."""
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What an exporter wrote."""
+
+    files: tuple[Path, ...]
+    """Every file written, in a stable order."""
+    usage: str = ""
+    """The command that runs the export in its harness, shown to the user."""
+
+
+@runtime_checkable
+class Exporter(Protocol):
+    """Writes a task for another harness (an ``export_task`` catalog entry)."""
+
+    description: str
+    """One line for ``prompt-style export --help``."""
+
+    def export(self, request: ExportRequest) -> ExportResult:
+        """Write the files; raise a :class:`~prompt_style.PromptStyleError` for
+        what cannot be expressed in the harness (naming the key and what to do)."""
         ...

@@ -23,7 +23,7 @@ from ._common import ENVIRONMENT, EXIT_BAD_INPUT, Parser
 
 __all__ = ["main", "build_parser", "COMMANDS", "EXIT_BAD_INPUT"]
 
-COMMANDS: tuple[str, ...] = ("plugins", "render", "view", "validate", "instantiate", "convert", "chat")
+COMMANDS: tuple[str, ...] = ("plugins", "render", "view", "validate", "instantiate", "convert", "chat", "export")
 """The command modules, in the order ``--help`` lists them."""
 
 

@@ -4,6 +4,7 @@ errors, the argument types, and the arguments two commands take alike."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 EXIT_BAD_INPUT = 2
 
@@ -90,6 +91,29 @@ def non_negative(text: str) -> int:
     return value
 
 
+def jobs(text: str) -> int:
+    """``--jobs N``: a number of worker processes, or ``auto`` for one per core."""
+    if text == "auto":
+        import os
+
+        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    value = non_negative(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected 1 or more worker processes (or auto)")
+    return value
+
+
+def add_jobs_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        metavar="N",
+        type=jobs,
+        default=1,
+        help="render with N worker processes (auto: one per core); the output is the same, in the same order",
+    )
+
+
 def add_command(
     sub: argparse._SubParsersAction,
     common: argparse.ArgumentParser,
@@ -144,3 +168,125 @@ def add_meta_arguments(
 def add_data_argument(parser: argparse.ArgumentParser, *, help: str) -> None:
     """``--data SPLIT=PATH``, repeatable: records for a split, instead of the task's own."""
     parser.add_argument("--data", metavar="SPLIT=PATH", type=split_assignment, action="append", default=[], help=help)
+
+
+def add_task_arguments(parser: argparse.ArgumentParser, *, variants: bool = False) -> None:
+    """The options that load a task the way ``render`` does (style and its options,
+    meta template, shots, retriever, data, ...), shared by every command that loads
+    one; :func:`load_options` turns them into :func:`~prompt_style.load_task` keyword
+    arguments. ``variants``: ``--style``, ``--meta`` and ``--shots`` may be given more
+    than once (``view`` compares them). The task itself is the command's own argument."""
+    repeat = "; repeatable" if variants else ""
+    parser.add_argument(
+        "--style",
+        metavar="S",
+        action="append" if variants else "store",
+        help="style replacing the task's template (e.g. mcq::gpqa, cloze)" + repeat,
+    )
+    parser.add_argument(
+        "--style-option",
+        metavar="KEY=VALUE",
+        type=key_value,
+        action="append",
+        default=[],
+        help="an option of the style, over the task's (VALUE a string unless it is JSON); repeatable",
+    )
+    add_meta_arguments(
+        parser,
+        default=None if variants else "plain",
+        meta_help="meta template: plain (default), messages, chatml, ..., or a meta template file (.yaml, .json, "
+        "OpenCompass .py model config)" + repeat,
+        option_help="an option of the meta template, VALUE a string unless it is JSON "
+        "(e.g. add_generation_prompt=false, 'human=\"User: \"'); repeatable",
+        model_args_help="lm-evaluation-harness's model args: chat_template=NAME chooses the meta template, "
+        "pretrained=PATH / tokenizer=PATH the tokenizer, other keys are meta options",
+        repeat=variants,
+    )
+    parser.add_argument(
+        "--shots",
+        metavar="K",
+        type=non_negative,
+        action="append" if variants else "store",
+        help="number of few-shot examples (replaces num_fewshot)" + repeat,
+    )
+    parser.add_argument(
+        "--retriever", metavar="NAME", help="how few-shot examples are chosen (first_n, random, fixed, bm25, ...)"
+    )
+    parser.add_argument(
+        "--fewshot-split", metavar="SPLIT", help="the split few-shot examples come from (replaces fewshot_split)"
+    )
+    parser.add_argument("--seed", metavar="N", type=int, help="seed for random retrieval")
+    parser.add_argument(
+        "--doc-id", metavar="FIELD", help="the record field holding each record's own id (replaces doc_id)"
+    )
+    add_data_argument(parser, help="replace a split's data file (repeatable)")
+    parser.add_argument(
+        "--trust-code",
+        action="store_true",
+        help="allow the task file to run code (lm-evaluation-harness !function, OpenCompass .py configs)",
+    )
+    parser.add_argument(
+        "--template",
+        metavar="N|NAME",
+        help="which of the task file's templates to render (task-template files: number, name or id)",
+    )
+    parser.add_argument(
+        "--task-format", metavar="NAME", help="the task file's format, when detection should not decide"
+    )
+    parser.add_argument(
+        "--system-instruction",
+        metavar="TEXT",
+        help="text starting the system message, before the task's description (lm-eval --system_instruction)",
+    )
+    parser.add_argument(
+        "--fewshot-as-multiturn",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with a chat meta template, few-shot examples as user/assistant turns (the default); "
+        "--no-fewshot-as-multiturn puts the plain-text prompt in one user message",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("gen", "ppl"),
+        help="generation or perplexity prompts, for tasks with modes (OpenCompass; default: from the inferencer)",
+    )
+    parser.add_argument(
+        "--data-root",
+        metavar="DIR",
+        help="where task-template files find their data_dir (default: next to the task file, or data/processed/)",
+    )
+    parser.add_argument(
+        "--budget",
+        metavar="NAME=VALUE",
+        action="append",
+        default=[],
+        help="raise or lower a safety budget for templates and task files, e.g. deadline=2 or "
+        "max_output=50000000 (repeatable; see docs/security.md)",
+    )
+
+
+def load_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The :func:`~prompt_style.load_task` keyword arguments that
+    :func:`add_task_arguments`'s options ask for (``view`` replaces ``style``,
+    ``meta`` and ``shots``, which it varies)."""
+    template = args.template
+    return {
+        "style": args.style,
+        "meta": args.meta,
+        "meta_options": dict(args.meta_option),
+        "shots": args.shots,
+        "seed": args.seed,
+        "data": dict(args.data) or None,
+        "trust_code": args.trust_code,
+        "template": int(template) if template and template.isdigit() else template,
+        "task_format": args.task_format,
+        "system_instruction": args.system_instruction,
+        "fewshot_as_multiturn": args.fewshot_as_multiturn,
+        "mode": args.mode,
+        "read_options": {"data_root": args.data_root} if args.data_root else None,
+        "model_args": args.model_args,
+        "style_options": dict(args.style_option) or None,
+        "retriever": args.retriever,
+        "fewshot_split": args.fewshot_split,
+        "doc_id": args.doc_id,
+    }

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from typing import Any, TextIO
 
-from ._common import add_command, non_negative
+from ._common import add_command, add_jobs_argument, add_task_arguments, non_negative
 from ._output import Progress, atomic_output, show_progress
-from ._task import add_task_arguments, load_from_args, usage_problem
+from ._task import add_task_source, load_from_args, usage_problem
 
 __all__ = ["NAME", "HELP", "DESCRIPTION", "add_parser", "run", "usage_problem"]
 
@@ -28,6 +29,7 @@ EXAMPLES = """  prompt-style render --example mmlu                           the
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     render = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
+    add_task_source(render)
     add_task_arguments(render)
     render.add_argument("--limit", metavar="N", type=non_negative, help="render only the first N records")
     render.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default: text)")
@@ -39,6 +41,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         "on a terminal; default: stdout",
     )
     render.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+    add_jobs_argument(render)
     render.add_argument(
         "--replies",
         metavar="FILE",
@@ -124,35 +127,52 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     task = load_from_args(args)
     replies = _read_replies(args.replies) if args.replies else None
-    prompts = task.render(limit=args.limit, replies=replies)
     to_file = args.output is not None and args.output != "-"
     progress = None
     if show_progress(args.no_progress, to_file=to_file):
         progress = Progress(task.name, _record_count(task, args.limit))
+    if args.jobs > 1:  # worker processes make each request's output; it comes back in order
+        from ..parallel import map_rendered
+
+        fn = functools.partial(_jsonl_line, task.provenance) if args.format == "jsonl" else _text_block
+        pieces = map_rendered(task, fn, jobs=args.jobs, limit=args.limit, replies=replies)
+    else:
+        pieces = _serial(task, task.render(limit=args.limit, replies=replies), args.format, progress)
     try:
         if to_file:
             with atomic_output(args.output) as handle:
-                _write(task, prompts, args.format, handle, progress)
+                _write(pieces, handle, progress if args.jobs > 1 else None)
         else:
-            _write(task, prompts, args.format, out, progress)
+            _write(pieces, out, progress if args.jobs > 1 else None)
     finally:
         if progress is not None:
             progress.close()
     return 0
 
 
-def _write(task: Any, prompts: Any, format: str, out: TextIO, progress: Any) -> None:
-    """Every prompt, as JSON Lines (with provenance) or as text blocks."""
-    write = out.write
+def _serial(task: Any, prompts: Any, format: str, progress: Any) -> Any:
+    """Each prompt's output: its JSON line with provenance, or its text block."""
     if progress is not None:
         prompts = _counted(prompts, progress)
     if format == "jsonl":
         line = task.provenance.line
         for result in prompts:
-            write(line(result, _not_json(result.index)) + "\n")
+            yield line(result, _not_json(result.index)) + "\n"
     else:
         for result in prompts:
-            write(_text_block(result))
+            yield _text_block(result)
+
+
+def _write(pieces: Any, out: TextIO, progress: Any) -> None:
+    """Write every piece; ``progress`` counts them (the serial path counts records itself)."""
+    write = out.write
+    if progress is None:
+        for piece in pieces:
+            write(piece)
+    else:
+        for done, piece in enumerate(pieces, 1):
+            write(piece)
+            progress(done)
     out.flush()
 
 
@@ -183,6 +203,11 @@ def _record_count(task: Any, limit: int | None) -> int | None:
     if count is not None and limit is not None:
         count = min(count, limit)
     return count
+
+
+def _jsonl_line(provenance: Any, result: Any) -> str:
+    """One request's JSON line with its provenance, made in a worker process (``--jobs``)."""
+    return provenance.line(result, _not_json(result.index)) + "\n"
 
 
 def _read_replies(path: str) -> list[list[str]]:

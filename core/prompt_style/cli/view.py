@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from ._common import add_command, non_negative
-from ._task import add_task_arguments, example_path, load_options
+from ._common import add_command, add_task_arguments, load_options, non_negative
+from ._task import add_task_source, example_path
 from ._task import usage_problem as task_problem
 
 __all__ = ["NAME", "HELP", "DESCRIPTION", "add_parser", "run", "usage_problem", "Variant", "load_variants"]
@@ -41,7 +41,8 @@ EXAMPLES = """  prompt-style view --example mmlu                             the
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     parser = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
-    add_task_arguments(parser, styles=True)
+    add_task_source(parser, several=True)
+    add_task_arguments(parser, variants=True)
     parser.add_argument(
         "--limit", metavar="N", type=non_negative, default=None, help="show the first N records (default: 1)"
     )
@@ -124,7 +125,8 @@ def load_variants(args: argparse.Namespace) -> tuple[list[Variant], list[int]]:
     from ..loading import load_task
 
     options = load_options(args)
-    meta_options = dict(args.meta_option)
+    for varied in ("style", "meta", "shots"):  # each variant has its own
+        options.pop(varied)
     variants = _variants(args)
     wanted = sorted(set(args.record)) or list(range(1 if args.limit is None else args.limit))
     count = 0  # records seen: the split's size when a requested record is past its end
@@ -134,7 +136,6 @@ def load_variants(args: argparse.Namespace) -> tuple[list[Variant], list[int]]:
                 variant.task,
                 style=variant.style,
                 meta=variant.meta or "plain",
-                meta_options=meta_options,
                 shots=variant.shots,
                 **options,
             )

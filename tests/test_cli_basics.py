@@ -156,7 +156,7 @@ def test_a_plugin_left_out_by_the_allow_list_says_so(capsys, monkeypatch):
 def test_plugins_all_lists_each_meta_templates_options(capsys):
     code, out, err = run(capsys, "plugins", "--all")
     assert code == 0, err
-    assert "    chatml: options: add_generation_prompt=true" in out
+    assert "    chatml: options: add_generation_prompt" in out
     assert "messages: options: system=true" in out
     assert "plain: no options" in out
     hf = next(line for line in out.splitlines() if line.startswith("    hf: "))
@@ -169,9 +169,10 @@ def test_plugins_all_json_has_the_options(capsys):
 
     code, out, err = run(capsys, "plugins", "--all", "--json")
     rows = {row["name"]: row for row in json.loads(out)}
-    [option] = rows["chatml"]["meta_options"]["chatml"]["options"]
-    assert option["name"] == "add_generation_prompt" and option["default"] is True
-    assert option["type"] == "bool" and "Prompt the model to answer" in option["help"]
+    options = {o["name"]: o for o in rows["chatml"]["meta_options"]["chatml"]["options"]}
+    option = options["add_generation_prompt"]  # the dataclass field: its type, default and docstring
+    assert option["type"] == "bool | None" and option["default"] is None
+    assert "Prompt the model to answer" in option["help"]
 
 
 def test_plugins_with_a_broken_catalog_exits_1_and_warns_once(capsys, fake_dists):

@@ -43,7 +43,7 @@ FENCE = re.compile(r"^(\s*)```([\w+-]*)\s*$")
 SHELL = {"sh", "console", "bash", "shell"}
 SETUP = re.compile(
     r"^(pip install|python -m pip|uv (sync|build|add|pip)|uv run (pytest|python bench|ruff)|cd |git |export |"
-    r"pytest|ruff|mkdocs|python -m venv|source |\. |uv run --group docs)"
+    r"pytest|ruff|mkdocs|python -m venv|source |\. |uv run --group \S+ |lint-imports)"
 )
 PLACEHOLDER = re.compile(r"\b(TASK|MODEL|PATH|DIR|FILE|NAME|SPLIT|CONVERSATION|OUT)\b|path/to|\.\.\.|<[a-z_]+>")
 

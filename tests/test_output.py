@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import prompt_style.loading
+import prompt_style.plugins
 from prompt_style.cli import _output, main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,7 +133,7 @@ def test_an_unknown_or_missing_example_says_what_to_install(capsys, monkeypatch)
     code, out, err = run(capsys, "render", "--example", "mmlx")
     assert code == 2 and "--example: unknown example 'mmlx' (did you mean 'mmlu'?)" in err
     monkeypatch.setenv("PROMPT_STYLE_PLUGINS", "numbered")
-    monkeypatch.setattr(prompt_style.loading, "_default_manager", None)  # read the environment again
+    monkeypatch.setattr(prompt_style.plugins, "_default_manager", None)  # read the environment again
     code, out, err = run(capsys, "render", "--example", "gpqa")
     assert code == 2 and "prompt-style-gpqa" in err
 

@@ -36,6 +36,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from .chat import Conversation, chat_meta, read_conversation, render_chat
     from .data import iter_records, load_records
     from .fields import compile_field, process_field, resolve_gold
     from .formats import load_task_config
@@ -49,11 +50,14 @@ if TYPE_CHECKING:
         chat_requests,
         run_chat_model,
     )
-    from .loading import Task, default_plugin_manager, load_task, render_records
-    from .meta import Conversation, ModelArgs, api_role, chat_meta, parse_model_args, read_conversation, render_chat
+    from .loading import Task, load_task, render_records
+    from .map_function import PromptMapper, as_map_function
+    from .meta import ModelArgs, api_role, parse_model_args
     from .options import check_options
-    from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
+    from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager, default_plugin_manager
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
+    from .retrievers.checks import check_ids_agree, check_pool_size, example_count, ranking_count
+    from .retrievers.opencompass import input_columns_option, input_text
     from .safe.jinja_env import JinjaLimits, JinjaProfile
     from .safe.limits import YamlLimits
     from .safe.yaml_loader import YamlDocument, load_yaml
@@ -98,6 +102,8 @@ __all__ = [
     # loading and rendering
     "load_task",
     "render_records",
+    "as_map_function",
+    "PromptMapper",
     "render_chat",
     "chat_meta",
     "read_conversation",
@@ -166,6 +172,12 @@ __all__ = [
     "choice_style",
     "resolve_target",
     "DEFAULT_LABELS",
+    "example_count",
+    "check_pool_size",
+    "check_ids_agree",
+    "ranking_count",
+    "input_columns_option",
+    "input_text",
     # lm-evaluation-harness's template system
     "TemplateConfig",
     "MCQTemplateConfig",
@@ -211,25 +223,33 @@ _LAZY: dict[str, str] = {
     "chat_requests": ".harness",
     "run_chat_model": ".harness",
     "Task": ".loading",
-    "default_plugin_manager": ".loading",
     "load_task": ".loading",
     "render_records": ".loading",
-    "Conversation": ".meta",
+    "PromptMapper": ".map_function",
+    "as_map_function": ".map_function",
+    "Conversation": ".chat",
     "ModelArgs": ".meta",
     "api_role": ".meta",
-    "chat_meta": ".meta",
+    "chat_meta": ".chat",
     "parse_model_args": ".meta",
-    "read_conversation": ".meta",
-    "render_chat": ".meta",
+    "read_conversation": ".chat",
+    "render_chat": ".chat",
     "check_options": ".options",
     "PluginInfo": ".plugins",
     "PluginManager": ".plugins",
     "Provider": ".plugins",
     "create_plugin_manager": ".plugins",
+    "default_plugin_manager": ".plugins",
     "Candidate": ".render",
     "RenderedPrompt": ".render",
     "TaskRenderer": ".render",
     "dialogue_to_json": ".render",
+    "check_ids_agree": ".retrievers.checks",
+    "check_pool_size": ".retrievers.checks",
+    "example_count": ".retrievers.checks",
+    "ranking_count": ".retrievers.checks",
+    "input_columns_option": ".retrievers.opencompass",
+    "input_text": ".retrievers.opencompass",
     "JinjaLimits": ".safe.jinja_env",
     "JinjaProfile": ".safe.jinja_env",
     "YamlLimits": ".safe.limits",

@@ -24,28 +24,18 @@ from .meta.chat_rules import ChatRules, continuation_delimiter
 from .meta.files import is_meta_path, resolve_meta
 from .meta.model_args import apply_model_args
 from .meta.tokens import split_token_options, with_tokenizer
-from .plugins import PluginManager, Provider, create_plugin_manager
+from .plugins import PluginManager, Provider, default_plugin_manager
 from .provenance import Provenance
 from .render import RenderedPrompt, TaskRenderer
 from .safe.limits import JinjaLimits, limits_scope
 from .task import TASK_KEYS, TaskConfig
 from .types import ReadOptions, StyleSettings
 
-__all__ = ["Task", "load_task", "render_records", "default_plugin_manager"]
+__all__ = ["Task", "load_task", "render_records"]
 
 _FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description", "gen_prefix", "doc_id")
 _SHOT_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "gen_prefix")
 _PROTOCOL_METHOD = {"format_prompt": "format", "apply_meta_template": "apply", "retrieve_examples": "select"}
-
-_default_manager: PluginManager | None = None
-
-
-def default_plugin_manager() -> PluginManager:
-    """The process-wide manager, created on first use (never at import time)."""
-    global _default_manager
-    if _default_manager is None:
-        _default_manager = create_plugin_manager()
-    return _default_manager
 
 
 class Task:
@@ -218,7 +208,7 @@ def load_task(
     *,
     plugins: PluginManager | None = None,
     style: str | None = None,
-    meta: str | Path | Mapping[str, Any] = "plain",
+    meta: str | Path | Mapping[str, Any] | None = "plain",
     meta_options: Mapping[str, Any] | None = None,
     shots: int | None = None,
     seed: int | None = None,
@@ -246,7 +236,8 @@ def load_task(
     :param style: a style name replacing the task's ``template`` name (its options stay).
     :param meta: the meta template name (``plain``, ``messages``, ``chatml``, ...), a
         meta template file (``.yaml``, ``.json``; OpenCompass ``.py`` model configs
-        with ``trust_code``) or a mapping (an OpenCompass meta template).
+        with ``trust_code``) or a mapping (an OpenCompass meta template); ``None``
+        is the default, ``plain``.
     :param meta_options: options for the meta template.
     :param shots: replaces ``num_fewshot``.
     :param seed: replaces ``seed``.
@@ -287,6 +278,8 @@ def load_task(
         ``retriever``, ``style_options.KEY``, ...) and no file or line.
     """
     manager = plugins or default_plugin_manager()
+    if meta is None:
+        meta = "plain"
     if model_args is not None:
         meta, meta_options = apply_model_args(model_args, meta, meta_options)
     format_options = dict(read_options or {})
@@ -412,6 +405,8 @@ def _resolve_task(
     )
     used["retrieve_examples"] = provider.describe()
 
+    from . import fastpath  # passed down to the renderer, which sits beneath it (imported with the first task)
+
     renderer = TaskRenderer(
         task=config.task,
         extractors=extractors,
@@ -432,6 +427,7 @@ def _resolve_task(
         origins={key: str(path) for key, path in config.origins.items()},
         allow_null_target=config.allow_null_target,
         limits=limits,
+        fast_path=fastpath.compile_fast_path,
     )
     return Task(config, renderer, pool if pool and pool_split == split else None)
 
@@ -541,6 +537,8 @@ def _style(
         mode=mode,
     )
     built = _build(provider, where, config.lines, options=options, settings=settings)
+    if override is not None and name == "passthrough" and override != name:
+        _warn_second_answer_prompt(config, override, built)
     if mode is not None and mode not in getattr(built, "modes", ()):
         modes = getattr(built, "modes", ())
         raise PluginError(
@@ -550,6 +548,30 @@ def _style(
             hint="--mode applies to styles with modes, such as OpenCompass tasks",
         )
     return built, provider.describe()
+
+
+def _warn_second_answer_prompt(config: TaskConfig, style: str, built: Any) -> None:
+    """``--style`` on a task whose ``doc_to_text`` is its whole prompt (lm-evaluation-harness's
+    ``Question: {{question}}\nAnswer:``): when that text already ends with an answer prompt
+    and the style adds its own, the prompt would ask twice; say so, and which style keeps the
+    task's layout."""
+    suffix = getattr(built, "suffix", None)
+    spec = config.doc_to_text
+    source = getattr(spec, "source", spec)
+    if not isinstance(suffix, str) or not suffix.strip() or not isinstance(source, str):
+        return
+    last = source.rstrip().rsplit("\n", 1)[-1].strip()
+    if not last.endswith(":") or "{{" in last or "{%" in last or len(last) > 40:
+        return
+    where = f"{config.path}: " if config.path else ""
+    warnings.warn(
+        f"prompt-style: {where}doc_to_text already ends with an answer prompt ({last!r}) and style {style!r} "
+        f"adds its own ({suffix.strip()!r}), so each prompt asks twice; --style passthrough (the task's own "
+        "style, without --style) keeps the task's layout, or point doc_to_text at the question alone "
+        "(e.g. '{{question}}') to use this style",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _chat_rules(
@@ -710,7 +732,7 @@ def render_records(
     *,
     fewshot: Sequence[Mapping[str, Any]] | None = None,
     plugins: PluginManager | None = None,
-    meta: str | Path | Mapping[str, Any] = "plain",
+    meta: str | Path | Mapping[str, Any] | None = "plain",
     meta_options: Mapping[str, Any] | None = None,
     system_instruction: str | None = None,
     fewshot_as_multiturn: bool | None = None,

@@ -8,15 +8,15 @@ extracted and formatted once per example.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import conversation
-from .errors import FieldError, PromptStyleError, RenderError, cut
+from .errors import FieldError, PromptStyleError, RenderError, TargetError, cut
+from .fields.choices import choice_list
 from .fields.multiple_input import ContextChoice, context_gold
-from .fields.targets import gold_resolver
+from .fields.targets import explain_label, gold_resolver, plain_integers
 from .safe.limits import _SCOPE
 from .types import Dialogue, FormattedPrompt, Sample
 
@@ -77,7 +77,9 @@ class RenderedPrompt:
     messages: list[dict[str, Any]] | None
     """The prompt as API messages, when the meta template gives them."""
     continuations: tuple[str, ...]
-    """Candidate continuations (multiple choice), each scored after ``text``."""
+    """Candidate continuations (multiple choice), each scored after ``text``; for
+    OpenCompass's ``LLInferencer``, the record's ``cont``, scored inside every
+    candidate's text."""
     target: Any
     """Gold answer: index into ``continuations``, or the reference text."""
     plugins: Mapping[str, Any]
@@ -166,26 +168,6 @@ class RenderedPrompt:
         return out
 
 
-def _choices(value: Any) -> list[Any] | None:
-    if value is None or isinstance(value, list):
-        return value
-    if isinstance(value, tuple):
-        return list(value)
-    if isinstance(value, str):
-        # A rendered template gives text; lm-evaluation-harness reads it as a Python literal.
-        try:
-            parsed = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            parsed = None
-        if isinstance(parsed, (list, tuple)):
-            return list(parsed)
-    raise FieldError(
-        f"gave {type(value).__name__} {cut(value)}, not a list of choices",
-        key="doc_to_choice",
-        hint="use a single {{ expression }} such as '{{choices}}' to keep the list",
-    )
-
-
 _UNTRIED: Any = object()  # the fast path is compiled on the first record
 
 _STAGE_KEYS = {
@@ -220,6 +202,7 @@ class TaskRenderer:
         origins: Mapping[str, str] | None = None,
         allow_null_target: bool = False,
         limits: Any = None,
+        fast_path: Callable[[TaskRenderer], Any] | None = None,
     ) -> None:
         self.task = task
         self.extractors = dict(extractors)
@@ -244,6 +227,9 @@ class TaskRenderer:
         """Whether a generation record may have a null target (the task's ``allow_null_target``)."""
         self.limits = limits
         """Jinja budgets for this task's templates (``load_task(limits=...)``); ``None``: the defaults."""
+        self.fast_path = fast_path
+        """Compiles the task's fast path on the first record (``prompt_style.fastpath.compile_fast_path``,
+        which ``load_task`` passes in: the renderer is beneath it); ``None``: the general path only."""
         self._setup()
 
     def _setup(self) -> None:
@@ -333,7 +319,7 @@ class TaskRenderer:
                             key=key,
                             hint="fix the record, or point doc_to_choice at the field that holds the choices",
                         )
-                    choices = _choices(choices)
+                    choices = choice_list(choices)
                 if None in choices:
                     raise FieldError(
                         f"choice {choices.index(None)} is null, so it would read 'None'",
@@ -344,6 +330,8 @@ class TaskRenderer:
             if target_of is not None:
                 key = "doc_to_target"
                 target = target_of(record)
+                if type(target) is not int and type(target) is not str and target is not None:
+                    target = plain_integers(target)  # numpy integers from task code are indices, as ints
                 if (target is None or type(target) is list and None in target) and not self._rolling:
                     self._null_target(target, choices)
                 if type(question) is ContextChoice:
@@ -352,7 +340,10 @@ class TaskRenderer:
                     if type(target) is int and 0 <= target < len(choices):
                         gold = target  # the common case, without a call
                     else:
-                        gold = resolve(target, choices)
+                        try:
+                            gold = resolve(target, choices)
+                        except TargetError as exc:
+                            raise self._label_error(exc, record, index, question, choices, target) from None
             if type(question) is ContextChoice:  # lm-evaluation-harness's multiple-input mode
                 gold = context_gold(question, choices, target)
             if description and self._description is not None:
@@ -368,6 +359,22 @@ class TaskRenderer:
         except Exception as exc:  # user callables and plugin extractors
             raise FieldError(f"raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}", key=key) from exc
         return Sample(index, record, question, choices, target, text, gold=gold, gen_prefix=prefix)
+
+    def _label_error(
+        self, exc: TargetError, record: Mapping[str, Any], index: int, question: Any, choices: list[Any], target: Any
+    ) -> TargetError:
+        """A target that names no choice, told exactly when it is a label (of this
+        style, or a letter): :func:`~prompt_style.fields.targets.explain_label`."""
+        # How the style labels the choices is what it scores: its answers (A, (A), 1, II).
+        answers_of = getattr(self.style, "answers", None) or getattr(self.style, "labels", None)
+        labels: Any = ()
+        if callable(answers_of):
+            try:
+                labels = answers_of(Sample(index, record, question, choices, target)) or ()
+            except Exception:  # the style's own error comes when it formats; this is only a message
+                labels = ()
+        style = (self.plugins.get("format_prompt") or {}).get("name")
+        return explain_label(exc, target, choices, labels, style)
 
     def _null_target(self, target: Any, choices: list[Any] | None) -> None:
         if choices is not None:
@@ -636,6 +643,10 @@ class TaskRenderer:
                 dialogue = self._chat_apply(dialogue)
             if self._meta_scored is not None and formatted.continuations:
                 made = self._meta_scored(dialogue, formatted.continuations)
+            elif formatted.mode == "ppl":
+                # One prompt scored whole (OpenCompass's PPLOnlyInferencer): the meta template's
+                # perplexity rendering, its end included.
+                made = self._meta_full(dialogue)
             else:
                 made = self._meta_apply(dialogue)
         except PromptStyleError as exc:
@@ -667,10 +678,9 @@ class TaskRenderer:
     def _compile_fast(self) -> Any:
         """The compiled fast path for this task (:mod:`prompt_style.fastpath`), or
         ``None`` when the task is not in its common case; built on the first record."""
-        from .fastpath import compile_fast_path
-
+        compile_fast_path = self.fast_path
         try:
-            path = compile_fast_path(self)
+            path = None if compile_fast_path is None else compile_fast_path(self)
         except Exception:  # e.g. an example the style cannot format: the general path says so, per record
             path = None
         self._fast_path = path
@@ -690,7 +700,7 @@ class TaskRenderer:
             index,
             None,
             None,
-            (),
+            formatted.continuations,
             formatted.target,
             self.plugins,
             (),

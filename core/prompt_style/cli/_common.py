@@ -14,7 +14,8 @@ ENVIRONMENT = """environment variables:
   PROMPT_STYLE_PREFER     NAME=PLUGIN pairs choosing who provides a name two plugins provide
   PROMPT_STYLE_LIMITS     sandbox budgets, e.g. deadline=2,max_output=50000000
   PROMPT_STYLE_NOW        the clock chat templates read, e.g. 2025-07-10T12:00:00
-  PROMPT_STYLE_DATA_ROOT  where task-template files find their data_dir"""
+  PROMPT_STYLE_DATA_ROOT  where task-template files find their data_dir
+  PROMPT_STYLE_PLUGINS_DIR  folders of *.py plugins to load without packaging (as --plugins-dir)"""
 
 
 class Parser(argparse.ArgumentParser):
@@ -156,13 +157,17 @@ def add_meta_arguments(
     repeat: bool = False,
 ) -> None:
     """``--meta`` (repeatable with ``repeat``), ``--meta-option KEY=VALUE`` (repeatable,
-    values by :func:`key_value`'s rule) and ``--model-args``: how ``render``, ``view``
-    and ``chat`` choose and configure the meta template."""
+    values by :func:`key_value`'s rule) and ``--model-args`` (or ``--model_args``, as
+    lm-evaluation-harness spells it): how ``render``, ``view`` and ``chat`` choose and
+    configure the meta template."""
     parser.add_argument("--meta", metavar="M", default=default, action="append" if repeat else "store", help=meta_help)
     parser.add_argument(
         "--meta-option", metavar="KEY=VALUE", type=key_value, action="append", default=[], help=option_help
     )
-    parser.add_argument("--model-args", metavar="KEY=VALUE,...", help=model_args_help)
+    # --model_args: lm-evaluation-harness's spelling, accepted as written there.
+    parser.add_argument(
+        "--model-args", "--model_args", dest="model_args", metavar="KEY=VALUE,...", help=model_args_help
+    )
 
 
 def add_data_argument(parser: argparse.ArgumentParser, *, help: str) -> None:

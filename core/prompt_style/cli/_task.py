@@ -50,7 +50,7 @@ def example_path(name: str, manager: Any = None) -> str:
     import os
 
     from ..errors import PromptStyleError
-    from ..loading import default_plugin_manager
+    from ..plugins import default_plugin_manager
 
     manager = manager or default_plugin_manager()
     try:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..delimiters import maybe_delimit, requires_delimiter
 from ..errors import OptionError, StyleError
 from ..fields import multiple_input
 from ..fields.targets import resolve_gold
@@ -34,26 +35,6 @@ __all__ = [
 DEFAULT_LABELS: tuple[str, ...] = tuple(string.ascii_uppercase)
 
 _UNSET: Any = object()
-
-
-def requires_delimiter(prefix: str, suffix: str) -> bool:
-    """Whether joining ``prefix`` and ``suffix`` needs a delimiter: neither has
-    whitespace at the join (lm-evaluation-harness's rule; false for an empty prefix)."""
-    if not prefix or not suffix:
-        return False
-    return not (prefix[-1].isspace() or suffix[0].isspace())
-
-
-def maybe_delimit(prefix: str | None, suffix: str | None, delimiter: str = " ") -> str:
-    """``prefix + delimiter + suffix``, without the delimiter when either side has
-    whitespace at the join or is empty (lm-evaluation-harness's ``maybe_delimit``)."""
-    if not prefix:
-        return suffix or ""
-    if not suffix:
-        return prefix
-    if prefix[-1].isspace() or suffix[0].isspace():
-        return prefix + suffix
-    return prefix + delimiter + suffix
 
 
 def resolve_target(target: Any, answers: Sequence[Any], *also: Sequence[Any]) -> int | list[int]:
@@ -345,7 +326,7 @@ class ChoiceStyle(QAStyle):
                     hint="use {label}, {choice} or {number}",
                 )
             from ..errors import cut
-            from .compiled import format_problem
+            from .compiled import format_problem  # when a style is built: listing plugins skips it
 
             problem = format_problem(fmt)
             if problem is not None:

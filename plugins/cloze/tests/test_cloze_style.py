@@ -84,8 +84,8 @@ def test_disabled_plugin_names_the_distribution_to_install():
     for style in STYLES:
         with pytest.raises(prompt_style.PluginNotFoundError) as caught:
             manager.resolve("format_prompt", style)
-        # installed but blocked: the error names the distribution and says it is blocked (not "pip install")
-    assert DIST in str(caught.value) and "blocked" in str(caught.value)
+        # installed but blocked: the error names the distribution and says it is blocked
+        assert DIST in str(caught.value) and "blocked" in str(caught.value)
 
 
 # -- cloze::qa (lm-evaluation-harness's ARC layout) ------------------------------

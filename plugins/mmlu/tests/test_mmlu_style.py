@@ -92,7 +92,7 @@ def test_disabled_plugin_names_the_distribution_to_install():
     assert STYLE not in manager.names("format_prompt")
     with pytest.raises(prompt_style.PluginNotFoundError) as caught:
         manager.resolve("format_prompt", STYLE)
-    # installed but blocked: the error names the distribution and says it is blocked (not "pip install")
+    # installed but blocked: the error names the distribution and says it is blocked
     assert DIST in str(caught.value) and "blocked" in str(caught.value)
 
 

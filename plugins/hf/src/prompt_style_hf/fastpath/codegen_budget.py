@@ -8,7 +8,7 @@ from typing import Any
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
 
-from prompt_style.safe import jinja_env as _jinja_env
+from prompt_style import safe as _safe
 
 from .analysis import _const_str, _plus_chain
 
@@ -285,7 +285,7 @@ class InlineBudgetGenerator(CodeGenerator):
         """Whether :meth:`_inline_concat` takes ``node``."""
         return (
             isinstance(node, nodes.Filter)
-            and node.name == _jinja_env.CONCAT_FILTER
+            and node.name == _safe.CONCAT_FILTER
             and isinstance(node.node, nodes.Tuple)
             and bool(node.node.items)
             and not (node.args or node.kwargs or node.dyn_args or node.dyn_kwargs)

@@ -52,6 +52,13 @@ NAMES: dict[str, dict[str, str]] = {
         "zephyr": "prompt-style-chat-formats",
         "zephyr::beta": "prompt-style-chat-formats",
     },
+    "declare_axes": {
+        "cloze": "prompt-style-cloze",
+        "cloze::options": "prompt-style-cloze",
+        "mcq::gpqa": "prompt-style-gpqa",
+        "mcq::mmlu": "prompt-style-mmlu",
+        "mcq::numbered": "prompt-style-numbered",
+    },
     "format_prompt": {
         "cloze": "prompt-style-cloze",
         "cloze::options": "prompt-style-cloze",
@@ -64,6 +71,11 @@ NAMES: dict[str, dict[str, str]] = {
     "load_tokenizer": {
         "sentencepiece": "prompt-style-tokenizers",
         "tokenizers": "prompt-style-tokenizers",
+    },
+    "parse_answer": {
+        "mcq::gpqa": "prompt-style-gpqa",
+        "mcq::mmlu": "prompt-style-mmlu",
+        "mcq::numbered": "prompt-style-numbered",
     },
     "retrieve_examples": {
         "bm25": "prompt-style-bm25",

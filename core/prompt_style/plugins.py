@@ -53,6 +53,8 @@ HOOK_NOUNS: Mapping[str, str] = {
     "retrieve_examples": "retriever",
     "format_instances": "formatter",
     "load_tokenizer": "tokenizer format",
+    "declare_axes": "axes declaration",
+    "parse_answer": "answer parser",
     "export_task": "exporter",
     "task_examples": "example",
 }
@@ -63,6 +65,8 @@ CATALOG_HOOKS = (
     "retrieve_examples",
     "format_instances",
     "load_tokenizer",
+    "declare_axes",
+    "parse_answer",
     "export_task",
     "task_examples",
 )

@@ -32,6 +32,10 @@ COMMANDS: tuple[str, ...] = (
     "convert",
     "chat",
     "export",
+    "grid",
+    "spread",
+    "score",
+    "lint",
     "new",
 )
 """The command modules, in the order ``--help`` lists them."""

@@ -175,6 +175,82 @@ def add_data_argument(parser: argparse.ArgumentParser, *, help: str) -> None:
     parser.add_argument("--data", metavar="SPLIT=PATH", type=split_assignment, action="append", default=[], help=help)
 
 
+def _keys(text: str) -> list[str]:
+    keys = [key.strip() for key in text.split(",")]
+    if not all(keys):
+        raise argparse.ArgumentTypeError(f"expected KEY,KEY,..., got {text!r}")
+    return keys
+
+
+def add_choice_order_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that reorder each record's choices (the gold answer following):
+    ``--shuffle-choices SEED``, ``--circular``, ``--place-correct-choice-position K``,
+    ``--choice-order ORDER``, and where the choices are: ``--option-keys``, ``--answer-key``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--shuffle-choices",
+        metavar="SEED",
+        type=int,
+        help="shuffle each record's choices, seeded by SEED and the record's index; the gold answer follows",
+    )
+    group.add_argument(
+        "--circular",
+        action="store_true",
+        help="every rotation of each record's choices, one prompt each (OpenCompass's CircularEval)",
+    )
+    group.add_argument(
+        "--place-correct-choice-position",
+        metavar="K",
+        type=non_negative,
+        help="show the gold choice at position K (0 is the first), the others in their order",
+    )
+    group.add_argument(
+        "--choice-order",
+        metavar="ORDER",
+        help="original, reversed, shuffle:SEED, rotate:K, correct:K, circular or all_possible",
+    )
+    parser.add_argument(
+        "--option-keys",
+        metavar="KEY,...",
+        type=_keys,
+        help="the record's option columns (or the one field holding the list of choices) that a choice order "
+        "permutes, when the question's text is built from them (default: the extracted choices; OpenCompass: "
+        "its CircularEval option keys)",
+    )
+    parser.add_argument(
+        "--answer-key",
+        metavar="KEY",
+        help="with --option-keys: the field holding the answer, remapped with its choice",
+    )
+
+
+def choice_order_of(args: argparse.Namespace) -> dict[str, object]:
+    """``load_task``'s ``choice_order``, ``option_keys`` and ``answer_key`` from the options."""
+    order = None
+    if args.shuffle_choices is not None:
+        order = f"shuffle:{args.shuffle_choices}"
+    elif args.circular:
+        order = "circular"
+    elif args.place_correct_choice_position is not None:
+        order = f"correct:{args.place_correct_choice_position}"
+    elif args.choice_order is not None:
+        order = args.choice_order
+    return {"choice_order": order, "option_keys": args.option_keys, "answer_key": args.answer_key}
+
+
+def add_style_option_argument(parser: argparse.ArgumentParser) -> None:
+    """``--style-option KEY=VALUE``, repeatable: an option of the style over the task's ``template`` options."""
+    parser.add_argument(
+        "--style-option",
+        metavar="KEY=VALUE",
+        type=key_value,
+        action="append",
+        default=[],
+        help="an option of the style, over the task's template options (VALUE a string unless it is JSON, "
+        "e.g. generation=cot, suffix=Answer:); repeatable",
+    )
+
+
 def add_task_arguments(parser: argparse.ArgumentParser, *, variants: bool = False) -> None:
     """The options that load a task the way ``render`` does (style and its options,
     meta template, shots, retriever, data, ...), shared by every command that loads
@@ -188,14 +264,7 @@ def add_task_arguments(parser: argparse.ArgumentParser, *, variants: bool = Fals
         action="append" if variants else "store",
         help="style replacing the task's template (e.g. mcq::gpqa, cloze)" + repeat,
     )
-    parser.add_argument(
-        "--style-option",
-        metavar="KEY=VALUE",
-        type=key_value,
-        action="append",
-        default=[],
-        help="an option of the style, over the task's (VALUE a string unless it is JSON); repeatable",
-    )
+    add_style_option_argument(parser)
     add_meta_arguments(
         parser,
         default=None if variants else "plain",

@@ -60,8 +60,9 @@ def example_path(name: str, manager: Any = None) -> str:
     return os.fspath(path)
 
 
-def load_from_args(args: argparse.Namespace) -> Any:
-    """The task the command line names, loaded (``render``)."""
+def load_from_args(args: argparse.Namespace, **more: Any) -> Any:
+    """The task the command line names, loaded (``render``); ``more``: other
+    :func:`~prompt_style.load_task` keywords (a choice order)."""
     from ..loading import load_task
 
-    return load_task(task_path(args), **load_options(args))
+    return load_task(task_path(args), **load_options(args), **more)

@@ -6,7 +6,14 @@ import argparse
 import functools
 from typing import Any, TextIO
 
-from ._common import add_command, add_jobs_argument, add_task_arguments, non_negative
+from ._common import (
+    add_choice_order_arguments,
+    add_command,
+    add_jobs_argument,
+    add_task_arguments,
+    choice_order_of,
+    non_negative,
+)
 from ._output import Progress, atomic_output, show_progress
 from ._task import add_task_source, load_from_args, usage_problem
 
@@ -48,6 +55,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         help="multi-turn tasks in infer_mode every (or multiround): the model's replies, "
         "one JSON list per record per line",
     )
+    add_choice_order_arguments(render)
 
 
 def _not_json(index: int) -> Any:
@@ -93,6 +101,10 @@ def _text_block(result: Any) -> str:
         header += f" · {key}: " + json.dumps(value, ensure_ascii=False, default=default)
     if result.turn is not None:
         header += f" · turn {result.turn}"
+    if getattr(result, "permutation", None) is not None:
+        header += " · permutation: " + json.dumps(list(result.permutation))
+        if result.rotation is not None:
+            header += f" · rotation {result.rotation}"
     candidates = getattr(result, "candidates", None)
     if candidates is not None:
         blocks = [
@@ -125,7 +137,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    task = load_from_args(args)
+    task = load_from_args(args, **choice_order_of(args))
     replies = _read_replies(args.replies) if args.replies else None
     to_file = args.output is not None and args.output != "-"
     progress = None

@@ -255,6 +255,12 @@ def _typed(cfg: Any, where: _Where, key: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
+def _dataset_type(dataset: Mapping[str, Any]) -> str | None:
+    """The dataset loader's class name (``MMLUDataset``, ``CircularMMLUDataset``), when the config names it."""
+    value = dataset.get("type")
+    return (_type_name(value) or None) if value is not None else None
+
+
 class _Reading:
     """Reading one dataset config."""
 
@@ -330,7 +336,15 @@ class _Reading:
             fewshot_split=train_split if retriever is not None else None,
             num_fewshot=num_fewshot,
             retriever=retriever,
-            metadata={"opencompass": {"abbr": dataset.get("abbr"), "mode": mode}},
+            metadata={
+                "opencompass": {
+                    "abbr": dataset.get("abbr"),
+                    "mode": mode,
+                    "type": _dataset_type(dataset),
+                    # a CircularEval dataset's load() arguments (opencompass/datasets/circular.py)
+                    **{k: dataset[k] for k in ("circular_patterns", "option_keys", "answer_key") if k in dataset},
+                }
+            },
             path=self.source.path,
             format="opencompass",
             lines=self._lines(reader_key),

@@ -76,7 +76,11 @@ def test_resolve_attributes_the_styles_to_the_distribution(manager, style):
 
 def test_provides_exactly_four_styles(manager):
     [row] = [r for r in manager.describe() if r["name"] == PLUGIN]
-    assert row["hooks"] == {"format_prompt": STYLES, "task_examples": ["arc"]}
+    assert row["hooks"] == {
+        "format_prompt": STYLES,
+        "declare_axes": ["cloze", "cloze::options"],
+        "task_examples": ["arc"],
+    }
 
 
 def test_disabled_plugin_names_the_distribution_to_install():

@@ -110,7 +110,12 @@ def test_resolve_attributes_the_style_to_the_distribution(manager):
         "version": metadata.version(DIST),
     }
     [row] = [r for r in manager.describe() if r["name"] == PLUGIN]
-    assert row["hooks"] == {"format_prompt": [STYLE], "task_examples": ["gpqa"]}
+    assert row["hooks"] == {
+        "format_prompt": [STYLE],
+        "declare_axes": [STYLE],
+        "parse_answer": [STYLE],
+        "task_examples": ["gpqa"],
+    }
 
 
 def test_rendered_task_records_the_plugin_used(manager):

@@ -12,7 +12,7 @@ continuations `` (A)``, `` (B)``, ...
 
 import os
 
-from prompt_style import choice_style, hookimpl
+from prompt_style import choice_answer_parser, choice_axes, choice_style, hookimpl
 
 GPQA = {
     "prefix": "What is the correct answer to this question:",
@@ -28,6 +28,18 @@ GPQA = {
 @hookimpl
 def format_prompt():
     return {"mcq::gpqa": choice_style("mcq::gpqa", **GPQA)}
+
+
+@hookimpl
+def declare_axes():
+    # labels, wrapper, separator, spacing, casing, answer prefix, instruction, choice order
+    return {"mcq::gpqa": choice_axes("mcq::gpqa", **GPQA)}
+
+
+@hookimpl
+def parse_answer():
+    # its generation variants' answers: ANSWER: X, (B), **B**, B., the choice text, ...
+    return {"mcq::gpqa": choice_answer_parser}
 
 
 @hookimpl

@@ -49,10 +49,17 @@ def default_plugin_manager() -> PluginManager:
 class Task:
     """A loaded task: its config, its resolved renderer, and its data."""
 
-    def __init__(self, config: TaskConfig, renderer: TaskRenderer, records: list[Any] | None) -> None:
+    def __init__(
+        self,
+        config: TaskConfig,
+        renderer: TaskRenderer,
+        records: list[Any] | None,
+        source_data: Mapping[str, Any] | None = None,
+    ) -> None:
         self.config = config
         self.renderer = renderer
         self._records = records  # the evaluated split, when it was loaded for few-shot use
+        self._source_data = dict(source_data) if source_data is not None else None
 
     @property
     def name(self) -> str:
@@ -68,6 +75,21 @@ class Task:
             return iter(self._records)
         split = self.config.test_split
         return iter_records(self.config.data[split], split)
+
+    def source_data(self) -> dict[str, Any]:
+        """The data of the splits this task reads, as it was given to the task.
+
+        The evaluated split first, then the split few-shot examples come from
+        (whether or not examples are asked for, so that a harness can render
+        with more shots later), each as the task received it before any
+        ``process_docs`` ran: a file, a tuple of files, or records in memory.
+        ``load_task(same task file, data=task.source_data(), same options)``
+        loads the same task from them; harness bridges copy them next to the
+        files they export (``prompt-style export``).
+        """
+        if self._source_data is not None:
+            return dict(self._source_data)
+        return {split: self.config.data[split] for split in _read_splits(self.config)}
 
     @property
     def multiturn(self) -> bool:
@@ -273,6 +295,7 @@ def load_task(
     config = _with_overrides(config, data=data, shots=shots, seed=seed)
     config.check_data()
     overridden = set(data or ())
+    given = {split: config.data[split] for split in _read_splits(config)}
     config = _processed(config, overridden)
     used: dict[str, Any] = {}
     specs = {key: getattr(config, key) for key in _FIELD_KEYS}
@@ -327,7 +350,7 @@ def load_task(
         allow_null_target=config.allow_null_target,
         limits=limits,
     )
-    return Task(config, renderer, pool if pool and pool_split == split else None)
+    return Task(config, renderer, pool if pool and pool_split == split else None, given)
 
 
 def _config_of(
@@ -528,6 +551,12 @@ def _warn_unread(unread: set[str], split: str, pool_split: str) -> None:
             UserWarning,
             stacklevel=3,
         )
+
+
+def _read_splits(config: TaskConfig) -> list[str]:
+    """The splits a task reads that have data: the evaluated split, then the few-shot pool's."""
+    splits = dict.fromkeys((config.test_split, _pool_split(config)))
+    return [split for split in splits if split in config.data]
 
 
 def _pool_split(config: TaskConfig) -> str:

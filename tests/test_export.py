@@ -130,7 +130,8 @@ def test_relative_paths_of_options_are_made_absolute(plugin, tmp_path, monkeypat
     args += ["--data-root", "examples"]
     assert main(args) == 0
     model = "examples/chat/qwen2.5-7b-instruct"
-    args = ["export", "prompts-file", str(MMLU), "--out", str(out), "--meta", "hf", "--meta-option", f"template={model}"]
+    args = ["export", "prompts-file", str(MMLU), "--out", str(out), "--meta", "hf"]
+    args += ["--meta-option", f"template={model}"]
     assert main(args + ["--meta-option", "add_generation_prompt=false", "--model-args", "dtype=auto"]) == 0
     first, second = plugin.exporter.requests
     assert first.load_options["meta"] == str((ROOT / meta).resolve())

@@ -117,7 +117,9 @@ def test_a_block_that_is_not_a_mapping(tmp_path, pm):
 
 
 def test_a_style_named_twice(tmp_path, pm):
-    path = task_file(tmp_path, "prompt_style: {style: cloze}\n", base=BASE.replace("metadata:", "template: mcq\nmetadata:"))
+    path = task_file(
+        tmp_path, "prompt_style: {style: cloze}\n", base=BASE.replace("metadata:", "template: mcq\nmetadata:")
+    )
     with pytest.raises(TaskFileError, match="names a style twice"):
         load_task(path, plugins=pm)
 

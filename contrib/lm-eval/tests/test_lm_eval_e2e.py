@@ -5,11 +5,11 @@ Every case is exported with ``prompt-style export lm-eval`` (or, for the
 added), then run by an unmodified lm-eval 0.4.13:
 
 * plain: ``lm-eval run --model dummy --include_path DIR --log_samples`` (the
-  command line, offline), once as exported and once with ``--num_fewshot 3``;
-* chat: ``lm_eval.simple_evaluate`` with an in-memory model whose chat template
-  returns the messages it is given (``lm_eval_runner.py``), with
-  ``apply_chat_template=True``, multi-turn and single-turn few-shot, with and
-  without a system instruction.
+  command line, offline);
+* ``lm_eval.simple_evaluate`` with an in-memory model whose chat template
+  returns the messages it is given (``lm_eval_runner.py``): ``num_fewshot=3``
+  (lm-eval's ``--num_fewshot``), and ``apply_chat_template=True`` with
+  multi-turn and single-turn few-shot, with and without a system instruction.
 
 The logged requests (contexts, continuations, messages, stop sequences) and
 targets must equal ``prompt-style render --format jsonl`` for the same task,
@@ -27,8 +27,10 @@ JSON line per comparison (bridge, case, run, records).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import importlib.util
+import io
 import json
 import os
 import subprocess
@@ -198,9 +200,14 @@ def _block_files(folder: Path) -> dict[str, Path]:
 
 
 def _prompt_style(*args: str) -> subprocess.CompletedProcess:
-    """``prompt-style ARGS`` as a user runs it (this environment's prompt-style)."""
-    code = "import sys; from prompt_style.cli import main; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, encoding="utf-8")
+    """``prompt-style ARGS`` as a user runs it (this environment's prompt-style, in this process:
+    the command's own code, without an interpreter's start-up per call)."""
+    from prompt_style.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return subprocess.CompletedProcess(["prompt-style", *args], code, out.getvalue(), err.getvalue())
 
 
 def _offline_env(tmp: Path) -> dict[str, str]:
@@ -233,12 +240,10 @@ def lm_eval_runs(tmp_path_factory) -> dict[str, Any]:
         if run == "num_fewshot_3":
             names = list(NUM_FEWSHOT_CASES)
         out = tmp / run
-        if not options.get("chat"):  # lm-eval's command line, as a user runs it
+        if not options:  # lm-eval's command line, as a user runs it
             command = [PYTHON, "-m", "lm_eval", "run", "--model", "dummy", "--tasks", ",".join(names)]
             command += ["--include_path", str(include), "--limit", str(LIMIT), "--log_samples"]
             command += ["--output_path", str(out)]
-            if "num_fewshot" in options:
-                command += ["--num_fewshot", str(options["num_fewshot"])]
             done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp)
             assert done.returncode == 0, done.stderr[-4000:]
             runs[run] = {name: _logged_samples(out, name) for name in names}
@@ -246,7 +251,12 @@ def lm_eval_runs(tmp_path_factory) -> dict[str, Any]:
             result = out.with_suffix(".json")
             command = [PYTHON, str(HERE / "lm_eval_runner.py"), "--include-path", str(include)]
             command += ["--tasks", ",".join(names), "--out", str(result), "--limit", str(LIMIT)]
-            command += ["--apply-chat-template"] + (["--no-fewshot-as-multiturn"] if options.get("single") else [])
+            if options.get("chat"):
+                command += ["--apply-chat-template"]
+            if options.get("single"):
+                command += ["--no-fewshot-as-multiturn"]
+            if "num_fewshot" in options:
+                command += ["--num-fewshot", str(options["num_fewshot"])]
             if options.get("system"):
                 command += ["--system-instruction", options["system"]]
             done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp)

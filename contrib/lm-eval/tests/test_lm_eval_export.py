@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from prompt_style_lm_eval.export import MARKER, task_name
-from prompt_style_lm_eval.runtime import Doc, Docs, Prompts, RunSettings
+from prompt_style_lm_eval.runtime import Docs, Prompts, RunSettings
 from prompt_style_lm_eval.source import source_of
 
 import prompt_style
@@ -210,7 +210,7 @@ def fake_chat_template(messages, add_generation_prompt=True):
 def test_run_settings_load_what_render_loads(mmlu_prompts):
     prompts = mmlu_prompts
     doc = prompts.docs()[1]
-    assert isinstance(doc, Doc) and doc.index == 1 and dict(doc) == list(load_task(MMLU).records())[1]
+    assert type(doc) is dict and prompts.index_of(doc) == 1 and doc == list(load_task(MMLU).records())[1]
     # as exported
     assert prompts.render(doc, RunSettings(num_fewshot=5)).text == list(load_task(MMLU).render())[1].text
     # --num_fewshot 2, --fewshot_random_seed 1234 (lm-eval's default: the task's own seed)
@@ -229,12 +229,12 @@ def test_request_arguments(mmlu_prompts):
     prompts = mmlu_prompts
     doc = prompts.docs()[0]
     prompt = prompts.render(doc)
-    args = prompts.arguments(prompt, prompt.text, "multiple_choice", mutual_info=True)
+    args = prompts.arguments(doc, prompt.text, "multiple_choice", mutual_info=True)
     assert args[:4] == [(prompt.text, c) for c in (" A", " B", " C", " D")]
     assert args[4:] == [("", c) for c in (" A", " B", " C", " D")]
     assert prompts.gold(doc) == (prompt.target, ["A", "B", "C", "D"])
     assert prompts.last(doc) is prompt
-    (generate,) = prompts.arguments(prompt, "ctx", "generate_until", {"until": ["\n"], "max_gen_toks": 5})
+    (generate,) = prompts.arguments(doc, "ctx", "generate_until", {"until": ["\n"], "max_gen_toks": 5})
     assert generate == ("ctx", {"until": ["\n"], "max_gen_toks": 5})
 
 

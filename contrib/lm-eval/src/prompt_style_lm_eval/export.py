@@ -295,8 +295,8 @@ def _task_yaml(
     lines = [
         f"# Written by prompt-style export lm-eval ({_versions()['prompt-style']}) from {request.source}.",
         "# Run it:  lm-eval run --model ... --include_path <this folder's parent> --tasks " + name,
-        "# The prompts are prompt-style's; see them with:  prompt-style render "
-        + _render_command(request.source, load_options),
+        "# Its prompts are prompt-style's; from this folder, see them with:",
+        "#   prompt-style render " + _render_command(request.source, load_options, data_files),
     ]
     if skipped:
         lines.append(
@@ -323,7 +323,7 @@ def _load_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _render_command(source: Any, options: Mapping[str, Any]) -> str:
+def _render_command(source: Any, options: Mapping[str, Any], data_files: Mapping[str, Any]) -> str:
     flags = {
         "style": "--style",
         "meta": "--meta",
@@ -345,7 +345,9 @@ def _render_command(source: Any, options: Mapping[str, Any]) -> str:
         parts.append("--trust-code")
     if "fewshot_as_multiturn" in options:
         parts.append("--fewshot-as-multiturn" if options["fewshot_as_multiturn"] else "--no-fewshot-as-multiturn")
-    parts.append("--data SPLIT=FILE ... (the files under data/)")
+    for split, files in data_files.items():
+        if isinstance(files, str):
+            parts.append(f"--data {_quote(f'{split}={files}')}")
     return " ".join(parts)
 
 

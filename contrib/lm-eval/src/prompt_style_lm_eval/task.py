@@ -45,6 +45,8 @@ class PromptStyleTask(ConfigurableTask):
         self._source: Source = source_of(config)
         self._prompts: Prompts | None = None
         self._seed: int | None = None
+        self._run_settings: RunSettings | None = None
+        self._run_key: tuple[Any, ...] = ()
         # lm-eval's own checks of the first record would read the task's doc_to_choice; the
         # choices are prompt-style's (doc_to_choice below), and so is the multiple-input mode.
         choice = config.pop("doc_to_choice", None)
@@ -117,15 +119,12 @@ class PromptStyleTask(ConfigurableTask):
     ) -> str | list[str]:
         # A rolling log-likelihood scores the document alone: no chat template (as lm-eval).
         chat = bool(apply_chat_template and chat_template) and self.OUTPUT_TYPE != "loglikelihood_rolling"
-        settings = RunSettings(
-            num_fewshot=num_fewshot,
-            apply_chat_template=chat,
-            system_instruction=system_instruction,
-            fewshot_as_multiturn=fewshot_as_multiturn,
-            seed=self._seed,
-        )
-        prompt = self.prompts.render(doc, settings)
-        return self.prompts.context(prompt, chat_template if settings.apply_chat_template else None)
+        key = (num_fewshot, chat, system_instruction, fewshot_as_multiturn, self._seed)
+        settings = self._run_settings
+        if settings is None or key != self._run_key:  # one settings object per run: the task is found by it
+            settings = self._run_settings = RunSettings(*key)
+            self._run_key = key
+        return self.prompts.request(doc, settings, chat_template if chat else None)
 
     def doc_to_prefix(self, doc: Mapping[str, Any]) -> None:
         return None  # gen_prefix is part of prompt-style's prompt
@@ -133,9 +132,8 @@ class PromptStyleTask(ConfigurableTask):
     def construct_requests(self, doc: Mapping[str, Any], ctx: str | list[str], **kwargs: Any) -> Any:
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
-        prompt = self.prompts.last(doc)
         arguments = self.prompts.arguments(
-            prompt,
+            doc,
             ctx,
             self.OUTPUT_TYPE,
             self.config.generation_kwargs,

@@ -230,8 +230,8 @@ def test_request_arguments(mmlu_prompts):
     doc = prompts.docs()[0]
     prompt = prompts.render(doc)
     args = prompts.arguments(doc, prompt.text, "multiple_choice", mutual_info=True)
-    assert args[:4] == [(prompt.text, c) for c in (" A", " B", " C", " D")]
-    assert args[4:] == [("", c) for c in (" A", " B", " C", " D")]
+    assert args[:4] == tuple((prompt.text, c) for c in (" A", " B", " C", " D"))
+    assert args[4:] == tuple(("", c) for c in (" A", " B", " C", " D"))
     assert prompts.gold(doc) == (prompt.target, ["A", "B", "C", "D"])
     assert prompts.last(doc) is prompt
     (generate,) = prompts.arguments(doc, "ctx", "generate_until", {"until": ["\n"], "max_gen_toks": 5})

@@ -305,11 +305,11 @@ class Prompts:
         output_type: str,
         generation_kwargs: Mapping[str, Any] | None = None,
         mutual_info: bool = False,
-    ) -> list[tuple[Any, ...]]:
+    ) -> tuple[tuple[Any, ...], ...]:
         """The arguments of each request lm-eval sends for ``doc`` (``construct_requests``,
         after :meth:`request` gave ``context``): one per choice for multiple choice
         (``(context, continuation)``, plus ``("", continuation)`` for ``acc_mutual_info``),
-        else one."""
+        else one. A tuple of tuples of text: the garbage collector stops tracking them."""
         prompt = self.last(doc)
         if output_type == "multiple_choice":
             conts = prompt.continuations
@@ -319,14 +319,14 @@ class Prompts:
                 made = [(context, cont) for cont in conts]
             if mutual_info:
                 made += [("", cont) for cont in conts]
-            return made
+            return tuple(made)
         if output_type == "generate_until":
-            return [(context, copy.deepcopy(dict(generation_kwargs or {})))]
+            return ((context, copy.deepcopy(dict(generation_kwargs or {}))),)
         if output_type == "loglikelihood":
             cont = prompt.continuations[0] if prompt.continuations else prompt.target
-            return [(context, cont)]
+            return ((context, cont),)
         if output_type == "loglikelihood_rolling":
-            return [(prompt.text,)]
+            return ((prompt.text,),)
         raise PromptStyleError(f"unknown output_type {output_type!r}", key="output_type")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import prompt_style
-import prompt_style.loading
+import prompt_style.plugins
 from prompt_style import ExportRequest, ExportResult, PluginError, hookimpl
 from prompt_style.cli import main
 
@@ -49,7 +49,7 @@ class Plugin:
 def plugin(monkeypatch):
     plugin = Plugin()
     manager = prompt_style.create_plugin_manager(environ={}, plugins=[("exporters", plugin)])
-    monkeypatch.setattr(prompt_style.loading, "_default_manager", manager)
+    monkeypatch.setattr(prompt_style.plugins, "_default_manager", manager)
     return plugin
 
 
@@ -81,7 +81,7 @@ def test_export_passes_options_and_absolute_data(plugin, tmp_path, monkeypatch):
 def test_unknown_harness_names_the_bridge(tmp_path, capsys, monkeypatch):
     # the bridge may be installed (the dev environment has it): block it, as if it were not
     manager = prompt_style.create_plugin_manager(environ={"PROMPT_STYLE_DISABLE": "lm-eval"})
-    monkeypatch.setattr(prompt_style.loading, "_default_manager", manager)
+    monkeypatch.setattr(prompt_style.plugins, "_default_manager", manager)
     assert main(["export", "lm-eval", str(MMLU), "--out", str(tmp_path / "d")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("prompt-style: error: unknown exporter 'lm-eval'") and "prompt-style-lm-eval" in err

@@ -77,7 +77,8 @@ def _absolute_path(value: Any, is_path: bool = False) -> Any:
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     from ..errors import PluginError, PromptStyleError
-    from ..loading import default_plugin_manager, load_task
+    from ..loading import load_task
+    from ..plugins import default_plugin_manager
     from ..types import ExportRequest
 
     manager = default_plugin_manager()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 from prompt_style_hf.chat_template import ChatTemplate
-from prompt_style_hf.fastpath import FastCodeGenerator
+from prompt_style_hf.fastpath.codegen import FastCodeGenerator
 
 from prompt_style import JinjaLimits, LimitError
 from prompt_style.safe import jinja_env

@@ -21,8 +21,18 @@ from prompt_style import hookimpl
 __all__ = ["export_task"]
 
 
+class _Exporter:
+    """The ``lm-eval`` exporter, its module imported when it exports (listing the
+    plugins, ``prompt-style plugins``, imports nothing of it)."""
+
+    description = "an lm-evaluation-harness task folder: lm-eval run --include_path DIR --tasks NAME"
+
+    def export(self, request: Any) -> Any:
+        from .export import LmEvalExporter
+
+        return LmEvalExporter().export(request)
+
+
 @hookimpl
 def export_task() -> dict[str, Any]:
-    from .export import LmEvalExporter
-
-    return {"lm-eval": LmEvalExporter()}
+    return {"lm-eval": _Exporter()}

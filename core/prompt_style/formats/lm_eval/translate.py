@@ -56,13 +56,22 @@ class Translation:
             self.problems.items.clear()
             self.problem("task", *_group_message(values, self.task.file_of("task")))
             self.problems.raise_if_any()
+        has_block = isinstance(values.get("metadata"), Mapping) and "prompt_style" in values["metadata"]
+        if values.get("class") is not None and not has_block:
+            # A Python task class builds the whole task in code: the keys it leaves out
+            # (doc_to_text, ...) are not the file's problems. (With a prompt_style block the
+            # class is the bridge's, rendering the file's own keys with prompt-style.)
+            self.problems.items.clear()
+            self.problem(
+                "class", f"not supported: {REFUSED_KEYS['class']} (this task is the class {_shown(values['class'])})"
+            )
+            self.problems.raise_if_any()
         known = {**PROMPT_KEYS, **KEPT_KEYS, **REFUSED_KEYS}
         self.block = read_block(
             values.get("metadata"),
             lambda key, message, hint: self.problem(key, message, hint),
             lambda key: did_you_mean(key, BLOCK_KEYS),
         )
-        has_block = isinstance(values.get("metadata"), Mapping) and "prompt_style" in values["metadata"]
         for key, value in values.items():
             if key == "class" and has_block:
                 continue  # the bridge's task class: it renders with prompt-style, as the block says
@@ -399,6 +408,12 @@ def _data_files(name: str, task_file: Path | None) -> list[Path]:
         elif full.exists():
             return [full]
     return [candidate if candidate.is_absolute() else bases[0] / candidate]
+
+
+def _shown(value: Any) -> str:
+    """A key's value as the task file writes it (``!function task.SQuAD2``)."""
+    name = getattr(value, "name", None)
+    return f"!function {name}" if isinstance(name, str) else repr(value)
 
 
 def _group_message(values: Mapping[str, Any], file: Path | None) -> tuple[str, str]:

@@ -128,7 +128,10 @@ def run_tests(spec: Spec, venv: Path, report: Path, log) -> None:
     env = dict(os.environ)
     env["PROMPT_STYLE_E2E_REPORT"] = str(report)
     env.pop("PROMPT_STYLE_LM_EVAL_PYTHON", None)  # the venv's own python runs the harness
+    # One process (the repository's addopts ask for pytest-xdist, which would run each test
+    # module's harness set-up once per worker): the module-scoped runs happen once.
     command = [str(venv / "bin" / "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE"]
+    command += ["-o", "addopts=--import-mode=importlib --strict-markers"]
     run([*command, *(str(ROOT / test) for test in spec.tests)], log, cwd=ROOT, env=env)
 
 

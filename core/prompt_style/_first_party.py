@@ -14,6 +14,7 @@ FOLDERS: dict[str, str] = {
     "prompt-style-cloze": "plugins/cloze",
     "prompt-style-gpqa": "plugins/gpqa",
     "prompt-style-hf": "plugins/hf",
+    "prompt-style-lm-eval": "contrib/lm-eval",
     "prompt-style-mmlu": "plugins/mmlu",
     "prompt-style-numbered": "contrib/numbered",
     "prompt-style-tokenizers": "plugins/tokenizers",
@@ -58,6 +59,9 @@ NAMES: dict[str, dict[str, str]] = {
         "mcq::gpqa": "prompt-style-gpqa",
         "mcq::mmlu": "prompt-style-mmlu",
         "mcq::numbered": "prompt-style-numbered",
+    },
+    "export_task": {
+        "lm-eval": "prompt-style-lm-eval",
     },
     "format_prompt": {
         "cloze": "prompt-style-cloze",

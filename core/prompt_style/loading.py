@@ -42,10 +42,17 @@ _PROTOCOL_METHOD = {"format_prompt": "format", "apply_meta_template": "apply", "
 class Task:
     """A loaded task: its config, its resolved renderer, and its data."""
 
-    def __init__(self, config: TaskConfig, renderer: TaskRenderer, records: list[Any] | None) -> None:
+    def __init__(
+        self,
+        config: TaskConfig,
+        renderer: TaskRenderer,
+        records: list[Any] | None,
+        source_data: Mapping[str, Any] | None = None,
+    ) -> None:
         self.config = config
         self.renderer = renderer
         self._records = records  # the evaluated split, when it was loaded for few-shot use
+        self._source_data = dict(source_data) if source_data is not None else None
         self._prepared: Any = None  # what load_task compiled, for variant()
         self._settings: Any = None
         self._meta_built: Any = None
@@ -143,6 +150,21 @@ class Task:
         """The evaluated split's data: its file (or files), or its records when they
         are held in memory (given as records, or read whole as the few-shot pool)."""
         return self._records if self._records is not None else self.config.data[self.config.test_split]
+
+    def source_data(self) -> dict[str, Any]:
+        """The data of the splits this task reads, as it was given to the task.
+
+        The evaluated split first, then the split few-shot examples come from
+        (whether or not examples are asked for, so that a harness can render
+        with more shots later), each as the task received it before any
+        ``process_docs`` ran: a file, a tuple of files, or records in memory.
+        ``load_task(same task file, data=task.source_data(), same options)``
+        loads the same task from them; harness bridges copy them next to the
+        files they export (``prompt-style export``).
+        """
+        if self._source_data is not None:
+            return dict(self._source_data)
+        return {split: self.config.data[split] for split in _read_splits(self.config)}
 
     @property
     def multiturn(self) -> bool:
@@ -466,6 +488,7 @@ def _resolve_task(
         config = dataclasses.replace(config, template={"template_type": style or name, **own, **style_options})
     config.check_data()
     overridden = set(data or ())
+    source_data = {split: config.data[split] for split in _read_splits(config)}
     config = _processed(config, overridden)
     used: dict[str, Any] = {}
     specs = {key: getattr(config, key) for key in _FIELD_KEYS}
@@ -473,7 +496,17 @@ def _resolve_task(
     # Few-shot examples' own field specs (lm-evaluation-harness's fewshot_config).
     shot_specs = {key: config.fewshot_overrides.get(key) for key in _SHOT_FIELD_KEYS}
     shot_extractors, _ = _compile_fields(config, manager, shot_specs, where="fewshot_config.")
-    prepared = _Prepared(manager, extractors, shot_extractors, used, overridden, named, trust_code, given=dict(given))
+    prepared = _Prepared(
+        manager,
+        extractors,
+        shot_extractors,
+        used,
+        overridden,
+        named,
+        trust_code,
+        given=dict(given),
+        source_data=source_data,
+    )
     settings = _Settings(
         style=style,
         meta=meta,
@@ -503,6 +536,8 @@ class _Prepared:
     trust_code: bool
     given: dict[str, str] = dataclasses.field(default_factory=dict)
     """The task keys the caller replaced (their lines are not blamed for errors)."""
+    source_data: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """The data of the splits the task reads, before ``process_docs`` (:meth:`Task.source_data`)."""
     pools: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
@@ -591,7 +626,7 @@ def _assemble(
         fast_path=fastpath.compile_fast_path,
         **_choice_order(config, built_style, settings.choice_order, settings.option_keys, settings.answer_key),
     )
-    task = Task(config, renderer, pool if pool and pool_split == split else None)
+    task = Task(config, renderer, pool if pool and pool_split == split else None, prepared.source_data)
     task._prepared, task._settings, task._meta_built = prepared, settings, meta_built
     return task
 
@@ -924,6 +959,12 @@ def _warn_unread(unread: set[str], split: str, pool_split: str) -> None:
             UserWarning,
             stacklevel=4,
         )
+
+
+def _read_splits(config: TaskConfig) -> list[str]:
+    """The splits a task reads that have data: the evaluated split, then the few-shot pool's."""
+    splits = dict.fromkeys((config.test_split, _pool_split(config)))
+    return [split for split in splits if split in config.data]
 
 
 def _pool_split(config: TaskConfig) -> str:

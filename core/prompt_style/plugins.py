@@ -126,13 +126,11 @@ def first_party(hook: str, name: str) -> str | None:
 # tests/test_first_party.py then asks for these entries to go.
 _PENDING_NAMES: Mapping[str, Mapping[str, str]] = {
     "export_task": {
-        "lm-eval": "prompt-style-lm-eval",
         "lighteval": "prompt-style-lighteval",
         "opencompass": "prompt-style-opencompass",
     },
 }
 _PENDING_FOLDERS: Mapping[str, str] = {
-    "prompt-style-lm-eval": "contrib/lm-eval",
     "prompt-style-lighteval": "contrib/lighteval",
     "prompt-style-opencompass": "contrib/opencompass",
 }

@@ -79,8 +79,9 @@ def test_export_passes_options_and_absolute_data(plugin, tmp_path, monkeypatch):
 
 
 def test_unknown_harness_names_the_bridge(tmp_path, capsys, monkeypatch):
-    # the bridge may be installed (the dev environment has it): block it, as if it were not
-    manager = prompt_style.create_plugin_manager(environ={"PROMPT_STYLE_DISABLE": "lm-eval"})
+    # the bridge is installed in the dev environment: a manager without entry points is
+    # one where it is not
+    manager = prompt_style.create_plugin_manager(entry_points=False, environ={})
     monkeypatch.setattr(prompt_style.plugins, "_default_manager", manager)
     assert main(["export", "lm-eval", str(MMLU), "--out", str(tmp_path / "d")]) == 2
     err = capsys.readouterr().err

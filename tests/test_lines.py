@@ -42,6 +42,28 @@ def expected_lines(items) -> str:
     return "".join(dumps_line(p.to_json()) + "\n" for p in items)
 
 
+def reference_provenance_line(provenance, prompt) -> str:
+    """A line with provenance as it was made before PromptEncoder: to_json(),
+    json.dumps, the per-record keys, the task's fragment, the SHA-256 of the rest."""
+    import hashlib
+
+    from prompt_style.provenance import _doc_id
+
+    value = prompt.to_json()
+    index = value.pop("index")
+    body = dumps_line(value)
+    ids = prompt.fewshot_indices
+    shown = "null" if ids is None else "[" + ", ".join(map(str, ids)) + "]"
+    after = f', "fewshot_indices": {shown}, {provenance._tail}}}'
+    rest = (f', "doc_id": {index}' if prompt.doc_id is None else f", {_doc_id(prompt.doc_id, index)}") + after
+    digest = hashlib.sha256(body[:-1].encode("utf-8", "surrogatepass") + rest.encode("utf-8", "surrogatepass"))
+    return f'{{"index": {index}, {body[1:-1]}{rest[:-1]}, "fingerprint": "sha256:{digest.hexdigest()}"}}'
+
+
+def expected_provenance_lines(task, items) -> str:
+    return "".join(reference_provenance_line(task.provenance, p) + "\n" for p in items)
+
+
 def test_encoder_gives_dumps_line_bytes():
     encoder = PromptEncoder()
     for p in prompts():
@@ -149,7 +171,8 @@ def test_cli_jsonl_lines_are_dumps_line(tmp_path, capsys):
     out = capsys.readouterr().out
     from prompt_style import load_task
 
-    assert out == expected_lines(load_task(task).render())
+    loaded = load_task(task)
+    assert out == expected_provenance_lines(loaded, loaded.render())
     assert sys.stdout is not None
 
 
@@ -182,4 +205,38 @@ def test_cli_jsonl_with_choice_orders_is_dumps_line(tmp_path, capsys, order, pyt
     for index, record in enumerate(loaded.records()):
         expected.extend(loaded.renderer.render_ordered(record, index))
     assert [r["text"] for r in rows] == [p.text for p in expected]
-    assert out == "".join(dumps_line(p.to_json()) + "\n" for p in expected)
+    assert out == expected_provenance_lines(loaded, expected)
+
+
+@pytest.mark.parametrize("doc_id", [None, "id", "{{q}}"])
+def test_provenance_lines_are_the_reference_bytes(doc_id):
+    """Provenance.line (and the CLI's line_bytes) give the bytes the line had before
+    PromptEncoder, for every awkward prompt, fast path or not, chat or not."""
+    from prompt_style import load_task
+    from prompt_style.provenance import verify_fingerprint
+
+    records = [{"q": t, "c": ["x", t or "y"], "a": 1, "id": f"r{i}\u2028"} for i, t in enumerate(AWKWARD)]
+    for meta in ("plain", "chatml"):
+        for template in ("mcq", "cloze::qa", "passthrough"):
+            keys = {"doc_id": doc_id} if doc_id else {}
+            task = load_task(
+                {
+                    "data": {"test": records, "dev": records[::-1]},
+                    "fewshot_split": "dev",
+                    "num_fewshot": 2,
+                    "doc_to_text": "q",
+                    "doc_to_choice": "c",
+                    "doc_to_target": "a",
+                    "template": template,
+                    "description": "About \u2028 things\n",
+                    **keys,
+                },
+                meta=meta,
+            )
+            encoder = PromptEncoder()
+            for prompt in task.render():
+                want = reference_provenance_line(task.provenance, prompt)
+                assert task.provenance.line(prompt) == want
+                got = task.provenance.line_bytes(prompt, encoder)
+                assert got == (want + "\n").encode("utf-8")
+                assert verify_fingerprint(want)

@@ -75,10 +75,10 @@ class DeferredDialogue:
     every record of the task, then the record's question turn, whose text is the
     prompt's text between the shared prefix (``start`` characters) and the meta
     template's text after the turn (``stop`` characters). It also holds the fields
-    every prompt of the task shares (``plugins``, ``until``), and, for a chat format,
-    how its ``messages`` are made (``messages``)."""
+    every prompt of the task shares (``plugins``, ``until``, ``fewshot_indices``), and,
+    for a chat format, how its ``messages`` are made (``messages``)."""
 
-    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until", "messages")
+    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until", "fewshot_indices", "messages")
 
     def __init__(
         self,
@@ -88,6 +88,7 @@ class DeferredDialogue:
         sep: str,
         plugins: Any = None,
         until: Any = None,
+        fewshot_indices: Any = None,
         messages: ChatMessages | None = None,
     ) -> None:
         self.turns = turns
@@ -96,6 +97,7 @@ class DeferredDialogue:
         self.sep = sep
         self.plugins = plugins
         self.until = until
+        self.fewshot_indices = fewshot_indices
         self.messages = messages
 
     def content(self, text: str) -> str:
@@ -149,7 +151,7 @@ class ChatMessages:
         return cls(messages, parts[0], parts[1])
 
 
-_SHARED = frozenset({"plugins", "until"})
+_SHARED = frozenset({"plugins", "until", "fewshot_indices"})
 _COMPARED = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.compare)
 _SHOWN = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.repr)
 _ALL = tuple(f.name for f in dataclasses.fields(RenderedPrompt))
@@ -167,8 +169,8 @@ _DEFAULTS = {
 
 class LazyDialoguePrompt(RenderedPrompt):
     """A :class:`RenderedPrompt` of the fast path, made with only the fields that
-    vary (``index``, ``text``, ``continuations``, ``target``): ``plugins`` and
-    ``until`` read as the task's, the others as their defaults, and ``dialogue``
+    vary (``index``, ``text``, ``continuations``, ``target``): ``plugins``,
+    ``until`` and ``fewshot_indices`` read as the task's, the others as their defaults, and ``dialogue``
     (rarely read: harnesses read ``text``) is built the first time it is read.
     Otherwise it is a ``RenderedPrompt``: equal to one with the same fields, shown
     as one, and pickled and copied as one."""
@@ -490,7 +492,14 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
                 return None
             head, tail, chat = split
         deferred = DeferredDialogue(
-            head_turns, len(head), len(tail), sep, renderer.plugins, renderer.until, messages=chat
+            head_turns,
+            len(head),
+            len(tail),
+            sep,
+            renderer.plugins,
+            renderer.until,
+            renderer._shared_ids,
+            messages=chat,
         )
     elif last_turn is not None:
         return None  # a description per record: a chat format renders the whole dialogue
@@ -552,6 +561,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "Turn": Turn,
         "plugins": renderer.plugins,
         "until": renderer.until,
+        "shot_ids": renderer._shared_ids,
         "deferred": deferred,
         "head_turns": head_turns,
         "head_text": head_text,
@@ -761,7 +771,10 @@ def _code(
         add('    dialogue = (system._replace(content=description), *head_turns, Turn("user", qtext, sep))')
         add("else:")
         add('    dialogue = (*head_turns, Turn("user", qtext, sep))')
-        make = ["made = RenderedPrompt(index, text, None, continuations, target, plugins, dialogue, None, None, until)"]
+        make = [
+            "made = RenderedPrompt(index, text, None, continuations, target, plugins, dialogue, None, None, until)",
+            "made.fewshot_indices = shot_ids",
+        ]
     else:
         make = [
             "made = new_prompt(LazyDialoguePrompt)",
@@ -849,6 +862,7 @@ _PARAMS = frozenset(
         "Turn",
         "plugins",
         "until",
+        "shot_ids",
         "deferred",
         "head_turns",
         "head_text",

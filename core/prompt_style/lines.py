@@ -93,13 +93,24 @@ class PromptEncoder:
         if members is None:
             value = prompt.to_json()
             index = value.pop("index")
-            members = safe_utf8(_dumps(value, ensure_ascii=False, default=self._default(index))[1:-1])
+            members = self.members_of(value, index)
         return members
+
+    def members_of(self, value: dict[str, Any], index: Any) -> bytes:
+        """The members of ``value`` (a prompt's ``to_json()`` without its ``index``), as
+        safe UTF-8."""
+        return safe_utf8(_dumps(value, ensure_ascii=False, default=self._default(index))[1:-1])
+
+    def common_members(self, prompt: Any) -> bytes | None:
+        """:meth:`members` for a prompt of the common shape (whose keys are ``text``,
+        ``messages``, ``continuations``, ``target`` and ``until`` only), else ``None``."""
+        return self._members(prompt)
 
     def _members(self, prompt: Any) -> bytes | None:
         """The members after ``index``, for a prompt of the common shape whose ``index``
         is an ``int``; ``None`` for any other."""
-        common = prompt._json_common()
+        json_common = getattr(prompt, "_json_common", None)  # a RenderedPrompt's (any object with to_json())
+        common = None if json_common is None else json_common()
         if common is None or type(prompt.index) is not int:
             return None
         text, messages, continuations, target, until, shared = common

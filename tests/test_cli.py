@@ -513,3 +513,26 @@ def test_usage_errors_are_one_line_with_exit_2(capsys, argv):
     out, err = capsys.readouterr()
     assert caught.value.code == 2
     assert len(err.splitlines()) == 1 and err.startswith("prompt-style: error: ")
+
+
+def test_only_the_named_command_is_built():
+    from prompt_style.cli import COMMANDS, build_parser
+
+    def commands(parser):
+        return set(next(a for a in parser._actions if a.dest == "command").choices)
+
+    assert commands(build_parser()) == set(COMMANDS)
+    assert commands(build_parser(["render", "task.yaml"])) == {"render"}
+    assert commands(build_parser(["--debug", "--plugins-dir", "render", "view", "x"])) == {"view"}
+    assert commands(build_parser(["--plugins-dir=d", "plugins"])) == {"plugins"}
+    for argv in ([], ["--help"], ["rendr"], ["--plug", "d", "render"]):
+        assert commands(build_parser(argv)) == set(COMMANDS)  # argparse says what is wrong, with every choice
+
+
+def test_an_unknown_command_lists_every_command(capsys):
+    from prompt_style.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["rendr"])
+    err = capsys.readouterr().err
+    assert "render" in err and "plugins" in err

@@ -786,6 +786,9 @@ def _code(
             # set (to None) so that reading it is a slot read: a choice order sets it
             # afterwards, and the JSON view then is RenderedPrompt's
             "made.permutation = None",
+            # slot reads for what every JSON line with provenance asks (__getattr__ costs more)
+            "made.fewshot_indices = shot_ids",
+            "made.doc_id = None",
         ]
 
     def indent(lines: list[str], depth: int) -> str:

@@ -76,7 +76,24 @@ def _module(name: str):
     return importlib.import_module(f"{__name__}.{name}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs, when it names one plainly after the global options
+    (``--debug``, ``--plugins-dir DIR``), else ``None``."""
+    tokens = iter(argv)
+    for token in tokens:
+        if token == "--debug" or token.startswith("--plugins-dir="):
+            continue
+        if token == "--plugins-dir":
+            next(tokens, None)
+            continue
+        return token if token in COMMANDS else None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; given the arguments that will be parsed, only the
+    command they name is built (building every command's parser, with its help and
+    examples, is a good part of the start-up), else all of them."""
     # --debug is accepted before and after the command; SUPPRESS keeps the
     # command's parser from resetting a --debug given before it.
     common = Parser(add_help=False)
@@ -94,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, help="print the version of prompt-style and exit")
     parser.add_argument("--plugins-dir", metavar="DIR", action="append", default=[], help=PLUGINS_DIR_HELP)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    command = None if argv is None else _command_of(argv)
+    for name in COMMANDS if command is None else (command,):
         _module(name).add_parser(sub, common)
     return parser
 
@@ -131,7 +149,9 @@ def _name_the_option(exc: PromptStyleError, args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         args = parser.parse_args(argv)  # KEY=VALUE options may warn

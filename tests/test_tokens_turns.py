@@ -443,3 +443,21 @@ def test_view_draws_no_whole_text_token_boundaries_on_turn_ids(manager, vocab):
         )
         prompt = next(task.render())
         assert (offsets_of(task, prompt) is not None) is drawn
+
+
+class BosEosTokenizer(SpaceTokenizer):
+    """Adds a BOS and an EOS around a text, and knows no word "a" (its probe fails)."""
+
+    def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
+        if text == "a":
+            raise KeyError("a")
+        ids = super().encode(text)
+        return [1, *ids, 2] if add_special_tokens else ids
+
+
+def test_the_tokenizers_additions_go_once_around_all_pieces(manager):
+    plain = prompt_style.chat_meta("plain", plugins=manager)
+    wrapped = TokenizedMeta(plain, BosEosTokenizer(), tokenize="turns")
+    dialogue = (Turn("user", "Q1"), Turn("assistant", " A1", " "), Turn("user", "Q2", "\n"))
+    made = wrapped.apply(dialogue)
+    assert made.token_ids == [1, *enc("Q1"), *enc("  A1"), *enc("\nQ2"), 2]

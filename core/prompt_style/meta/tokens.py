@@ -273,21 +273,32 @@ class TokenizedMeta:
         watched.sort(key=len, reverse=True)
         self._watched = re.compile("|".join(map(re.escape, watched))) if watched else None
         self._warned = False
-        # What the tokenizer adds before and after a text (its BOS, an EOS), for turns
-        # tokenized one by one: added once, around them all.
-        probe = tokenizer.encode("a", add_special_tokens=True) if self.add_special_tokens else []
-        bare = tokenizer.encode("a", add_special_tokens=False) if self.add_special_tokens else []
-        at = next((i for i in range(len(probe) - len(bare) + 1) if probe[i : i + len(bare)] == bare), None)
-        if at is None or not bare:
-            self._around = (list(self._added_on_empty), [])
-        else:
-            self._around = (probe[:at], probe[at + len(bare) :])
+        self._around = self._additions() if self.tokenize == "turns" else ([], [])
         self._offsets = getattr(tokenizer, "token_offsets", None)
         # A BOS the template writes itself is a piece of its own (tokenize=turns), as a BOS
         # the tokenizer adds is: the first turn is tokenized on its own either way.
         self._bos_texts = tuple(
             t for t in dict.fromkeys((tokenizer.bos_token, first)) if t and t in tokenizer.added_tokens
         )
+
+    def _additions(self) -> tuple[list[int], list[int]]:
+        """What the tokenizer adds before and after a text (its BOS, an EOS), for turns
+        tokenized one by one: added once, around them all."""
+        added = list(self._added_on_empty)
+        if not added:
+            return [], []
+        tokenizer = self._tokenizer
+        try:  # where a word goes between them (a tokenizer may know no such word: then by the ids)
+            probe = tokenizer.encode("a", add_special_tokens=True)
+            bare = tokenizer.encode("a", add_special_tokens=False)
+        except Exception:
+            probe = bare = []
+        at = next((i for i in range(len(probe) - len(bare) + 1) if probe[i : i + len(bare)] == bare), None)
+        if bare and at is not None:
+            return probe[:at], probe[at + len(bare) :]
+        if len(added) > 1 and added[-1] == tokenizer.eos_token_id:
+            return added[:-1], added[-1:]
+        return added, []
 
     # -- behave as the wrapped meta template ------------------------------------
 

@@ -557,10 +557,12 @@ class OpenCompassMeta:
         stops in the last round at the ``generate`` role's ``begin``. ``pieces``
         collects ``(turns, text)`` (turn indices counted from ``offset``)."""
         out = [_content(t) for t in run if t.role == RAW]
+        owners: list[dict[str, int]] | None = None
         if pieces is not None:
             pieces += [((offset + k,), _content(t)) for k, t in enumerate(run) if t.role == RAW]
-        rounds: list[dict[str, tuple[str, int]]] = []
-        current: dict[str, tuple[str, int]] = {}
+            owners = [{}]
+        rounds: list[dict[str, str]] = []
+        current: dict[str, str] = {}
         previous = -1
         for k, turn in enumerate(run):
             if turn.role == RAW:
@@ -569,31 +571,30 @@ class OpenCompassMeta:
             if role.index <= previous:
                 rounds.append(current)
                 current = {}
-            current[role.name] = (_content(turn), k)
+                if owners is not None:
+                    owners.append({})
+            current[role.name] = _content(turn)
+            if owners is not None:
+                owners[-1][role.name] = offset + k
             previous = role.index
         rounds.append(current)
         last = len(rounds) - 1
         for r, prompts in enumerate(rounds):
             stop = for_gen and r == last
             for item in spec.round:
-                owner: tuple[int, ...] = ()
                 if isinstance(item, str):
-                    text = item
+                    out.append(item)
                 elif stop and item.generate:
                     out.append(item.begin)
                     if pieces is not None:
                         pieces.append(((), item.begin))
                     return "".join(out), True
                 else:
-                    given = prompts.get(item.name)
-                    if given is None:
-                        text = item.begin + item.prompt + item.end
-                    else:
-                        text = item.begin + given[0] + item.end
-                        owner = (offset + given[1],)
-                out.append(text)
-                if pieces is not None:
-                    pieces.append((owner, text))
+                    out.append(item.begin + prompts.get(item.name, item.prompt) + item.end)
+                if owners is not None:
+                    # the text of a turn of the dialogue, or of none (a round string, a role's default prompt)
+                    owner = None if isinstance(item, str) else owners[r].get(item.name)
+                    pieces.append((() if owner is None else (owner,), out[-1]))
         return "".join(out), False
 
     # -- API models ------------------------------------------------------------------

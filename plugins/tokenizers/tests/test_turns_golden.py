@@ -121,3 +121,50 @@ def test_corpus_templates_turn_by_turn(tokenizer, folder, loaded):
             checked += 1
             differ += "whole" in entry
     assert checked > 300 and differ > 100
+
+
+ROOT = Path(__file__).resolve().parents[3]
+TASKS = [
+    (ROOT / "examples" / "mmlu" / "task.yaml", "plain", {}),
+    (ROOT / "examples" / "mmlu" / "task.yaml", "chatml", {}),
+    (
+        ROOT / "examples" / "mmlu" / "task.yaml",
+        "hf",
+        {"template": str(ROOT / "examples" / "chat" / "qwen2.5-7b-instruct")},
+    ),
+    (ROOT / "examples" / "mmlu" / "task.yaml", "opencompass::internlm2-chat", {}),
+    (ROOT / "examples" / "mmlu" / "task.yaml", "opencompass::vicuna", {}),
+]
+
+
+@pytest.mark.parametrize("tokenizer", ["mistral-v1", "mistral-v3-json"])
+@pytest.mark.parametrize(("task", "meta", "options"), TASKS, ids=[t[1] for t in TASKS])
+def test_example_tasks_in_both_modes(task, meta, options, tokenizer, folder, loaded):
+    """The bundled MMLU task, five-shot, through text meta templates of every kind, with real
+    tokenizers: whole is the text encoded at once; turns is the meta template's pieces, each
+    encoded on its own, the BOS once; the report says where they differ."""
+    path = folder(tokenizer)
+    real, _ = loaded(tokenizer, path)
+    rendered = {}
+    for mode in ("whole", "turns"):
+        loaded_task = prompt_style.load_task(
+            str(task), meta=meta, meta_options={**options, "tokenizer": str(path), "tokenize": mode}, shots=5
+        )
+        rendered[mode] = list(loaded_task.render(limit=3))
+    built = loaded_task.renderer.meta.meta
+    add = not getattr(built, "chat", False)
+    for whole, turns in zip(rendered["whole"], rendered["turns"]):
+        assert whole.text == turns.text
+        assert whole.token_ids == real.encode(whole.text, add_special_tokens=add)
+        pieces = built.pieces(turns.dialogue)
+        assert "".join(p for _, p in pieces) == turns.text
+        ids = [real.bos_token_id] if add else []
+        for i, (_, piece) in enumerate(pieces):
+            if i == 0 and piece.startswith("<s>"):
+                ids += [real.bos_token_id]
+                piece = piece[3:]
+            ids += real.encode(piece)
+        assert turns.token_ids == ids
+        assert ("turns_differ" in [r["kind"] for r in turns.token_report]) == (turns.token_ids != whole.token_ids)
+        assert turns.context_token_ids == turns.token_ids
+        assert turns.continuation_token_ids == [real.encode(c) for c in turns.continuations]

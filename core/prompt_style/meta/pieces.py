@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import PromptStyleError, TokenizerError
+from ..errors import LimitError, PromptStyleError, SandboxError, TokenizerError
 from ..types import ModelInput
 
 __all__ = ["Piece", "message_pieces", "checked_pieces", "piece_roles"]
@@ -68,7 +68,9 @@ def message_pieces(
         pending.append(k - 1)
         try:
             prefix = apply_messages(messages[:k], **closed).text
-        except PromptStyleError:  # a template that refuses this prefix: no boundary here
+        except (LimitError, SandboxError):  # a budget or the sandbox: never taken for a refusal
+            raise
+        except PromptStyleError:  # a template that refuses this prefix (raise_exception): no boundary here
             continue
         if prefix is None or len(prefix) < start or not text.startswith(prefix):
             continue

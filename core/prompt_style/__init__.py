@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .loading import Task, load_task, render_records
     from .map_function import PromptMapper, as_map_function
     from .meta import ModelArgs, api_role, parse_model_args
+    from .meta.pieces import message_pieces
     from .options import check_options
     from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager, default_plugin_manager
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
@@ -118,6 +119,7 @@ __all__ = [
     "PromptMapper",
     "render_chat",
     "chat_meta",
+    "message_pieces",
     "read_conversation",
     "Conversation",
     "parse_model_args",
@@ -293,6 +295,7 @@ _LAZY: dict[str, str] = {
     "parse_model_args": ".meta",
     "read_conversation": ".chat",
     "render_chat": ".chat",
+    "message_pieces": ".meta.pieces",
     "check_options": ".options",
     "PluginInfo": ".plugins",
     "PluginManager": ".plugins",

@@ -29,6 +29,9 @@ def offsets_of(task: Any, prompt: Any) -> list[tuple[int, int]] | None:
     offsets = getattr(tokenizer, "token_offsets", None)
     if offsets is None or prompt.text is None or prompt.token_ids is None:
         return None
+    if getattr(meta, "tokenize", "whole") != "whole":
+        # Turn by turn, the ids are not the whole text's: its offsets would mark other tokens.
+        return None
     try:
         spans = offsets(prompt.text, add_special_tokens=bool(getattr(meta, "add_special_tokens", False)))
     except Exception:  # a tool's view of a plugin's optional method: never fatal

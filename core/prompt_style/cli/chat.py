@@ -72,7 +72,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def json_line(made, used) -> str:
     """``chat --format json``: the keys ``render --format jsonl`` uses for the same
-    things (``text``, ``token_ids``, ``messages``, ``assistant_spans``, ``meta``,
+    things (``text``, ``token_ids``, ``messages``, ``assistant_spans``, ``token_report``, ``meta``,
     ``distributions``, ``fingerprint``), on one line."""
     from ..provenance import distributions, fingerprint
     from ..safe.json_lines import dumps_line
@@ -80,6 +80,8 @@ def json_line(made, used) -> str:
     result = {"text": made.text, "token_ids": made.token_ids, "messages": made.messages}
     if made.assistant_spans is not None:
         result["assistant_spans"] = [list(span) for span in made.assistant_spans]
+    if made.token_report is not None:  # with a tokenizer: what tokenization noticed, as render gives it
+        result["token_report"] = made.token_report
     from .. import __version__
     from ..plugins import CORE_DISTRIBUTION
 

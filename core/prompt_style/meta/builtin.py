@@ -27,6 +27,11 @@ class Plain:
                 hint="use a meta template that keeps parts, such as 'messages'",
             ) from None
 
+    def pieces(self, dialogue: Dialogue, *, full: bool = False) -> list[tuple[tuple[int, ...], str]]:
+        """The text each turn adds: its separator and its content (``tokenize=turns``)."""
+        self.apply(dialogue)  # the same errors as the text
+        return [((i,), t.sep + t.content) for i, t in enumerate(dialogue)]
+
     def affixes(self, turn: Turn) -> tuple[str, str]:
         """A turn's text is ``turn.sep + turn.content``, and a dialogue's text is its
         turns' texts joined: the renderer may render a task's shared few-shot block

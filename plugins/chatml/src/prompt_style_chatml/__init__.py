@@ -78,6 +78,21 @@ class ChatML:
             return before, ""  # left open for the model to continue
         return before, "<|im_end|>\n" + ("<|im_start|>assistant\n" if generate else "")
 
+    def pieces(self, dialogue, *, full: bool = False) -> list[tuple[tuple[int, ...], str]]:
+        """The text :meth:`apply` gives, cut into what each turn adds (``tokenize=turns``):
+        each message's ``<|im_start|>{role}\\n{content}<|im_end|>\\n`` (the open last
+        message without its end), and the generation prompt ``<|im_start|>assistant\\n``
+        as a piece of no turn."""
+        messages = self.apply(dialogue).messages or []
+        pieces = [((i,), f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n") for i, m in enumerate(messages)]
+        generate = self.add_generation_prompt is not False
+        if messages and (self.continue_final_message or (generate and messages[-1]["role"] == "assistant")):
+            last = messages[-1]
+            pieces[-1] = ((len(messages) - 1,), f"<|im_start|>{last['role']}\n{last['content']}")
+        elif generate:
+            pieces.append(((), "<|im_start|>assistant\n"))
+        return pieces
+
     def apply_messages(
         self,
         messages: list[dict[str, Any]],

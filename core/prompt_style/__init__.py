@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .loading import Task, load_task, render_records
     from .map_function import PromptMapper, as_map_function
     from .meta import ModelArgs, api_role, parse_model_args
+    from .meta.opencompass import OpenCompassMeta
     from .options import check_options
     from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager, default_plugin_manager
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
@@ -165,6 +166,7 @@ __all__ = [
     "JinjaLimits",
     "YamlLimits",
     "api_role",
+    "OpenCompassMeta",
     "check_options",
     "QAStyle",
     "ChoiceStyle",
@@ -250,6 +252,7 @@ _LAZY: dict[str, str] = {
     "ranking_count": ".retrievers.checks",
     "input_columns_option": ".retrievers.opencompass",
     "input_text": ".retrievers.opencompass",
+    "OpenCompassMeta": ".meta.opencompass",
     "JinjaLimits": ".safe.jinja_env",
     "JinjaProfile": ".safe.jinja_env",
     "YamlLimits": ".safe.limits",

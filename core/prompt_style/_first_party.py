@@ -16,6 +16,7 @@ FOLDERS: dict[str, str] = {
     "prompt-style-hf": "plugins/hf",
     "prompt-style-mmlu": "plugins/mmlu",
     "prompt-style-numbered": "contrib/numbered",
+    "prompt-style-opencompass": "contrib/opencompass",
     "prompt-style-tokenizers": "plugins/tokenizers",
     "prompt-style-topk": "plugins/topk",
 }
@@ -51,6 +52,9 @@ NAMES: dict[str, dict[str, str]] = {
         "vicuna": "prompt-style-chat-formats",
         "zephyr": "prompt-style-chat-formats",
         "zephyr::beta": "prompt-style-chat-formats",
+    },
+    "export_task": {
+        "opencompass": "prompt-style-opencompass",
     },
     "format_prompt": {
         "cloze": "prompt-style-cloze",

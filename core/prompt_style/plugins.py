@@ -120,13 +120,11 @@ _PENDING_NAMES: Mapping[str, Mapping[str, str]] = {
     "export_task": {
         "lm-eval": "prompt-style-lm-eval",
         "lighteval": "prompt-style-lighteval",
-        "opencompass": "prompt-style-opencompass",
     },
 }
 _PENDING_FOLDERS: Mapping[str, str] = {
     "prompt-style-lm-eval": "contrib/lm-eval",
     "prompt-style-lighteval": "contrib/lighteval",
-    "prompt-style-opencompass": "contrib/opencompass",
 }
 
 

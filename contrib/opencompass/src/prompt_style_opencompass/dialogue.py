@@ -1,0 +1,135 @@
+"""prompt-style's dialogue as OpenCompass's ``PromptList``, for OpenCompass's meta templates.
+
+On the render route with an OpenCompass meta template, OpenCompass receives
+each record's dialogue, not a finished string, and its own template parser
+(``LMTemplateParser``, ``APITemplateParser``) applies the model's
+``meta_template``. The items are those of the ``PromptList`` OpenCompass's
+``PromptTemplate`` builds: ``{'section': ..., 'pos': 'begin'|'end'}`` markers
+around ``begin``, ``ice``, ``round`` and ``end`` sections, role items
+``{'role': ..., 'prompt': ...}`` and plain strings.
+
+The items are written so that OpenCompass's parser gives what prompt-style's
+``opencompass`` meta template gives:
+
+* roles are resolved against the meta template first, as prompt-style resolves
+  them (``user``/``assistant``/``system`` read as ``HUMAN``/``BOT``/``SYSTEM``,
+  ``SYSTEM`` falling back to ``HUMAN``; a ``fallback_role`` when the role is
+  missing), so OpenCompass never looks a missing role up inside a round;
+* consecutive turns of one section form one section (in-context examples are
+  split into rounds together, as prompt-style splits them);
+* a reserved role (one outside the meta template's ``round``) met in a round
+  or an example stands in a ``begin`` section of its own, shown where it is;
+* an ``end`` section gets proper markers (OpenCompass's own ``PromptTemplate``
+  opens it with ``pos='end'``, and its parser then fails);
+* a dialogue of plain strings only is the string itself.
+
+What OpenCompass's parser cannot show as prompt-style does raises
+:class:`Unsupported`; the exporter then applies the meta template itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prompt_style import Dialogue
+
+SECTIONS = ("begin", "ice", "round", "end")
+_ALIASES = {"user": "HUMAN", "assistant": "BOT", "system": "SYSTEM"}
+
+
+class Unsupported(Exception):
+    """A dialogue OpenCompass's template parser would show otherwise."""
+
+
+@dataclass(frozen=True)
+class MetaRoles:
+    """What the conversion needs of an OpenCompass meta template."""
+
+    round: tuple[str, ...]
+    """The roles of its ``round``, in order."""
+    reserved: tuple[str, ...]
+    """Its ``reserved_roles``."""
+    api: bool
+    """Whether it is an API meta template (roles with ``api_role``)."""
+    generating: tuple[str, ...] = ()
+    """The roles with ``generate: true``."""
+
+    @classmethod
+    def of(cls, template: Mapping[str, Any], api: bool | None = None) -> MetaRoles:
+        """The roles of a meta template mapping; :class:`Unsupported` for what
+        OpenCompass 0.5.4's parsers fail on or show otherwise."""
+        round_roles = tuple(r["role"] for r in template.get("round", ()) if isinstance(r, Mapping))
+        reserved = tuple(r["role"] for r in template.get("reserved_roles", ()) or () if isinstance(r, Mapping))
+        everything = (*template.get("round", ()), *(template.get("reserved_roles") or ()))
+        items = [r for r in everything if isinstance(r, Mapping)]
+        if api is None:
+            api = any("api_role" in r for r in items)
+        for holder in (template, *items):
+            for key in ("begin", "end"):
+                if isinstance(holder.get(key), (list, tuple)):
+                    raise Unsupported(f"a {key} given as a list (OpenCompass 0.5.4's parser fails on it)")
+        if api and template.get("begin"):
+            raise Unsupported("an API meta template with a begin (OpenCompass puts it first as a bare string)")
+        generating = tuple(r["role"] for r in items if r.get("generate"))
+        return cls(round_roles, reserved, bool(api), generating)
+
+    def resolve(self, role: str, fallback: str | None) -> str:
+        """The meta template's role for a turn, as prompt-style's meta template finds it."""
+        roles = (*self.round, *self.reserved)
+        if role in roles:
+            return role
+        alias = _ALIASES.get(role)
+        if alias is not None and fallback is None:
+            if alias in roles:
+                return alias
+            if alias == "SYSTEM" and "HUMAN" in roles:
+                return "HUMAN"
+        if fallback is not None and fallback in roles:
+            return fallback
+        raise Unsupported(f"the meta template has no role for a {role!r} turn")
+
+
+def prompt_items(dialogue: Dialogue, roles: MetaRoles) -> str | list[Any]:
+    """The ``PromptList`` items (or the string) OpenCompass's parser shows as prompt-style shows ``dialogue``."""
+    if all(turn.role == "" for turn in dialogue):
+        return "".join(_text(turn.content) for turn in dialogue)
+    items: list[Any] = []
+    current: str | None = None
+    rounds = 0
+    for turn in dialogue:
+        content = _text(turn.content)
+        section = turn.section
+        if section not in SECTIONS:
+            raise Unsupported(f"a turn of the section {section!r}")
+        if turn.role == "":
+            item: Any = content
+            place = section
+        else:
+            role = roles.resolve(turn.role, turn.fallback_role)
+            item = {"role": role, "prompt": content}
+            place = section
+            if section in ("ice", "round") and role not in roles.round:
+                place = "begin"  # shown on its own, where it stands
+            elif roles.api and section in ("begin", "end") and role in roles.generating:
+                # OpenCompass's API parser stops there in generation and then fails merging.
+                raise Unsupported(f"a {role} item in {section} with an API meta template")
+        if place != current:
+            if current is not None:
+                items.append({"section": current, "pos": "end"})
+            items.append({"section": place, "pos": "begin"})
+            current = place
+            rounds += place == "round"
+        items.append(item)
+    if current is not None:
+        items.append({"section": current, "pos": "end"})
+    if rounds > 1:
+        raise Unsupported("a round interrupted by a reserved role (OpenCompass would stop generating at the first)")
+    return items
+
+
+def _text(content: str | Sequence[Any]) -> str:
+    if not isinstance(content, str):
+        raise Unsupported("multimodal content")
+    return content

@@ -39,7 +39,7 @@ class Plan:
     """What the exporter writes."""
 
     route: str
-    dataset: dict[str, Any]
+    datasets: list[dict[str, Any]]
     meta_template: Mapping[str, Any] | None = None
     splits: dict[str, Path] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -115,7 +115,13 @@ def choose(
         if wanted not in ("auto", route):
             continue
         try:
-            found = plain_task(task, name=name, retriever_route=route == "retriever", load_options=load_options)
+            found = plain_task(
+                task,
+                name=name,
+                retriever_route=route == "retriever",
+                wrap_any=wanted == "retriever",
+                load_options=load_options,
+            )
             if route == "retriever":
                 found.dataset["infer_cfg"]["retriever"]["task"] = _source(request, route)
             elif options.verify:
@@ -127,9 +133,10 @@ def choose(
                     key="route",
                     hint="leave route=auto to take the route that can",
                 ) from None
-            notes.append(f"not {route}: {exc}")
+            if not any(note.endswith(f": {exc}") for note in notes):  # said once
+                notes.append(f"not {route}: {exc}")
             continue
-        return Plan(route, found.dataset, found.meta_template, found.splits, notes)
+        return Plan(route, [found.dataset], found.meta_template, found.splits, notes)
     return render_plan(task, request, options, name=name, load_options=load_options, notes=notes)
 
 
@@ -199,19 +206,31 @@ def render_plan(
                 inferencer[key] = value
     if made.mode == "gen" and made.until:
         inferencer["stopping_criteria"] = list(made.until)
-    dataset = {
-        "abbr": name,
-        "type": DATASET_CLASS,
-        **common,
-        "reader_cfg": {"input_columns": ["ps_index"], "output_column": target},
-        "infer_cfg": {
-            "prompt_template": {"type": TEMPLATE_CLASS, **common},
-            "retriever": {"type": Name("ZeroRetriever")},
-            "inferencer": inferencer,
-        },
-        "eval_cfg": eval_cfg(metadata.get("eval_cfg"), made.mode),
-    }
-    plan = Plan("render", dataset, meta_template, notes=notes, baked=baked)
+    sets: list[Any] = made.label_sets() if made.mode == "ppl" else []
+    datasets = []
+    for labels in sets if len(sets) > 1 else [None]:
+        # PPLInferencer scores one set of labels per dataset: one dataset per number of choices.
+        own = dict(common, labels=labels) if labels is not None else common
+        datasets.append(
+            {
+                "abbr": name if labels is None else f"{name}_{len(labels)}",
+                "type": DATASET_CLASS,
+                **own,
+                "reader_cfg": {"input_columns": ["ps_index"], "output_column": target},
+                "infer_cfg": {
+                    "prompt_template": {"type": TEMPLATE_CLASS, **own},
+                    "retriever": {"type": Name("ZeroRetriever")},
+                    "inferencer": inferencer,
+                },
+                "eval_cfg": eval_cfg(metadata.get("eval_cfg"), made.mode),
+            }
+        )
+    if len(sets) > 1:
+        notes.append(
+            f"one dataset per set of labels ({', '.join(str(len(s)) for s in sets)} choices): OpenCompass's "
+            "PPLInferencer scores the same labels for every record of a dataset"
+        )
+    plan = Plan("render", datasets, meta_template, notes=notes, baked=baked)
     if baked:
         plan.notes.append(
             f"the prompts are complete: prompt-style applies the meta template {baked!r}, so give OpenCompass a "
@@ -229,16 +248,16 @@ def write(plan: Plan, *, task: Any, request: ExportRequest, name: str, out: Path
         folder.mkdir(exist_ok=True)
         readme = folder / "README.md"
         readme.write_text(dataset_card(plan.splits, name), encoding="utf-8")
-        plan.dataset["path"] = str(folder.resolve())
+        plan.datasets[0]["path"] = str(folder.resolve())
         files.append(readme)
     variable = identifier(name)
     try:
-        check_literal(plan.dataset)
+        check_literal(plan.datasets)
     except NotLiteral as exc:
         raise OpenCompassExportError(
             f"{exc.path} ({type(exc.value).__name__}) cannot be written into a config", key=exc.path
         ) from None
-    used = sorted(_names(plan.dataset))
+    used = sorted(_names(plan.datasets))
     lines = [header(plan, task=task, request=request, name=name, variable=variable, out=out), ""]
     modules: dict[str, list[str]] = {}
     for used_name in used:
@@ -248,7 +267,7 @@ def write(plan: Plan, *, task: Any, request: ExportRequest, name: str, out: Path
     lines.append("")
     if plan.meta_template is not None:
         lines += ["", assignment(f"{variable}_meta_template", _plain(plan.meta_template))]
-    lines += ["", assignment(f"{variable}_datasets", [plan.dataset])]
+    lines += ["", assignment(f"{variable}_datasets", plan.datasets)]
     out.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     files.append(out)
     return files

@@ -183,9 +183,12 @@ def _check_meta(meta: Any, meta_name: str | None, templates: Mapping[str, Any]) 
                     raise NotPlain(f"{key} has a {role} item in begin or end, where OpenCompass's API parser stops")
     ice = templates.get("ice_template")
     if ice is not None:
-        order = [roles.round.index(item["role"]) for item in _role_items(ice.get("template"), ("round",))]
-        if any(b <= a for a, b in zip(order, order[1:])):
-            raise NotPlain("the ice_template's round is not in the meta template's round order")
+        examples = ice.get("template")
+        for dialogue in examples.values() if _label_keyed(examples) else [examples]:
+            order = [roles.round.index(item["role"]) for item in _role_items(dialogue, ("round",))]
+            if any(b <= a for a, b in zip(order, order[1:])):
+                # prompt-style splits consecutive examples into rounds together, OpenCompass one by one
+                raise NotPlain("the ice_template's round is not in the meta template's round order")
     return template
 
 
@@ -198,9 +201,17 @@ def _data_file(config: Any, split: str) -> Path:
 
 
 def plain_task(
-    task: Any, *, name: str, retriever_route: bool = False, load_options: Mapping[str, Any] | None = None
+    task: Any,
+    *,
+    name: str,
+    retriever_route: bool = False,
+    wrap_any: bool = False,
+    load_options: Mapping[str, Any] | None = None,
 ) -> PlainTask:
     """The plain (or, with ``retriever_route``, the retriever) route's dataset for ``task``.
+
+    The retriever route takes the retrievers OpenCompass has no class for; with
+    ``wrap_any`` (the route forced) any retriever that gives examples.
 
     :raises NotPlain: saying what keeps the task from OpenCompass's own classes.
     """
@@ -221,7 +232,7 @@ def plain_task(
         raise NotPlain("chat rules apply (system instruction, few-shot as multi-turn), which OpenCompass has not")
     if config.process_docs is not None and "test_range" not in reader:
         raise NotPlain("its records are processed (process_docs) before rendering")
-    mode = options.get("mode", "gen")
+    mode = (load_options or {}).get("mode") or options.get("mode", "gen")  # --mode overrides the inferencer's
     templates = {
         key: _template(options.get(key), key) if types.get(key) in (None, "PromptTemplate") else None
         for key in ("ice_template", "prompt_template")
@@ -235,7 +246,9 @@ def plain_task(
     separator, eos = options.get("ice_separator", "\n"), options.get("ice_eos_token", "\n")
     retriever_options = dict(config.retriever) if isinstance(config.retriever, Mapping) else {}
     retriever: dict[str, Any]
-    if retriever_route and (retriever_name == "zero" or retriever_name in OC_RETRIEVERS):
+    if retriever_route and retriever_name == "zero":
+        raise NotPlain("the task takes no in-context examples (the plain route's ZeroRetriever)")
+    if retriever_route and retriever_name in OC_RETRIEVERS and not wrap_any:
         raise NotPlain(f"OpenCompass has a retriever of its own for {retriever_name!r} (the plain route)")
     if retriever_name == "zero":
         retriever = {"type": Name("ZeroRetriever")}
@@ -248,7 +261,7 @@ def plain_task(
             templates["ice_template"] = None
         elif prompt is None and ice is not None and ice.get("ice_token") is None:
             templates["prompt_template"], templates["ice_template"] = ice, None
-    elif retriever_name in OC_RETRIEVERS:
+    elif retriever_name in OC_RETRIEVERS and not retriever_route:
         retriever = {"type": Name(OC_RETRIEVERS[retriever_name])}
         if retriever_name == "fixk":
             retriever["fix_id_list"] = list(retriever_options.get("fix_id_list", []))

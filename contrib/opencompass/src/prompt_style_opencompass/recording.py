@@ -4,7 +4,7 @@
 ``LMTemplateParser`` applies its ``meta_template``); :class:`RecordingAPIModel`
 an API model (``BaseAPIModel``: ``APITemplateParser``, then the message list
 OpenCompass's ``OpenAI`` model would send). Each call appends one JSON line
-per prompt to ``record_file``: ``{"mode": "gen"|"ppl", "prompt": ...}`` (an API
+per prompt to ``record_file`` (``{pid}`` in it: one file per process): ``{"mode": "gen"|"ppl", "prompt": ...}`` (an API
 model adds ``"messages"``; generation adds ``max_out_len`` and the
 ``stopping_criteria``). Generation answers ``reply``; perplexity is 0.
 
@@ -18,6 +18,7 @@ This module imports OpenCompass: only OpenCompass imports it.
 from __future__ import annotations
 
 import json
+import os
 from types import SimpleNamespace
 from typing import Any
 
@@ -50,9 +51,10 @@ class _Recorder:
     def _record(self, lines: list[dict[str, Any]]) -> None:
         if not self.record_file:
             return
-        with open(self.record_file, "a", encoding="utf-8") as out:
-            for line in lines:
-                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        # One file per process ({pid} in the name): OpenCompass's runners run tasks side by side.
+        path = self.record_file.replace("{pid}", str(os.getpid()))
+        with open(path, "a", encoding="utf-8") as out:
+            out.write("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
 
 
 class RecordingModel(_Recorder, BaseModel):

@@ -13,7 +13,8 @@ see :mod:`prompt_style_opencompass.dialogue`).
 * A multiple-choice task (lm-evaluation-harness's): the context followed by
   each continuation (``text + " A"``, ...), labelled ``0, 1, ...``: what
   lm-evaluation-harness scores, as strings OpenCompass's ``PPLInferencer``
-  scores whole.
+  scores whole. ``PPLInferencer`` scores the same labels for every record of a
+  dataset, so records with another number of choices go to another dataset.
 * Anything else: one generation prompt; its stop sequences go to
   ``GenInferencer``'s ``stopping_criteria``.
 
@@ -23,7 +24,7 @@ the run-time classes run it when OpenCompass loads the dataset.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,13 +48,27 @@ class Prompts:
     """Generation: each record's prompt (a string, or ``PromptList`` items)."""
     candidates: list[list[Any]] = field(default_factory=list)
     """Perplexity: each record's prompt per label."""
-    labels: list[Any] | None = None
-    """Perplexity: the labels, the same for every record."""
+    labels: list[list[Any]] = field(default_factory=list)
+    """Perplexity: each record's labels (OpenCompass scores one set of labels per
+    dataset: the exporter writes one dataset per set, see :meth:`label_sets`)."""
     until: tuple[str, ...] | None = None
     """Generation: the stop sequences."""
 
     def __len__(self) -> int:
         return len(self.targets)
+
+    def label_sets(self) -> list[list[Any]]:
+        """The distinct label lists, in the order records first have them."""
+        seen: dict[str, list[Any]] = {}
+        for labels in self.labels:
+            seen.setdefault(repr(labels), labels)
+        return list(seen.values())
+
+    def indices(self, labels: list[Any] | None) -> list[int]:
+        """The records with these labels (all of them for ``None``)."""
+        if labels is None:
+            return list(range(len(self)))
+        return [i for i, own in enumerate(self.labels) if own == labels]
 
 
 def meta_roles(task: Any) -> MetaRoles | None:
@@ -115,26 +130,20 @@ def render_prompts(task: Any, kind: str = "text") -> Prompts:
             else:
                 shown = _text(prompt.text, prompt.messages, error)
         if index == 0:
-            out.mode, out.labels = mode, labels
+            out.mode = mode
             out.until = prompt.until if mode == "gen" else None
         elif mode != out.mode:
             raise error(f"the record is scored by {_WHAT[mode]} where record 0 is scored by {_WHAT[out.mode]}")
-        elif labels != out.labels:
-            raise error(
-                f"the record's labels are {_labels(labels)} where record 0's are {_labels(out.labels)}: "
-                "OpenCompass's PPLInferencer scores the same labels for every record",
-                hint="give every record the same number of choices",
-            )
-        (out.candidates if mode == "ppl" else out.prompts).append(shown)
+        if mode == "ppl":
+            out.candidates.append(shown)
+            out.labels.append(labels)  # type: ignore[arg-type]
+        else:
+            out.prompts.append(shown)
         out.targets.append(prompt.target)
     return out
 
 
 _WHAT = {"gen": "generation", "ppl": "perplexity (one prompt per choice)"}
-
-
-def _labels(labels: Sequence[Any] | None) -> str:
-    return "[" + ", ".join(map(repr, labels or ())) + "]"
 
 
 def _text(text: str | None, messages: Any, error: Any) -> str:

@@ -95,6 +95,9 @@ class PromptStyleDataset(BaseDataset):
     :param task: the task file, as ``prompt-style render`` takes it.
     :param load_options: the keyword arguments of ``prompt_style.load_task``.
     :param prompts: ``text`` or ``dialogue`` (see :class:`PromptStyleTemplate`).
+    :param labels: perplexity: only the records scored on these labels (OpenCompass
+        scores one set of labels per dataset; records with another number of
+        choices are another dataset of the same config).
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class PromptStyleDataset(BaseDataset):
         task: str | None = None,
         load_options: Mapping[str, Any] | None = None,
         prompts: str = "text",
+        labels: list[Any] | None = None,
         k: int | list[int] = 1,
         n: int = 1,
         **unknown: Any,
@@ -116,7 +120,9 @@ class PromptStyleDataset(BaseDataset):
         made = globals()["prompts"](task, load_options, prompts)
         reader_cfg = _plain(reader_cfg or {})
         target = reader_cfg.get("output_column") or "target"
-        split = Dataset.from_dict({INDEX: list(range(len(made))), target: _column(made.targets)})
+        kept = made.indices(_plain(labels))
+        targets = _column(made.targets)
+        split = Dataset.from_dict({INDEX: kept, target: [targets[i] for i in kept]})
         if n > 1:
             split = concatenate_datasets([split] * n)
         self.dataset = DatasetDict({"train": split, "test": split})
@@ -131,14 +137,31 @@ class PromptStyleTemplate(PromptTemplate):
     ``prompts="dialogue"``: the dialogue as a ``PromptList``, which OpenCompass's
     template parser formats with the model's ``meta_template``.
 
-    In perplexity mode its ``template`` is keyed by the task's labels, so that
-    ``PPLInferencer`` scores one prompt per label.
+    In perplexity mode its ``template`` is keyed by the labels (``labels``, the
+    dataset's), so that ``PPLInferencer`` scores one prompt per label.
     """
 
-    def __init__(self, task: str, load_options: Mapping[str, Any] | None = None, prompts: str = "text") -> None:
-        self._made = globals()["prompts"](task, load_options, prompts)
-        labels = self._made.labels
-        template: Any = {label: "" for label in labels} if self._made.mode == "ppl" and labels else "{" + INDEX + "}"
+    def __init__(
+        self,
+        task: str,
+        load_options: Mapping[str, Any] | None = None,
+        prompts: str = "text",
+        labels: list[Any] | None = None,
+    ) -> None:
+        made = self._made = globals()["prompts"](task, load_options, prompts)
+        template: Any = "{" + INDEX + "}"
+        labels = _plain(labels)
+        if made.mode == "ppl":
+            sets = made.label_sets()
+            if labels is None and len(sets) == 1:
+                labels = sets[0]
+            if labels not in sets:
+                raise OpenCompassExportError(
+                    f"PromptStyleTemplate: no record is scored on the labels {labels!r} (the task's: "
+                    f"{', '.join(map(repr, sets))})",
+                    hint="export the task again: the config has one dataset per set of labels",
+                )
+            template = {label: "" for label in labels}
         super().__init__(template=template, ice_token=None, sep_token=None)
         self._label = {label: i for i, label in enumerate(labels or ())}
 

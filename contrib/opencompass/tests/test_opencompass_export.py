@@ -346,15 +346,25 @@ def test_meta_templates_opencompass_parses_otherwise():
 
 def test_render_prompts_by_kind():
     task = prompt_style.load_task(CASES / "qa.yaml", meta=str(META))
-    dialogue = render_prompts(task, "dialogue")
+    plain = prompt_style.load_task(CASES / "qa.yaml")
+    dialogue = render_prompts(task, "dialogue", plain)
     text = render_prompts(task, "text")
     assert dialogue.mode == text.mode == "gen" and dialogue.until == ("\n", "Question:")
-    assert text.prompts == [p.text for p in task.render()]
-    assert dialogue.prompts[0][1] == {"role": "SYSTEM", "prompt": "Answer in one word.\n\n"}
-    mmlu = render_prompts(prompt_style.load_task(EXAMPLES / "mmlu" / "task.yaml"), "text")
-    first = next(iter(prompt_style.load_task(EXAMPLES / "mmlu" / "task.yaml").render()))
-    assert mmlu.mode == "ppl" and mmlu.labels[0] == [0, 1, 2, 3]
-    assert mmlu.candidates[0] == [first.text + c for c in first.continuations]
+    assert [text.prompt(i) for i in range(len(text))] == [p.text for p in task.render()]
+    assert dialogue.prompt(0)[1] == {"role": "SYSTEM", "prompt": "Answer in one word.\n\n"}
+    mmlu_task = prompt_style.load_task(EXAMPLES / "mmlu" / "task.yaml")
+    mmlu = render_prompts(mmlu_task, "text")
+    first = next(iter(mmlu_task.render()))
+    assert mmlu.mode == "ppl" and mmlu.label_sets() == [[0, 1, 2, 3]] and mmlu.indices([0, 1, 2, 3]) == list(range(len(mmlu)))
+    assert [mmlu.candidate(0, j) for j in range(4)] == [first.text + c for c in first.continuations]
+
+
+def test_prompt_items_reuse_the_items_of_shared_turns():
+    memo: dict = {}
+    shot = turn("HUMAN", "example", "ice")
+    one = prompt_items((shot, turn("HUMAN", "q1")), ROLES, memo)
+    two = prompt_items((shot, turn("HUMAN", "q2")), ROLES, memo)
+    assert one[1] is two[1] and one[4] is not two[4]
 
 
 def test_literals():

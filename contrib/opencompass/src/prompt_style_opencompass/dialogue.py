@@ -91,42 +91,63 @@ class MetaRoles:
         raise Unsupported(f"the meta template has no role for a {role!r} turn")
 
 
-def prompt_items(dialogue: Dialogue, roles: MetaRoles) -> str | list[Any]:
-    """The ``PromptList`` items (or the string) OpenCompass's parser shows as prompt-style shows ``dialogue``."""
-    if all(turn.role == "" for turn in dialogue):
-        return "".join(_text(turn.content) for turn in dialogue)
+_MARKERS = {(s, p): {"section": s, "pos": p} for s in SECTIONS for p in ("begin", "end")}
+
+
+def prompt_items(dialogue: Dialogue, roles: MetaRoles, memo: dict[int, Any] | None = None) -> str | list[Any]:
+    """The ``PromptList`` items (or the string) OpenCompass's parser shows as prompt-style shows ``dialogue``.
+
+    :param memo: where each turn's item is kept, by the turn's identity, to be
+        reused the next time the turn comes (a task's shared in-context examples);
+        the items are never changed by OpenCompass's parsers.
+    """
+    if memo is None:
+        memo = {}
     items: list[Any] = []
-    current: str | None = None
+    append = items.append
+    current = None
     rounds = 0
+    spoken = False
+    get = memo.get
     for turn in dialogue:
-        content = _text(turn.content)
-        section = turn.section
-        if section not in SECTIONS:
-            raise Unsupported(f"a turn of the section {section!r}")
-        if turn.role == "":
-            item: Any = content
-            place = section
-        else:
-            role = roles.resolve(turn.role, turn.fallback_role)
-            item = {"role": role, "prompt": content}
-            place = section
-            if section in ("ice", "round") and role not in roles.round:
-                place = "begin"  # shown on its own, where it stands
-            elif roles.api and section in ("begin", "end") and role in roles.generating:
-                # OpenCompass's API parser stops there in generation and then fails merging.
-                raise Unsupported(f"a {role} item in {section} with an API meta template")
-        if place != current:
+        known = get(id(turn))
+        if known is None or known[0] is not turn:
+            known = memo[id(turn)] = (turn, *_item(turn, roles))
+        if known[2] is not current:
             if current is not None:
-                items.append({"section": current, "pos": "end"})
-            items.append({"section": place, "pos": "begin"})
-            current = place
-            rounds += place == "round"
-        items.append(item)
+                append(_MARKERS[current, "end"])
+            current = known[2]
+            append(_MARKERS[current, "begin"])
+            if current == "round":
+                rounds += 1
+        append(known[1])
+        if known[3]:
+            spoken = True
+    if not spoken:  # plain strings only: the string itself
+        return "".join(_text(turn.content) for turn in dialogue)
     if current is not None:
-        items.append({"section": current, "pos": "end"})
+        append(_MARKERS[current, "end"])
     if rounds > 1:
         raise Unsupported("a round interrupted by a reserved role (OpenCompass would stop generating at the first)")
     return items
+
+
+def _item(turn: Any, roles: MetaRoles) -> tuple[Any, str, bool]:
+    """One turn's item, the section it stands in (one of :data:`SECTIONS`, the very
+    string), and whether it is a role item."""
+    content = _text(turn.content)
+    if turn.section not in SECTIONS:
+        raise Unsupported(f"a turn of the section {turn.section!r}")
+    section = SECTIONS[SECTIONS.index(turn.section)]
+    if turn.role == "":
+        return content, section, False
+    role = roles.resolve(turn.role, turn.fallback_role)
+    if section in ("ice", "round") and role not in roles.round:
+        return {"role": role, "prompt": content}, "begin", True  # shown on its own, where it stands
+    if roles.api and section in ("begin", "end") and role in roles.generating:
+        # OpenCompass's API parser stops there in generation and then fails merging.
+        raise Unsupported(f"a {role} item in {section} with an API meta template")
+    return {"role": role, "prompt": content}, section, True
 
 
 def _text(content: str | Sequence[Any]) -> str:

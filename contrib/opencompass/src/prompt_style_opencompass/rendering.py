@@ -38,17 +38,23 @@ KINDS = ("text", "dialogue")
 
 @dataclass
 class Prompts:
-    """A task's prompts as OpenCompass receives them."""
+    """A task's prompts as OpenCompass receives them, built when asked for.
+
+    The records are rendered once; what OpenCompass is handed is made from the
+    rendered parts on demand (:meth:`prompt`, :meth:`candidate`), so that the
+    bridge holds no second copy of every prompt: the context and continuations
+    of a multiple-choice record are joined, and a dialogue becomes ``PromptList``
+    items, when OpenCompass asks for that record and label.
+    """
 
     mode: str = "gen"
     """``gen`` (``GenInferencer``) or ``ppl`` (``PPLInferencer``)."""
     targets: list[Any] = field(default_factory=list)
     """Each record's target (``RenderedPrompt.target``)."""
-    prompts: list[Any] = field(default_factory=list)
-    """Generation: each record's prompt (a string, or ``PromptList`` items)."""
-    candidates: list[list[Any]] = field(default_factory=list)
-    """Perplexity: each record's prompt per label."""
-    labels: list[list[Any]] = field(default_factory=list)
+    parts: list[Any] = field(default_factory=list)
+    """Per record: generation, its text or ``PromptList`` items; perplexity, its
+    candidates' texts or items, or ``(contexts, continuations)`` for multiple choice."""
+    labels: list[tuple[Any, ...]] = field(default_factory=list)
     """Perplexity: each record's labels (OpenCompass scores one set of labels per
     dataset: the exporter writes one dataset per set, see :meth:`label_sets`)."""
     until: tuple[str, ...] | None = None
@@ -57,18 +63,40 @@ class Prompts:
     def __len__(self) -> int:
         return len(self.targets)
 
+    def prompt(self, index: int) -> Any:
+        """Generation: what OpenCompass is handed for record ``index``."""
+        return self.parts[index]
+
+    def candidate(self, index: int, position: int) -> Any:
+        """Perplexity: what OpenCompass scores for record ``index``'s ``position``-th label."""
+        part = self.parts[index]
+        if isinstance(part, tuple):  # multiple choice: a context and its continuation
+            return part[0][position] + part[1][position]
+        return part[position]
+
     def label_sets(self) -> list[list[Any]]:
         """The distinct label lists, in the order records first have them."""
-        seen: dict[str, list[Any]] = {}
-        for labels in self.labels:
-            seen.setdefault(repr(labels), labels)
-        return list(seen.values())
+        return [list(labels) for labels in dict.fromkeys(self.labels)]
 
     def indices(self, labels: list[Any] | None) -> list[int]:
         """The records with these labels (all of them for ``None``)."""
         if labels is None:
             return list(range(len(self)))
-        return [i for i, own in enumerate(self.labels) if own == labels]
+        wanted = tuple(labels)
+        return [i for i, own in enumerate(self.labels) if own == wanted]
+
+
+class PromptItems:
+    """Dialogues as ``PromptList`` items (:func:`~.dialogue.prompt_items`), each
+    turn's item made once: a task's in-context examples are the same turns in
+    every record, and OpenCompass's parsers never change the items."""
+
+    def __init__(self, roles: MetaRoles) -> None:
+        self.roles = roles
+        self._memo: dict[Any, Any] = {}
+
+    def __call__(self, dialogue: Any) -> Any:
+        return prompt_items(dialogue, self.roles, self._memo)
 
 
 def meta_roles(task: Any) -> MetaRoles | None:
@@ -81,8 +109,12 @@ def meta_roles(task: Any) -> MetaRoles | None:
     return MetaRoles.of(meta.template, meta.api)
 
 
-def render_prompts(task: Any, kind: str = "text") -> Prompts:
-    """Render every record of ``task`` as OpenCompass is to receive it.
+def render_prompts(task: Any, kind: str = "text", dialogues: Any = None) -> Prompts:
+    """Render every record of ``task`` for OpenCompass.
+
+    :param dialogues: for ``kind="dialogue"``, the same task loaded without a meta
+        template, whose records are rendered instead (OpenCompass applies the meta
+        template; the dialogue does not depend on it when no chat rules apply).
 
     :raises OpenCompassExportError: for a record OpenCompass cannot be handed as
         prompt-style renders it, naming the record.
@@ -98,59 +130,73 @@ def render_prompts(task: Any, kind: str = "text") -> Prompts:
             "OpenCompass's GenInferencer and PPLInferencer send one",
             hint="run the OpenCompass config itself, or export a one-request task",
         )
-    roles = meta_roles(task) if kind == "dialogue" else None
-    if kind == "dialogue" and roles is None:
-        raise Unsupported("the meta template is not an OpenCompass meta template")
     out = Prompts()
+    dialogue = kind == "dialogue"
+    items: Any = None
+    if dialogue:
+        roles = meta_roles(task)
+        if roles is None:
+            raise Unsupported("the meta template is not an OpenCompass meta template")
+        items = PromptItems(roles)
+        if dialogues is not None and task.renderer.chat is None:
+            task = dialogues
+    widths: dict[int, tuple[int, ...]] = {}
+    parts, labels, targets = out.parts, out.labels, out.targets
+    mode = None
+    with_contexts = False
     for prompt in task.render():
-        index = prompt.index
-
-        def error(message: str, hint: str | None = None, index: int = index) -> OpenCompassExportError:
-            return OpenCompassExportError(message, split=split, index=index, hint=hint)
-
-        if prompt.candidates:
-            mode = "ppl"
-            labels = [c.label for c in prompt.candidates]
-            if kind == "dialogue":
-                shown = [prompt_items(c.dialogue, roles) for c in prompt.candidates]  # type: ignore[arg-type]
-            else:
-                shown = [_text(c.text, c.messages, error) for c in prompt.candidates]
-        elif prompt.continuations:
-            if kind == "dialogue":
+        # Only the fields every record has are read for every record: the compiled fast
+        # path's prompts look the others up (candidates, contexts, until) the slow way.
+        continuations = prompt.continuations
+        if mode is None:
+            with_contexts = prompt.contexts is not None  # a task's style gives them for all records or none
+        if continuations:
+            if dialogue:
                 raise Unsupported("multiple choice: the continuations follow the formatted context")
-            mode = "ppl"
-            labels = list(range(len(prompt.continuations)))
-            contexts = prompt.contexts or [prompt.text] * len(prompt.continuations)
-            shown = [_text(c, prompt.messages, error) + cont for c, cont in zip(contexts, prompt.continuations)]
+            here = "ppl"
+            width = len(continuations)
+            labels.append(widths.get(width) or widths.setdefault(width, tuple(range(width))))
+            text = prompt.text
+            if text is None:
+                _no_text(split, prompt.index)
+            part: Any = (prompt.contexts if with_contexts else (text,) * width, continuations)
         else:
-            mode = "gen"
-            labels = None
-            if kind == "dialogue":
-                shown = prompt_items(prompt.dialogue, roles)  # type: ignore[arg-type]
+            candidates = prompt.candidates
+            if candidates:
+                here = "ppl"
+                labels.append(tuple(c.label for c in candidates))
+                if dialogue:
+                    part = [items(c.dialogue) for c in candidates]
+                else:
+                    part = [c.text if c.text is not None else _no_text(split, prompt.index) for c in candidates]
             else:
-                shown = _text(prompt.text, prompt.messages, error)
-        if index == 0:
-            out.mode = mode
-            out.until = prompt.until if mode == "gen" else None
-        elif mode != out.mode:
-            raise error(f"the record is scored by {_WHAT[mode]} where record 0 is scored by {_WHAT[out.mode]}")
-        if mode == "ppl":
-            out.candidates.append(shown)
-            out.labels.append(labels)  # type: ignore[arg-type]
-        else:
-            out.prompts.append(shown)
-        out.targets.append(prompt.target)
+                here = "gen"
+                if dialogue:
+                    part = items(prompt.dialogue)
+                else:
+                    part = prompt.text if prompt.text is not None else _no_text(split, prompt.index)
+        if mode is None:
+            mode = out.mode = here
+            out.until = prompt.until if here == "gen" else None
+        elif here != mode:
+            raise OpenCompassExportError(
+                f"the record is scored by {_WHAT[here]} where record 0 is scored by {_WHAT[mode]}",
+                split=split,
+                index=prompt.index,
+            )
+        parts.append(part)
+        targets.append(prompt.target)
     return out
 
 
 _WHAT = {"gen": "generation", "ppl": "perplexity (one prompt per choice)"}
 
 
-def _text(text: str | None, messages: Any, error: Any) -> str:
-    if text is None:
-        raise error(
-            "the meta template gives API messages, not text: OpenCompass hands its API models a dialogue",
-            hint="use an OpenCompass API meta template (--meta opencompass::api) without bake_meta, "
-            "or a meta template that gives text",
-        )
-    return text
+def _no_text(split: str, index: int) -> Any:
+    raise OpenCompassExportError(
+        "the meta template gives API messages, not text: OpenCompass hands its API models a dialogue",
+        split=split,
+        index=index,
+        hint="use an OpenCompass API meta template (--meta opencompass::api) without bake_meta, "
+        "or a meta template that gives text",
+    )

@@ -16,12 +16,14 @@ retriever chooses.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 from datasets import Dataset, DatasetDict, concatenate_datasets
+from datasets.table import InMemoryTable
 from opencompass.datasets.base import BaseDataset
 from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import BaseRetriever
@@ -71,7 +73,10 @@ def prompts(task: str, load_options: Mapping[str, Any] | None = None, kind: str 
     with _LOCK:
         made = _PROMPTS.get(key)
     if made is None:
-        made = render_prompts(load(task, load_options), kind)
+        plain = None
+        if kind == "dialogue":  # OpenCompass applies the meta template: prompt-style renders without one
+            plain = load(task, {**_plain(load_options or {}), "meta": "plain", "meta_options": {}})
+        made = render_prompts(load(task, load_options), kind, plain)
         with _LOCK:
             _PROMPTS[key] = made
     return made
@@ -122,7 +127,10 @@ class PromptStyleDataset(BaseDataset):
         target = reader_cfg.get("output_column") or "target"
         kept = made.indices(_plain(labels))
         targets = _column(made.targets)
-        split = Dataset.from_dict({INDEX: kept, target: [targets[i] for i in kept]})
+        table = InMemoryTable.from_pydict({INDEX: kept, target: [targets[i] for i in kept]})
+        # A fingerprint of the task and options, not of the data: datasets would hash every value.
+        fingerprint = hashlib.sha256(f"{_key(task, load_options)}|{prompts}|{labels!r}".encode()).hexdigest()[:16]
+        split = Dataset(table, fingerprint=fingerprint)
         if n > 1:
             split = concatenate_datasets([split] * n)
         self.dataset = DatasetDict({"train": split, "test": split})
@@ -167,9 +175,8 @@ class PromptStyleTemplate(PromptTemplate):
 
     @staticmethod
     def _shown(prompt: Any) -> Any:
-        if isinstance(prompt, str):
-            return prompt
-        return PromptList([dict(i) if isinstance(i, dict) else i for i in prompt])
+        # A new list of the (shared, never changed) items: OpenCompass's parsers only read them.
+        return prompt if isinstance(prompt, str) else PromptList(prompt)
 
     def generate_item(
         self,
@@ -184,20 +191,20 @@ class PromptStyleTemplate(PromptTemplate):
                 "PromptStyleTemplate: this task is scored by perplexity (PPLInferencer), not generated",
                 hint="export the task again: the config names the inferencer that fits",
             )
-        return self._shown(made.prompts[entry[INDEX]])
+        return self._shown(made.prompt(entry[INDEX]))
 
     def generate_label_prompt_item(
         self, entry: Mapping[str, Any], ice: Any, label: Any, remain_sep: bool = False
     ) -> Any:
-        try:
-            position = self._label[label]
-        except KeyError:
+        position = self._label.get(label)
+        if position is None:
             raise OpenCompassExportError(
                 f"PromptStyleTemplate: no prompt for the label {label!r} (the task's labels: "
                 f"{', '.join(map(repr, self._label))})",
                 hint="leave PPLInferencer's labels unset",
-            ) from None
-        return self._shown(self._made.candidates[entry[INDEX]][position])
+            )
+        prompt = self._made.candidate(entry[INDEX], position)
+        return prompt if prompt.__class__ is str else PromptList(prompt)
 
     def generate_ice_item(self, entry: Mapping[str, Any], label: Any) -> Any:
         raise OpenCompassExportError(

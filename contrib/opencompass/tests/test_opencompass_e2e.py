@@ -3,8 +3,8 @@ from an exported config equals ``prompt-style render --format jsonl``, byte for 
 
 Every case is exported with ``prompt-style export opencompass`` and rendered with
 ``prompt-style render --format jsonl`` (both the command line, in this Python);
-one OpenCompass run (its own command line, ``--mode infer --debug``: the tasks
-run one after the other in its process) evaluates every case with a recording
+one OpenCompass run (its own command line, ``--debug``: the tasks run one after
+the other in its process; inference, evaluation and the summary) evaluates every case with a recording
 model of its own (``prompt_style_opencompass.recording``: a language model, or
 an API model, with the exported ``meta_template``), and a second run
 (``--max-num-workers 2``, OpenCompass's worker processes reading the configs
@@ -44,6 +44,12 @@ META = str(CASES_DIR / "meta.yaml")
 MC = ["--data", f"dev={CASES_DIR / 'mc_dev.jsonl'}", "--data", f"test={CASES_DIR / 'mc_test.jsonl'}"]
 QA = ["--data", f"dev={CASES_DIR / 'qa_dev.jsonl'}", "--data", f"test={CASES_DIR / 'qa_test.jsonl'}"]
 AWKWARD = CASES_DIR / "mc_test_awkward.jsonl"
+GOLDEN = "tests/golden/opencompass"
+_RECORDS = ROOT / GOLDEN / "records"
+CSQA = ["--trust-code", "--data", f"train={_RECORDS / 'commonsenseqa_gen_1da2d0/train.jsonl'}"]
+CSQA += ["--data", f"validation={_RECORDS / 'commonsenseqa_gen_1da2d0/validation.jsonl'}"]
+ARC_C = ["--trust-code", "--data", f"train={_RECORDS / 'ARC_c_few_shot_ppl/train.jsonl'}"]
+ARC_C += ["--data", f"test={_RECORDS / 'ARC_c_few_shot_ppl/test.jsonl'}"]
 ARC = [
     "--data",
     f"train={ROOT / 'examples/arc/data/train.jsonl'}",
@@ -85,6 +91,11 @@ CASES = [
     Case("oc_random", "oc_random.yaml"),
     Case("oc_random_seed", "oc_random.yaml", ["--seed", "5", "--shots", "3"]),
     Case("oc_shipped", "repo:examples/opencompass/task.yaml", ["--meta", "opencompass::internlm2-chat"]),
+    # OpenCompass's own .py configs as shipped (their eval_cfg kept), on the golden files' awkward records
+    Case(
+        "oc_py_csqa", f"repo:{GOLDEN}/py/commonsenseqa_gen_1da2d0.py", [*CSQA, "--meta", "opencompass::internlm2-chat"]
+    ),
+    Case("oc_py_arc_ppl", f"repo:{GOLDEN}/py/ARC_c_few_shot_ppl.py", [*ARC_C, "--meta", META]),
     # prompt-style's retriever inside OpenCompass's templates
     Case("oc_native_random", "oc_native_random.yaml", ["--meta", META], route="retriever"),
     Case("oc_gen_retriever", "oc_gen.yaml", ["--meta", META], route="retriever", export=["route=retriever"]),
@@ -183,7 +194,8 @@ def opencompass_run(tmp_path_factory):
     debug = _run_config(CASES, folder, records, "debug")
     # A fresh work dir: OpenCompass skips a task whose predictions exist.
     opencompass = [sys.executable, "-m", "opencompass.cli.main"]
-    _run([*opencompass, str(debug), "-w", str(tmp / "work_debug"), "--mode", "infer", "--debug"], cwd=folder, env=env)
+    # --mode all: OpenCompass evaluates and summarises the predictions too.
+    _run([*opencompass, str(debug), "-w", str(tmp / "work_debug"), "--mode", "all", "--debug"], cwd=folder, env=env)
     workers = _run_config([c for c in CASES if c.name in WORKER_CASES], folder, records, "workers")
     two = ["--mode", "infer", "--max-num-workers", "2"]
     _run([*opencompass, str(workers), "-w", str(tmp / "work_workers"), *two], cwd=folder, env=env)

@@ -125,7 +125,7 @@ def test_a_meta_template_goes_to_the_model(capsys, tmp_path):
 
 def _stubs() -> dict:
     names = ["PromptTemplate", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingWindowRetriever"]
-    names += ["GenInferencer", "PPLInferencer", "AccEvaluator", "EMEvaluator", "HFDataset"]
+    names += ["GenInferencer", "PPLInferencer", "AccEvaluator", "AccwithDetailsEvaluator", "HFDataset"]
     return {name: name for name in names}
 
 
@@ -355,7 +355,11 @@ def test_render_prompts_by_kind():
     mmlu_task = prompt_style.load_task(EXAMPLES / "mmlu" / "task.yaml")
     mmlu = render_prompts(mmlu_task, "text")
     first = next(iter(mmlu_task.render()))
-    assert mmlu.mode == "ppl" and mmlu.label_sets() == [[0, 1, 2, 3]] and mmlu.indices([0, 1, 2, 3]) == list(range(len(mmlu)))
+    assert (
+        mmlu.mode == "ppl"
+        and mmlu.label_sets() == [[0, 1, 2, 3]]
+        and mmlu.indices([0, 1, 2, 3]) == list(range(len(mmlu)))
+    )
     assert [mmlu.candidate(0, j) for j in range(4)] == [first.text + c for c in first.continuations]
 
 

@@ -55,7 +55,7 @@ IMPORTS = {
     "GenInferencer": "opencompass.openicl.icl_inferencer",
     "PPLInferencer": "opencompass.openicl.icl_inferencer",
     "AccEvaluator": "opencompass.openicl.icl_evaluator",
-    "EMEvaluator": "opencompass.openicl.icl_evaluator",
+    "AccwithDetailsEvaluator": "opencompass.openicl.icl_evaluator",
     "HFDataset": "opencompass.datasets",
 }
 """Where the classes a config names are imported from."""
@@ -366,10 +366,10 @@ def plain_task(
 
 def eval_cfg(given: Any, mode: str) -> dict[str, Any]:
     """The task's own ``eval_cfg`` (an OpenCompass config's, as plain data), else
-    accuracy for perplexity and exact match for generation."""
+    accuracy for perplexity, exact equality with the target for generation."""
     if isinstance(given, Mapping) and given:
         return dict(given)
-    return {"evaluator": {"type": Name("AccEvaluator" if mode == "ppl" else "EMEvaluator")}}
+    return {"evaluator": {"type": Name("AccEvaluator" if mode == "ppl" else "AccwithDetailsEvaluator")}}
 
 
 def _as_names(value: Any) -> Any:

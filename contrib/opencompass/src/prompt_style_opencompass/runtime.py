@@ -94,7 +94,8 @@ def _column(values: list[Any]) -> list[Any]:
 class PromptStyleDataset(BaseDataset):
     """The evaluated split of a prompt-style task: a ``test`` split (also served as
     ``train``; the render route retrieves no examples) with each record's index
-    (column ``ps_index``) and target (the column ``reader_cfg.output_column`` names).
+    (column ``ps_index``), its target (the column ``reader_cfg.output_column``
+    names) and the ``subdivision`` and ``idx`` columns of OpenCompass's datasets.
 
     :param reader_cfg: ``input_columns=['ps_index']``, ``output_column`` for the targets.
     :param task: the task file, as ``prompt-style render`` takes it.
@@ -116,9 +117,9 @@ class PromptStyleDataset(BaseDataset):
         n: int = 1,
         **unknown: Any,
     ) -> None:
-        # BaseDataset.__init__ is not called: it adds `idx` and `subdivision` columns,
-        # which the render route does not need.
-        unknown.pop("abbr", None)
+        # BaseDataset.__init__ is not called (it would map over the rows to add its columns);
+        # the same columns are made here: OpenCompass's evaluators group by them.
+        abbr = unknown.pop("abbr", "dataset")
         if unknown or task is None:
             what = f"unknown keys {', '.join(sorted(unknown))}" if unknown else "no task"
             raise OpenCompassExportError(f"PromptStyleDataset: {what}", hint="export the task again")
@@ -127,7 +128,8 @@ class PromptStyleDataset(BaseDataset):
         target = reader_cfg.get("output_column") or "target"
         kept = made.indices(_plain(labels))
         targets = _column(made.targets)
-        table = InMemoryTable.from_pydict({INDEX: kept, target: [targets[i] for i in kept]})
+        columns = {INDEX: kept, target: [targets[i] for i in kept], "subdivision": [abbr] * len(kept), "idx": kept}
+        table = InMemoryTable.from_pydict(columns)
         # A fingerprint of the task and options, not of the data: datasets would hash every value.
         fingerprint = hashlib.sha256(f"{_key(task, load_options)}|{prompts}|{labels!r}".encode()).hexdigest()[:16]
         split = Dataset(table, fingerprint=fingerprint)

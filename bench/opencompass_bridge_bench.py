@@ -3,8 +3,8 @@
     uv run python bench/opencompass_bridge_bench.py
 
 It runs in a Python with OpenCompass 0.5.4 and the bridge installed (``--python``,
-default the environment ``tools/bridges/e2e_opencompass.py`` prepares,
-``/tmp/prompt-style-e2e/opencompass``; it re-runs itself there). For each
+default the OpenCompass venv of ``tools/harnesses/run.py --harness opencompass``,
+``/tmp/prompt-style-harness-venvs/opencompass``; it re-runs itself there). For each
 workload it writes the records and times, in one process, rotating the order,
 best of ``--rounds``:
 
@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_PYTHON = Path(os.environ.get("PROMPT_STYLE_E2E_VENVS", "/tmp/prompt-style-e2e")) / "opencompass/bin/python"
+DEFAULT_VENVS = Path(os.environ.get("PROMPT_STYLE_HARNESS_VENVS", "/tmp/prompt-style-harness-venvs"))
+DEFAULT_PYTHON = DEFAULT_VENVS / "opencompass" / "bin" / "python"
 TARGET = 1.2
 
 VARIANTS = ["plain", "with {x} braces", "Ünïcödé 中文", "  padded  ", "two\nlines", "a </E> in data"]
@@ -280,7 +281,9 @@ def main(argv: list[str] | None = None) -> int:
         import prompt_style_opencompass.runtime  # noqa: F401
     except ImportError:
         if not args.python.exists():
-            print("needs OpenCompass 0.5.4 and the bridge: run tools/bridges/e2e_opencompass.py, or give --python")
+            print(
+                "needs OpenCompass 0.5.4 and the bridge: run tools/harnesses/run.py --harness opencompass, or --python"
+            )
             return 1
         command = [str(args.python), __file__, "--records", str(args.records), "--rounds", str(args.rounds)]
         return subprocess.run(command).returncode

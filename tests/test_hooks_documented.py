@@ -20,7 +20,10 @@ EXPECTED_HOOKS = {
     "retrieve_examples",
     "format_instances",
     "load_tokenizer",
+    "declare_axes",
+    "parse_answer",
     "export_task",
+    "task_examples",
 }
 
 

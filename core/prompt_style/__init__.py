@@ -36,11 +36,14 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from .axes import Axis, Constraint, StyleAxes, cell_id
     from .chat import Conversation, chat_meta, read_conversation, render_chat
+    from .choice_order import ChoiceOrder
     from .data import iter_records, load_records
     from .fields import compile_field, process_field, resolve_gold
     from .formats import load_task_config
     from .formats.task_template import instantiate_task_template, read_task_template
+    from .grid import Cell, Grid, make_grid
     from .harness import (
         ChatModel,
         ChatRequest,
@@ -50,6 +53,7 @@ if TYPE_CHECKING:
         chat_requests,
         run_chat_model,
     )
+    from .lint import Finding, lint_task
     from .loading import Task, load_task, render_records
     from .map_function import PromptMapper, as_map_function
     from .meta import ModelArgs, api_role, parse_model_args
@@ -62,6 +66,8 @@ if TYPE_CHECKING:
     from .safe.jinja_env import JinjaLimits, JinjaProfile
     from .safe.limits import YamlLimits
     from .safe.yaml_loader import YamlDocument, load_yaml
+    from .scoring import Score, score_predictions
+    from .spread import CellResult, Spread, read_results, spread_of
     from .styles import (
         DEFAULT_LABELS,
         ChoiceStyle,
@@ -74,8 +80,13 @@ if TYPE_CHECKING:
         choice_style,
         resolve_target,
     )
+    from .styles.answers import ChoiceAnswerParser, choice_answer_parser
+    from .styles.axes import choice_axes
     from .task import TaskConfig
     from .types import (
+        AnswerParser,
+        AnswerParserFactory,
+        AxesFactory,
         Dialogue,
         Exporter,
         ExportRequest,
@@ -85,6 +96,7 @@ if TYPE_CHECKING:
         Formatter,
         MetaTemplate,
         ModelInput,
+        ParsedAnswer,
         ReadOptions,
         Retriever,
         Sample,
@@ -174,6 +186,30 @@ __all__ = [
     "choice_style",
     "resolve_target",
     "DEFAULT_LABELS",
+    # format grids and generative multiple choice
+    "Axis",
+    "Constraint",
+    "StyleAxes",
+    "AxesFactory",
+    "cell_id",
+    "choice_axes",
+    "ParsedAnswer",
+    "AnswerParser",
+    "AnswerParserFactory",
+    "ChoiceAnswerParser",
+    "choice_answer_parser",
+    "score_predictions",
+    "Score",
+    "make_grid",
+    "Grid",
+    "Cell",
+    "ChoiceOrder",
+    "read_results",
+    "spread_of",
+    "Spread",
+    "CellResult",
+    "lint_task",
+    "Finding",
     "example_count",
     "check_pool_size",
     "check_ids_agree",
@@ -209,6 +245,29 @@ __all__ = [
 
 # name -> the module that defines it (the imports above, made on first use)
 _LAZY: dict[str, str] = {
+    "Axis": ".axes",
+    "Constraint": ".axes",
+    "StyleAxes": ".axes",
+    "cell_id": ".axes",
+    "choice_axes": ".styles.axes",
+    "ChoiceAnswerParser": ".styles.answers",
+    "Score": ".scoring",
+    "make_grid": ".grid",
+    "Grid": ".grid",
+    "Cell": ".grid",
+    "ChoiceOrder": ".choice_order",
+    "read_results": ".spread",
+    "spread_of": ".spread",
+    "Spread": ".spread",
+    "CellResult": ".spread",
+    "lint_task": ".lint",
+    "Finding": ".lint",
+    "score_predictions": ".scoring",
+    "choice_answer_parser": ".styles.answers",
+    "AnswerParser": ".types",
+    "AnswerParserFactory": ".types",
+    "AxesFactory": ".types",
+    "ParsedAnswer": ".types",
     "iter_records": ".data",
     "load_records": ".data",
     "compile_field": ".fields",
@@ -290,4 +349,25 @@ _LAZY: dict[str, str] = {
     "Turn": ".types",
 }
 
-__getattr__, __dir__ = exports(__name__, _LAZY, submodules=True)
+_getattr, _dir = exports(__name__, _LAZY, submodules=True)
+
+
+def __getattr__(name: str):
+    if name == "__version__":
+        global __version__
+        __version__ = _version()
+        return __version__
+    return _getattr(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*_dir(), "__version__"})
+
+
+def _version() -> str:
+    """The installed version of prompt-style (``prompt_style.__version__``), read from
+    the distribution's metadata when first asked for (not at import: start-up stays
+    small); ``0+unknown`` when run from a source tree that was never installed."""
+    from ._entry_points import distribution_version
+
+    return distribution_version("prompt-style") or "0+unknown"

@@ -14,6 +14,7 @@ FOLDERS: dict[str, str] = {
     "prompt-style-cloze": "plugins/cloze",
     "prompt-style-gpqa": "plugins/gpqa",
     "prompt-style-hf": "plugins/hf",
+    "prompt-style-lm-eval": "contrib/lm-eval",
     "prompt-style-mmlu": "plugins/mmlu",
     "prompt-style-numbered": "contrib/numbered",
     "prompt-style-opencompass": "contrib/opencompass",
@@ -53,7 +54,15 @@ NAMES: dict[str, dict[str, str]] = {
         "zephyr": "prompt-style-chat-formats",
         "zephyr::beta": "prompt-style-chat-formats",
     },
+    "declare_axes": {
+        "cloze": "prompt-style-cloze",
+        "cloze::options": "prompt-style-cloze",
+        "mcq::gpqa": "prompt-style-gpqa",
+        "mcq::mmlu": "prompt-style-mmlu",
+        "mcq::numbered": "prompt-style-numbered",
+    },
     "export_task": {
+        "lm-eval": "prompt-style-lm-eval",
         "opencompass": "prompt-style-opencompass",
     },
     "format_prompt": {
@@ -69,9 +78,19 @@ NAMES: dict[str, dict[str, str]] = {
         "sentencepiece": "prompt-style-tokenizers",
         "tokenizers": "prompt-style-tokenizers",
     },
+    "parse_answer": {
+        "mcq::gpqa": "prompt-style-gpqa",
+        "mcq::mmlu": "prompt-style-mmlu",
+        "mcq::numbered": "prompt-style-numbered",
+    },
     "retrieve_examples": {
         "bm25": "prompt-style-bm25",
         "topk": "prompt-style-topk",
+    },
+    "task_examples": {
+        "arc": "prompt-style-cloze",
+        "gpqa": "prompt-style-gpqa",
+        "mmlu": "prompt-style-mmlu",
     },
 }
 """Catalog hook -> {name: the distribution that provides it}."""

@@ -21,6 +21,8 @@ from ._markers import hookspec
 
 if TYPE_CHECKING:
     from .types import (
+        AnswerParserFactory,
+        AxesFactory,
         Exporter,
         FieldExtractor,
         Formatter,
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
         TaskReader,
         TokenizerLoader,
     )
+
+ExampleTask = Any
+"""A task file shipped with a plugin: a ``str`` path or an :class:`os.PathLike`."""
 
 
 @hookspec
@@ -182,6 +187,50 @@ def load_tokenizer() -> Mapping[str, TokenizerLoader]:
 
 
 @hookspec
+def declare_axes() -> Mapping[str, AxesFactory]:
+    """Provide format axes: for a style name, the ways its format can vary.
+
+    A style's axes (the labels of the choices, the separator after a label, the
+    spacing between blocks, the casing of its descriptors, the answer prefix,
+    the order of the choices, ...), the values each takes and the constraints
+    between them; ``prompt-style grid`` renders a task in every combination (or
+    a seeded sample), FormatSpread style, and ``prompt-style spread`` measures
+    how much a score depends on them. Declare the axes of your own styles here,
+    beside their ``format_prompt`` entries, and they join every grid.
+
+    Called once per plugin manager; not firstresult: the catalogs of all
+    plugins are merged and a style name claimed twice is an error naming both.
+
+    :returns: A mapping from style name (as ``format_prompt`` names it) to a
+        factory called once per grid as ``factory(options=...)``, where
+        ``options`` are the task's ``template`` options for that style; the
+        factory returns a :class:`~prompt_style.StyleAxes` (its ``axes``, its
+        ``constraints``, and ``options(settings)`` giving a cell's style options).
+    """
+
+
+@hookspec
+def parse_answer() -> Mapping[str, AnswerParserFactory]:
+    """Provide answer parsers: for a style name, how a model's generated answer is read.
+
+    Generative multiple choice (a style's ``generation: answer`` or ``cot``
+    variant) asks the model to write its answer; the parser of the style that
+    built the prompt finds which choice (or choices) the completion names: an
+    ``ANSWER: X`` line, ``(B)``, ``**B**``, ``$B$``, ``B.``, the choice's own text,
+    in the labels the style showed (letters, numbers, Roman numerals).
+    ``prompt-style score`` uses it. Implement it next to the style.
+
+    Called once per plugin manager; not firstresult: the catalogs of all
+    plugins are merged and a style name claimed twice is an error naming both.
+
+    :returns: A mapping from style name to a factory called once per task as
+        ``factory(style=...)`` with the built style object; the factory returns
+        an object with ``parse(completion, *, labels, choices, multiple) ->
+        ParsedAnswer | None`` (see :class:`~prompt_style.AnswerParser`).
+    """
+
+
+@hookspec
 def export_task() -> Mapping[str, Exporter]:
     """Provide exporters: named writers that turn a task into files another harness runs.
 
@@ -204,4 +253,23 @@ def export_task() -> Mapping[str, Exporter]:
         was loaded with, where to write) and the
         :class:`~prompt_style.ExportResult` lists the files written and the
         command that runs them.
+    """
+
+
+@hookspec
+def task_examples() -> Mapping[str, ExampleTask]:
+    """Provide example tasks: task files a plugin ships with their data, by name.
+
+    ``prompt-style render --example NAME`` (and ``view``) renders one without the
+    user writing or downloading anything: the first thing a new user runs after
+    ``pip install``. A plugin ships the task file and its data files as package
+    data (the data paths in the task file are relative to it, as in any task file)
+    and names the task file here; a style plugin's example shows that style.
+
+    Called once per plugin manager; not firstresult: the catalogs of all
+    plugins are merged and a name claimed twice is an error naming both.
+
+    :returns: A mapping from example name (for example ``mmlu``) to the task
+        file: a path (``str`` or :class:`os.PathLike`), typically
+        ``importlib.resources.files(__name__) / "example" / "task.yaml"``.
     """

@@ -118,6 +118,22 @@ class RenderedPrompt:
     with the continuation at the same position of ``continuations``; ``text`` (and
     ``messages``) are the first request's. Each is the meta template's text, or its
     messages when it gives no text. ``None`` for every other task."""
+    permutation: tuple[int, ...] | None = None
+    """With a choice order (``--shuffle-choices``, ``--circular``, ...): the record's
+    original choice index shown at each position (``permutation[target]`` is the
+    original gold index); ``None`` when the choices are in the record's order."""
+    rotation: int | None = None
+    """Circular evaluation: which rotation of the record's choices this is (0 is the
+    record's own order); ``None`` otherwise."""
+    circular_pattern: list[str] | None = None
+    """Circular evaluation: OpenCompass's ``circular_pattern``, the option key each
+    original option is shown under (``["B", "C", "D", "A"]`` for rotation 1)."""
+    doc_id: Any = None
+    """The record's own id (the task's ``doc_id`` field spec, ``--doc-id``); ``None``
+    when the task names none (then the record is known by its ``index``)."""
+    fewshot_indices: tuple[int, ...] | None = None
+    """Positions, in the few-shot split, of the examples this prompt shows, in the
+    order shown (``()`` for zero-shot)."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
@@ -127,7 +143,9 @@ class RenderedPrompt:
         ``candidates`` (perplexity); ``turn`` for the requests of a multi-turn
         dialogue; ``context_token_ids``, ``continuation_token_ids`` and
         ``token_report`` when a tokenizer gives them; ``assistant_spans`` when the
-        chat template marks them; ``contexts`` for a multiple-input task."""
+        chat template marks them; ``contexts`` for a multiple-input task;
+        ``permutation`` under a choice order, with ``rotation`` and
+        ``circular_pattern`` in circular evaluation."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -159,10 +177,50 @@ class RenderedPrompt:
             out["assistant_spans"] = [list(span) for span in self.assistant_spans]
         if self.contexts is not None:
             out["contexts"] = list(self.contexts)
+        if self.permutation is not None:
+            out["permutation"] = list(self.permutation)
+        if self.rotation is not None:
+            out["rotation"] = self.rotation
+            out["circular_pattern"] = self.circular_pattern
         return out
 
 
 _UNTRIED: Any = object()  # the fast path is compiled on the first record
+
+
+def _plain_order_fields(renderer: TaskRenderer) -> tuple[str, str] | None:
+    """``(choices field, target field)`` when a new order of a record's choices can be
+    rendered from a copy of the record with that field reordered and the gold index
+    remapped: ``doc_to_choice`` and ``doc_to_target`` are plain field names, and
+    nothing else of the task reads them (the question reads one other field, the
+    description is fixed, no ``gen_prefix`` or few-shot field specs of its own).
+    Worked out once per renderer (:meth:`TaskRenderer._reordered_copies`)."""
+    from .fields.extractors import Expression, RecordField
+
+    def field(extractor: Any) -> str | None:
+        if type(extractor) is RecordField and type(extractor.spec) is str:
+            return extractor.spec
+        return None
+
+    choice_key, target_key = field(renderer._choice), field(renderer._target)
+    if choice_key is None or target_key is None or choice_key == target_key or renderer.shot_extractors:
+        return None
+    text = renderer._text
+    if type(text) is RecordField:
+        reads = text.spec
+    elif type(text) is Expression and text.steps is not None and len(text.steps) == 1:
+        reads = text.steps[0]
+    else:
+        return None
+    if reads in (choice_key, target_key) or renderer._prefix is not None:
+        return None
+    describe = renderer._description
+    if describe is not None and getattr(describe, "kind", None) not in ("literal", "constant"):
+        return None
+    return choice_key, target_key
+
+
+DEFAULT_KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # option keys named for circular patterns of extracted choices
 
 _STAGE_KEYS = {
     "extract_field": None,  # extractor errors carry their own key
@@ -196,6 +254,9 @@ class TaskRenderer:
         origins: Mapping[str, str] | None = None,
         allow_null_target: bool = False,
         limits: Any = None,
+        choice_order: Any = None,
+        option_keys: Sequence[str] | None = None,
+        answer_key: str | None = None,
         fast_path: Callable[[TaskRenderer], Any] | None = None,
     ) -> None:
         self.task = task
@@ -221,6 +282,15 @@ class TaskRenderer:
         """Whether a generation record may have a null target (the task's ``allow_null_target``)."""
         self.limits = limits
         """Jinja budgets for this task's templates (``load_task(limits=...)``); ``None``: the defaults."""
+        self.choice_order = choice_order
+        """The order of each record's choices (a :class:`~prompt_style.choice_order.ChoiceOrder`),
+        or ``None``: as the record has them. See :meth:`render_ordered`."""
+        self.option_keys = tuple(option_keys) if option_keys is not None else None
+        """Where a choice order permutes the choices: ``None`` for the extracted choices
+        (``doc_to_choice``), else the record's option columns (or one list field),
+        rewritten as OpenCompass's CircularEval rewrites a record."""
+        self.answer_key = answer_key
+        """With ``option_keys``: the record field holding the answer, remapped with its choice."""
         self.fast_path = fast_path
         """Compiles the task's fast path on the first record (``prompt_style.fastpath.compile_fast_path``,
         which ``load_task`` passes in: the renderer is beneath it); ``None``: the general path only."""
@@ -233,6 +303,7 @@ class TaskRenderer:
         self._target = get("doc_to_target")
         self._description = get("description")
         self._prefix = get("gen_prefix")
+        self._doc_id = get("doc_id")
         # The gold answer is resolved here, from the task's fields, before any style runs.
         self._gold = gold_resolver(self._target)
         # A style that reports the target as text (task_template) says it needs no gold index.
@@ -404,6 +475,16 @@ class TaskRenderer:
             line=self.lines.get(key or ""),
         )
 
+    def examples(self, record: Mapping[str, Any], index: int) -> tuple[Sample, ...]:
+        """The few-shot examples record ``index`` gets, as extracted ``Sample`` objects (their
+        ``index`` is their position in the few-shot pool, :attr:`pool_split`).
+
+        :raises PromptStyleError: for an example with bad data, naming it.
+        """
+        shared = self._shared_ids
+        ids = shared if shared is not None else self._select(index, record)
+        return tuple([self._shot(i) for i in ids]) if ids else ()
+
     def shared_shots(self) -> tuple[Sample, ...] | None:
         """The few-shot examples every record gets, when the retriever's selection does
         not depend on the record (``shared_selection()``), else ``None``; built once.
@@ -438,7 +519,8 @@ class TaskRenderer:
         source = self.origins.get(key) or self.origins.get(top) or self.source
         return exc.locate(split=self.split, index=index, file=source, line=line)
 
-    def _format(self, record: Mapping[str, Any], index: int) -> FormattedPrompt:
+    def _format(self, record: Mapping[str, Any], index: int) -> tuple[FormattedPrompt, tuple[int, ...]]:
+        """The style's prompt for a record, and the few-shot indices it shows."""
         token = _SCOPE.set(self.limits) if self.limits is not None else None
         stage = "extract_field"
         try:
@@ -452,8 +534,11 @@ class TaskRenderer:
                 shots = [self._shot(i) for i in ids] if ids else ()
                 if shared is not None:  # the same examples for every record: one tuple, reused
                     shots = self._shared = tuple(shots)
+                ids = shared if shared is not None else tuple(ids) if ids else ()
+            else:
+                ids = self._shared_ids
             stage = "format_prompt"
-            return self._style_format(sample, shots)
+            return self._style_format(sample, shots), ids
         except PromptStyleError as exc:
             raise self._locate(exc.locate(key=_STAGE_KEYS[stage]), index) from None
         except Exception as exc:  # a plugin's bug, reported with where it happened
@@ -489,13 +574,17 @@ class TaskRenderer:
             when ``every`` mode gets no reply.
         """
         if getattr(self.style, "infer_mode", None) is None:  # one request: the usual path
+            if self.choice_order is not None:  # the record's choice orders (one prompt, or one per rotation)
+                yield from self.render_ordered(record, index)
+                return
             yield self.render(record, index)
             return
-        formatted = self._format(record, index)
+        formatted, ids = self._format(record, index)
+        doc_id = self.doc_id(record, index) if self._doc_id is not None else None
         if formatted.infer_mode is None:
-            yield self._rendered(formatted, formatted.dialogue, index)
+            yield self._rendered(formatted, formatted.dialogue, index, fewshot_indices=ids, doc_id=doc_id)
             return
-        yield from conversation.requests(self, formatted, index, reply)
+        yield from conversation.requests(self, formatted, index, reply, fewshot_indices=ids, doc_id=doc_id)
 
     def _rendered(
         self,
@@ -505,6 +594,8 @@ class TaskRenderer:
         *,
         target: Any = None,
         turn: int | None = None,
+        fewshot_indices: tuple[int, ...] | None = None,
+        doc_id: Any = None,
     ) -> RenderedPrompt:
         token = _SCOPE.set(self.limits) if self.limits is not None else None
         try:
@@ -531,6 +622,8 @@ class TaskRenderer:
             self.until,
             mode=formatted.mode,
             turn=turn,
+            doc_id=doc_id,
+            fewshot_indices=fewshot_indices,
         )
 
     def render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
@@ -548,8 +641,39 @@ class TaskRenderer:
             if fast is not None:
                 made = fast(record, index)
                 if made is not None:
+                    if self._doc_id is not None:
+                        made.doc_id = self.doc_id(record, index)
                     return made
-        return self._render(record, index)
+        made = self._render(record, index)
+        if self._doc_id is not None:
+            made.doc_id = self.doc_id(record, index)
+        return made
+
+    def doc_id(self, record: Mapping[str, Any], index: int) -> Any:
+        """The record's own id, by the task's ``doc_id`` field spec; ``index`` when the
+        task names none.
+
+        :raises FieldError: naming the record, when the record has no such field (with
+            the closest of its keys) or its id is null.
+        """
+        of = self._doc_id
+        if of is None:
+            return index
+        try:
+            value = of(record)
+            if value is None:
+                raise FieldError(
+                    "gave null instead of the record's id",
+                    key="doc_id",
+                    hint="fix the record, or point doc_id at a field every record has",
+                )
+            return value
+        except PromptStyleError as exc:
+            raise self._locate(exc.locate(key="doc_id"), index) from None
+        except Exception as exc:  # user callables
+            raise self._locate(
+                FieldError(f"raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}", key="doc_id"), index
+            ) from exc
 
     def fast_render(self) -> Callable[[Mapping[str, Any], int], RenderedPrompt | None] | None:
         """The task's compiled fast path (:mod:`prompt_style.fastpath`): ``fn(record,
@@ -559,12 +683,143 @@ class TaskRenderer:
         fast = self._fast
         return self._compile_fast() if fast is _UNTRIED else fast
 
-    def _render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
-        """The general path of :meth:`render`."""
+    def render_ordered(self, record: Mapping[str, Any], index: int) -> list[RenderedPrompt]:
+        """The prompts of one record with its choices in the task's :attr:`choice_order`:
+        one prompt (``--shuffle-choices``, ``correct:K``, ...) or one per rotation
+        (``circular``), each with its ``permutation`` (and ``rotation``,
+        ``circular_pattern`` when circular) and the gold target remapped. Without a
+        choice order, ``[render(record, index)]``.
+
+        :raises PromptStyleError: naming the record, for bad data and for orders the
+            record cannot take (``correct:K`` past its last choice).
+        """
+        order = self.choice_order
+        if order is None:
+            return [self.render(record, index)]
+        keys = self.option_keys
+        if keys is None and type(record) is dict:
+            fields = self.__dict__.get("_order_fields", _UNTRIED)
+            if fields is _UNTRIED:
+                fields = self._order_fields = _plain_order_fields(self)
+            if fields is not None:
+                choices, gold = record.get(fields[0]), record.get(fields[1])
+                if (
+                    type(choices) is list
+                    and type(gold) is int
+                    and 0 <= gold < len(choices) <= len(DEFAULT_KEYS)
+                    and None not in choices
+                    and choices[:2] != ["A", "B"]  # choices that are labels: the general path says why not
+                ):
+                    return self._reordered_copies(record, index, fields, choices, gold)
+        from .choice_order import circular_pattern, permute_record, record_gold, remap_gold
+
+        try:
+            if keys is not None:  # the record's own option columns (OpenCompass): rewrite the record
+                n, gold = record_gold(record, keys, self.answer_key)
+            else:
+                sample = self.sample(record, index)
+                self._check_orderable(sample)
+                n, gold = len(sample.choices), sample.gold
+            permutations = order.permutations(index, n, gold)
+        except PromptStyleError as exc:
+            raise self._locate(exc.locate(key=exc.key or "choice_order"), index) from None
+        shown = keys if keys is not None and len(keys) > 1 else None
+        names = shown or (DEFAULT_KEYS[:n] if n <= len(DEFAULT_KEYS) else [str(i) for i in range(n)])
+        # A gold index to check the rewritten records against: their gold must be the
+        # same choice (an answer field that did not follow its choices would not be).
+        check = self.render(record, index).target if keys is not None else None
+        out = []
+        for rotation, permutation in enumerate(permutations):
+            if keys is not None:
+                made = self.render(permute_record(record, permutation, keys, self.answer_key), index)
+                if type(check) is int and type(made.target) is int and permutation[made.target] != check:
+                    raise RenderError(
+                        f"the gold answer did not follow the choices: it is choice {check} of the record, "
+                        f"but the reordered record's gold is its choice {permutation[made.target]}",
+                        key="answer_key",
+                        split=self.split,
+                        index=index,
+                        file=self.source,
+                        hint="name the field that holds the answer with --answer-key (answer_key= in Python)",
+                    )
+            else:
+                made = self._render(record, index, (permutation, remap_gold))
+                if self._doc_id is not None:
+                    made.doc_id = self.doc_id(record, index)
+            made.permutation = permutation
+            if order.many:
+                made.rotation = rotation
+                made.circular_pattern = circular_pattern(permutation, names)
+            out.append(made)
+        return out
+
+    def _reordered_copies(
+        self, record: dict[str, Any], index: int, fields: tuple[str, str], choices: list[Any], gold: int
+    ) -> list[RenderedPrompt]:
+        """A task whose choices and gold index are plain fields of the record, and which
+        reads them nowhere else (:func:`_plain_order_fields`): each new order is a copy
+        of the record with the choice list reordered and the gold index remapped, which
+        renders — through the fast path — the prompt the reordered extracted choices give."""
+        from .choice_order import circular_pattern
+
+        order = self.choice_order
+        try:
+            permutations = order.permutations(index, len(choices), gold)
+        except PromptStyleError as exc:
+            raise self._locate(exc.locate(key=exc.key or "choice_order"), index) from None
+        choice_key, target_key = fields
+        many = order.many
+        out = []
+        for rotation, permutation in enumerate(permutations):
+            copy = dict(record)
+            copy[choice_key] = [choices[p] for p in permutation]
+            copy[target_key] = permutation.index(gold)
+            made = self.render(copy, index)
+            made.permutation = permutation
+            if many:
+                made.rotation = rotation
+                made.circular_pattern = circular_pattern(permutation, DEFAULT_KEYS)
+            out.append(made)
+        return out
+
+    def _check_orderable(self, sample: Sample) -> None:
+        choices = sample.choices
+        if choices is None or type(sample.question) is ContextChoice:
+            raise RenderError(
+                "a choice order needs the record's choices (doc_to_choice), one prompt for all of them",
+                key="choice_order",
+                hint="for a template that reads option columns (OpenCompass's {A}, {B}), give --option-keys",
+            )
+        n = len(choices)
+        if n >= 2 and [str(c) for c in choices] == list(DEFAULT_KEYS[:n]):
+            raise RenderError(
+                f"the choices are the labels {', '.join(DEFAULT_KEYS[:n])}: the choice texts are in the "
+                "question's text, where a new order cannot reach them",
+                key="choice_order",
+                hint="name the record's choice field (or columns) and its answer with --option-keys and "
+                "--answer-key (option_keys=, answer_key= in Python), e.g. --option-keys choices --answer-key answer",
+            )
+
+    def _render(self, record: Mapping[str, Any], index: int, permute: Any = None) -> RenderedPrompt:
+        """The general path of :meth:`render` (``permute``: ``(permutation, remap_gold)``
+        to show the extracted choices in another order)."""
         token = _SCOPE.set(self.limits) if self.limits is not None else None
         stage = "extract_field"
         try:
             sample = self.sample(record, index)
+            if permute is not None:
+                permutation, remap = permute
+                choices = sample.choices
+                sample = Sample(
+                    index,
+                    record,
+                    sample.question,
+                    [choices[p] for p in permutation],
+                    sample.target,
+                    sample.description,
+                    gold=remap(sample.gold, permutation),
+                    gen_prefix=sample.gen_prefix,
+                )
             if self._rolling:
                 return self._rolling_prompt(sample, index)
             stage = "retrieve_examples"
@@ -576,6 +831,9 @@ class TaskRenderer:
                 shots = [self._shot(i) for i in ids] if ids else ()
                 if shared is not None:  # the same examples for every record: one tuple, reused
                     shots = self._shared = tuple(shots)
+                ids = shared if shared is not None else tuple(ids) if ids else ()
+            else:
+                ids = self._shared_ids
             stage = "format_prompt"
             formatted = self._style_format(sample, shots)
             if formatted.infer_mode is not None:
@@ -585,9 +843,9 @@ class TaskRenderer:
                 )
             stage = "apply_meta_template"
             if formatted.candidates is not None:
-                return self._candidates(index, formatted)
+                return self._candidates(index, formatted, ids)
             if formatted.contexts is not None:
-                return self._multiple_input(index, formatted)
+                return self._multiple_input(index, formatted, ids)
             dialogue = formatted.dialogue
             if self._chat_apply is not None:
                 dialogue = self._chat_apply(dialogue)
@@ -622,6 +880,7 @@ class TaskRenderer:
             token_report=made.token_report,
             assistant_spans=made.assistant_spans,
             mode=formatted.mode,
+            fewshot_indices=ids,
         )
 
     def _compile_fast(self) -> Any:
@@ -636,7 +895,7 @@ class TaskRenderer:
         self._fast = None if path is None else path.render
         return self._fast
 
-    def _candidates(self, index: int, formatted: Any) -> RenderedPrompt:
+    def _candidates(self, index: int, formatted: Any, ids: tuple[int, ...] = ()) -> RenderedPrompt:
         full = self._meta_full
         chat = self._chat_apply
         candidates = []
@@ -658,9 +917,10 @@ class TaskRenderer:
             self.until,
             candidates=candidates,
             mode=formatted.mode,
+            fewshot_indices=ids,
         )
 
-    def _multiple_input(self, index: int, formatted: FormattedPrompt) -> RenderedPrompt:
+    def _multiple_input(self, index: int, formatted: FormattedPrompt, ids: tuple[int, ...] = ()) -> RenderedPrompt:
         """A multiple-input record: the chat rules and the meta template applied to
         each context (lm-evaluation-harness applies the chat template to each)."""
         if self._meta_scored is not None:
@@ -693,6 +953,7 @@ class TaskRenderer:
             assistant_spans=made.assistant_spans,
             mode=formatted.mode,
             contexts=tuple([m.text if m.text is not None else m.messages for m in made_all]),
+            fewshot_indices=ids,
         )
 
     def _rolling_prompt(self, sample: Sample, index: int) -> RenderedPrompt:
@@ -705,4 +966,4 @@ class TaskRenderer:
                 f"but it gave {type(target).__name__} {target!r}",
                 key="doc_to_target",
             )
-        return RenderedPrompt(index, target, None, (), target, self.plugins, ())
+        return RenderedPrompt(index, target, None, (), target, self.plugins, (), fewshot_indices=())

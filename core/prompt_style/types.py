@@ -35,6 +35,10 @@ __all__ = [
     "Formatter",
     "Tokenizer",
     "TokenizerLoader",
+    "ParsedAnswer",
+    "AnswerParser",
+    "AnswerParserFactory",
+    "AxesFactory",
     "ExportRequest",
     "ExportResult",
     "Exporter",
@@ -303,6 +307,10 @@ class Tokenizer(Protocol):
         additions (usually a BOS) are added, as ``tokenizer(text)`` does in transformers."""
         ...
 
+    # Optional: ``token_offsets(text, *, add_special_tokens=False) -> list[tuple[int, int]]``,
+    # the character span in ``text`` of each token ``encode`` gives (empty for a token the
+    # tokenizer adds): ``prompt-style view`` draws token boundaries with it.
+
 
 @runtime_checkable
 class TokenizerLoader(Protocol):
@@ -318,6 +326,41 @@ class TokenizerLoader(Protocol):
 
 
 @dataclass(frozen=True)
+class ParsedAnswer:
+    """The choice(s) a completion names, as an answer parser read it."""
+
+    indices: tuple[int, ...]
+    """Positions in the record's choices as shown (after any permutation), in
+    ascending order; one for a single answer."""
+    rule: str = ""
+    """Which rule found it (``answer line``, ``wrapped label``, ``choice text``, ...),
+    for reports."""
+
+
+@runtime_checkable
+class AnswerParser(Protocol):
+    """Reads a generated completion as a choice (what a ``parse_answer`` factory returns)."""
+
+    def parse(
+        self, completion: str, *, labels: Sequence[str], choices: Sequence[str], multiple: bool = False
+    ) -> ParsedAnswer | None:
+        """The choice(s) ``completion`` names, or ``None`` when it names none unambiguously.
+
+        :param labels: the labels the prompt showed, one per choice (``A``, ``B``; ``1``,
+            ``2``; ``i``, ``ii``).
+        :param choices: the choice texts, in the order shown.
+        :param multiple: whether several answers may be correct (the record's gold is a list).
+        """
+        ...
+
+
+AnswerParserFactory = Callable[..., AnswerParser]
+"""``factory(style=...) -> AnswerParser``: see the ``parse_answer`` hook."""
+AxesFactory = Callable[..., Any]
+"""``factory(options=...) -> StyleAxes``: see the ``declare_axes`` hook."""
+
+
+@dataclass(frozen=True)
 class ExportRequest:
     """What an exporter (the ``export_task`` hook) is asked to write."""
 
@@ -328,7 +371,9 @@ class ExportRequest:
     """The task file, absolute; ``None`` for a task given as a mapping."""
     load_options: Mapping[str, Any]
     """The keyword arguments of :func:`~prompt_style.load_task` (besides the task
-    itself) that built ``task``, as the user gave them (``data`` paths absolute):
+    itself) that built ``task``, as the user gave them, with paths absolute (``data``,
+    a meta template file, ``read_options`` such as ``data_root``, and meta options or
+    model args naming an existing file or folder):
     an exporter whose files load the task again at the harness's run time passes
     them on, so that the harness renders exactly what ``prompt-style render``
     renders with the same options."""

@@ -76,7 +76,7 @@ def test_resolve_attributes_the_style_to_the_distribution(manager):
         "version": metadata.version(DIST),
     }
     [row] = [r for r in manager.describe() if r["name"] == PLUGIN]
-    assert row["hooks"] == {"format_prompt": [STYLE]}
+    assert row["hooks"] == {"format_prompt": [STYLE], "declare_axes": [STYLE], "parse_answer": [STYLE]}
     style = provider.factory(options={}, settings=ps.StyleSettings())
     assert isinstance(style, ps.Style)
 
@@ -136,7 +136,7 @@ def test_disabled_by_environment():
     manager = ps.create_plugin_manager(environ={"PROMPT_STYLE_DISABLE": DIST})
     [info] = [p for p in manager.plugins if p.name == PLUGIN]
     assert info.status == "blocked"
-    with pytest.raises(ps.PluginNotFoundError, match="unknown style 'mcq::numbered'"):
+    with pytest.raises(ps.PluginNotFoundError, match="style 'mcq::numbered' is provided by .*, which is blocked"):
         manager.resolve("format_prompt", STYLE)
 
 

@@ -14,9 +14,9 @@ OpenCompass's inferencer gives it (after OpenCompass's own template parser):
 generation prompts in record order, perplexity prompts label after label.
 
 Needs OpenCompass 0.5.4 and this bridge installed in the running Python (skips
-otherwise): ``python tools/bridges/e2e_opencompass.py`` builds such an
-environment and runs this file. Each case appends a line to
-``$PROMPT_STYLE_E2E_REPORT`` when set.
+otherwise): ``python tools/harnesses/run.py --harness opencompass`` builds such
+an environment (tools/harnesses/specs/opencompass.json) and runs this file. Each
+case appends a line to ``$PROMPT_STYLE_E2E_REPORT`` when set.
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("opencompass", reason="OpenCompass 0.5.4 is not installed here (tools/bridges/e2e_opencompass.py)")
+pytest.importorskip(
+    "opencompass", reason="OpenCompass 0.5.4 is not installed here (tools/harnesses/run.py --harness opencompass)"
+)
 pytest.importorskip("prompt_style_opencompass.runtime", reason="the bridge or its OpenCompass dependencies are missing")
 
 pytestmark = pytest.mark.slow
@@ -242,12 +244,12 @@ def _received(case: Case, records: Path, tag: str) -> list[dict[str, Any]]:
     return out
 
 
-def _report(case: Case, tag: str, count: int, identical: bool) -> None:
+def _report(case: Case, tag: str, records: int, count: int, identical: bool) -> None:
     report = os.environ.get("PROMPT_STYLE_E2E_REPORT")
     if report:
         with open(report, "a", encoding="utf-8") as out:
-            line = {"harness": "opencompass", "case": f"{case.name}/{tag}", "prompts": count, "identical": identical}
-            out.write(json.dumps(line) + "\n")
+            line = {"harness": "opencompass", "case": f"{case.name}/{tag}", "records": records}
+            out.write(json.dumps({**line, "prompts": count, "identical": identical}) + "\n")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -265,7 +267,7 @@ def test_opencompass_hands_the_model_what_prompt_style_renders(opencompass_run, 
             # OpenCompass splits a dataset of more than 16 records between its workers,
             # which run side by side: the same prompts, in another order.
             got, want = sorted(got, key=json.dumps), sorted(want, key=json.dumps)
-        _report(case, tag, len(got), got == want)
+        _report(case, tag, len(expected[case.name]), len(got), got == want)
         assert len(got) == len(want), f"{tag}: {len(got)} prompts, expected {len(want)}"
         for i, (a, b) in enumerate(zip(got, want)):
             assert a == b, f"{tag}: prompt {i} differs"

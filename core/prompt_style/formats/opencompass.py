@@ -285,6 +285,12 @@ def _typed(cfg: Any, where: _Where, key: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
+def _dataset_type(dataset: Mapping[str, Any]) -> str | None:
+    """The dataset loader's class name (``MMLUDataset``, ``CircularMMLUDataset``), when the config names it."""
+    value = dataset.get("type")
+    return (_type_name(value) or None) if value is not None else None
+
+
 class _Reading:
     """Reading one dataset config."""
 
@@ -376,9 +382,13 @@ class _Reading:
             types[key] = _type_name(cfg.get("type")) if isinstance(cfg, Mapping) else None
         inferencer = infer.get("inferencer")
         options = {k: v for k, v in inferencer.items() if k != "type"} if isinstance(inferencer, Mapping) else {}
+        dataset = self.dataset
         return {
-            "abbr": self.dataset.get("abbr"),
+            "abbr": dataset.get("abbr"),
             "mode": mode,
+            "type": _dataset_type(dataset),
+            # a CircularEval dataset's load() arguments (opencompass/datasets/circular.py)
+            **{k: dataset[k] for k in ("circular_patterns", "option_keys", "answer_key") if k in dataset},
             "types": types,
             "reader_cfg": plain_config(reader),
             "inferencer": plain_config(options),

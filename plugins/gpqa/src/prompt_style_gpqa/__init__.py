@@ -10,7 +10,9 @@
 continuations `` (A)``, `` (B)``, ...
 """
 
-from prompt_style import choice_style, hookimpl
+import os
+
+from prompt_style import choice_answer_parser, choice_axes, choice_style, hookimpl
 
 GPQA = {
     "prefix": "What is the correct answer to this question:",
@@ -26,3 +28,21 @@ GPQA = {
 @hookimpl
 def format_prompt():
     return {"mcq::gpqa": choice_style("mcq::gpqa", **GPQA)}
+
+
+@hookimpl
+def declare_axes():
+    # labels, wrapper, separator, spacing, casing, answer prefix, instruction, choice order
+    return {"mcq::gpqa": choice_axes("mcq::gpqa", **GPQA)}
+
+
+@hookimpl
+def parse_answer():
+    # its generation variants' answers: ANSWER: X, (B), **B**, B., the choice text, ...
+    return {"mcq::gpqa": choice_answer_parser}
+
+
+@hookimpl
+def task_examples():
+    # GPQA-shaped questions, zero-shot with mcq::gpqa: prompt-style render --example gpqa
+    return {"gpqa": os.path.join(os.path.dirname(__file__), "example", "task.yaml")}

@@ -200,13 +200,14 @@ class ChatTemplate:
             # (special tokens first, as transformers passes them), then its own.
             if variables and not plain_variables:
                 variables = conv.plain_data(dict(variables))
+            names = self._names
             context = {
                 **self._globals,
                 **({"strftime_now": fixed_strftime_now(now)} if now is not None else _NO_CLOCK),
                 **(variables or _NO_CLOCK),
                 "messages": chat,
-                "tools": None if tools is None else conv.prepare_tools(tools),
-                "documents": None if documents is None else conv.prepare_documents(documents),
+                "tools": None if tools is None else conv.prepare_tools(tools, "tools" in names),
+                "documents": None if documents is None else conv.prepare_documents(documents, "documents" in names),
                 "add_generation_prompt": add_generation_prompt,
             }
             final = None

@@ -119,6 +119,8 @@ CASES = [
     Case("lmeval_arc", "repo:examples/lm_eval/arc/arc_easy.yaml", [*ARC, "--shots", "2"], route="render"),
     Case("lmeval_qa", "lm_eval_qa.yaml", QA, route="render"),
     Case("lmeval_qa_meta", "lm_eval_qa.yaml", [*QA, "--meta", META], route="render"),
+    # a task-template file (SciRIFF's format)
+    Case("tt_sciq", "repo:examples/sciq/sciq_mcq.yaml", ["--shots", "2", "--meta", META], route="render"),
 ]
 WORKER_CASES = ["oc_gen_meta", "oc_native_random", "mmlu_oc_meta"]
 """Repeated with OpenCompass's worker processes (its default runner)."""

@@ -91,37 +91,68 @@ class MetaRoles:
         raise Unsupported(f"the meta template has no role for a {role!r} turn")
 
 
+_TURNS = 4096
+"""How many turns' items are kept (the shared examples come back; a bound for the rest)."""
+_PREFIXES = 256
+"""How many dialogue beginnings are kept (records with examples of their own share none)."""
 _MARKERS = {(s, p): {"section": s, "pos": p} for s in SECTIONS for p in ("begin", "end")}
 
 
-def prompt_items(dialogue: Dialogue, roles: MetaRoles, memo: dict[int, Any] | None = None) -> str | list[Any]:
+def prompt_items(
+    dialogue: Dialogue,
+    roles: MetaRoles,
+    memo: dict[int, Any] | None = None,
+    prefixes: dict[int, Any] | None = None,
+) -> str | list[Any]:
     """The ``PromptList`` items (or the string) OpenCompass's parser shows as prompt-style shows ``dialogue``.
 
     :param memo: where each turn's item is kept, by the turn's identity, to be
         reused the next time the turn comes (a task's shared in-context examples);
         the items are never changed by OpenCompass's parsers.
+    :param prefixes: where the items of a dialogue's turns before its ``round`` are
+        kept, by its first turn: the next dialogue starting with equal turns (every
+        record of a task whose examples are shared) reuses them whole.
     """
     if memo is None:
         memo = {}
-    items: list[Any] = []
+    start = 0
+    state: tuple[Any, ...] = ([], None, 0, False)
+    first: Any = None
+    if prefixes is not None and dialogue:
+        try:
+            first = dialogue[0]
+            known = prefixes.get(first)
+        except TypeError:  # a turn that cannot be hashed (content parts): no reuse
+            first = known = None
+        if known is not None and dialogue[: len(known[0])] == known[0]:
+            start = len(known[0])
+            state = (list(known[1]), *known[2:])
+    items, current, rounds, spoken = state
     append = items.append
-    current = None
-    rounds = 0
-    spoken = False
     get = memo.get
-    for turn in dialogue:
-        known = get(id(turn))
-        if known is None or known[0] is not turn:
-            known = memo[id(turn)] = (turn, *_item(turn, roles))
-        if known[2] is not current:
+    for position in range(start, len(dialogue)):
+        turn = dialogue[position]
+        entry = get(id(turn))
+        if entry is None or entry[0] is not turn:
+            entry = (turn, *_item(turn, roles))
+            if turn.section != "round":  # a record's own question is not kept: it does not come again
+                if len(memo) >= _TURNS:
+                    memo.clear()
+                memo[id(turn)] = entry
+        if entry[2] is not current:
             if current is not None:
                 append(_MARKERS[current, "end"])
-            current = known[2]
-            append(_MARKERS[current, "begin"])
+            current = entry[2]
             if current == "round":
+                if first is not None and position and start == 0:
+                    # the turns before the round, for the next dialogue that starts with them
+                    if len(prefixes) >= _PREFIXES:  # type: ignore[arg-type]
+                        prefixes.clear()  # type: ignore[union-attr]
+                    prefixes[first] = (dialogue[:position], tuple(items), None, rounds, spoken)  # type: ignore[index]
                 rounds += 1
-        append(known[1])
-        if known[3]:
+            append(_MARKERS[current, "begin"])
+        append(entry[1])
+        if entry[3]:
             spoken = True
     if not spoken:  # plain strings only: the string itself
         return "".join(_text(turn.content) for turn in dialogue)

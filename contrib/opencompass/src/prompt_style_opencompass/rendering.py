@@ -88,15 +88,17 @@ class Prompts:
 
 class PromptItems:
     """Dialogues as ``PromptList`` items (:func:`~.dialogue.prompt_items`), each
-    turn's item made once: a task's in-context examples are the same turns in
-    every record, and OpenCompass's parsers never change the items."""
+    turn's item made once, and the items before the round reused whole when the
+    next dialogue starts with the same turns: a task's in-context examples are the
+    same turns in every record, and OpenCompass's parsers never change the items."""
 
     def __init__(self, roles: MetaRoles) -> None:
         self.roles = roles
         self._memo: dict[Any, Any] = {}
+        self._prefixes: dict[Any, Any] = {}
 
     def __call__(self, dialogue: Any) -> Any:
-        return prompt_items(dialogue, self.roles, self._memo)
+        return prompt_items(dialogue, self.roles, self._memo, self._prefixes)
 
 
 def meta_roles(task: Any) -> MetaRoles | None:

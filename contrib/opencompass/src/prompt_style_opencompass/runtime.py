@@ -174,6 +174,7 @@ class PromptStyleTemplate(PromptTemplate):
             template = {label: "" for label in labels}
         super().__init__(template=template, ice_token=None, sep_token=None)
         self._label = {label: i for i, label in enumerate(labels or ())}
+        self._parts = made.parts  # read per call: the hot path of PPLInferencer
 
     @staticmethod
     def _shown(prompt: Any) -> Any:
@@ -205,7 +206,10 @@ class PromptStyleTemplate(PromptTemplate):
                 f"{', '.join(map(repr, self._label))})",
                 hint="leave PPLInferencer's labels unset",
             )
-        prompt = self._made.candidate(entry[INDEX], position)
+        part = self._parts[entry[INDEX]]
+        if part.__class__ is tuple:  # multiple choice: the context and the label's continuation
+            return part[0][position] + part[1][position]
+        prompt = part[position]
         return prompt if prompt.__class__ is str else PromptList(prompt)
 
     def generate_ice_item(self, entry: Mapping[str, Any], label: Any) -> Any:

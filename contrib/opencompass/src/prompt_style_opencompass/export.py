@@ -61,7 +61,10 @@ def export(request: ExportRequest) -> ExportResult:
     task = request.task
     name = request.name or task.name
     load_options = config_options(request.load_options)
-    plan = choose(task, request, options, name=name, load_options=load_options, out=out)
+    try:
+        plan = choose(task, request, options, name=name, load_options=load_options, out=out)
+    except prompt_style.PromptStyleError as exc:  # about the task: name its file
+        raise exc.locate(file=str(request.source) if request.source else None) from None
     files = write(plan, task=task, request=request, name=name, out=out)
     return ExportResult(files=tuple(files), usage=usage(out, name, plan))
 

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .loading import Task, load_task, render_records
     from .map_function import PromptMapper, as_map_function
     from .meta import ModelArgs, api_role, parse_model_args
+    from .meta.opencompass import OpenCompassMeta
     from .meta.pieces import message_pieces
     from .options import check_options
     from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager, default_plugin_manager
@@ -179,6 +180,7 @@ __all__ = [
     "JinjaLimits",
     "YamlLimits",
     "api_role",
+    "OpenCompassMeta",
     "check_options",
     "QAStyle",
     "ChoiceStyle",
@@ -312,6 +314,7 @@ _LAZY: dict[str, str] = {
     "ranking_count": ".retrievers.checks",
     "input_columns_option": ".retrievers.opencompass",
     "input_text": ".retrievers.opencompass",
+    "OpenCompassMeta": ".meta.opencompass",
     "JinjaLimits": ".safe.jinja_env",
     "JinjaProfile": ".safe.jinja_env",
     "YamlLimits": ".safe.limits",

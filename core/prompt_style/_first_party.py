@@ -17,6 +17,7 @@ FOLDERS: dict[str, str] = {
     "prompt-style-lm-eval": "contrib/lm-eval",
     "prompt-style-mmlu": "plugins/mmlu",
     "prompt-style-numbered": "contrib/numbered",
+    "prompt-style-opencompass": "contrib/opencompass",
     "prompt-style-tokenizers": "plugins/tokenizers",
     "prompt-style-topk": "plugins/topk",
 }
@@ -62,6 +63,7 @@ NAMES: dict[str, dict[str, str]] = {
     },
     "export_task": {
         "lm-eval": "prompt-style-lm-eval",
+        "opencompass": "prompt-style-opencompass",
     },
     "format_prompt": {
         "cloze": "prompt-style-cloze",

@@ -127,12 +127,10 @@ def first_party(hook: str, name: str) -> str | None:
 _PENDING_NAMES: Mapping[str, Mapping[str, str]] = {
     "export_task": {
         "lighteval": "prompt-style-lighteval",
-        "opencompass": "prompt-style-opencompass",
     },
 }
 _PENDING_FOLDERS: Mapping[str, str] = {
     "prompt-style-lighteval": "contrib/lighteval",
-    "prompt-style-opencompass": "contrib/opencompass",
 }
 
 

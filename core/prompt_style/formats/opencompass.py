@@ -37,6 +37,7 @@ __all__ = [
     "OutputColumn",
     "PartialSplit",
     "whole_record",
+    "plain_config",
     "INFERENCER_MODES",
 ]
 
@@ -149,6 +150,35 @@ class PartialSplit:
             )
         random.Random(size).shuffle(indices)
         return [records[i] for i in indices[:size]]
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def plain_config(value: Any) -> Any:
+    """``value`` as plain data (mappings, lists, strings, numbers, booleans, ``None``):
+    a class or function a ``.py`` config imported becomes its dotted path, which
+    OpenCompass's registries import; ``None`` when something else is inside."""
+    if isinstance(value, _PLAIN):
+        return value
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            converted = plain_config(item)
+            if converted is None and item is not None:
+                return None
+            out[key] = converted
+        return out
+    if isinstance(value, (list, tuple)):
+        items = [plain_config(item) for item in value]
+        if any(c is None and i is not None for c, i in zip(items, value)):
+            return None
+        return items
+    module = getattr(value, "__module_name__", None) or getattr(value, "__module__", None)
+    name = getattr(value, "__opencompass_name__", None) or getattr(value, "__qualname__", None)
+    if isinstance(module, str) and isinstance(name, str) and "<" not in name:
+        return f"{module}.{name}"
+    return None
 
 
 def _type_name(value: Any) -> str | None:
@@ -336,19 +366,34 @@ class _Reading:
             fewshot_split=train_split if retriever is not None else None,
             num_fewshot=num_fewshot,
             retriever=retriever,
-            metadata={
-                "opencompass": {
-                    "abbr": dataset.get("abbr"),
-                    "mode": mode,
-                    "type": _dataset_type(dataset),
-                    # a CircularEval dataset's load() arguments (opencompass/datasets/circular.py)
-                    **{k: dataset[k] for k in ("circular_patterns", "option_keys", "answer_key") if k in dataset},
-                }
-            },
+            metadata={"opencompass": self._metadata(infer, reader, mode)},
             path=self.source.path,
             format="opencompass",
             lines=self._lines(reader_key),
         )
+
+    def _metadata(self, infer: Mapping[str, Any], reader: Mapping[str, Any], mode: str) -> dict[str, Any]:
+        """What the config says beyond the prompts, for tools that write it again (the
+        OpenCompass exporter): class names, ``reader_cfg``, the inferencer's options and
+        ``eval_cfg``, as plain data (a class imported by a ``.py`` config as its dotted path)."""
+        types: dict[str, str | None] = {}
+        for key in ("prompt_template", "ice_template", "retriever", "inferencer"):
+            cfg = infer.get(key)
+            types[key] = _type_name(cfg.get("type")) if isinstance(cfg, Mapping) else None
+        inferencer = infer.get("inferencer")
+        options = {k: v for k, v in inferencer.items() if k != "type"} if isinstance(inferencer, Mapping) else {}
+        dataset = self.dataset
+        return {
+            "abbr": dataset.get("abbr"),
+            "mode": mode,
+            "type": _dataset_type(dataset),
+            # a CircularEval dataset's load() arguments (opencompass/datasets/circular.py)
+            **{k: dataset[k] for k in ("circular_patterns", "option_keys", "answer_key") if k in dataset},
+            "types": types,
+            "reader_cfg": plain_config(reader),
+            "inferencer": plain_config(options),
+            "eval_cfg": plain_config(self.dataset.get("eval_cfg")),
+        }
 
     def _range(self, value: Any, key: str) -> PartialSplit:
         """``train_range``/``test_range``: a whole number or fraction of the split's

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
         resolve_target,
     )
     from .task import TaskConfig
+    from .task_options import TASK_OPTIONS, task_options
     from .types import (
         Dialogue,
         Exporter,
@@ -97,6 +98,8 @@ __all__ = [
     "hookspec",
     # loading and rendering
     "load_task",
+    "task_options",
+    "TASK_OPTIONS",
     "render_records",
     "render_chat",
     "chat_meta",
@@ -246,6 +249,8 @@ _LAZY: dict[str, str] = {
     "choice_style": ".styles",
     "resolve_target": ".styles",
     "TaskConfig": ".task",
+    "TASK_OPTIONS": ".task_options",
+    "task_options": ".task_options",
     "Dialogue": ".types",
     "Exporter": ".types",
     "ExportRequest": ".types",

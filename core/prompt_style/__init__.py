@@ -70,7 +70,7 @@ if TYPE_CHECKING:
         resolve_target,
     )
     from .task import TaskConfig
-    from .task_options import TASK_OPTIONS, task_options
+    from .load_options import TASK_OPTIONS, task_options
     from .types import (
         Dialogue,
         Exporter,
@@ -249,8 +249,8 @@ _LAZY: dict[str, str] = {
     "choice_style": ".styles",
     "resolve_target": ".styles",
     "TaskConfig": ".task",
-    "TASK_OPTIONS": ".task_options",
-    "task_options": ".task_options",
+    "TASK_OPTIONS": ".load_options",
+    "task_options": ".load_options",
     "Dialogue": ".types",
     "Exporter": ".types",
     "ExportRequest": ".types",

@@ -21,7 +21,7 @@ from prompt_style import OptionError, PromptStyleError, RenderedPrompt, RenderEr
 
 from .messages import check_input, prompt_input
 
-__all__ = ["META", "load", "record_to_sample", "task_samples", "answers_of", "task_of"]
+__all__ = ["META", "cli_values", "load", "record_to_sample", "task_samples", "answers_of", "task_of"]
 
 META = "prompt_style"
 """The sample metadata key under which the bridge keeps what it knows of a sample."""
@@ -55,6 +55,22 @@ def task_of(meta: Mapping[str, Any]) -> Task | None:
         except PromptStyleError:
             return None
     return task
+
+
+# Options whose values are text: inspect_ai's -T/-S split a value at its commas into a
+# list, which these take back as the text written.
+_TEXT_OPTIONS = ("style", "meta", "model_args", "system_instruction", "task_format", "template", "data_root")
+
+
+def cli_values(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Options as inspect_ai's ``-T``/``-S`` hand them over, with text values whose
+    commas inspect_ai read as a list put back together (``system_instruction=Be brief, please``)."""
+    out = dict(options)
+    for key in _TEXT_OPTIONS:
+        value = out.get(key)
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            out[key] = ",".join(value)
+    return out
 
 
 def load(task_file: str | Path, *, where: str = "task options", **options: Any) -> Task:

@@ -20,7 +20,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from prompt_style import PromptStyleError, RenderError, default_plugin_manager, task_options
 
-from .dataset import META, answers_of, check_task, key_of, load
+from .dataset import META, answers_of, check_task, cli_values, key_of, load
 from .errors import in_inspect
 from .messages import check_input, prompt_input
 
@@ -104,6 +104,9 @@ def render(task_file: str | None = None, input: str = "auto", generate_reply: bo
     :raises PromptStyleInspectError: (inspect_ai's one-line error) for an option,
         a task file or a plugin name prompt-style cannot use, before any sample.
     """
+    options = cli_values(options)
+    if isinstance(task_file, list):  # a path with a comma, split by inspect_ai
+        task_file = ",".join(map(str, task_file))
     try:
         _check(task_file, input, options)
     except PromptStyleError as exc:

@@ -20,7 +20,7 @@ from inspect_ai.model import GenerateConfig
 
 from prompt_style import PromptStyleError
 
-from .dataset import load, task_samples
+from .dataset import cli_values, load, task_samples
 from .errors import in_inspect
 from .scorer import style_answer
 from .solver import render
@@ -89,7 +89,9 @@ def prompt_style_task(
         "mode": mode,
         "data_root": data_root,
     }
-    given = {key: value for key, value in options.items() if value is not None}
+    given = {key: value for key, value in cli_values(options).items() if value is not None}
+    if isinstance(task_file, list):  # a path with a comma, split by inspect_ai
+        task_file = ",".join(map(str, task_file))
     unknown.pop("model", None)  # inspect_ai offers every task the model; this one does not need it
     try:
         if unknown:

@@ -10,8 +10,9 @@ which ``lighteval custom`` loads.) Every request is appended as one JSON line to
 ``PROMPT_STYLE_LIGHTEVAL_RECORD`` (when set): the task, the doc's id and kind,
 and the prompt as lighteval's own models build it from the doc with its
 ``PromptManager``: ``text`` (a model without a chat template), ``messages``
-(an API model, or a chat template's input) and, for multiple choice, the
-``continuations`` scored after it. It replies ``PROMPT_STYLE_LIGHTEVAL_REPLY``
+(an API model, or a chat template's input), the doc's ``choices`` (multiple
+choice: the continuations scored after the prompt; generation: the references)
+and ``gold_index``, and a generation's ``stop_sequences``. It replies ``PROMPT_STYLE_LIGHTEVAL_REPLY``
 (default ``A``) and scores the first choice highest. It loads nothing and needs
 no network.
 
@@ -74,10 +75,9 @@ class PromptRecorder(LightevalModel):
             "text": self._plain.prepare_prompt(doc),
             "messages": self._chat.prepare_prompt_api(doc),
         }
-        if kind == "loglikelihood":
-            line["continuations"] = list(doc.choices)
-            line["gold_index"] = doc.gold_index
-        else:
+        line["choices"] = list(doc.choices)  # loglikelihood: the continuations; generation: the references
+        line["gold_index"] = doc.gold_index
+        if kind == "generate":
             line["stop_sequences"] = list(doc.stop_sequences or [])
         with open(path, "a", encoding="utf-8") as out:
             out.write(json.dumps(line, ensure_ascii=False) + "\n")

@@ -37,7 +37,8 @@ PACKAGES = [
     "plugins/chat-formats",
     "contrib/numbered",
 ]
-CORE_DEPENDENCIES = ["pluggy>=1.3", "jinja2>=3.1.6", "pyyaml>=6.0"]
+# pytest runs the bridge's own tests that need the harness (they skip in the dev environment).
+CORE_DEPENDENCIES = ["pluggy>=1.3", "jinja2>=3.1.6", "pyyaml>=6.0", "pytest>=8"]
 
 
 @dataclass(frozen=True)
@@ -230,6 +231,28 @@ class Result:
     @property
     def ok(self) -> bool:
         return self.error is None and not self.differences and self.compared > 0
+
+
+def run_pytest(harness: Harness, tests: str) -> Result:
+    """The bridge's own tests, in the harness's Python (those that need the harness run there)."""
+    result = Result(f"pytest {tests}")
+    done = subprocess.run(
+        [str(harness.python), "-m", "pytest", str(ROOT / tests), "-q", "-p", "no:cacheprovider", "-rs"],
+        capture_output=True,
+        text=True,
+        env=harness.env,
+        cwd=str(ROOT),
+    )
+    last = (done.stdout.strip().splitlines() or [""])[-1]
+    if done.returncode != 0 or "skipped" in last:
+        tail = "\n".join(done.stdout.strip().splitlines()[-15:])
+        result.error = f"pytest exited with {done.returncode}:\n{tail}"
+    else:
+        result.compared = int(last.split()[0]) if last.split() and last.split()[0].isdigit() else 1
+    print(f"{result.case:<34} {result.compared:>4} passed    {'ok' if result.ok else 'FAILED'}", flush=True)
+    if result.error:
+        print("    " + result.error.replace("\n", "\n    "), flush=True)
+    return result
 
 
 def run_cases(cases: Sequence[Case], run: Callable[[Case], Result], only: Sequence[str]) -> list[Result]:

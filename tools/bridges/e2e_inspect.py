@@ -25,7 +25,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _e2e import CASES, Case, Harness, Result, differ, finish, harness_from_args, option_words, parser, run_cases  # noqa: E402
+from _e2e import (  # noqa: E402
+    CASES,
+    Case,
+    Harness,
+    Result,
+    differ,
+    finish,
+    harness_from_args,
+    option_words,
+    parser,
+    run_cases,
+    run_pytest,
+)
 
 HARNESS_VENV = "/tmp/venvs/inspect"
 
@@ -164,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     harness.env["INSPECT_LOG_DIR"] = str(harness.work / "logs")
     print(f"inspect_ai end to end in {harness.work} with {harness.python}", flush=True)
     results = run_cases(CASE_LIST, lambda case: run_case(harness, case), args.case)
+    if not args.case:
+        results.append(run_pytest(harness, "contrib/inspect/tests"))
     return finish("inspect_ai", results, args.json)
 
 

@@ -45,6 +45,7 @@ from _e2e import (  # noqa: E402
     parser,
     render_flags,
     run_cases,
+    run_pytest,
 )
 
 HARNESS_VENV = "/tmp/venvs/lighteval"
@@ -268,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"lighteval end to end in {harness.work} with {harness.python}", flush=True)
     print(harness.run([str(harness.python), "-m", "prompt_style_lighteval.workarounds"]).strip(), flush=True)
     results = run_all(harness, args.case)
+    if not args.case:
+        results.append(run_pytest(harness, "contrib/lighteval/tests"))
     return finish("lighteval", results, args.json)
 
 

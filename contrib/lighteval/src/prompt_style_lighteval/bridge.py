@@ -204,7 +204,8 @@ def task_configs(specs: Iterable[TaskSpec], rows: Path | None = None) -> list[Li
 
 def by_lighteval_cli() -> bool:
     """Whether this process is lighteval's command line (where a traceback is noise)."""
-    return Path(sys.argv[0]).name in ("lighteval", "__main__.py") and "lighteval" in sys.modules
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path()
+    return script.name == "lighteval" or (script.name == "__main__.py" and script.parent.name == "lighteval")
 
 
 def fail(exc: PromptStyleError) -> BaseException:

@@ -132,13 +132,13 @@ def test_what_lighteval_cannot_send_names_the_record():
 
 def test_a_system_message_must_be_the_same_for_every_record(task_file):
     task = prompt_style.load_task(task_file, meta="messages")
-    assert render_parts(task)[1] is None
+    assert render_parts(task).system is None
     varying = task_file.read_text() + "description: 'About {{s}}.'\n"
     task_file.write_text(varying)
     with pytest.raises(OptionError) as exc:
         render_parts(prompt_style.load_task(task_file, meta="messages"))
     assert str(exc.value).startswith(f"{task_file}: description: record 1: this record's system message differs")
-    assert render_parts(prompt_style.load_task(task_file))[1] is None  # plain: the description is in the text
+    assert render_parts(prompt_style.load_task(task_file)).system is None  # plain: the description is in the text
 
 
 def test_rows_dataset_is_written_once(tmp_path):

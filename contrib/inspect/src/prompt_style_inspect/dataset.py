@@ -4,12 +4,15 @@ Each sample's input is the rendered prompt (:mod:`.messages`), its target the
 gold answer as the style shows it (``"B"``, ``"2"``, the choice text, or the
 reference of a generation task), its id the record's index in the evaluated
 split (as in ``prompt-style render``), and its metadata under ``prompt_style``
-what the solver and the scorer need: the record, its index, the answers the
-style offers, the target, and how to load the task again.
+what the solver and the scorer need: the record's index, the answers the style
+offers, the target, how to load the task again, and (for samples made by
+:func:`record_to_sample` from records of the user's dataset) the record itself.
 """
 
 from __future__ import annotations
 
+import gc
+import itertools
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -21,7 +24,7 @@ from prompt_style import OptionError, PromptStyleError, RenderedPrompt, RenderEr
 
 from .messages import check_input, prompt_input
 
-__all__ = ["META", "cli_values", "load", "record_to_sample", "task_samples", "answers_of", "task_of"]
+__all__ = ["META", "cli_values", "load", "record_to_sample", "task_samples", "answers_of", "task_of", "record_of"]
 
 META = "prompt_style"
 """The sample metadata key under which the bridge keeps what it knows of a sample."""
@@ -106,9 +109,12 @@ def check_task(task: Task) -> None:
         )
 
 
-def answers_of(prompt: RenderedPrompt) -> tuple[list[str] | None, Any]:
-    """The answers a style offers (its continuations without the delimiter; ``None``
-    for generation) and the gold answer as text (a list when several are gold)."""
+_ANSWERS: dict[tuple[str, ...], list[str]] = {}  # continuations -> answers, shared by the samples
+
+
+def check_prompt(prompt: RenderedPrompt) -> None:
+    """Refuse a prompt inspect_ai, a generating harness, cannot send as rendered: one
+    scored by log-likelihood only (a task's prompts are all of one kind)."""
     if prompt.contexts is not None:
         raise RenderError(
             "a multiple-input record (one context per choice, as winogrande) is scored by "
@@ -122,57 +128,113 @@ def answers_of(prompt: RenderedPrompt) -> tuple[list[str] | None, Any]:
             index=prompt.index,
             hint="use mode=gen",
         )
-    if not prompt.continuations:
-        target = prompt.target
+
+
+def _answers(continuations: tuple[str, ...]) -> list[str]:
+    answers = _ANSWERS.get(continuations)
+    if answers is None:
+        answers = [c.strip() for c in continuations]
+        if len(_ANSWERS) < 4096:
+            _ANSWERS[continuations] = answers
+    return answers
+
+
+def _gold(answers: list[str] | None, target: Any, index: int) -> Any:
+    """The target as text: the gold answer (a list when several are gold), or the reference."""
+    if answers is None:
         if isinstance(target, (list, tuple)):
-            return None, [str(t) for t in target]
-        return None, "" if target is None else str(target)
-    answers = [c.strip() for c in prompt.continuations]
-    target = prompt.target
+            return [str(t) for t in target]
+        return "" if target is None else str(target)
+    if type(target) is int and 0 <= target < len(answers):  # the usual case, checked at once
+        return answers[target]
     golds = target if isinstance(target, (list, tuple)) else [target]
     for gold in golds:
         if isinstance(gold, bool) or not isinstance(gold, int) or not 0 <= gold < len(answers):
-            raise RenderError(f"the target {gold!r} is not the index of a continuation", index=prompt.index)
+            raise RenderError(f"the target {gold!r} is not the index of a continuation", index=index)
     texts = [answers[g] for g in golds]
-    return answers, texts if isinstance(target, (list, tuple)) else texts[0]
+    return texts if isinstance(target, (list, tuple)) else texts[0]
 
 
-def _sample(
-    prompt: RenderedPrompt, record: Mapping[str, Any], task: Task, input: str, source: Mapping[str, Any] | None
-) -> Sample:
+def answers_of(prompt: RenderedPrompt) -> tuple[list[str] | None, Any]:
+    """The answers a style offers (its continuations without the delimiter; ``None``
+    for generation) and the gold answer as text (a list when several are gold).
+
+    :raises RenderError: naming the record, for a prompt scored by log-likelihood
+        only, or a target that is not the index of a continuation.
+    """
+    check_prompt(prompt)
+    answers = _answers(prompt.continuations) if prompt.continuations else None
+    return answers, _gold(answers, prompt.target, prompt.index)
+
+
+def _sample(prompt: RenderedPrompt, meta: dict[str, Any], input: str) -> Sample:
     answers, target = answers_of(prompt)
-    meta = {
-        "task": task.name,
-        "key": key_of(task),
-        "index": prompt.index,
-        "record": dict(record),
-        "answers": answers,
-        "target": prompt.target,
-        "source": dict(source) if source is not None else None,
-    }
+    meta["index"] = prompt.index
+    meta["answers"] = answers
+    meta["target"] = prompt.target
     return Sample(input=prompt_input(prompt, input), target=target, id=prompt.index, metadata={META: meta})
+
+
+_RECORDS: dict[str, list[Mapping[str, Any]]] = {}  # a task's evaluated split, read when a solver renders again
+
+
+def record_of(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A sample's record: kept in its metadata (``record_to_sample``), or read again
+    from its task's evaluated split by index (a whole task's samples keep no copy)."""
+    record = meta.get("record")
+    if record is not None:
+        return record
+    task = task_of(meta)
+    if task is None:
+        return None
+    key = key_of(task)
+    records = _RECORDS.get(key)
+    if records is None:
+        records = _RECORDS[key] = list(task.records())
+    index = meta.get("index")
+    return records[index] if isinstance(index, int) and 0 <= index < len(records) else None
 
 
 def task_samples(
     task: Task, *, input: str = "auto", source: Mapping[str, Any] | None = None, limit: int | None = None
 ) -> list[Sample]:
-    """One sample per record of the task's evaluated split, in order.
+    """One sample per record of the task's evaluated split, in order, each rendered
+    once (the renderer's own loop, as ``prompt-style render`` runs it).
 
     :param task: a loaded task.
     :param input: ``auto``, ``messages`` or ``text`` (:data:`~.messages.INPUTS`).
     :param source: ``{"file": ..., "options": ...}`` that load the task again
-        (kept in the metadata, for a solver that re-renders with other options).
+        (kept in the metadata, for a solver that renders with other options).
     :param limit: only the first ``limit`` records.
     :raises PromptStyleError: naming the record, for a record that does not render.
     """
     check_input(input)
     check_task(task)
-    render = task.renderer.render
-    out = []
-    for index, record in enumerate(task.records()):
-        if limit is not None and index >= limit:
-            break
-        out.append(_sample(render(record, index), record, task, input, source))
+    name, key, source = task.name, key_of(task), dict(source) if source is not None else None
+    out: list[Sample] = []
+    prompts = iter(task.render(limit=limit))
+    first = next(prompts, None)
+    if first is None:
+        return out
+    # What holds for one prompt of a task holds for all (its style, mode and meta
+    # template are the task's): checked once, not per record.
+    check_prompt(first)
+    as_text = input == "text" or first.messages is None
+    collecting = gc.isenabled()
+    gc.disable()  # many small objects and no cycles: the collector would only rescan them
+    try:
+        for prompt in itertools.chain((first,), prompts):
+            index, target, continuations = prompt.index, prompt.target, prompt.continuations
+            answers = _answers(continuations) if continuations else None
+            sample_input = prompt.text if as_text else prompt_input(prompt, input)
+            if sample_input is None:
+                raise RenderError("the meta template gives no text", index=index, hint="use input=auto")
+            meta = {"task": name, "key": key, "source": source, "index": index, "answers": answers, "target": target}
+            gold = _gold(answers, target, index)
+            out.append(Sample(input=sample_input, target=gold, id=index, metadata={META: meta}))
+    finally:
+        if collecting:
+            gc.enable()
     return out
 
 
@@ -207,6 +269,7 @@ def record_to_sample(
     render = task.renderer.render
     counter = iter(range(1 << 62))
     loaded = task
+    key = key_of(task)
 
     def to_sample(record: dict[str, Any]) -> Sample:
         if index_field is None:
@@ -215,6 +278,7 @@ def record_to_sample(
             index = record.get(index_field)
             if isinstance(index, bool) or not isinstance(index, int):
                 raise RenderError(f"field {index_field!r} is {index!r}, not a record index", key=index_field)
-        return _sample(render(record, index), record, loaded, input, source)
+        meta = {"task": loaded.name, "key": key, "source": source, "record": dict(record)}
+        return _sample(render(record, index), meta, input)
 
     return to_sample

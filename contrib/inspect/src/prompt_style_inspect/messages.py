@@ -25,7 +25,7 @@ from inspect_ai.model import (
 
 from prompt_style import OptionError, RenderedPrompt, RenderError
 
-__all__ = ["INPUTS", "prompt_input", "chat_messages", "message_dicts"]
+__all__ = ["INPUTS", "prompt_input", "state_messages", "chat_messages", "message_dicts"]
 
 INPUTS = ("auto", "messages", "text")
 """What a sample's input is: ``messages`` (the meta template's messages), ``text``
@@ -98,11 +98,23 @@ def chat_messages(messages: Sequence[Mapping[str, Any]], index: int) -> list[Cha
     return out
 
 
-def prompt_input(prompt: RenderedPrompt, input: str = "auto") -> str | list[ChatMessage]:
+def _plain_messages(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether every message is a ``{"role", "content"}`` with text content and a role
+    inspect_ai has: then inspect_ai's ``Sample`` takes them as they are."""
+    for message in messages:
+        if type(message.get("content")) is not str or message.get("role") not in _ROLES or len(message) != 2:
+            return False
+    return True
+
+
+def prompt_input(prompt: RenderedPrompt, input: str = "auto") -> str | list[Any]:
     """A sample's input for a rendered prompt: its text (inspect_ai sends it as
-    one user message) or its messages, as ``input`` says (:data:`INPUTS`)."""
+    one user message) or its messages, as ``input`` says (:data:`INPUTS`).
+    Messages of text are given as ``{"role", "content"}`` mappings, which inspect_ai's
+    ``Sample`` reads into its messages; others are converted (:func:`chat_messages`)."""
     if input != "text" and prompt.messages is not None:
-        return chat_messages(prompt.messages, prompt.index)
+        messages = prompt.messages
+        return messages if _plain_messages(messages) else chat_messages(messages, prompt.index)
     if input == "messages":
         raise OptionError(
             "input=messages, but the meta template gives text only",
@@ -113,6 +125,14 @@ def prompt_input(prompt: RenderedPrompt, input: str = "auto") -> str | list[Chat
     if prompt.text is None:
         raise RenderError("the meta template gives neither text nor messages", index=prompt.index)
     return prompt.text
+
+
+def state_messages(prompt: RenderedPrompt, input: str = "auto") -> list[ChatMessage]:
+    """A rendered prompt as the messages of a solver's state."""
+    given = prompt_input(prompt, input)
+    if isinstance(given, str):
+        return [ChatMessageUser(content=given)]
+    return [m if not isinstance(m, Mapping) else _ROLES[m["role"]](content=m["content"]) for m in given]
 
 
 def _part_dict(part: Any) -> dict[str, Any]:

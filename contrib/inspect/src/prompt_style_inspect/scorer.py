@@ -18,7 +18,7 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import TaskState
 
 from .answers import final_answer, matches_reference, parse_answer
-from .dataset import META, task_of
+from .dataset import META, record_of, task_of
 
 __all__ = ["style_answer"]
 
@@ -26,10 +26,11 @@ __all__ = ["style_answer"]
 def _choices(meta: dict[str, Any]) -> list[str] | None:
     """The choices' texts, read from the record only when a reply is not a label."""
     task = task_of(meta)
-    if task is None:
+    record = record_of(meta) if task is not None else None
+    if record is None:
         return None
     try:
-        sample = task.renderer.sample(meta["record"], meta["index"], description=False)
+        sample = task.renderer.sample(record, meta["index"], description=False)
     except Exception:  # the record rendered once already; a choice text is a bonus, not a need
         return None
     return [str(c) for c in sample.choices] if sample.choices else None

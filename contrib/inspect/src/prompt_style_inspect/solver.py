@@ -15,14 +15,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from prompt_style import PromptStyleError, RenderError, default_plugin_manager, task_options
 
-from .dataset import META, answers_of, check_task, cli_values, key_of, load
+from .dataset import META, answers_of, check_task, cli_values, key_of, load, record_of
 from .errors import in_inspect
-from .messages import check_input, prompt_input
+from .messages import check_input, state_messages
 
 __all__ = ["render"]
 
@@ -30,7 +29,13 @@ __all__ = ["render"]
 def _record(state: TaskState) -> tuple[Mapping[str, Any], int]:
     meta = state.metadata.get(META)
     if meta is not None:
-        return meta["record"], meta["index"]
+        record = record_of(meta)
+        if record is None:
+            raise RenderError(
+                f"sample {state.sample_id!r}: its record cannot be read again in this process",
+                hint="give the solver task_file=... or make the samples with record_to_sample",
+            )
+        return record, meta["index"]
     index = state.sample_id
     if isinstance(index, bool) or not isinstance(index, int):
         raise RenderError(
@@ -82,8 +87,7 @@ def _render_again(state: TaskState, task_file: str | None, input: str, options: 
     record, index = _record(state)
     prompt = task.renderer.render(record, index)
     answers, _ = answers_of(prompt)
-    given = prompt_input(prompt, input)
-    state.messages = [ChatMessageUser(content=given)] if isinstance(given, str) else given
+    state.messages = state_messages(prompt, input)
     meta = dict(state.metadata.get(META) or {})
     meta.update(index=index, answers=answers, target=prompt.target, key=key_of(task))
     meta["source"] = {"file": file, "options": merged}

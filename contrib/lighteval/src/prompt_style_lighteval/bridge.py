@@ -27,7 +27,7 @@ from lighteval.tasks.requests import Doc
 
 from prompt_style import OptionError, PromptStyleError, Task, load_task
 
-from .mapping import ROW_KEY, DocParts, render_parts, rows_dataset
+from .mapping import ROW_KEY, DocParts, RenderedTask, render_parts, rows_dataset
 from .spec import TaskSpec, bridge_options
 
 __all__ = ["RenderedDoc", "PromptFunction", "task_config", "task_configs", "task_configs_from", "default_metrics"]
@@ -58,32 +58,39 @@ class RenderedDoc(Doc):
             self._turns = list(value)
 
 
-def _shot(user: str, assistant: str) -> Doc:
-    return Doc(query=user, choices=[assistant], gold_index=0)
-
-
-def make_doc(parts: DocParts, task_name: str) -> Doc:
-    gold = list(parts.gold) if isinstance(parts.gold, tuple) else parts.gold
+def make_doc(parts: DocParts, task_name: str, shots: dict[tuple[str, str], Doc] | None = None) -> Doc:
+    """The ``Doc`` lighteval gets for a record. ``shots`` keeps the few-shot samples
+    already made: an example shown to many records is one ``Doc`` they share
+    (lighteval only reads a few-shot sample's query and gold)."""
+    gold = list(parts.gold) if type(parts.gold) is tuple else parts.gold
     if not parts.shots:
         return Doc(query=parts.query, choices=list(parts.choices), gold_index=gold, task_name=task_name)
-    shots = [_shot(user, assistant) for user, assistant in parts.shots]
+    made = {} if shots is None else shots
+    samples = []
+    for pair in parts.shots:
+        sample = made.get(pair)
+        if sample is None:
+            sample = made[pair] = Doc(query=pair[0], choices=[pair[1]], gold_index=0)
+        samples.append(sample)
     return RenderedDoc(
-        query=parts.query, choices=list(parts.choices), gold_index=gold, task_name=task_name, fewshot_samples=shots
+        query=parts.query, choices=list(parts.choices), gold_index=gold, task_name=task_name, fewshot_samples=samples
     )
 
 
 class PromptFunction:
     """lighteval's ``prompt_function(line, task_name) -> Doc`` for a rendered task.
 
-    It holds every record's :class:`~.mapping.DocParts`; ``line`` carries the
-    record's index. Deep copies (lighteval copies task configs) share it, and
-    it pickles as the task file and options that render it again.
+    It holds every record rendered (:class:`~.mapping.RenderedTask`); ``line``
+    carries the record's index. Deep copies (lighteval copies task configs)
+    share it, and it pickles as the task file and options that render it again.
     """
 
-    def __init__(self, name: str, parts: Sequence[DocParts], source: tuple[str, Mapping[str, Any]] | None) -> None:
+    def __init__(self, name: str, rendered: RenderedTask, source: tuple[str, Mapping[str, Any]] | None) -> None:
         self.name = name
-        self.parts = parts
+        self.rendered = rendered
         self.source = source
+        self.shots: dict[tuple[str, str], Doc] = {}
+        self._text = rendered.text
         self.__name__ = f"prompt_style:{name}"  # lighteval prints a prompt function by name
 
     def __call__(self, line: Mapping[str, Any], task_name: str) -> Doc:
@@ -97,7 +104,16 @@ class PromptFunction:
                     "(PROMPT_STYLE_LIGHTEVAL_TASKS) or --shots K (prompt-style export)",
                 )
             )
-        return make_doc(self.parts[line[ROW_KEY]], task_name)
+        index = line[ROW_KEY]
+        text = self._text
+        if text is not None:  # the usual case, made at once: the whole prompt is the query
+            prompt = text[index]
+            continuations = prompt.continuations
+            if continuations:
+                target = prompt.target
+                gold = target if type(target) is int else list(target)
+                return Doc(query=prompt.text, choices=list(continuations), gold_index=gold, task_name=task_name)
+        return make_doc(self.rendered.parts(index), task_name, self.shots)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> PromptFunction:
         return self
@@ -114,9 +130,9 @@ def _rebuilt(path: str, options: dict[str, Any], name: str) -> PromptFunction:
     return config.prompt_function  # type: ignore[return-value]
 
 
-def default_metrics(parts: Sequence[DocParts]) -> list[str]:
+def default_metrics(rendered: RenderedTask) -> list[str]:
     """``loglikelihood_acc`` for multiple choice, ``exact_match`` for generation."""
-    return ["loglikelihood_acc"] if parts and parts[0].multiple_choice else ["exact_match"]
+    return ["loglikelihood_acc"] if rendered.multiple_choice else ["exact_match"]
 
 
 def _metrics(names: Iterable[str], where: str) -> list[Any]:
@@ -167,7 +183,8 @@ def task_config(
         raise OptionError("load_options given with a task already loaded", key="load_options")
     where = str(task.config.path) if task.config.path else task.name
     bridge_options({"name": name, "metrics": metrics, "generation_size": generation_size, "version": version})
-    parts, system = render_parts(task)
+    rendered = render_parts(task)
+    system = rendered.system
     name = name or task.name
     if system is not None:
         logger.warning(
@@ -178,10 +195,10 @@ def task_config(
         )
     return LightevalTaskConfig(
         name=name,
-        prompt_function=PromptFunction(name, parts, source),
-        hf_repo=str(rows_dataset(len(parts), rows)),
+        prompt_function=PromptFunction(name, rendered, source),
+        hf_repo=str(rows_dataset(len(rendered), rows)),
         hf_subset="default",
-        metrics=_metrics(metrics or default_metrics(parts), where),
+        metrics=_metrics(metrics or default_metrics(rendered), where),
         hf_avail_splits=["test"],
         evaluation_splits=["test"],
         few_shots_split="test",

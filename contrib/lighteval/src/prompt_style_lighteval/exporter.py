@@ -139,7 +139,7 @@ class LightevalExporter:
             raise OptionError(f"--out {out} is not a Python file", key="--out", hint="e.g. --out tasks.py")
         if request.source is None:
             raise OptionError("the task must be a file to export to lighteval", key="TASK")
-        _, system = render_parts(request.task)  # what lighteval could not send is reported now
+        system = render_parts(request.task).system  # what lighteval could not send is reported now
         name = ours.get("name") or request.task.name
         entry = {
             "task": str(request.source),

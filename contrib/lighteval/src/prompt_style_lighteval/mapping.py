@@ -22,6 +22,7 @@ generation task's references are the choices, all gold.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Sequence
@@ -31,15 +32,16 @@ from typing import Any
 
 from prompt_style import OptionError, PromptStyleError, RenderedPrompt, RenderError, Task
 
-__all__ = ["DocParts", "doc_parts", "render_parts", "check_kind", "rows_dataset", "ROW_KEY"]
+__all__ = ["DocParts", "RenderedTask", "doc_parts", "render_parts", "check_kind", "rows_dataset", "ROW_KEY"]
 
 ROW_KEY = "ps_index"
 """The one column of the dataset lighteval reads: the record's index."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DocParts:
-    """What a lighteval ``Doc`` holds for one rendered record."""
+    """What a lighteval ``Doc`` holds for one rendered record (treat as read-only;
+    not frozen: a frozen dataclass costs several times more to create, once per record)."""
 
     query: str
     choices: tuple[str, ...]
@@ -67,7 +69,8 @@ def check_kind(task: Any) -> None:
         )
 
 
-def _scoring(prompt: RenderedPrompt) -> tuple[tuple[str, ...], int | tuple[int, ...]]:
+def check_prompt(prompt: RenderedPrompt) -> None:
+    """Refuse a prompt that has no lighteval request (a task's prompts are all of one kind)."""
     if prompt.contexts is not None:
         raise RenderError(
             "a multiple-input record (one context per choice, as winogrande) has no lighteval "
@@ -80,16 +83,21 @@ def _scoring(prompt: RenderedPrompt) -> tuple[tuple[str, ...], int | tuple[int, 
             index=prompt.index,
             hint="use mode=gen",
         )
-    target = prompt.target
-    if prompt.continuations:
+
+
+def _scoring(continuations: tuple[str, ...], target: Any, index: int) -> tuple[tuple[str, ...], Any]:
+    """The doc's choices and gold: the continuations and the target, or a generation's references."""
+    if continuations:
+        if type(target) is int and 0 <= target < len(continuations):  # the usual case, checked at once
+            return continuations, target
         golds = target if isinstance(target, (list, tuple)) else [target]
         for gold in golds:
-            if isinstance(gold, bool) or not isinstance(gold, int) or not 0 <= gold < len(prompt.continuations):
-                raise RenderError(f"the target {gold!r} is not the index of a continuation", index=prompt.index)
-        return tuple(prompt.continuations), tuple(golds) if isinstance(target, (list, tuple)) else target
+            if isinstance(gold, bool) or not isinstance(gold, int) or not 0 <= gold < len(continuations):
+                raise RenderError(f"the target {gold!r} is not the index of a continuation", index=index)
+        return tuple(continuations), tuple(golds) if isinstance(target, (list, tuple)) else target
     references = target if isinstance(target, (list, tuple)) else ["" if target is None else target]
     if not references:
-        raise RenderError("the target is an empty list of references", index=prompt.index)
+        raise RenderError("the target is an empty list of references", index=index)
     choices = tuple(str(r) for r in references)
     return choices, 0 if len(choices) == 1 else tuple(range(len(choices)))
 
@@ -111,24 +119,43 @@ def _text(message: Any, index: int) -> str:
     return content
 
 
+def _not_a_conversation(messages: Sequence[Any], index: int) -> RenderError:
+    roles = ", ".join(str(m.get("role")) for m in messages) or "empty"
+    return RenderError(
+        f"lighteval builds a conversation as an optional system message, user/assistant pairs "
+        f"and a last user message; this one is {roles}",
+        index=index,
+        hint="use meta=plain to send the prompt as one text, or --no-fewshot-as-multiturn",
+    )
+
+
+_PATTERNS: dict[tuple[int, bool], list[str]] = {}  # (messages, starts with system) -> the roles lighteval builds
+
+
+def _pattern(count: int, system: bool) -> list[str]:
+    pattern = _PATTERNS.get((count, system))
+    if pattern is None:
+        start = 1 if system else 0
+        pairs = ["user", "assistant"] * ((count - start) // 2)
+        pattern = _PATTERNS[(count, system)] = (["system"] if system else []) + pairs + ["user"]
+    return pattern
+
+
 def _turns(messages: Sequence[Any], index: int) -> tuple[str | None, tuple[tuple[str, str], ...], str]:
-    roles = [m.get("role") for m in messages]
-    system = None
-    start = 0
-    if roles and roles[0] == "system":
-        system, start = _text(messages[0], index), 1
-    rest = roles[start:]
-    expected = ["user", "assistant"] * (len(rest) // 2) + ["user"]
-    if rest != expected:
-        raise RenderError(
-            f"lighteval builds a conversation as an optional system message, user/assistant pairs "
-            f"and a last user message; this one is {', '.join(map(str, roles)) or 'empty'}",
-            index=index,
-            hint="use meta=plain to send the prompt as one text, or --no-fewshot-as-multiturn",
-        )
-    texts = [_text(m, index) for m in messages[start:]]
-    shots = tuple(zip(texts[:-1:2], texts[1:-1:2]))
-    return system, shots, texts[-1]
+    try:
+        roles = [m["role"] for m in messages]
+        texts = [m["content"] for m in messages]
+    except (KeyError, TypeError):
+        raise _not_a_conversation(messages, index) from None
+    system = bool(roles) and roles[0] == "system"
+    if len(roles) % 2 != (0 if system else 1) or roles != _pattern(len(roles), system):
+        raise _not_a_conversation(messages, index)
+    for message, content in zip(messages, texts):
+        if type(content) is not str or len(message) != 2:  # the usual case, checked at once
+            _text(message, index)
+    start = 1 if system else 0
+    shots = tuple(zip(texts[start:-1:2], texts[start + 1 : -1 : 2]))
+    return (texts[0] if system else None), shots, texts[-1]
 
 
 def doc_parts(prompt: RenderedPrompt) -> DocParts:
@@ -138,8 +165,10 @@ def doc_parts(prompt: RenderedPrompt) -> DocParts:
 
     :raises RenderError: naming the record, for a prompt lighteval cannot send as rendered.
     """
-    choices, gold = _scoring(prompt)
-    scored = bool(prompt.continuations)
+    check_prompt(prompt)
+    continuations = prompt.continuations
+    choices, gold = _scoring(continuations, prompt.target, prompt.index)
+    scored = bool(continuations)
     if prompt.text is not None:
         return DocParts(prompt.text, choices, gold, scored)
     if prompt.messages is None:
@@ -148,23 +177,53 @@ def doc_parts(prompt: RenderedPrompt) -> DocParts:
     return DocParts(query, choices, gold, scored, shots, system)
 
 
-def render_parts(task: Task) -> tuple[list[DocParts], str | None]:
-    """Every record's doc parts, and the system message the model must be given.
+@dataclass
+class RenderedTask:
+    """A task's records as lighteval gets them: text prompts, each the whole
+    query (``text``), or conversations mapped onto lighteval's few-shot samples
+    (``chat``), and the system message the model must be given (chat only)."""
+
+    text: list[RenderedPrompt] | None
+    chat: list[DocParts] | None
+    system: str | None
+    multiple_choice: bool
+
+    def __len__(self) -> int:
+        return len(self.text if self.text is not None else self.chat or ())
+
+    def parts(self, index: int) -> DocParts:
+        """Record ``index``'s doc parts."""
+        if self.chat is not None:
+            return self.chat[index]
+        return doc_parts(self.text[index])  # type: ignore[index]
+
+
+def render_parts(task: Task) -> RenderedTask:
+    """Every record of the task's evaluated split, rendered once, as lighteval gets it.
 
     :raises PromptStyleError: naming the record, for a record that does not
         render, that lighteval cannot send as rendered, or whose system message
         differs from the first record's (lighteval has one system prompt per model).
     """
     check_kind(task)
-    parts: list[DocParts] = []
-    system: str | None = None
     where = str(task.config.path) if task.config.path else None
+    collecting = gc.isenabled()
+    gc.disable()  # many small objects and no cycles: the collector would only rescan them
     try:
-        for prompt in task.render():
+        prompts = iter(task.render())
+        first = next(prompts, None)
+        if first is None:
+            raise OptionError("the evaluated split has no records", key=f"data.{task.config.test_split}")
+        # What holds for one prompt of a task holds for all (its style, mode and meta
+        # template are the task's): checked once, not per record. The renderer has
+        # checked every target already.
+        part = doc_parts(first)
+        if first.text is not None:  # text prompts: each is the whole query, as rendered
+            return RenderedTask([first, *prompts], None, None, part.multiple_choice)
+        parts = [part]
+        for prompt in prompts:
             part = doc_parts(prompt)
-            if not parts:
-                system = part.system
-            elif part.system != system:
+            if part.system != parts[0].system:
                 raise OptionError(
                     "this record's system message differs from record 0's: lighteval sends one system "
                     "prompt per model (system_prompt), not one per record",
@@ -173,11 +232,12 @@ def render_parts(task: Task) -> tuple[list[DocParts], str | None]:
                     hint="use meta=plain, or a description that is the same for every record",
                 )
             parts.append(part)
+        return RenderedTask(None, parts, parts[0].system, parts[0].multiple_choice)
     except PromptStyleError as exc:
         raise exc.locate(file=where) from None
-    if not parts:
-        raise OptionError("the evaluated split has no records", key=f"data.{task.config.test_split}", file=where)
-    return parts, system
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _cache_root() -> Path:

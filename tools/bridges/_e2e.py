@@ -140,7 +140,10 @@ def overlay_venv(harness_venv: Path, dest: Path, bridge: str) -> Path:
     installed editable; made once per destination. Returns its Python."""
     python = dest / "bin" / "python"
     marker = dest / ".prompt-style-overlay"
-    wanted = json.dumps({"harness": str(harness_venv.resolve()), "root": str(ROOT), "bridge": bridge})
+    # Editable installs follow the code, but not their metadata: a changed pyproject.toml
+    # (an entry point, say) installs again.
+    projects = {p: (ROOT / p / "pyproject.toml").read_text() for p in [*PACKAGES, bridge]}
+    wanted = json.dumps({"harness": str(harness_venv.resolve()), "root": str(ROOT), "bridge": bridge, **projects})
     if marker.exists() and marker.read_text() == wanted:
         return python
     base = _base_python(harness_venv)

@@ -25,12 +25,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from prompt_style import ExportRequest, ExportResult, OptionError, check_options, hookimpl
+from prompt_style import ExportRequest, ExportResult, OptionError, check_options
 
 from .mapping import render_parts
 from .spec import bridge_options
 
-__all__ = ["LightevalExporter", "export_task", "read_entries"]
+__all__ = ["LightevalExporter", "read_entries"]
 
 MARKER = "# prompt-style export lighteval: the tasks below"
 
@@ -119,9 +119,7 @@ TASKS_TABLE = task_configs_from(ENTRIES, __file__)
 
 
 class LightevalExporter:
-    """Writes a lighteval custom tasks module for a task."""
-
-    description = "a lighteval custom tasks module: lighteval ... 'NAME|0' --custom-tasks tasks.py"
+    """Writes a lighteval custom tasks module for a task (registered by :mod:`.plugin`)."""
 
     def export(self, request: ExportRequest) -> ExportResult:
         given = check_options(ExportOptions, dict(request.options), what="exporter 'lighteval'")
@@ -158,8 +156,3 @@ class LightevalExporter:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(module_text(entries, usage), encoding="utf-8")
         return ExportResult(files=(out,), usage=usage)
-
-
-@hookimpl
-def export_task() -> dict[str, LightevalExporter]:
-    return {"lighteval": LightevalExporter()}

@@ -13,7 +13,16 @@ from typing import Any
 
 from .errors import DataError, cut
 
-__all__ = ["iter_records", "open_records", "map_records", "load_records", "check_data_file", "SUPPORTED_SUFFIXES"]
+__all__ = [
+    "iter_records",
+    "open_records",
+    "map_records",
+    "load_records",
+    "check_data_file",
+    "line_chunks",
+    "parse_line",
+    "SUPPORTED_SUFFIXES",
+]
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json")
 _PATH = type(Path())  # PosixPath or WindowsPath
@@ -166,22 +175,7 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None) ->
                     pos = eol + 1
                     if not line.strip():
                         continue
-                    try:
-                        record = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise DataError(
-                            f"split '{split}': line is not valid JSON ({exc.msg} at column {exc.colno})",
-                            file=str(path),
-                            line=number,
-                        ) from None
-                    except (ValueError, RecursionError) as exc:
-                        raise _unreadable(exc, split, path, number) from None
-                    if not isinstance(record, dict):
-                        raise DataError(
-                            f"split '{split}': record {count} is a JSON {type(record).__name__}, not an object",
-                            file=str(path),
-                            line=number,
-                        )
+                    record = parse_line(line, number, count, split, path)
                     if fn is None:
                         count += 1
                         yield record
@@ -192,6 +186,53 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None) ->
                 before += text.count("\n", 0, stop)
     except UnicodeDecodeError as exc:
         raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None
+    if count == 0:
+        raise DataError(f"split '{split}': the data file has no records", file=str(path))
+
+
+def parse_line(line: str, number: int, count: int, split: str, path: Path) -> dict[str, Any]:
+    """The record on one non-blank JSON Lines line (``number``: its line in the file;
+    ``count``: the record's index), or the :class:`DataError` that names it."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"split '{split}': line is not valid JSON ({exc.msg} at column {exc.colno})",
+            file=str(path),
+            line=number,
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise _unreadable(exc, split, path, number) from None
+    if not isinstance(record, dict):
+        raise DataError(
+            f"split '{split}': record {count} is a JSON {type(record).__name__}, not an object",
+            file=str(path),
+            line=number,
+        )
+    return record
+
+
+def line_chunks(path: Path, split: str, size: int) -> Iterator[list[tuple[int, str]]]:
+    """The non-blank lines of a JSON Lines file, unparsed, ``size`` at a time, each with
+    its line number: for workers that parse and render them (:mod:`prompt_style.parallel`),
+    so the reading process only splits lines. Lines are numbered and blank lines
+    skipped as :func:`iter_records` does; :func:`parse_line` gives each line's record."""
+    chunk: list[tuple[int, str]] = []
+    count = 0
+    try:
+        with path.open(encoding="utf-8-sig") as handle:  # universal newlines, a leading BOM dropped
+            for number, line in enumerate(handle, 1):
+                if line.isspace() or not line:
+                    continue
+                chunk.append((number, line))
+                count += 1
+                if len(chunk) == size:
+                    yield chunk
+                    chunk = []
+    except UnicodeDecodeError as exc:
+        raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None
+    if chunk:
+        yield chunk
     if count == 0:
         raise DataError(f"split '{split}': the data file has no records", file=str(path))
 

@@ -21,6 +21,7 @@ __all__ = ["TASK_OPTIONS", "task_options"]
 
 TASK_OPTIONS: dict[str, str] = {
     "style": "a style replacing the task's template (render --style)",
+    "style_options": "options of the style, over the task's template options, a mapping (render --style-option)",
     "meta": "the meta template: a name or a meta template file (render --meta; default plain)",
     "meta_options": "options of the meta template, a mapping (render --meta-option)",
     "model_args": "lm-evaluation-harness's model args, 'key=value,...' or a mapping (render --model-args)",
@@ -139,7 +140,7 @@ def task_options(
                 out[name] = str(value)
             else:
                 raise _error(name, f"must be a meta template name or file, not {cut(value)}", where)
-        elif name == "meta_options":
+        elif name in ("meta_options", "style_options"):
             if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
                 raise _error(name, f"must be a mapping of option names to values, not {cut(value)}", where)
             out[name] = dict(value)

@@ -4,6 +4,10 @@
 Goal: no crash, no hang, no leak, no silent change, no altered value. Run
 ``uv run python tests/security/test_security.py`` for the figures (payloads
 stopped per category, slowest stop).
+
+Each test runs its own payload only, through one runner per test process (so
+that pytest-xdist spreads the corpus over the cores); the whole corpus is marked
+``slow`` (``pytest -m "not slow"`` leaves it out).
 """
 
 from __future__ import annotations
@@ -27,7 +31,10 @@ MEMORY = 1 << 30
 # `python tests/security/test_security.py` reports the real times.
 DEADLINE = float(os.environ.get("PS_SECURITY_DEADLINE", "4"))
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the runner forks one process per payload")
+pytestmark = [
+    pytest.mark.skipif(not hasattr(os, "fork"), reason="the runner forks one process per payload"),
+    pytest.mark.slow,
+]
 
 
 def _payloads():
@@ -44,7 +51,7 @@ CASES = {case["id"]: case for case in PAYLOADS.cases()}
 
 @lru_cache(maxsize=1)
 def results() -> dict[str, dict]:
-    """Every case, run once per test session (about 20 s on two cores)."""
+    """Every case at once, for the figures (``python test_security.py``)."""
     jobs = max(2, min(4, (os.cpu_count() or 2) + 1))
     proc = subprocess.run(
         [
@@ -108,9 +115,33 @@ def check(case: dict, result: dict) -> None:
         assert result["first_text"] == _digest(case["text"])
 
 
+@pytest.fixture(scope="session")
+def run_case(tmp_path_factory):
+    """``run_case(case)``: one case's result, from a runner kept for this test process."""
+    log = tmp_path_factory.mktemp("security-runner") / "stderr"
+    with log.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, str(HERE / "runner.py"), "--serve", "--memory", str(MEMORY), "--deadline", str(DEADLINE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+
+    def run(case: dict) -> dict:
+        proc.stdin.write(json.dumps(case).encode("ascii") + b"\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        assert line, f"the runner stopped: {log.read_text(errors='replace')[-3000:]}"
+        return json.loads(line)
+
+    yield run
+    proc.stdin.close()
+    proc.wait(timeout=60)
+
+
 @pytest.mark.parametrize("case_id", sorted(CASES))
-def test_payload(case_id):
-    check(CASES[case_id], results()[case_id])
+def test_payload(case_id, run_case):
+    check(CASES[case_id], run_case(CASES[case_id]))
 
 
 @pytest.mark.parametrize(

@@ -240,7 +240,9 @@ def run_pytest(harness: Harness, tests: str) -> Result:
     """The bridge's own tests, in the harness's Python (those that need the harness run there)."""
     result = Result(f"pytest {tests}")
     done = subprocess.run(
-        [str(harness.python), "-m", "pytest", str(ROOT / tests), "-q", "-p", "no:cacheprovider", "-rs"],
+        # One process (the harness's Python has no pytest-xdist): the repository's addopts without -n.
+        [str(harness.python), "-m", "pytest", str(ROOT / tests), "-q", "-p", "no:cacheprovider", "-rs"]
+        + ["-o", "addopts=--import-mode=importlib --strict-markers"],
         capture_output=True,
         text=True,
         env=harness.env,

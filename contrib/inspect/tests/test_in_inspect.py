@@ -93,14 +93,35 @@ def test_chat_samples_are_messages(task_file):
     assert message_dicts(first.input) == next(iter(task.render())).messages
 
 
-def test_scorer_reads_the_styles_answers(task_file):
+@pytest.mark.parametrize(
+    ("reply", "value"),
+    [
+        ("B", "C"),
+        ("**B**", "C"),
+        ("(B)", "C"),
+        ("The answer is (B).", "C"),
+        ("Let me think.\nANSWER: B", "C"),
+        ("B. Mars", "C"),
+        ("Mars", "C"),  # the choice's text
+        ("A", "I"),
+        ("A cat sat on the mat.", "I"),  # an article is not the label A
+    ],
+)
+def test_scorer_reads_the_reply_with_the_styles_parser(task_file, reply, value):
     [sample, *_] = task_samples(prompt_style.load_task(task_file))
-    assert _score(sample, "B").value == "C"
-    assert _score(sample, "The answer is (B).").value == "C"
-    assert _score(sample, "Mars").value == "C"  # the choice's text
-    assert _score(sample, "A").value == "I"
+    assert _score(sample, reply).value == value
+
+
+def test_scorer_says_when_it_finds_no_answer(task_file):
+    [sample, *_] = task_samples(prompt_style.load_task(task_file))
     nothing = _score(sample, "no idea")
-    assert nothing.value == "I" and nothing.answer is None
+    assert nothing.value == "I" and nothing.answer is None and nothing.explanation == "no answer found in the reply"
+
+
+def test_scorer_reads_the_labels_the_style_showed(task_file):
+    task = prompt_style.load_task(task_file, style="mcq", style_options={"choice_labels": ["I", "II", "III", "IV"]})
+    [sample, *_] = task_samples(task)
+    assert sample.target == "II" and _score(sample, "II").value == "C" and _score(sample, "I").value == "I"
 
 
 def test_scorer_numbers_and_generation(task_file, tmp_path):

@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from ._common import add_command, add_task_arguments, load_options, non_negative
+from ._common import (
+    add_choice_order_arguments,
+    add_command,
+    add_jobs_argument,
+    add_task_arguments,
+    choice_order_of,
+    load_options,
+    non_negative,
+)
 
 NAME = "render"
 HELP = "render a task's prompts"
@@ -18,12 +26,14 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     add_task_arguments(render)
     render.add_argument("--limit", metavar="N", type=non_negative, help="render only the first N records")
     render.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default: text)")
+    add_jobs_argument(render)
     render.add_argument(
         "--replies",
         metavar="FILE",
         help="multi-turn tasks in infer_mode every (or multiround): the model's replies, "
         "one JSON list per record per line",
     )
+    add_choice_order_arguments(render)
 
 
 def _not_json(index: int) -> Any:
@@ -66,6 +76,10 @@ def _text_block(result: Any) -> str:
         header += f" · {key}: " + json.dumps(value, ensure_ascii=False, default=default)
     if result.turn is not None:
         header += f" · turn {result.turn}"
+    if getattr(result, "permutation", None) is not None:
+        header += " · permutation: " + json.dumps(list(result.permutation))
+        if result.rotation is not None:
+            header += f" · rotation {result.rotation}"
     candidates = getattr(result, "candidates", None)
     if candidates is not None:
         blocks = [
@@ -101,10 +115,16 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     from ..loading import load_task
     from ..safe.json_lines import dumps_line
 
-    task = load_task(args.task, **load_options(args))
+    task = load_task(args.task, **load_options(args), **choice_order_of(args))
     replies = _read_replies(args.replies) if args.replies else None
     write = out.write
-    if args.format == "jsonl":
+    if args.jobs > 1:
+        from ..parallel import map_rendered
+
+        fn = _jsonl_line if args.format == "jsonl" else _text_block
+        for piece in map_rendered(task, fn, jobs=args.jobs, limit=args.limit, replies=replies):
+            write(piece)
+    elif args.format == "jsonl":
         for result in task.render(limit=args.limit, replies=replies):
             write(dumps_line(result.to_json(), _not_json(result.index)) + "\n")
     else:
@@ -112,6 +132,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             write(_text_block(result))
     out.flush()
     return 0
+
+
+def _jsonl_line(result: Any) -> str:
+    """One request's JSON line, made in a worker process (``--jobs``)."""
+    from ..safe.json_lines import dumps_line
+
+    return dumps_line(result.to_json(), _not_json(result.index)) + "\n"
 
 
 def _read_replies(path: str) -> list[list[str]]:

@@ -3,7 +3,7 @@
 Every Jinja template the project renders (field specs and descriptions,
 lm-evaluation-harness ``doc_to_*``, chat templates from model repositories,
 task-template files, promptsource templates) is compiled here, in a hardened
-``ImmutableSandboxedEnvironment`` (``_sandbox.py``). Callers differ only in
+``ImmutableSandboxedEnvironment`` (``_sandbox/``). Callers differ only in
 *syntax settings*, described by a :class:`JinjaProfile` (transformers' chat
 templates use ``trim_blocks``/``lstrip_blocks`` and loop controls; field specs
 keep trailing newlines and let record fields win over dict methods), and in
@@ -52,17 +52,15 @@ cache. jinja2 is imported on first use only: listing plugins must not pay for it
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import os
 import re
 import warnings
-from collections.abc import Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LimitError, SandboxError, TaskFileError
+from ..errors import LimitError, SandboxError
+from .clock import ENV_NOW, _as_time, fixed_clock, fixed_time
 from .limits import JinjaLimits, jinja_limits, limits_scope
 
 if TYPE_CHECKING:
@@ -97,6 +95,8 @@ __all__ = [
     "check_value",
     "limits_scope",
     "fixed_clock",
+    "fixed_time",
+    "ENV_NOW",
     "current_time",
     "template",
     "expression",
@@ -488,43 +488,7 @@ def check_value(value: Any, limits: JinjaLimits | None = None) -> None:
     sandbox.check_value(value, sandbox.Budget(limits or jinja_limits()), limit=None)
 
 
-# -- the clock ----------------------------------------------------------------------
-
-ENV_NOW = "PROMPT_STYLE_NOW"
-_CLOCK: ContextVar["datetime.datetime | None"] = ContextVar("prompt_style_clock", default=None)
-
-
-def _as_time(now: datetime.datetime | str | None, what: str = "now") -> datetime.datetime | None:
-    import datetime  # on first use: most processes never read a clock
-
-    if now is None or isinstance(now, datetime.datetime):
-        return now
-    if isinstance(now, str):
-        try:
-            return datetime.datetime.fromisoformat(now.strip())
-        except ValueError:
-            pass
-    raise TaskFileError(f"{what} must be a date and time such as 2025-07-10T12:00:00, not {now!r}", key=what)
-
-
-@contextlib.contextmanager
-def fixed_clock(now: datetime.datetime | str | None) -> Iterator[None]:
-    """Renders inside the block see ``now`` as the time (``strftime_now``)."""
-    token = _CLOCK.set(_as_time(now))
-    try:
-        yield
-    finally:
-        _CLOCK.reset(token)
-
-
-def fixed_time() -> datetime.datetime | None:
-    """The fixed clock in effect outside a render's own ``now``: the innermost
-    :func:`fixed_clock`, else ``PROMPT_STYLE_NOW``, else ``None`` (real time)."""
-    now = _CLOCK.get()
-    if now is not None:
-        return now
-    text = os.environ.get(ENV_NOW)
-    return _as_time(text, ENV_NOW) if text else None
+# -- the clock (held by clock.py, below the sandbox) -----------------------------
 
 
 def current_time() -> datetime.datetime:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["dumps_line"]
+__all__ = ["dumps_line", "json_objects"]
 
 _UNSAFE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
 
@@ -33,3 +33,29 @@ def dumps_line(value: Any, default: Callable[[Any], Any] | None = None) -> str:
     if _UNSAFE.search(text):
         text = _UNSAFE.sub(_escape, text)
     return text
+
+
+def json_objects(path: str, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSON Lines file of
+    objects (results, predictions), in order.
+
+    :raises DataError: naming the file (and the line): the file cannot be read, a
+        line is not JSON, or not an object.
+    """
+    from ..errors import DataError
+
+    try:
+        handle = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise DataError(f"cannot read the {what}: {exc.strerror}", file=path) from None
+    with handle:
+        for number, text in enumerate(handle, 1):
+            if not text.strip():
+                continue
+            try:
+                line = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"not JSON: {exc.msg}", file=path, line=number) from None
+            if not isinstance(line, dict):
+                raise DataError(f"a line must be a JSON object, not {type(line).__name__}", file=path, line=number)
+            yield number, line

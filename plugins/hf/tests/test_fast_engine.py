@@ -14,7 +14,7 @@ import random
 import pytest
 from _hf_test_support import CORPUS_COPY, FROZEN_NOW, GOLDEN
 from prompt_style_hf.chat_template import ChatTemplate
-from prompt_style_hf.fastpath import FastCodeGenerator
+from prompt_style_hf.fastpath.codegen import FastCodeGenerator
 
 import prompt_style
 from prompt_style import ChatTemplateError, PromptStyleError

@@ -14,16 +14,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .answers import final_answer, matches_reference, parse_answer
+    from .answers import final_answer, matches_reference
     from .dataset import load, record_to_sample, task_samples
     from .messages import chat_messages, message_dicts, prompt_input
     from .model import OfflineModel
-    from .scorer import style_answer
+    from .scorer import answer_parser, style_answer
     from .solver import render
     from .task import prompt_style_task
 
 _LAZY = {
-    "parse_answer": ".answers",
     "final_answer": ".answers",
     "matches_reference": ".answers",
     "load": ".dataset",
@@ -34,18 +33,19 @@ _LAZY = {
     "prompt_input": ".messages",
     "OfflineModel": ".model",
     "style_answer": ".scorer",
+    "answer_parser": ".scorer",
     "render": ".solver",
     "prompt_style_task": ".task",
 }
 
 __all__ = [
     "OfflineModel",
+    "answer_parser",
     "chat_messages",
     "final_answer",
     "load",
     "matches_reference",
     "message_dicts",
-    "parse_answer",
     "prompt_input",
     "prompt_style_task",
     "record_to_sample",

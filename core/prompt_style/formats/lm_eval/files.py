@@ -18,8 +18,7 @@ from typing import Any
 from ...errors import TaskFileError
 from ...safe.yaml_loader import load_yaml
 from ...types import TaskSource
-from .code import FunctionRef
-from .reader import TAGS
+from .code import TAGS, FunctionRef
 
 __all__ = ["LmEvalFile", "Problems", "read_file"]
 

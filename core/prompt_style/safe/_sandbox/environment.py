@@ -1,0 +1,236 @@
+"""The hardened environment classes, and the compile-time rewrite that routes loops and ``~`` through the budget."""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Mapping
+from typing import Any
+
+import jinja2
+from jinja2 import nodes
+from jinja2.runtime import Macro as _Macro
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
+
+from .budget import _ACTIVE, _stop, _too_long, active_budget
+from .filters import _AMPLIFYING, _STR_READERS, _check_str_method, _concat, _guard_filter, _join, _loop, _range, _sum
+from .values import GuardedFormatter, _check_binop, _describe, finalize
+
+LOOP_FILTER = "ps-loop"
+CONCAT_FILTER = "ps-concat"
+
+
+# -- the compile-time rewrite -----------------------------------------------------
+
+
+def _literal_cost(body: list[nodes.Node]) -> int:
+    """Characters of literal text a loop body prints per iteration, not counting
+    nested loops (they charge their own) or macros (charged when called)."""
+    total = 0
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nodes.TemplateData):
+            total += len(node.data)
+        elif isinstance(node, (nodes.For, nodes.Macro, nodes.CallBlock)):
+            continue
+        else:
+            stack.extend(node.iter_child_nodes())
+    return total
+
+
+def rewrite(tree: nodes.Template) -> nodes.Template:
+    """Wrap every ``{% for %}`` iterable in ``ps-loop`` and turn every ``~`` into ``ps-concat``."""
+    from jinja2.visitor import NodeTransformer
+
+    class Rewriter(NodeTransformer):
+        def visit_For(self, node: nodes.For) -> nodes.Node:
+            self.generic_visit(node)
+            cost = _literal_cost(node.body)
+            node.iter = nodes.Filter(
+                node.iter, LOOP_FILTER, [nodes.Const(cost)], [], None, None, lineno=node.iter.lineno
+            )
+            return node
+
+        def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+            self.generic_visit(node)
+            return nodes.Filter(
+                nodes.Tuple(list(node.nodes), "load", lineno=node.lineno),
+                CONCAT_FILTER,
+                [],
+                [],
+                None,
+                None,
+                lineno=node.lineno,
+            )
+
+    return Rewriter().visit(tree)
+
+
+class HardenedEnvironment(ImmutableSandboxedEnvironment):
+    """The immutable sandbox with budgets, leak checks and no compile-time evaluation."""
+
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("finalize", finalize)
+        kwargs.setdefault("optimized", False)  # no evaluation while compiling (see fold_constants)
+        kwargs["autoescape"] = False
+        super().__init__(*args, **kwargs)
+        self.globals.pop("lipsum", None)
+        self.globals["range"] = _range
+        self.filters["join"] = _join
+        self.filters["sum"] = _sum
+        self.filters[LOOP_FILTER] = _loop
+        self.filters[CONCAT_FILTER] = _concat
+
+    def guard_filters(self) -> None:
+        """Wrap every filter (after the profile added its own)."""
+        for name, func in list(self.filters.items()):
+            if name in (LOOP_FILTER, CONCAT_FILTER) or getattr(func, "ps_guarded", False):
+                continue
+            self.filters[name] = _guard_filter(name, func)
+
+    def _tokenize(self, source: str, name: Any, filename: Any = None, state: Any = None) -> Any:
+        """Count tokens as the parser reads them: parsing costs up to ~20 µs a token."""
+        from jinja2.lexer import TokenStream
+
+        stream = super()._tokenize(source, name, filename, state)
+        limits = active_budget().limits
+
+        def counted() -> Any:
+            for count, token in enumerate(stream, 1):
+                if count > limits.max_tokens:
+                    raise _stop("max_tokens", limits, f"the template has more than {limits.max_tokens:,} tokens")
+                yield token
+
+        return TokenStream(counted(), name, filename)
+
+    def _generate(self, source: nodes.Template, name: Any, filename: Any, defer_init: bool = False) -> str:
+        return super()._generate(rewrite(source), name, filename, defer_init=defer_init)
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        kind = type(left)
+        if kind is type(right):
+            if kind is str and operator == "+":
+                budget = _ACTIVE.get() or active_budget()
+                size = len(left) + len(right)
+                budget.work += size
+                if budget.work > budget.work_check:
+                    budget.over_size(size, "'+'")
+                return left + right
+            if kind is int and (operator == "+" or operator == "%"):
+                return left + right if operator == "+" else left % right
+        budget = _ACTIVE.get() or active_budget()
+        if budget.due:
+            budget.tick()
+        _check_binop(operator, left, right, budget)
+        return self.binop_table[operator](left, right)
+
+    def wrap_str_format(self, value: Any) -> Any:
+        if not isinstance(value, (types.MethodType, types.BuiltinMethodType)) or value.__name__ not in (
+            "format",
+            "format_map",
+        ):
+            return None
+        f_self = value.__self__
+        if not isinstance(f_self, str):
+            return None
+        is_map = value.__name__ == "format_map"
+        str_type = type(f_self)
+        env = self
+
+        def wrapper(*args: Any, **kwargs: Any) -> str:
+            if is_map:
+                if kwargs or len(args) != 1:
+                    raise TypeError("format_map() takes exactly one argument")
+                kwargs, args = args[0], ()
+            return str_type(GuardedFormatter(env).vformat(f_self, args, kwargs))
+
+        return functools.update_wrapper(wrapper, value)
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is str and attribute in _STR_READERS:
+            return getattr(obj, attribute)  # what the sandbox hands out for them (checked below)
+        return ImmutableSandboxedEnvironment.getattr(self, obj, attribute)
+
+    # Code generators with fast paths that reproduce the immutable sandbox's getattr may
+    # treat this one as it (it only answers sooner for what that one answers the same).
+    getattr.ps_same_as_sandbox = True  # type: ignore[attr-defined]
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        budget = _ACTIVE.get() or active_budget()
+        if isinstance(__obj, _Macro):
+            # The template's own macro (or caller): counted against max_macro_calls.
+            budget.calls += 1
+            if budget.calls > budget.call_limit:
+                budget.call()  # raises
+        if budget.due:
+            budget.tick()
+        if type(__obj) is types.BuiltinMethodType and __obj.__name__ in _STR_READERS and type(__obj.__self__) is str:
+            # question.strip(): what Context.call does for a method that takes no context.
+            kwargs.pop("_loop_vars", None)
+            kwargs.pop("_block_vars", None)
+            result = __obj(*args, **kwargs)
+            if type(result) is str:
+                budget.work += len(result)
+                if budget.work > budget.work_check:
+                    budget.over_size(len(result), lambda: f"calling {_describe(__obj)[0]}")
+                return result
+            n = 1
+            if type(result) is list:  # items built (split)
+                n = len(result)
+                if n > budget.limits.max_items:
+                    raise _too_long(f"calling {_describe(__obj)[0]}", n, "max_items", budget.limits)
+            budget.charge(n)
+            return result
+        if not __self.is_safe_callable(__obj):
+            raise jinja2.exceptions.SecurityError(f"{_describe(__obj)[0]} is not safely callable")
+        if (
+            type(__obj) is types.BuiltinMethodType
+            and __obj.__name__ in _AMPLIFYING
+            and type(getattr(__obj, "__self__", None)) is str
+        ):
+            args = _check_str_method(__obj.__name__, __obj.__self__, args, kwargs, budget)
+        result = __context.call(__obj, *args, **kwargs)
+        n = len(result) if isinstance(result, str) else 1
+        if type(result) is list:  # items built (split)
+            n = len(result)
+            if n > budget.limits.max_items:
+                raise _too_long(f"calling {_describe(__obj)[0]}", n, "max_items", budget.limits)
+        budget.work += n
+        if budget.work > budget.work_check:
+            budget.over_size(n, lambda: f"calling {_describe(__obj)[0]}")
+        return result
+
+
+class MutableEnvironment(HardenedEnvironment):
+    """Lists and dicts may be changed (``list.append``), as in plain Jinja; private
+    attributes stay blocked (``SandboxedEnvironment``'s rule)."""
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        return SandboxedEnvironment.is_safe_attribute(self, obj, attr, value)
+
+
+class _RecordFields:
+    """Records are data: ``choices.items`` is the record's ``items`` field, not
+    the dict method, whenever the field exists."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if isinstance(obj, Mapping) and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)  # type: ignore[misc]
+
+
+class RecordEnvironment(_RecordFields, HardenedEnvironment):
+    pass
+
+
+class MutableRecordEnvironment(_RecordFields, MutableEnvironment):
+    pass
+
+
+def environment_class(*, record_fields_first: bool, mutable: bool) -> type:
+    if mutable:
+        return MutableRecordEnvironment if record_fields_first else MutableEnvironment
+    return RecordEnvironment if record_fields_first else HardenedEnvironment

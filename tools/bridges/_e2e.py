@@ -74,9 +74,10 @@ def render_flags(options: dict[str, Any]) -> list[str]:
         if key == "data":
             for split, path in value.items():
                 flags += ["--data", f"{split}={path}"]
-        elif key == "meta_options":
+        elif key in ("meta_options", "style_options"):
+            flag = "--meta-option" if key == "meta_options" else "--style-option"
             for name, option in value.items():
-                flags += ["--meta-option", f"{name}={_flag_value(option)}"]
+                flags += [flag, f"{name}={_flag_value(option)}"]
         elif key == "fewshot_as_multiturn":
             flags.append("--fewshot-as-multiturn" if value else "--no-fewshot-as-multiturn")
         elif key == "trust_code":

@@ -61,6 +61,7 @@ CASE_LIST = [
         "chatml gives text and messages: inspect sends the messages",
     ),
     Case("mcq-style-numbered", "mcq/task.yaml", {"style": "mcq::numbered", "shots": 1}),
+    Case("mcq-generative-cot", "mcq/task.yaml", {"style_options": {"generation": "cot"}, "shots": 1}),
     Case("mcq-other-data", "mcq/task.yaml", {"data": {"test": str(CASES / "mcq" / "dev.jsonl")}, "shots": 1}),
     Case("random-retriever-plain", "mcq/task_random.yaml"),
     Case("random-retriever-chat", "mcq/task_random.yaml", {"meta": "messages", "seed": 11}),

@@ -58,6 +58,7 @@ CASE_LIST = [
     Case("mcq_plain_3shot", "mcq/task.yaml"),
     Case("mcq_chatml_text", "mcq/task.yaml", {"meta": "chatml", "shots": 1}),
     Case("mcq_style_numbered", "mcq/task.yaml", {"style": "mcq::numbered", "shots": 1}),
+    Case("mcq_generative_answer", "mcq/task.yaml", {"style_options": {"generation": "answer"}, "shots": 0}),
     Case("random_retriever_plain", "mcq/task_random.yaml"),
     Case("random_retriever_chat", "mcq/task_random.yaml", {"meta": "messages", "seed": 11}),
     Case("generation_plain_1shot", "gen/task.yaml"),

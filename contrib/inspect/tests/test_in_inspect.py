@@ -124,6 +124,15 @@ def test_scorer_reads_the_labels_the_style_showed(task_file):
     assert sample.target == "II" and _score(sample, "II").value == "C" and _score(sample, "I").value == "I"
 
 
+def test_generative_multiple_choice_is_read_with_the_styles_parser(task_file):
+    task = prompt_style.load_task(task_file, style_options={"generation": "cot"})
+    [sample, *_] = task_samples(task)
+    assert sample.target == "B" and "ANSWER: $LETTER" in sample.input
+    assert _score(sample, "Mars is red.\nANSWER: B").value == "C"
+    assert _score(sample, "The answer is (B).").value == "C"
+    assert _score(sample, "ANSWER: A").value == "I"
+
+
 def test_scorer_numbers_and_generation(task_file, tmp_path):
     [sample, *_] = task_samples(prompt_style.load_task(task_file, style="mcq::numbered"))
     assert sample.target == "2" and _score(sample, "2").value == "C" and _score(sample, "B").value == "I"

@@ -8,7 +8,9 @@ the labels the style showed: its continuations without the delimiter (letters,
 numbers, roman numerals, or a cloze style's choice texts). The sample is
 correct when the choice read is the gold one (all of them, when several are
 gold). For generation the reply (or its last ``ANSWER:`` line) must equal a
-reference. The answers and the target come from the sample's metadata, which
+reference; a style's generation variant (``style_options={generation: cot}``:
+the prompt asks for a label, the target is the gold label) is read with the
+style's parser too. The answers and the target come from the sample's metadata, which
 the solver updates when it renders again, so a solver with another style is
 scored by that style's parser.
 """
@@ -48,16 +50,49 @@ def answer_parser(task: Task) -> Any:
     return parser
 
 
-def _choices(task: Task | None, meta: Mapping[str, Any]) -> list[str] | None:
-    """The choices' texts, read from the record (a reply may give a choice's text)."""
+def _sample(task: Task | None, meta: Mapping[str, Any]) -> Any:
+    """The record's extracted sample (its choices), or ``None`` when it cannot be read again."""
     record = record_of(meta) if task is not None else None
     if task is None or record is None:
         return None
     try:
-        sample = task.renderer.sample(record, meta["index"], description=False)
-    except PromptStyleError:  # the record rendered once already; its texts only help the reading
+        return task.renderer.sample(record, meta["index"], description=False)
+    except PromptStyleError:  # the record rendered once already; its choices only help the reading
         return None
-    return [str(c) for c in sample.choices] if sample.choices else None
+
+
+def _choices(task: Task | None, meta: Mapping[str, Any]) -> list[str] | None:
+    """The choices' texts, read from the record (a reply may give a choice's text)."""
+    sample = _sample(task, meta)
+    return [str(c) for c in sample.choices] if sample is not None and sample.choices else None
+
+
+def _generated_choice(task: Task | None, meta: Mapping[str, Any]) -> tuple[list[str], list[str], list[int]] | None:
+    """Generative multiple choice (a style's ``generation`` variant: the prompt asks
+    for a label, the target is the gold label): the labels shown, the choices and
+    the gold positions; ``None`` for a generation task with references."""
+    sample = _sample(task, meta)
+    labels_of = getattr(task.renderer.style, "labels", None) if task is not None else None
+    if sample is None or not sample.choices or not callable(labels_of):
+        return None
+    labels = [str(label) for label in labels_of(sample)]
+    target = meta["target"]
+    wanted = [str(t) for t in target] if isinstance(target, (list, tuple)) else [str(target)]
+    if len(labels) != len(sample.choices) or not wanted or not all(t in labels for t in wanted):
+        return None
+    return labels, [str(c) for c in sample.choices], [labels.index(t) for t in wanted]
+
+
+def _read(parser: Any, completion: str, labels: list[str], choices: list[str], golds: set[int]) -> Score:
+    parsed = parser.parse(completion, labels=labels, choices=choices, multiple=len(golds) > 1)
+    chosen = set(parsed.indices) if parsed is not None else set()
+    correct = bool(chosen) and (chosen == golds if len(golds) > 1 else chosen <= golds)
+    return Score(
+        value=CORRECT if correct else INCORRECT,
+        answer=", ".join(labels[i] for i in sorted(chosen) if i < len(labels)) if chosen else None,
+        explanation=None if chosen else "no answer found in the reply",
+        metadata={"choices": sorted(chosen), "rule": parsed.rule if parsed is not None else None},
+    )
 
 
 @scorer(metrics=[accuracy(), stderr()])
@@ -67,27 +102,23 @@ def style_answer() -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         completion = state.output.completion
         meta = state.metadata.get(META)
-        if meta is None or meta.get("answers") is None:
-            references = target.target if meta is None else meta["target"]
-            references = references if isinstance(references, (list, tuple)) else [references]
-            correct = matches_reference(completion, [str(r) for r in references])
-            return Score(value=CORRECT if correct else INCORRECT, answer=final_answer(completion))
-        answers = meta["answers"]
-        gold = meta["target"]
-        golds = set(gold) if isinstance(gold, (list, tuple)) else {gold}
-        task = task_of(meta)
-        parser = answer_parser(task) if task is not None else choice_answer_parser()
-        choices = _choices(task, meta)
-        if choices is None or len(choices) != len(answers):
-            choices = list(answers)
-        parsed = parser.parse(completion, labels=answers, choices=choices, multiple=len(golds) > 1)
-        chosen = set(parsed.indices) if parsed is not None else set()
-        correct = bool(chosen) and (chosen == golds if len(golds) > 1 else chosen <= golds)
-        return Score(
-            value=CORRECT if correct else INCORRECT,
-            answer=", ".join(answers[i] for i in sorted(chosen)) if chosen else None,
-            explanation=None if chosen else "no answer found in the reply",
-            metadata={"choices": sorted(chosen), "rule": parsed.rule if parsed is not None else None},
-        )
+        task = task_of(meta) if meta is not None else None
+        if meta is not None and meta.get("answers") is not None:  # the continuations' answers
+            answers = meta["answers"]
+            gold = meta["target"]
+            golds = set(gold) if isinstance(gold, (list, tuple)) else {gold}
+            choices = _choices(task, meta)
+            if choices is None or len(choices) != len(answers):
+                choices = list(answers)
+            parser = answer_parser(task) if task is not None else choice_answer_parser()
+            return _read(parser, completion, list(answers), choices, golds)
+        shown = _generated_choice(task, meta) if meta is not None else None
+        if shown is not None and task is not None:  # generative multiple choice: the gold label
+            labels, choices, golds = shown
+            return _read(answer_parser(task), completion, labels, choices, set(golds))
+        references = target.target if meta is None else meta["target"]
+        references = references if isinstance(references, (list, tuple)) else [references]
+        correct = matches_reference(completion, [str(r) for r in references])
+        return Score(value=CORRECT if correct else INCORRECT, answer=final_answer(completion))
 
     return score

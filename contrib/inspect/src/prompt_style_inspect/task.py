@@ -32,6 +32,7 @@ __all__ = ["prompt_style_task"]
 def prompt_style_task(
     task_file: str,
     style: str | None = None,
+    style_options: dict[str, Any] | None = None,
     meta: Any = None,
     meta_options: dict[str, Any] | None = None,
     model_args: Any = None,
@@ -53,6 +54,7 @@ def prompt_style_task(
 
     :param task_file: the task file (any format prompt-style reads).
     :param style: a style replacing the task's template (``mcq::gpqa``, ``cloze``...).
+    :param style_options: options of the style, over the task's template options.
     :param meta: the meta template (default ``plain``: the prompt as one user
         message; ``messages`` or a chat format: the conversation as messages).
     :param meta_options: options of the meta template.
@@ -75,6 +77,7 @@ def prompt_style_task(
     """
     options = {
         "style": style,
+        "style_options": style_options,
         "meta": meta,
         "meta_options": meta_options,
         "model_args": model_args,

@@ -11,7 +11,7 @@ An entry ``@FILE`` reads entries from a file, one per line (``#`` starts a
 comment); paths in it are relative to that file's directory, paths in the
 variable to the current directory.
 
-The options are ``prompt-style render``'s (``style``, ``meta``,
+The options are ``prompt-style render``'s (``style``, ``style_options``, ``meta``,
 ``meta_options``, ``model_args``, ``shots``, ``seed``, ``data``,
 ``trust_code``, ``template``, ``task_format``, ``system_instruction``,
 ``fewshot_as_multiturn``, ``mode``, ``data_root``; see

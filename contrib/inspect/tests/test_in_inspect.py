@@ -87,6 +87,14 @@ def test_samples_are_the_rendered_prompts(task_file):
     assert "record" not in meta and meta["answers"] == ["A", "B", "C"] and meta["target"] == 1
 
 
+def test_input_chooses_text_or_messages(task_file):
+    chatml = prompt_style.load_task(task_file, meta="chatml")
+    assert isinstance(task_samples(chatml)[0].input, list)  # chatml gives both: the messages
+    assert task_samples(chatml, input="text")[0].input == next(iter(chatml.render())).text
+    with pytest.raises(prompt_style.OptionError, match="input=messages, but the meta template gives text only"):
+        task_samples(prompt_style.load_task(task_file), input="messages")
+
+
 def test_chat_samples_are_messages(task_file):
     task = prompt_style.load_task(task_file, shots=1, meta="messages")
     [first, *_] = task_samples(task)

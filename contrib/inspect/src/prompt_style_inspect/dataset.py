@@ -219,6 +219,7 @@ def task_samples(
     # What holds for one prompt of a task holds for all (its style, mode and meta
     # template are the task's): checked once, not per record.
     check_prompt(first)
+    prompt_input(first, input)  # input=messages with a meta template that gives text only is an error
     as_text = input == "text" or first.messages is None
     collecting = gc.isenabled()
     gc.disable()  # many small objects and no cycles: the collector would only rescan them

@@ -162,7 +162,7 @@ def overlay_venv(harness_venv: Path, dest: Path, bridge: str) -> Path:
         text=True,
     ).stdout.strip()
     Path(own, "_harness_site.pth").write_text(site + "\n")
-    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    pip = [str(python), "-m", "pip", "install", "-qq", "--disable-pip-version-check"]
     subprocess.run([*pip, *CORE_DEPENDENCIES], check=True)
     editable = [arg for package in [*PACKAGES, bridge] for arg in ("-e", str(ROOT / package))]
     subprocess.run([*pip, "--no-deps", *editable], check=True)
@@ -283,8 +283,17 @@ def run_cases(cases: Sequence[Case], run: Callable[[Case], Result], only: Sequen
 
 def finish(harness_name: str, results: list[Result], json_path: str | None) -> int:
     failed = [r for r in results if not r.ok]
-    total = sum(r.compared for r in results)
-    print(f"{harness_name}: {len(results) - len(failed)}/{len(results)} cases identical, {total} prompts compared")
+    cases = [r for r in results if not r.case.startswith("pytest ")]
+    tests = [r for r in results if r.case.startswith("pytest ")]
+    summary = f"{harness_name}: {sum(r.ok for r in cases)}/{len(cases)} cases identical, "
+    summary += f"{sum(r.compared for r in cases)} prompts compared"
+    if tests:
+        summary += (
+            f"; {sum(r.compared for r in tests)} tests passed in the harness's Python"
+            if all(r.ok for r in tests)
+            else "; the tests in the harness's Python FAILED"
+        )
+    print(summary)
     if json_path:
         Path(json_path).write_text(
             json.dumps(

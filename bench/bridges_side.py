@@ -4,37 +4,41 @@ every contender in every round.
 
     python bench/bridges_side.py inspect|lighteval --task TASK.yaml --rounds N --meta plain|messages
 
-Contenders, on the same records, the task loaded beforehand (untimed):
+Contenders, on the same records, the task loaded beforehand (untimed), in
+process CPU time:
 
-- ``render``: ``list(task.render())``, the records rendered, which is what the
-  bridges are measured against.
-- ``render_jsonl``: the same and each prompt's JSON line, which is what
-  ``prompt-style render --format jsonl`` does (for reference).
-- ``bridge``: everything the bridge does to hand the harness those records:
-  inspect_ai: ``task_samples(task)`` (the samples of ``prompt_style_inspect/task``);
-  lighteval: ``task_config(task)`` then the prompt function on every row (the
-  docs lighteval asks for).
-- ``harness``: the harness's own objects made from ready values, which any
-  integration pays: inspect_ai's ``Sample``s (whose validation turns message
-  mappings into its message classes), lighteval's ``Doc``s; under the garbage
-  collector's conditions of the bridge's own loop (inspect_ai's samples are
-  built with it paused, lighteval's docs in lighteval's loop with it running).
+- ``render``: ``list(task.render())``, the records rendered: what the bridges
+  are measured against.
+- ``render_jsonl``: the same and each prompt's JSON line, what ``prompt-style
+  render --format jsonl`` does (for reference).
+- ``bridge``: everything the bridge does to hand the harness those records, the
+  harness's objects included: inspect_ai: ``task_samples(task)`` (the samples
+  of ``prompt_style_inspect/task``); lighteval: ``task_config(task)`` then the
+  prompt function on every row (the docs lighteval asks for).
+- ``own``: the same with the harness's own constructors (inspect_ai's
+  ``Sample``, whose validation also turns message mappings into its message
+  classes; lighteval's ``Doc``) replaced by a stand-in that takes the same
+  keywords and makes nothing: the bridge's own work, measured directly rather
+  than as a difference of two large times.
 
-Every round checks the bridge's output against the render first: inspect_ai's
-sample inputs are the rendered text or messages, lighteval's docs give the
+Every round checks the bridge's real output against the render: inspect_ai's
+sample inputs are the rendered text or messages; lighteval's docs give the
 rendered text (its ``PromptManager``, no chat template) or messages (its API
-path); a difference exits 1.
+path, with the task's system message as the model's ``system_prompt``), and the
+rendered continuations. A difference exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import logging
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,44 +46,55 @@ import prompt_style
 
 
 def _timed(fn: Any) -> tuple[float, Any]:
-    """Process CPU time: the machine's other jobs do not count (they still share its caches)."""
     gc.collect()
     start = time.process_time()
     out = fn()
     return time.process_time() - start, out
 
 
-def _without_collector(fn: Any) -> Any:
-    """``fn`` with the garbage collector paused, as the bridges build the harness's
-    objects (so the harness's share is measured under the same conditions)."""
+_MADE = object()
 
-    def run() -> Any:
-        gc.disable()
-        try:
-            return fn()
-        finally:
-            gc.enable()
 
-    return run
+def _stand_in(
+    *,
+    input: Any = None,
+    target: Any = None,
+    id: Any = None,
+    metadata: Any = None,
+    query: Any = None,
+    choices: Any = None,
+    gold_index: Any = None,
+    task_name: Any = None,
+    fewshot_samples: Any = None,
+) -> Any:
+    """What a harness's constructor is replaced with in ``own``: it takes the
+    keywords the bridges pass (inspect_ai's ``Sample``, lighteval's ``Doc``) and
+    makes nothing, so that ``own`` is the bridge's work alone."""
+    return _MADE
+
+
+@contextlib.contextmanager
+def _stubbed(module: Any, names: tuple[str, ...]) -> Iterator[None]:
+    saved = {name: getattr(module, name) for name in names}
+    try:
+        for name in names:
+            setattr(module, name, _stand_in)
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)
 
 
 def _inspect(task: Any) -> tuple[Any, Any, Any]:
-    """inspect_ai: ``task_samples`` builds the samples with the collector paused, so
-    the harness's share is measured so too."""
-    from inspect_ai.dataset import Sample
+    import prompt_style_inspect.dataset as dataset
     from prompt_style_inspect import message_dicts, task_samples
 
     def bridge() -> Any:
         return task_samples(task)
 
-    made = bridge()
-    ready = [
-        (s.input if isinstance(s.input, str) else message_dicts(s.input), s.target, s.id, s.metadata) for s in made
-    ]
-
-    @_without_collector
-    def harness() -> Any:
-        return [Sample(input=i, target=t, id=k, metadata=m) for i, t, k, m in ready]
+    def own() -> Any:
+        with _stubbed(dataset, ("Sample",)):
+            return task_samples(task)
 
     def check(samples: Any, rendered: list[Any]) -> None:
         for sample, prompt in zip(samples, rendered, strict=True):
@@ -88,46 +103,27 @@ def _inspect(task: Any) -> tuple[Any, Any, Any]:
             if got != want:
                 raise SystemExit(f"record {prompt.index}: the sample's input differs from the render")
 
-    return bridge, harness, check
+    return bridge, own, check
 
 
 def _lighteval(task: Any) -> tuple[Any, Any, Any]:
-    """lighteval: the docs are made one by one in lighteval's own loop (the prompt
-    function's calls), with the collector running, so the harness's share is too."""
+    import prompt_style_lighteval.bridge as module
     from lighteval.tasks.prompt_manager import PromptManager
-    from lighteval.tasks.requests import Doc
-    from prompt_style_lighteval import RenderedDoc, task_config
+    from prompt_style_lighteval import task_config
 
+    logging.getLogger("prompt_style_lighteval").setLevel(logging.ERROR)  # the system-prompt notice, every round
     rows = Path(tempfile.mkdtemp(prefix="prompt-style-bench-rows-"))
     count = sum(1 for _ in task.render())
     lines = [{"ps_index": i, "__index": i, "__few_shots": False} for i in range(count)]
-
-    logging.getLogger("prompt_style_lighteval").setLevel(logging.ERROR)  # the system-prompt notice, every round
 
     def bridge() -> Any:
         config = task_config(task, rows=rows)
         function, name = config.prompt_function, config.name
         return [function(line, name) for line in lines]
 
-    made = bridge()
-    ready = [
-        (d.query, list(d.choices), d.gold_index, [(s.query, s.choices[0]) for s in d.fewshot_samples]) for d in made
-    ]
-
-    def harness() -> Any:
-        docs = []
-        made: dict[tuple[str, str], Any] = {}  # the few-shot samples the bridge makes: one per distinct example
-        for query, choices, gold, shots in ready:
-            if shots:
-                samples = []
-                for pair in shots:
-                    if pair not in made:
-                        made[pair] = Doc(query=pair[0], choices=[pair[1]], gold_index=0)
-                    samples.append(made[pair])
-                docs.append(RenderedDoc(query=query, choices=choices, gold_index=gold, fewshot_samples=samples))
-            else:
-                docs.append(Doc(query=query, choices=choices, gold_index=gold))
-        return docs
+    def own() -> Any:
+        with _stubbed(module, ("Doc", "RenderedDoc")):
+            return bridge()
 
     first = next(iter(task.render()))
     system = None  # lighteval's system message is the model's system_prompt: the task's own, given here
@@ -146,7 +142,7 @@ def _lighteval(task: Any) -> tuple[Any, Any, Any]:
             if not ok or doc.choices != list(prompt.continuations):
                 raise SystemExit(f"record {prompt.index}: the doc differs from the render")
 
-    return bridge, harness, check
+    return bridge, own, check
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,12 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--meta", default="plain")
     args = parser.parse_args(argv)
     task = prompt_style.load_task(args.task, meta=args.meta)
-    bridge, harness, check = (_inspect if args.bridge == "inspect" else _lighteval)(task)
+    bridge, own, check = (_inspect if args.bridge == "inspect" else _lighteval)(task)
     contenders = {
         "render": lambda: list(task.render()),
         "render_jsonl": lambda: [json.dumps(p.to_json(), ensure_ascii=False) for p in task.render()],
         "bridge": bridge,
-        "harness": harness,
+        "own": own,
     }
     names = list(contenders)
     rounds: list[dict[str, float]] = []

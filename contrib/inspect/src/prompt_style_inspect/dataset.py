@@ -224,14 +224,19 @@ def task_samples(
     collecting = gc.isenabled()
     gc.disable()  # many small objects and no cycles: the collector would only rescan them
     try:
+        known = _ANSWERS
         for prompt in itertools.chain((first,), prompts):
             index, target, continuations = prompt.index, prompt.target, prompt.continuations
-            answers = _answers(continuations) if continuations else None
+            if continuations:
+                answers = known.get(continuations) or _answers(continuations)
+                # the renderer checked the target: an index of a continuation, or a list of them
+                gold = answers[target] if type(target) is int else _gold(answers, target, index)
+            else:
+                answers, gold = None, _gold(None, target, index)
             sample_input = prompt.text if as_text else prompt_input(prompt, input)
             if sample_input is None:
                 raise RenderError("the meta template gives no text", index=index, hint="use input=auto")
             meta = {"task": name, "key": key, "source": source, "index": index, "answers": answers, "target": target}
-            gold = _gold(answers, target, index)
             out.append(Sample(input=sample_input, target=gold, id=index, metadata={META: meta}))
     finally:
         if collecting:

@@ -94,6 +94,11 @@ class PromptFunction:
         self.__name__ = f"prompt_style:{name}"  # lighteval prints a prompt function by name
 
     def __call__(self, line: Mapping[str, Any], task_name: str) -> Doc:
+        return self.doc(line, task_name)
+
+    def doc(self, line: Mapping[str, Any], task_name: str) -> Doc:
+        """Record ``line[ROW_KEY]``'s doc. ``LightevalTaskConfig.prompt_function`` is
+        this bound method: calling it costs less than calling the object."""
         if line.get("__few_shots"):
             raise fail(
                 OptionError(
@@ -127,7 +132,7 @@ class PromptFunction:
 
 def _rebuilt(path: str, options: dict[str, Any], name: str) -> PromptFunction:
     config = task_config(path, load_options=options, name=name)
-    return config.prompt_function  # type: ignore[return-value]
+    return config.prompt_function.__self__  # type: ignore[attr-defined]
 
 
 def default_metrics(rendered: RenderedTask) -> list[str]:
@@ -195,7 +200,7 @@ def task_config(
         )
     return LightevalTaskConfig(
         name=name,
-        prompt_function=PromptFunction(name, rendered, source),
+        prompt_function=PromptFunction(name, rendered, source).doc,
         hf_repo=str(rows_dataset(len(rendered), rows)),
         hf_subset="default",
         metrics=_metrics(metrics or default_metrics(rendered), where),

@@ -20,6 +20,9 @@ process CPU time:
   classes; lighteval's ``Doc``) replaced by a stand-in that takes the same
   keywords and makes nothing: the bridge's own work, measured directly rather
   than as a difference of two large times.
+- ``loop``: lighteval only, the harness's own share of ``own``: lighteval's loop
+  over the dataset's rows, calling a formatter that does nothing (it does that
+  for any task). inspect_ai takes the samples as a list: nothing to exclude.
 
 Every round checks the bridge's real output against the render: inspect_ai's
 sample inputs are the rendered text or messages; lighteval's docs give the
@@ -56,7 +59,7 @@ _MADE = object()
 
 
 def _stand_in(
-    *,
+    *positional: Any,
     input: Any = None,
     target: Any = None,
     id: Any = None,
@@ -68,7 +71,7 @@ def _stand_in(
     fewshot_samples: Any = None,
 ) -> Any:
     """What a harness's constructor is replaced with in ``own``: it takes the
-    keywords the bridges pass (inspect_ai's ``Sample``, lighteval's ``Doc``) and
+    arguments the bridges pass (inspect_ai's ``Sample``, lighteval's ``Doc``) and
     makes nothing, so that ``own`` is the bridge's work alone."""
     return _MADE
 
@@ -103,7 +106,7 @@ def _inspect(task: Any) -> tuple[Any, Any, Any]:
             if got != want:
                 raise SystemExit(f"record {prompt.index}: the sample's input differs from the render")
 
-    return bridge, own, check
+    return bridge, own, check, None
 
 
 def _lighteval(task: Any) -> tuple[Any, Any, Any]:
@@ -125,6 +128,13 @@ def _lighteval(task: Any) -> tuple[Any, Any, Any]:
         with _stubbed(module, ("Doc", "RenderedDoc")):
             return bridge()
 
+    def nothing(line: Any, task_name: str) -> Any:
+        return _MADE
+
+    def loop() -> Any:
+        """lighteval's own share of ``own``: its loop over the rows, calling a formatter."""
+        return [nothing(line, "task") for line in lines]
+
     first = next(iter(task.render()))
     system = None  # lighteval's system message is the model's system_prompt: the task's own, given here
     if first.messages and first.messages[0]["role"] == "system":
@@ -142,7 +152,7 @@ def _lighteval(task: Any) -> tuple[Any, Any, Any]:
             if not ok or doc.choices != list(prompt.continuations):
                 raise SystemExit(f"record {prompt.index}: the doc differs from the render")
 
-    return bridge, own, check
+    return bridge, own, check, loop
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,12 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--meta", default="plain")
     args = parser.parse_args(argv)
     task = prompt_style.load_task(args.task, meta=args.meta)
-    bridge, own, check = (_inspect if args.bridge == "inspect" else _lighteval)(task)
+    bridge, own, check, loop = (_inspect if args.bridge == "inspect" else _lighteval)(task)
     contenders = {
         "render": lambda: list(task.render()),
         "render_jsonl": lambda: [json.dumps(p.to_json(), ensure_ascii=False) for p in task.render()],
         "bridge": bridge,
         "own": own,
+        "loop": loop or (lambda: None),
     }
     names = list(contenders)
     rounds: list[dict[str, float]] = []

@@ -91,34 +91,57 @@ class PromptFunction:
         self.source = source
         self.shots: dict[tuple[str, str], Doc] = {}
         self._text = rendered.text
+        # One choices list per distinct set of continuations, shared by the docs
+        # (lighteval reads a doc's choices, never changes them): no list per row.
+        self._choices: dict[tuple[str, ...], list[str]] = {}
+        self._last: tuple[Any, list[str]] = ((), [])
         self.__name__ = f"prompt_style:{name}"  # lighteval prints a prompt function by name
 
     def __call__(self, line: Mapping[str, Any], task_name: str) -> Doc:
         return self.doc(line, task_name)
 
-    def doc(self, line: Mapping[str, Any], task_name: str) -> Doc:
-        """Record ``line[ROW_KEY]``'s doc. ``LightevalTaskConfig.prompt_function`` is
-        this bound method: calling it costs less than calling the object."""
-        if line.get("__few_shots"):
-            raise fail(
-                OptionError(
-                    f"lighteval asked task {self.name!r} for its own few-shot examples: prompt-style "
-                    "chooses them (the task's num_fewshot and retriever)",
-                    key="few-shot",
-                    hint=f"run it as '{self.name}|0' and set the shots with shots=K "
-                    "(PROMPT_STYLE_LIGHTEVAL_TASKS) or --shots K (prompt-style export)",
-                )
+    @property
+    def doc(self) -> Any:
+        """``prompt_function(line, task_name) -> Doc`` as a bound method (what
+        ``LightevalTaskConfig.prompt_function`` holds: calling it costs less than
+        calling the object), the one for text prompts or for conversations."""
+        return self._text_doc if self._text is not None else self._chat_doc
+
+    def _refuse(self) -> BaseException:
+        return fail(
+            OptionError(
+                f"lighteval asked task {self.name!r} for its own few-shot examples: prompt-style "
+                "chooses them (the task's num_fewshot and retriever)",
+                key="few-shot",
+                hint=f"run it as '{self.name}|0' and set the shots with shots=K "
+                "(PROMPT_STYLE_LIGHTEVAL_TASKS) or --shots K (prompt-style export)",
             )
+        )
+
+    def _text_doc(self, line: Mapping[str, Any], task_name: str) -> Doc:
+        """A text prompt's doc: the whole prompt is the query (made at once for multiple choice)."""
+        if line.get("__few_shots"):
+            raise self._refuse()
         index = line[ROW_KEY]
-        text = self._text
-        if text is not None:  # the usual case, made at once: the whole prompt is the query
-            prompt = text[index]
-            continuations = prompt.continuations
-            if continuations:
-                target = prompt.target
-                gold = target if type(target) is int else list(target)
-                return Doc(query=prompt.text, choices=list(continuations), gold_index=gold, task_name=task_name)
+        prompt = self._text[index]  # type: ignore[index]
+        continuations = prompt.continuations
+        target = prompt.target
+        if continuations and type(target) is int:
+            if continuations is self._last[0]:  # records usually share one tuple of continuations
+                choices = self._last[1]
+            else:
+                choices = self._choices.get(continuations)
+                if choices is None:
+                    choices = self._choices[continuations] = list(continuations)
+                self._last = (continuations, choices)
+            return Doc(prompt.text, choices, target, task_name=task_name)  # query, choices, gold_index
         return make_doc(self.rendered.parts(index), task_name, self.shots)
+
+    def _chat_doc(self, line: Mapping[str, Any], task_name: str) -> Doc:
+        """A conversation's doc: its user/assistant pairs as few-shot samples."""
+        if line.get("__few_shots"):
+            raise self._refuse()
+        return make_doc(self.rendered.parts(line[ROW_KEY]), task_name, self.shots)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> PromptFunction:
         return self

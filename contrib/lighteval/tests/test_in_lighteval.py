@@ -72,6 +72,16 @@ def test_chat_turns_survive_lightevals_own_few_shot_assignment(task_file, tmp_pa
     assert with_system.prepare_prompt_api(docs[0])[0] == {"role": "system", "content": "Be brief."}
 
 
+def test_a_record_asked_twice_gets_a_doc_of_its_own(task_file, tmp_path):
+    for options in ({}, {"meta": "messages"}):
+        config = task_config(task_file, load_options=options, rows=tmp_path / "rows")
+        line = {"ps_index": 1, "__few_shots": False}
+        first, again = config.prompt_function(line, "tiny"), config.prompt_function(line, "tiny")
+        assert first is not again and type(first) is type(again)
+        assert (first.query, first.choices, first.gold_index) == (again.query, again.choices, again.gold_index)
+        assert [s.query for s in first.fewshot_samples] == [s.query for s in again.fewshot_samples]
+
+
 def test_lightevals_own_few_shot_examples_are_refused(task_file, tmp_path):
     config = task_config(task_file, rows=tmp_path / "rows")
     with pytest.raises(prompt_style.OptionError, match=r"run it as 'tiny\|0'"):

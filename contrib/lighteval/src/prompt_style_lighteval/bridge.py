@@ -25,9 +25,9 @@ from lighteval.metrics.metrics import Metrics
 from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc
 
-from prompt_style import OptionError, PromptStyleError, Task, load_task
+from prompt_style import OptionError, PromptStyleError, RenderedPrompt, Task, load_task
 
-from .mapping import ROW_KEY, DocParts, RenderedTask, render_parts, rows_dataset
+from .mapping import ROW_KEY, DocParts, RenderedTask, doc_parts, render_parts, rows_dataset
 from .spec import TaskSpec, bridge_options
 
 __all__ = ["RenderedDoc", "PromptFunction", "task_config", "task_configs", "task_configs_from", "default_metrics"]
@@ -80,32 +80,68 @@ def make_doc(parts: DocParts, task_name: str, shots: dict[tuple[str, str], Doc] 
 class PromptFunction:
     """lighteval's ``prompt_function(line, task_name) -> Doc`` for a rendered task.
 
-    It holds every record rendered (:class:`~.mapping.RenderedTask`); ``line``
-    carries the record's index. Deep copies (lighteval copies task configs)
-    share it, and it pickles as the task file and options that render it again.
+    Every record is rendered once (:class:`~.mapping.RenderedTask`) and its doc
+    made in the same pass; ``line`` carries the record's index, and the first
+    request for a record gets that doc (lighteval fills in its id and generation
+    settings), a later one a new doc. Deep copies (lighteval copies task
+    configs) share it, and it pickles as the task file and options that render
+    it again.
     """
 
-    def __init__(self, name: str, rendered: RenderedTask, source: tuple[str, Mapping[str, Any]] | None) -> None:
+    def __init__(self, name: str, task: Task, source: tuple[str, Mapping[str, Any]] | None) -> None:
         self.name = name
-        self.rendered = rendered
         self.source = source
         self.shots: dict[tuple[str, str], Doc] = {}
-        self._text = rendered.text
         # One choices list per distinct set of continuations, shared by the docs
-        # (lighteval reads a doc's choices, never changes them): no list per row.
+        # (lighteval reads a doc's choices, never changes them): no list per record.
         self._choices: dict[tuple[str, ...], list[str]] = {}
-        self._last: tuple[Any, list[str]] = ((), [])
+        self._build = self._builder()
+        self.rendered = render_parts(task, self._build)
+        self._docs: list[Doc | None] = self.rendered.built or []
         self.__name__ = f"prompt_style:{name}"  # lighteval prints a prompt function by name
+
+    def _builder(self) -> Any:
+        """``build(prompt, parts) -> Doc`` for :func:`~.mapping.render_parts`, called for
+        every record: a closure over what it reads (cheaper than a method, per record)."""
+        name, shots, known = self.name, self.shots, self._choices
+        last: list[Any] = [(), []]  # the last continuations and their choices list
+
+        def build(prompt: RenderedPrompt, parts: DocParts | None) -> Doc:
+            if parts is not None:
+                return make_doc(parts, name, shots)
+            continuations = prompt.continuations
+            target = prompt.target
+            if continuations and type(target) is int:  # the usual case, made at once
+                if continuations is last[0]:  # records usually share one tuple of continuations
+                    choices = last[1]
+                else:
+                    choices = known.get(continuations)
+                    if choices is None:
+                        choices = known[continuations] = list(continuations)
+                    last[0], last[1] = continuations, choices
+                return Doc(prompt.text, choices, target, task_name=name)  # query, choices, gold_index
+            return make_doc(doc_parts(prompt), name, shots)
+
+        return build
 
     def __call__(self, line: Mapping[str, Any], task_name: str) -> Doc:
         return self.doc(line, task_name)
 
-    @property
-    def doc(self) -> Any:
-        """``prompt_function(line, task_name) -> Doc`` as a bound method (what
-        ``LightevalTaskConfig.prompt_function`` holds: calling it costs less than
-        calling the object), the one for text prompts or for conversations."""
-        return self._text_doc if self._text is not None else self._chat_doc
+    def doc(self, line: Mapping[str, Any], task_name: str) -> Doc:
+        """Record ``line[ROW_KEY]``'s doc. ``LightevalTaskConfig.prompt_function`` is
+        this bound method: calling it costs less than calling the object."""
+        if line.get("__few_shots"):
+            raise self._refuse()
+        index = line[ROW_KEY]
+        doc = self._docs[index]
+        if doc is None:  # asked again: a doc of its own
+            text = self.rendered.text
+            doc = self._build(text[index], None) if text is not None else self._build(None, self.rendered.chat[index])  # type: ignore[arg-type,index]
+        else:
+            self._docs[index] = None
+        if task_name != self.name:
+            doc.task_name = task_name
+        return doc
 
     def _refuse(self) -> BaseException:
         return fail(
@@ -117,31 +153,6 @@ class PromptFunction:
                 "(PROMPT_STYLE_LIGHTEVAL_TASKS) or --shots K (prompt-style export)",
             )
         )
-
-    def _text_doc(self, line: Mapping[str, Any], task_name: str) -> Doc:
-        """A text prompt's doc: the whole prompt is the query (made at once for multiple choice)."""
-        if line.get("__few_shots"):
-            raise self._refuse()
-        index = line[ROW_KEY]
-        prompt = self._text[index]  # type: ignore[index]
-        continuations = prompt.continuations
-        target = prompt.target
-        if continuations and type(target) is int:
-            if continuations is self._last[0]:  # records usually share one tuple of continuations
-                choices = self._last[1]
-            else:
-                choices = self._choices.get(continuations)
-                if choices is None:
-                    choices = self._choices[continuations] = list(continuations)
-                self._last = (continuations, choices)
-            return Doc(prompt.text, choices, target, task_name=task_name)  # query, choices, gold_index
-        return make_doc(self.rendered.parts(index), task_name, self.shots)
-
-    def _chat_doc(self, line: Mapping[str, Any], task_name: str) -> Doc:
-        """A conversation's doc: its user/assistant pairs as few-shot samples."""
-        if line.get("__few_shots"):
-            raise self._refuse()
-        return make_doc(self.rendered.parts(line[ROW_KEY]), task_name, self.shots)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> PromptFunction:
         return self
@@ -211,7 +222,8 @@ def task_config(
         raise OptionError("load_options given with a task already loaded", key="load_options")
     where = str(task.config.path) if task.config.path else task.name
     bridge_options({"name": name, "metrics": metrics, "generation_size": generation_size, "version": version})
-    rendered = render_parts(task)
+    function = PromptFunction(name or task.name, task, source)
+    rendered = function.rendered
     system = rendered.system
     name = name or task.name
     if system is not None:
@@ -223,7 +235,7 @@ def task_config(
         )
     return LightevalTaskConfig(
         name=name,
-        prompt_function=PromptFunction(name, rendered, source).doc,
+        prompt_function=function.doc,
         hf_repo=str(rows_dataset(len(rendered), rows)),
         hf_subset="default",
         metrics=_metrics(metrics or default_metrics(rendered), where),

@@ -25,7 +25,7 @@ from __future__ import annotations
 import gc
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -187,6 +187,8 @@ class RenderedTask:
     chat: list[DocParts] | None
     system: str | None
     multiple_choice: bool
+    built: list[Any] | None = None
+    """What ``render_parts``'s ``build`` made of each record, in the same pass."""
 
     def __len__(self) -> int:
         return len(self.text if self.text is not None else self.chat or ())
@@ -198,8 +200,13 @@ class RenderedTask:
         return doc_parts(self.text[index])  # type: ignore[index]
 
 
-def render_parts(task: Task) -> RenderedTask:
+def render_parts(task: Task, build: Callable[[RenderedPrompt, DocParts | None], Any] | None = None) -> RenderedTask:
     """Every record of the task's evaluated split, rendered once, as lighteval gets it.
+
+    :param build: called for every record in the rendering pass, with the prompt and
+        (for a conversation) its doc parts; what it returns is kept in
+        :attr:`RenderedTask.built` (the bridge makes each record's ``Doc`` there,
+        while the record is at hand, rather than in a second pass over them all).
 
     :raises PromptStyleError: naming the record, for a record that does not
         render, that lighteval cannot send as rendered, or whose system message
@@ -218,9 +225,19 @@ def render_parts(task: Task) -> RenderedTask:
         # template are the task's): checked once, not per record. The renderer has
         # checked every target already.
         part = doc_parts(first)
+        built: list[Any] | None = None
         if first.text is not None:  # text prompts: each is the whole query, as rendered
-            return RenderedTask([first, *prompts], None, None, part.multiple_choice)
+            if build is None:
+                return RenderedTask([first, *prompts], None, None, part.multiple_choice)
+            texts = [first]
+            built = [build(first, None)]
+            for prompt in prompts:
+                texts.append(prompt)
+                built.append(build(prompt, None))
+            return RenderedTask(texts, None, None, part.multiple_choice, built)
         parts = [part]
+        if build is not None:
+            built = [build(first, part)]
         for prompt in prompts:
             part = doc_parts(prompt)
             if part.system != parts[0].system:
@@ -232,7 +249,9 @@ def render_parts(task: Task) -> RenderedTask:
                     hint="use meta=plain, or a description that is the same for every record",
                 )
             parts.append(part)
-        return RenderedTask(None, parts, parts[0].system, parts[0].multiple_choice)
+            if built is not None:
+                built.append(build(prompt, part))  # type: ignore[misc]
+        return RenderedTask(None, parts, parts[0].system, parts[0].multiple_choice, built)
     except PromptStyleError as exc:
         raise exc.locate(file=where) from None
     finally:

@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cli_bench  # noqa: E402
+import cli_jsonl_bench  # noqa: E402
 import grid_bench  # noqa: E402
 import render_bench  # noqa: E402
 
@@ -39,7 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small workload (smoke run; figures are noisier)")
     parser.add_argument("--profile", action="store_true", help="also print cProfile output")
     parser.add_argument("--skip-render", action="store_true", help="skip the render benchmark")
-    parser.add_argument("--skip-cli", action="store_true", help="skip the CLI benchmark")
+    parser.add_argument("--skip-cli", action="store_true", help="skip the CLI start-up benchmark")
+    parser.add_argument(
+        "--skip-jsonl", action="store_true", help="skip render --format jsonl against a hand-written script"
+    )
     parser.add_argument("--skip-grid", action="store_true", help="skip the format grid benchmark")
     parser.add_argument(
         "--no-lm-eval", action="store_true", help="skip the lm-eval comparison (about 4 minutes of the run)"
@@ -92,6 +96,18 @@ def main(argv: list[str] | None = None) -> int:
             errors.append("grid")
         print()
 
+    jsonl = None
+    if not args.skip_jsonl:
+        try:
+            if args.quick:
+                jsonl = cli_jsonl_bench.run(records=[20_000], rounds=1)
+            else:
+                jsonl = cli_jsonl_bench.run(records=[200_000], rounds=3)
+        except Exception:
+            traceback.print_exc()
+            errors.append("jsonl")
+        print()
+
     print("== summary")
     if render is not None:
         n = render["records"]
@@ -122,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         top = [name for name, _ in cli["imports"]["by_self_extra"][:5]]
         print(f"  cli     heaviest own-time imports beyond the baseline: {', '.join(top)}")
+    if jsonl is not None:
+        for res in jsonl["results"]:
+            print("  jsonl   " + cli_jsonl_bench.summary_line(res))
     if args.quick and render is not None:
         print(
             "          (--quick: 2,000 records over the same 57 tasks, so per-task costs weigh seven times "
@@ -133,9 +152,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{grid['ratio']:.2f}x the single-format throughput per prompt "
             f"(target >= {grid_bench.TARGET:g}x): {_status(grid['pass'])}"
         )
-    missed = [
-        name for name, res in (("render", render), ("cli", cli), ("grid", grid)) if res is not None and not res["pass"]
-    ]
+    ran = (("render", render), ("cli", cli), ("grid", grid), ("jsonl", jsonl))
+    missed = [name for name, res in ran if res is not None and not res["pass"]]
     verdict = "MISSED: " + ", ".join(missed) if missed else "all met" if not errors else "not all measured"
     print(f"  targets: {verdict}  ({time.perf_counter() - started:.0f} s)")
     if errors:

@@ -195,8 +195,9 @@ def test_in_memory_tuples_and_odd_values(pm):
         {"q": type("Q", (str,), {})("question subclass"), "c": ["a", "b"], "a": 0, "s": "t"},
         {"q": "bad format", "c": [object(), "y"], "a": 0, "s": "t"},
     ]
-    for style in ("mcq", "conversion_spec", "numbers"):
+    for style in ("mcq", "conversion_spec", "numbers", "cloze_qa", "answer_with_choice"):
         assert_same(task_of(style), pm, records)
+    assert_same({**task_of("mcq"), "template": "passthrough"}, pm, records)
 
 
 def test_few_shot_example_with_bad_data_reports_as_before(pm):
@@ -289,6 +290,72 @@ def test_passthrough_fast_path_equals_general_path(pm, description, choices, doc
     assert any(o[0] == "ok" for o in outcomes) and any(o[0] == "error" for o in outcomes)
 
 
+# -- generation: lm-evaluation-harness's generate_until ----------------------------------
+
+GENERATION_RECORDS: list[Any] = [
+    *AWKWARD,
+    {"q": "What is 2+2?", "a": "4", "s": "m"},
+    {"q": "  spaced  {0} {{x}}", "a": "Ünïcødé \u2028 answer\n#### 7", "s": "m"},
+    {"q": "int target", "a": 7, "s": "m"},
+    {"q": "list of references", "a": ["4", "four"], "s": "m"},
+    {"q": "null target", "a": None, "s": "m"},
+    {"q": "empty target", "a": "", "s": "m"},
+    {"q": "bool target", "a": False, "s": "m"},
+    {"q": 3, "a": "3", "s": "m"},
+    {"a": "missing question", "s": "m"},
+    ["not", "a", "dict"],
+]
+GENERATION_POOL: list[dict[str, Any]] = [
+    {"q": "Shot {0} one?", "a": "one", "s": "dev"},
+    {"q": "  shot two  ", "a": 2, "s": "dev"},
+    {"q": "shot three", "a": "", "s": "dev"},
+]
+
+
+@pytest.mark.parametrize("description", list(DESCRIPTIONS))
+@pytest.mark.parametrize("doc_to_text", ["q", "{{q.strip()}}", "Question: {{q}}\nAnswer:", "{{ q | trim }}"])
+@pytest.mark.parametrize("doc_to_target", ["a", "{{a}}", " {{a}}", None])
+@pytest.mark.parametrize("output_type", [None, "generate_until"])
+def test_generation_fast_path_equals_general_path(pm, description, doc_to_text, doc_to_target, output_type):
+    task: dict[str, Any] = {
+        "data": {"test": [{"q": "unused", "a": "x"}], "train": GENERATION_POOL},
+        "fewshot_split": "train",
+        "doc_to_text": doc_to_text,
+        "template": "passthrough",
+        "num_fewshot": 0 if doc_to_target is None else 3,
+        "until": ["\n\n", "Question:"],
+    }
+    if doc_to_target is not None:
+        task["doc_to_target"] = doc_to_target
+    if output_type is not None:
+        task["output_type"] = output_type
+    if DESCRIPTIONS[description] is not None:
+        task["description"] = DESCRIPTIONS[description]
+    assert load_task(task, plugins=pm).renderer.fast_render() is not None
+    outcomes = assert_same(task, pm, GENERATION_RECORDS)
+    assert any(o[0] == "ok" for o in outcomes) and any(o[0] == "error" for o in outcomes)
+    made = [o for o in outcomes if o[0] == "ok"]
+    assert all(o[1]["continuations"] == [] and o[1]["until"] == ["\n\n", "Question:"] for o in made)
+    if description in ("none", "literal"):
+        assert any(type(o[-1]) is LazyDialoguePrompt for o in made)
+    with_null = {**task, "allow_null_target": True}
+    assert_same(with_null, pm, GENERATION_RECORDS)
+
+
+def test_generation_with_choices_or_a_prefix_is_not_taken(pm):
+    base = {
+        "data": {"test": [{"q": "unused", "a": "x"}]},
+        "doc_to_text": "q",
+        "doc_to_target": "a",
+        "template": "passthrough",
+        "output_type": "generate_until",
+    }
+    for change in ({"doc_to_choice": ["x", "y"]}, {"gen_prefix": "The answer is"}, {"template": "mcq"}):
+        task = {**base, **change}
+        assert load_task(task, plugins=pm).renderer.fast_render() is None
+        assert_same(task, pm, GENERATION_RECORDS[-10:])
+
+
 LM_EVAL_MMLU = Path(__file__).parent / "lm_eval_tasks/mmlu/default/mmlu_anatomy.yaml"
 
 
@@ -320,10 +387,48 @@ def test_lm_eval_task_files_take_the_fast_path(pm, shots):
     assert any(o[0] == "error" for o in outcomes)
 
 
-def test_chat_plugin_meta_is_not_taken(pm_all):
+@pytest.mark.parametrize("description", ["none", "literal"])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"add_generation_prompt": False}, {"continue_final_message": True}],
+    ids=["default", "no_generation_prompt", "continue_final"],
+)
+@pytest.mark.parametrize("style", ["mcq", "cloze_qa", "passthrough"])
+def test_chatml_takes_the_fast_path_with_its_messages(pm_all, description, options, style):
+    """ChatML says how its text stands around the last turn (last_turn_affixes): the
+    fast path renders its text with string joins and its messages when first read,
+    equal to the general path's, and their JSON from the task's."""
+    task = task_of("cloze_qa" if style == "cloze_qa" else "mcq", DESCRIPTIONS[description])
+    if style == "passthrough":
+        task["template"] = "passthrough"
+    kwargs = {"meta": "chatml", "meta_options": options}
+    assert load_task(task, plugins=pm_all, **kwargs).renderer.fast_render() is not None
+    outcomes = assert_same(task, pm_all, AWKWARD, **kwargs)
+    made = [o[-1] for o in outcomes if o[0] == "ok"]
+    assert any(type(p) is LazyDialoguePrompt for p in made)
+    from prompt_style.lines import PromptEncoder
+    from prompt_style.safe.json_lines import dumps_line
+
+    encoder = PromptEncoder()
+    for prompt in made:
+        assert encoder.line(prompt) == (dumps_line(prompt.to_json()) + "\n").encode("utf-8")
+    fast = load_task(task, plugins=pm_all, **kwargs).renderer.render(AWKWARD[0], 0)
+    assert fast.messages is fast.messages and fast.messages[-1]["content"] in fast.text
+    fast.messages[0]["content"] = "changed"  # fresh per prompt, as the general path's
+    again = load_task(task, plugins=pm_all, **kwargs).renderer.render(AWKWARD[0], 0)
+    assert again.messages[0]["content"] != "changed"
+
+
+def test_chat_formats_without_the_split_are_not_taken(pm_all):
     task = task_of("mcq", DESCRIPTIONS["literal"])
-    assert load_task(task, plugins=pm_all, meta="chatml").renderer.fast_render() is None
-    assert_same(task, pm_all, AWKWARD[:6], meta="chatml")
+    for meta in ("messages", "llama-3"):
+        assert load_task(task, plugins=pm_all, meta=meta).renderer.fast_render() is None
+    assert load_task(task, plugins=pm_all, meta="chatml", system_instruction="Be brief.").renderer.fast_render() is None
+    assert_same(task, pm_all, AWKWARD[:6], meta="chatml", system_instruction="Be brief.")
+    assert_same(task, pm_all, AWKWARD[:6], meta="chatml", fewshot_as_multiturn=False)
+    per_record = task_of("mcq", DESCRIPTIONS["jinja_empty_sometimes"])  # a description per record
+    assert load_task(per_record, plugins=pm_all, meta="chatml").renderer.fast_render() is None
+    assert_same(per_record, pm_all, AWKWARD, meta="chatml")
 
 
 def test_first_party_presets_take_it(pm_all):
@@ -701,6 +806,12 @@ JSONL_CASES = {
     "duplicate keys": '{"a": 1, "a": 2}\n',
     "lone cr": '{"a": 1}\r{"b": 2}\r',
     "deep": "[" * 50 + "]" * 50 + "\n",
+    "object over two lines after good ones": '{"a": 1}\n{"b": 2}\n{"c":\n 3}\n{"d": 4}\n',
+    "only bom": "\ufeff",
+    "bom and blank": "\ufeff\n",
+    "string with line separators": '{"a": "x\u2028y\u0085z"}\n{"b": "\u2029"}\n',
+    "raw line separator in a string": '{"a": "x\u2028y"}\n'.replace("\\u2028", "\u2028"),
+    "nested objects": '{"a": {"b": [1, {"c": null}]}, "d": true}\n{"e": false}\n',
 }
 
 
@@ -730,6 +841,20 @@ def test_json_lines_reader_across_block_boundaries(tmp_path, monkeypatch):
         monkeypatch.setattr(data, "_BLOCK", block)
         assert read_all(_json_lines, broken) == read_all(reference_json_lines, broken)
         assert read_all(_json_lines, broken)[-1][2] == 251
+    # clean lines only (every block read whole), and one object over two lines at every place
+    clean = [json.dumps({"i": i, "t": "x" * (i % 37), "u": "é" * (i % 5)}, ensure_ascii=False) for i in range(300)]
+    path.write_text("\n".join(clean) + "\n", encoding="utf-8")
+    expected = read_all(reference_json_lines, path)
+    for block in (7, 64, 100, 1000, 1 << 16):
+        monkeypatch.setattr(data, "_BLOCK", block)
+        assert read_all(_json_lines, path) == expected, block
+    for where in (0, 1, 17, 150, 299):
+        split = [*clean[:where], clean[where].replace(", ", ",\n", 1), *clean[where + 1 :]]
+        path.write_text("\n".join(split) + "\n", encoding="utf-8")
+        expected = read_all(reference_json_lines, path)
+        for block in (7, 50, 64, 100, 1000, 1 << 16):
+            monkeypatch.setattr(data, "_BLOCK", block)
+            assert read_all(_json_lines, path) == expected, (where, block)
 
 
 # -- Task.render's loops (records in memory, JSON Lines) ----------------------------------
@@ -827,3 +952,20 @@ def test_errors_from_task_render_are_not_chained_to_the_fast_path(pm):
     with pytest.raises(prompt_style.PromptStyleError) as info:
         list(load_task(task, plugins=pm).render())
     assert info.value.__context__ is None or info.value.__suppress_context__
+
+
+def test_text_targets_resolve_on_the_fast_path(pm):
+    """A target naming a choice's text is resolved by the task's gold resolver there too."""
+    task = task_of("mcq", DESCRIPTIONS["literal"])
+    records = [
+        {"q": "text", "c": ["a", "b"], "a": "b"},
+        {"q": "digits", "c": ["3", "4", "5"], "a": "4"},
+        {"q": "none", "c": ["a", "b"], "a": "z"},
+        {"q": "twice", "c": ["a", "a"], "a": "a"},
+    ]
+    outcomes = assert_same(task, pm, records)
+    assert [o[0] for o in outcomes] == ["ok", "ok", "error", "error"]
+    assert [type(o[-1]) for o in outcomes[:2]] == [LazyDialoguePrompt, LazyDialoguePrompt]
+    assert [o[4] for o in outcomes[:2]] == [1, 1]
+    templated = {**task, "doc_to_target": "{{a}}"}  # a template's digit string: read as lm-eval reads it
+    assert_same(templated, pm, records)

@@ -157,6 +157,12 @@ TEMPLATES: list[str] = [
     "{{ q ~ c }}",
     "{{ q + 'x' }}",
     "{{ c[0:2] }}",
+    "{{c.index(q)}}",
+    "{{d.text.index(q.strip())}}",
+    "{{ ['a', 'b', 'What?'].index(q) }}",
+    "{{c.index('a')}} of {{c}}",
+    "{{q.index('a')}}",
+    "{{c.index(q, 1)}}",
 ]
 
 
@@ -169,7 +175,23 @@ def test_templates_match_the_sandbox_on_awkward_records(source, profile):
         same(source, profile, {"q": value, "c": [value] * 4, "d": {"text": value, "items": value}})
 
 
-EXPRESSIONS = ["q", "q.strip()", "c", "c[0]", "c.1", "d.text", "d['text'][0]", "[q, c[0]]", "d.items", "'x'", "3"]
+EXPRESSIONS = [
+    "q",
+    "q.strip()",
+    "c",
+    "c[0]",
+    "c.1",
+    "d.text",
+    "d['text'][0]",
+    "[q, c[0]]",
+    "d.items",
+    "'x'",
+    "3",
+    "c.index(q)",
+    "d.text.index(q)",
+    "['a', 'b'].index(c[0])",
+    "c.index(3)",
+]
 
 
 @pytest.mark.parametrize("profile", PROFILES.values(), ids=PROFILES.keys())
@@ -205,6 +227,28 @@ def test_compiled_path_is_taken_for_plain_records():
             assert taken(source, profile, record)
     for source in ("{{range}}", "{{q.missing}}", "{{c[7]}}", "{{missing}}"):
         assert not taken(source, J.FIELDS, RECORDS[0])  # the sandbox decides
+
+
+def test_index_of_a_value_compiles():
+    # lm-evaluation-harness's ARC, OpenBookQA and MathQA targets
+    arc = {"choices": {"label": ["A", "B", "C"], "text": ["x", "y", "z"]}, "answerKey": " B"}
+    for profile in PROFILES.values():
+        for source in ("{{choices.label.index(answerKey.lstrip())}}", "{{['A', 'B', 'C'].index(answerKey.strip())}}"):
+            assert taken(source, profile, arc)
+            assert same(source, profile, arc) == ("ok", "1")
+            assert same(source[2:-2], profile, arc, "expression") == ("ok", 1)
+        for record in (
+            {"choices": {"label": ["A"]}, "answerKey": " B"},  # not in the list: the sandbox's error
+            {"choices": {"label": "ABC"}, "answerKey": "B"},  # a str's index: the sandbox's
+            {"choices": {"label": ["A", ["B"]]}, "answerKey": ["B"]},
+            {"choices": {"label": ("A", "B")}, "answerKey": "B"},
+            {"choices": {"label": ["A", 2]}, "answerKey": 2},
+            {"choices": {"label": {"B": 1}}, "answerKey": "B"},
+        ):
+            same("{{choices.label.index(answerKey)}}", profile, record)
+            same("choices.label.index(answerKey)", profile, record, "expression")
+    with limits_scope(JinjaLimits(max_work=1)):
+        same("{{choices.label.index(answerKey.lstrip())}}", J.FIELDS, arc)
 
 
 def test_what_does_not_compile():
@@ -575,3 +619,12 @@ def test_objects_with_default_repr_never_print_their_address():
         result = same(source, J.FIELDS, {"q": _Shown()})
         assert result[0] == "error" and result[1] is SandboxError, result
         assert "object at 0x" not in result[2]
+
+
+def test_a_list_of_strings_is_bounded_as_the_walk_bounds_it():
+    # the one-step sum for lists of str agrees with the walk (which an int item forces)
+    for value in (["a"], ["", "xyz", "Ünï"], ("t0", "t1"), ["x" * 50] * 7):
+        walked = jc.printed_size_bound([*value, 0], 10**6)
+        assert jc.printed_size_bound(value, 10**6) == walked - 4
+        assert jc.printed_size_bound(value, walked - 5) is None
+    assert jc.printed_size_bound([], 10) == 2

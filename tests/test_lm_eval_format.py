@@ -869,3 +869,25 @@ def test_style_on_a_task_that_already_asks_for_the_answer_warns(tmp_path, pm_all
         load_task(arc, plugins=pm_all, data={"test": records})
         path = write(tmp_path / "t.yaml", MC.replace('"Q: {{q}}\\nA:"', '"{{q}}"'))
         load_task(path, plugins=pm_all, data={"test": RECORDS}, style="mcq::mmlu")
+
+
+def test_literal_reads_as_ast_literal_eval_without_warnings():
+    import ast
+    import warnings
+
+    from prompt_style.formats.lm_eval.fields import _literal
+
+    for text in ("[1, 2]", "['a', \"b's\"]", "12", "'\\d'", "1if 1 else 2", "[0x1for x in y]", "1é", "'x\\ y'"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # none escapes _literal
+            try:
+                got = ("ok", _literal(text))
+            except Exception as exc:
+                got = ("error", type(exc))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                want = ("ok", ast.literal_eval(text))
+            except Exception as exc:
+                want = ("error", type(exc))
+        assert got == want, text

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from .loading import Task, load_task, render_records
     from .map_function import PromptMapper, as_map_function
     from .meta import ModelArgs, api_role, parse_model_args
+    from .meta.pieces import message_pieces
     from .options import check_options
     from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager, default_plugin_manager
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
@@ -121,6 +122,7 @@ __all__ = [
     "PromptMapper",
     "render_chat",
     "chat_meta",
+    "message_pieces",
     "read_conversation",
     "Conversation",
     "parse_model_args",
@@ -296,6 +298,7 @@ _LAZY: dict[str, str] = {
     "parse_model_args": ".meta",
     "read_conversation": ".chat",
     "render_chat": ".chat",
+    "message_pieces": ".meta.pieces",
     "check_options": ".options",
     "PluginInfo": ".plugins",
     "PluginManager": ".plugins",
@@ -351,4 +354,25 @@ _LAZY: dict[str, str] = {
     "Turn": ".types",
 }
 
-__getattr__, __dir__ = exports(__name__, _LAZY, submodules=True)
+_getattr, _dir = exports(__name__, _LAZY, submodules=True)
+
+
+def __getattr__(name: str):
+    if name == "__version__":
+        global __version__
+        __version__ = _version()
+        return __version__
+    return _getattr(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*_dir(), "__version__"})
+
+
+def _version() -> str:
+    """The installed version of prompt-style (``prompt_style.__version__``), read from
+    the distribution's metadata when first asked for (not at import: start-up stays
+    small); ``0+unknown`` when run from a source tree that was never installed."""
+    from ._entry_points import distribution_version
+
+    return distribution_version("prompt-style") or "0+unknown"

@@ -15,6 +15,7 @@ FOLDERS: dict[str, str] = {
     "prompt-style-gpqa": "plugins/gpqa",
     "prompt-style-hf": "plugins/hf",
     "prompt-style-lighteval": "contrib/lighteval",
+    "prompt-style-lm-eval": "contrib/lm-eval",
     "prompt-style-mmlu": "plugins/mmlu",
     "prompt-style-numbered": "contrib/numbered",
     "prompt-style-tokenizers": "plugins/tokenizers",
@@ -62,6 +63,7 @@ NAMES: dict[str, dict[str, str]] = {
     },
     "export_task": {
         "lighteval": "prompt-style-lighteval",
+        "lm-eval": "prompt-style-lm-eval",
     },
     "format_prompt": {
         "cloze": "prompt-style-cloze",
@@ -84,6 +86,11 @@ NAMES: dict[str, dict[str, str]] = {
     "retrieve_examples": {
         "bm25": "prompt-style-bm25",
         "topk": "prompt-style-topk",
+    },
+    "task_examples": {
+        "arc": "prompt-style-cloze",
+        "gpqa": "prompt-style-gpqa",
+        "mmlu": "prompt-style-mmlu",
     },
 }
 """Catalog hook -> {name: the distribution that provides it}."""

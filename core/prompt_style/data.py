@@ -110,17 +110,22 @@ def map_records(
     split: str,
     fn: Callable[[Mapping[str, Any], int], Any],
     fallback: Callable[[Mapping[str, Any], int], Any],
+    many: Callable[..., Iterator[Any]] | None = None,
 ) -> Iterator[Any]:
     """``fn(record, index)`` for every record of a split, in order, and
     ``fallback(record, index)`` where ``fn`` gives ``None``: a renderer's loop. A JSON
     Lines file is read and mapped in one loop (one generator, not two); records are
-    read as :func:`open_records` reads them, with the same errors."""
+    read as :func:`open_records` reads them, with the same errors.
+
+    :param many: ``many(records, fallback, start)`` doing the same for a list of
+        records whose first is at index ``start``, given a block of records read at
+        once (the fast path's loop, without a call per record)."""
     if isinstance(path, (str, Path)):
         if type(path) is not _PATH:
             path = Path(path)
         if path.suffix.lower() != ".json":
             check_data_file(path, split)
-            return _json_lines(path, split, fn, fallback)
+            return _json_lines(path, split, fn, fallback, many)
     return _mapped(open_records(path, split), fn, fallback)
 
 
@@ -130,27 +135,48 @@ def _mapped(records: Iterator[Mapping[str, Any]], fn: Any, fallback: Any) -> Ite
         yield made if made is not None else fallback(record, index)
 
 
-def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None) -> Iterator[Any]:
+def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, many: Any = None) -> Iterator[Any]:
     """The records of a JSON Lines file; with ``fn``, what :func:`map_records` gives."""
     count = 0
     before = 0  # lines in the blocks already done
     scan = _scan
     try:
-        with path.open(encoding="utf-8-sig") as handle:  # universal newlines; a leading BOM dropped, as datasets does
+        # universal newlines; a leading BOM dropped, as datasets does (the utf-8-sig
+        # codec would too, with a decoder written in Python)
+        with path.open(encoding="utf-8") as handle:
             rest = ""
+            chunk = handle.read(_BLOCK)
+            if chunk[:1] == "\ufeff":
+                chunk = chunk[1:]
             while True:
-                chunk = handle.read(_BLOCK)
                 if chunk:
                     text = rest + chunk if rest else chunk
                     stop = text.rfind("\n") + 1  # the block ends after its last complete line
                     if not stop:
                         rest = text
+                        chunk = handle.read(_BLOCK)
                         continue
                     rest = text[stop:]
                 elif rest:  # the last line, without a newline
                     text, stop, rest = rest, len(rest), ""
                 else:
                     break
+                records = _whole_lines(text, stop)
+                if records is not None:  # the usual block: one object on every line
+                    if fn is None:
+                        count += len(records)
+                        yield from records
+                    elif many is not None:
+                        yield from many(records, fallback, count)
+                        count += len(records)
+                    else:
+                        for record in records:
+                            made = fn(record, count)
+                            yield made if made is not None else fallback(record, count)
+                            count += 1
+                    before += text.count("\n", 0, stop)
+                    chunk = handle.read(_BLOCK)
+                    continue
                 pos = 0
                 while pos < stop:
                     eol = text.find("\n", pos, stop)
@@ -184,10 +210,35 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None) ->
                     yield made if made is not None else fallback(record, count)
                     count += 1
                 before += text.count("\n", 0, stop)
+                chunk = handle.read(_BLOCK)
     except UnicodeDecodeError as exc:
         raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None
     if count == 0:
         raise DataError(f"split '{split}': the data file has no records", file=str(path))
+
+
+def _whole_lines(text: str, stop: int) -> list[dict[str, Any]] | None:
+    """The records of ``text[:stop]`` (whole lines) when each of its lines is one JSON
+    object from its first character to its newline, parsed as ``json.loads`` parses
+    it; ``None`` for a block with any other line (blank, padded, invalid, not an
+    object, two values, one value over two lines), which the line-by-line loop reads.
+    One tight loop, no search for each line's end: every object must end at a newline,
+    and there must be as many objects as lines."""
+    scan = _scan
+    records: list[dict[str, Any]] = []
+    append = records.append
+    pos = 0
+    try:
+        while pos < stop:
+            record, pos = scan(text, pos)
+            if type(record) is not dict or pos > stop or (pos < stop and text[pos] != "\n"):
+                return None  # (past stop: a value running on into the next block)
+            append(record)
+            pos += 1
+    except Exception:  # invalid JSON, nesting too deep...: the line-by-line loop says what
+        return None
+    lines = text.count("\n", 0, stop) + (text[stop - 1] != "\n")
+    return records if len(records) == lines else None
 
 
 def parse_line(line: str, number: int, count: int, split: str, path: Path) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -46,10 +47,11 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
-from .fields.extractors import CallableField, Expression, RecordField
+from .fields.extractors import CallableField, Expression, RecordField, Template
 from .fields.jinja_compiler import _SPECIAL_NAMES, budget_threshold
 from .fields.multiple_input import ContextChoice
 from .render import RenderedPrompt
+from .safe.json_lines import encode_str
 from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
 from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
 from .styles.compiled import Layout, layout, question_function, style_labels
@@ -73,12 +75,21 @@ class DeferredDialogue:
     every record of the task, then the record's question turn, whose text is the
     prompt's text between the shared prefix (``start`` characters) and the meta
     template's text after the turn (``stop`` characters). It also holds the fields
-    every prompt of the task shares (``plugins``, ``until``)."""
+    every prompt of the task shares (``plugins``, ``until``, ``fewshot_indices``), and,
+    for a chat format, how its ``messages`` are made (``messages``)."""
 
-    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until")
+    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until", "fewshot_indices", "messages")
 
     def __init__(
-        self, turns: Dialogue, start: int, stop: int, sep: str, plugins: Any = None, until: Any = None
+        self,
+        turns: Dialogue,
+        start: int,
+        stop: int,
+        sep: str,
+        plugins: Any = None,
+        until: Any = None,
+        fewshot_indices: Any = None,
+        messages: ChatMessages | None = None,
     ) -> None:
         self.turns = turns
         self.start = start
@@ -86,12 +97,61 @@ class DeferredDialogue:
         self.sep = sep
         self.plugins = plugins
         self.until = until
+        self.fewshot_indices = fewshot_indices
+        self.messages = messages
+
+    def content(self, text: str) -> str:
+        """The record's question turn's content, from the prompt's text."""
+        return text[self.start : len(text) - self.stop]
 
     def resolve(self, text: str) -> Dialogue:
         return (*self.turns, Turn("user", text[self.start : len(text) - self.stop], self.sep))
 
 
-_SHARED = frozenset({"plugins", "until"})
+class ChatMessages:
+    """The ``messages`` of a chat format's fast-path prompts: those of the turns every
+    record shares, then the record's own message, the same but for its ``content``
+    (the meta template promises it: ``last_turn_affixes``). Built when first read;
+    their JSON is written from the task's, around the content."""
+
+    __slots__ = ("head", "last", "json_before", "json_after")
+
+    def __init__(self, messages: list[dict[str, Any]], json_before: str, json_after: str) -> None:
+        self.head = messages[:-1]
+        self.last = messages[-1]
+        self.json_before = json_before
+        self.json_after = json_after
+
+    def make(self, content: str) -> list[dict[str, Any]]:
+        """The messages, fresh (a caller may change them, as the general path's)."""
+        return [*[dict(m) for m in self.head], {**self.last, "content": content}]
+
+    def json(self, content: str) -> str:
+        """``json.dumps(self.make(content), ensure_ascii=False)``."""
+        return f"{self.json_before}{encode_str(content)}{self.json_after}"
+
+    @classmethod
+    def of(cls, messages: Any, content: str) -> ChatMessages | None:
+        """From the messages a meta template made for a dialogue whose last turn holds
+        ``content``; ``None`` when they are not of that shape or not JSON."""
+        if type(messages) is not list or not messages or not all(type(m) is dict for m in messages):
+            return None
+        last = messages[-1]
+        if last.get("content") != content or type(last.get("content")) is not str:
+            return None
+        marker = "\x00prompt-style fast path\x00"
+        probe = [*messages[:-1], {**last, "content": marker}]
+        try:
+            text = json.dumps(probe, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return None
+        parts = text.split(encode_str(marker))
+        if len(parts) != 2:
+            return None
+        return cls(messages, parts[0], parts[1])
+
+
+_SHARED = frozenset({"plugins", "until", "fewshot_indices"})
 _COMPARED = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.compare)
 _SHOWN = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.repr)
 _ALL = tuple(f.name for f in dataclasses.fields(RenderedPrompt))
@@ -109,8 +169,8 @@ _DEFAULTS = {
 
 class LazyDialoguePrompt(RenderedPrompt):
     """A :class:`RenderedPrompt` of the fast path, made with only the fields that
-    vary (``index``, ``text``, ``continuations``, ``target``): ``plugins`` and
-    ``until`` read as the task's, the others as their defaults, and ``dialogue``
+    vary (``index``, ``text``, ``continuations``, ``target``): ``plugins``,
+    ``until`` and ``fewshot_indices`` read as the task's, the others as their defaults, and ``dialogue``
     (rarely read: harnesses read ``text``) is built the first time it is read.
     Otherwise it is a ``RenderedPrompt``: equal to one with the same fields, shown
     as one, and pickled and copied as one."""
@@ -123,12 +183,44 @@ class LazyDialoguePrompt(RenderedPrompt):
             value = self._deferred.resolve(self.text)
             self.dialogue = value
             return value
+        if name == "messages":
+            deferred = self._deferred
+            if deferred.messages is None:
+                return None  # text only
+            value = deferred.messages.make(deferred.content(self.text))
+            self.messages = value
+            return value
         if name in _SHARED:
             return getattr(self._deferred, name)
         try:
             return _DEFAULTS[name]
         except KeyError:
             raise AttributeError(f"'RenderedPrompt' object has no attribute {name!r}") from None
+
+    def to_json(self) -> dict[str, Any]:
+        # RenderedPrompt.to_json reads a dozen fields that are unset here (each through
+        # __getattr__); only these can differ from their defaults.
+        if self.permutation is not None:  # a choice order's prompt (render_ordered sets more)
+            return RenderedPrompt.to_json(self)
+        deferred = self._deferred
+        out = {
+            "index": self.index,
+            "text": self.text,
+            "messages": None if deferred.messages is None else self.messages,
+            "continuations": list(self.continuations),
+            "target": self.target,
+        }
+        if deferred.until is not None:
+            out["until"] = list(deferred.until)
+        return out
+
+    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
+        # the text around the question (and a chat format's messages) are the task's:
+        # the encoder writes their JSON once (prompt_style.lines)
+        if self.permutation is not None:  # a choice order's prompt: to_json() and json.dumps
+            return None
+        deferred = self._deferred
+        return self.text, None, self.continuations, self.target, deferred.until, deferred
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, RenderedPrompt):
@@ -199,7 +291,8 @@ def _one_key(extractor: Any) -> bool:
 def _getter(extractor: Any) -> Any:
     """A quicker stand-in for a built-in extractor, giving the same value wherever the
     extractor gives one (it may raise other exceptions where the extractor raises a
-    FieldError: the fast path then hands the record to the general path)."""
+    FieldError, or give compiled Jinja's ``SLOW``, which no type check of the fast
+    path lets through: the fast path then hands the record to the general path)."""
     if type(extractor) is RecordField:
         return itemgetter(extractor.spec)
     if type(extractor) is CallableField and extractor.pure:
@@ -252,6 +345,13 @@ def _getter(extractor: Any) -> Any:
             return value if work <= SIZE_FLOOR[0] or work <= budget_threshold() else extractor(record)
 
         return get_many
+    if type(extractor) is Expression or type(extractor) is Template:
+        # the compiled Jinja itself, without the call around it: where it gives SLOW
+        # (the sandbox decides) the fast path's type checks fail, and the general path
+        # calls the extractor
+        function = extractor.fast_function()
+        if function is not None:
+            return function
     return extractor
 
 
@@ -300,27 +400,44 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         return None
     style = renderer.style
     passthrough = _plain_passthrough_style(style)
-    if not (passthrough or _plain_choice_style(style)) or not renderer._needs_gold or renderer._gold is None:
-        return None
-    settings = style.settings
-    if settings.output_type not in (None, "multiple_choice") or style._generative:
-        return None
     text_of, choice_of, target_of, prefix_of = renderer._text, renderer._choice, renderer._target, renderer._prefix
     describe = renderer._description
-    if text_of is None or choice_of is None or target_of is None or prefix_of is not None:
-        return None
+    settings = getattr(style, "settings", None)
+    # A generation task (lm-evaluation-harness's generate_until): the question text, no
+    # choices, the reference answer as the target.
+    generation = (
+        passthrough and choice_of is None and settings is not None and settings.output_type in (None, "generate_until")
+    )
+    if generation:
+        if text_of is None or prefix_of is not None:
+            return None
+    else:
+        if not (passthrough or _plain_choice_style(style)) or not renderer._needs_gold or renderer._gold is None:
+            return None
+        if settings.output_type not in (None, "multiple_choice") or style._generative:
+            return None
+        if text_of is None or choice_of is None or target_of is None or prefix_of is not None:
+            return None
     if not all(_pure(e) for e in (text_of, choice_of, target_of, describe)):
         return None
-    # The three fields in one C call when each is a dict key (the common case).
-    keys = [_key_of(text_of, True), _key_of(choice_of), _key_of(target_of)]
+    # The fields in one C call when each is a dict key (the common case).
     get3 = q_method = None
-    if all(k is not None for k in keys) and not keys[1][1] and not keys[2][1] and len(keys[0][1]) <= 1:
-        get3 = itemgetter(keys[0][0], keys[1][0], keys[2][0])
-        q_method = keys[0][1][0] if keys[0][1] else None
+    if generation:
+        keys = [_key_of(text_of, True), _key_of(target_of) if target_of is not None else None]
+        if all(k is not None for k in keys) and not keys[1][1] and len(keys[0][1]) <= 1:
+            get3 = itemgetter(keys[0][0], keys[1][0])
+            q_method = keys[0][1][0] if keys[0][1] else None
+    else:
+        keys = [_key_of(text_of, True), _key_of(choice_of), _key_of(target_of)]
+        if all(k is not None for k in keys) and not keys[1][1] and not keys[2][1] and len(keys[0][1]) <= 1:
+            get3 = itemgetter(keys[0][0], keys[1][0], keys[2][0])
+            q_method = keys[0][1][0] if keys[0][1] else None
     text_of, choice_of, target_of = _getter(text_of), _getter(choice_of), _getter(target_of)
     meta = renderer.meta
     affixes = getattr(meta, "affixes", None)
-    if affixes is None:
+    # a chat format that says how its text stands around the last turn's content
+    last_turn = getattr(meta, "last_turn_affixes", None) if affixes is None else None
+    if affixes is None and last_turn is None:
         return None
     try:
         shots = renderer.shared_shots()
@@ -335,12 +452,15 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         return None
 
     block, sep = style.shot_block(shots) if shots else ((), "")
-    block_text = meta.apply(block).text if block else ""
     system = Turn("system", "", section="begin")
-    d_before, d_after = affixes(system)
-    q_before, q_after = affixes(Turn("user", "", sep))
-    if not all(isinstance(t, str) for t in (block_text, d_before, d_after, q_before, q_after)):
-        return None
+    if affixes is not None:
+        block_text = meta.apply(block).text if block else ""
+        d_before, d_after = affixes(system)
+        q_before, q_after = affixes(Turn("user", "", sep))
+        if not all(isinstance(t, str) for t in (block_text, d_before, d_after, q_before, q_after)):
+            return None
+    else:
+        block_text = d_before = d_after = q_before = q_after = ""  # the chat format's split gives them
 
     constant_description = describe is None or getattr(describe, "kind", None) in ("literal", "constant")
     check_description = None  # the description every record must give to take this path
@@ -361,10 +481,28 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             head_text = d_before + description + d_after + block_text
         describe = None
     if describe is None:
-        # The text is one f-string (prefix, question, affixes); the dialogue is
-        # made from it when first read (LazyDialoguePrompt).
-        head, tail = head_text + q_before, q_after
-        deferred = DeferredDialogue(head_turns, len(head), len(tail), sep, renderer.plugins, renderer.until)
+        # The text is one f-string (prefix, question, affixes); the dialogue (and a chat
+        # format's messages) are made from it when first read (LazyDialoguePrompt).
+        chat = None
+        if last_turn is None:
+            head, tail = head_text + q_before, q_after
+        else:
+            split = _chat_split(meta, last_turn, (*head_turns, Turn("user", "", sep)))
+            if split is None:
+                return None
+            head, tail, chat = split
+        deferred = DeferredDialogue(
+            head_turns,
+            len(head),
+            len(tail),
+            sep,
+            renderer.plugins,
+            renderer.until,
+            renderer._shared_ids,
+            messages=chat,
+        )
+    elif last_turn is not None:
+        return None  # a description per record: a chat format renders the whole dialogue
     else:
         head = tail = ""  # a description per record: joined around the question text
         deferred = None
@@ -374,6 +512,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         delimiter = settings.target_delimiter
     answers_vary = passthrough or "choice" in _format_fields(style.answer_format)
     answers_of = None if passthrough else style._answers_of
+    # the continuations are the choices' texts (str() of each, as the style makes them)
+    # after the delimiter: two maps in C
+    choice_answers = type(delimiter) is str and (passthrough or style.answer_format == "{choice}")
     # n -> (question function, continuations or None when they vary by record, labels)
     compiled: dict[int, Any] = {}
 
@@ -412,12 +553,15 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "compile_n": compile_n,
         "answers_of": answers_of,
         "delimiter": delimiter,
+        "gold_of": renderer._gold,
+        "add_delimiter": delimiter.__add__ if type(delimiter) is str else None,
         "new_prompt": object.__new__,
         "LazyDialoguePrompt": LazyDialoguePrompt,
         "RenderedPrompt": RenderedPrompt,
         "Turn": Turn,
         "plugins": renderer.plugins,
         "until": renderer.until,
+        "shot_ids": renderer._shared_ids,
         "deferred": deferred,
         "head_turns": head_turns,
         "head_text": head_text,
@@ -454,6 +598,8 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         answers_vary=answers_vary,
         passthrough=passthrough,
         checked_description=check_description is not None,
+        choice_answers=choice_answers,
+        generation=(generation, target_of is not None) if generation else None,
     )
     fast, many = _maker(code)(**values)
 
@@ -471,6 +617,32 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     return FastPath(scoped, None, code)
 
 
+def _chat_split(meta: Any, last_turn: Any, dialogue: Dialogue) -> tuple[str, str, ChatMessages | None] | None:
+    """A chat format's text before and after the last turn's content, and its messages,
+    for ``dialogue`` (whose last turn is the record's question, empty here): what
+    ``last_turn_affixes`` promises, checked against ``apply`` on this dialogue;
+    ``None`` when it does not hold, or ``apply`` gives more than text and messages."""
+    try:
+        split = last_turn(dialogue)
+        if split is None:
+            return None
+        before, after = split
+        made = meta.apply(dialogue)
+    except Exception:  # the general path gives the error, for every record
+        return None
+    if type(before) is not str or type(after) is not str or made.text != before + after:
+        return None
+    others = (made.token_ids, made.context_token_ids, made.continuation_token_ids, made.token_report)
+    if any(value is not None for value in others) or made.assistant_spans is not None:
+        return None
+    chat = None
+    if made.messages is not None:
+        chat = ChatMessages.of(made.messages, dialogue[-1].content)
+        if chat is None:
+            return None
+    return before, after, chat
+
+
 class _Bail(Exception):
     """A record the fast path does not render (the general path does)."""
 
@@ -478,9 +650,9 @@ class _Bail(Exception):
 @dataclass(frozen=True)
 class FastPath:
     """A task's compiled fast path: ``render(record, index)`` gives the prompt or
-    ``None`` (the general path renders that record); ``many(records, general)``
-    renders records in order, handing the ones it does not take to
-    ``general(record, index)`` (``None`` when the task has Jinja budgets of its own:
+    ``None`` (the general path renders that record); ``many(records, general,
+    start=0)`` renders records in order (the first at index ``start``), handing the
+    ones it does not take to ``general(record, index)`` (``None`` when the task has Jinja budgets of its own:
     then records go through ``render`` one by one). ``code`` is the generated source."""
 
     render: Callable[[Mapping[str, Any], int], RenderedPrompt | None]
@@ -500,10 +672,14 @@ def _code(
     answers_vary: bool,
     passthrough: bool = False,
     checked_description: bool = False,
+    generation: tuple[bool, bool] | None = None,
+    choice_answers: bool = False,
 ) -> str:
     body: list[str] = []
     add = body.append
-    if combined:
+    if generation is not None:
+        _generation_body(add, combined, q_method, generation[1])
+    elif combined:
         add("if type(record) is dict:")
         add("    q, c, target = get3(record)")
         if q_method:
@@ -521,11 +697,24 @@ def _code(
         add("q = text_of(record)")
         add("c = choice_of(record)")
         add("target = target_of(record)")
-    add("if type(q) is not str or type(c) is not list or type(target) is not int:")
-    add("    raise Bail")
-    add("n = len(c)")
-    add("if not 0 <= target < n or None in c:")
-    add("    raise Bail")
+    if generation is None:
+        add("if type(q) is not str or type(c) is not list:")
+        add("    raise Bail")
+        add("if type(target) is not int:")
+        # a choice's text (or a digit string a template gives): the task's gold resolver
+        add("    if type(target) is not str:")
+        add("        raise Bail")
+        add("    target = gold_of(target, c)")
+        add("    if type(target) is not int:")
+        add("        raise Bail")
+        add("n = len(c)")
+        add("if not 0 <= target < n or None in c:")
+        add("    raise Bail")
+    answers = (
+        "tuple(map(add_delimiter, map(str, c)))"
+        if choice_answers
+        else "tuple([delimiter + a for a in answers_of(c, labels)])"
+    )
     generic = [
         "made = compiled.get(n, MISSING)",
         "if made is MISSING:",
@@ -537,16 +726,19 @@ def _code(
         "if text is None:",
         "    raise Bail",
         "if continuations is None:",
-        "    continuations = tuple([delimiter + a for a in answers_of(c, labels)])",
+        "    continuations = " + answers,
     ]
-    if passthrough:
+    if generation is not None:
+        add("text = P_H + q + P_T")
+        add("continuations = ()")
+    elif passthrough:
         # PassthroughStyle: the question text is the record's text; the continuations
         # are the choices (str ones: str() of anything else is the general path's).
         add("text = P_H + q + P_T")
         add("if c is P_C and c == P_CC:")
         add("    continuations = P_CT")
         add("else:")
-        add("    continuations = tuple([delimiter + a for a in c])")
+        add("    continuations = tuple(map(add_delimiter, map(str, c)))")
     elif inline is None:
         body.extend(generic)
     else:
@@ -557,7 +749,9 @@ def _code(
         # the layout's names (H, T, L2, ...) are prefixed, so that they cannot meet the body's
         source = re.sub(r"(?<=\{)(H|T|L\d+)(?=\})", r"F_\1", inline.source)
         add(f"    text = f'{source}'")
-        if answers_vary:
+        if choice_answers:
+            add("    continuations = tuple(map(add_delimiter, map(str, c)))")
+        elif answers_vary:
             add("    continuations = tuple([delimiter + a for a in answers_of(c, LABELS0)])")
         else:
             add("    continuations = C0")
@@ -577,7 +771,10 @@ def _code(
         add('    dialogue = (system._replace(content=description), *head_turns, Turn("user", qtext, sep))')
         add("else:")
         add('    dialogue = (*head_turns, Turn("user", qtext, sep))')
-        make = ["made = RenderedPrompt(index, text, None, continuations, target, plugins, dialogue, None, None, until)"]
+        make = [
+            "made = RenderedPrompt(index, text, None, continuations, target, plugins, dialogue, None, None, until)",
+            "made.fewshot_indices = shot_ids",
+        ]
     else:
         make = [
             "made = new_prompt(LazyDialoguePrompt)",
@@ -586,6 +783,12 @@ def _code(
             "made.continuations = continuations",
             "made.target = target",
             "made._deferred = deferred",  # plugins and until are read from it
+            # set (to None) so that reading it is a slot read: a choice order sets it
+            # afterwards, and the JSON view then is RenderedPrompt's
+            "made.permutation = None",
+            # slot reads for what every JSON line with provenance asks (__getattr__ costs more)
+            "made.fewshot_indices = shot_ids",
+            "made.doc_id = None",
         ]
 
     def indent(lines: list[str], depth: int) -> str:
@@ -600,8 +803,8 @@ def _code(
         "        try:\n" + indent(body, 3) + "        except Exception:\n"
         "            return None\n" + indent(make, 2) + "        return made\n"
         "\n"
-        "    def many(records, general):\n"
-        "        index = -1\n"
+        "    def many(records, general, start=0):\n"
+        "        index = start - 1\n"
         "        for record in records:\n"
         "            index += 1\n"
         "            try:\n" + indent(body, 4) + "            except Exception:\n"
@@ -613,6 +816,31 @@ def _code(
         "\n"
         "    return fast, many\n"
     )
+
+
+def _generation_body(add: Callable[[str], None], combined: bool, q_method: bool, has_target: bool) -> None:
+    """The fields of a generation record: a ``str`` question, and an ``int`` or ``str``
+    reference answer (or none, when the task has no ``doc_to_target``); anything
+    else is the general path's (a null target, a list of references, numpy integers)."""
+    if combined:
+        add("if type(record) is dict:")
+        add("    q, target = get3(record)")
+        if q_method:
+            add("    if type(q) is str:")
+            add("        q = q_method(q)")
+            add("        if len(q) > SIZE_FLOOR[0] and len(q) > cap_of():")
+            add("            raise Bail")
+        add("else:")
+        add("    q = text_of(record)")
+        add("    target = target_of(record)")
+    else:
+        add("q = text_of(record)")
+        add("target = target_of(record)" if has_target else "target = None")
+    add("if type(q) is not str:")
+    add("    raise Bail")
+    if has_target:
+        add("if type(target) is not str and type(target) is not int:")
+        add("    raise Bail")
 
 
 _PARAMS = frozenset(
@@ -629,12 +857,15 @@ _PARAMS = frozenset(
         "compile_n",
         "answers_of",
         "delimiter",
+        "gold_of",
+        "add_delimiter",
         "new_prompt",
         "LazyDialoguePrompt",
         "RenderedPrompt",
         "Turn",
         "plugins",
         "until",
+        "shot_ids",
         "deferred",
         "head_turns",
         "head_text",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import pickle
 
 import pytest
@@ -270,12 +271,62 @@ def test_empty_document():
     assert data("# only a comment\n") is None
 
 
-def test_meta_option_values_follow_the_same_rules():
+def test_meta_option_values_are_strings_unless_json():
+    # the command line's KEY=VALUE rule (docs/cli.md): no YAML, so nothing is guessed
     from prompt_style.cli._common import key_value
 
     assert key_value("a=false") == ("a", False)
     assert key_value("a=yes") == ("a", "yes")
     assert key_value("a=0755") == ("a", "0755")
-    assert key_value("a=[1, no]") == ("a", [1, "no"])
+    assert key_value("a=[1, no]") == ("a", "[1, no]")
+    assert key_value('a=[1, "no"]') == ("a", [1, "no"])
     assert key_value("a=: not yaml") == ("a", ": not yaml")
     assert key_value("a=") == ("a", "")
+    assert key_value("a=NaN") == ("a", "NaN")
+
+
+# -- parsed once per process ------------------------------------------------------------
+
+
+def test_an_unchanged_file_is_parsed_once_and_every_caller_gets_its_own_copy(tmp_path, monkeypatch):
+    from prompt_style.safe import yaml_loader
+
+    path = tmp_path / "task.yaml"
+    path.write_text("a: &x [1, {b: 2}]\nc: *x\nd: text\n", encoding="utf-8")
+    parsed = []
+    real = yaml_loader._load
+    monkeypatch.setattr(yaml_loader, "_load", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    first = load_yaml(path)
+    first.data["a"][1]["b"] = "changed"  # a caller's change stays its own
+    second = load_yaml(path)
+    assert len(parsed) == 1
+    assert second.data == {"a": [1, {"b": 2}], "c": [1, {"b": 2}], "d": "text"}
+    assert second.data["a"] is second.data["c"]  # an alias still shares within the copy
+    assert second.lines == first.lines and second.lines is not first.lines
+    path.write_text("a: 3\n", encoding="utf-8")  # a new size: read again
+    assert load_yaml(path).data == {"a": 3} and len(parsed) == 2
+    os.utime(path, ns=(1, 1))  # a new modification time: read again
+    assert load_yaml(path).data == {"a": 3} and len(parsed) == 3
+    load_yaml(path, duplicate_keys="last")  # another reading: its own parse
+    assert len(parsed) == 4
+
+
+def test_tagged_values_are_never_shared_between_callers(tmp_path):
+    path = tmp_path / "task.yaml"
+    path.write_text("f: !thing name\n", encoding="utf-8")
+
+    class Thing:
+        def __init__(self, name):
+            self.name = name
+
+    tags = {"!thing": lambda loader, node: Thing(loader.construct_scalar(node))}
+    first, second = load_yaml(path, tags=tags), load_yaml(path, tags=tags)
+    assert first.data["f"] is not second.data["f"] and second.data["f"].name == "name"
+
+
+def test_errors_are_not_remembered(tmp_path):
+    path = tmp_path / "task.yaml"
+    path.write_text("a: [1\n", encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(TaskFileError):
+            load_yaml(path)

@@ -222,6 +222,7 @@ def parser(description: str, default_venv: str) -> argparse.ArgumentParser:
     p.add_argument("--work", default=None, help="where to write (default: a directory under /tmp)")
     p.add_argument("--case", action="append", default=[], help="run only these cases (repeatable)")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    p.add_argument("--no-pytest", action="store_true", help="do not run the bridge's own tests in the harness's Python")
     return p
 
 
@@ -242,11 +243,12 @@ def run_pytest(harness: Harness, tests: str) -> Result:
     result = Result(f"pytest {tests}")
     done = subprocess.run(
         # One process (the harness's Python has no pytest-xdist): the repository's addopts without -n.
+        # PROMPT_STYLE_E2E_RUNNER: the end-to-end test files skip (this runner is running).
         [str(harness.python), "-m", "pytest", str(ROOT / tests), "-q", "-p", "no:cacheprovider", "-rs"]
         + ["-o", "addopts=--import-mode=importlib --strict-markers"],
         capture_output=True,
         text=True,
-        env=harness.env,
+        env={**harness.env, "PROMPT_STYLE_E2E_RUNNER": "1"},
         cwd=str(ROOT),
     )
     lines = done.stdout.strip().splitlines() or [""]
@@ -285,6 +287,13 @@ def finish(harness_name: str, results: list[Result], json_path: str | None) -> i
     failed = [r for r in results if not r.ok]
     cases = [r for r in results if not r.case.startswith("pytest ")]
     tests = [r for r in results if r.case.startswith("pytest ")]
+    report = os.environ.get("PROMPT_STYLE_E2E_REPORT")  # tools/harnesses/run.py's summary counts these
+    if report:
+        with open(report, "a", encoding="utf-8") as out:
+            for r in cases:
+                if r.ok:
+                    line = {"bridge": harness_name, "case": r.case, "run": "command line", "compared_with": "render"}
+                    out.write(json.dumps({**line, "records": r.compared}) + "\n")
     summary = f"{harness_name}: {sum(r.ok for r in cases)}/{len(cases)} cases identical, "
     summary += f"{sum(r.compared for r in cases)} prompts compared"
     if tests:

@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     harness.env["INSPECT_LOG_DIR"] = str(harness.work / "logs")
     print(f"inspect_ai end to end in {harness.work} with {harness.python}", flush=True)
     results = run_cases(CASE_LIST, lambda case: run_case(harness, case), args.case)
-    if not args.case:
+    if not args.case and not args.no_pytest:
         results.append(run_pytest(harness, "contrib/inspect/tests"))
     return finish("inspect_ai", results, args.json)
 

@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"lighteval end to end in {harness.work} with {harness.python}", flush=True)
     print(harness.run([str(harness.python), "-m", "prompt_style_lighteval.workarounds"]).strip(), flush=True)
     results = run_all(harness, args.case)
-    if not args.case:
+    if not args.case and not args.no_pytest:
         results.append(run_pytest(harness, "contrib/lighteval/tests"))
     return finish("lighteval", results, args.json)
 

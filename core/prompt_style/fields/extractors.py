@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._suggest import record_keys
 from ..errors import FieldError, PromptStyleError, cut
 from ..safe import jinja_env as _jinja
 from .jinja_compiler import SLOW, compile_simple, template_renderer
@@ -37,11 +38,8 @@ _NO_ELEMENT = re.compile(r"(\w+) object has no element (-?\d+)")
 _UNSET: Any = object()
 
 
-def _keys(record: Any) -> str:
-    if isinstance(record, Mapping):
-        keys = ", ".join(map(str, list(record)[:12]))
-        return f"the record has: {keys}" if keys else "the record is empty"
-    return f"the value is a {type(record).__name__}"
+def _keys(record: Any, missing: object = None) -> str:
+    return record_keys(record, missing)
 
 
 class FieldExtractorBase:
@@ -93,7 +91,7 @@ class FieldExtractorBase:
         for here in steps:
             if here == step and type(here) is type(step):
                 if isinstance(value, Mapping) and isinstance(step, str) and step not in value:
-                    return _keys(value)
+                    return _keys(value, step)
                 if isinstance(value, (list, tuple, str)) and isinstance(step, int):
                     return f"the sequence has {len(value)} items"
             try:
@@ -110,7 +108,9 @@ class FieldExtractorBase:
             message = exc.message or ""
             missing = _UNDEFINED_NAME.fullmatch(message)
             if missing:
-                return self._error(f"field {missing.group(1)!r} is missing ({cut(self.spec)})", _keys(record))
+                return self._error(
+                    f"field {missing.group(1)!r} is missing ({cut(self.spec)})", _keys(record, missing.group(1))
+                )
             attribute = _NO_ATTRIBUTE.fullmatch(message)
             if attribute:
                 import ast
@@ -164,7 +164,7 @@ class RecordField(FieldExtractorBase):
         try:
             return record[self.spec]
         except KeyError:
-            raise self._error(f"field {cut(self.spec)} is missing", _keys(record)) from None
+            raise self._error(f"field {cut(self.spec)} is missing", _keys(record, self.spec)) from None
         except TypeError:
             raise self._error(f"the record is a {type(record).__name__}, not a mapping") from None
 
@@ -221,6 +221,17 @@ class Expression(FieldExtractorBase):
                 return value
         return self._evaluate(record)
 
+    def fast_function(self) -> Callable[[Any], Any] | None:
+        """For the renderer's fast path: the compiled function of a simple expression
+        (``fields/jinja_compiler.py``), which gives this extractor's value or
+        :data:`~prompt_style.fields.jinja_compiler.SLOW` where the sandbox must
+        decide (then call the extractor itself); ``None`` when it does not compile."""
+        fast = self._fast
+        if fast is _UNSET:
+            compiled = compile_simple(self.source, _jinja.FIELDS, "expression")
+            fast = self._fast = None if compiled is None else compiled.function
+        return fast
+
     def _evaluate(self, record: Mapping[str, Any]) -> Any:
         # evaluate() raises for a missing name anywhere in the value ("[q, zz]"),
         # and for a function or template object in it.
@@ -230,7 +241,7 @@ class Expression(FieldExtractorBase):
             name, hint = undefined
             if hint:
                 raise self._error(f"{cut(self.spec)}: {hint}")
-            raise self._error(f"field {name!r} is missing ({cut(self.spec)})", _keys(record))
+            raise self._error(f"field {name!r} is missing ({cut(self.spec)})", _keys(record, name))
         return value
 
     def __getstate__(self) -> dict[str, Any]:
@@ -259,6 +270,13 @@ class Template(FieldExtractorBase):
             raise self._error(f"bad Jinja template (template line {exc.lineno}): {exc.message}") from None
         except PromptStyleError as exc:
             raise exc.locate(key=self.key) from None
+
+    def fast_function(self) -> Callable[[Any], Any] | None:
+        """For the renderer's fast path: the compiled function of a simple template,
+        which gives the text or :data:`~prompt_style.fields.jinja_compiler.SLOW` (then
+        call the extractor itself); ``None`` when the template does not compile."""
+        compiled = compile_simple(self.spec, _jinja.FIELDS) if type(self.spec) is str else None
+        return None if compiled is None else compiled.function
 
     def __call__(self, record: Mapping[str, Any]) -> str:
         render = self._render

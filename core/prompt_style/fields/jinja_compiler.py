@@ -150,6 +150,16 @@ def _convert(node: Any, profile: JinjaProfile) -> tuple[Any, ...]:
     if kind is nodes.Call:
         target = node.node
         if (
+            type(target) is nodes.Getattr
+            and target.attr == "index"
+            and len(node.args) == 1
+            and not node.kwargs
+            and node.dyn_args is None
+            and node.dyn_kwargs is None
+        ):
+            # choices.label.index(answerKey): lm-evaluation-harness's ARC, OpenBookQA, MathQA
+            return ("index", _convert(target.node, profile), _convert(node.args[0], profile))
+        if (
             type(target) is not nodes.Getattr
             or target.attr not in STR_METHODS
             or node.args
@@ -257,6 +267,8 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         w.add(f"{var} = [{', '.join(items)}]")
         return var, list
     inner, inner_type = _emit(w, node[1])
+    if op == "index":
+        return _emit_index(w, node, inner, inner_type)
     var = w.var()
     if op == "attr":
         # a dict's field (record_fields_first: only when present, which the lookup
@@ -293,6 +305,32 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         w.add(f"work += len({var})")
         return var, str
     raise _NotSimple  # pragma: no cover - _convert makes only the above
+
+
+def _emit_index(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type | None) -> tuple[str, type]:
+    """``sequence.index(value)`` on a ``list`` or ``tuple``, for a ``str`` or ``int``
+    value: the sandbox calls ``list.index`` as it is and charges its result one unit
+    of work (a value missing from the list raises there, with its message)."""
+    if inner_type is not None and inner_type is not list:
+        raise _NotSimple
+    arg, arg_type = _emit(w, node[2])
+    if inner_type is None:
+        w.add(f"t = type({inner})")
+        w.add("if t is not list and t is not tuple:")
+        w.add("    return SLOW")
+    if arg_type is None:
+        w.add(f"t = type({arg})")
+        w.add("if t is not str and t is not int:")
+        w.add("    return SLOW")
+    elif arg_type is not str and arg_type is not int:
+        raise _NotSimple
+    w.add(f"if len({inner}) > CAP:")  # bounds the time (each comparison is of a str or an int)
+    w.add("    return SLOW")
+    var = w.var()
+    w.add(f"{var} = {inner}.index({arg})")
+    w.methods += 1
+    w.add("work += 1")
+    return var, int
 
 
 def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
@@ -402,7 +440,7 @@ _OWN = re.compile(r"[vKLMN]\d+")
 _CODE_NAMES = frozenset(
     {"make", "SLOW", "bound", "budgets", "CAP", "function", "record", "cap", "max_output", "work", "t"}
     | {"SCOPE", "DEFAULTS", "JinjaLimits", "LAST", "limits", "last"}
-    | {"type", "dict", "list", "str", "tuple", "len", "Exception", "size", "out", "f"}
+    | {"type", "dict", "list", "str", "tuple", "int", "len", "index", "Exception", "size", "out", "f"}
     | STR_METHODS
 )
 
@@ -441,6 +479,9 @@ def budget_threshold() -> int:
     return _budgets()[0]
 
 
+_JUST_STR = {str}
+
+
 def printed_size_bound(value: Any, limit: int) -> int | None:
     """An upper bound of the size the sandbox charges for printing ``value`` (its
     ``check_value`` estimate), or ``None`` when it is above ``limit``, when ``value``
@@ -457,6 +498,10 @@ def printed_size_bound(value: Any, limit: int) -> int | None:
         return 32 if 32 <= limit else None
     if kind is not list and kind is not dict and kind is not tuple:
         return None
+    if kind is not dict and value and set(map(type, value)) == _JUST_STR:
+        # a list of choices: what the walk below adds up, in one step
+        size = 2 + 4 * len(value) + 10 * sum(map(len, value))
+        return size if size <= limit else None
     size = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
     pop, push = stack.pop, stack.append

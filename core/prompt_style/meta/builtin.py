@@ -27,6 +27,11 @@ class Plain:
                 hint="use a meta template that keeps parts, such as 'messages'",
             ) from None
 
+    def pieces(self, dialogue: Dialogue, *, full: bool = False) -> list[tuple[tuple[int, ...], str]]:
+        """The text each turn adds: its separator and its content (``tokenize=turns``)."""
+        self.apply(dialogue)  # the same errors as the text
+        return [((i,), t.sep + t.content) for i, t in enumerate(dialogue)]
+
     def affixes(self, turn: Turn) -> tuple[str, str]:
         """A turn's text is ``turn.sep + turn.content``, and a dialogue's text is its
         turns' texts joined: the renderer may render a task's shared few-shot block
@@ -62,6 +67,11 @@ def plain(*, options: dict[str, Any]) -> Plain:
 
 def messages(*, options: dict[str, Any]) -> Messages:
     return check_options(Messages, options, what="meta template 'messages'")
+
+
+# the options each factory takes, for listings (prompt-style plugins --all)
+plain.options = Plain  # type: ignore[attr-defined]
+messages.options = Messages  # type: ignore[attr-defined]
 
 
 @hookimpl

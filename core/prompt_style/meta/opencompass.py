@@ -26,7 +26,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from .._suggest import suggest
 from ..errors import OptionError, StyleError
@@ -268,10 +268,22 @@ class OpenCompassMeta:
         """Perplexity: the whole dialogue, meta template ``end`` included."""
         return self._render(dialogue, False)
 
-    def _render(self, dialogue: Dialogue, gen: bool) -> ModelInput:
+    def pieces(self, dialogue: Dialogue, *, full: bool = False) -> list[tuple[tuple[int, ...], str]]:
+        """The text :meth:`apply` (``full``: :meth:`apply_full`) gives, cut into what each
+        turn adds (``tokenize=turns``): a role's ``begin``, the turn's content and the
+        role's ``end``, or a plain string as it is; the meta template's ``begin`` and
+        ``end``, plain strings of the round, a role the dialogue does not fill (its
+        default ``prompt``) and the generation role's ``begin`` are pieces of no turn."""
+        out: list[tuple[tuple[int, ...], str]] = []
+        self._render(dialogue, not full, out)
+        n = len(dialogue)
+        # (a turn the renderer adds itself, such as a round's default turn, is no turn of the dialogue)
+        return [(tuple(t for t in turns if t < n), text) for turns, text in out]
+
+    def _render(self, dialogue: Dialogue, gen: bool, pieces: list | None = None) -> ModelInput:
         spec = self.spec
         if is_chat(dialogue):
-            return self._chat(dialogue)
+            return self._chat(dialogue, pieces)
         if self.messages_meta is not None:
             return self._messages_meta(dialogue)
         api = spec.api if spec is not None else bool(self.api)
@@ -282,7 +294,7 @@ class OpenCompassMeta:
             if api:
                 return ModelInput(messages=raw_messages(dialogue))
             if spec is not None:
-                return ModelInput(text=self._lm(self._as_prompt_dialogue(dialogue, spec), gen, spec))
+                return ModelInput(text=self._lm(self._as_prompt_dialogue(dialogue, spec), gen, spec, pieces))
         if spec is None or all(turn.role == RAW for turn in dialogue):
             # No meta template, or a string prompt: OpenCompass passes the string
             # through (an API model sends it as the user's message).
@@ -291,15 +303,17 @@ class OpenCompassMeta:
                 if spec is None
                 else "".join([_content(t) for t in dialogue])
             )
+            if pieces is not None:
+                pieces += [((i,), (t.sep if spec is None else "") + _content(t)) for i, t in enumerate(dialogue)]
             if not api or self.api_format == "opencompass":
                 # OpenCompass hands an API model the string itself.
                 return ModelInput(text=text)
             return ModelInput(messages=self._messages([("HUMAN", text)]))
         if api:
             return ModelInput(messages=self._messages(self._api(dialogue, gen, spec)))
-        return ModelInput(text=self._lm(dialogue, gen, spec))
+        return ModelInput(text=self._lm(dialogue, gen, spec, pieces))
 
-    def _chat(self, dialogue: Dialogue) -> ModelInput:
+    def _chat(self, dialogue: Dialogue, pieces: list | None = None) -> ModelInput:
         """A ChatInferencer chat, as its own template parsers show it (the same in
         generation and perplexity: they have no modes)."""
         spec = self.spec
@@ -311,6 +325,8 @@ class OpenCompassMeta:
         if spec is None:
             if self.api:
                 return ModelInput(messages=chat_messages(dialogue, None, self.api_format))
+            if pieces is not None:
+                pieces += [((i,), t.sep + _content(t)) for i, t in enumerate(dialogue)]
             return ModelInput(text="".join([t.sep + _content(t) for t in dialogue]))
         roles = self._chat_roles
         if roles is None:
@@ -318,7 +334,7 @@ class OpenCompassMeta:
             object.__setattr__(self, "_chat_roles", roles)
         if spec.api:
             return ModelInput(messages=chat_messages(dialogue, roles, self.api_format))
-        return ModelInput(text=chat_text(dialogue, roles))
+        return ModelInput(text=chat_text(dialogue, roles, pieces))
 
     def _messages_meta(self, dialogue: Dialogue) -> ModelInput:
         """A list-of-messages meta template: merged into RawPromptTemplate messages."""
@@ -458,13 +474,16 @@ class OpenCompassMeta:
 
     # -- language models -------------------------------------------------------------
 
-    def _lm(self, dialogue: Dialogue, gen: bool, spec: MetaTemplateSpec) -> str:
+    def _lm(self, dialogue: Dialogue, gen: bool, spec: MetaTemplateSpec, pieces: list | None = None) -> str:
         # The pieces of _runs, rendered in one pass. A run of in-context examples
         # is rendered once and kept (a fixed retriever gives every record the same
         # example turns; their tuple hashes fast, its strings keep their hashes).
+        # ``pieces`` (tokenize=turns) collects (turns, text) as the text is built.
         roles = spec.roles
         out: list[str] = [spec.begin]
         append = out.append
+        if pieces is not None:
+            pieces.append(((), spec.begin))
         last = self._last_round_turn(dialogue, spec) if gen else -1
         cache = self._runs_cache
         i, n = 0, len(dialogue)
@@ -477,6 +496,8 @@ class OpenCompassMeta:
                 else:
                     role = self._role(turn, spec)
                     append(role.begin + _content(turn) + role.end)
+                if pieces is not None:
+                    pieces.append(((i,), out[-1]))
                 i += 1
                 continue
             j = i
@@ -494,10 +515,17 @@ class OpenCompassMeta:
             if j == i:  # a reserved role inside a round: on its own, in place
                 role = self._role(turn, spec)
                 append(role.begin + _content(turn) + role.end)
+                if pieces is not None:
+                    pieces.append(((i,), out[-1]))
                 i += 1
                 continue
             run = dialogue[i:j]
-            if section == "ice":
+            if pieces is not None:
+                text, stopped = self._lm_run(run, spec, gen and section != "ice" and i <= last < j, pieces, i)
+                append(text)
+                if stopped:
+                    return "".join(out)
+            elif section == "ice":
                 text = cache.get(run)
                 if text is None:
                     if len(cache) > 256:
@@ -511,6 +539,8 @@ class OpenCompassMeta:
                     return "".join(out)
             i = j
         append(spec.end)
+        if pieces is not None:
+            pieces.append(((), spec.end))
         return "".join(out)
 
     def _last_round_turn(self, dialogue: Dialogue, spec: MetaTemplateSpec) -> int:
@@ -520,21 +550,32 @@ class OpenCompassMeta:
                 return i
         return -1
 
-    def _lm_run(self, run: Dialogue, spec: MetaTemplateSpec, for_gen: bool) -> tuple[str, bool]:
+    def _lm_run(
+        self, run: Dialogue, spec: MetaTemplateSpec, for_gen: bool, pieces: list | None = None, offset: int = 0
+    ) -> tuple[str, bool]:
         """One section's run of turns: its plain strings, then its rounds; generation
-        stops in the last round at the ``generate`` role's ``begin``."""
+        stops in the last round at the ``generate`` role's ``begin``. ``pieces``
+        collects ``(turns, text)`` (turn indices counted from ``offset``)."""
         out = [_content(t) for t in run if t.role == RAW]
+        owners: list[dict[str, int]] | None = None
+        if pieces is not None:
+            pieces += [((offset + k,), _content(t)) for k, t in enumerate(run) if t.role == RAW]
+            owners = [{}]
         rounds: list[dict[str, str]] = []
         current: dict[str, str] = {}
         previous = -1
-        for turn in run:
+        for k, turn in enumerate(run):
             if turn.role == RAW:
                 continue
             role = self._role(turn, spec)
             if role.index <= previous:
                 rounds.append(current)
                 current = {}
+                if owners is not None:
+                    owners.append({})
             current[role.name] = _content(turn)
+            if owners is not None:
+                owners[-1][role.name] = offset + k
             previous = role.index
         rounds.append(current)
         last = len(rounds) - 1
@@ -545,9 +586,15 @@ class OpenCompassMeta:
                     out.append(item)
                 elif stop and item.generate:
                     out.append(item.begin)
+                    if pieces is not None:
+                        pieces.append(((), item.begin))
                     return "".join(out), True
                 else:
                     out.append(item.begin + prompts.get(item.name, item.prompt) + item.end)
+                if owners is not None:
+                    # the text of a turn of the dialogue, or of none (a round string, a role's default prompt)
+                    owner = None if isinstance(item, str) else owners[r].get(item.name)
+                    pieces.append((() if owner is None else (owner,), out[-1]))
         return "".join(out), False
 
     # -- API models ------------------------------------------------------------------
@@ -640,11 +687,19 @@ def opencompass_meta(*, options: dict[str, Any]) -> OpenCompassMeta:
     return check_options(OpenCompassMeta, options, what="meta template 'opencompass'")
 
 
+opencompass_meta.options = OpenCompassMeta  # type: ignore[attr-defined]  # for listings
+
+
 @dataclass(frozen=True)
 class _Named:
     """Factory of a named meta template: ``opencompass::NAME``."""
 
     name: str
+    options: ClassVar[Mapping[str, str]] = {
+        "api": "API messages (true) or a string (false); default: API when a role has an api_role",
+        "api_format": "API messages as openai (the default) or opencompass",
+    }
+    """The options it takes, for listings (its template is built in)."""
 
     def __call__(self, *, options: dict[str, Any]) -> OpenCompassMeta:
         if "template" in options:

@@ -78,10 +78,11 @@ def _text(turn: Turn) -> str:
     )
 
 
-def chat_text(dialogue: Dialogue, roles: Mapping[str, RoleSpec]) -> str:
+def chat_text(dialogue: Dialogue, roles: Mapping[str, RoleSpec], pieces: list | None = None) -> str:
     """A language model's prompt for a chat (ChatInferencer's ``LMTemplateParser``):
     every message wrapped in its role's ``begin`` and ``end``, then the assistant's
-    ``begin``.
+    ``begin``. ``pieces`` (``tokenize=turns``) collects ``(turns, text)``: each
+    message's text, and the assistant's ``begin`` as a piece of no turn.
 
     :raises StyleError: when the meta template has no assistant (``BOT``) role
         (OpenCompass fails with a ``KeyError``).
@@ -98,6 +99,9 @@ def chat_text(dialogue: Dialogue, roles: Mapping[str, RoleSpec]) -> str:
         role = roles.get(turn.role)
         text = _text(turn)
         out.append(text if role is None else role.begin + text + role.end)
+    if pieces is not None:
+        pieces += [((i,), text) for i, text in enumerate(out)]
+        pieces.append(((), assistant.begin))
     out.append(assistant.begin)
     return "".join(out)
 

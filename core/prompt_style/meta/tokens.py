@@ -13,6 +13,11 @@ evaluator wants to know (special-token text inside contents, a BOS it did not
 add twice, continuations whose tokens differ from tokenizing them alone or that
 change the context's tokens).
 
+With ``tokenize=turns`` the ids are instead those of each turn's text tokenized
+on its own, concatenated (:mod:`prompt_style.meta.pieces` says what a turn's
+text is), as some models' training tokenized conversations; each record's
+report then says where that differs from tokenizing the whole text.
+
 Tokenizer files are read by loaders from the ``load_tokenizer`` hook (the
 ``prompt-style-tokenizers`` distribution reads ``tokenizer.json``, local
 Hugging Face tokenizer folders and SentencePiece ``.model`` files).
@@ -29,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import OptionError, PromptStyleError, TokenizerError
 from ..plugins import install_hint
 from ..types import Dialogue, ModelInput, Tokenizer, Turn
+from .pieces import Piece, checked_pieces, message_pieces, piece_roles
 from .roles import api_role
 
 if TYPE_CHECKING:
@@ -36,18 +42,48 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TOKEN_OPTIONS",
+    "TOKENIZE_MODES",
     "TokenizedMeta",
     "split_token_options",
     "resolve_tokenizer",
     "with_tokenizer",
 ]
 
-TOKEN_OPTIONS = ("tokenizer", "tokenizer_format", "add_special_tokens", "prefix_token_id")
+TOKEN_OPTIONS = ("tokenizer", "tokenizer_format", "add_special_tokens", "prefix_token_id", "tokenize")
 """Meta options the core takes for itself (with every other ``tokenizer_*``
 option, which goes to the tokenizer loader with its prefix removed); the meta
 template never sees them."""
 
 _PREFIX = "tokenizer_"
+
+TOKENIZE_MODES = ("whole", "turns")
+"""``tokenize=whole`` (the default): the prompt's text tokenized at once, as
+transformers' ``apply_chat_template(tokenize=True)`` does; ``tokenize=turns``: each
+turn's text tokenized on its own and the ids concatenated, as openchat's training did."""
+
+
+def _tokenize_mode(options: Mapping[str, Any], meta: Any, name: str) -> str:
+    mode = options.get("tokenize", "whole")
+    if mode not in TOKENIZE_MODES:
+        extra = (
+            " (the tokenizer option already asks for token ids; this one says how the text is cut first)"
+            if isinstance(mode, bool)
+            else ""
+        )
+        raise OptionError(
+            f"option 'tokenize' must be whole or turns, not {mode!r}{extra}",
+            key="meta.tokenize",
+            hint="whole: the prompt's text tokenized at once (transformers' apply_chat_template(tokenize=True)); "
+            "turns: each turn's text tokenized on its own, the ids concatenated",
+        )
+    if mode == "turns" and not hasattr(meta, "pieces") and not hasattr(meta, "apply_messages"):
+        raise OptionError(
+            f"meta template {name!r} cannot be tokenized turn by turn: it does not say where its turns "
+            "begin and end (it has no pieces() method)",
+            key="meta.tokenize",
+            hint="use tokenize=whole, or a meta template that gives its pieces (plain, chatml, opencompass, hf)",
+        )
+    return mode
 
 
 def split_token_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -151,6 +187,8 @@ def with_tokenizer(
             key=f"meta.{sorted(options)[0]}",
             hint="add --meta-option tokenizer=PATH (a tokenizer.json, a .model file or a model folder)",
         )
+    tokenize = _tokenize_mode(options, meta, name)
+    options.pop("tokenize", None)
     path = options.pop("tokenizer")
     fmt = options.pop("tokenizer_format", None)
     add_special_tokens = _flag(options, "add_special_tokens")
@@ -164,9 +202,16 @@ def with_tokenizer(
         raise OptionError(f"option 'tokenizer' must be a path, not {path!r}", key="meta.tokenizer")
     tokenizer, info = resolve_tokenizer(manager, path, fmt=fmt, options=options)
     wrapped = TokenizedMeta(
-        meta, tokenizer, add_special_tokens=add_special_tokens, prefix_token_id=prefix_token_id, name=name
+        meta,
+        tokenizer,
+        add_special_tokens=add_special_tokens,
+        prefix_token_id=prefix_token_id,
+        name=name,
+        tokenize=tokenize,
     )
     info["add_special_tokens"] = wrapped.add_special_tokens
+    if tokenize != "whole":
+        info["tokenize"] = tokenize
     return wrapped, info
 
 
@@ -183,6 +228,9 @@ class TokenizedMeta:
     :param prefix_token_id: the token scored before a continuation whose context
         is empty (lm-evaluation-harness's ``prefix_token_id``); default: the BOS,
         else the EOS.
+    :param tokenize: ``whole`` (the text tokenized at once) or ``turns`` (each
+        turn's text tokenized on its own, the ids concatenated; the special tokens
+        the tokenizer adds, such as a BOS, added once around them).
     """
 
     def __init__(
@@ -193,7 +241,11 @@ class TokenizedMeta:
         add_special_tokens: bool | None = None,
         prefix_token_id: int | None = None,
         name: str = "",
+        tokenize: str = "whole",
     ) -> None:
+        if tokenize not in TOKENIZE_MODES:
+            raise OptionError(f"option 'tokenize' must be whole or turns, not {tokenize!r}", key="meta.tokenize")
+        self.tokenize = tokenize
         self._inner = meta
         self._tokenizer = tokenizer
         self._name = name or type(meta).__name__
@@ -221,6 +273,32 @@ class TokenizedMeta:
         watched.sort(key=len, reverse=True)
         self._watched = re.compile("|".join(map(re.escape, watched))) if watched else None
         self._warned = False
+        self._around = self._additions() if self.tokenize == "turns" else ([], [])
+        self._offsets = getattr(tokenizer, "token_offsets", None)
+        # A BOS the template writes itself is a piece of its own (tokenize=turns), as a BOS
+        # the tokenizer adds is: the first turn is tokenized on its own either way.
+        self._bos_texts = tuple(
+            t for t in dict.fromkeys((tokenizer.bos_token, first)) if t and t in tokenizer.added_tokens
+        )
+
+    def _additions(self) -> tuple[list[int], list[int]]:
+        """What the tokenizer adds before and after a text (its BOS, an EOS), for turns
+        tokenized one by one: added once, around them all."""
+        added = list(self._added_on_empty)
+        if not added:
+            return [], []
+        tokenizer = self._tokenizer
+        try:  # where a word goes between them (a tokenizer may know no such word: then by the ids)
+            probe = tokenizer.encode("a", add_special_tokens=True)
+            bare = tokenizer.encode("a", add_special_tokens=False)
+        except Exception:
+            probe = bare = []
+        at = next((i for i in range(len(probe) - len(bare) + 1) if probe[i : i + len(bare)] == bare), None)
+        if bare and at is not None:
+            return probe[:at], probe[at + len(bare) :]
+        if len(added) > 1 and added[-1] == tokenizer.eos_token_id:
+            return added[:-1], added[-1:]
+        return added, []
 
     # -- behave as the wrapped meta template ------------------------------------
 
@@ -266,6 +344,10 @@ class TokenizedMeta:
         With special tokens on, a text that already starts with the BOS (the
         prefix token) is encoded without them, so the BOS is never doubled.
         """
+        return self._tokenizer.encode(text, add_special_tokens=self._adds(text, report))
+
+    def _adds(self, text: str, report: list[dict[str, Any]] | None = None) -> bool:
+        """Whether the tokenizer's special tokens are added around ``text`` (never a second BOS)."""
         add = self.add_special_tokens
         if add and self._starts and text.startswith(self._starts):
             add = False
@@ -279,7 +361,7 @@ class TokenizedMeta:
                         "were not added (no double BOS)",
                     }
                 )
-        return self._tokenizer.encode(text, add_special_tokens=add)
+        return add
 
     def _text(self, made: ModelInput) -> str:
         if made.text is None:
@@ -326,9 +408,13 @@ class TokenizedMeta:
             )
 
     def apply(self, dialogue: Dialogue) -> ModelInput:
+        if self.tokenize == "turns":
+            return self._turns(self._inner.apply, dialogue, False)
         return self._tokenized(self._inner.apply, dialogue)
 
     def _apply_full(self, dialogue: Dialogue) -> ModelInput:
+        if self.tokenize == "turns":
+            return self._turns(self._inner.apply_full, dialogue, True)
         return self._tokenized(self._inner.apply_full, dialogue)
 
     def _tokenized(self, apply: Any, dialogue: Dialogue) -> ModelInput:
@@ -343,7 +429,11 @@ class TokenizedMeta:
 
     def _apply_messages(self, messages: Sequence[Any], **kwargs: Any) -> ModelInput:
         """The wrapped meta template's ``apply_messages`` (a whole conversation), plus token ids."""
-        made = self._inner.apply_messages(messages, **kwargs)
+        pieces: list[Piece] = []
+        if self.tokenize == "turns":
+            made, pieces = message_pieces(self._inner.apply_messages, messages, **kwargs)
+        else:
+            made = self._inner.apply_messages(messages, **kwargs)
         text = self._text(made)
         report: list[dict[str, Any]] = []
         turns = []
@@ -356,9 +446,135 @@ class TokenizedMeta:
             role = message.get("role") if isinstance(message, Mapping) else None
             turns.append(Turn(role if isinstance(role, str) else "user", content if isinstance(content, str) else ""))
         self._special_text(tuple(turns), report)
-        made.token_ids = self.encode(text, report)
+        if self.tokenize == "turns":
+            made.token_ids = self._encode_pieces(text, pieces, [api_role(t.role) for t in turns], report)
+        else:
+            made.token_ids = self.encode(text, report)
         made.token_report = report
         return made
+
+    # -- turn by turn -------------------------------------------------------------
+
+    def _turns(self, apply: Any, dialogue: Dialogue, full: bool) -> ModelInput:
+        """``tokenize=turns``: the text of each piece the meta template cuts its text into,
+        tokenized on its own."""
+        made = apply(dialogue)
+        text = self._text(made)
+        cut = getattr(self._inner, "pieces", None)
+        if cut is None:
+            raise TokenizerError(
+                f"meta template {self._name!r} cannot cut a task's prompt into turns (it has no pieces() method)",
+                key="meta.tokenize",
+                hint="use --meta-option tokenize=whole",
+            )
+        pieces = checked_pieces(cut(dialogue, full=True) if full else cut(dialogue), text, self._name)
+        report: list[dict[str, Any]] = []
+        self._special_text(dialogue, report)
+        ids = self._encode_pieces(text, pieces, [api_role(t.role) for t in dialogue], report)
+        return ModelInput(
+            text=text, messages=made.messages, token_ids=ids, token_report=report, assistant_spans=made.assistant_spans
+        )
+
+    def _encode_pieces(
+        self, text: str, pieces: Sequence[Piece], roles: Sequence[str], report: list[dict[str, Any]]
+    ) -> list[int]:
+        """Each piece tokenized on its own, the ids concatenated; the tokenizer's own special
+        tokens (a BOS) once around them, under the same rule as the whole text (none when
+        the text starts with the BOS). The differences from the whole text's ids are reported."""
+        add = self._adds(text, report)
+        if pieces and self._bos_texts and pieces[0][1].startswith(self._bos_texts):
+            turns, first = pieces[0]
+            bos = next(t for t in self._bos_texts if first.startswith(t))
+            pieces = [((), bos), *([(turns, first[len(bos) :])] if len(first) > len(bos) else []), *pieces[1:]]
+        before, after = self._around
+        ids: list[int] = list(before) if add else []
+        starts = []
+        encode = self._tokenizer.encode
+        for turns, piece in pieces:
+            starts.append(len(ids))
+            ids += encode(piece, add_special_tokens=False)
+            if len(turns) > 1:
+                report.append(
+                    {
+                        "kind": "turns_joined",
+                        "turns": list(turns),
+                        "roles": piece_roles(turns, roles),
+                        "message": f"turns {turns[0]} to {turns[-1]} are one piece: the template renders the "
+                        "earlier ones differently once the later ones follow (or refuses to render the "
+                        "conversation up to them), so no boundary between them is known",
+                    }
+                )
+        starts.append(len(ids))
+        if add:
+            ids += after
+        self._compare(text, pieces, starts, ids, add, roles, report)
+        return ids
+
+    def _compare(
+        self,
+        text: str,
+        pieces: Sequence[Piece],
+        starts: Sequence[int],
+        ids: list[int],
+        add: bool,
+        roles: Sequence[str],
+        report: list[dict[str, Any]],
+    ) -> None:
+        """Report where the turn-by-turn ids differ from the whole text's: the first
+        differing token, and each piece whose own tokens are not the whole text's
+        tokens over its characters (with ``token_offsets``; else the whole text's ids)."""
+        whole = self._tokenizer.encode(text, add_special_tokens=add)
+        if whole == ids:
+            return
+        first = next((i for i, (a, b) in enumerate(zip(whole, ids)) if a != b), min(len(whole), len(ids)))
+        summary: dict[str, Any] = {
+            "kind": "turns_differ",
+            "first_difference": first,
+            "token_count": len(ids),
+            "whole_token_count": len(whole),
+            "message": f"tokenized turn by turn, the prompt has other token ids than its whole text "
+            f"tokenized at once (from token {first} on)",
+        }
+        report.append(summary)
+        spans = None
+        if self._offsets is not None:
+            try:
+                spans = self._offsets(text, add_special_tokens=add)
+            except Exception:  # an optional method of a plugin: the summary still says it all
+                spans = None
+        if spans is None or len(spans) != len(whole):
+            summary["whole"] = whole
+            return
+        t = 0
+        pos = 0
+        for j, (turns, piece) in enumerate(pieces):
+            start, end = pos, pos + len(piece)
+            pos = end
+            while t < len(spans) and (spans[t][1] <= start or spans[t][1] == spans[t][0]):
+                t += 1
+            here = []
+            u = t
+            while u < len(spans) and spans[u][0] < end:
+                if spans[u][1] > spans[u][0]:
+                    here.append(whole[u])
+                u += 1
+            own = ids[starts[j] : starts[j + 1]]
+            if own != here:
+                what = f"turn {turns[0]}" if len(turns) == 1 else ("turns " + ", ".join(map(str, turns)))
+                report.append(
+                    {
+                        "kind": "turn_tokens",
+                        "piece": j,
+                        "turns": list(turns),
+                        "roles": piece_roles(turns, roles),
+                        "chars": [start, end],
+                        "start": starts[j],
+                        "token_ids": own,
+                        "whole": here,
+                        "message": f"{what if turns else 'text of no turn'} tokenized on its own gives other "
+                        "tokens than the whole text has there",
+                    }
+                )
 
     def apply_with_continuations(self, dialogue: Dialogue, continuations: Sequence[str]) -> ModelInput:
         """:meth:`apply`, plus each continuation's tokens split from the whole at token level.
@@ -377,11 +593,38 @@ class TokenizedMeta:
         context = made.text or ""
         if context == "":
             context_ids, pieces = self._empty_context(continuations)
+        elif self.tokenize == "turns":
+            context_ids, pieces = self._continuation_pieces(context, made.token_ids or [], continuations, report)
         else:
             context_ids, pieces = self._pairs(context, continuations, report)
         made.context_token_ids = context_ids
         made.continuation_token_ids = pieces
         return made
+
+    def _continuation_pieces(
+        self, context: str, context_ids: list[int], continuations: Sequence[str], report: list[dict[str, Any]]
+    ) -> tuple[list[int], list[list[int]]]:
+        """``tokenize=turns``: a continuation is one more piece, tokenized on its own after
+        the prompt's ids (no whitespace moves across: the prompt is scored as it is sent).
+        Each continuation whose tokens differ from lm-evaluation-harness's split of the
+        whole string is reported."""
+        encode = self._tokenizer.encode
+        pieces = [encode(continuation, add_special_tokens=False) for continuation in continuations]
+        _, split = self._pairs(context, continuations, [])
+        for index, (own, whole) in enumerate(zip(pieces, split)):
+            if own != whole:
+                report.append(
+                    {
+                        "kind": "continuation_piece",
+                        "continuation": index,
+                        "text": continuations[index],
+                        "token_ids": own,
+                        "whole": whole,
+                        "message": f"continuation {index} tokenized on its own gives other tokens than "
+                        "split from the whole text (lm-evaluation-harness's rule)",
+                    }
+                )
+        return list(context_ids), pieces
 
     def _empty_context(self, continuations: Sequence[str]) -> tuple[list[int], list[list[int]]]:
         if self.prefix_token_id is None:

@@ -6,22 +6,44 @@ JavaScript treat as line ends, and lone surrogates (``"\\ud800"`` is valid JSON
 and reaches Python as a lone surrogate), which cannot be encoded as UTF-8 at all.
 :func:`dumps_line` writes them as ``\\uXXXX`` escapes: the line is valid
 JSON, valid UTF-8, one line, and decodes to exactly the same strings.
+
+:func:`safe_utf8` does the same and gives the UTF-8 bytes, without a search of
+the whole text in the common case: an ASCII text (``str.isascii()``, constant
+time) has none of those characters; another is searched for the three line ends
+only, and a lone surrogate shows when the text is encoded, which writing does
+anyway. The escape is one character at a time, so pieces of a line made safe one
+by one join to the line made safe whole. :class:`LineWriter` writes such lines a
+batch at a time.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any
 
-__all__ = ["dumps_line", "json_objects"]
+__all__ = ["dumps_line", "escape_unsafe", "encode_str", "safe_utf8", "LineWriter", "json_objects"]
 
 _UNSAFE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
+
+encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+"""A ``str`` as a JSON string, exactly as ``json.dumps(s, ensure_ascii=False)``
+writes it (the C encoder when there is one); :func:`safe_utf8` makes it safe."""
 
 
 def _escape(match: re.Match) -> str:
     return f"\\u{ord(match.group()):04x}"
+
+
+def escape_unsafe(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``'s) with U+0085, U+2028,
+    U+2029 and lone surrogates written as ``\\uXXXX`` escapes; unchanged (the same
+    object) when it holds none, which an ASCII text never does."""
+    if text.isascii() or not _UNSAFE.search(text):
+        return text
+    return _UNSAFE.sub(_escape, text)
 
 
 def dumps_line(value: Any, default: Callable[[Any], Any] | None = None) -> str:
@@ -29,10 +51,69 @@ def dumps_line(value: Any, default: Callable[[Any], Any] | None = None) -> str:
 
     :param default: called for values JSON cannot hold (as ``json.dumps``'s).
     """
-    text = json.dumps(value, ensure_ascii=False, default=default)
-    if _UNSAFE.search(text):
+    return escape_unsafe(json.dumps(value, ensure_ascii=False, default=default))
+
+
+def safe_utf8(text: str) -> bytes:
+    """``escape_unsafe(text).encode("utf-8")``, searching ``text`` only for what it
+    can hold (see the module's documentation)."""
+    if text.isascii():
+        return text.encode("ascii")
+    if "\u2028" in text or "\u2029" in text or "\x85" in text:
         text = _UNSAFE.sub(_escape, text)
-    return text
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return _UNSAFE.sub(_escape, text).encode("utf-8")
+
+
+class LineWriter:
+    """Writes lines given as UTF-8 bytes (safe ones: :func:`safe_utf8`) to a text
+    stream, ``batch`` lines at a time: to its binary buffer when it has one (a file,
+    standard output), is UTF-8 and newlines need no translation, after flushing what
+    was written to it as text; else decoded, as text.
+    """
+
+    def __init__(self, out: IO[str], batch: int = 256) -> None:
+        self.out = out
+        self.batch = batch
+        buffer = getattr(out, "buffer", None)
+        encoding = (getattr(out, "encoding", None) or "").lower().replace("_", "-")
+        # (where the text layer turns "\n" into os.linesep, it writes the text itself)
+        binary = buffer is not None and encoding in ("utf-8", "utf8") and hasattr(buffer, "write")
+        binary = binary and os.linesep == "\n"
+        self._buffer = buffer if binary else None
+
+    def write_all(self, lines: Iterable[bytes]) -> int:
+        """Write every line of ``lines``; returns how many. When ``lines`` raises, the
+        lines it gave before are written, then the error propagates."""
+        pending: list[bytes] = []
+        append = pending.append
+        size = self.batch
+        count = 0
+        buffer = self._buffer
+        if buffer is not None:
+            self.out.flush()
+        write = buffer.write if buffer is not None else self._write_text
+        try:
+            for line in lines:
+                append(line)
+                if len(pending) >= size:
+                    count += len(pending)
+                    write(b"".join(pending))
+                    pending.clear()
+        finally:
+            if pending:
+                count += len(pending)
+                write(b"".join(pending))
+            if buffer is not None:
+                buffer.flush()
+            else:
+                self.out.flush()
+        return count
+
+    def _write_text(self, data: bytes) -> None:
+        self.out.write(data.decode("utf-8"))
 
 
 def json_objects(path: str, what: str) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -644,7 +645,30 @@ def _yaml_error(exc: Exception, text: str, file: str) -> TaskFileError:
             problem = f"the character U+{code:04X} is not allowed in YAML"
         else:
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return TaskFileError(f"not valid YAML: {problem}", file=file, line=line)
+    return TaskFileError(f"not valid YAML: {problem}", file=file, line=line, hint=_yaml_hint(problem, text, line))
+
+
+def _yaml_hint(problem: str, text: str, line: int | None) -> str | None:
+    """What usually causes libyaml's structural complaints: indentation, or a value
+    holding ``": "`` without quotes."""
+    if "tab character" in problem:
+        return "indent with spaces, not tabs"
+    if "mapping values are not allowed" in problem:
+        lines = text.splitlines()
+        here = lines[line - 1] if line and 0 < line <= len(lines) else ""
+        _, sep, value = here.partition(": ")
+        if sep and (": " in value or value.rstrip().endswith(":")) and value.strip()[:1] not in ("'", '"'):
+            return "the value holds ': ': put it in quotes"
+        return (
+            "check the indentation of this line against the line above: keys of one mapping start in the "
+            "same column, nested keys further right"
+        )
+    if problem.startswith(("did not find expected", "expected <block end>", "could not find expected ':'")):
+        return (
+            "check the indentation here and on the lines above: keys of one mapping start in the same "
+            "column, nested keys further right, indented with spaces"
+        )
+    return None
 
 
 def _json_fallback(text: str, file: str) -> YamlDocument | None:
@@ -692,14 +716,94 @@ def load_yaml(
     :raises TaskFileError: naming the file and line (:class:`YamlLimitError`
         for a budget).
     """
-    import yaml
-
     limits = limits or yaml_limits()
     path = source if isinstance(source, Path) else Path(source)
     file = str(source)
-    if text is None:
-        text = _read(path, file, what, limits)
-    elif len(text) > limits.max_file_bytes:
+    if text is not None:
+        return _load(path, file, text, tags, what, limits, duplicate_keys)
+    # A file is parsed once per process while it is unchanged (every task of a suite
+    # loaded again, the same include read by many task files); each caller gets its
+    # own copy of the data.
+    key = _cache_key(path, file, tags, what, limits, duplicate_keys)
+    cached = _PARSED.get(key) if key is not None else None
+    if cached is None:
+        document = _load(path, file, _read(path, file, what, limits), tags, what, limits, duplicate_keys)
+        if key is None or _copied(document.data) is None:
+            return document  # a tagged value (a marker object) is the caller's to keep: not shared
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[key] = cached = document
+    return YamlDocument(_copied(cached.data), dict(cached.lines), cached.path, cached.duplicates)
+
+
+_PARSED: dict[Any, YamlDocument] = {}
+_PARSED_MAX = 512
+
+
+def _cache_key(
+    path: Path, file: str, tags: Mapping[str, Callable] | None, what: str, limits: YamlLimits, duplicate_keys: str
+) -> Any:
+    """What a parse of ``path`` depends on: the file as it is now (device, inode, size,
+    modification and change times), how it is named in messages, the tags, budgets
+    and rule for duplicate keys; ``None`` when the file cannot be looked at (then
+    reading it says why)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    tag_key = None if not tags else tuple((name, id(made)) for name, made in tags.items())
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return (file, identity, tag_key, what, limits, duplicate_keys)
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None), YamlFloat})
+
+
+def _copied(value: Any) -> Any:
+    """A copy of parsed data: new lists and mappings (what an alias shares stays shared
+    within the copy), the same scalars; ``None`` when it holds anything else (a value
+    a caller's tag made)."""
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return value if kind in _SCALARS else None
+    memo: dict[int, Any] = {}
+    root: Any = {} if kind is dict else []
+    memo[id(value)] = root
+    stack = [(value, root)]
+    while stack:
+        original, made = stack.pop()
+        items = original.items() if type(original) is dict else enumerate(original)
+        for key, item in items:
+            kind = type(item)
+            if kind is dict or kind is list:
+                copy = memo.get(id(item))
+                if copy is None:
+                    copy = memo[id(item)] = {} if kind is dict else []
+                    stack.append((item, copy))
+                item = copy
+            elif kind not in _SCALARS:
+                return None
+            if type(made) is dict:
+                made[key] = item
+            else:
+                made.append(item)
+    return root
+
+
+def _load(
+    path: Path,
+    file: str,
+    text: str,
+    tags: Mapping[str, Callable[[Any, Any], Any]] | None,
+    what: str,
+    limits: YamlLimits,
+    duplicate_keys: str,
+) -> YamlDocument:
+    import yaml
+
+    if len(text) > limits.max_file_bytes:
         raise YamlLimitError(
             f"the {what} is larger than {limits.max_file_bytes:,} characters",
             limit="max_file_bytes",

@@ -266,6 +266,15 @@ class PassthroughStyle(QAStyle):
         return tuple([str(c) for c in sample.choices])
 
 
+@functools.lru_cache(maxsize=256)
+def _format_problem(fmt: str) -> str | None:
+    """``styles.compiled.format_problem``, once per format (imported when a style is
+    built: listing plugins skips the compiler)."""
+    from .compiled import format_problem
+
+    return format_problem(fmt)
+
+
 def _format_fields(fmt: str) -> frozenset[str]:
     return _parsed_fields(fmt)
 
@@ -353,11 +362,10 @@ class ChoiceStyle(QAStyle):
                     key=option,
                     hint="use {label}, {choice} or {number}",
                 )
-            from ..errors import cut
-            from .compiled import format_problem  # when a style is built: listing plugins skips it
-
-            problem = format_problem(fmt)
+            problem = _format_problem(fmt)
             if problem is not None:
+                from ..errors import cut
+
                 raise OptionError(f"style {self.name!r}: bad {option} {cut(fmt)}: {problem}", key=option)
         shown = _format_fields(self.choice_format) if self.show_choices else set()
         self._uses_labels = "label" in shown | _format_fields(self.answer_format)

@@ -127,6 +127,43 @@ class MetaTemplateConformance(Conformance):
                 for turn in dialogue:
                     assert turn.content.strip() in shown, f"{shape}: {turn.content.strip()!r} is not shown"
 
+    def test_fast_path_promises_hold(self):
+        """``last_turn_affixes`` (a chat format whose text stands around its last turn's
+        content) and ``affixes`` (text as its turns' texts joined) keep their promise
+        for awkward contents: the renderer's fast path relies on them."""
+        built = self.built()
+        contents = ["", "  padded  \n", "{braces} {{x}} %s", "Ünïcødé — 你好 \u2028", "<|im_end|>\n</s>"]
+        split = getattr(built, "last_turn_affixes", None)
+        if split is not None:
+            for shape, dialogue in DIALOGUES.items():
+                try:
+                    made = split(dialogue)
+                    whole = built.apply(dialogue)
+                except prompt_style.PromptStyleError:
+                    continue
+                if made is None:
+                    continue
+                before, after = made
+                for content in contents:
+                    turned = (*dialogue[:-1], dialogue[-1]._replace(content=content))
+                    result = built.apply(turned)
+                    assert result.text == before + content + after, f"{shape}: text around {content!r}"
+                    if whole.messages is not None:
+                        expected = [*whole.messages[:-1], {**whole.messages[-1], "content": content}]
+                        assert result.messages == expected, f"{shape}: messages around {content!r}"
+        affixes = getattr(built, "affixes", None)
+        if affixes is not None:
+            for shape, dialogue in DIALOGUES.items():
+                try:
+                    result = built.apply(dialogue)
+                except prompt_style.PromptStyleError:
+                    continue
+                pieces = []
+                for turn in dialogue:
+                    turn_before, turn_after = affixes(turn)
+                    pieces.append(turn_before + turn.content + turn_after)
+                assert result.text == "".join(pieces), f"{shape}: text is its turns' texts joined"
+
     def test_multimodal_content_renders_or_is_a_typed_error(self):
         parts = ({"type": "text", "text": "What is in the picture?"}, {"type": "image_url", "image_url": {"url": "x"}})
         dialogue = (Turn("user", parts),)

@@ -32,6 +32,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from ..._suggest import record_keys, undefined_name
 from ...errors import FieldError
 from ...fields.jinja_compiler import compile_simple, template_renderer
 from ...fields.multiple_input import ContextChoice
@@ -57,9 +58,17 @@ LM_EVAL_JINJA = JinjaProfile(
 KINDS = ("text", "choice", "target", "resolve")
 
 
+# What makes Python's tokenizer warn: a backslash (an unknown escape), or a number run
+# into a name (``1if``, ``0x1for``: "invalid decimal literal"). Other text parses silently,
+# so it needs no catch_warnings (which costs more than the parse).
+_MAY_WARN = re.compile(r"\\|[0-9](?:[A-Za-z_]|[^\x00-\x7f])")
+
+
 def _literal(text: str) -> Any:
     """``ast.literal_eval`` as lm-evaluation-harness calls it, without the warning Python prints
     for an unknown escape (``"\\ "``) in record text (MultiRC answers hold backslashes)."""
+    if not _MAY_WARN.search(text):
+        return ast.literal_eval(text)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -76,9 +85,8 @@ def check_template(source: str) -> str | None:
     return None
 
 
-def _keys(record: Mapping[str, Any]) -> str:
-    keys = ", ".join(map(str, list(record)[:12]))
-    return f"the record has: {keys}" if keys else "the record is empty"
+def _keys(record: Mapping[str, Any], missing: object = None) -> str:
+    return record_keys(record, missing)
 
 
 class LmEvalField:
@@ -191,7 +199,9 @@ class LmEvalField:
         try:
             return template_renderer(source, LM_EVAL_JINJA)(record)  # simple templates as plain Python
         except undefined_error as exc:
-            raise FieldError(f"{source!r}: {exc.message}", key=self.key, hint=_keys(record)) from None
+            raise FieldError(
+                f"{source!r}: {exc.message}", key=self.key, hint=_keys(record, undefined_name(exc.message))
+            ) from None
         except security_error as exc:
             raise FieldError(f"{source!r} is not allowed in the sandbox: {exc}", key=self.key) from None
         except TypeError as exc:

@@ -62,6 +62,37 @@ class ChatML:
             text += "<|im_start|>assistant\n"
         return ModelInput(text=text, messages=messages)
 
+    def last_turn_affixes(self, dialogue) -> tuple[str, str] | None:
+        """For the renderer's fast path (docs/hooks.md): the text before and after the
+        last turn's content. ChatML writes a content as it is, so for any text ``x``
+        in that turn the prompt is ``before + x + after``, and the messages differ only
+        in the last one's ``content``."""
+        if not dialogue or not all(isinstance(turn.content, str) for turn in dialogue):
+            return None
+        *head, last = dialogue
+        role = api_role(last.role)
+        before = _closed([{"role": api_role(t.role), "content": t.content} for t in head])
+        before += f"<|im_start|>{role}\n"
+        generate = self.add_generation_prompt is not False
+        if self.continue_final_message or (generate and role == "assistant"):
+            return before, ""  # left open for the model to continue
+        return before, "<|im_end|>\n" + ("<|im_start|>assistant\n" if generate else "")
+
+    def pieces(self, dialogue, *, full: bool = False) -> list[tuple[tuple[int, ...], str]]:
+        """The text :meth:`apply` gives, cut into what each turn adds (``tokenize=turns``):
+        each message's ``<|im_start|>{role}\\n{content}<|im_end|>\\n`` (the open last
+        message without its end), and the generation prompt ``<|im_start|>assistant\\n``
+        as a piece of no turn."""
+        messages = self.apply(dialogue).messages or []
+        pieces = [((i,), f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n") for i, m in enumerate(messages)]
+        generate = self.add_generation_prompt is not False
+        if messages and (self.continue_final_message or (generate and messages[-1]["role"] == "assistant")):
+            last = messages[-1]
+            pieces[-1] = ((len(messages) - 1,), f"<|im_start|>{last['role']}\n{last['content']}")
+        elif generate:
+            pieces.append(((), "<|im_start|>assistant\n"))
+        return pieces
+
     def apply_messages(
         self,
         messages: list[dict[str, Any]],
@@ -133,6 +164,9 @@ def _message(i: int, message: Any) -> dict[str, Any]:
 
 def chatml(*, options: dict[str, Any]) -> ChatML:
     return check_options(ChatML, options, what="meta template 'chatml'")
+
+
+chatml.options = ChatML  # type: ignore[attr-defined]  # its options, for prompt-style plugins --all
 
 
 @hookimpl

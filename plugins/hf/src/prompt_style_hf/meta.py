@@ -13,7 +13,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from prompt_style import ChatTemplateError, ModelInput, OptionError, StyleError, api_role
+from prompt_style import ChatTemplateError, ModelInput, OptionError, StyleError, api_role, message_pieces
 
 from .chat_template import RESERVED_VARIABLES, ChatTemplate, Rendered
 from .conversation import plain_data
@@ -236,15 +236,22 @@ class HFChat:
         )
 
     def _render(self, messages: Sequence[Any], tools: Any, documents: Any, flags: _Flags) -> Rendered:
+        return self._resolve(messages, tools, documents, flags)[0]
+
+    def _resolve(
+        self, messages: Sequence[Any], tools: Any, documents: Any, flags: _Flags
+    ) -> tuple[Rendered, Sequence[Any], list[tuple[int, ...]] | None]:
+        """The render under the system policy, the messages the template was given and,
+        when the policy changed them, which of ``messages`` each one holds."""
         if self.system_policy == "error":
             try:
-                return self._render_once(messages, tools, documents, flags)
+                return self._render_once(messages, tools, documents, flags), messages, None
             except ChatTemplateError as exc:
                 self._hint_system(exc, messages)
                 raise
         systems = [m for m in messages if _is_system(m)]
         if not systems:
-            return self._render_once(messages, tools, documents, flags)
+            return self._render_once(messages, tools, documents, flags), messages, None
         try:
             rendered = self._render_once(messages, tools, documents, flags)
         except ChatTemplateError:
@@ -252,19 +259,28 @@ class HFChat:
         else:
             texts = [t.strip() for m in systems for t in _system_text(m) if t.strip()]
             if all(t in rendered.text for t in texts):
-                return rendered
+                return rendered, messages, None
         # The template cannot show the system turn: it raised, or left it out.
+        kept_at = [(i,) for i, m in enumerate(messages) if not _is_system(m)]
         if self.system_policy == "drop":
             if not self._warned:
                 self._warned = True
                 warnings.warn(
                     f"prompt-style: the chat template of {self.name!r} cannot show a system turn; "
                     "system turns are dropped (system_policy=drop)",
-                    stacklevel=4,
+                    stacklevel=5,
                 )
             kept = [m for m in messages if not _is_system(m)]
-            return self._render_once(kept, tools, documents, flags)
-        return self._render_once(_merge_system(messages), tools, documents, flags)
+            return self._render_once(kept, tools, documents, flags), kept, kept_at
+        merged = _merge_system(messages)
+        system_at = tuple(i for i, m in enumerate(messages) if _is_system(m))
+        if len(merged) > len(kept_at):  # the system text became a user turn of its own
+            held = [system_at, *kept_at]
+        else:
+            first_user = next(k for k, m in enumerate(merged) if isinstance(m, Mapping) and m.get("role") == "user")
+            held = list(kept_at)
+            held[first_user] = tuple(sorted(system_at + kept_at[first_user]))
+        return self._render_once(merged, tools, documents, flags), merged, held
 
     @staticmethod
     def _hint_system(exc: ChatTemplateError, messages: Sequence[Any]) -> None:
@@ -321,6 +337,11 @@ class HFChat:
         answer: with the generation prompt, or, when the dialogue ends with an
         assistant turn, inside that turn (``continue_final_message``).
         """
+        messages, flags = self._task_messages(dialogue)
+        rendered = self._render(messages, self.tools, self.documents, flags)
+        return ModelInput(text=rendered.text, messages=messages, assistant_spans=rendered.assistant_spans)
+
+    def _task_messages(self, dialogue) -> tuple[list[dict[str, Any]], _Flags]:
         messages: list[dict[str, Any]] = []
         for turn in dialogue:
             content = turn.content
@@ -329,9 +350,26 @@ class HFChat:
             messages.append({"role": api_role(turn.role), "content": content})
         if not messages:
             raise StyleError("the dialogue is empty", hint="the style gave no turns to render")
-        flags = self._flags({}, True, messages[-1]["role"])
-        rendered = self._render(messages, self.tools, self.documents, flags)
-        return ModelInput(text=rendered.text, messages=messages, assistant_spans=rendered.assistant_spans)
+        return messages, self._flags({}, True, messages[-1]["role"])
+
+    def pieces(self, dialogue, *, full: bool = False) -> list[tuple[tuple[int, ...], str]]:
+        """The text :meth:`apply` gives, cut into the text each message adds
+        (``tokenize=turns``), found as trl and openchat-style training find it: by
+        rendering the conversation's prefixes without a generation prompt
+        (``prompt_style.message_pieces``). Under ``system_policy`` ``merge`` or
+        ``drop`` the prefixes are those of the conversation the template was given;
+        a merged system turn belongs to the piece of the user turn it went into."""
+        messages, flags = self._task_messages(dialogue)
+        _, used, held = self._resolve(messages, self.tools, self.documents, flags)
+        _, pieces = message_pieces(
+            self.apply_messages,
+            list(used),
+            add_generation_prompt=flags.add_generation_prompt,
+            continue_final_message=flags.continue_final_message,
+        )
+        if held is None:
+            return pieces
+        return [(tuple(sorted({i for t in turns for i in held[t]})), text) for turns, text in pieces]
 
     def apply_messages(
         self,

@@ -1,0 +1,500 @@
+"""``prompt-style render TASK --format jsonl`` against a hand-written script, in CPU time.
+
+What a user runs is the command line, not the API. Each workload is a task file
+and its JSON Lines (a test split and a few-shot split), rendered
+
+- by the CLI: ``prompt-style render task.yaml --format jsonl [--meta ...]``, its
+  standard output sent to a file (``> out.jsonl``), the console script next to
+  ``sys.executable``;
+- by a hand-written script doing the same job the obvious way, in the same
+  interpreter: ``json.loads`` per line, the few-shot prefix built once, one
+  f-string per record, ``json.dumps`` of ``{"index", "text", "continuations",
+  "target"}`` per record, written to a file.
+
+Both are fresh processes (start-up, imports and task loading are in the CLI's
+time, as a user pays them), timed in **CPU time** (user + system of the child, from
+``os.wait4``), not wall time: the machine is shared and its load moves wall time
+by tens of percent. One untimed warm-up each (page cache, ``.pyc``), then
+``--rounds`` rounds; in each round the two run back to back, in alternating order,
+and the ratio is taken within the round. Reported: min/median/max of the ratio
+over rounds, the medians of the times, and the load average before and after.
+
+Outputs are compared after the warm-up: every line of both parsed, ``text``,
+``continuations`` and ``target`` equal record by record (a difference exits 1).
+
+Workloads (``--workload``, repeatable; default all):
+
+``mmlu``   MMLU-shaped records, ``mcq::mmlu``, 5-shot from ``dev``, ``{{question.strip()}}``
+``arc``    ARC-shaped records (nested ``choices.text``/``choices.label``, 3-5 choices,
+           ``answerKey``), ``cloze::qa``, 3-shot from ``train``, Jinja field specs
+``gen``    a generation task (GSM8K-shaped question/answer, ``output_type: generate_until``,
+           ``until``), ``passthrough``, 4-shot
+``chat``   the MMLU workload with ``--meta chatml`` (few-shot examples as turns;
+           the line holds the API messages too)
+
+Run: ``uv run python bench/cli_jsonl_bench.py [--records N ...] [--rounds N] [--workload NAME ...]``
+(default 200,000 records, 5 rounds).
+
+``--memory [N ...]`` measures instead the peak resident memory (``ru_maxrss``) of
+``render --format jsonl > /dev/null`` on the MMLU workload at each size (default
+100,000, 1M and 10M records; the file repeats 10,000 distinct records): flat means the
+peak does not grow with the input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+N_RECORDS = 200_000
+ROUNDS = 5
+TARGET = 1.2
+SEED = 20240519
+
+
+# ---------------------------------------------------------------------------
+# Records
+# ---------------------------------------------------------------------------
+
+QUESTIONS = (
+    "What is the value of {a} × {b}?",
+    "Let {{x}} denote the number of apples in basket {a}. If {{x}} + {b} = {c}, what is {{x}}?",
+    "Which of the following best describes item #{a} in a list of {c} concepts? ",
+    "A car accelerates uniformly from rest to {a} m/s in {b} s. What is the magnitude of its acceleration?",
+    "In case {a}, which statement is most accurate, given the evidence presented in study {c}?",
+    "  Which of the following is closest to {a}/{b} (question {i})?",
+    "Statement 1 | Every group of order {a} is cyclic. Statement 2 | Every subgroup of index {b} is normal.",
+    "Which enzyme is inhibited in experiment {i} when substrate concentration rises to {a} mM?\n",
+)
+CHOICES = (
+    ("{a}", "{b}", "{c}", "{d}"),
+    ("True, True", "False, False", "True, False", "False, True"),
+    ("{a} m/s²", "{b} m/s²", "{c} m/s²", "{d} m/s²"),
+    ("Option {i}-α", "Option {i}-β", "Option {i}-γ", "Option {i}-δ"),
+    ("It increases by {a}%", "It decreases by {b}%", "It stays the same", "It cannot be determined"),
+)
+
+
+def _values(i: int, rng: random.Random) -> dict[str, Any]:
+    return {
+        "i": i,
+        "a": rng.randint(2, 999),
+        "b": rng.randint(2, 99),
+        "c": rng.randint(100, 9999),
+        "d": rng.randint(1, 50),
+    }
+
+
+def mmlu_record(i: int, rng: random.Random) -> dict[str, Any]:
+    v = _values(i, rng)
+    shape = CHOICES[(i + i // len(QUESTIONS)) % len(CHOICES)]
+    return {
+        "question": QUESTIONS[i % len(QUESTIONS)].format(**v),
+        "subject": "anatomy",
+        "choices": [c.format(**v) for c in shape],
+        "answer": rng.randrange(4),
+    }
+
+
+def arc_record(i: int, rng: random.Random) -> dict[str, Any]:
+    v = _values(i, rng)
+    n = 3 + i % 3
+    labels = ["A", "B", "C", "D", "E"][:n] if i % 7 else ["1", "2", "3", "4", "5"][:n]
+    texts = [f"{w} {v['a'] + k}" for k, w in enumerate(("sunlight", "the moon's pull", "wind", "erosion", "heat")[:n])]
+    return {
+        "id": f"Mercury_{7000000 + i}",
+        "question": QUESTIONS[(i + 3) % len(QUESTIONS)].format(**v).strip(),
+        "choices": {"text": texts, "label": labels},
+        "answerKey": labels[rng.randrange(n)],
+    }
+
+
+def gen_record(i: int, rng: random.Random) -> dict[str, Any]:
+    v = _values(i, rng)
+    total = v["a"] * v["b"]
+    return {
+        "question": f"Natalia sold clips to {v['a']} of her friends, {v['b']} each. How many clips did she sell?"
+        + (" Answer in € if it is money." if i % 5 == 0 else ""),
+        "answer": f"She sold {v['a']} * {v['b']} = <<{v['a']}*{v['b']}={total}>>{total} clips.\n#### {total}",
+    }
+
+
+def write(path: Path, make: Any, n: int, seed: int, start: int = 0) -> Path:
+    rng = random.Random(seed)
+    dumps = json.dumps
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(start, start + n):
+            handle.write(dumps(make(i, rng), ensure_ascii=False) + "\n")
+    return path
+
+
+# ---------------------------------------------------------------------------
+# Workloads: a task file, its data, the CLI's options and the hand-written script
+# ---------------------------------------------------------------------------
+
+MMLU_TASK = """\
+task: mmlu_anatomy
+data:
+  test: test.jsonl
+  dev: dev.jsonl
+fewshot_split: dev
+description: "The following are multiple choice questions (with answers) about anatomy.\\n\\n"
+doc_to_text: "{{question.strip()}}"
+doc_to_choice: choices
+doc_to_target: answer
+template: mcq::mmlu
+num_fewshot: 5
+retriever: first_n
+"""
+
+MMLU_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:5]
+prefix = "The following are multiple choice questions (with answers) about anatomy.\\n\\n"
+for s in shots:
+    c = s["choices"]
+    prefix += f"{s['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer: {'ABCD'[s['answer']]}\\n\\n"
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        c = doc["choices"]
+        text = f"{prefix}{doc['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:"
+        o.write(json.dumps({"index": i, "text": text, "continuations": [" A", " B", " C", " D"], "target": doc["answer"]}) + "\\n")
+"""
+
+ARC_TASK = """\
+task: arc_like
+data:
+  test: test.jsonl
+  train: train.jsonl
+fewshot_split: train
+doc_to_text: "{{question}}"
+doc_to_choice: "{{choices.text}}"
+doc_to_target: "{{choices.label.index(answerKey)}}"
+template: cloze::qa
+num_fewshot: 3
+retriever: first_n
+"""
+
+ARC_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:3]
+prefix = ""
+for s in shots:
+    gold = s["choices"]["text"][s["choices"]["label"].index(s["answerKey"])]
+    prefix += f"Question: {s['question']}\\nAnswer: {gold}\\n\\n"
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        choices = doc["choices"]
+        text = f"{prefix}Question: {doc['question']}\\nAnswer:"
+        conts = [" " + t for t in choices["text"]]
+        o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": choices["label"].index(doc["answerKey"])}) + "\\n")
+"""
+
+GEN_TASK = """\
+task: gsm_like
+data:
+  test: test.jsonl
+  train: train.jsonl
+fewshot_split: train
+output_type: generate_until
+doc_to_text: "Question: {{question}}\\nAnswer:"
+doc_to_target: "{{answer}}"
+template: passthrough
+until: ["Question:", "</s>", "<|im_end|>"]
+num_fewshot: 4
+retriever: first_n
+"""
+
+GEN_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:4]
+prefix = ""
+for s in shots:
+    prefix += f"Question: {s['question']}\\nAnswer: {s['answer']}\\n\\n"
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        text = f"{prefix}Question: {doc['question']}\\nAnswer:"
+        o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": doc["answer"]}) + "\\n")
+"""
+
+CHAT_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:5]
+prefix = "<|im_start|>system\\nThe following are multiple choice questions (with answers) about anatomy.\\n\\n<|im_end|>\\n"
+for s in shots:
+    c = s["choices"]
+    prefix += (
+        f"<|im_start|>user\\n{s['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:<|im_end|>\\n"
+        f"<|im_start|>assistant\\n{'ABCD'[s['answer']]}<|im_end|>\\n"
+    )
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        c = doc["choices"]
+        text = f"{prefix}<|im_start|>user\\n{doc['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:<|im_end|>\\n<|im_start|>assistant\\n"
+        o.write(json.dumps({"index": i, "text": text, "continuations": ["A", "B", "C", "D"], "target": doc["answer"]}) + "\\n")
+"""
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    task: str
+    script: str
+    make: Any
+    pool: str  # the few-shot split's file name (besides test.jsonl)
+    pool_size: int
+    cli_options: tuple[str, ...] = ()
+
+
+WORKLOADS = {
+    "mmlu": Workload("mmlu", MMLU_TASK, MMLU_SCRIPT, mmlu_record, "dev.jsonl", 5),
+    "arc": Workload("arc", ARC_TASK, ARC_SCRIPT, arc_record, "train.jsonl", 20),
+    "gen": Workload("gen", GEN_TASK, GEN_SCRIPT, gen_record, "train.jsonl", 20),
+    "chat": Workload("chat", MMLU_TASK, CHAT_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--meta", "chatml")),
+}
+
+
+# ---------------------------------------------------------------------------
+# Timing
+# ---------------------------------------------------------------------------
+
+
+def console_script() -> Path:
+    bindir = Path(sys.executable).parent
+    for name in ("prompt-style", "prompt-style.exe"):
+        if (bindir / name).exists():
+            return bindir / name
+    raise SystemExit(f"no prompt-style console script next to {sys.executable}: run `uv sync`")
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    for name in ("PROMPT_STYLE_PLUGINS", "PROMPT_STYLE_DISABLE", "PROMPT_STYLE_PREFER", "PYTHONPROFILEIMPORTTIME"):
+        env.pop(name, None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def cpu_run(cmd: list[str], stdout: Path | None, env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Run ``cmd``; its (CPU seconds: user + system, wall seconds)."""
+    out = open(stdout, "wb") if stdout is not None else subprocess.DEVNULL
+    try:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, env=env, cwd=cwd)
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        if stdout is not None:
+            out.close()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{err.decode(errors='replace')[-3000:]}")
+    return usage.ru_utime + usage.ru_stime, wall
+
+
+def compare(ours: Path, theirs: Path) -> int:
+    """Records compared; raises when text, continuations or target differ."""
+    n = 0
+    with ours.open(encoding="utf-8") as a, theirs.open(encoding="utf-8") as b:
+        for n, (la, lb) in enumerate(zip(a, b, strict=True), 1):
+            x, y = json.loads(la), json.loads(lb)
+            for key in ("text", "continuations", "target"):
+                if x[key] != y[key]:
+                    raise AssertionError(f"record {n - 1}: {key} differs:\n  cli:    {x[key]!r}\n  script: {y[key]!r}")
+    return n
+
+
+def run_workload(w: Workload, n: int, rounds: int, root: Path) -> dict[str, Any]:
+    folder = root / f"{w.name}-{n}"
+    folder.mkdir()
+    test = write(folder / "test.jsonl", w.make, n, SEED)
+    pool = write(folder / w.pool, w.make, w.pool_size, SEED + 1, start=3)
+    (folder / "task.yaml").write_text(w.task, encoding="utf-8")
+    (folder / "script.py").write_text(w.script, encoding="utf-8")
+    env = _env()
+    cli = [str(console_script()), "render", "task.yaml", "--format", "jsonl", *w.cli_options]
+    script = [sys.executable, "script.py", str(test), str(pool), str(folder / "script.jsonl")]
+    cli_out = folder / "cli.jsonl"
+    # warm-up, then the outputs compared
+    cpu_run(cli, cli_out, env, folder)
+    cpu_run(script, None, env, folder)
+    compared = compare(cli_out, folder / "script.jsonl")
+    sizes = (cli_out.stat().st_size, (folder / "script.jsonl").stat().st_size)
+    load_before = os.getloadavg()[0]
+    cli_times, script_times, ratios, walls = [], [], [], []
+    for r in range(rounds):
+        runs = [("cli", cli, cli_out), ("script", script, None)]
+        if r % 2:
+            runs.reverse()
+        this: dict[str, float] = {}
+        for who, cmd, out in runs:
+            this[who], wall = cpu_run(cmd, out, env, folder)
+            walls.append(wall)
+        cli_times.append(this["cli"])
+        script_times.append(this["script"])
+        ratios.append(this["cli"] / this["script"])
+        print(
+            f"    {w.name} {n:,} round {r + 1}/{rounds}: cli {this['cli']:.2f} s, script {this['script']:.2f} s "
+            f"(CPU), ratio {ratios[-1]:.3f}x; load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
+    return {
+        "workload": w.name,
+        "records": n,
+        "compared": compared,
+        "cli_bytes": sizes[0],
+        "script_bytes": sizes[1],
+        "cli_s": statistics.median(cli_times),
+        "script_s": statistics.median(script_times),
+        "ratio_median": statistics.median(ratios),
+        "ratio_min": min(ratios),
+        "ratio_max": max(ratios),
+        "load": (load_before, os.getloadavg()[0]),
+        "pass": statistics.median(ratios) <= TARGET,
+    }
+
+
+def write_repeated(path: Path, make: Any, n: int, seed: int, distinct: int = 10_000) -> Path:
+    """``n`` records: ``distinct`` made ones, written again and again (a 10M-record file in
+    seconds; the renderer's memory cannot tell)."""
+    rng = random.Random(seed)
+    block = "".join(json.dumps(make(i, rng), ensure_ascii=False) + "\n" for i in range(min(n, distinct))).encode()
+    per_block = min(n, distinct)
+    with path.open("wb") as handle:
+        for _ in range(n // per_block):
+            handle.write(block)
+        rest = n % per_block
+        if rest:
+            handle.write(b"".join(block.splitlines(keepends=True)[:rest]))
+    return path
+
+
+def peak_memory(sizes: list[int], root: Path, workload: str = "mmlu") -> list[dict[str, Any]]:
+    """Peak resident memory (``ru_maxrss``) of ``render --format jsonl`` over ``sizes``
+    records, its output thrown away (``> /dev/null``); the file is made once, at the
+    largest size, and cut for the smaller ones."""
+    w = WORKLOADS[workload]
+    folder = root / f"memory-{workload}"
+    folder.mkdir()
+    (folder / "task.yaml").write_text(w.task, encoding="utf-8")
+    write(folder / w.pool, w.make, w.pool_size, SEED + 1, start=3)
+    env = _env()
+    out = []
+    for n in sizes:
+        test = write_repeated(folder / "test.jsonl", w.make, n, SEED)
+        cmd = [str(console_script()), "render", "task.yaml", "--format", "jsonl", *w.cli_options]
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=folder)
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"render exited {status}: {err.decode(errors='replace')[-2000:]}")
+        row = {
+            "records": n,
+            "file_bytes": test.stat().st_size,
+            "peak_rss_mib": usage.ru_maxrss / 1024,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
+            "wall_s": time.perf_counter() - start,
+        }
+        out.append(row)
+        print(
+            f"    {n:>11,} records ({row['file_bytes'] / 2**20:,.0f} MiB JSONL): peak RSS {row['peak_rss_mib']:.1f} MiB, "
+            f"{row['cpu_s']:.1f} s CPU; load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+        test.unlink()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, nargs="+", default=[N_RECORDS], help="records per run (default 200000)")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"timed rounds (default {ROUNDS})")
+    parser.add_argument("--workload", action="append", choices=tuple(WORKLOADS), help="default: all")
+    parser.add_argument("--tmp", type=Path, default=None, help="folder for the files (default: a temporary one)")
+    parser.add_argument(
+        "--memory",
+        type=int,
+        nargs="*",
+        metavar="N",
+        help="instead: peak RSS of the CLI over N records each (default 100000 1000000 10000000)",
+    )
+    args = parser.parse_args(argv)
+    if args.memory is not None:
+        sizes = args.memory or [100_000, 1_000_000, 10_000_000]
+        print(f"== CLI --format jsonl > /dev/null, peak resident memory (load {os.getloadavg()[0]:.1f})")
+        with tempfile.TemporaryDirectory(prefix="prompt-style-cli-mem-", dir=args.tmp) as tmp:
+            rows = peak_memory(sizes, Path(tmp))
+        low, high = rows[0]["peak_rss_mib"], rows[-1]["peak_rss_mib"]
+        flat = high <= low * 1.1 + 2
+        print(
+            f"  peak {low:.1f} MiB at {rows[0]['records']:,} records, {high:.1f} MiB at {rows[-1]['records']:,}: "
+            f"{'flat' if flat else 'GROWS'}"
+        )
+        return 0
+    run(records=args.records, rounds=args.rounds, workloads=args.workload, tmp=args.tmp)
+    return 0
+
+
+def summary_line(res: dict[str, Any]) -> str:
+    return (
+        f"{res['workload']:<5} {res['records']:>9,} records: cli {res['cli_s']:.2f} s, script {res['script_s']:.2f} s "
+        f"CPU, ratio {res['ratio_median']:.3f}x ({res['ratio_min']:.3f}-{res['ratio_max']:.3f}), "
+        f"target <= {TARGET}x: {'PASS' if res['pass'] else 'FAIL'}; "
+        f"outputs equal on {res['compared']:,} records; load {res['load'][0]:.1f} -> {res['load'][1]:.1f}; "
+        f"{res['cli_bytes'] / 2**20:.0f} MiB vs {res['script_bytes'] / 2**20:.0f} MiB written"
+    )
+
+
+def run(
+    *,
+    records: list[int] | None = None,
+    rounds: int = ROUNDS,
+    workloads: list[str] | None = None,
+    tmp: Path | None = None,
+) -> dict[str, Any]:
+    """Every workload at every size; the results, and whether every target is met."""
+    names = workloads or list(WORKLOADS)
+    print(
+        f"== CLI --format jsonl against a hand-written script (Python {sys.version.split()[0]}, "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}); CPU time, {rounds} rounds"
+    )
+    results = []
+    with tempfile.TemporaryDirectory(prefix="prompt-style-cli-bench-", dir=tmp) as folder:
+        for n in records or [N_RECORDS]:
+            for name in names:
+                results.append(run_workload(WORKLOADS[name], n, max(1, rounds), Path(folder)))
+    print("  summary (CPU time, ratio within each round: median (min-max)):")
+    for res in results:
+        print("    " + summary_line(res))
+    return {"results": results, "pass": all(res["pass"] for res in results)}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

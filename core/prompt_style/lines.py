@@ -1,0 +1,183 @@
+"""A rendered prompt's JSON line, made directly as UTF-8 rather than through a dict and ``json.dumps``.
+
+``prompt-style render --format jsonl`` writes ``dumps_line(prompt.to_json())`` per
+request. Building that dict, handing it to ``json.dumps`` and encoding the text to
+UTF-8 costs more than rendering the prompt. A :class:`PromptEncoder` makes the same
+bytes faster:
+
+- the common shape (``index``, ``text``, ``messages``, ``continuations``, ``target``,
+  and ``until`` for a generation task) is written as JSON pieces, each made by the
+  ``json`` module's own string encoder, joined as bytes;
+- what the prompts of a task share is encoded once: the continuations of a
+  multiple-choice task and the stop sequences of a generation task (the same tuple
+  from record to record), and, for the fast path's prompts, the text before and
+  after the record's own question (JSON escapes one character at a time, so the
+  JSON of ``head + question + tail`` is that of each part, joined) and a chat
+  format's messages around it: per record only the question is encoded;
+- every piece is made safe as :func:`~prompt_style.safe.json_lines.dumps_line`
+  makes a line (U+0085, U+2028, U+2029 and lone surrogates written as ``\\uXXXX``):
+  an ASCII piece needs no look, another is searched for the three line ends, and a
+  lone surrogate shows when the piece is encoded to UTF-8.
+
+Every other shape goes through ``to_json()`` and ``json.dumps``. The bytes are
+always ``(dumps_line(prompt.to_json()) + "\\n").encode("utf-8")``.
+
+A prompt says what it holds with ``_json_common()``: ``None`` for a shape this
+module does not write itself, else ``(text, messages, continuations, target, until,
+shared)``, where ``shared`` is ``None`` or an object whose ``start`` and ``stop``
+characters of the text are the same for every prompt with that object (the fast
+path's ``DeferredDialogue``), and whose ``messages``, when not ``None``, has
+``json_before`` and ``json_after``: the messages' JSON around the JSON string of the
+text between them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .safe.json_lines import encode_str, safe_utf8
+
+__all__ = ["PromptEncoder"]
+
+_dumps = json.dumps
+_int_repr = int.__repr__
+
+
+def _strings(items: Sequence[Any]) -> bytes:
+    """A sequence of ``str`` as a JSON list, safe UTF-8 (``TypeError`` for another item)."""
+    if not items:
+        return b"[]"
+    return safe_utf8("[" + ", ".join(map(encode_str, items)) + "]")
+
+
+class PromptEncoder:
+    """JSON lines of rendered prompts: ``line(prompt)`` is
+    ``(dumps_line(prompt.to_json()) + "\\n").encode("utf-8")`` (see the module's
+    documentation).
+
+    :param default_for: given a prompt's ``index``, the ``default`` for
+        ``json.dumps`` (called for values JSON cannot hold); made only when a
+        prompt holds such a value.
+    """
+
+    __slots__ = ("_default_for", "_conts", "_conts_json", "_until", "_until_json", "_shared", "_pieces")
+
+    def __init__(self, default_for: Callable[[int], Callable[[Any], Any]] | None = None) -> None:
+        self._default_for = default_for
+        # The last continuations, stop sequences and shared text seen, with their JSON:
+        # the same object for every record of most tasks. Kept alive, so that its
+        # identity is never another object's.
+        self._conts: Any = None
+        self._conts_json = b""
+        self._until: Any = None
+        self._until_json = b""
+        self._shared: Any = None
+        self._pieces: tuple[bytes, bytes, bytes | None] = (b"", b"", None)
+
+    def _default(self, index: Any) -> Callable[[Any], Any] | None:
+        return None if self._default_for is None else self._default_for(index)
+
+    def line(self, prompt: Any) -> bytes:
+        """The prompt's JSON line, newline included, as safe UTF-8."""
+        members = self._members(prompt)
+        if members is None:
+            return safe_utf8(_dumps(prompt.to_json(), ensure_ascii=False, default=self._default(prompt.index))) + b"\n"
+        return b'{"index": %d, %b}\n' % (prompt.index, members)
+
+    def members(self, prompt: Any) -> bytes:
+        """The members of ``prompt.to_json()`` after ``index``, as safe UTF-8: what its
+        JSON object holds between ``{"index": N, `` and ``}``."""
+        members = self._members(prompt)
+        if members is None:
+            value = prompt.to_json()
+            index = value.pop("index")
+            members = self.members_of(value, index)
+        return members
+
+    def members_of(self, value: dict[str, Any], index: Any) -> bytes:
+        """The members of ``value`` (a prompt's ``to_json()`` without its ``index``), as
+        safe UTF-8."""
+        return safe_utf8(_dumps(value, ensure_ascii=False, default=self._default(index))[1:-1])
+
+    def common_members(self, prompt: Any) -> bytes | None:
+        """:meth:`members` for a prompt of the common shape (whose keys are ``text``,
+        ``messages``, ``continuations``, ``target`` and ``until`` only), else ``None``."""
+        return self._members(prompt)
+
+    def _members(self, prompt: Any) -> bytes | None:
+        """The members after ``index``, for a prompt of the common shape whose ``index``
+        is an ``int``; ``None`` for any other."""
+        json_common = getattr(prompt, "_json_common", None)  # a RenderedPrompt's (any object with to_json())
+        common = None if json_common is None else json_common()
+        if common is None or type(prompt.index) is not int:
+            return None
+        text, messages, continuations, target, until, shared = common
+        try:
+            if shared is not None and type(text) is str:
+                if shared is not self._shared:
+                    self._share(shared, text)
+                before, after, chat_after = self._pieces
+                start = shared.start
+                question = text[start : len(text) - shared.stop]
+                own = safe_utf8(encode_str(question))[1:-1]
+                parts = [before, own, after]
+                if chat_after is not None:  # a chat format's messages, around the same question
+                    parts.append(own)
+                    parts.append(chat_after)
+            else:
+                if type(text) is str:
+                    text = safe_utf8(encode_str(text))
+                elif text is None:
+                    text = b"null"
+                else:
+                    return None
+                if messages is None:
+                    messages = b"null"
+                else:
+                    messages = safe_utf8(_dumps(messages, ensure_ascii=False, default=self._default(prompt.index)))
+                parts = [b'"text": ', text, b', "messages": ', messages]
+            if continuations is self._conts:
+                conts = self._conts_json
+            else:
+                conts = _strings(continuations)
+                if type(continuations) is tuple:
+                    self._conts, self._conts_json = continuations, conts
+            kind = type(target)
+            if kind is int:
+                target = b"%d" % target
+            elif kind is str:
+                target = safe_utf8(encode_str(target))
+            elif target is None:
+                target = b"null"
+            else:
+                target = safe_utf8(_dumps(target, ensure_ascii=False, default=self._default(prompt.index)))
+            parts += (b', "continuations": ', conts, b', "target": ', target)
+            if until is not None:
+                if until is self._until:
+                    stops = self._until_json
+                else:
+                    stops = _strings(until)
+                    if type(until) is tuple:
+                        self._until, self._until_json = until, stops
+                parts += (b', "until": ', stops)
+        except TypeError:  # an item that is not a str: json.dumps says what it makes of it
+            return None
+        return b"".join(parts)
+
+    def _share(self, shared: Any, text: str) -> None:
+        """The JSON of what every prompt with ``shared`` holds around its question."""
+        head = text[: shared.start]
+        tail = text[len(text) - shared.stop :]
+        before = b'"text": "' + safe_utf8(encode_str(head))[1:-1]
+        after = safe_utf8(encode_str(tail))[1:-1] + b'", "messages": '
+        chat = shared.messages
+        if chat is None:
+            after += b"null"
+            chat_after = None
+        else:
+            after += safe_utf8(chat.json_before + '"')
+            chat_after = safe_utf8('"' + chat.json_after)
+        self._shared = shared
+        self._pieces = (before, after, chat_after)

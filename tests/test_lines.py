@@ -1,0 +1,242 @@
+"""JSON lines of rendered prompts: PromptEncoder and LineWriter write exactly
+``dumps_line(prompt.to_json()) + "\\n"`` per prompt, whatever the prompt holds."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from prompt_style import RenderedPrompt, render_records
+from prompt_style.errors import RenderError
+from prompt_style.lines import PromptEncoder
+from prompt_style.safe.json_lines import LineWriter, dumps_line, escape_unsafe, safe_utf8
+
+AWKWARD = [
+    "plain ascii",
+    "",
+    'quotes " and \\ backslash \n newline \t tab \x00 nul \x1f',
+    "Ünïcødé — 你好 😀",
+    "line\u2028separator and paragraph\u2029end and next line\x85",
+    "lone \ud800 surrogate and \udfff",
+    "mixed \u2028 with \ud83d",
+]
+
+
+def prompts() -> list[RenderedPrompt]:
+    out = []
+    for i, text in enumerate(AWKWARD):
+        out.append(RenderedPrompt(i, text, None, (" A", " B"), 1, {}))
+        out.append(RenderedPrompt(i, text, None, (), text, {}, until=("\n\n", text)))
+        out.append(RenderedPrompt(i, None, [{"role": "user", "content": text}], (text,), None, {}))
+        out.append(RenderedPrompt(i, text, None, [text, "x"], [1, 2], {}, extra={"answer_choices": [text]}))
+        out.append(RenderedPrompt(i, text, None, (), 1.5, {}, token_ids=[1, 2, 3]))
+        out.append(RenderedPrompt(i, text, None, (), True, {}, turn=2))
+        out.append(RenderedPrompt(i, text, None, (), {"k": text}, {}, mode="gen"))
+    return out
+
+
+def expected_lines(items) -> str:
+    return "".join(dumps_line(p.to_json()) + "\n" for p in items)
+
+
+def reference_provenance_line(provenance, prompt) -> str:
+    """A line with provenance as it was made before PromptEncoder: to_json(),
+    json.dumps, the per-record keys, the task's fragment, the SHA-256 of the rest."""
+    import hashlib
+
+    from prompt_style.provenance import _doc_id
+
+    value = prompt.to_json()
+    index = value.pop("index")
+    body = dumps_line(value)
+    ids = prompt.fewshot_indices
+    shown = "null" if ids is None else "[" + ", ".join(map(str, ids)) + "]"
+    after = f', "fewshot_indices": {shown}, {provenance._tail}}}'
+    rest = (f', "doc_id": {index}' if prompt.doc_id is None else f", {_doc_id(prompt.doc_id, index)}") + after
+    digest = hashlib.sha256(body[:-1].encode("utf-8", "surrogatepass") + rest.encode("utf-8", "surrogatepass"))
+    return f'{{"index": {index}, {body[1:-1]}{rest[:-1]}, "fingerprint": "sha256:{digest.hexdigest()}"}}'
+
+
+def expected_provenance_lines(task, items) -> str:
+    return "".join(reference_provenance_line(task.provenance, p) + "\n" for p in items)
+
+
+def test_encoder_gives_dumps_line_bytes():
+    encoder = PromptEncoder()
+    for p in prompts():
+        assert encoder.line(p) == (dumps_line(p.to_json()) + "\n").encode("utf-8")
+        body = p.to_json()
+        del body["index"]
+        assert encoder.members(p) == dumps_line(body)[1:-1].encode("utf-8")
+
+
+def test_safe_utf8_is_escape_unsafe_encoded():
+    for text in AWKWARD:
+        for piece in (text, json.dumps(text, ensure_ascii=False)):
+            assert safe_utf8(piece) == escape_unsafe(piece).encode("utf-8")
+    # pieces made safe one by one join to the whole made safe
+    whole = "".join(AWKWARD)
+    assert b"".join(safe_utf8(t) for t in AWKWARD) == safe_utf8(whole)
+
+
+def test_encoder_shared_tuples_are_reused_but_never_confused():
+    encoder = PromptEncoder()
+    conts = (" A", " B")
+    first = encoder.line(RenderedPrompt(0, "q", None, conts, 0, {}))
+    again = encoder.line(RenderedPrompt(1, "q", None, conts, 0, {}))
+    other = encoder.line(RenderedPrompt(2, "q", None, (" C",), 0, {}))
+    assert json.loads(first)["continuations"] == json.loads(again)["continuations"] == [" A", " B"]
+    assert json.loads(other)["continuations"] == [" C"]
+
+
+@pytest.mark.parametrize("batch", [1, 2, 256])
+def test_line_writer_text_stream(batch):
+    items = prompts()
+    encoder = PromptEncoder()
+    out = io.StringIO()
+    assert LineWriter(out, batch=batch).write_all(encoder.line(p) for p in items) == len(items)
+    assert out.getvalue() == expected_lines(items)
+
+
+@pytest.mark.parametrize("batch", [1, 3, 256])
+def test_line_writer_binary_stream(batch):
+    items = prompts()
+    encoder = PromptEncoder()
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", write_through=False)
+    out.write("before\n")  # text written before comes first
+    LineWriter(out, batch=batch).write_all(encoder.line(p) for p in items)
+    data = raw.getvalue().decode("utf-8")  # valid UTF-8: every lone surrogate escaped
+    assert data == "before\n" + expected_lines(items)
+    assert len(data.splitlines()) == len(items) + 1  # U+2028 and friends escaped: one line per prompt
+
+
+def test_escape_unsafe_leaves_safe_text_alone():
+    text = json.dumps("Ünïcødé", ensure_ascii=False)
+    assert escape_unsafe(text) is text
+    assert escape_unsafe('"\u2028"') == '"\\u2028"'
+
+
+def test_encoder_default_names_the_record():
+    def default_for(index):
+        def default(value):
+            raise RenderError(f"cannot hold {type(value).__name__}", index=index)
+
+        return default
+
+    encoder = PromptEncoder(default_for)
+    with pytest.raises(RenderError):
+        encoder.line(RenderedPrompt(7, "q", None, (), {1, 2}, {}))
+    with pytest.raises(RenderError):
+        encoder.line(RenderedPrompt(7, "q", [{"x": object()}], (), 1, {}))
+
+
+def test_fast_path_prompts_encode_as_general_ones():
+    records = [{"q": t, "c": ["x", t or "y"], "a": 1} for t in AWKWARD]
+    for shots in (0, 3):  # the shared head holds them too
+        for description in (None, "About \u2028 \ud800 things:\n"):
+            keys = {"description": description} if description else {}
+            rendered = render_records(
+                records,
+                fewshot=list(reversed(records)),
+                num_fewshot=shots,
+                doc_to_text="q",
+                doc_to_choice="c",
+                doc_to_target="a",
+                template="mcq",
+                **keys,
+            )
+            assert type(rendered[0]).__name__ == "LazyDialoguePrompt"  # the fast path made them
+            encoder = PromptEncoder()
+            for p in rendered:
+                plain = RenderedPrompt(p.index, p.text, p.messages, p.continuations, p.target, p.plugins, until=p.until)
+                assert p.to_json() == plain.to_json()
+                assert encoder.line(p) == (dumps_line(plain.to_json()) + "\n").encode("utf-8")
+                assert encoder.members(p) == encoder.line(p)[len(b'{"index": %d, ' % p.index) : -2]
+
+
+def test_cli_jsonl_lines_are_dumps_line(tmp_path, capsys):
+    from prompt_style.cli import main
+
+    data = tmp_path / "test.jsonl"
+    data.write_text(
+        "".join(json.dumps({"q": t, "c": ["x", "y\u2028"], "a": 0}) + "\n" for t in AWKWARD), encoding="utf-8"
+    )
+    task = tmp_path / "task.yaml"
+    task.write_text("data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: c\ndoc_to_target: a\ntemplate: mcq\n")
+    assert main(["render", str(task), "--format", "jsonl"]) == 0
+    out = capsys.readouterr().out
+    from prompt_style import load_task
+
+    loaded = load_task(task)
+    assert out == expected_provenance_lines(loaded, loaded.render())
+    assert sys.stdout is not None
+
+
+@pytest.mark.parametrize(
+    "order, python",
+    [
+        (["--shuffle-choices", "7"], "shuffle:7"),
+        (["--circular"], "circular"),
+        (["--choice-order", "reversed"], "reversed"),
+    ],
+)
+def test_cli_jsonl_with_choice_orders_is_dumps_line(tmp_path, capsys, order, python):
+    from prompt_style import load_task
+    from prompt_style.cli import main
+
+    data = tmp_path / "test.jsonl"
+    data.write_text(
+        "".join(json.dumps({"q": f"q{i} \u2028", "c": ["w", "x", "y", "z"], "a": i % 4}) + "\n" for i in range(12)),
+        encoding="utf-8",
+    )
+    task = tmp_path / "task.yaml"
+    task.write_text("data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: c\ndoc_to_target: a\ntemplate: mcq\n")
+    code = main(["render", str(task), "--format", "jsonl", *order])
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert all("permutation" in row for row in rows)
+    loaded = load_task(task, choice_order=python)
+    expected = []
+    for index, record in enumerate(loaded.records()):
+        expected.extend(loaded.renderer.render_ordered(record, index))
+    assert [r["text"] for r in rows] == [p.text for p in expected]
+    assert out == expected_provenance_lines(loaded, expected)
+
+
+@pytest.mark.parametrize("doc_id", [None, "id", "{{q}}"])
+def test_provenance_lines_are_the_reference_bytes(doc_id):
+    """Provenance.line (and the CLI's line_bytes) give the bytes the line had before
+    PromptEncoder, for every awkward prompt, fast path or not, chat or not."""
+    from prompt_style import load_task
+    from prompt_style.provenance import verify_fingerprint
+
+    records = [{"q": t, "c": ["x", t or "y"], "a": 1, "id": f"r{i}\u2028"} for i, t in enumerate(AWKWARD)]
+    for meta in ("plain", "chatml"):
+        for template in ("mcq", "cloze::qa", "passthrough"):
+            keys = {"doc_id": doc_id} if doc_id else {}
+            task = load_task(
+                {
+                    "data": {"test": records, "dev": records[::-1]},
+                    "fewshot_split": "dev",
+                    "num_fewshot": 2,
+                    "doc_to_text": "q",
+                    "doc_to_choice": "c",
+                    "doc_to_target": "a",
+                    "template": template,
+                    "description": "About \u2028 things\n",
+                    **keys,
+                },
+                meta=meta,
+            )
+            encoder = PromptEncoder()
+            for prompt in task.render():
+                want = reference_provenance_line(task.provenance, prompt)
+                assert task.provenance.line(prompt) == want
+                got = task.provenance.line_bytes(prompt, encoder)
+                assert got == (want + "\n").encode("utf-8")
+                assert verify_fingerprint(want)

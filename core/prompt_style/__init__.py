@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         run_chat_model,
     )
     from .lint import Finding, lint_task
+    from .load_options import TASK_OPTIONS, task_options
     from .loading import Task, load_task, render_records
     from .map_function import PromptMapper, as_map_function
     from .meta import ModelArgs, api_role, parse_model_args
@@ -115,6 +116,8 @@ __all__ = [
     "hookspec",
     # loading and rendering
     "load_task",
+    "task_options",
+    "TASK_OPTIONS",
     "render_records",
     "as_map_function",
     "PromptMapper",
@@ -331,6 +334,8 @@ _LAZY: dict[str, str] = {
     "choice_style": ".styles",
     "resolve_target": ".styles",
     "TaskConfig": ".task",
+    "TASK_OPTIONS": ".load_options",
+    "task_options": ".load_options",
     "Dialogue": ".types",
     "Exporter": ".types",
     "ExportRequest": ".types",

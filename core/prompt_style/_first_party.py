@@ -14,6 +14,7 @@ FOLDERS: dict[str, str] = {
     "prompt-style-cloze": "plugins/cloze",
     "prompt-style-gpqa": "plugins/gpqa",
     "prompt-style-hf": "plugins/hf",
+    "prompt-style-lighteval": "contrib/lighteval",
     "prompt-style-lm-eval": "contrib/lm-eval",
     "prompt-style-mmlu": "plugins/mmlu",
     "prompt-style-numbered": "contrib/numbered",
@@ -62,6 +63,7 @@ NAMES: dict[str, dict[str, str]] = {
         "mcq::numbered": "prompt-style-numbered",
     },
     "export_task": {
+        "lighteval": "prompt-style-lighteval",
         "lm-eval": "prompt-style-lm-eval",
         "opencompass": "prompt-style-opencompass",
     },

@@ -124,14 +124,8 @@ def first_party(hook: str, name: str) -> str | None:
 # First-party distributions not in this tree yet (the harness bridges, under contrib/):
 # tools/first_party.py generates their names once their pyprojects are here, and
 # tests/test_first_party.py then asks for these entries to go.
-_PENDING_NAMES: Mapping[str, Mapping[str, str]] = {
-    "export_task": {
-        "lighteval": "prompt-style-lighteval",
-    },
-}
-_PENDING_FOLDERS: Mapping[str, str] = {
-    "prompt-style-lighteval": "contrib/lighteval",
-}
+_PENDING_NAMES: Mapping[str, Mapping[str, str]] = {}
+_PENDING_FOLDERS: Mapping[str, str] = {}
 
 
 ENV_ALLOW = "PROMPT_STYLE_PLUGINS"

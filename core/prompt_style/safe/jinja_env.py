@@ -89,6 +89,9 @@ __all__ = [
     "concat_values",
     "print_value",
     "check_str_call",
+    "call_method",
+    "check_method_call",
+    "CHEAP_TEXT",
     "AMPLIFYING_STR_METHODS",
     "LOOP_FILTER",
     "CONCAT_FILTER",
@@ -455,12 +458,62 @@ def concat_values(items: tuple, pending: int = 0, counted: int = 1) -> str:
 
 
 def check_str_call(method: Any, args: tuple, kwargs: dict) -> tuple:
-    """Before calling ``method``, a bound method of a ``str`` named in
-    :data:`AMPLIFYING_STR_METHODS`, directly: the checks the sandbox's ``call``
-    makes (the result's size, from the arguments); returns the arguments to call it
-    with (``join`` of an iterator gets a list). The caller charges the result."""
+    """Before calling ``method``, a bound method of a ``str``, directly: the checks the
+    sandbox's ``call`` makes (the result's size and the method's cost, from the
+    arguments); returns the arguments to call it with (``join`` of an iterator gets a
+    list). The caller charges the result. ``split`` and ``rsplit`` of a text longer
+    than :data:`CHEAP_TEXT` must go through :func:`call_method` (which caps the items
+    they make)."""
     sandbox = _sandbox or _load_sandbox()
     return sandbox._check_str_method(method.__name__, method.__self__, args, kwargs, sandbox.active_budget())
+
+
+def call_method(method: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+    """``method(*args, **kwargs)`` for a bound method of a value a template holds (a
+    ``str``, ``bytes``, number, list, tuple or mapping), as the sandbox's ``call`` makes it:
+    sized before it runs (result, cost, integer digits: docs/security.md), refused when no
+    template may call it, its result charged to the render's budget. For code generators
+    that call methods of values directly: below :data:`CHEAP_TEXT` characters (the text
+    and each argument) a str method cannot exceed any budget but ``max_work``."""
+    sandbox = _sandbox or _load_sandbox()
+    budget = sandbox.active_budget()
+    result = sandbox.call_method(_PLAIN_CONTEXT, method, tuple(args), dict(kwargs or {}), budget)
+    n = len(result) if isinstance(result, (str, bytes, list)) else 1
+    if type(result) is list and n > budget.limits.max_items:
+        raise LimitError(
+            f"calling the method {method.__name__!r} would build {n:,} items (more than {budget.limits.max_items:,})",
+            limit="max_items",
+            value=budget.limits.max_items,
+        )
+    budget.charge(n)
+    return result
+
+
+def check_method_call(receiver: Any, name: str, args: tuple = (), kwargs: dict | None = None) -> tuple:
+    """The checks :func:`call_method` makes before calling ``receiver.name(*args,
+    **kwargs)``, for a plugin's own object that calls a method of a plain type on a
+    template's behalf (transformers' ``dict.fromkeys``): returns the arguments to call it
+    with (an iterator becomes a list)."""
+    sandbox = _sandbox or _load_sandbox()
+    return sandbox.check_method_call(receiver, name, tuple(args), dict(kwargs or {}), sandbox.active_budget())
+
+
+class _PlainContext:
+    """What :func:`call_method` gives the sandbox as a context: ``call`` only (methods of
+    values take no context)."""
+
+    @staticmethod
+    def call(__obj: Any, *args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("_loop_vars", None)
+        kwargs.pop("_block_vars", None)
+        return __obj(*args, **kwargs)
+
+
+_PLAIN_CONTEXT = _PlainContext()
+
+CHEAP_TEXT = 4096
+"""A str method of a text of at most this many characters, with arguments of at most this
+size, cannot exceed any budget but ``max_work`` (``_sandbox/costs.CHEAP``)."""
 
 
 def print_value(eval_ctx: Any, value: Any, pending: int = 0, counted: bool = True) -> str:

@@ -90,15 +90,23 @@ class JinjaLimits:
     Python (``wordwrap``, ``urlize``, ``pprint``, ``title``, ``striptags``,
     ``regex_replace``), so that each call ends in well under a second."""
     max_int_bits: int = 14_000
-    """Bits of an integer that ``*`` or ``**`` may build (``2 ** 10 ** 9``); the
-    default is about the 4,300 digits Python agrees to print."""
+    """Bits of an integer that an operator, filter or method may build (``2 ** 10 **
+    9``, ``'f' * 10**6 | int(base=16)``, ``5 | round(-10**9)``); the default is about
+    the 4,300 digits Python agrees to print."""
     deadline: float = 0.5
     """Seconds of wall-clock time one render may take (watched by a timer thread,
     checked at every loop iteration, call, macro call and filter; a regular
     expression is interrupted); a render stops at most about 60 ms after it."""
+    max_op_cost: int = 50_000_000
+    """The cost one operation may have (a filter, a method, an operator, printing a
+    value), estimated from its operands before it runs, in steps: about one per
+    character a C loop copies or compares, more per character looked up in a table,
+    per object created, per comparison of a sort, per item handled by Python code
+    (docs/security.md lists them). The default is about 50 ms of work: the deadline is
+    checked between operations, so no single one may run long."""
 
     def __post_init__(self) -> None:
-        sizes = (self.max_work, self.max_string, self.max_output, self.max_items)
+        sizes = (self.max_work, self.max_string, self.max_output, self.max_items, self.max_op_cost)
         if all(type(size) is int for size in sizes):  # other values: _checked says what is wrong
             least = self.size_threshold()
             if 0 < least < SIZE_FLOOR[0]:
@@ -107,8 +115,10 @@ class JinjaLimits:
     def size_threshold(self) -> int:
         """The characters a render may build without any of these budgets being able to
         stop it (at most :data:`CLOCK_CAP`): fast paths that build strings themselves
-        hand longer ones to the sandbox."""
-        return min(self.max_work, self.max_string, self.max_output, self.max_items, CLOCK_CAP)
+        hand longer ones to the sandbox. ``max_op_cost // 40``: no text method of a
+        string that long, and no printing of a value whose text is that long, costs
+        more than ``max_op_cost`` (see ``_sandbox/costs.py``)."""
+        return min(self.max_work, self.max_string, self.max_output, self.max_items, self.max_op_cost // 40, CLOCK_CAP)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Made again through __init__ when unpickled (a worker process) or copied, so

@@ -61,7 +61,7 @@ def render(source: str, context: dict | None = None, limits: JinjaLimits = DEFAU
         ("max_op_cost", "{{ ('é' * 999999)|list|length }}"),
         ("max_op_cost", "{{ ('\\n' * 9000000)|indent(0)|length }}"),
         ("max_op_cost", "{{ ('a' * 5000000)|trim('b' * 4999999 ~ 'a')|length }}"),
-        ("max_string", "{{ (\"'\" * 9000000)|e|length }}"),
+        ("max_string", '{{ ("\'" * 9000000)|e|length }}'),
         ("max_string", "{{ ('&' * 9000000)|forceescape|length }}"),
         # tojson's indentation, whatever form it takes
         ("max_string", "{{ [[[[[[1]]]]]]|tojson(99999999) }}"),

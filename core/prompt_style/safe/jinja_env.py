@@ -275,6 +275,7 @@ def compile_template(
     if compiled is None:
         compiled = _compile(source, profile, limits, lambda env: env.from_string(source))
         compiled.ps_source = source
+        compiled.ps_names = _free_names(profile, source)
         # A plain dict instead of Jinja's ChainMap: each render copies the globals,
         # and a profile's globals never change once its environment is built.
         compiled.globals = dict(compiled.globals)
@@ -283,6 +284,17 @@ def compile_template(
                 _TEMPLATES.clear()
             _TEMPLATES[key] = compiled
     return compiled
+
+
+def _free_names(profile: JinjaProfile, source: str) -> frozenset[str] | None:
+    """The names ``source`` refers to without setting them: the record fields it reads,
+    which must be plain data (safe/plain.py); ``None`` when unknown (then every field)."""
+    from jinja2 import meta
+
+    try:
+        return frozenset(meta.find_undeclared_variables(environment(profile).parse(source)))
+    except Exception:  # pragma: no cover - it compiled, so it parses
+        return None
 
 
 def compile_expression(source: str, profile: JinjaProfile = FIELDS, *, limits: JinjaLimits | None = None):
@@ -295,6 +307,7 @@ def compile_expression(source: str, profile: JinjaProfile = FIELDS, *, limits: J
         def build(env: Any) -> Any:
             template = env.compile_expression(source, undefined_to_none=False)._template
             template.globals = dict(template.globals)  # see compile_template
+            template.ps_names = _free_names(profile, "{{ " + source + " }}")
             return _load_sandbox().CompiledExpression(template, source)
 
         compiled = _compile(source, profile, limits, build)
@@ -311,6 +324,7 @@ def render(
     *,
     name: str | None = None,
     now: datetime.datetime | str | None = None,
+    record: bool = False,
 ) -> str:
     """Render a compiled template with ``context`` within ``limits``.
 
@@ -320,11 +334,16 @@ def render(
     :param name: how messages name the template (default: its source, cut short),
         e.g. ``"chat template of org/model"``.
     :param now: the clock for ``strftime_now`` (a ``datetime`` or ISO 8601 string).
+    :param record: ``context`` is a record (or made from one, from data the caller did
+        not write): the values the template refers to must be plain data, converted or
+        refused as :mod:`prompt_style.safe.plain` says (templates read records, they do
+        not act on their objects).
     :raises LimitError: a budget stopped the render.
     :raises SandboxError: the template broke a sandbox rule.
+    :raises DataError: with ``record``, for a value that is not plain data.
     """
     return (_sandbox or _load_sandbox()).render_template(
-        compiled, context, limits, name=name, now=now if now is None else _as_time(now)
+        compiled, context, limits, name=name, now=now if now is None else _as_time(now), record=record
     )
 
 
@@ -335,13 +354,14 @@ def evaluate(
     *,
     name: str | None = None,
     now: datetime.datetime | str | None = None,
+    record: bool = False,
 ) -> Any:
     """The value of a compiled expression (from :func:`compile_expression`), like
     :func:`render`. A missing name anywhere in the value (``[q, zz]``) raises
     ``jinja2.UndefinedError`` under ``StrictUndefined``; a function, class or
-    template object in it raises :class:`SandboxError`."""
+    template object in it raises :class:`SandboxError`; ``record`` as for :func:`render`."""
     return (_sandbox or _load_sandbox()).evaluate_expression(
-        compiled, context, limits, name=name, now=now if now is None else _as_time(now)
+        compiled, context, limits, name=name, now=now if now is None else _as_time(now), record=record
     )
 
 

@@ -14,6 +14,7 @@ from .. import _deadline
 from ..clock import fixed_time
 from ..limits import _SCOPE, JinjaLimits, jinja_limits
 from ..limits import _cache as _DEFAULT_LIMITS
+from ..plain import PLAIN_SCALARS, plain_fields
 from .budget import _ACTIVE, _ACTIVE_RESET, _ACTIVE_SET, _SPARE_APPEND, _stop, _take_budget, _too_long, active_budget
 from .values import _fail_undefined, check_value
 
@@ -98,6 +99,7 @@ def render_template(
     *,
     name: str | None = None,
     now: Any = None,
+    record: bool = False,
 ) -> str:
     budget = _take_budget(limits or _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits(), now)
     token = _ACTIVE_SET(budget)
@@ -108,7 +110,7 @@ def render_template(
         out = []
         size = 0
         max_output = budget.limits.max_output
-        for chunk in template.root_render_func(_new_context(template, context)):
+        for chunk in template.root_render_func(_new_context(template, context, record)):
             size += len(chunk)
             if size > max_output:
                 raise _stop("max_output", budget.limits, f"the output would be longer than {max_output:,} characters")
@@ -151,8 +153,24 @@ _Context = jinja2.runtime.Context
 _EvalContext = nodes.EvalContext
 
 
-def _new_context(template: Any, variables: Mapping[str, Any]) -> Any:
-    """``template.new_context(variables)``, faster for templates without blocks."""
+def _plain(template: Any, variables: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``variables`` with the values the template refers to as plain data (safe/plain.py):
+    a type test per name for plain records, which are used as they are."""
+    names = template.__dict__.get("ps_names")
+    if names is None:
+        names = variables.keys()
+    get = variables.get
+    for name in names:
+        if type(get(name)) not in PLAIN_SCALARS:
+            return plain_fields(variables, names)
+    return variables
+
+
+def _new_context(template: Any, variables: Mapping[str, Any], record: bool = False) -> Any:
+    """``template.new_context(variables)``, faster for templates without blocks (for a
+    record, the values it refers to as plain data first)."""
+    if record:
+        variables = _plain(template, variables)
     parts = template.__dict__.get("_ps_context_parts")
     if parts is None:
         if not _CONTEXT_FIELDS_OK or template.blocks or type(template.globals) is not dict:
@@ -187,6 +205,7 @@ def evaluate_expression(
     *,
     name: str | None = None,
     now: Any = None,
+    record: bool = False,
 ) -> Any:
     budget = _take_budget(limits or _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits(), now)
     token = _ACTIVE_SET(budget)
@@ -195,7 +214,7 @@ def evaluate_expression(
         _deadline.register(budget)
     try:
         compiled = template.template if type(template) is CompiledExpression else template
-        ctx = _new_context(compiled, context)
+        ctx = _new_context(compiled, context, record)
         for _ in compiled.root_render_func(ctx):
             pass
         value = ctx.vars["result"]

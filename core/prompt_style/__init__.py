@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from .options import check_options
     from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
+    from .safe.files import read_text_file
     from .safe.jinja_env import JinjaLimits, JinjaProfile
     from .safe.limits import YamlLimits
     from .safe.yaml_loader import YamlDocument, load_yaml
@@ -155,6 +156,7 @@ __all__ = [
     "resolve_gold",
     "load_yaml",
     "YamlDocument",
+    "read_text_file",
     "JinjaProfile",
     "JinjaLimits",
     "YamlLimits",
@@ -235,6 +237,7 @@ _LAZY: dict[str, str] = {
     "YamlLimits": ".safe.limits",
     "YamlDocument": ".safe.yaml_loader",
     "load_yaml": ".safe.yaml_loader",
+    "read_text_file": ".safe.files",
     "DEFAULT_LABELS": ".styles",
     "ChoiceStyle": ".styles",
     "ClozeTemplateConfig": ".styles",

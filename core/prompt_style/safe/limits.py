@@ -133,16 +133,27 @@ class JinjaLimits:
 
 @dataclass(frozen=True)
 class YamlLimits:
-    """Budgets on one YAML file (task files, meta templates, promptsource files).
-    Every stop is a :class:`~prompt_style.YamlLimitError` naming the file."""
+    """Budgets on the files a task reads: each YAML file (task files, includes, meta
+    templates, promptsource files), every other file named by a task or a command
+    (templates, conversations), the files one task reads in all, and the lines of
+    JSON Lines data. Every stop is a :class:`~prompt_style.YamlLimitError` (a
+    :class:`~prompt_style.DataError` for data) naming the file."""
 
     max_file_bytes: int = 16_000_000
-    """Bytes of the file (or characters of YAML text)."""
+    """Bytes of the file (or characters of YAML text); of a template, meta template,
+    conversation or replies file too."""
     max_nodes: int = 100_000
     """Scalars, lists and mappings in the document, counting every alias as
     the nodes it stands for: a "billion laughs" stops at once."""
     max_depth: int = 100
     """Lists and mappings nested in one another."""
+    max_task_files: int = 1_000
+    """Files read to load one task: its file and every file it includes, counted each
+    time it is included (six files each including the next 40 times would read 10**8)."""
+    max_task_bytes: int = 64_000_000
+    """Bytes of those files, all together."""
+    max_line_length: int = 16_000_000
+    """Characters of one line of a JSON Lines data file (one record), read in linear time."""
 
     def replace(self, **changes: Any) -> "YamlLimits":
         return _checked(dataclasses.replace(self, **changes))

@@ -11,6 +11,7 @@ JSON, valid UTF-8, one line, and decodes to exactly the same strings.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -29,7 +30,21 @@ def dumps_line(value: Any, default: Callable[[Any], Any] | None = None) -> str:
 
     :param default: called for values JSON cannot hold (as ``json.dumps``'s).
     """
-    text = json.dumps(value, ensure_ascii=False, default=default)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=default, allow_nan=False)
+    except ValueError:  # a NaN or an infinity somewhere: null, as JSON.stringify writes it
+        text = json.dumps(_finite(value), ensure_ascii=False, default=default, allow_nan=False)
     if _UNSAFE.search(text):
         text = _UNSAFE.sub(_escape, text)
     return text
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every float that is not finite (NaN, infinities) as ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value

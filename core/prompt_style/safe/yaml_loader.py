@@ -105,10 +105,11 @@ _SCALAR_START = frozenset("0123456789-+.~nNtTfF")
 
 
 def _float(text: str) -> float:
+    # .inf and .nan print as written too (Python would print inf and nan).
     if _INFS.fullmatch(text):
-        return -math.inf if text.startswith("-") else math.inf
+        return YamlFloat(-math.inf if text.startswith("-") else math.inf, text)
     if text in _NANS:
-        return math.nan
+        return YamlFloat(math.nan, text)
     value = float(text)
     return value if repr(value) == text else YamlFloat(value, text)
 
@@ -127,10 +128,12 @@ def parse_scalar(text: str) -> Any:
         return False
     if _DECIMAL.fullmatch(text):
         return int(text) if len(text) <= 4000 else text  # Python converts at most 4,300 digits
+    # Like decimal integers, octal and hexadecimal ones of more than about 13,000 bits stay
+    # the text they are (Python reads such hexadecimal text at once, and cannot print it).
     if _OCTAL.fullmatch(text):
-        return int(text[2:], 8)
+        return int(text[2:], 8) if len(text) <= 4400 else text
     if _HEX.fullmatch(text):
-        return int(text[2:], 16)
+        return int(text[2:], 16) if len(text) <= 3300 else text
     if _FLOATS.fullmatch(text) or _INFS.fullmatch(text) or text in _NANS:
         return _float(text)
     return text

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import TaskFileError, YamlLimitError, cut
+from ...errors import TaskFileError, YamlLimitError, cut, one_line
 from ...safe.limits import yaml_limits
 from ...safe.yaml_loader import load_yaml
 from ...types import TaskSource
@@ -66,7 +66,7 @@ class _Combined(TaskFileError):
         self.__dict__.update(error.__dict__)
 
     def __str__(self) -> str:
-        return self.message
+        return one_line(self.message)
 
 
 @dataclass

@@ -431,9 +431,13 @@ def prepare_tree(tree: Any) -> Any:
       bound methods of ``str`` and ``dict`` that only read their object, which may
       be called directly with their string or list results charged (and
       ``max_items`` checked for lists); a str method of
-      :data:`AMPLIFYING_STR_METHODS` after :func:`check_str_call`.
-    - Only ``+`` of two ``int`` and ``%`` of two ``int`` may skip ``call_binop``
-      altogether (they cannot build large values)."""
+      :data:`AMPLIFYING_STR_METHODS` after :func:`check_str_call`; a str method of
+      a text longer than :data:`CHEAP_TEXT`, or with an argument longer than it,
+      only through :func:`call_method` (which sizes its cost, caps a ``split``
+      and charges the result).
+    - Only ``+`` of two ``int`` and ``%`` of two ``int`` by a divisor below
+      ``2**64`` may skip ``call_binop`` altogether (they cannot build large
+      values, and cost at most the dividend's size); ``//`` always goes through it."""
     return (_sandbox or _load_sandbox()).rewrite(tree)
 
 

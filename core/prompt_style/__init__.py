@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from .options import check_options
     from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
-    from .safe.files import read_text_file
+    from .safe.files import read_bytes_file, read_text_file
     from .safe.jinja_env import JinjaLimits, JinjaProfile
     from .safe.limits import YamlLimits
     from .safe.yaml_loader import YamlDocument, load_yaml
@@ -157,6 +157,7 @@ __all__ = [
     "load_yaml",
     "YamlDocument",
     "read_text_file",
+    "read_bytes_file",
     "JinjaProfile",
     "JinjaLimits",
     "YamlLimits",
@@ -238,6 +239,7 @@ _LAZY: dict[str, str] = {
     "YamlDocument": ".safe.yaml_loader",
     "load_yaml": ".safe.yaml_loader",
     "read_text_file": ".safe.files",
+    "read_bytes_file": ".safe.files",
     "DEFAULT_LABELS": ".styles",
     "ChoiceStyle": ".styles",
     "ClozeTemplateConfig": ".styles",

@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import PromptStyleError, TaskFileError, YamlLimitError
 from .limits import yaml_limits
 
-__all__ = ["read_bytes", "read_text", "read_text_file"]
+__all__ = ["read_bytes", "read_text", "read_text_file", "read_bytes_file"]
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
@@ -107,3 +107,6 @@ def read_text(
 read_text_file = read_text
 """Public as ``prompt_style.read_text_file``: for plugins that read files a user or a
 task names (a chat template, a model folder's configs)."""
+read_bytes_file = read_bytes
+"""Public as ``prompt_style.read_bytes_file``: :func:`read_bytes` for plugins (a
+tokenizer model)."""

@@ -172,8 +172,8 @@ bombs = [
     ("percent-many", "{{ '%s%s%s%s%s%s%s%s%s%s%s%s' % ((('a' * 5000000),) * 12) }}", "max_string"),
     ("str-format-width", "{{ '{:>999999999}'.format(1) }}", "max_string"),
     ("str-format-nested", "{{ '{:{}}'.format('x', 999999999) }}", "max_string"),
-    ("str-format-repeat", "{{ ('{0}' * 100000).format('a' * 1000) }}", "max_string"),
-    ("wordwrap", "{{ ('ab ' * 300000)|wordwrap(1, wrapstring='x' * 1000) }}", "max_string"),
+    ("str-format-repeat", "{{ ('{0}' * 100000).format('a' * 1000) }}", ("max_string", "max_op_cost")),
+    ("wordwrap", "{{ ('ab ' * 300000)|wordwrap(1, wrapstring='x' * 1000) }}", ("max_string", "max_op_cost")),
     ("wordwrap-input", "{{ ('ab ' * 3000000)|wordwrap(5) }}", "max_filter_input"),
     ("urlize-input", "{{ ('a ' * 3000000)|urlize }}", "max_filter_input"),
     ("batch", "{{ range(10)|batch(10**9, 'x')|list }}", "max_items"),
@@ -589,9 +589,6 @@ operation_bombs = [
         "{% set a = ('ab ' * 1000000).split() %}{% set b = ('cd ' * 1000000).split() %}"
         "{% set c = ('ef ' * 1000000).split() %}{% set d = ('gh ' * 1000000).split() %}{{ a|length + d|length }}",
     ),
-    ("str-count-needle", "{{ ('a' * 9900000).count('a' * 90 ~ 'b') }}"),
-    ("str-find-needle", "{{ ('a' * 9900000).find('a' * 90 ~ 'b') }}"),
-    ("str-in-needle", "{{ ('a' * 90 ~ 'b') in ('a' * 9900000) }}"),
     ("str-encode-xmlcharref", "{{ ('😀' * 9000000).encode('ascii', 'xmlcharrefreplace')|length }}"),
     ("str-encode-punycode", "{{ ('é' * 1000000).encode('punycode')|length }}"),
     ("str-encode-idna", "{{ ('a.' * 1000000).encode('idna')|length }}"),
@@ -618,7 +615,6 @@ operation_bombs = [
     ("int-from-bytes", "{{ (0).from_bytes(('ab'.encode()) * 4000000, 'big') % 7 }}"),
     ("int-bin-format", "{{ '{:b}'.format(('f' * 3000000)|int(base=16))|length }}"),
     ("int-mul-chain", "{% set ns = namespace(x=3) %}{% for i in range(64) %}{% set ns.x = ns.x * ns.x %}{% endfor %}"),
-    ("float-long-text", "{{ ('1' * 9900000)|float }}"),
     ("float-fromhex", "{{ (1.5).fromhex('0x1.' ~ '0' * 9900000 ~ 'p1') }}"),
     # bytes: measured like strings
     ("bytes-mul-print", "{{ ('a'.encode() * 300000000)|length }}"),
@@ -663,11 +659,25 @@ operation_bombs = [
     (
         "keep-wide-strings",
         "{% set ns = namespace(l=[]) %}{% for i in range(12) %}"
-        "{% set ns.l = ns.l + ['😀' * 9000000 ~ i] %}{% endfor %}{{ ns.l|length }}",
+        "{% set ns.l = ns.l + ['\\U0001F600' * 9000000 ~ i] %}{% endfor %}{{ ns.l|length }}",
     ),
 ]
 for name, t in operation_bombs:
     P.append(Payload(OP, name, "jinja", t, "error", slow=True))
+# Operations at full size that are linear and fast (a search, a parse): they render, or stop
+# (a deep comparison may reach Python's recursion limit): either way within budget.
+for name, t in [
+    ("str-count-needle", "{{ ('a' * 9900000).count('a' * 90 ~ 'b') }}"),
+    ("str-find-needle", "{{ ('a' * 9900000).find('a' * 90 ~ 'b') }}"),
+    ("str-in-needle", "{{ ('a' * 90 ~ 'b') in ('a' * 9900000) }}"),
+    ("float-long-text", "{{ ('1' * 9900000)|float }}"),
+    (
+        "list-compare-deep",
+        "{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}"
+        "{{ ns.x == ns.x }}",
+    ),
+]:
+    P.append(Payload(OP, name, "jinja", t, "any", slow=True))
 
 # A string subclass, a mapping view or a tuple from a template: operations on them are
 # bounded as on their plain counterparts (within budgets: rendered).
@@ -777,15 +787,18 @@ EVIL = (
     "[{'q': type('Evil', (str,), {'boom': lambda self: open('pwned.txt', 'w').write('x'),"
     " '__str__': lambda self: open('secret.txt').read()})('What'), 'a': 'x'}]"
 )
-for i, template in enumerate(["{{ q.boom() }}", "{{ q.upper() }}", "{{ q }}", "{{ q ~ '' }}", "{{ q|upper }}"]):
-    api_case(f"str-subclass-{i:02d}", template, EVIL)
+api_case("str-subclass-00", "{{ q.boom() }}", EVIL)
+# A str subclass becomes the plain text it holds: its methods and its __str__ are gone.
+for i, (template, text) in enumerate(
+    [("{{ q.upper() }}", "WHAT"), ("{{ q }}", "What"), ("{{ q ~ '' }}", "What"), ("{{ q|upper }}", "WHAT")], 1
+):
+    api_case(f"str-subclass-{i:02d}", template, EVIL, "ok", text=text)
 for i, (template, records) in enumerate(
     [
         ("{{ q.strftime('%Y' * 5000000)|length }}", "[{'q': datetime.date(2020, 1, 2), 'a': 'x'}]"),
         ("{{ q ** 999999 }}", "[{'q': Decimal('1.5'), 'a': 'x'}]"),
         ("{{ q.sqrt() }}", "[{'q': Decimal('2'), 'a': 'x'}]"),
         ("{{ q.items|list }}", "[{'q': os.environ, 'a': 'x'}]"),
-        ("{{ q.get('HOME') }}", "[{'q': os.environ, 'a': 'x'}]"),
         ("{{ q.system('touch pwned.txt') }}", "[{'q': os, 'a': 'x'}]"),
         ("{{ q['x'] }}", "[{'q': defaultdict(lambda: open('pwned.txt', 'w')), 'a': 'x'}]"),
         ("{{ q.x }}", "[{'q': SimpleNamespace(x=SimpleNamespace()), 'a': 'x'}]"),
@@ -1071,6 +1084,8 @@ output_case(
 # Resource bombs that are not bombs as chat templates: lm-evaluation-harness's regex_replace
 # filter is not one of transformers' chat-template filters (a typed error of its own).
 NOT_CHAT = frozenset({"redos", "redos-alt", "regex-amplify"})
+# transformers' tojson takes ensure_ascii first, indent second: tojson(99999999) is compact there.
+CHAT_OK = frozenset({"tojson-indent-positional", "tojson-indent-string"})
 CONVERSATION = json.dumps([{"role": "user", "content": RECORDS[0]["q"]}])
 CHAT_VARIABLES = {
     "q": f"q={json.dumps(RECORDS[0]['q'])}",
@@ -1116,6 +1131,7 @@ def cases() -> list[dict]:
                 out.append(
                     {
                         **base,
+                        **({"expect": "ok"} if p.name in CHAT_OK else {}),
                         "id": f"{p.category}/{p.name}/chat_template/cli",
                         "files": {"chat.jinja": p.content, "conversation.json": CONVERSATION},
                         "where": "chat_template",

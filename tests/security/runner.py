@@ -29,9 +29,10 @@ A case (JSON object):
 Reported: ``id``, ``outcome`` (``ok``, ``error`` for a typed error / one-line
 CLI error, ``crash`` for anything else, ``hang`` when killed at the deadline,
 ``killed`` for a signal), ``exit``, ``error`` (class name), ``limit``,
-``message``, ``stdout`` (cut), ``stderr`` (cut), ``seconds``, ``maxrss_mb`` (the
-child's peak resident memory, which starts at the runner's) and ``forbidden`` (what
-of ``forbid``/``forbid_files`` was found).
+``message``, ``stdout`` (cut), ``stderr`` (cut), ``seconds`` (wall clock),
+``cpu_seconds`` (the child's CPU time: what the payload cost, however loaded the
+machine), ``maxrss_mb`` (the child's peak resident memory, which starts at the
+runner's) and ``forbidden`` (what of ``forbid``/``forbid_files`` was found).
 """
 
 from __future__ import annotations
@@ -223,10 +224,12 @@ def _forbidden(case: dict, directory: Path) -> list[str]:
     return found
 
 
-def _result(case: dict, directory: Path, status: int, seconds: float, hung: bool, maxrss: int = 0) -> dict:
+def _result(case: dict, directory: Path, status: int, seconds: float, hung: bool, usage: object = None) -> dict:
     stdout, stderr = _read(directory / "stdout"), _read(directory / "stderr")
     out = {"id": case["id"], "exit": status, "seconds": round(seconds, 3), "stdout": stdout, "stderr": stderr}
-    out["maxrss_mb"] = round(maxrss / 1024, 1)
+    out["maxrss_mb"] = round(getattr(usage, "ru_maxrss", 0) / 1024, 1)
+    # CPU time: what the payload itself cost, whatever else the machine runs.
+    out["cpu_seconds"] = round(getattr(usage, "ru_utime", 0) + getattr(usage, "ru_stime", 0), 3)
     out["forbidden"] = _forbidden(case, directory)
     if hung:
         out["outcome"] = "hang"
@@ -307,7 +310,7 @@ def run(cases: list[dict], jobs: int, memory: int, deadline: float) -> None:
             else:
                 code = os.waitstatus_to_exitcode(status)
             del running[pid]
-            result = _result(case, directory, code, elapsed, hung, usage.ru_maxrss)
+            result = _result(case, directory, code, elapsed, hung, usage)
             print(json.dumps(result), flush=True)
             shutil.rmtree(directory, ignore_errors=True)
     shutil.rmtree(base, ignore_errors=True)

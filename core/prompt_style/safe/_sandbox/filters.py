@@ -334,12 +334,16 @@ def _json_shape(value: Any, cap: int) -> tuple[int, int]:
         if isinstance(item, Mapping):
             items += len(item)
             depths += len(item) * depth + depth
+            if items > cap:
+                break
             for sub in item.values():
                 if isinstance(sub, (Mapping, list, tuple)):
                     push((sub, depth + 1))
         elif isinstance(item, (list, tuple)):
             items += len(item)
             depths += len(item) * depth + depth
+            if items > cap:
+                break
             for sub in item:
                 if isinstance(sub, (Mapping, list, tuple)):
                     push((sub, depth + 1))
@@ -350,13 +354,13 @@ def _json(name: str, value: Any, args: tuple, kwargs: dict, params: tuple[str, .
     """``tojson``: the value's text, the indentation of every line, the separators between
     items, whatever form the arguments take (``tojson(4)``, ``tojson(indent='  ')``)."""
     limits = budget.limits
-    size = check_value(value, budget, limit=limits.max_string, per_item=0, what=f"filter {name!r}")
     indent = _param(args, kwargs, params, "indent")
     separators = _param(args, kwargs, params, "separators")
     indent_size = len(indent) if isinstance(indent, str) else indent if type(indent) is int and indent > 0 else 0
     per_item = 2000 if indent is not None else 200  # json's Python encoder when indenting, else its C one
-    items, depths = _json_shape(value, limits.max_op_cost // per_item + 1)
+    items, depths = _json_shape(value, limits.max_op_cost // per_item + 1)  # first: it stops early
     charge_cost(f"filter {name!r}", items * per_item, budget)
+    size = check_value(value, budget, limit=limits.max_string, per_item=0, what=f"filter {name!r}")
     size += 2 * depths * indent_size + items
     if isinstance(separators, (list, tuple)):
         size += items * sum(len(part) for part in separators if isinstance(part, str))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import types
 from collections.abc import Mapping
 from typing import Any
@@ -286,6 +287,12 @@ class GuardedFormatter(SandboxedFormatter):
 
 _SIZED = (str, bytes, list, tuple)
 _TEXT = (str, bytes)
+_EMPTY_SIZE = sys.getsizeof("")
+
+
+def _width(text: str) -> int:
+    """Bytes a character of ``text`` takes in memory: 1, 2 or 4."""
+    return max(1, min(4, (sys.getsizeof(text) - _EMPTY_SIZE) // max(len(text), 1)))
 
 
 def _check_binop(operator: str, left: Any, right: Any, budget: Budget) -> None:
@@ -304,7 +311,9 @@ def _check_binop(operator: str, left: Any, right: Any, budget: Budget) -> None:
             limit = "max_string" if isinstance(seq, _TEXT) else "max_items"
             if size > getattr(limits, limit):
                 raise _too_long("'*'", size, limit, limits, "bytes" if isinstance(seq, bytes) else "")
-            budget.charge(max(size, 0))
+            # max_work counts a repeated text by its bytes in memory (up to 4 a character):
+            # '*' is the cheapest way to build large wide text.
+            budget.charge(max(size, 0) * (_width(seq) if size > 1 << 16 and type(seq) is str else 1))
         elif isinstance(left, int) and isinstance(right, int):
             bits = left.bit_length() + right.bit_length()
             if bits > limits.max_int_bits:

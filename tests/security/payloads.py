@@ -950,6 +950,30 @@ file_case(
     "ok",
 )
 
+# A task's own texts are repeated with every few-shot example: a 4 MB delimiter and 250
+# examples would make each prompt a gigabyte.
+DEV = {"dev.jsonl": _jsonl([{"q": f"q{i}", "a": "x"} for i in range(300)])}
+SHOTS = "data: {test: test.jsonl, dev: dev.jsonl}\nfewshot_split: dev\nnum_fewshot: 250\ndoc_to_text: q\n"
+file_case(
+    "repeated-fewshot-delimiter",
+    {**DEV, "task.yaml": SHOTS + "doc_to_target: a\nfewshot_delimiter: '" + "x" * 4_000_000 + "'\n"},
+    ["render", "task.yaml", "--format", "jsonl"],
+)
+file_case(
+    "repeated-target-delimiter",
+    {**DEV, "task.yaml": SHOTS + "doc_to_target: a\ntarget_delimiter: '" + "x" * 4_000_000 + "'\n"},
+    ["render", "task.yaml", "--format", "jsonl"],
+)
+file_case(
+    "repeated-prefix",
+    {
+        **DEV,
+        "task.yaml": SHOTS + "doc_to_choice: [a, b]\ndoc_to_target: 0\n"
+        "template: {template_type: mcq, prefix: '" + "x" * 4_000_000 + "'}\n",
+    },
+    ["render", "task.yaml", "--format", "jsonl"],
+)
+
 # -- errors and output: one printable line, no traceback, no Python internals --------------------
 OUT = "output"
 CHAT_CONVERSATION = json.dumps([{"role": "user", "content": RECORDS[0]["q"]}])

@@ -147,3 +147,26 @@ def test_json_task_files_have_the_yaml_budgets(here):
 def test_missing_files_keep_their_messages(here):
     with pytest.raises(TaskFileError, match="not found"):
         load_yaml(here / "nope.yaml")
+
+
+def test_task_texts_repeated_for_every_example_are_bounded(here):
+    """A delimiter or a template's prefix is repeated with every few-shot example: a task
+    file cannot make one prompt a gigabyte (no Jinja budget sees these joins)."""
+    (here / "dev.jsonl").write_text("".join(json.dumps({"q": f"q{i}", "a": "x"}) + "\n" for i in range(300)))
+    base = "data: {test: test.jsonl, dev: dev.jsonl}\nfewshot_split: dev\nnum_fewshot: 250\ndoc_to_text: q\n"
+    for extra, key in [
+        ("doc_to_target: a\nfewshot_delimiter: '" + "x" * 4_000_000 + "'\n", "fewshot_delimiter"),
+        ("doc_to_target: a\ntarget_delimiter: '" + "x" * 20_000 + "'\n", "target_delimiter"),
+        (
+            "doc_to_choice: ['a', 'b']\ndoc_to_target: 0\ntemplate: {template_type: mcq, prefix: '"
+            + "x" * 40_000
+            + "'}\n",
+            "num_fewshot",
+        ),
+    ]:
+        (here / "t.yaml").write_text(base + extra)
+        with pytest.raises(PromptStyleError) as info:
+            load_task(here / "t.yaml")
+        assert info.value.limit == "max_output" and info.value.key == key, str(info.value)
+    (here / "t.yaml").write_text(base + "doc_to_target: a\nfewshot_delimiter: '\\n\\n###\\n\\n'\n")
+    assert len(list(load_task(here / "t.yaml").render())) == 1

@@ -287,14 +287,17 @@ def compile_template(
 
 
 def _free_names(profile: JinjaProfile, source: str) -> frozenset[str] | None:
-    """The names ``source`` refers to without setting them: the record fields it reads,
-    which must be plain data (safe/plain.py); ``None`` when unknown (then every field)."""
-    from jinja2 import meta
+    """The names ``source`` reads: the record fields it may refer to, which must be plain
+    data (safe/plain.py); ``None`` when unknown (then every field). Read from the parsed
+    tree only: no code is generated (a profile that folds constants would draw its random
+    ``choice`` while generating)."""
+    from jinja2 import nodes
 
     try:
-        return frozenset(meta.find_undeclared_variables(environment(profile).parse(source)))
+        tree = environment(profile).parse(source)
     except Exception:  # pragma: no cover - it compiled, so it parses
         return None
+    return frozenset(node.name for node in tree.find_all(nodes.Name) if node.ctx == "load")
 
 
 def compile_expression(source: str, profile: JinjaProfile = FIELDS, *, limits: JinjaLimits | None = None):

@@ -286,7 +286,7 @@ def compile_template(
     return compiled
 
 
-def _free_names(profile: JinjaProfile, source: str) -> frozenset[str] | None:
+def _free_names(profile: JinjaProfile, source: str) -> tuple[str, ...] | None:
     """The names ``source`` reads: the record fields it may refer to, which must be plain
     data (safe/plain.py); ``None`` when unknown (then every field). Read from the parsed
     tree only: no code is generated (a profile that folds constants would draw its random
@@ -297,7 +297,7 @@ def _free_names(profile: JinjaProfile, source: str) -> frozenset[str] | None:
         tree = environment(profile).parse(source)
     except Exception:  # pragma: no cover - it compiled, so it parses
         return None
-    return frozenset(node.name for node in tree.find_all(nodes.Name) if node.ctx == "load")
+    return tuple(sorted({node.name for node in tree.find_all(nodes.Name) if node.ctx == "load"}))
 
 
 def compile_expression(source: str, profile: JinjaProfile = FIELDS, *, limits: JinjaLimits | None = None):

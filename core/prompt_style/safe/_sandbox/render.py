@@ -153,17 +153,32 @@ _Context = jinja2.runtime.Context
 _EvalContext = nodes.EvalContext
 
 
+_CONTAINERS = frozenset({list, tuple, dict})
+
+
 def _plain(template: Any, variables: Mapping[str, Any]) -> Mapping[str, Any]:
     """``variables`` with the values the template refers to as plain data (safe/plain.py):
-    a type test per name for plain records, which are used as they are."""
+    for a plain record, the types of those values (and of the items of its lists) are
+    looked at in one pass of C each, and the record is used as it is."""
     names = template.__dict__.get("ps_names")
     if names is None:
-        names = variables.keys()
+        names = tuple(variables)
     get = variables.get
-    for name in names:
-        if type(get(name)) not in PLAIN_SCALARS:
-            return plain_fields(variables, names)
-    return variables
+    kinds = set(map(type, map(get, names)))
+    if kinds <= PLAIN_SCALARS:
+        return variables
+    if kinds - PLAIN_SCALARS <= _CONTAINERS:
+        for value in map(get, names):
+            kind = type(value)
+            if kind is list or kind is tuple:
+                if not set(map(type, value)) <= PLAIN_SCALARS:
+                    break
+            elif kind is dict:
+                if not (set(map(type, value.values())) <= PLAIN_SCALARS and set(map(type, value)) <= PLAIN_SCALARS):
+                    break
+        else:
+            return variables
+    return plain_fields(variables, names)
 
 
 def _new_context(template: Any, variables: Mapping[str, Any], record: bool = False) -> Any:

@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cli_bench  # noqa: E402
+import grid_bench  # noqa: E402
 import render_bench  # noqa: E402
 
 
@@ -39,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="also print cProfile output")
     parser.add_argument("--skip-render", action="store_true", help="skip the render benchmark")
     parser.add_argument("--skip-cli", action="store_true", help="skip the CLI benchmark")
+    parser.add_argument("--skip-grid", action="store_true", help="skip the format grid benchmark")
     parser.add_argument(
         "--no-lm-eval", action="store_true", help="skip the lm-eval comparison (about 4 minutes of the run)"
     )
@@ -55,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs"
     )
     started = time.perf_counter()
-    render = cli = None
+    render = cli = grid = None
     errors: list[str] = []
     if not args.skip_render:
         try:
@@ -76,6 +78,18 @@ def main(argv: list[str] | None = None) -> int:
         except Exception:
             traceback.print_exc()
             errors.append("cli")
+        print()
+
+    if not args.skip_grid:
+        try:
+            if args.quick:
+                grid = grid_bench.run(records=2_000, cells=grid_bench.CELLS, rounds=1)
+            else:
+                grid = grid_bench.run(records=render_bench.N_RECORDS, cells=grid_bench.CELLS, rounds=grid_bench.ROUNDS)
+            grid["ratio"], grid["pass"] = grid_bench.report(grid)
+        except Exception:
+            traceback.print_exc()
+            errors.append("grid")
         print()
 
     print("== summary")
@@ -113,7 +127,15 @@ def main(argv: list[str] | None = None) -> int:
             "          (--quick: 2,000 records over the same 57 tasks, so per-task costs weigh seven times "
             "more; the render targets are for the full 14,000)"
         )
-    missed = [name for name, res in (("render", render), ("cli", cli)) if res is not None and not res["pass"]]
+    if grid is not None:
+        print(
+            f"  grid    {grid['cells']}-cell grid over {grid['records']} MMLU records: "
+            f"{grid['ratio']:.2f}x the single-format throughput per prompt "
+            f"(target >= {grid_bench.TARGET:g}x): {_status(grid['pass'])}"
+        )
+    missed = [
+        name for name, res in (("render", render), ("cli", cli), ("grid", grid)) if res is not None and not res["pass"]
+    ]
     verdict = "MISSED: " + ", ".join(missed) if missed else "all met" if not errors else "not all measured"
     print(f"  targets: {verdict}  ({time.perf_counter() - started:.0f} s)")
     if errors:

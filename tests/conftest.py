@@ -20,11 +20,11 @@ import pytest
 import yaml
 
 import prompt_style
-import prompt_style.loading
+import prompt_style.plugins
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-ENV_VARS = ("PROMPT_STYLE_PLUGINS", "PROMPT_STYLE_DISABLE", "PROMPT_STYLE_PREFER")
+ENV_VARS = ("PROMPT_STYLE_PLUGINS", "PROMPT_STYLE_DISABLE", "PROMPT_STYLE_PREFER", "PROMPT_STYLE_PLUGINS_DIR")
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +36,7 @@ def _isolate(monkeypatch):
     """
     for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(prompt_style.loading, "_default_manager", None)
+    monkeypatch.setattr(prompt_style.plugins, "_default_manager", None)
     monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)
     yield
 

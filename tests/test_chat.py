@@ -13,7 +13,9 @@ from prompt_style import DataError, StyleError
 from prompt_style.cli import main
 
 CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi ü"}]
-CHATML = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi ü<|im_end|>\n<|im_start|>assistant\n"
+# A conversation renders as transformers renders it: no generation prompt unless asked.
+CHATML = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi ü<|im_end|>\n"
+GENERATE = "<|im_start|>assistant\n"
 
 
 def run(capsys, *args):
@@ -38,12 +40,42 @@ def test_json_has_text_and_token_ids(tmp_path, capsys):
 
 
 def test_meta_options_and_file_options(tmp_path, capsys):
-    conversation = write(tmp_path, {"messages": CHAT, "add_generation_prompt": False})
+    conversation = write(tmp_path, {"messages": CHAT, "add_generation_prompt": True})
     code, out, _ = run(capsys, conversation, "--meta", "chatml")
-    assert out == CHATML.removesuffix("<|im_start|>assistant\n")
+    assert out == CHATML + GENERATE
     # the command line wins over the file
-    code, out, _ = run(capsys, conversation, "--meta", "chatml", "--meta-option", "add_generation_prompt=true")
+    code, out, _ = run(capsys, conversation, "--meta", "chatml", "--meta-option", "add_generation_prompt=false")
     assert out == CHATML
+
+
+# The ChatML example of lm-evaluation-harness's chat-template proposal (its "<|im_start>system" typo fixed).
+PROPOSAL_CHAT = [
+    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "user", "content": "Can you give me some lorem ipsum?"},
+    {"role": "assistant", "content": "Sure, here you go!\n\nLorem ipsum dolor sit amet [...]"},
+    {"role": "user", "content": "Thanks! Some more please, it's not enough."},
+]
+PROPOSAL_CHATML = (
+    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+    "<|im_start|>user\nCan you give me some lorem ipsum?<|im_end|>\n"
+    "<|im_start|>assistant\nSure, here you go!\n\nLorem ipsum dolor sit amet [...]<|im_end|>\n"
+    "<|im_start|>user\nThanks! Some more please, it's not enough.<|im_end|>\n"
+)
+
+
+def test_chatml_conversation_matches_the_proposals_example(tmp_path, capsys):
+    assert run(capsys, write(tmp_path, PROPOSAL_CHAT), "--meta", "chatml") == (0, PROPOSAL_CHATML, "")
+    # Ending in an assistant turn: that turn is closed like every other (a transcript).
+    code, out, _ = run(capsys, write(tmp_path, PROPOSAL_CHAT[:3]), "--meta", "chatml")
+    assert out == PROPOSAL_CHATML.rsplit("<|im_start|>user", 1)[0]
+    # continue_final_message leaves it open; with add_generation_prompt a new turn follows.
+    conversation = write(tmp_path, {"messages": PROPOSAL_CHAT[:3], "continue_final_message": True})
+    assert run(capsys, conversation, "--meta", "chatml")[1].endswith("Lorem ipsum dolor sit amet [...]")
+    conversation = write(tmp_path, {"messages": PROPOSAL_CHAT[:3], "add_generation_prompt": True})
+    assert run(capsys, conversation, "--meta", "chatml")[1].endswith("[...]<|im_end|>\n<|im_start|>assistant\n")
+    both = write(tmp_path, {"messages": CHAT, "add_generation_prompt": True, "continue_final_message": True})
+    code, _, err = run(capsys, both, "--meta", "chatml")
+    assert code == 2 and "cannot both be true" in err
 
 
 def test_messages_only_meta_prints_the_messages(tmp_path, capsys):

@@ -96,7 +96,11 @@ def test_plugins_json(capsys):
         assert isinstance(row["hooks"], dict)
     by_name = {row["name"]: row for row in rows}
     assert by_name["mmlu"]["distribution"] == "prompt-style-mmlu"
-    assert by_name["mmlu"]["hooks"] == {"format_prompt": ["mcq::mmlu"]}
+    assert by_name["mmlu"]["hooks"] == {
+        "format_prompt": ["mcq::mmlu"],
+        "declare_axes": ["mcq::mmlu"],
+        "parse_answer": ["mcq::mmlu"],
+    }
     assert by_name["chatml"]["hooks"] == {"apply_meta_template": ["chatml"]}
     assert "builtin-fields" not in by_name
 

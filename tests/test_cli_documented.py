@@ -44,6 +44,19 @@ def test_every_option_documented(name):
     section = text.split(f"## `prompt-style {name}`", 1)[1].split("\n## ", 1)[0]
     parser = build_parser()
     command = next(a for a in parser._actions if a.dest == "command").choices[name]
-    options = [o for a in command._actions for o in a.option_strings if o not in ("-h", "--help", "--debug")]
+    options = [o for a in command._actions for o in a.option_strings if o not in ("-h", "--help", *global_options())]
     missing = [o for o in options if f"`{o}" not in section]
     assert not missing, f"docs/cli.md's section on {name} does not name {missing}"
+
+
+def global_options() -> list[str]:
+    """The options of ``prompt-style`` itself, which every command also takes (``--debug``, ...)."""
+    parser = build_parser()
+    return [o for a in parser._actions for o in a.option_strings if o not in ("-h", "--help")]
+
+
+def test_global_options_documented_before_the_commands():
+    text = DOCS.read_text(encoding="utf-8")
+    head = text.split("\n## ", 1)[0]
+    missing = [o for o in global_options() if f"`{o}" not in head]
+    assert not missing, f"docs/cli.md's introduction does not name {missing}"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import prompt_style
-import prompt_style.loading
+import prompt_style.plugins
 from prompt_style import ExportRequest, ExportResult, PluginError, hookimpl
 from prompt_style.cli import main
 
@@ -49,7 +49,7 @@ class Plugin:
 def plugin(monkeypatch):
     plugin = Plugin()
     manager = prompt_style.create_plugin_manager(environ={}, plugins=[("exporters", plugin)])
-    monkeypatch.setattr(prompt_style.loading, "_default_manager", manager)
+    monkeypatch.setattr(prompt_style.plugins, "_default_manager", manager)
     return plugin
 
 

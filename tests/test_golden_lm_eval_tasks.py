@@ -35,7 +35,7 @@ def _golden(case: str) -> dict[str, Any]:
 def _load(golden: dict[str, Any], meta: str | None = None, **more: Any) -> prompt_style.Task:
     case = golden["case"]
     for module in case.get("requires", []):  # the task code's own dependencies (sympy for minerva_math)
-        pytest.importorskip(module)
+        pytest.importorskip(module, reason=f"the task code imports {module}: uv run --group lm-eval-math pytest")
     data = {split: str(GOLDEN / "inputs" / path) for split, path in case["data"].items()}
     chat = case["chat"]
     return prompt_style.load_task(

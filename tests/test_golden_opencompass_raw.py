@@ -198,7 +198,7 @@ PY_CONFIGS = sorted((GOLDEN / "py").glob("*.py"))
 @pytest.mark.parametrize("path", PY_CONFIGS, ids=[p.stem for p in PY_CONFIGS])
 def test_python_configs_load_with_trust_code(pm, path):
     """OpenCompass's own .py configs using RawPromptTemplate load as mmengine reads them."""
-    from prompt_style.formats.oc_python import exec_config
+    from prompt_style.safe.oc_python import exec_config
 
     expected = json.loads(path.with_suffix(".expected.json").read_text(encoding="utf-8"))
     namespace = exec_config(path)

@@ -20,6 +20,8 @@ EXPECTED_HOOKS = {
     "retrieve_examples",
     "format_instances",
     "load_tokenizer",
+    "declare_axes",
+    "parse_answer",
     "export_task",
 }
 

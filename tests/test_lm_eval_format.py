@@ -776,3 +776,96 @@ def test_task_code_that_will_not_import_is_one_problem_naming_every_key(tmp_path
     err = error(path, pm, trust_code=True, data={"test": RECORDS})
     assert not getattr(err, "problems", None), str(err)
     assert "not_installed_anywhere_xyz" in str(err) and "also needed by process_docs" in str(err)
+
+
+# -- task code seen in lm-evaluation-harness's own tasks -------------------------------
+
+
+def test_a_python_task_class_is_one_problem(tmp_path, pm):
+    """squadv2.yaml: `class: !function task.SQuAD2` and nothing else."""
+    path = write(tmp_path / "squadv2.yaml", "task: squadv2\nclass: !function task.SQuAD2\n")
+    err = error(path, pm)
+    assert "class: not supported" in str(err) and "!function task.SQuAD2" in str(err)
+    assert "doc_to_text" not in str(err) and "doc_to_target" not in str(err) and "problems" not in str(err)
+    assert err.line == 2
+
+
+TOXIGEN_UTILS = """\
+import numpy as np
+
+
+def doc_to_target(doc):
+    return np.round(((doc["toxicity_ai"] + doc["toxicity_human"]) > 5.5), 0).astype(np.int32)
+"""
+
+
+def test_a_numpy_integer_target_is_a_gold_index(tmp_path, pm):
+    """toxigen's doc_to_target returns numpy.int32, which lm-eval uses as the gold index."""
+    pytest.importorskip("numpy")
+    write(tmp_path / "utils.py", TOXIGEN_UTILS)
+    path = write(
+        tmp_path / "toxigen.yaml",
+        """\
+        task: toxigen
+        dataset_path: skg/toxigen-data
+        output_type: multiple_choice
+        training_split: train
+        test_split: test
+        doc_to_text: "Statement: '{{text}}'"
+        doc_to_target: !function utils.doc_to_target
+        doc_to_choice: ['No', 'Yes']
+        """,
+    )
+    records = [
+        {"text": "a", "toxicity_ai": 4.0, "toxicity_human": 3.0},
+        {"text": "b", "toxicity_ai": 1.0, "toxicity_human": 1.0},
+    ]
+    rendered = render(path, pm, data={"test": records, "train": records}, trust_code=True)
+    assert [r.target for r in rendered] == [1, 0] and all(type(r.target) is int for r in rendered)
+    assert json.loads(json.dumps(rendered[0].to_json()))["target"] == 1
+    # A few-shot example shows its gold choice (lm-eval fails: "Answer is not a string").
+    [shot] = render(path, pm, data={"test": records[:1], "train": records[1:]}, trust_code=True, shots=1)
+    assert shot.text == "Statement: 'b' No\n\nStatement: 'a'"
+
+
+def test_task_code_importing_a_library_that_looks_datasets_up(tmp_path, pm, monkeypatch):
+    """coqa and norquad import transformers, which asks importlib.util.find_spec('datasets'):
+    the stand-in for a missing datasets has a spec, as every imported module has."""
+    import importlib.util
+
+    if importlib.util.find_spec("datasets") is not None:
+        pytest.skip("datasets is installed: the real one is used")
+    lib = tmp_path / "lib" / "looks_datasets_up"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text(
+        "import importlib.util\nDATASETS = importlib.util.find_spec('datasets') is not None\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "lib"))
+    write(
+        tmp_path / "utils.py",
+        "import datasets\nimport looks_datasets_up\n\n"
+        "def process_docs(d: datasets.Dataset) -> datasets.Dataset:\n    return d\n",
+    )
+    path = write(tmp_path / "t.yaml", MC + "process_docs: !function utils.process_docs\n")
+    assert len(render(path, pm, trust_code=True)) == 2
+    import sys
+
+    assert "datasets" not in sys.modules
+    sys.modules.pop("looks_datasets_up", None)
+
+
+def test_style_on_a_task_that_already_asks_for_the_answer_warns(tmp_path, pm_all):
+    """arc_easy's doc_to_text ends with 'Answer:'; mcq::mmlu adds its own: two 'Answer:' lines."""
+    arc = Path(__file__).resolve().parents[1] / "examples" / "lm_eval" / "arc" / "arc_easy.yaml"
+    records = [{"question": "Q?", "choices": {"text": ["x", "y"], "label": ["A", "B"]}, "answerKey": "A"}]
+    with pytest.warns(UserWarning, match=r"already ends with an answer prompt \('Answer:'\).*--style passthrough"):
+        [result] = load_task(arc, plugins=pm_all, data={"test": records}, style="mcq::mmlu").render()
+    assert result.text.count("Answer:") == 2
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_task(arc, plugins=pm_all, data={"test": records}, style="passthrough")
+        load_task(arc, plugins=pm_all, data={"test": records})
+        path = write(tmp_path / "t.yaml", MC.replace('"Q: {{q}}\\nA:"', '"{{q}}"'))
+        load_task(path, plugins=pm_all, data={"test": RECORDS}, style="mcq::mmlu")

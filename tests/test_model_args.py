@@ -129,6 +129,11 @@ def test_cli_model_args(tmp_path, capsys):
     assert out["text"].startswith("<|im_start|>user\n")
     assert main(["render", str(task), "--meta", "messages", "--model-args", "chat_template=chatml"]) == 2
     assert "the meta template is given twice" in capsys.readouterr().err
+    # --model_args, as lm-evaluation-harness spells it
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["render", str(task), "--format", "jsonl", "--model_args", "chat_template=chatml,dtype=auto"]) == 0
+    assert json.loads(capsys.readouterr().out) == out
 
 
 def test_another_default_meta_template():

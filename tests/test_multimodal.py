@@ -11,7 +11,7 @@ import yaml
 
 from prompt_style import PromptStyleError, StyleError, load_task
 from prompt_style.cli import main
-from prompt_style.styles.multimodal import mm_parts, split_segments
+from prompt_style.styles.opencompass.multimodal import mm_parts, split_segments
 
 URL_MM = {
     "text": {"type": "text", "text": "{anything}\nQuestion: {question}"},

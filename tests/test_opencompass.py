@@ -23,8 +23,8 @@ from prompt_style import (
     render_records,
 )
 from prompt_style.cli import main
-from prompt_style.formats.oc_python import exec_config
 from prompt_style.meta.opencompass import NAMED_META_TEMPLATES, OpenCompassMeta
+from prompt_style.safe.oc_python import exec_config
 from prompt_style.styles.opencompass.template import RAW, FieldText, PromptTemplate
 
 GOLDEN = Path(__file__).parent / "golden" / "opencompass"
@@ -330,7 +330,7 @@ def test_api_meta_begin_is_a_system_message(pm):
 @pytest.mark.parametrize(
     "template, message",
     [
-        ({"round": [{"role": "HUMAN", "begin": [1, 2]}]}, "special token ids"),
+        ({"round": [{"role": "HUMAN", "begin": ["<s>", 2]}]}, "a token id has no text"),
         ({"round": [{"role": "HUMAN", "generation": True}]}, "did you mean 'generate'"),
         ({"rounds": []}, "has no key 'rounds'"),
         ({"round": [{"role": "HUMAN"}, {"role": "HUMAN"}]}, "appears twice"),
@@ -684,3 +684,54 @@ def test_api_model_gets_few_shot_turns_of_begin_whole(pm):
         {"role": "assistant", "content": "Example A"},
         {"role": "user", "content": "Real Q"},
     ]
+
+
+DEMO_CONFIG = (
+    "from opencompass.openicl.icl_prompt_template import PromptTemplate\n"
+    "demo_datasets = [dict(abbr='demo', reader_cfg=dict(input_columns=['question'], output_column='answer'), "
+    "infer_cfg=dict(prompt_template=dict(type=PromptTemplate, template='{prefix}: {question}'), "
+    "retriever=dict(type='ZeroRetriever'), inferencer=dict(type='GenInferencer')))]\n"
+)
+USER_CONFIG = (
+    "from mmengine.config import read_base\n"
+    "with read_base():\n"
+    "    from opencompass.configs.datasets.demo.demo_gen import demo_datasets\n"
+    "datasets = demo_datasets\n"
+)
+
+
+def test_user_config_imports_opencompass_configs_from_the_installed_package(pm, tmp_path, monkeypatch):
+    """A config outside OpenCompass's tree, in a folder that happens to be called configs,
+    imports opencompass.configs.* from the installed opencompass (found, not imported)."""
+    site = tmp_path / "site"
+    demo = site / "opencompass" / "configs" / "datasets" / "demo"
+    demo.mkdir(parents=True)
+    (site / "opencompass" / "__init__.py").write_text("raise ImportError('never imported')\n", encoding="utf-8")
+    (demo / "demo_gen.py").write_text(DEMO_CONFIG.replace("{prefix}", "installed"), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+    user = tmp_path / "work" / "configs"
+    user.mkdir(parents=True)
+    (user / "eval_mine.py").write_text(USER_CONFIG, encoding="utf-8")
+    task = load_task(user / "eval_mine.py", plugins=pm, trust_code=True, data={"test": QA})
+    assert next(task.render()).text == "installed: 1+1=?"
+    # A copy of OpenCompass's tree that holds the config still wins over the installed one.
+    copy = tmp_path / "copy" / "configs"
+    (copy / "datasets" / "demo").mkdir(parents=True)
+    (copy / "datasets" / "demo" / "demo_gen.py").write_text(DEMO_CONFIG.replace("{prefix}", "copy"), encoding="utf-8")
+    (copy / "eval_mine.py").write_text(USER_CONFIG, encoding="utf-8")
+    task = load_task(copy / "eval_mine.py", plugins=pm, trust_code=True, data={"test": QA})
+    assert next(task.render()).text == "copy: 1+1=?"
+
+
+def test_user_config_importing_opencompass_configs_without_opencompass(pm, tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("opencompass") is not None:
+        pytest.skip("opencompass is installed in this environment")
+    user = tmp_path / "configs"
+    user.mkdir()
+    (user / "eval_mine.py").write_text(USER_CONFIG, encoding="utf-8")
+    with pytest.raises(TaskFileError, match="cannot import opencompass.configs.datasets.demo.demo_gen") as info:
+        load_task(user / "eval_mine.py", plugins=pm, trust_code=True, data={"test": QA})
+    assert "opencompass is not installed" in str(info.value) and "pip install opencompass" in str(info.value)
+    assert info.value.line == 3

@@ -15,7 +15,7 @@ import yaml
 from prompt_style import OptionError, PromptStyleError, TaskFileError, load_task
 from prompt_style.cli import main
 from prompt_style.meta.opencompass import merge_messages
-from prompt_style.styles.raw_prompt import MESSAGES, RawPromptTemplate
+from prompt_style.styles.opencompass.raw_prompt import MESSAGES, RawPromptTemplate
 
 GOLDEN = Path(__file__).parent / "golden" / "opencompass" / "raw"
 API = {"round": [{"role": "HUMAN", "api_role": "HUMAN"}, {"role": "BOT", "api_role": "BOT", "generate": True}]}

@@ -116,12 +116,19 @@ def test_fixk_out_of_range_is_error(pm):
     assert "retriever.fix_id_list" in str(info.value)
 
 
-def test_fixk_needs_ids_and_agrees_with_num_fewshot(pm):
+def test_fixk_needs_ids_and_ignores_num_fewshot_as_opencompass(pm):
+    """OpenCompass's FixKRetriever ignores ice_num: --shots K gives fix_id_list's examples, with a warning."""
     case = next(c for c in CORE_CASES if c["name"] == "fixk")
     with pytest.raises(OptionError, match="needs fix_id_list"):
         load_task({**task_for(case), "retriever": "fixk"}, plugins=pm)
-    with pytest.raises(TaskFileError, match="3 ids in fix_id_list but num_fewshot is 2"):
-        load_task({**task_for(case), "num_fewshot": 2}, plugins=pm)
+    expected = [r.text for r in load_task(task_for(case), plugins=pm).render()]
+    for options in ({"num_fewshot": 2}, {"shots": 5}):
+        task = {**task_for(case), **{k: v for k, v in options.items() if k != "shots"}}
+        with pytest.warns(
+            UserWarning, match=r"gives the 3 examples of fix_id_list; num_fewshot \(--shots\) \d is ignored"
+        ):
+            loaded = load_task(task, plugins=pm, shots=options.get("shots"))
+        assert [r.text for r in loaded.render()] == expected
 
 
 def test_fixk_on_the_evaluated_split_is_allowed(pm):

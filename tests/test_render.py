@@ -240,7 +240,8 @@ def test_streaming_reports_the_bad_line_when_it_gets_there(big_jsonl):
 def test_meta_plain_is_the_default(mcq_task, pm):
     a = [dumps(r) for r in load_task(mcq_task, plugins=pm).render()]
     b = [dumps(r) for r in load_task(mcq_task, plugins=pm, meta="plain").render()]
-    assert a == b
+    c = [dumps(r) for r in load_task(mcq_task, plugins=pm, meta=None).render()]
+    assert a == b == c
 
 
 def test_meta_messages_roles(mcq_task, pm):

@@ -30,7 +30,7 @@ NOT_IMPORTED_BY_PLUGIN_LISTING = (
     "prompt_style.retrievers.opencompass",
     "prompt_style.retrievers.shared_random",
     "prompt_style.meta.opencompass",
-    "prompt_style.meta.chat",
+    "prompt_style.chat",
     "importlib.resources",
     "prompt_style.safe.jinja_env",
     "prompt_style.loading",
@@ -153,7 +153,7 @@ def test_opencompass_retriever_names_agree():
 
 
 def test_chat_command_default_meta_is_the_chat_modules():
+    from prompt_style.chat import DEFAULT_CHAT_META
     from prompt_style.cli.chat import DEFAULT_CHAT_META as cli_default
-    from prompt_style.meta.chat import DEFAULT_CHAT_META
 
     assert cli_default == DEFAULT_CHAT_META

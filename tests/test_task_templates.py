@@ -461,6 +461,59 @@ def test_a_hub_dataset_is_read_with_the_datasets_package(task_file, pm, monkeypa
     assert calls == [("org/set", "sub", "eval")]
 
 
+def _fake_hub(monkeypatch, splits):
+    """A stand-in for the datasets package whose dataset has only ``splits`` (name -> records)."""
+    import sys
+    import types
+
+    calls = []
+
+    def load_dataset(name, subset, split):
+        calls.append(split)
+        if split not in splits:
+            raise ValueError(f'Unknown split "{split}". Should be one of {list(splits)}.')
+        return list(splits[split])
+
+    def get_dataset_split_names(name, subset):
+        return list(splits)
+
+    fake = types.SimpleNamespace(load_dataset=load_dataset, get_dataset_split_names=get_dataset_split_names)
+    monkeypatch.setitem(sys.modules, "datasets", fake)
+    return calls
+
+
+@pytest.mark.parametrize(
+    "splits, rendered, sizes",
+    [
+        # train and test only: validation is carved from train (SciRIFF's re-balancing)
+        ({"train": RECORDS[:10], "test": RECORDS[:3]}, "test", {"train": 8, "validation": 2, "test": 3}),
+        # train and validation only: render falls back to validation, which instantiate makes the test split
+        ({"train": RECORDS[:10], "validation": RECORDS[:3]}, "validation", {"train": 8, "validation": 2, "test": 3}),
+        # train only: split three ways
+        ({"train": RECORDS[:10]}, "train", {"train": 6, "validation": 2, "test": 2}),
+    ],
+)
+def test_a_hub_dataset_missing_a_split(task_file, tmp_path, pm, monkeypatch, splits, rendered, sizes):
+    from prompt_style import instantiate_task_template
+
+    calls = _fake_hub(monkeypatch, splits)
+    path = task_file([QA], dataset="org/set")
+    task = load_task(path, plugins=pm)
+    assert task.config.test_split == rendered and len(list(task.render())) == len(splits[rendered])
+    calls.clear()
+    result = instantiate_task_template(path, tmp_path / "out", plugins=pm)
+    assert result.records == sizes
+    assert set(calls) == set(splits)  # a split the dataset lacks is never asked for
+
+
+def test_a_hub_dataset_with_none_of_the_splits(task_file, capsys, monkeypatch):
+    _fake_hub(monkeypatch, {"eval": RECORDS[:2]})
+    path = task_file([QA], dataset="org/set")
+    code, _, err = run(capsys, "render", path)
+    assert code == 2 and "has none of the splits train, validation, test (its splits: eval)" in err
+    assert "split_lookup" in err
+
+
 def test_render_renders_the_split_it_is_given(task_file, tmp_path, jsonl, capsys):
     path = task_file([QA], splits={"train": RECORDS[:3], "test": RECORDS[3:]})
     data = jsonl(tmp_path / "given.jsonl", [{"question": "mine", "answer": "given"}])
@@ -550,6 +603,18 @@ def test_unknown_formatter_lists_the_installed_ones(task_file, pm, capsys):
         list(load_task(path, plugins=pm).render())
     message = str(info.value)
     assert "unknown formatter 'qasper'" in message and "installed formatters: map_fields" in message
+
+
+def test_validate_reports_a_formatter_that_is_not_installed(task_file, capsys):
+    path = task_file([QA], splits={"test": RECORDS[:1]}, formatter={"name": "map_field", "args": None})
+    code, out, _ = run(capsys, "validate", path)
+    assert code == 0  # a warning: the task still renders records given with --data
+    [line] = [line for line in out.splitlines() if "formatter" in line]
+    assert ": warning: formatter.name: the formatter 'map_field' is not installed" in line
+    assert "installed formatters: map_fields" in line and "did you mean 'map_fields'" in line
+    assert run(capsys, "validate", path, "--strict")[0] == 2
+    ok = task_file([QA], name="ok_task", splits={"test": RECORDS[:1]}, formatter={"name": "map_fields", "args": None})
+    assert "formatter" not in run(capsys, "validate", ok)[1]
 
 
 def test_formatter_from_an_installed_distribution(task_file, fake_dists):

@@ -341,7 +341,8 @@ def test_the_renderer_pickles_with_its_tokenizer(manager, vocab):
     renderer = pickle.loads(pickle.dumps(task.renderer))
     assert renderer.render(RECORD, 0) == task.renderer.render(RECORD, 0)
     assert renderer.meta.chat is True
-    assert renderer.meta.add_generation_prompt is True  # the wrapped meta template's attributes show through
+    # the wrapped meta template's attributes show through (chatml's add_generation_prompt is unset: a task's default)
+    assert renderer.meta.add_generation_prompt is None and renderer.meta.continue_final_message is False
 
 
 def test_loader_options_lose_their_prefix(manager, vocab):
@@ -375,7 +376,10 @@ def test_nobody_claims_the_path(manager, tmp_path):
 
 def test_no_loader_installed(tmp_path, vocab):
     bare = prompt_style.create_plugin_manager(entry_points=False, environ={})
-    with pytest.raises(prompt_style.TokenizerError, match="pip install prompt-style-tokenizers"):
+    with pytest.raises(
+        prompt_style.TokenizerError,
+        match="such as prompt-style-tokenizers, which is not on the package index: pip install ",
+    ):
         render(bare, tokenizer=str(vocab))
 
 
@@ -424,7 +428,7 @@ def test_a_meta_template_without_text(manager, vocab):
 
 
 def test_cli_render_jsonl_with_a_tokenizer(manager, vocab, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(prompt_style.loading, "_default_manager", manager)
+    monkeypatch.setattr(prompt_style.plugins, "_default_manager", manager)
     task = tmp_path / "task.yaml"
     (tmp_path / "test.jsonl").write_text(json.dumps(RECORD) + "\n", encoding="utf-8")
     task.write_text(
@@ -442,7 +446,7 @@ def test_cli_render_jsonl_with_a_tokenizer(manager, vocab, tmp_path, capsys, mon
 
 
 def test_cli_error_for_a_missing_tokenizer(manager, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(prompt_style.loading, "_default_manager", manager)
+    monkeypatch.setattr(prompt_style.plugins, "_default_manager", manager)
     (tmp_path / "test.jsonl").write_text(json.dumps(RECORD) + "\n", encoding="utf-8")
     task = tmp_path / "task.yaml"
     task.write_text("task: t\ndata: {test: test.jsonl}\ndoc_to_text: q\n", encoding="utf-8")

@@ -36,10 +36,14 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from .axes import Axis, Constraint, StyleAxes, cell_id
+    from .chat import Conversation, chat_meta, read_conversation, render_chat
+    from .choice_order import ChoiceOrder
     from .data import iter_records, load_records
     from .fields import compile_field, process_field, resolve_gold
     from .formats import load_task_config
     from .formats.task_template import instantiate_task_template, read_task_template
+    from .grid import Cell, Grid, make_grid
     from .harness import (
         ChatModel,
         ChatRequest,
@@ -49,15 +53,21 @@ if TYPE_CHECKING:
         chat_requests,
         run_chat_model,
     )
-    from .loading import Task, default_plugin_manager, load_task, render_records
-    from .meta import Conversation, ModelArgs, api_role, chat_meta, parse_model_args, read_conversation, render_chat
+    from .lint import Finding, lint_task
+    from .loading import Task, load_task, render_records
+    from .map_function import PromptMapper, as_map_function
+    from .meta import ModelArgs, api_role, parse_model_args
     from .options import check_options
-    from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager
+    from .plugins import PluginInfo, PluginManager, Provider, create_plugin_manager, default_plugin_manager
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
+    from .retrievers.checks import check_ids_agree, check_pool_size, example_count, ranking_count
+    from .retrievers.opencompass import input_columns_option, input_text
     from .safe.files import read_bytes_file, read_text_file
     from .safe.jinja_env import JinjaLimits, JinjaProfile
     from .safe.limits import YamlLimits
     from .safe.yaml_loader import YamlDocument, load_yaml
+    from .scoring import Score, score_predictions
+    from .spread import CellResult, Spread, read_results, spread_of
     from .styles import (
         DEFAULT_LABELS,
         ChoiceStyle,
@@ -70,8 +80,13 @@ if TYPE_CHECKING:
         choice_style,
         resolve_target,
     )
+    from .styles.answers import ChoiceAnswerParser, choice_answer_parser
+    from .styles.axes import choice_axes
     from .task import TaskConfig
     from .types import (
+        AnswerParser,
+        AnswerParserFactory,
+        AxesFactory,
         Dialogue,
         Exporter,
         ExportRequest,
@@ -81,6 +96,7 @@ if TYPE_CHECKING:
         Formatter,
         MetaTemplate,
         ModelInput,
+        ParsedAnswer,
         ReadOptions,
         Retriever,
         Sample,
@@ -99,6 +115,8 @@ __all__ = [
     # loading and rendering
     "load_task",
     "render_records",
+    "as_map_function",
+    "PromptMapper",
     "render_chat",
     "chat_meta",
     "read_conversation",
@@ -169,6 +187,36 @@ __all__ = [
     "choice_style",
     "resolve_target",
     "DEFAULT_LABELS",
+    # format grids and generative multiple choice
+    "Axis",
+    "Constraint",
+    "StyleAxes",
+    "AxesFactory",
+    "cell_id",
+    "choice_axes",
+    "ParsedAnswer",
+    "AnswerParser",
+    "AnswerParserFactory",
+    "ChoiceAnswerParser",
+    "choice_answer_parser",
+    "score_predictions",
+    "Score",
+    "make_grid",
+    "Grid",
+    "Cell",
+    "ChoiceOrder",
+    "read_results",
+    "spread_of",
+    "Spread",
+    "CellResult",
+    "lint_task",
+    "Finding",
+    "example_count",
+    "check_pool_size",
+    "check_ids_agree",
+    "ranking_count",
+    "input_columns_option",
+    "input_text",
     # lm-evaluation-harness's template system
     "TemplateConfig",
     "MCQTemplateConfig",
@@ -198,6 +246,29 @@ __all__ = [
 
 # name -> the module that defines it (the imports above, made on first use)
 _LAZY: dict[str, str] = {
+    "Axis": ".axes",
+    "Constraint": ".axes",
+    "StyleAxes": ".axes",
+    "cell_id": ".axes",
+    "choice_axes": ".styles.axes",
+    "ChoiceAnswerParser": ".styles.answers",
+    "Score": ".scoring",
+    "make_grid": ".grid",
+    "Grid": ".grid",
+    "Cell": ".grid",
+    "ChoiceOrder": ".choice_order",
+    "read_results": ".spread",
+    "spread_of": ".spread",
+    "Spread": ".spread",
+    "CellResult": ".spread",
+    "lint_task": ".lint",
+    "Finding": ".lint",
+    "score_predictions": ".scoring",
+    "choice_answer_parser": ".styles.answers",
+    "AnswerParser": ".types",
+    "AnswerParserFactory": ".types",
+    "AxesFactory": ".types",
+    "ParsedAnswer": ".types",
     "iter_records": ".data",
     "load_records": ".data",
     "compile_field": ".fields",
@@ -214,25 +285,33 @@ _LAZY: dict[str, str] = {
     "chat_requests": ".harness",
     "run_chat_model": ".harness",
     "Task": ".loading",
-    "default_plugin_manager": ".loading",
     "load_task": ".loading",
     "render_records": ".loading",
-    "Conversation": ".meta",
+    "PromptMapper": ".map_function",
+    "as_map_function": ".map_function",
+    "Conversation": ".chat",
     "ModelArgs": ".meta",
     "api_role": ".meta",
-    "chat_meta": ".meta",
+    "chat_meta": ".chat",
     "parse_model_args": ".meta",
-    "read_conversation": ".meta",
-    "render_chat": ".meta",
+    "read_conversation": ".chat",
+    "render_chat": ".chat",
     "check_options": ".options",
     "PluginInfo": ".plugins",
     "PluginManager": ".plugins",
     "Provider": ".plugins",
     "create_plugin_manager": ".plugins",
+    "default_plugin_manager": ".plugins",
     "Candidate": ".render",
     "RenderedPrompt": ".render",
     "TaskRenderer": ".render",
     "dialogue_to_json": ".render",
+    "check_ids_agree": ".retrievers.checks",
+    "check_pool_size": ".retrievers.checks",
+    "example_count": ".retrievers.checks",
+    "ranking_count": ".retrievers.checks",
+    "input_columns_option": ".retrievers.opencompass",
+    "input_text": ".retrievers.opencompass",
     "JinjaLimits": ".safe.jinja_env",
     "JinjaProfile": ".safe.jinja_env",
     "YamlLimits": ".safe.limits",

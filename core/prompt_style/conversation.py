@@ -17,6 +17,10 @@ up to one of them, followed by the dialogue's ``end`` turns, as AISBench's
     OpenCompass's ``GenInferencer(multiround=True)`` on a ``RawPromptTemplate``:
     one request per empty assistant message (a slot), holding the messages
     before it, the earlier slots filled with the model's own replies.
+
+OpenCompass's ``ChatInferencer`` chats (turns of the section ``chat``) are cut
+the same way in its three modes, at every ``assistant`` message: the request is
+the chat before it (a chat has no ``end``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import RenderError
+from .meta.opencompass_chat import CHAT
 from .meta.roles import api_role
 from .types import FormattedPrompt, Turn
 
@@ -70,8 +75,14 @@ def reply_callback(
 
 
 def reply_positions(dialogue: Sequence[Turn]) -> list[int]:
-    """Positions of the model's replies: the assistant-role turns of the ``round`` section."""
-    return [i for i, turn in enumerate(dialogue) if turn.section == "round" and api_role(turn.role) == "assistant"]
+    """Positions of the model's replies: the assistant-role turns of the ``round`` section,
+    or the ``assistant`` messages of a ``ChatInferencer`` chat."""
+    return [
+        i
+        for i, turn in enumerate(dialogue)
+        if (turn.section == "round" and api_role(turn.role) == "assistant")
+        or (turn.section == CHAT and turn.role == "assistant")
+    ]
 
 
 def slot_positions(dialogue: Sequence[Turn]) -> list[int]:
@@ -108,6 +119,14 @@ def requests(
         first = 0
     for n, position in enumerate(positions):
         turn = first + n
+        if position == 0 and dialogue[0].section == CHAT:
+            # OpenCompass's ChatInferencer sends an empty batch and then fails (IndexError).
+            raise RenderError(
+                f"turn {turn} asks for a reply before anything was said: the chat starts with an "
+                "assistant message, so this request would be empty",
+                **where,
+                hint="start the chat with a user (or system) message",
+            )
         target: Any = targets[turn] if targets is not None and turn < len(targets) else formatted.target
         request = renderer._rendered(formatted, tuple(dialogue[:position]) + end, index, target=target, turn=turn)
         sent = yield request

@@ -303,7 +303,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     if not (passthrough or _plain_choice_style(style)) or not renderer._needs_gold or renderer._gold is None:
         return None
     settings = style.settings
-    if settings.output_type not in (None, "multiple_choice"):
+    if settings.output_type not in (None, "multiple_choice") or style._generative:
         return None
     text_of, choice_of, target_of, prefix_of = renderer._text, renderer._choice, renderer._target, renderer._prefix
     describe = renderer._description

@@ -21,6 +21,8 @@ from ._markers import hookspec
 
 if TYPE_CHECKING:
     from .types import (
+        AnswerParserFactory,
+        AxesFactory,
         Exporter,
         FieldExtractor,
         Formatter,
@@ -178,6 +180,50 @@ def load_tokenizer() -> Mapping[str, TokenizerLoader]:
         :class:`pathlib.Path`, ``options`` the ``tokenizer_*`` meta options
         with the prefix removed, and the result implements
         :class:`~prompt_style.Tokenizer`.
+    """
+
+
+@hookspec
+def declare_axes() -> Mapping[str, AxesFactory]:
+    """Provide format axes: for a style name, the ways its format can vary.
+
+    A style's axes (the labels of the choices, the separator after a label, the
+    spacing between blocks, the casing of its descriptors, the answer prefix,
+    the order of the choices, ...), the values each takes and the constraints
+    between them; ``prompt-style grid`` renders a task in every combination (or
+    a seeded sample), FormatSpread style, and ``prompt-style spread`` measures
+    how much a score depends on them. Declare the axes of your own styles here,
+    beside their ``format_prompt`` entries, and they join every grid.
+
+    Called once per plugin manager; not firstresult: the catalogs of all
+    plugins are merged and a style name claimed twice is an error naming both.
+
+    :returns: A mapping from style name (as ``format_prompt`` names it) to a
+        factory called once per grid as ``factory(options=...)``, where
+        ``options`` are the task's ``template`` options for that style; the
+        factory returns a :class:`~prompt_style.StyleAxes` (its ``axes``, its
+        ``constraints``, and ``options(settings)`` giving a cell's style options).
+    """
+
+
+@hookspec
+def parse_answer() -> Mapping[str, AnswerParserFactory]:
+    """Provide answer parsers: for a style name, how a model's generated answer is read.
+
+    Generative multiple choice (a style's ``generation: answer`` or ``cot``
+    variant) asks the model to write its answer; the parser of the style that
+    built the prompt finds which choice (or choices) the completion names: an
+    ``ANSWER: X`` line, ``(B)``, ``**B**``, ``$B$``, ``B.``, the choice's own text,
+    in the labels the style showed (letters, numbers, Roman numerals).
+    ``prompt-style score`` uses it. Implement it next to the style.
+
+    Called once per plugin manager; not firstresult: the catalogs of all
+    plugins are merged and a style name claimed twice is an error naming both.
+
+    :returns: A mapping from style name to a factory called once per task as
+        ``factory(style=...)`` with the built style object; the factory returns
+        an object with ``parse(completion, *, labels, choices, multiple) ->
+        ParsedAnswer | None`` (see :class:`~prompt_style.AnswerParser`).
     """
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .choice_order import ChoiceOrder, option_keys_for
 from .conversation import reply_callback
 from .data import _given as _given_records
 from .data import check_data_file, iter_records, load_records, map_records, open_records
@@ -24,27 +25,17 @@ from .meta.chat_rules import ChatRules, continuation_delimiter
 from .meta.files import is_meta_path, resolve_meta
 from .meta.model_args import apply_model_args
 from .meta.tokens import split_token_options, with_tokenizer
-from .plugins import PluginManager, Provider, create_plugin_manager
+from .plugins import PluginManager, Provider, default_plugin_manager
 from .render import RenderedPrompt, TaskRenderer
 from .safe.limits import JinjaLimits, limits_scope
 from .task import TASK_KEYS, TaskConfig
 from .types import ReadOptions, StyleSettings
 
-__all__ = ["Task", "load_task", "render_records", "default_plugin_manager"]
+__all__ = ["Task", "load_task", "render_records"]
 
 _FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description", "gen_prefix")
 _SHOT_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "gen_prefix")
 _PROTOCOL_METHOD = {"format_prompt": "format", "apply_meta_template": "apply", "retrieve_examples": "select"}
-
-_default_manager: PluginManager | None = None
-
-
-def default_plugin_manager() -> PluginManager:
-    """The process-wide manager, created on first use (never at import time)."""
-    global _default_manager
-    if _default_manager is None:
-        _default_manager = create_plugin_manager()
-    return _default_manager
 
 
 class Task:
@@ -54,6 +45,65 @@ class Task:
         self.config = config
         self.renderer = renderer
         self._records = records  # the evaluated split, when it was loaded for few-shot use
+        self._prepared: Any = None  # what load_task compiled, for variant()
+        self._settings: Any = None
+        self._meta_built: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # What variant() reuses (the plugin manager, compiled objects) stays in this
+        # process: a Task pickles as its config, renderer and records.
+        state = self.__dict__.copy()
+        state.update(_prepared=None, _settings=None, _meta_built=None)
+        return state
+
+    def variant(
+        self,
+        *,
+        template: str | Mapping[str, Any] | None = None,
+        shots: int | None = None,
+        meta: str | Path | Mapping[str, Any] | None = None,
+        meta_options: Mapping[str, Any] | None = None,
+        choice_order: str | ChoiceOrder | None = None,
+        records: list[Any] | None = None,
+    ) -> Task:
+        """The same task with another style (a name, or a mapping with ``template_type``
+        and options, as the ``template`` key), number of examples, meta template or
+        choice order. Everything else is shared with this task and not done again:
+        the task file is not read, field specs are not compiled, the few-shot pool is
+        not read (only the style, retriever and meta template are built: templates
+        are compiled once per variant). ``records``: the evaluated split's records,
+        already in memory, to render from instead of the data file.
+
+        :raises PromptStyleError: as :func:`load_task` would.
+        """
+        if self._prepared is None:
+            raise RenderError(
+                "this Task has no variants: it was not made by load_task in this process (or was unpickled)",
+                hint="load the task again with load_task",
+            )
+        config = self.config
+        changes: dict[str, Any] = {}
+        if template is not None:
+            changes["template"] = template
+        if shots is not None:
+            if shots < 0:
+                raise config.error("num_fewshot", f"shots must be 0 or more, not {shots}")
+            changes["num_fewshot"] = shots
+        if changes:
+            config = dataclasses.replace(config, **changes)
+        settings = self._settings
+        meta_built = self._meta_built
+        if template is not None:
+            settings = dataclasses.replace(settings, style=None)
+        if meta is not None:
+            settings = dataclasses.replace(settings, meta=meta, meta_options=meta_options)
+            meta_built = None
+        if choice_order is not None:
+            settings = dataclasses.replace(settings, choice_order=choice_order)
+        task = _assemble(config, self._prepared, settings, meta_built, first=False)
+        if records is not None:
+            task._records = records
+        return task
 
     @property
     def name(self) -> str:
@@ -98,6 +148,16 @@ class Task:
         try:
             split = self.config.test_split
             source = self.source()
+            if self.renderer.choice_order is not None:  # one or several orders of each record's choices
+                if self.multiturn:
+                    raise RenderError("a choice order applies to single-request tasks, not multi-turn dialogues")
+                records = open_records(source, split)
+                if limit is not None:
+                    records = itertools.islice(records, limit)
+                ordered = self.renderer.render_ordered
+                for index, record in enumerate(records):
+                    yield from ordered(record, index)
+                return
             fast = None if self.multiturn else self.renderer.fast_render()
             if fast is not None:
                 # A record the fast path cannot take goes to the general path.
@@ -184,7 +244,7 @@ def load_task(
     *,
     plugins: PluginManager | None = None,
     style: str | None = None,
-    meta: str | Path | Mapping[str, Any] = "plain",
+    meta: str | Path | Mapping[str, Any] | None = "plain",
     meta_options: Mapping[str, Any] | None = None,
     shots: int | None = None,
     seed: int | None = None,
@@ -198,6 +258,10 @@ def load_task(
     model_args: str | Mapping[str, Any] | None = None,
     mode: str | None = None,
     limits: JinjaLimits | None = None,
+    choice_order: str | ChoiceOrder | None = None,
+    option_keys: Sequence[str] | None = None,
+    answer_key: str | None = None,
+    style_options: Mapping[str, Any] | None = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -208,7 +272,8 @@ def load_task(
     :param style: a style name replacing the task's ``template`` name (its options stay).
     :param meta: the meta template name (``plain``, ``messages``, ``chatml``, ...), a
         meta template file (``.yaml``, ``.json``; OpenCompass ``.py`` model configs
-        with ``trust_code``) or a mapping (an OpenCompass meta template).
+        with ``trust_code``) or a mapping (an OpenCompass meta template); ``None``
+        is the default, ``plain``.
     :param meta_options: options for the meta template.
     :param shots: replaces ``num_fewshot``.
     :param seed: replaces ``seed``.
@@ -236,10 +301,27 @@ def load_task(
     :param limits: budgets for the task's Jinja templates (docs/security.md),
         while loading and for every record; default: the process defaults
         (``PROMPT_STYLE_LIMITS``).
+    :param choice_order: show each record's choices in another order, the gold
+        answer following: ``"shuffle:SEED"`` (seeded per record), ``"reversed"``,
+        ``"rotate:K"``, ``"correct:K"`` (the gold choice at position ``K``) or
+        ``"circular"`` (every rotation, OpenCompass's CircularEval: one prompt per
+        choice); each prompt records its ``permutation``.
+    :param option_keys: where the choices are, for a choice order: by default the
+        extracted choices (``doc_to_choice``), or for an OpenCompass dataset its
+        option columns (``A``, ``B``, ... as OpenCompass's CircularEval datasets
+        name them); give the record's option columns, or the one field holding the
+        list of choices, when the question's text is built from them.
+    :param style_options: options of the style, over the task's ``template`` options
+        (``{"generation": "cot"}``; ``--style-option`` on the command line).
+    :param answer_key: with ``option_keys``: the field holding the answer
+        (default: OpenCompass's ``output_column``, or a ``doc_to_target`` that is a
+        field name).
     :returns: the :class:`Task`.
     :raises PromptStyleError: naming the file, line and key.
     """
     manager = plugins or default_plugin_manager()
+    if meta is None:
+        meta = "plain"
     if model_args is not None:
         meta, meta_options = apply_model_args(model_args, meta, meta_options)
     format_options = dict(read_options or {})
@@ -251,6 +333,9 @@ def load_task(
     config = _config_of(task, manager, options, task_format)
     named = _named_splits(config)
     config = _with_overrides(config, data=data, shots=shots, seed=seed)
+    if style_options:
+        name, own = config.style_spec()
+        config = dataclasses.replace(config, template={"template_type": style or name, **own, **style_options})
     config.check_data()
     overridden = set(data or ())
     config = _processed(config, overridden)
@@ -260,13 +345,70 @@ def load_task(
     # Few-shot examples' own field specs (lm-evaluation-harness's fewshot_config).
     shot_specs = {key: config.fewshot_overrides.get(key) for key in _SHOT_FIELD_KEYS}
     shot_extractors, _ = _compile_fields(config, manager, shot_specs, where="fewshot_config.")
+    prepared = _Prepared(manager, extractors, shot_extractors, used, overridden, named, trust_code)
+    settings = _Settings(
+        style=style,
+        meta=meta,
+        meta_options=meta_options,
+        mode=mode,
+        system_instruction=system_instruction,
+        fewshot_as_multiturn=fewshot_as_multiturn,
+        limits=limits,
+        choice_order=choice_order,
+        option_keys=option_keys,
+        answer_key=answer_key,
+    )
+    return _assemble(config, prepared, settings)
+
+
+@dataclasses.dataclass
+class _Prepared:
+    """What a task's variants share: the plugin manager, the compiled field specs,
+    the few-shot pools read so far."""
+
+    manager: PluginManager
+    extractors: dict[str, Any]
+    shot_extractors: dict[str, Any]
+    used: dict[str, Any]
+    overridden: set[str]
+    named: set[str]
+    trust_code: bool
+    pools: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+    """The choices :func:`load_task` makes after reading the task (and a variant may change)."""
+
+    style: str | None = None
+    meta: Any = "plain"
+    meta_options: Mapping[str, Any] | None = None
+    mode: str | None = None
+    system_instruction: str | None = None
+    fewshot_as_multiturn: bool | None = None
+    limits: JinjaLimits | None = None
+    choice_order: Any = None
+    option_keys: Sequence[str] | None = None
+    answer_key: str | None = None
+
+
+def _assemble(
+    config: TaskConfig, prepared: _Prepared, settings: _Settings, meta_built: Any = None, *, first: bool = True
+) -> Task:
+    """The renderer of ``config`` with ``settings``: meta template, style, chat rules,
+    retriever (field specs already compiled)."""
+    manager = prepared.manager
+    overridden = prepared.overridden
+    used = dict(prepared.used)
     # The meta template is built before the style: a chat format changes the style's settings.
-    built_meta, meta_used = _meta(manager, meta, meta_options, trust_code)
+    if meta_built is None:
+        meta_built = _meta(manager, settings.meta, settings.meta_options, prepared.trust_code)
+    built_meta, meta_used = meta_built
     chat = bool(getattr(built_meta, "chat", False))
-    built_style, used["format_prompt"] = _style(config, manager, style, chat, mode)
+    built_style, used["format_prompt"] = _style(config, manager, settings.style, chat, settings.mode)
     used["apply_meta_template"] = meta_used
-    _check_repeated_texts(config, meta_options)
-    rules = _chat_rules(config, chat, system_instruction, fewshot_as_multiturn)
+    _check_repeated_texts(config, settings.meta_options)
+    rules = _chat_rules(config, chat, settings.system_instruction, settings.fewshot_as_multiturn)
 
     split = config.test_split
     try:
@@ -274,8 +416,15 @@ def load_task(
     except PromptStyleError as exc:
         raise _locate_data_error(exc, config, split, split not in overridden) from None
     provider, options, where = _retriever_provider(config, manager)
-    pool_split, pool = _pool(config, overridden)
-    _warn_unread(overridden - named - {split, pool_split}, split, pool_split)
+    pool_split = _pool_split(config)
+    if config.needs_examples() and pool_split in prepared.pools:
+        pool = prepared.pools[pool_split]
+    else:
+        pool_split, pool = _pool(config, overridden)
+        if pool:
+            prepared.pools[pool_split] = pool
+    if first:  # said once, when the task loads, not again for each variant
+        _warn_unread(overridden - prepared.named - {split, pool_split}, split, pool_split)
     retriever = _build(
         provider,
         where,
@@ -288,9 +437,11 @@ def load_task(
     )
     used["retrieve_examples"] = provider.describe()
 
+    from . import fastpath  # passed down to the renderer, which sits beneath it (imported with the first task)
+
     renderer = TaskRenderer(
         task=config.task,
-        extractors=extractors,
+        extractors=prepared.extractors,
         style=built_style,
         meta=built_meta,
         retriever=retriever,
@@ -300,15 +451,96 @@ def load_task(
         source=str(config.path) if config.path else None,
         plugins=used,
         lines=config.lines,
-        shot_extractors=shot_extractors,
+        shot_extractors=prepared.shot_extractors,
         chat=rules,
         output_type=config.output_type,
         until=config.until,
         origins={key: str(path) for key, path in config.origins.items()},
         allow_null_target=config.allow_null_target,
-        limits=limits,
+        limits=settings.limits,
+        fast_path=fastpath.compile_fast_path,
+        **_choice_order(config, built_style, settings.choice_order, settings.option_keys, settings.answer_key),
     )
-    return Task(config, renderer, pool if pool and pool_split == split else None)
+    task = Task(config, renderer, pool if pool and pool_split == split else None)
+    task._prepared, task._settings, task._meta_built = prepared, settings, meta_built
+    return task
+
+
+def _choice_order(
+    config: TaskConfig,
+    style: Any,
+    order: str | ChoiceOrder | None,
+    option_keys: Sequence[str] | None,
+    answer_key: str | None,
+) -> dict[str, Any]:
+    """The renderer's ``choice_order``, ``option_keys`` and ``answer_key``."""
+    meta = (config.metadata.get("opencompass") or {}) if config.format == "opencompass" else {}
+    dataset_type = str(meta.get("type") or "").rsplit(".", 1)[-1]
+    if order is None and dataset_type.startswith("Circular"):
+        # OpenCompass makes a Circular* dataset's records circular when it loads them
+        patterns = meta.get("circular_patterns", "circular")
+        if patterns not in ("circular", "all_possible"):
+            raise config.error(
+                "circular_patterns",
+                f"circular_patterns must be 'circular' or 'all_possible', not {patterns!r}",
+                hint="OpenCompass 0.5.4 knows these two (a list of patterns is not implemented there either)",
+            )
+        order = patterns
+        if option_keys is None and isinstance(meta.get("option_keys"), list):
+            option_keys = meta["option_keys"]
+        if answer_key is None and isinstance(meta.get("answer_key"), str):
+            answer_key = meta["answer_key"]
+    if order is None:
+        if option_keys is not None or answer_key is not None:
+            raise OptionError(
+                "option_keys and answer_key say where a choice order finds the choices, but no order is given",
+                key="option_keys",
+                hint="add --shuffle-choices SEED, --circular or --place-correct-choice-position K",
+            )
+        return {}
+    parsed = order if isinstance(order, ChoiceOrder) else ChoiceOrder.parse(order)
+    if parsed.kind == "original":
+        return {}
+    if option_keys is not None:
+        keys: tuple[str, ...] | None = tuple(option_keys)
+        if not keys:
+            raise OptionError("option_keys is empty", key="option_keys")
+    elif config.format == "opencompass":  # templates read the option columns: rewrite the record
+        found = option_keys_for(
+            (config.metadata.get("opencompass") or {}).get("type"),
+            getattr(style, "input_columns", None),
+            getattr(style, "output_column", None),
+        )
+        if found is None:
+            raise OptionError(
+                "cannot tell which of the dataset's columns hold the choices",
+                key="option_keys",
+                hint="name them with --option-keys (option_keys= in Python), e.g. --option-keys A,B,C,D",
+            )
+        keys, default_answer = found
+        answer_key = answer_key or default_answer
+    else:
+        keys = None
+    if keys is not None and answer_key is None and config.format != "opencompass":
+        answer_key = _field_name(config.doc_to_target)
+        if answer_key is None:
+            raise OptionError(
+                "option_keys names the record's choices, but which field holds the answer?",
+                key="answer_key",
+                hint="give --answer-key FIELD (answer_key= in Python)",
+            )
+    return {"choice_order": parsed, "option_keys": keys, "answer_key": answer_key}
+
+
+def _field_name(spec: Any) -> str | None:
+    """The record field a target spec reads as it is (``answer``, ``{{answer}}``), or ``None``."""
+    import re
+
+    source = getattr(spec, "source", spec)  # lm-evaluation-harness's field specs keep their text
+    if not isinstance(source, str):
+        return None
+    match = re.fullmatch(r"\s*(?:\{\{\s*([A-Za-z_]\w*)\s*\}\}|([A-Za-z_]\w*))\s*", source)
+    return (match.group(1) or match.group(2)) if match else None
 
 
 def _config_of(
@@ -448,6 +680,8 @@ def _style(
         mode=mode,
     )
     built = _build(provider, where, config.lines, options=options, settings=settings)
+    if override is not None and name == "passthrough" and override != name:
+        _warn_second_answer_prompt(config, override, built)
     if mode is not None and mode not in getattr(built, "modes", ()):
         modes = getattr(built, "modes", ())
         raise PluginError(
@@ -457,6 +691,30 @@ def _style(
             hint="--mode applies to styles with modes, such as OpenCompass tasks",
         )
     return built, provider.describe()
+
+
+def _warn_second_answer_prompt(config: TaskConfig, style: str, built: Any) -> None:
+    """``--style`` on a task whose ``doc_to_text`` is its whole prompt (lm-evaluation-harness's
+    ``Question: {{question}}\nAnswer:``): when that text already ends with an answer prompt
+    and the style adds its own, the prompt would ask twice; say so, and which style keeps the
+    task's layout."""
+    suffix = getattr(built, "suffix", None)
+    spec = config.doc_to_text
+    source = getattr(spec, "source", spec)
+    if not isinstance(suffix, str) or not suffix.strip() or not isinstance(source, str):
+        return
+    last = source.rstrip().rsplit("\n", 1)[-1].strip()
+    if not last.endswith(":") or "{{" in last or "{%" in last or len(last) > 40:
+        return
+    where = f"{config.path}: " if config.path else ""
+    warnings.warn(
+        f"prompt-style: {where}doc_to_text already ends with an answer prompt ({last!r}) and style {style!r} "
+        f"adds its own ({suffix.strip()!r}), so each prompt asks twice; --style passthrough (the task's own "
+        "style, without --style) keeps the task's layout, or point doc_to_text at the question alone "
+        "(e.g. '{{question}}') to use this style",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _chat_rules(
@@ -617,7 +875,7 @@ def render_records(
     *,
     fewshot: Sequence[Mapping[str, Any]] | None = None,
     plugins: PluginManager | None = None,
-    meta: str | Path | Mapping[str, Any] = "plain",
+    meta: str | Path | Mapping[str, Any] | None = "plain",
     meta_options: Mapping[str, Any] | None = None,
     system_instruction: str | None = None,
     fewshot_as_multiturn: bool | None = None,

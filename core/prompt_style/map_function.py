@@ -247,4 +247,6 @@ def as_map_function(
             key="plugins",
             hint="choose plugins with PROMPT_STYLE_PLUGINS / PROMPT_STYLE_DISABLE / PROMPT_STYLE_PREFER",
         )
+    if isinstance(task, (str, Path)):
+        task = str(Path(task).resolve())  # the same description from any process and directory
     return PromptMapper(task, load_options, batched=batched, columns=columns, prefix=prefix, index_column=index_column)

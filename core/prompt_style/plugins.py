@@ -13,11 +13,12 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pluggy
 
-from . import _entry_points, hookspecs
+from . import _entry_points, _first_party, _plugins_dir, hookspecs
 from ._lazy import Lazy
 from ._markers import ENTRY_POINT_GROUP, PROJECT_NAME
 from ._suggest import did_you_mean
@@ -35,8 +36,11 @@ __all__ = [
     "PluginInfo",
     "Provider",
     "create_plugin_manager",
+    "default_plugin_manager",
     "CATALOG_HOOKS",
     "HOOK_NOUNS",
+    "install_hint",
+    "first_party",
 ]
 
 CORE_DISTRIBUTION = "prompt-style"
@@ -49,6 +53,8 @@ HOOK_NOUNS: Mapping[str, str] = {
     "retrieve_examples": "retriever",
     "format_instances": "formatter",
     "load_tokenizer": "tokenizer format",
+    "declare_axes": "axes declaration",
+    "parse_answer": "answer parser",
     "export_task": "exporter",
 }
 CATALOG_HOOKS = (
@@ -58,6 +64,8 @@ CATALOG_HOOKS = (
     "retrieve_examples",
     "format_instances",
     "load_tokenizer",
+    "declare_axes",
+    "parse_answer",
     "export_task",
 )
 
@@ -76,26 +84,55 @@ def _usable(hook: str, value: Any) -> bool:
     return callable(value)
 
 
-# Where the first-party names live, so that "unknown name" can say what to install.
-FIRST_PARTY: Mapping[str, str] = {
-    "mcq::mmlu": "prompt-style-mmlu",
-    "mcq::gpqa": "prompt-style-gpqa",
-    "cloze": "prompt-style-cloze",
-    "cloze::options": "prompt-style-cloze",
-    "cloze::pure": "prompt-style-cloze",
-    "cloze::qa": "prompt-style-cloze",
-    "chatml": "prompt-style-chatml",
-    "tokenizers": "prompt-style-tokenizers",
-    "sentencepiece": "prompt-style-tokenizers",
-    "hf": "prompt-style-hf",
-    "lm-eval": "prompt-style-lm-eval",
-    "lighteval": "prompt-style-lighteval",
-    "opencompass": "prompt-style-opencompass",
-    **dict.fromkeys(
-        ("llama-2", "llama-3", "mistral", "zephyr", "vicuna", "alpaca", "gemma", "phi-3", "qwen"),
-        "prompt-style-chat-formats",
-    ),
+PUBLISHED: frozenset[str] = frozenset()
+"""First-party distributions on the package index (PyPI). None is yet: the others
+install from a prompt-style checkout, and :func:`install_hint` says so."""
+
+
+def _checkout() -> Path | None:
+    """The prompt-style checkout this core runs from (``core/prompt_style`` in it), if any."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "core" / "prompt_style").is_dir() and (root / "pyproject.toml").is_file() else None
+
+
+def install_hint(distribution: str) -> str:
+    """How to install ``distribution``, as ``NAME: pip install NAME`` when it is on
+    the package index; for a first-party distribution that is not (those of
+    ``plugins/`` and ``contrib/``), ``NAME, which is not on the package index:
+    pip install PATH``, with its folder in the checkout the core runs from, or
+    ``./plugins/...`` to run in a prompt-style checkout."""
+    folder = _first_party.FOLDERS.get(distribution) or _PENDING_FOLDERS.get(distribution)
+    if folder is None or distribution in PUBLISHED:
+        return f"{distribution}: pip install {distribution}"
+    checkout = _checkout()
+    if checkout is not None and (checkout / folder / "pyproject.toml").is_file():
+        command = f"pip install {checkout / folder}"
+    else:
+        command = f"in a prompt-style checkout, pip install ./{folder}"
+    return f"{distribution}, which is not on the package index: {command}"
+
+
+def first_party(hook: str, name: str) -> str | None:
+    """The first-party distribution that provides ``name`` for ``hook``, or ``None``."""
+    return _first_party.NAMES.get(hook, {}).get(name) or _PENDING_NAMES.get(hook, {}).get(name)
+
+
+# First-party distributions not in this tree yet (the harness bridges, under contrib/):
+# tools/first_party.py generates their names once their pyprojects are here, and
+# tests/test_first_party.py then asks for these entries to go.
+_PENDING_NAMES: Mapping[str, Mapping[str, str]] = {
+    "export_task": {
+        "lm-eval": "prompt-style-lm-eval",
+        "lighteval": "prompt-style-lighteval",
+        "opencompass": "prompt-style-opencompass",
+    },
 }
+_PENDING_FOLDERS: Mapping[str, str] = {
+    "prompt-style-lm-eval": "contrib/lm-eval",
+    "prompt-style-lighteval": "contrib/lighteval",
+    "prompt-style-opencompass": "contrib/opencompass",
+}
+
 
 ENV_ALLOW = "PROMPT_STYLE_PLUGINS"
 ENV_BLOCK = "PROMPT_STYLE_DISABLE"
@@ -114,8 +151,13 @@ class PluginInfo:
     status: str = "loaded"
     """``loaded``, ``broken``, ``blocked`` (PROMPT_STYLE_DISABLE) or ``skipped`` (not in PROMPT_STYLE_PLUGINS)."""
     errors: list[str] = field(default_factory=list)
+    path: str | None = None
+    """The file of a plugin loaded from a plugins folder (``--plugins-dir``,
+    ``PROMPT_STYLE_PLUGINS_DIR``, ``plugins_dir=``); ``None`` for the others."""
 
     def label(self) -> str:
+        if self.path is not None:
+            return f"{self.name!r} ({self.path})"
         dist = f" ({self.distribution} {self.version})" if self.distribution else ""
         return f"{self.name!r}{dist}"
 
@@ -252,8 +294,9 @@ class PluginManager:
         providers = catalog.get(name)
         if not providers:
             hint = did_you_mean(name, catalog)
-            if name in FIRST_PARTY:
-                hint = f"it comes with {FIRST_PARTY[name]}: pip install {FIRST_PARTY[name]}"
+            distribution = first_party(hook, name)
+            if distribution is not None:
+                hint = f"it comes with {install_hint(distribution)}"
             if hint is None:
                 hint = f"known {noun}s: {', '.join(sorted(catalog)) or 'none'}"
             raise PluginNotFoundError(f"unknown {noun} {name!r}", hint=hint)
@@ -338,6 +381,7 @@ class PluginManager:
                     "version": info.version,
                     "module": info.module,
                     "builtin": info.builtin,
+                    "path": info.path,
                     "status": "broken" if info.errors and info.status == "loaded" else info.status,
                     "errors": list(info.errors),
                     "hooks": provides,
@@ -389,6 +433,7 @@ def create_plugin_manager(
     environ: Mapping[str, str] | None = None,
     plugins: Iterable[tuple[str, object]] = (),
     prefer: Mapping[str, str] | None = None,
+    plugins_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
 ) -> PluginManager:
     """A new plugin manager with the built-in plugins and the installed ones.
 
@@ -402,12 +447,20 @@ def create_plugin_manager(
         harness would for plugins it ships itself.
     :param prefer: ``{name: plugin or distribution}`` choices for names that
         several plugins provide; merged over ``PROMPT_STYLE_PREFER``.
+    :param plugins_dir: one folder or several whose ``*.py`` files are plugins,
+        each named after its file (``shout.py`` is the plugin ``shout``), loaded
+        after the entry points; then the folders of ``PROMPT_STYLE_PLUGINS_DIR``
+        (``os.pathsep``-separated). ``PROMPT_STYLE_DISABLE`` and
+        ``PROMPT_STYLE_PLUGINS`` apply to them as to entry points.
     :returns: the manager.
+    :raises PluginError: for a plugins folder that does not exist, or a malformed
+        ``PROMPT_STYLE_PREFER``.
     """
     env = os.environ if environ is None else environ
     allow = _env_list(env.get(ENV_ALLOW))
     block = set(_env_list(env.get(ENV_BLOCK)) or ())
     chosen = {**_parse_prefer(env.get(ENV_PREFER)), **dict(prefer or {})}
+    folders = _plugins_dir.folders(plugins_dir, env)
 
     pm = pluggy.PluginManager(PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
@@ -439,8 +492,32 @@ def create_plugin_manager(
                 continue
             _register(pm, infos, info, ep.load)
 
+    for folder in folders:
+        for path in _plugins_dir.plugin_files(folder):
+            name = _plugins_dir.plugin_name(path)
+            info = PluginInfo(name, _plugins_dir.module_name(name), path=str(path))
+            if info.name in block:
+                info.status = "blocked"
+            elif allow is not None and info.name not in allow:
+                info.status = "skipped"
+            if info.status != "loaded":
+                infos.append(info)
+                continue
+            _register(pm, infos, info, lambda path=path: _plugins_dir.load(path))
+
     for name, plugin in plugins:
         module = getattr(plugin, "__name__", type(plugin).__module__)
         _register(pm, infos, PluginInfo(name, module), lambda plugin=plugin: plugin)
 
     return PluginManager(pm, infos, chosen)
+
+
+_default_manager: PluginManager | None = None
+
+
+def default_plugin_manager() -> PluginManager:
+    """The process-wide manager, created on first use (never at import time)."""
+    global _default_manager
+    if _default_manager is None:
+        _default_manager = create_plugin_manager()
+    return _default_manager

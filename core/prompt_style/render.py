@@ -8,15 +8,15 @@ extracted and formatted once per example.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import conversation
-from .errors import FieldError, PromptStyleError, RenderError, cut
+from .errors import FieldError, PromptStyleError, RenderError, TargetError, cut
+from .fields.choices import choice_list
 from .fields.multiple_input import ContextChoice, context_gold
-from .fields.targets import gold_resolver
+from .fields.targets import explain_label, gold_resolver, plain_integers
 from .safe.limits import _SCOPE
 from .types import Dialogue, FormattedPrompt, Sample
 
@@ -77,7 +77,9 @@ class RenderedPrompt:
     messages: list[dict[str, Any]] | None
     """The prompt as API messages, when the meta template gives them."""
     continuations: tuple[str, ...]
-    """Candidate continuations (multiple choice), each scored after ``text``."""
+    """Candidate continuations (multiple choice), each scored after ``text``; for
+    OpenCompass's ``LLInferencer``, the record's ``cont``, scored inside every
+    candidate's text."""
     target: Any
     """Gold answer: index into ``continuations``, or the reference text."""
     plugins: Mapping[str, Any]
@@ -116,6 +118,16 @@ class RenderedPrompt:
     with the continuation at the same position of ``continuations``; ``text`` (and
     ``messages``) are the first request's. Each is the meta template's text, or its
     messages when it gives no text. ``None`` for every other task."""
+    permutation: tuple[int, ...] | None = None
+    """With a choice order (``--shuffle-choices``, ``--circular``, ...): the record's
+    original choice index shown at each position (``permutation[target]`` is the
+    original gold index); ``None`` when the choices are in the record's order."""
+    rotation: int | None = None
+    """Circular evaluation: which rotation of the record's choices this is (0 is the
+    record's own order); ``None`` otherwise."""
+    circular_pattern: list[str] | None = None
+    """Circular evaluation: OpenCompass's ``circular_pattern``, the option key each
+    original option is shown under (``["B", "C", "D", "A"]`` for rotation 1)."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
@@ -125,7 +137,9 @@ class RenderedPrompt:
         ``candidates`` (perplexity); ``turn`` for the requests of a multi-turn
         dialogue; ``context_token_ids``, ``continuation_token_ids`` and
         ``token_report`` when a tokenizer gives them; ``assistant_spans`` when the
-        chat template marks them; ``contexts`` for a multiple-input task."""
+        chat template marks them; ``contexts`` for a multiple-input task;
+        ``permutation`` under a choice order, with ``rotation`` and
+        ``circular_pattern`` in circular evaluation."""
         out = {
             "index": self.index,
             "text": self.text,
@@ -157,30 +171,50 @@ class RenderedPrompt:
             out["assistant_spans"] = [list(span) for span in self.assistant_spans]
         if self.contexts is not None:
             out["contexts"] = list(self.contexts)
+        if self.permutation is not None:
+            out["permutation"] = list(self.permutation)
+        if self.rotation is not None:
+            out["rotation"] = self.rotation
+            out["circular_pattern"] = self.circular_pattern
         return out
 
 
-def _choices(value: Any) -> list[Any] | None:
-    if value is None or isinstance(value, list):
-        return value
-    if isinstance(value, tuple):
-        return list(value)
-    if isinstance(value, str):
-        # A rendered template gives text; lm-evaluation-harness reads it as a Python literal.
-        try:
-            parsed = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            parsed = None
-        if isinstance(parsed, (list, tuple)):
-            return list(parsed)
-    raise FieldError(
-        f"gave {type(value).__name__} {cut(value)}, not a list of choices",
-        key="doc_to_choice",
-        hint="use a single {{ expression }} such as '{{choices}}' to keep the list",
-    )
-
-
 _UNTRIED: Any = object()  # the fast path is compiled on the first record
+
+
+def _plain_order_fields(renderer: TaskRenderer) -> tuple[str, str] | None:
+    """``(choices field, target field)`` when a new order of a record's choices can be
+    rendered from a copy of the record with that field reordered and the gold index
+    remapped: ``doc_to_choice`` and ``doc_to_target`` are plain field names, and
+    nothing else of the task reads them (the question reads one other field, the
+    description is fixed, no ``gen_prefix`` or few-shot field specs of its own).
+    Worked out once per renderer (:meth:`TaskRenderer._reordered_copies`)."""
+    from .fields.extractors import Expression, RecordField
+
+    def field(extractor: Any) -> str | None:
+        if type(extractor) is RecordField and type(extractor.spec) is str:
+            return extractor.spec
+        return None
+
+    choice_key, target_key = field(renderer._choice), field(renderer._target)
+    if choice_key is None or target_key is None or choice_key == target_key or renderer.shot_extractors:
+        return None
+    text = renderer._text
+    if type(text) is RecordField:
+        reads = text.spec
+    elif type(text) is Expression and text.steps is not None and len(text.steps) == 1:
+        reads = text.steps[0]
+    else:
+        return None
+    if reads in (choice_key, target_key) or renderer._prefix is not None:
+        return None
+    describe = renderer._description
+    if describe is not None and getattr(describe, "kind", None) not in ("literal", "constant"):
+        return None
+    return choice_key, target_key
+
+
+DEFAULT_KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # option keys named for circular patterns of extracted choices
 
 _STAGE_KEYS = {
     "extract_field": None,  # extractor errors carry their own key
@@ -214,6 +248,10 @@ class TaskRenderer:
         origins: Mapping[str, str] | None = None,
         allow_null_target: bool = False,
         limits: Any = None,
+        choice_order: Any = None,
+        option_keys: Sequence[str] | None = None,
+        answer_key: str | None = None,
+        fast_path: Callable[[TaskRenderer], Any] | None = None,
     ) -> None:
         self.task = task
         self.extractors = dict(extractors)
@@ -238,6 +276,18 @@ class TaskRenderer:
         """Whether a generation record may have a null target (the task's ``allow_null_target``)."""
         self.limits = limits
         """Jinja budgets for this task's templates (``load_task(limits=...)``); ``None``: the defaults."""
+        self.choice_order = choice_order
+        """The order of each record's choices (a :class:`~prompt_style.choice_order.ChoiceOrder`),
+        or ``None``: as the record has them. See :meth:`render_ordered`."""
+        self.option_keys = tuple(option_keys) if option_keys is not None else None
+        """Where a choice order permutes the choices: ``None`` for the extracted choices
+        (``doc_to_choice``), else the record's option columns (or one list field),
+        rewritten as OpenCompass's CircularEval rewrites a record."""
+        self.answer_key = answer_key
+        """With ``option_keys``: the record field holding the answer, remapped with its choice."""
+        self.fast_path = fast_path
+        """Compiles the task's fast path on the first record (``prompt_style.fastpath.compile_fast_path``,
+        which ``load_task`` passes in: the renderer is beneath it); ``None``: the general path only."""
         self._setup()
 
     def _setup(self) -> None:
@@ -326,7 +376,7 @@ class TaskRenderer:
                             key=key,
                             hint="fix the record, or point doc_to_choice at the field that holds the choices",
                         )
-                    choices = _choices(choices)
+                    choices = choice_list(choices)
                 if None in choices:
                     raise FieldError(
                         f"choice {choices.index(None)} is null, so it would read 'None'",
@@ -337,6 +387,8 @@ class TaskRenderer:
             if target_of is not None:
                 key = "doc_to_target"
                 target = target_of(record)
+                if type(target) is not int and type(target) is not str and target is not None:
+                    target = plain_integers(target)  # numpy integers from task code are indices, as ints
                 if (target is None or type(target) is list and None in target) and not self._rolling:
                     self._null_target(target, choices)
                 if type(question) is ContextChoice:
@@ -345,7 +397,10 @@ class TaskRenderer:
                     if type(target) is int and 0 <= target < len(choices):
                         gold = target  # the common case, without a call
                     else:
-                        gold = resolve(target, choices)
+                        try:
+                            gold = resolve(target, choices)
+                        except TargetError as exc:
+                            raise self._label_error(exc, record, index, question, choices, target) from None
             if type(question) is ContextChoice:  # lm-evaluation-harness's multiple-input mode
                 gold = context_gold(question, choices, target)
             if description and self._description is not None:
@@ -361,6 +416,22 @@ class TaskRenderer:
         except Exception as exc:  # user callables and plugin extractors
             raise FieldError(f"raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}", key=key) from exc
         return Sample(index, record, question, choices, target, text, gold=gold, gen_prefix=prefix)
+
+    def _label_error(
+        self, exc: TargetError, record: Mapping[str, Any], index: int, question: Any, choices: list[Any], target: Any
+    ) -> TargetError:
+        """A target that names no choice, told exactly when it is a label (of this
+        style, or a letter): :func:`~prompt_style.fields.targets.explain_label`."""
+        # How the style labels the choices is what it scores: its answers (A, (A), 1, II).
+        answers_of = getattr(self.style, "answers", None) or getattr(self.style, "labels", None)
+        labels: Any = ()
+        if callable(answers_of):
+            try:
+                labels = answers_of(Sample(index, record, question, choices, target)) or ()
+            except Exception:  # the style's own error comes when it formats; this is only a message
+                labels = ()
+        style = (self.plugins.get("format_prompt") or {}).get("name")
+        return explain_label(exc, target, choices, labels, style)
 
     def _null_target(self, target: Any, choices: list[Any] | None) -> None:
         if choices is not None:
@@ -396,6 +467,16 @@ class TaskRenderer:
             file=self.source,
             line=self.lines.get(key or ""),
         )
+
+    def examples(self, record: Mapping[str, Any], index: int) -> tuple[Sample, ...]:
+        """The few-shot examples record ``index`` gets, as extracted ``Sample`` objects (their
+        ``index`` is their position in the few-shot pool, :attr:`pool_split`).
+
+        :raises PromptStyleError: for an example with bad data, naming it.
+        """
+        shared = self._shared_ids
+        ids = shared if shared is not None else self._select(index, record)
+        return tuple([self._shot(i) for i in ids]) if ids else ()
 
     def shared_shots(self) -> tuple[Sample, ...] | None:
         """The few-shot examples every record gets, when the retriever's selection does
@@ -482,6 +563,9 @@ class TaskRenderer:
             when ``every`` mode gets no reply.
         """
         if getattr(self.style, "infer_mode", None) is None:  # one request: the usual path
+            if self.choice_order is not None:  # the record's choice orders (one prompt, or one per rotation)
+                yield from self.render_ordered(record, index)
+                return
             yield self.render(record, index)
             return
         formatted = self._format(record, index)
@@ -552,12 +636,141 @@ class TaskRenderer:
         fast = self._fast
         return self._compile_fast() if fast is _UNTRIED else fast
 
-    def _render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
-        """The general path of :meth:`render`."""
+    def render_ordered(self, record: Mapping[str, Any], index: int) -> list[RenderedPrompt]:
+        """The prompts of one record with its choices in the task's :attr:`choice_order`:
+        one prompt (``--shuffle-choices``, ``correct:K``, ...) or one per rotation
+        (``circular``), each with its ``permutation`` (and ``rotation``,
+        ``circular_pattern`` when circular) and the gold target remapped. Without a
+        choice order, ``[render(record, index)]``.
+
+        :raises PromptStyleError: naming the record, for bad data and for orders the
+            record cannot take (``correct:K`` past its last choice).
+        """
+        order = self.choice_order
+        if order is None:
+            return [self.render(record, index)]
+        keys = self.option_keys
+        if keys is None and type(record) is dict:
+            fields = self.__dict__.get("_order_fields", _UNTRIED)
+            if fields is _UNTRIED:
+                fields = self._order_fields = _plain_order_fields(self)
+            if fields is not None:
+                choices, gold = record.get(fields[0]), record.get(fields[1])
+                if (
+                    type(choices) is list
+                    and type(gold) is int
+                    and 0 <= gold < len(choices) <= len(DEFAULT_KEYS)
+                    and None not in choices
+                    and choices[:2] != ["A", "B"]  # choices that are labels: the general path says why not
+                ):
+                    return self._reordered_copies(record, index, fields, choices, gold)
+        from .choice_order import circular_pattern, permute_record, record_gold, remap_gold
+
+        try:
+            if keys is not None:  # the record's own option columns (OpenCompass): rewrite the record
+                n, gold = record_gold(record, keys, self.answer_key)
+            else:
+                sample = self.sample(record, index)
+                self._check_orderable(sample)
+                n, gold = len(sample.choices), sample.gold
+            permutations = order.permutations(index, n, gold)
+        except PromptStyleError as exc:
+            raise self._locate(exc.locate(key=exc.key or "choice_order"), index) from None
+        shown = keys if keys is not None and len(keys) > 1 else None
+        names = shown or (DEFAULT_KEYS[:n] if n <= len(DEFAULT_KEYS) else [str(i) for i in range(n)])
+        # A gold index to check the rewritten records against: their gold must be the
+        # same choice (an answer field that did not follow its choices would not be).
+        check = self.render(record, index).target if keys is not None else None
+        out = []
+        for rotation, permutation in enumerate(permutations):
+            if keys is not None:
+                made = self.render(permute_record(record, permutation, keys, self.answer_key), index)
+                if type(check) is int and type(made.target) is int and permutation[made.target] != check:
+                    raise RenderError(
+                        f"the gold answer did not follow the choices: it is choice {check} of the record, "
+                        f"but the reordered record's gold is its choice {permutation[made.target]}",
+                        key="answer_key",
+                        split=self.split,
+                        index=index,
+                        file=self.source,
+                        hint="name the field that holds the answer with --answer-key (answer_key= in Python)",
+                    )
+            else:
+                made = self._render(record, index, (permutation, remap_gold))
+            made.permutation = permutation
+            if order.many:
+                made.rotation = rotation
+                made.circular_pattern = circular_pattern(permutation, names)
+            out.append(made)
+        return out
+
+    def _reordered_copies(
+        self, record: dict[str, Any], index: int, fields: tuple[str, str], choices: list[Any], gold: int
+    ) -> list[RenderedPrompt]:
+        """A task whose choices and gold index are plain fields of the record, and which
+        reads them nowhere else (:func:`_plain_order_fields`): each new order is a copy
+        of the record with the choice list reordered and the gold index remapped, which
+        renders — through the fast path — the prompt the reordered extracted choices give."""
+        from .choice_order import circular_pattern
+
+        order = self.choice_order
+        try:
+            permutations = order.permutations(index, len(choices), gold)
+        except PromptStyleError as exc:
+            raise self._locate(exc.locate(key=exc.key or "choice_order"), index) from None
+        choice_key, target_key = fields
+        many = order.many
+        out = []
+        for rotation, permutation in enumerate(permutations):
+            copy = dict(record)
+            copy[choice_key] = [choices[p] for p in permutation]
+            copy[target_key] = permutation.index(gold)
+            made = self.render(copy, index)
+            made.permutation = permutation
+            if many:
+                made.rotation = rotation
+                made.circular_pattern = circular_pattern(permutation, DEFAULT_KEYS)
+            out.append(made)
+        return out
+
+    def _check_orderable(self, sample: Sample) -> None:
+        choices = sample.choices
+        if choices is None or type(sample.question) is ContextChoice:
+            raise RenderError(
+                "a choice order needs the record's choices (doc_to_choice), one prompt for all of them",
+                key="choice_order",
+                hint="for a template that reads option columns (OpenCompass's {A}, {B}), give --option-keys",
+            )
+        n = len(choices)
+        if n >= 2 and [str(c) for c in choices] == list(DEFAULT_KEYS[:n]):
+            raise RenderError(
+                f"the choices are the labels {', '.join(DEFAULT_KEYS[:n])}: the choice texts are in the "
+                "question's text, where a new order cannot reach them",
+                key="choice_order",
+                hint="name the record's choice field (or columns) and its answer with --option-keys and "
+                "--answer-key (option_keys=, answer_key= in Python), e.g. --option-keys choices --answer-key answer",
+            )
+
+    def _render(self, record: Mapping[str, Any], index: int, permute: Any = None) -> RenderedPrompt:
+        """The general path of :meth:`render` (``permute``: ``(permutation, remap_gold)``
+        to show the extracted choices in another order)."""
         token = _SCOPE.set(self.limits) if self.limits is not None else None
         stage = "extract_field"
         try:
             sample = self.sample(record, index)
+            if permute is not None:
+                permutation, remap = permute
+                choices = sample.choices
+                sample = Sample(
+                    index,
+                    record,
+                    sample.question,
+                    [choices[p] for p in permutation],
+                    sample.target,
+                    sample.description,
+                    gold=remap(sample.gold, permutation),
+                    gen_prefix=sample.gen_prefix,
+                )
             if self._rolling:
                 return self._rolling_prompt(sample, index)
             stage = "retrieve_examples"
@@ -586,6 +799,10 @@ class TaskRenderer:
                 dialogue = self._chat_apply(dialogue)
             if self._meta_scored is not None and formatted.continuations:
                 made = self._meta_scored(dialogue, formatted.continuations)
+            elif formatted.mode == "ppl":
+                # One prompt scored whole (OpenCompass's PPLOnlyInferencer): the meta template's
+                # perplexity rendering, its end included.
+                made = self._meta_full(dialogue)
             else:
                 made = self._meta_apply(dialogue)
         except PromptStyleError as exc:
@@ -616,10 +833,9 @@ class TaskRenderer:
     def _compile_fast(self) -> Any:
         """The compiled fast path for this task (:mod:`prompt_style.fastpath`), or
         ``None`` when the task is not in its common case; built on the first record."""
-        from .fastpath import compile_fast_path
-
+        compile_fast_path = self.fast_path
         try:
-            path = compile_fast_path(self)
+            path = None if compile_fast_path is None else compile_fast_path(self)
         except Exception:  # e.g. an example the style cannot format: the general path says so, per record
             path = None
         self._fast_path = path
@@ -639,7 +855,7 @@ class TaskRenderer:
             index,
             None,
             None,
-            (),
+            formatted.continuations,
             formatted.target,
             self.plugins,
             (),

@@ -35,6 +35,10 @@ __all__ = [
     "Formatter",
     "Tokenizer",
     "TokenizerLoader",
+    "ParsedAnswer",
+    "AnswerParser",
+    "AnswerParserFactory",
+    "AxesFactory",
     "ExportRequest",
     "ExportResult",
     "Exporter",
@@ -315,6 +319,41 @@ class TokenizerLoader(Protocol):
     def load(self, path: Path, options: Mapping[str, Any]) -> Tokenizer:
         """Load the tokenizer at ``path``; raise :class:`~prompt_style.TokenizerError` naming the file."""
         ...
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """The choice(s) a completion names, as an answer parser read it."""
+
+    indices: tuple[int, ...]
+    """Positions in the record's choices as shown (after any permutation), in
+    ascending order; one for a single answer."""
+    rule: str = ""
+    """Which rule found it (``answer line``, ``wrapped label``, ``choice text``, ...),
+    for reports."""
+
+
+@runtime_checkable
+class AnswerParser(Protocol):
+    """Reads a generated completion as a choice (what a ``parse_answer`` factory returns)."""
+
+    def parse(
+        self, completion: str, *, labels: Sequence[str], choices: Sequence[str], multiple: bool = False
+    ) -> ParsedAnswer | None:
+        """The choice(s) ``completion`` names, or ``None`` when it names none unambiguously.
+
+        :param labels: the labels the prompt showed, one per choice (``A``, ``B``; ``1``,
+            ``2``; ``i``, ``ii``).
+        :param choices: the choice texts, in the order shown.
+        :param multiple: whether several answers may be correct (the record's gold is a list).
+        """
+        ...
+
+
+AnswerParserFactory = Callable[..., AnswerParser]
+"""``factory(style=...) -> AnswerParser``: see the ``parse_answer`` hook."""
+AxesFactory = Callable[..., Any]
+"""``factory(options=...) -> StyleAxes``: see the ``declare_axes`` hook."""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ each mode in a fresh process with a memory limit and a deadline:
   is, and with both the fast path and compiled Jinja switched off.
 
 ``python differential.py [--jobs N] [--memory BYTES] [--deadline S] < cases.json``
+(``--serve``: one case per line, each answered as soon as it is done, then a line
+``{"end": id}``; test_compiled_paths.py keeps one such runner per test process)
 prints one JSON line per case and mode: ``id``, ``mode``, ``outcome`` (``ran``,
 ``crash``, ``hang``, ``killed``), ``records`` (per record ``["ok", text,
 continuations, target]`` or ``["error", class, limit, message]``; texts longer
@@ -279,15 +281,25 @@ def _payloads():
     return module
 
 
-def run(cases: list[dict], jobs: int, memory: int, deadline: float, modes: tuple[str, ...] = MODES) -> None:
+def run(
+    cases: list[dict],
+    jobs: int,
+    memory: int,
+    deadline: float,
+    modes: tuple[str, ...] = MODES,
+    base: Path | None = None,
+) -> None:
+    """Run ``cases`` in every mode, in the directory ``base`` (a new one when not
+    given: a served runner keeps one, so that the shared records are written once)."""
     import shutil
 
-    base = Path(tempfile.mkdtemp(prefix="ps-differential-"))
+    own = base is None
+    if base is None:
+        base = Path(tempfile.mkdtemp(prefix="ps-differential-"))
     pending = []
     left: dict[Path, int] = {}
-    for number, case in enumerate(cases):
-        directory = base / f"case{number}"
-        directory.mkdir()
+    for case in cases:
+        directory = Path(tempfile.mkdtemp(prefix="case", dir=base))
         _write_files(directory, case.pop("files", {}))
         rows = case.get("rows")
         if rows:  # the records (megabytes) written once, linked into each case's directory
@@ -335,7 +347,8 @@ def run(cases: list[dict], jobs: int, memory: int, deadline: float, modes: tuple
             left[directory] -= 1
             if not left[directory]:
                 shutil.rmtree(directory, ignore_errors=True)
-    shutil.rmtree(base, ignore_errors=True)
+    if own:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def main() -> None:
@@ -343,8 +356,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--memory", type=int, default=1 << 30)
     parser.add_argument("--deadline", type=float, default=2.0)
+    parser.add_argument("--serve", action="store_true", help="one case per line of stdin, answered at once")
     args = parser.parse_args()
-    cases = json.loads(sys.stdin.buffer.read().decode("utf-8", "surrogatepass"))
+    cases = None if args.serve else json.loads(sys.stdin.buffer.read().decode("utf-8", "surrogatepass"))
     import jinja2  # noqa: F401
     import yaml  # noqa: F401
 
@@ -353,10 +367,22 @@ def main() -> None:
     import prompt_style.fastpath  # noqa: F401
     import prompt_style.formats.lm_eval.fields  # noqa: F401
     import prompt_style.safe._sandbox  # noqa: F401
-    from prompt_style.loading import default_plugin_manager
+    from prompt_style.plugins import default_plugin_manager
 
     default_plugin_manager()
-    run(cases, args.jobs, args.memory, args.deadline)
+    if cases is not None:
+        run(cases, args.jobs, args.memory, args.deadline)
+        return
+    import shutil
+
+    base = Path(tempfile.mkdtemp(prefix="ps-differential-"))
+    try:
+        for line in sys.stdin.buffer:
+            case = json.loads(line.decode("utf-8", "surrogatepass"))
+            run([case], args.jobs, args.memory, args.deadline, base=base)
+            print(json.dumps({"end": case["id"]}), flush=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -232,7 +232,7 @@ bombs = [
     (
         "fanout-silent",
         "{% macro a(n) %}{% if n %}{{ a(n-1) }}{{ a(n-1) }}{% endif %}{% endmacro %}{{ a(40) }}",
-        "deadline",
+        ("max_macro_calls", "deadline"),
     ),
     (
         "cycler-loops",

@@ -1,7 +1,10 @@
 """Run security payloads, each in a fresh process with a memory limit and a deadline.
 
-Used by test_security.py: ``python runner.py [--jobs N] [--memory BYTES] [--deadline S] < cases.json``
-prints one JSON line per case. The runner imports prompt-style once and forks a
+``python runner.py [--jobs N] [--memory BYTES] [--deadline S] < cases.json``
+prints one JSON line per case (``python test_security.py`` runs the corpus so).
+With ``--serve`` it reads one case per line and answers each with its line as soon
+as it is done: test_security.py keeps one such runner per test process and sends
+each test's own case. The runner imports prompt-style once and forks a
 child per case (a fresh process, started in milliseconds); each child sets
 ``RLIMIT_AS``, writes the case's files into its own directory and runs either
 the CLI (``prompt_style.cli.main``, exactly what the ``prompt-style`` command
@@ -264,7 +267,7 @@ def _result(case: dict, directory: Path, status: int, seconds: float, hung: bool
     return out
 
 
-def run(cases: list[dict], jobs: int, memory: int, deadline: float) -> None:
+def run(cases: list[dict], jobs: int, memory: int, deadline: float, collect: bool = True) -> None:
     import gc
     import shutil
 
@@ -277,7 +280,8 @@ def run(cases: list[dict], jobs: int, memory: int, deadline: float) -> None:
         _write_files(directory, case.pop("files", {}))
         pending.append((case, directory))
     del cases
-    gc.collect()
+    if collect:
+        gc.collect()
     running: dict[int, tuple[dict, Path, float]] = {}
     while pending or running:
         while pending and len(running) < jobs:
@@ -316,13 +320,22 @@ def run(cases: list[dict], jobs: int, memory: int, deadline: float) -> None:
     shutil.rmtree(base, ignore_errors=True)
 
 
+def _read_case(line: bytes) -> dict:
+    return json.loads(line.decode("utf-8", "surrogatepass"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=max(2, (os.cpu_count() or 2)))
     parser.add_argument("--memory", type=int, default=1 << 30)
     parser.add_argument("--deadline", type=float, default=2.0)
+    parser.add_argument("--serve", action="store_true", help="one case per line of stdin, answered at once")
     args = parser.parse_args()
-    cases = json.loads(sys.stdin.buffer.read().decode("utf-8", "surrogatepass"))
+    cases = None if args.serve else _read_case(sys.stdin.buffer.read())
+    # A render's own deadline is a last resort far above its counted budgets (55 s by
+    # default): here it is half the time a child may take, so that whatever only the
+    # clock stops (a bomb within every count) stops typed before the child is killed.
+    os.environ.setdefault("PROMPT_STYLE_LIMITS", f"deadline={args.deadline / 2:g}")
     # Import once, before forking: every child starts with the modules loaded.
     import jinja2  # noqa: F401
     import yaml  # noqa: F401
@@ -330,10 +343,18 @@ def main() -> None:
     import prompt_style.cli  # noqa: F401
     import prompt_style.cli.render  # noqa: F401
     import prompt_style.safe._sandbox  # noqa: F401
-    from prompt_style.loading import default_plugin_manager
+    from prompt_style.plugins import default_plugin_manager
 
     default_plugin_manager()  # entry points scanned once, as a long-lived harness would
-    run(cases, args.jobs, args.memory, args.deadline)
+    if cases is not None:
+        run(cases, args.jobs, args.memory, args.deadline)
+        return
+    import gc
+
+    gc.collect()
+    gc.freeze()  # what is loaded now stays out of the children's collections
+    for line in sys.stdin.buffer:
+        run([_read_case(line)], 1, args.memory, args.deadline, collect=False)
 
 
 if __name__ == "__main__":

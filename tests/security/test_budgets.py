@@ -21,6 +21,7 @@ SMALL = JinjaLimits(
     max_items=100,
     max_range=50,
     max_loop_iterations=500,
+    max_macro_calls=1000,
     max_work=5000,
     max_filter_input=300,
     max_int_bits=256,
@@ -103,7 +104,7 @@ def stop(source: str, context: dict | None = None, limits: JinjaLimits | None = 
         ("max_filter_input", "{{ ((range(50)|list) * 2)|pprint }}"),
         ("max_int_bits", "{{ 2 ** 1000 }}"),
         ("max_int_bits", "{{ (2 ** 200) * (2 ** 200) }}"),
-        ("deadline", "{% macro a(n) %}{% if n %}{{ a(n-1) }}{{ a(n-1) }}{% endif %}{% endmacro %}{{ a(40) }}"),
+        ("max_macro_calls", "{% macro a(n) %}{% if n %}{{ a(n-1) }}{{ a(n-1) }}{% endif %}{% endmacro %}{{ a(40) }}"),
         ("deadline", "{{ ('a' * 30 ~ '!')|regex_replace('(a+)+$', '') }}"),
         ("recursion", "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}"),
         ("recursion", "{% for x in [[1]] recursive %}{{ loop([[1]]) }}{% endfor %}"),
@@ -346,6 +347,7 @@ def test_custom_renderers_run_within_budgets():
 # -- how the deadline is watched -------------------------------------------------------
 
 FANOUT = "{% macro a(n) %}{% if n %}{% set x = a(n-1) %}{% set y = a(n-1) %}{% endif %}{% endmacro %}{{ a(40) }}"
+UNCOUNTED = SMALL.replace(max_macro_calls=10**12)  # so that FANOUT runs until the deadline
 
 
 def test_the_deadline_is_watched_by_a_thread_that_comes_and_goes(monkeypatch):
@@ -356,14 +358,14 @@ def test_the_deadline_is_watched_by_a_thread_that_comes_and_goes(monkeypatch):
     from prompt_style.safe import _deadline
 
     monkeypatch.setattr(_deadline, "IDLE", 0.05)
-    assert stop(FANOUT).limit == "deadline"
+    assert stop(FANOUT, limits=UNCOUNTED).limit == "deadline"
     deadline = time.monotonic() + 5
     while not _deadline._kick and time.monotonic() < deadline:  # the thread exits when idle
         time.sleep(0.02)
     assert _deadline._kick and not _deadline.RUNNING
     assert render("{{ 'ok' }}") == "ok"
     assert not _deadline._kick  # started again
-    assert stop(FANOUT).limit == "deadline"
+    assert stop(FANOUT, limits=UNCOUNTED).limit == "deadline"
 
 
 def test_without_a_thread_the_clock_is_read_at_every_check_point(monkeypatch):
@@ -371,7 +373,7 @@ def test_without_a_thread_the_clock_is_read_at_every_check_point(monkeypatch):
 
     monkeypatch.setattr(_deadline, "_failed", True)
     monkeypatch.setattr(_deadline, "_kick", True)
-    assert stop(FANOUT).limit == "deadline"
+    assert stop(FANOUT, limits=UNCOUNTED).limit == "deadline"
     assert render("{% for i in range(3) %}{{ i }}{% endfor %}") == "012"
 
 

@@ -8,6 +8,8 @@ compiled paths. All must agree record by record: the same prompt, or the same
 typed error (class, budget and message); no crash, no hang.
 
 Run ``uv run python tests/security/test_compiled_paths.py`` for the figures.
+Each test runs its own case only, through one runner per test process (so that
+pytest-xdist spreads the cases over the cores); the corpus is marked ``slow``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ HERE = Path(__file__).resolve().parent
 MEMORY = 1 << 30
 DEADLINE = float(os.environ.get("PS_SECURITY_DEADLINE", "6"))
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the runner forks one process per case")
+pytestmark = [
+    pytest.mark.skipif(not hasattr(os, "fork"), reason="the runner forks one process per case"),
+    pytest.mark.slow,
+]
 
 
 def _module(name: str):
@@ -47,7 +52,7 @@ API_MODES = ("fast", "pickled", "worker-env", "general", "sandbox")
 
 @lru_cache(maxsize=1)
 def results() -> dict[str, dict[str, dict]]:
-    """Every case in every mode, run once per session."""
+    """Every case in every mode at once, for the figures (``python test_compiled_paths.py``)."""
     jobs = max(2, min(4, (os.cpu_count() or 2)))
     proc = subprocess.run(
         [sys.executable, str(HERE / "differential.py"), "--jobs", str(jobs), "--memory", str(MEMORY)]
@@ -116,9 +121,41 @@ def _cut(value: object, size: int = 400) -> str:
     return text if len(text) <= size else text[:size] + "..."
 
 
+@pytest.fixture(scope="session")
+def run_case(tmp_path_factory):
+    """``run_case(case)``: one case's rows by mode, from a runner kept for this test process."""
+    log = tmp_path_factory.mktemp("differential-runner") / "stderr"
+    # its modes in parallel when this process is alone; one at a time beside other workers
+    jobs = 1 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1 else 2
+    with log.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, str(HERE / "differential.py"), "--serve", "--jobs", str(jobs), "--memory", str(MEMORY)]
+            + ["--deadline", str(DEADLINE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+
+    def run(case: dict) -> dict[str, dict]:
+        proc.stdin.write(json.dumps(case).encode("ascii") + b"\n")
+        proc.stdin.flush()
+        rows: dict[str, dict] = {}
+        while True:
+            line = proc.stdout.readline()
+            assert line, f"the runner stopped: {log.read_text(errors='replace')[-3000:]}"
+            row = json.loads(line)
+            if "end" in row:
+                return rows
+            rows[row["mode"]] = row
+
+    yield run
+    proc.stdin.close()
+    proc.wait(timeout=60)
+
+
 @pytest.mark.parametrize("case_id", sorted(CASES))
-def test_compiled_path_agrees_with_the_sandbox(case_id):
-    rows = results()[case_id]
+def test_compiled_path_agrees_with_the_sandbox(case_id, run_case):
+    rows = run_case(CASES[case_id])
     assert set(rows) == set(CASES[case_id].get("modes", _module("differential").MODES)), sorted(rows)
     found = problems(case_id, rows)
     assert not found, "\n".join(found)

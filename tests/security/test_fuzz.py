@@ -253,6 +253,7 @@ def run(task: dict, records: list, shots: list) -> None:
         pass
 
 
+@pytest.mark.slow  # 3,000 fuzzed tasks: seconds
 def test_fuzzed_configurations_give_prompts_or_typed_errors():
     rng = random.Random(SEED)
     failures = []

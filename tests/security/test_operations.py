@@ -9,6 +9,7 @@ same operations within budget give exactly what plain Jinja gives.
 from __future__ import annotations
 
 import jinja2
+import jinja2.sandbox
 import pytest
 
 from prompt_style import JinjaLimits, LimitError, SandboxError

@@ -9,6 +9,10 @@ in records, special files, output errors), each payload built to run for seconds
 build hundreds of megabytes if its operation were not bounded. Run ``uv run python
 tests/security/test_security.py`` for the figures (outcomes per category, payloads
 past the deadline or over 200 MB, the slowest stop).
+
+Each test runs its own payload only, through one runner per test process (so
+that pytest-xdist spreads the corpus over the cores); the whole corpus is marked
+``slow`` (``pytest -m "not slow"`` leaves it out).
 """
 
 from __future__ import annotations
@@ -33,7 +37,10 @@ MEMORY = 1 << 30
 # `python tests/security/test_security.py` reports the real times.
 DEADLINE = float(os.environ.get("PS_SECURITY_DEADLINE", "4"))
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the runner forks one process per payload")
+pytestmark = [
+    pytest.mark.skipif(not hasattr(os, "fork"), reason="the runner forks one process per payload"),
+    pytest.mark.slow,
+]
 
 
 def _payloads():
@@ -62,7 +69,7 @@ def results(batch: str = "quick") -> dict[str, dict]:
 
 @lru_cache(maxsize=2)
 def _results(batch: str) -> dict[str, dict]:
-    """Every case of a batch, run once per test session (the quick batch: about 20 s on two cores)."""
+    """Every case of a batch at once, for the figures (``python test_security.py``)."""
     cases = CASES if batch == "quick" else SLOW_CASES
     if os.environ.get("PS_SECURITY_ONLY"):  # a few cases by id prefix, while working on them
         cases = {cid: case for cid, case in cases.items() if cid.startswith(os.environ["PS_SECURITY_ONLY"])}
@@ -143,16 +150,39 @@ def check(case: dict, result: dict) -> None:
         assert result["first_text"] == _digest(case["text"])
 
 
+@pytest.fixture(scope="session")
+def run_case(tmp_path_factory):
+    """``run_case(case)``: one case's result, from a runner kept for this test process."""
+    log = tmp_path_factory.mktemp("security-runner") / "stderr"
+    with log.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, str(HERE / "runner.py"), "--serve", "--memory", str(MEMORY), "--deadline", str(DEADLINE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+
+    def run(case: dict) -> dict:
+        proc.stdin.write(json.dumps(case).encode("ascii") + b"\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        assert line, f"the runner stopped: {log.read_text(errors='replace')[-3000:]}"
+        return json.loads(line)
+
+    yield run
+    proc.stdin.close()
+    proc.wait(timeout=60)
+
+
 @pytest.mark.parametrize("case_id", sorted(CASES))
-def test_payload(case_id):
-    check(CASES[case_id], results()[case_id])
+def test_payload(case_id, run_case):
+    check(CASES[case_id], run_case(CASES[case_id]))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("case_id", sorted(SLOW_CASES))
-def test_hardening_payload(case_id):
+def test_hardening_payload(case_id, run_case):
     """The hardening corpus: one payload per operation, file and output error, at real size."""
-    result = results("slow")[case_id]
+    result = run_case(SLOW_CASES[case_id])
     check(SLOW_CASES[case_id], result)
     assert result["maxrss_mb"] <= MEMORY_MB, f"{result['maxrss_mb']} MB"
 

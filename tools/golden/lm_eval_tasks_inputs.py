@@ -1201,6 +1201,23 @@ def glue_and_more() -> dict[str, list[dict]]:
     }
 
 
+def toxigen() -> dict[str, list[dict]]:
+    """toxigen's annotated records: doc_to_target (task code) returns a numpy.int32."""
+
+    def rec(text: str, ai: float, human: float) -> dict:
+        return {"text": text, "target_group": "asian", "toxicity_ai": ai, "toxicity_human": human}
+
+    return {
+        "test": [
+            rec("  a statement with {{ braces }} and spaces  ", 1.0, 1.0),
+            rec("Ünïcödé — 中文 — 😀", 4.2, 3.0),
+            rec("line one\nline two", 2.75, 2.75),
+            rec("", 5.0, 0.6),
+        ],
+        "train": [rec("an example", 1.0, 2.0), rec("another example", 3.0, 3.0)],
+    }
+
+
 DATASETS = {
     "arc": arc,
     "mmlu": mmlu,
@@ -1239,6 +1256,7 @@ DATASETS = {
     "open_qa": open_qa,
     "written": written,
     "more": glue_and_more,
+    "toxigen": toxigen,
 }
 
 

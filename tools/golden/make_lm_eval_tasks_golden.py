@@ -111,6 +111,8 @@ def _gpqa(kind: str, shots: int) -> Case:
 HELLASWAG = {"validation": "hellaswag/validation.jsonl", "train": "hellaswag/train.jsonl"}
 GSM8K = {"test": "gsm8k/test.jsonl", "train": "gsm8k/train.jsonl"}
 
+TOXIGEN = {"test": "toxigen/test.jsonl", "train": "toxigen/train.jsonl"}
+
 CASES: list[Case] = [
     # ARC: 0, 2 and 25 shots with lm-eval's default sampler (Random(1234) shared by the task).
     _arc("arc_easy_0shot", "arc/arc_easy.yaml", "arc_easy", 0),
@@ -212,6 +214,18 @@ CASES: list[Case] = [
         2,
         chat=True,
         fewshot_as_multiturn=False,
+    ),
+    # doc_to_target is task code returning a numpy.int32 (a gold index for lm-eval).
+    Case("toxigen_0shot", "toxigen/toxigen.yaml", "toxigen", TOXIGEN, 0, trust_code=True, requires=["numpy"]),
+    Case(
+        "toxigen_0shot_chat",
+        "toxigen/toxigen.yaml",
+        "toxigen",
+        TOXIGEN,
+        0,
+        trust_code=True,
+        chat=True,
+        requires=["numpy"],
     ),
 ]
 

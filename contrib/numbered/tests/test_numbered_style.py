@@ -76,7 +76,7 @@ def test_resolve_attributes_the_style_to_the_distribution(manager):
         "version": metadata.version(DIST),
     }
     [row] = [r for r in manager.describe() if r["name"] == PLUGIN]
-    assert row["hooks"] == {"format_prompt": [STYLE]}
+    assert row["hooks"] == {"format_prompt": [STYLE], "declare_axes": [STYLE], "parse_answer": [STYLE]}
     style = provider.factory(options={}, settings=ps.StyleSettings())
     assert isinstance(style, ps.Style)
 

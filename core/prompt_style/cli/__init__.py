@@ -23,8 +23,27 @@ from ._common import EXIT_BAD_INPUT, Parser
 
 __all__ = ["main", "build_parser", "COMMANDS", "EXIT_BAD_INPUT"]
 
-COMMANDS: tuple[str, ...] = ("plugins", "render", "validate", "instantiate", "convert", "chat", "export")
+COMMANDS: tuple[str, ...] = (
+    "plugins",
+    "render",
+    "validate",
+    "instantiate",
+    "convert",
+    "chat",
+    "export",
+    "grid",
+    "spread",
+    "score",
+    "lint",
+    "new",
+)
 """The command modules, in the order ``--help`` lists them."""
+
+
+PLUGINS_DIR_HELP = (
+    "load every *.py file of DIR as a plugin, without packaging (repeatable; "
+    "also PROMPT_STYLE_PLUGINS_DIR, os.pathsep-separated)"
+)
 
 
 def _module(name: str):
@@ -36,11 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
     # command's parser from resetting a --debug given before it.
     common = Parser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors")
+    common.add_argument(
+        "--plugins-dir", metavar="DIR", action="append", dest="plugins_dir_after", default=[], help=PLUGINS_DIR_HELP
+    )
     parser = Parser(
         prog="prompt-style",
         description="Build the exact prompts LLM evaluations send to models.",
     )
     parser.add_argument("--debug", action="store_true", default=False, help="show tracebacks for errors")
+    parser.add_argument("--plugins-dir", metavar="DIR", action="append", default=[], help=PLUGINS_DIR_HELP)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         _module(name).add_parser(sub, common)
@@ -90,6 +113,33 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    folders = [*args.plugins_dir, *getattr(args, "plugins_dir_after", [])]
+    if not folders:
+        return _run_command(args)
+    # Through the environment, so that every plugin manager of the command and any
+    # worker process it starts load the same folders (restored for in-process callers).
+    from .._plugins_dir import ENV_DIRS
+
+    before = os.environ.get(ENV_DIRS)
+    os.environ[ENV_DIRS] = os.pathsep.join([os.path.abspath(f) for f in folders] + ([before] if before else []))
+    try:
+        return _run_command(args)
+    finally:
+        if before is None:
+            del os.environ[ENV_DIRS]
+        else:
+            os.environ[ENV_DIRS] = before
+
+
+def _check_folders(args: argparse.Namespace) -> None:
+    """A plugins folder that does not exist is an error even for a command that loads no plugins."""
+    from .._plugins_dir import check_folder
+
+    for folder in [*args.plugins_dir, *getattr(args, "plugins_dir_after", [])]:
+        check_folder(folder, "--plugins-dir")
+
+
+def _run_command(args: argparse.Namespace) -> int:
     out = sys.stdout if sys.stdout is not None else _ClosedOutput()
     try:
         # Text that UTF-8 cannot hold (a lone surrogate from a JSON record) is
@@ -99,6 +149,7 @@ def _run(args: argparse.Namespace) -> int:
         pass
     command = _module(args.command).run
     try:
+        _check_folders(args)
         status = command(args, out)
         _flush(out)
         return status

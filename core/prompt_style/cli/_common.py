@@ -125,12 +125,16 @@ def add_meta_arguments(
     parser: argparse.ArgumentParser, *, default: str, meta_help: str, option_help: str, model_args_help: str
 ) -> None:
     """``--meta``, ``--meta-option KEY=VALUE`` (repeatable, values read as YAML) and
-    ``--model-args``: how ``render`` and ``chat`` choose and configure the meta template."""
+    ``--model-args`` (or ``--model_args``, as lm-evaluation-harness spells it): how
+    ``render`` and ``chat`` choose and configure the meta template."""
     parser.add_argument("--meta", metavar="M", default=default, help=meta_help)
     parser.add_argument(
         "--meta-option", metavar="KEY=VALUE", type=key_value, action="append", default=[], help=option_help
     )
-    parser.add_argument("--model-args", metavar="KEY=VALUE,...", help=model_args_help)
+    # --model_args: lm-evaluation-harness's spelling, accepted as written there.
+    parser.add_argument(
+        "--model-args", "--model_args", dest="model_args", metavar="KEY=VALUE,...", help=model_args_help
+    )
 
 
 def add_data_argument(parser: argparse.ArgumentParser, *, help: str) -> None:
@@ -138,11 +142,88 @@ def add_data_argument(parser: argparse.ArgumentParser, *, help: str) -> None:
     parser.add_argument("--data", metavar="SPLIT=PATH", type=split_assignment, action="append", default=[], help=help)
 
 
+def _keys(text: str) -> list[str]:
+    keys = [key.strip() for key in text.split(",")]
+    if not all(keys):
+        raise argparse.ArgumentTypeError(f"expected KEY,KEY,..., got {text!r}")
+    return keys
+
+
+def add_choice_order_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that reorder each record's choices (the gold answer following):
+    ``--shuffle-choices SEED``, ``--circular``, ``--place-correct-choice-position K``,
+    ``--choice-order ORDER``, and where the choices are: ``--option-keys``, ``--answer-key``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--shuffle-choices",
+        metavar="SEED",
+        type=int,
+        help="shuffle each record's choices, seeded by SEED and the record's index; the gold answer follows",
+    )
+    group.add_argument(
+        "--circular",
+        action="store_true",
+        help="every rotation of each record's choices, one prompt each (OpenCompass's CircularEval)",
+    )
+    group.add_argument(
+        "--place-correct-choice-position",
+        metavar="K",
+        type=non_negative,
+        help="show the gold choice at position K (0 is the first), the others in their order",
+    )
+    group.add_argument(
+        "--choice-order",
+        metavar="ORDER",
+        help="original, reversed, shuffle:SEED, rotate:K, correct:K, circular or all_possible",
+    )
+    parser.add_argument(
+        "--option-keys",
+        metavar="KEY,...",
+        type=_keys,
+        help="the record's option columns (or the one field holding the list of choices) that a choice order "
+        "permutes, when the question's text is built from them (default: the extracted choices; OpenCompass: "
+        "its CircularEval option keys)",
+    )
+    parser.add_argument(
+        "--answer-key",
+        metavar="KEY",
+        help="with --option-keys: the field holding the answer, remapped with its choice",
+    )
+
+
+def choice_order_of(args: argparse.Namespace) -> dict[str, object]:
+    """``load_task``'s ``choice_order``, ``option_keys`` and ``answer_key`` from the options."""
+    order = None
+    if args.shuffle_choices is not None:
+        order = f"shuffle:{args.shuffle_choices}"
+    elif args.circular:
+        order = "circular"
+    elif args.place_correct_choice_position is not None:
+        order = f"correct:{args.place_correct_choice_position}"
+    elif args.choice_order is not None:
+        order = args.choice_order
+    return {"choice_order": order, "option_keys": args.option_keys, "answer_key": args.answer_key}
+
+
+def add_style_option_argument(parser: argparse.ArgumentParser) -> None:
+    """``--style-option KEY=VALUE``, repeatable: an option of the style over the task's ``template`` options."""
+    parser.add_argument(
+        "--style-option",
+        metavar="KEY=VALUE",
+        type=key_value,
+        action="append",
+        default=[],
+        help="an option of the style, VALUE read as YAML, over the task's template options "
+        "(e.g. generation=cot, suffix=Answer:); repeatable",
+    )
+
+
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     """The options that load a task the way ``render`` does (style, meta template,
     shots, data, ...), shared by every command that loads one; :func:`load_options`
     turns them into :func:`~prompt_style.load_task` keyword arguments."""
     parser.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
+    add_style_option_argument(parser)
     add_meta_arguments(
         parser,
         default="plain",
@@ -220,4 +301,5 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
         "mode": args.mode,
         "read_options": {"data_root": args.data_root} if args.data_root else None,
         "model_args": args.model_args,
+        "style_options": dict(args.style_option) or None,
     }

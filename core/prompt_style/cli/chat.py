@@ -7,7 +7,7 @@ from typing import TextIO
 
 from ._common import add_command, add_meta_arguments
 
-# prompt_style.meta.chat's DEFAULT_CHAT_META; the module (and json) are imported by
+# prompt_style.chat's DEFAULT_CHAT_META; the module (and json) are imported by
 # run, not when the parser is built for another command (prompt-style plugins)
 DEFAULT_CHAT_META = "hf"
 
@@ -43,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
 def run(args: argparse.Namespace, out: TextIO) -> int:
     import json
 
-    from ..meta.chat import read_conversation, render_chat
+    from ..chat import read_conversation, render_chat
 
     conversation = read_conversation(args.conversation)
     options = {**conversation.options, **dict(args.meta_option)}

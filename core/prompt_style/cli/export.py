@@ -53,7 +53,8 @@ def _absolute(options: dict[str, Any]) -> dict[str, Any]:
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     from ..errors import PluginError, PromptStyleError
-    from ..loading import default_plugin_manager, load_task
+    from ..loading import load_task
+    from ..plugins import default_plugin_manager
     from ..types import ExportRequest
 
     manager = default_plugin_manager()

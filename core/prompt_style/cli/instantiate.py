@@ -7,7 +7,7 @@ import sys
 import time
 from typing import TextIO
 
-from ._common import add_command, add_data_argument, non_negative, output_path, whole_number
+from ._common import add_command, add_data_argument, add_jobs_argument, non_negative, output_path, whole_number
 
 NAME = "instantiate"
 HELP = "render a task-template file's data into a prompted dataset"
@@ -47,6 +47,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         "--drop-blank", action="store_true", help="leave out renders with a blank input or output (counted)"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+    add_jobs_argument(parser)
 
 
 class _Bar:
@@ -77,7 +78,7 @@ class _Bar:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..formats.task_template.instantiate import instantiate
     from ..formats.task_template.reader import read_spec, warn_problems
-    from ..loading import default_plugin_manager
+    from ..plugins import default_plugin_manager
 
     spec = read_spec(args.task)
     warn_problems(spec)
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             n_instances=args.n_instances,
             drop_blank=args.drop_blank,
             progress=bar,
+            jobs=args.jobs,
         )
     finally:
         if bar is not None:

@@ -43,6 +43,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         for row in rows:
             dist = row["distribution"] or "-"
             version = row["version"] or "-"
+            if row.get("path"):  # a plugin file from a plugins folder, not a distribution
+                dist = f"(plugins-dir) {row['path']}"
             if row["status"] == "loaded":
                 detail = _hooks_text(row["hooks"])
             else:

@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from ._common import add_command, add_jobs_argument, add_task_arguments, load_options, non_negative
+from ._common import (
+    add_choice_order_arguments,
+    add_command,
+    add_jobs_argument,
+    add_task_arguments,
+    choice_order_of,
+    load_options,
+    non_negative,
+)
 
 NAME = "render"
 HELP = "render a task's prompts"
@@ -25,6 +33,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         help="multi-turn tasks in infer_mode every (or multiround): the model's replies, "
         "one JSON list per record per line",
     )
+    add_choice_order_arguments(render)
 
 
 def _not_json(index: int) -> Any:
@@ -67,6 +76,10 @@ def _text_block(result: Any) -> str:
         header += f" · {key}: " + json.dumps(value, ensure_ascii=False, default=default)
     if result.turn is not None:
         header += f" · turn {result.turn}"
+    if getattr(result, "permutation", None) is not None:
+        header += " · permutation: " + json.dumps(list(result.permutation))
+        if result.rotation is not None:
+            header += f" · rotation {result.rotation}"
     candidates = getattr(result, "candidates", None)
     if candidates is not None:
         blocks = [
@@ -102,7 +115,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     from ..loading import load_task
     from ..safe.json_lines import dumps_line
 
-    task = load_task(args.task, **load_options(args))
+    task = load_task(args.task, **load_options(args), **choice_order_of(args))
     replies = _read_replies(args.replies) if args.replies else None
     write = out.write
     if args.jobs > 1:

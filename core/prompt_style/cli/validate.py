@@ -95,7 +95,12 @@ def _check_file(path: Path, schema: Any, manager: Any, named: bool = True) -> tu
                 return kind, [error_row(exc)]
         spec = check(source.data, lines=source.lines, path=path, schema=schema, duplicates=source.duplicates)
         problems = [p for p in spec.problems if kind != "promptsource" or not not_promptsource_s(p)]
-        return kind, [row(p.level, p.detail(), p.line, p.key or None) for p in problems]
+        rows = [row(p.level, p.detail(), p.line, p.key or None) for p in problems]
+        missing = _formatter_not_installed(spec, manager)
+        if missing is not None:
+            key = "formatter.name"
+            rows.append(row("warning", missing, spec.lines.get(key) or spec.lines.get("formatter"), key))
+        return kind, rows
     try:
         name, _ = choose_reader(manager, source)
         from ..formats import load_task_config
@@ -106,6 +111,25 @@ def _check_file(path: Path, schema: Any, manager: Any, named: bool = True) -> tu
     return name, []
 
 
+def _formatter_not_installed(spec: Any, manager: Any) -> str | None:
+    """The task's own data goes through a formatter plugin: say so when none provides it
+    (the task still renders records given with --data, which no formatter touches)."""
+    if spec.formatter is None:
+        return None
+    name = spec.formatter[0]
+    known = manager.names("format_instances")
+    if name in known:
+        return None
+    from .._suggest import did_you_mean
+
+    hint = did_you_mean(name, known)
+    return (
+        f"the formatter {name!r} is not installed, so the task's own data cannot be formatted "
+        f"(installed formatters: {', '.join(known) or 'none'}{'; ' + hint if hint else ''}); install the plugin "
+        "that provides it, or give the instances, already formatted, with --data SPLIT=PATH"
+    )
+
+
 def _line(problem: dict[str, Any]) -> str:
     where = f"{problem['file']}:{problem['line']}" if problem["line"] else problem["file"]
     key = f"{problem['key']}: " if problem["key"] else ""
@@ -114,7 +138,7 @@ def _line(problem: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..formats.task_template.schema import load_schema
-    from ..loading import default_plugin_manager
+    from ..plugins import default_plugin_manager
 
     schema = load_schema(str(Path(args.schema).resolve())) if args.schema else load_schema()
     manager = default_plugin_manager()

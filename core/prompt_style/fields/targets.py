@@ -10,7 +10,8 @@ The rules are lm-evaluation-harness 0.4.13's (``ConfigurableTask.doc_to_target``
 and ``process_results`` for ``multiple_choice``):
 
 * an integer is the index of the gold choice (a bool counts as 0 or 1, as
-  ``isinstance(True, int)`` does there);
+  ``isinstance(True, int)`` does there; a numpy integer, which task code such
+  as toxigen's returns, is one too: lm-eval indexes with it);
 * a string is the index of the choice with that text (``choices.index(gold)``);
 * a string of digits that a **template** gives (``"{{answer}}"``, anything but a
   plain field name) is an index: lm-eval renders the template and reads a digit
@@ -35,13 +36,14 @@ as wrong) or where a target could mean two different choices, this raises
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import TargetError, cut
 
-__all__ = ["GoldResolver", "gold_resolver", "resolve_gold", "RENDERED_KINDS"]
+__all__ = ["GoldResolver", "gold_resolver", "resolve_gold", "plain_integers", "explain_label", "RENDERED_KINDS"]
 
 RENDERED_KINDS = frozenset({"expression", "template", "format"})
 """Extractor kinds whose specs lm-evaluation-harness renders to text (anything
@@ -66,6 +68,18 @@ def _error(message: str, hint: str | None = None) -> TargetError:
     return TargetError(message, key="doc_to_target", hint=hint)
 
 
+def plain_integers(value: Any) -> Any:
+    """``value`` with integers that are not ``int`` (numpy's ``int32``, ``int64``, ...:
+    any ``numbers.Integral`` but a bool) turned into ``int``, in a list too; anything
+    else as it is. Task code returns them (toxigen's ``doc_to_target``), lm-eval uses
+    them as indices, and JSON cannot hold them."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, int)):
+        return int(value)
+    if isinstance(value, list) and any(isinstance(v, numbers.Integral) and type(v) is not int for v in value):
+        return [plain_integers(v) for v in value]
+    return value
+
+
 def _is_digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
@@ -80,6 +94,7 @@ def _one(target: Any, choices: Sequence[Any], rendered: bool, exact: bool = Fals
         raise _error(f"{target!r} is not one of the choices ({_shown(choices)})", _INDEX_HINT)
     if target is None:
         raise _error("gave null", "fix the record, or point doc_to_target at the field that holds the answer")
+    target = plain_integers(target)
     if rendered and not isinstance(target, (str, int, list, tuple)) or (rendered and isinstance(target, bool)):
         target = str(target)  # what the template renders (Jinja prints True, 1.5, ...)
     if isinstance(target, bool):
@@ -173,6 +188,75 @@ def resolve_gold(
             raise _error("gave an empty list of gold answers")
         return [_one(t, choices, rendered, exact) for t in target]
     return _one(target, choices, rendered, exact)
+
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LABEL_DECORATIONS = "()[]. :"
+
+
+def _bare_label(text: str) -> str:
+    """``"(B)"``, ``"B."``, ``" B"`` -> ``"B"``: a label as answers often write it."""
+    return text.strip().strip(_LABEL_DECORATIONS).strip()
+
+
+def explain_label(
+    error: TargetError, target: Any, choices: Sequence[Any], labels: Sequence[Any], style: str | None
+) -> TargetError:
+    """``error`` (a target that names no choice) told exactly, when the target is a label.
+
+    A target is matched against the task's choices, never against labels, so that
+    changing the style never changes the gold answer. When the target is the label
+    the style shows for a choice (``"II"`` under roman numerals, ``"2."``) or a
+    letter (``"B"``, ``"(b)"``: told the same under every style), the message
+    says which choice it looks like, why it is not read so, and the
+    ``doc_to_target`` that reads it. Otherwise ``error`` is returned as it is.
+
+    :param labels: how the style labels these choices: its answers for them (``A``,
+        ``(A)``, ``1``, ``II``; empty when it has none).
+    :param style: the style's name, for the message.
+    """
+    if not isinstance(target, str) or not choices or _is_digits(target.strip()):
+        return error  # a digit string has its own rules (an index or a text), told already
+    if any(c == target or str(c) == target for c in choices):
+        return error  # a choice's text, ambiguous or repeated: not about labels
+    bare = _bare_label(target)
+    if not bare:
+        return error
+    n = len(choices)
+    why = (
+        "but a target is matched against the choices (doc_to_choice), never against labels, so that "
+        "changing the style never changes the gold answer"
+    )
+    letter = bare.upper()
+    if len(letter) == 1 and letter in _LETTERS[:n]:
+        # told word for word the same under every style: the letter is no style's business
+        i = _LETTERS.index(letter)
+        letters = list(_LETTERS[:n])
+        answer = _unwrapped(target) + (".upper()" if letter != bare else "")
+        return _error(
+            f"{cut(target)} is not one of the choices ({_shown(choices)}); it reads as the letter of choice {i} "
+            f"({cut(choices[i])}), {why}",
+            "to read letters as answers, make doc_to_target give the index (with your field's name): "
+            f'"{{{{ {letters!r}.index({answer}) }}}}"; every style then shows its own label for that choice',
+        )
+    shown = [str(label) for label in labels][:n]
+    bare_shown = [_bare_label(label) for label in shown]
+    if target.strip() in shown or bare in bare_shown:
+        listed, answer = (shown, "answer") if target.strip() in shown else (bare_shown, _unwrapped(target))
+        i = listed.index(target.strip() if listed is shown else bare)
+        named = f"style {style!r}" if style else "the style"
+        return _error(
+            f"{cut(target)} is not one of the choices ({_shown(choices)}); it is how {named} labels "
+            f"choice {i} ({cut(choices[i])}), {why}",
+            "to read it as that label, make doc_to_target give the index (with your field's name): "
+            f'"{{{{ {listed!r}.index({answer}) }}}}"',
+        )
+    return error
+
+
+def _unwrapped(target: str) -> str:
+    """The Jinja expression that reads ``target`` (a field ``answer``) as its bare label."""
+    return "answer" if _bare_label(target) == target else f"answer.strip({_LABEL_DECORATIONS!r})"
 
 
 @dataclass(frozen=True)

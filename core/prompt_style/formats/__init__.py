@@ -141,7 +141,7 @@ def load_task_config(
     from ..types import ReadOptions, TaskSource
 
     if plugins is None:
-        from ..loading import default_plugin_manager
+        from ..plugins import default_plugin_manager
 
         plugins = default_plugin_manager()
     if isinstance(task, Mapping):

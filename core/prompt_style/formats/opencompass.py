@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,8 @@ __all__ = [
     "INFERENCER_MODES",
 ]
 
-# OpenCompass 0.5.4's inferencers (openicl/icl_inferencer) and AISBench's multi-turn one.
+# OpenCompass 0.5.4's inferencers (openicl/icl_inferencer) and AISBench's multi-turn one: the mode
+# each parses prompts in (the default of --mode).
 INFERENCER_MODES: dict[str, str] = {
     "GenInferencer": "gen",
     "PPLInferencer": "ppl",
@@ -49,9 +51,9 @@ INFERENCER_MODES: dict[str, str] = {
     "AgentInferencer": "gen",
     "AttackInferencer": "gen",
     "CLPInferencer": "gen",
-    "LLInferencer": "gen",
-    "PPLOnlyInferencer": "gen",
-    "InferencePPLOnlyInferencer": "gen",
+    "LLInferencer": "ppl",
+    "PPLOnlyInferencer": "ppl",
+    "InferencePPLOnlyInferencer": "ppl",
     "MinKPercentInferencer": "gen",
     "SWCELossInferencer": "gen",
     "ToTInferencer": "gen",
@@ -61,6 +63,16 @@ INFERENCER_MODES: dict[str, str] = {
     "ParallelChatInferencer": "gen",
     "ParallelChatMLInferencer": "gen",
 }
+
+# The inferencers whose prompts are not GenInferencer's or PPLInferencer's: the style's `inferencer`.
+_OWN_PROMPTS = {
+    "ChatInferencer": "chat",
+    "LLInferencer": "ll",
+    "PPLOnlyInferencer": "ppl_only",
+    "InferencePPLOnlyInferencer": "ppl_only",
+}
+_LABELLED = ("PPLInferencer", "LLInferencer")
+"""Inferencers that take ``labels`` (the perplexity candidates to score)."""
 
 _IGNORED_RETRIEVER_OPTIONS = ("index_split", "test_split")
 """Retriever options OpenCompass's own tooling adds (get_prompt_hash); they name splits, which reader_cfg does."""
@@ -243,6 +255,12 @@ def _typed(cfg: Any, where: _Where, key: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
+def _dataset_type(dataset: Mapping[str, Any]) -> str | None:
+    """The dataset loader's class name (``MMLUDataset``, ``CircularMMLUDataset``), when the config names it."""
+    value = dataset.get("type")
+    return (_type_name(value) or None) if value is not None else None
+
+
 class _Reading:
     """Reading one dataset config."""
 
@@ -290,6 +308,16 @@ class _Reading:
 
         mode, inferencer = self._inferencer(infer.get("inferencer"))
         retriever, separator, eos, num_fewshot = self._retriever(infer.get("retriever"), input_columns)
+        if inferencer.get("inferencer") == "chat" and retriever is not None:
+            # ChatInferencer retrieves and then uses no example ("The in-context examples won't be used by now").
+            where = f"{self.source.path}: " if self.source.path else ""
+            warnings.warn(
+                f"prompt-style: {where}OpenCompass's ChatInferencer uses no in-context examples, so the "
+                f"{retriever['name']} retriever's are left out, as OpenCompass leaves them out",
+                UserWarning,
+                stacklevel=2,
+            )
+            retriever, num_fewshot = None, None
         template = self._template(infer, inferencer, mode, input_columns, output_column, separator, eos)
         name = dataset.get("abbr")
         if not isinstance(name, str) or not name:
@@ -308,7 +336,15 @@ class _Reading:
             fewshot_split=train_split if retriever is not None else None,
             num_fewshot=num_fewshot,
             retriever=retriever,
-            metadata={"opencompass": {"abbr": dataset.get("abbr"), "mode": mode}},
+            metadata={
+                "opencompass": {
+                    "abbr": dataset.get("abbr"),
+                    "mode": mode,
+                    "type": _dataset_type(dataset),
+                    # a CircularEval dataset's load() arguments (opencompass/datasets/circular.py)
+                    **{k: dataset[k] for k in ("circular_patterns", "option_keys", "answer_key") if k in dataset},
+                }
+            },
             path=self.source.path,
             format="opencompass",
             lines=self._lines(reader_key),
@@ -350,14 +386,30 @@ class _Reading:
         token = options.get("gen_field_replace_token", "")
         if not isinstance(token, str):
             raise self.error("infer_cfg.inferencer.gen_field_replace_token", f"must be a string, not {token!r}")
+        labels = options.pop("labels", None)
+        if labels is not None and name in _LABELLED:
+            if not isinstance(labels, (list, tuple)) or not labels:
+                raise self.error("infer_cfg.inferencer.labels", f"must be a non-empty list of labels, not {labels!r}")
+            options["labels"] = list(labels)
+        if name in _OWN_PROMPTS:
+            options["inferencer"] = _OWN_PROMPTS[name]
         if name == "MultiTurnGenInferencer":  # AISBench: one request per model reply, "every" by default
-            from ..styles.multiturn import INFER_MODES
+            from ..styles.opencompass.multiturn import INFER_MODES
 
             options.setdefault("infer_mode", "every")
             if options["infer_mode"] not in INFER_MODES:
                 raise self.error(
                     "infer_cfg.inferencer.infer_mode",
                     f"must be one of {', '.join(INFER_MODES)}, not {options['infer_mode']!r}",
+                )
+        elif name == "ChatInferencer":  # one request per assistant message, "last" by default
+            from ..styles.opencompass.chat import CHAT_INFER_MODES
+
+            options.setdefault("infer_mode", "last")
+            if options["infer_mode"] not in CHAT_INFER_MODES:
+                raise self.error(
+                    "infer_cfg.inferencer.infer_mode",
+                    f"must be one of {', '.join(CHAT_INFER_MODES)}, not {options['infer_mode']!r}",
                 )
         else:
             options.pop("infer_mode", None)
@@ -397,8 +449,14 @@ class _Reading:
                 f"multiround generation fills the empty assistant messages of a RawPromptTemplate, not a {kind}",
                 "use a RawPromptTemplate, or drop multiround",
             )
+        if inferencer.get("inferencer") == "chat" and kind not in (None, "PromptTemplate"):
+            raise self.error(
+                f"{key}.type",
+                f"OpenCompass's ChatInferencer makes its chat from a PromptTemplate, not a {kind}",
+                "use a PromptTemplate (or GenInferencer with this template)",
+            )
         if kind in ("MultiTurnPromptTemplate", "MMPromptTemplate"):
-            # AISBench's template types (styles/multiturn.py, styles/multimodal.py) on this engine.
+            # AISBench's template types (styles/opencompass/multiturn.py, multimodal.py) on this engine.
             if not isinstance(main.get("template"), Mapping):
                 raise self.error(f"{key}.template", f"a {kind} needs a dialogue template (begin/round/end)")
             if prompt is not None and infer.get("ice_template") is not None:
@@ -414,8 +472,9 @@ class _Reading:
             "ice_eos_token": eos,
             "gen_field_replace_token": inferencer.get("gen_field_replace_token", ""),
         }
-        if inferencer.get("infer_mode") is not None:
-            template["infer_mode"] = inferencer["infer_mode"]
+        for option in ("infer_mode", "inferencer", "labels"):
+            if inferencer.get(option) is not None:
+                template[option] = inferencer[option]
         self._check_templates(template)
         return template
 
@@ -559,7 +618,7 @@ class OpenCompassReader:
 
     @staticmethod
     def _run_python(source: TaskSource, options: ReadOptions) -> TaskSource:
-        from .oc_python import exec_config, refuse_untrusted
+        from ..safe.oc_python import exec_config, refuse_untrusted
 
         assert source.path is not None
         if not options.trust_code:

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 from .._lazy import exports
 
 if TYPE_CHECKING:
-    from .chat import Conversation, chat_meta, read_conversation, render_chat
     from .model_args import ModelArgs, parse_model_args
     from .roles import API_ROLES, api_role
 
@@ -15,20 +14,12 @@ __all__ = [
     "api_role",
     "ModelArgs",
     "parse_model_args",
-    "Conversation",
-    "chat_meta",
-    "read_conversation",
-    "render_chat",
 ]
 
 # Imported on first use: the built-in meta templates' plugin imports this package.
 __getattr__, __dir__ = exports(
     __name__,
     {
-        "Conversation": ".chat",
-        "chat_meta": ".chat",
-        "read_conversation": ".chat",
-        "render_chat": ".chat",
         "ModelArgs": ".model_args",
         "parse_model_args": ".model_args",
         "API_ROLES": ".roles",

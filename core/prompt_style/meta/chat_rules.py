@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..delimiters import maybe_delimit
 from ..errors import StyleError
-from ..styles.base import maybe_delimit
 from ..types import Dialogue, Turn
 from .roles import api_role
 

@@ -95,7 +95,7 @@ META_SOURCES: list[MetaSource] = [_opencompass]
 
 def _load(path: Path, trust_code: bool) -> Any:
     if path.suffix.lower() == ".py":
-        from ..formats.oc_python import exec_config, refuse_untrusted
+        from ..safe.oc_python import exec_config, refuse_untrusted
 
         if not path.is_file():
             raise TaskFileError("meta template file not found", file=str(path))

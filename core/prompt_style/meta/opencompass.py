@@ -32,6 +32,7 @@ from .._suggest import suggest
 from ..errors import OptionError, StyleError
 from ..options import check_options
 from ..types import Dialogue, ModelInput, Turn
+from .opencompass_chat import chat_messages, chat_roles, chat_text, is_chat
 from .opencompass_messages import compile_messages_meta, merge_messages, raw_messages
 from .opencompass_named import NAMED_META_TEMPLATES
 from .roles import API_ROLES, api_role
@@ -49,7 +50,7 @@ __all__ = [
 
 RAW = ""
 MESSAGES = "messages"
-"""The section of RawPromptTemplate messages (``prompt_style.styles.raw_prompt.MESSAGES``)."""
+"""The section of RawPromptTemplate messages (``prompt_style.styles.opencompass.raw_prompt.MESSAGES``)."""
 _META_KEYS = ("round", "reserved_roles", "begin", "end", "eos_token_id")
 _ROLE_KEYS = ("role", "begin", "end", "prompt", "generate", "api_role")
 _API_ROLES = {role: name for role, name in API_ROLES.items() if role}
@@ -89,13 +90,20 @@ class MetaTemplateSpec:
 def _text(value: Any, key: str, what: str) -> str:
     if value is None:
         return ""
-    if isinstance(value, list):
-        # OpenCompass: "Using List[str|int] as the begin or end of a prompt is not supported yet."
-        raise OptionError(
-            f"{what} is a list (special token ids), which OpenCompass does not support either",
-            key=key,
-            hint="write the markers as a string",
-        )
+    if isinstance(value, (list, tuple)):
+        # OpenCompass's meta template documentation allows a list of strings or token ids; its
+        # LMTemplateParser raises NotImplementedError (a role's) or TypeError (the meta template's).
+        # Strings are joined, as its unreachable _encode_speical_tokens would join them.
+        for i, part in enumerate(value):
+            if not isinstance(part, str):
+                raise OptionError(
+                    f"{what} is a list holding {type(part).__name__} {part!r}: prompt-style writes meta templates "
+                    "as text, and a token id has no text until a tokenizer decodes it (OpenCompass does not "
+                    "support lists either)",
+                    key=f"{key}.{i}",
+                    hint="write the token's text instead of its id (e.g. '<s>' for 1)",
+                )
+        return "".join(value)
     if not isinstance(value, str):
         raise OptionError(f"{what} must be a string, not {type(value).__name__} {value!r}", key=key)
     return value
@@ -239,6 +247,7 @@ class OpenCompassMeta:
         object.__setattr__(self, "chat", chat)
         object.__setattr__(self, "_warned", [])
         object.__setattr__(self, "_runs_cache", {})
+        object.__setattr__(self, "_chat_roles", None)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"template": self.template, "api": self.api, "api_format": self.api_format}
@@ -261,6 +270,8 @@ class OpenCompassMeta:
 
     def _render(self, dialogue: Dialogue, gen: bool) -> ModelInput:
         spec = self.spec
+        if is_chat(dialogue):
+            return self._chat(dialogue)
         if self.messages_meta is not None:
             return self._messages_meta(dialogue)
         api = spec.api if spec is not None else bool(self.api)
@@ -287,6 +298,27 @@ class OpenCompassMeta:
         if api:
             return ModelInput(messages=self._messages(self._api(dialogue, gen, spec)))
         return ModelInput(text=self._lm(dialogue, gen, spec))
+
+    def _chat(self, dialogue: Dialogue) -> ModelInput:
+        """A ChatInferencer chat, as its own template parsers show it (the same in
+        generation and perplexity: they have no modes)."""
+        spec = self.spec
+        if self.messages_meta is not None:
+            # OpenCompass's ChatInferencer fails on a list meta template (AttributeError);
+            # merged as into RawPromptTemplate messages, which a chat is.
+            messages = [{"role": t.role, "content": _api_content(t)} for t in dialogue]
+            return ModelInput(messages=merge_messages(self.messages_meta, messages))
+        if spec is None:
+            if self.api:
+                return ModelInput(messages=chat_messages(dialogue, None, self.api_format))
+            return ModelInput(text="".join([t.sep + _content(t) for t in dialogue]))
+        roles = self._chat_roles
+        if roles is None:
+            roles = chat_roles(spec)
+            object.__setattr__(self, "_chat_roles", roles)
+        if spec.api:
+            return ModelInput(messages=chat_messages(dialogue, roles, self.api_format))
+        return ModelInput(text=chat_text(dialogue, roles))
 
     def _messages_meta(self, dialogue: Dialogue) -> ModelInput:
         """A list-of-messages meta template: merged into RawPromptTemplate messages."""

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import OptionError, PromptStyleError, TokenizerError
+from ..plugins import install_hint
 from ..types import Dialogue, ModelInput, Tokenizer, Turn
 from .roles import api_role
 
@@ -47,7 +48,6 @@ option, which goes to the tokenizer loader with its prefix removed); the meta
 template never sees them."""
 
 _PREFIX = "tokenizer_"
-_INSTALL_HINT = "install a tokenizer loader: pip install prompt-style-tokenizers"
 
 
 def split_token_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -94,7 +94,11 @@ def resolve_tokenizer(
     else:
         loaders = _loaders(manager)
         if not loaders:
-            raise TokenizerError(f"no tokenizer loader is installed to read {path}", hint=_INSTALL_HINT, **where)
+            raise TokenizerError(
+                f"no tokenizer loader is installed to read {path}",
+                hint=f"install a tokenizer loader, such as {install_hint('prompt-style-tokenizers')}",
+                **where,
+            )
         claims = [name for name, provider in loaders.items() if provider.factory.detect(path)]
         if len(claims) > 1:
             raise TokenizerError(

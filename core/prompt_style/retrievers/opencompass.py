@@ -14,6 +14,7 @@ the ``prompt-style-bm25`` and ``prompt-style-topk`` distributions.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 from ..errors import DataError, OptionError, TaskFileError
 from ..options import check_options
 from .builtin import Fixed
-from .checks import LARGER_POOL, NoOptions, SeedOption, check_ids_agree, check_pool_size, example_count
+from .checks import LARGER_POOL, NoOptions, SeedOption, check_pool_size, example_count
 from .numpy_random import LegacyRandomState
 
 __all__ = ["FixK", "OpenCompassRandom", "SlidingWindow", "input_columns_option", "input_text"]
@@ -147,7 +148,15 @@ def fixk(
     if ids is None:
         raise OptionError("retriever 'fixk' needs fix_id_list: the pool indices of the examples", key="fix_id_list")
     ids = tuple(_pool_index(i, len(pool), what="retriever 'fixk': fix_id_list", key="fix_id_list") for i in ids)
-    check_ids_agree("fixk", ids, k, option=" in fix_id_list")
+    if k is not None and k != len(ids):
+        # OpenCompass's FixKRetriever ignores ice_num: its examples are fix_id_list, whatever the count.
+        warnings.warn(
+            f"prompt-style: retriever 'fixk' gives the {len(ids)} examples of fix_id_list; num_fewshot "
+            f"(--shots) {k} is ignored, as OpenCompass's FixKRetriever ignores ice_num (change fix_id_list "
+            "for other examples)",
+            UserWarning,
+            stacklevel=2,
+        )
     return FixK(ids)
 
 

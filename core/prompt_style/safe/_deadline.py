@@ -16,9 +16,8 @@ The guarantee does not depend on the thread being on time, only on it running:
 - a render's deadline starts when the thread first sees it, at most a period
   (:data:`PERIOD`, or a tenth of the shortest deadline running) plus Python's
   thread switch interval (5 ms) after it started, and the render is due at most
-  as long after its deadline, then stops at its next check point: with the
-  default deadline of 0.5 s, within about 0.56 s (plus the time to the next check
-  point);
+  as long after its deadline, then stops at its next check point: within about
+  60 ms of its deadline (plus the time to the next check point);
 - renders also read the clock on their slow paths (every ~1M characters
   built, every budget near its limit), as before;
 - where no thread can be started (``RuntimeError``), every render is due from
@@ -72,7 +71,7 @@ def _watch() -> None:
             idle_since = now
             for budget in running:
                 stop = budget.stop_at
-                deadline = budget.limits.deadline
+                deadline = budget.limits.seconds
                 if stop == UNSET:  # first seen: its deadline counts from now (at most a period late)
                     budget.stop_at = now + deadline
                 elif now > stop:
@@ -105,7 +104,7 @@ def _start() -> None:
 
 def register(budget: Any) -> None:
     """Watch ``budget`` until :func:`release`: the thread sets its ``stop_at``
-    (now plus ``budget.limits.deadline``) when it first sees it, then its ``due``
+    (now plus ``budget.limits.seconds``) when it first sees it, then its ``due``
     once the time is past. Callers that add to :data:`RUNNING` themselves call
     this only while ``_kick`` is set (the thread must be started, or cannot be).
     Without a thread the deadline is set here and the budget is due from the
@@ -114,7 +113,7 @@ def register(budget: Any) -> None:
     if _kick and not _failed:
         _start()
     if _failed:
-        budget.stop_at = time.monotonic() + budget.limits.deadline
+        budget.stop_at = time.monotonic() + budget.limits.seconds
         budget.due = True
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import PromptStyleError, TaskFileError, YamlLimitError
 from .limits import yaml_limits
 
-__all__ = ["read_bytes", "read_text", "read_text_file", "read_bytes_file"]
+__all__ = ["read_bytes", "read_text", "read_text_file", "read_bytes_file", "open_text"]
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
@@ -75,6 +75,42 @@ def read_bytes(
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def open_text(
+    path: str | Path,
+    *,
+    what: str = "file",
+    error: type[PromptStyleError] = TaskFileError,
+    encoding: str = "utf-8",
+    **where: Any,
+) -> Any:
+    """``path`` opened for reading text (universal newlines), to read a line at a time: a
+    regular file only, never blocked on (a FIFO, a device).
+
+    :raises PromptStyleError: as :func:`read_bytes` (but for the size, read as it goes).
+    """
+    where.setdefault("file", str(path))
+    try:
+        fd = os.open(path, _FLAGS)
+    except FileNotFoundError:
+        raise error(f"{what} not found", **where) from None
+    except IsADirectoryError:
+        raise error(f"{what} is a directory", **where) from None
+    except OSError as exc:
+        raise error(f"cannot read the {what}: {exc.strerror or exc}", **where) from None
+    except ValueError:
+        raise error(f"the {what}'s name holds a NUL character", **where) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise error(f"{what} is a directory", **where)
+        if not stat.S_ISREG(mode):
+            raise error(f"{what} is not a regular file (a pipe, a device or a socket)", **where)
+        return open(fd, encoding=encoding, closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _too_large(what: str, limit: int, where: dict[str, Any]) -> YamlLimitError:

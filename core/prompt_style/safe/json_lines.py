@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["dumps_line"]
+__all__ = ["dumps_line", "json_objects"]
 
 _UNSAFE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
 
@@ -48,3 +48,31 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(item) for item in value]
     return value
+
+
+def json_objects(path: str, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSON Lines file of
+    objects (results, predictions), in order.
+
+    :raises DataError: naming the file (and the line): the file cannot be read, a
+        line is not JSON, or not an object.
+    """
+    from ..errors import DataError
+    from .files import open_text
+    from .limits import yaml_limits
+
+    limit = yaml_limits().max_line_length
+    # A regular file only (never a FIFO or a device), lines of at most max_line_length.
+    with open_text(path, what=what, error=DataError) as handle:
+        for number, text in enumerate(iter(lambda: handle.readline(limit + 1), ""), 1):
+            if len(text) > limit:
+                raise DataError(f"line is longer than {limit:,} characters (max_line_length)", file=path, line=number)
+            if not text.strip():
+                continue
+            try:
+                line = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"not JSON: {exc.msg}", file=path, line=number) from None
+            if not isinstance(line, dict):
+                raise DataError(f"a line must be a JSON object, not {type(line).__name__}", file=path, line=number)
+            yield number, line

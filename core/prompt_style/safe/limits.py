@@ -57,6 +57,15 @@ SIZE_FLOOR: list[int] = [CLOCK_CAP]
 needs no budget read (one list lookup per record instead of a context lookup)."""
 
 
+SECONDS_PER_STEP = 5e-6
+"""The wall-clock time a scaled deadline allows per loop iteration and macro call: about
+what one iteration of a real template's loop costs in Jinja's own renderer, the slowest
+there is (transformers' too); ``hf``'s code generator takes a tenth to a thirtieth of it,
+so a render within the budgets ends long before the deadline even on a busy machine."""
+MIN_DEADLINE = 10.0
+"""The least scaled deadline, in seconds."""
+
+
 @dataclass(frozen=True)
 class JinjaLimits:
     """Budgets on one render of one template. Every stop is a
@@ -79,8 +88,14 @@ class JinjaLimits:
     """Items one operation may build: ``[x] * n``, ``list + list``, ``batch``, ``sum``..."""
     max_range: int = 100_000
     """Items one ``range()`` may produce."""
-    max_loop_iterations: int = 1_000_000
-    """Loop iterations in one render, all ``{% for %}`` loops together."""
+    max_loop_iterations: int = 10_000_000
+    """Loop iterations in one render, all ``{% for %}`` loops together. Sized for
+    templates whose loops grow with the square of the conversation (Gemma 4 looks ahead
+    from every message: about 4,400 messages)."""
+    max_macro_calls: int = 1_000_000
+    """Calls of the template's own macros (and ``caller()``) in one render: with loop
+    iterations, what bounds the code a render runs (a macro that calls itself twice
+    stops here, not on the clock)."""
     max_work: int = 100_000_000
     """Characters and items built in one render, all operations together (printed
     values, macro results, literal text repeated by loops, concatenations):
@@ -93,17 +108,30 @@ class JinjaLimits:
     """Bits of an integer that an operator, filter or method may build (``2 ** 10 **
     9``, ``'f' * 10**6 | int(base=16)``, ``5 | round(-10**9)``); the default is about
     the 4,300 digits Python agrees to print."""
-    deadline: float = 0.5
+    deadline: float | None = None
     """Seconds of wall-clock time one render may take (watched by a timer thread,
     checked at every loop iteration, call, macro call and filter; a regular
-    expression is interrupted); a render stops at most about 60 ms after it."""
+    expression is interrupted); a render stops at most about 60 ms after it. A last
+    resort: the budgets above decide whether a render succeeds, the same on a busy
+    machine as on an idle one. ``None`` (the default, ``deadline=auto``) scales it to
+    them (:attr:`seconds`)."""
+
+    @property
+    def seconds(self) -> float:
+        """The deadline in force: :attr:`deadline`, else :data:`SECONDS_PER_STEP` per loop
+        iteration and macro call the budgets allow, at least :data:`MIN_DEADLINE` (55 s
+        with the defaults)."""
+        if self.deadline is not None:
+            return self.deadline
+        return max(MIN_DEADLINE, SECONDS_PER_STEP * (self.max_loop_iterations + self.max_macro_calls))
+
     max_op_cost: int = 50_000_000
     """The cost one operation may have (a filter, a method, an operator, printing a
     value), estimated from its operands before it runs, in steps: about one per
     character a C loop copies or compares, more per character looked up in a table,
     per object created, per comparison of a sort, per item handled by Python code
-    (docs/security.md lists them). The default is about 50 ms of work: the deadline is
-    checked between operations, so no single one may run long."""
+    (docs/security.md lists them). The default is about 50 ms of work: budgets are
+    counted between operations, so no single one may run long."""
 
     def __post_init__(self) -> None:
         sizes = (self.max_work, self.max_string, self.max_output, self.max_items, self.max_op_cost)
@@ -166,6 +194,8 @@ _FIELDS.update({f.name: YamlLimits for f in dataclasses.fields(YamlLimits)})
 def _checked(limits: Any) -> Any:
     for f in dataclasses.fields(limits):
         value = getattr(limits, f.name)
+        if value is None and f.name == "deadline":
+            continue  # scaled to the other budgets
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:  # nan too
             raise OptionError(f"budget {f.name} must be a positive number, not {value!r}", key=f.name)
         if f.name != "deadline" and not isinstance(value, int):
@@ -173,8 +203,10 @@ def _checked(limits: Any) -> Any:
     return limits
 
 
-def _number(name: str, text: str) -> int | float:
+def _number(name: str, text: str) -> int | float | None:
     text = text.strip().replace("_", "")
+    if name == "deadline" and text.lower() == "auto":
+        return None  # type: ignore[return-value]
     try:
         value = float(text) if name == "deadline" else int(float(text)) if "e" in text.lower() else int(text)
     except (ValueError, OverflowError):  # OverflowError: int(float("1e400"))

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..delimiters import maybe_delimit, requires_delimiter
 from ..errors import OptionError, StyleError
 from ..fields import multiple_input
 from ..fields.targets import resolve_gold
@@ -34,26 +35,6 @@ __all__ = [
 DEFAULT_LABELS: tuple[str, ...] = tuple(string.ascii_uppercase)
 
 _UNSET: Any = object()
-
-
-def requires_delimiter(prefix: str, suffix: str) -> bool:
-    """Whether joining ``prefix`` and ``suffix`` needs a delimiter: neither has
-    whitespace at the join (lm-evaluation-harness's rule; false for an empty prefix)."""
-    if not prefix or not suffix:
-        return False
-    return not (prefix[-1].isspace() or suffix[0].isspace())
-
-
-def maybe_delimit(prefix: str | None, suffix: str | None, delimiter: str = " ") -> str:
-    """``prefix + delimiter + suffix``, without the delimiter when either side has
-    whitespace at the join or is empty (lm-evaluation-harness's ``maybe_delimit``)."""
-    if not prefix:
-        return suffix or ""
-    if not suffix:
-        return prefix
-    if prefix[-1].isspace() or suffix[0].isspace():
-        return prefix + suffix
-    return prefix + delimiter + suffix
 
 
 def resolve_target(target: Any, answers: Sequence[Any], *also: Sequence[Any]) -> int | list[int]:
@@ -92,6 +73,11 @@ class QAStyle:
     """
 
     settings: StyleSettings = field(default_factory=StyleSettings, repr=False)
+
+    _generative = False
+    """Whether the style asks the model to generate its answer (a ChoiceStyle's
+    ``generation`` variants): the prompt is then a generation prompt whatever the
+    task's ``output_type``, and :meth:`target` gives the reference answer."""
 
     def question_text(self, sample: Sample) -> str:
         """The user text of a record (without its answer)."""
@@ -224,8 +210,8 @@ class QAStyle:
             delimiter = settings.target_delimiter if requires_delimiter(text, prefix) else ""
             turns.append(Turn("assistant", prefix, delimiter))
         output_type = settings.output_type
-        if output_type is None:
-            output_type = "generate_until" if answers is None else "multiple_choice"
+        if output_type is None or self._generative:
+            output_type = "generate_until" if answers is None or self._generative else "multiple_choice"
         if output_type == "multiple_choice":
             if answers is None:
                 raise StyleError(
@@ -323,8 +309,31 @@ class ChoiceStyle(QAStyle):
     show_choices: bool = True
     blank_marker: str = ""
     blank_position: str = "end"
+    generation: str = "none"
+    generation_instruction: str | None = None
 
     def __post_init__(self) -> None:
+        if self.generation not in GENERATIONS:
+            raise OptionError(
+                f"style {self.name!r}: generation must be one of {', '.join(GENERATIONS)}, not {self.generation!r}",
+                key="generation",
+                hint="none: scored on the continuations; answer: the model writes 'ANSWER: X'; "
+                "cot: it reasons first, then writes 'ANSWER: X' on its last line",
+            )
+        self._generative = self.generation != "none"
+        if self.generation_instruction is not None:
+            try:
+                unknown = _format_fields(self.generation_instruction) - {"letters"}
+            except ValueError as exc:
+                raise OptionError(
+                    f"style {self.name!r}: bad generation_instruction: {exc}", key="generation_instruction"
+                ) from None
+            if unknown:
+                raise OptionError(
+                    f"style {self.name!r}: generation_instruction uses unknown field(s) " + ", ".join(sorted(unknown)),
+                    key="generation_instruction",
+                    hint="use {letters} (the labels, 'A,B,C,D')",
+                )
         if self.blank_position not in BLANK_POSITIONS:
             raise OptionError(
                 f"style {self.name!r}: blank_position must be one of {', '.join(BLANK_POSITIONS)}, "
@@ -345,13 +354,15 @@ class ChoiceStyle(QAStyle):
                     hint="use {label}, {choice} or {number}",
                 )
             from ..errors import cut
-            from .compiled import format_problem
+            from .compiled import format_problem  # when a style is built: listing plugins skips it
 
             problem = format_problem(fmt)
             if problem is not None:
                 raise OptionError(f"style {self.name!r}: bad {option} {cut(fmt)}: {problem}", key=option)
         shown = _format_fields(self.choice_format) if self.show_choices else set()
         self._uses_labels = "label" in shown | _format_fields(self.answer_format)
+        named = shown or _format_fields(self.answer_format)
+        self._numbered = "number" in named and "label" not in named
         if self.choice_labels is not None:
             self.choice_labels = [str(label) for label in self.choice_labels]
             if not self.choice_labels:
@@ -385,10 +396,21 @@ class ChoiceStyle(QAStyle):
         return labels
 
     def labels(self, sample: Sample) -> Sequence[str]:
-        return self._labels_for(sample)[: len(sample.choices)]
+        """The labels the choices are shown with: the choice labels, or the numbers
+        ``1``, ``2``, ... of a style that numbers its choices (``{number}``)."""
+        n = len(sample.choices)
+        if self._numbered:
+            return [str(i) for i in range(1, n + 1)]
+        return self._labels_for(sample)[:n]
 
     def question_and_answers(self, sample: Sample) -> tuple[str, tuple[str, ...]]:
         labels = self._labels_for(sample)
+        if self._generative:
+            # The record asked of the model: inspect_ai's layout (the instruction, then the
+            # question and its choices, no answer prefix). Few-shot examples keep the
+            # style's own layout and show their answers as it does.
+            text = self._question(sample, labels if self.show_choices else (), suffix=False)
+            return self._instruction(sample, labels) + "\n\n" + text, self._answers(sample, labels)
         return self._question(sample, labels), self._answers(sample, labels)
 
     def question_text(self, sample: Sample) -> str:
@@ -422,7 +444,7 @@ class ChoiceStyle(QAStyle):
     def answers(self, sample: Sample) -> tuple[str, ...]:
         return self._answers(sample, self._labels_for(sample))
 
-    def _question(self, sample: Sample, labels: Sequence[str]) -> str:
+    def _question(self, sample: Sample, labels: Sequence[str], suffix: bool = True) -> str:
         question = str(sample.question)
         marker = self.blank_marker
         if marker:
@@ -444,9 +466,37 @@ class ChoiceStyle(QAStyle):
             except (TypeError, ValueError) as exc:  # a format spec the record's choice does not take
                 raise _format_error(self, "choice_format", sample.choices, exc) from None
             blocks.append(self.choices_header + listed)
-        if self.suffix:
+        if self.suffix and suffix:
             blocks.append(self.suffix)
         return self.question_choice_delimiter.join(blocks)
+
+    def _instruction(self, sample: Sample, labels: Sequence[str]) -> str:
+        """The answer instruction of the generation variants (inspect_ai's wording)."""
+        letters = ",".join(self.labels(sample))
+        template = self.generation_instruction
+        if template is None:
+            several = isinstance(sample.gold, list)
+            template = GENERATION_INSTRUCTIONS[(self.generation, several)]
+        return template.format(letters=letters)
+
+    def target(self, sample: Sample, answers: tuple[str, ...] | None) -> Any:
+        if not self._generative:
+            return QAStyle.target(self, sample, answers)
+        gold = QAStyle.target(self, sample, self._answers(sample, self._labels_for(sample)))
+        labels = self.labels(sample)
+        if gold is None:
+            return None
+        if isinstance(gold, list):
+            return [labels[i] for i in gold]
+        return labels[gold]
+
+    def example_answer(self, sample: Sample) -> str:
+        if not self._generative:
+            return QAStyle.example_answer(self, sample)
+        gold = sample.gold if sample.gold is not None else QAStyle.target(self, sample, self.answers(sample))
+        if isinstance(gold, list):  # several gold answers: an example shows the first
+            gold = gold[0]
+        return self.answers(sample)[gold]
 
     def _answers(self, sample: Sample, labels: Sequence[str]) -> tuple[str, ...]:
         return self._answers_of(sample.choices, labels)
@@ -475,6 +525,26 @@ def _format_error(style: ChoiceStyle, option: str, choices: Any, exc: Exception)
 
 
 BLANK_POSITIONS = ("end", "inline")
+
+GENERATIONS = ("none", "answer", "cot")
+"""``ChoiceStyle.generation``: scored on continuations (``none``), or a generation
+prompt with an answer instruction (``answer``) and chain of thought (``cot``)."""
+
+# inspect_ai 0.3.285's multiple_choice templates, one instruction per mode and
+# number of gold answers; {letters} is "A,B,C,D".
+GENERATION_INSTRUCTIONS: dict[tuple[str, bool], str] = {
+    ("answer", False): "Answer the following multiple choice question. The entire content of your response "
+    "should be of the following format: 'ANSWER: $LETTER' (without quotes) where LETTER is one of {letters}.",
+    ("cot", False): "Answer the following multiple choice question. The last line of your response should be of "
+    "the following format: 'ANSWER: $LETTER' (without quotes) where LETTER is one of {letters}. "
+    "Think step by step before answering.",
+    ("answer", True): "Answer the following multiple choice question where multiple answers may be correct. "
+    "The entire content of your response should be of the following format: 'ANSWER: $LETTERS' (without quotes) "
+    "where LETTERS is one or more of {letters}.",
+    ("cot", True): "Answer the following multiple choice question where multiple answers may be correct. "
+    "The last line of your response should be of the following format: 'ANSWER: $LETTERS' (without quotes) "
+    "where LETTERS is one or more of {letters}. Think step by step before answering.",
+}
 
 # Option names of lm-evaluation-harness's template system -> ChoiceStyle's.
 SEED_OPTION_NAMES = {"show_choices_in_prompt": "show_choices", "choices_prefix": "choices_header"}

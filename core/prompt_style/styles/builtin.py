@@ -1,4 +1,5 @@
-"""Built-in styles: ``passthrough`` (lm-evaluation-harness without a template) and ``mcq``."""
+"""Built-in styles: ``passthrough`` (lm-evaluation-harness without a template) and ``mcq``,
+with the format axes and the answer parser of ``mcq``."""
 
 from __future__ import annotations
 
@@ -38,3 +39,14 @@ def format_prompt():
         # OpenCompass dataset templates (PromptTemplate), gen and ppl modes.
         "opencompass": Lazy("prompt_style.styles.opencompass:opencompass_style"),
     }
+
+
+@hookimpl
+def declare_axes():
+    # the axes every ChoiceStyle preset has (styles/axes.py)
+    return {"mcq": Lazy("prompt_style.styles.axes:mcq_axes")}
+
+
+@hookimpl
+def parse_answer():
+    return {"mcq": Lazy("prompt_style.styles.answers:choice_answer_parser")}

@@ -25,10 +25,12 @@ import re
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..types import Sample
-from .base import ChoiceStyle
+
+if TYPE_CHECKING:
+    from .base import ChoiceStyle
 
 __all__ = ["question_function", "layout", "Layout", "MAX_CHOICES", "MAX_FORMAT_WIDTH", "format_problem"]
 

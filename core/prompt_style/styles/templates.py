@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import OptionError, PluginError, PluginNotFoundError, PromptStyleError, StyleError, cut
+from ..fields.choices import choice_list
 from ..fields.process import compiled_field
 from ..meta.builtin import Plain
+from ..plugins import default_plugin_manager
 from ..types import Sample, StyleSettings
 from .base import ChoiceStyle, QAStyle
 
@@ -53,8 +55,6 @@ _PLAIN = Plain()
 def _manager(plugins: PluginManager | None) -> PluginManager:
     if plugins is not None:
         return plugins
-    from ..loading import default_plugin_manager  # not at import time: loading imports the styles
-
     return default_plugin_manager()
 
 
@@ -78,9 +78,7 @@ def _build(provider: Provider, options: Mapping[str, Any]) -> Any:
 
 
 def _as_choices(value: Any) -> list[Any]:
-    from ..render import _choices  # the renderer's reading of doc_to_choice values
-
-    return _choices(value) or []
+    return choice_list(value) or []  # as the renderer reads doc_to_choice values
 
 
 @dataclass(kw_only=True)

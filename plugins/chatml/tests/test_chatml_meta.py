@@ -99,7 +99,7 @@ def test_disabled_plugin_names_the_distribution_to_install():
     manager = prompt_style.create_plugin_manager(environ={"PROMPT_STYLE_DISABLE": PLUGIN})
     with pytest.raises(prompt_style.PluginNotFoundError) as caught:
         manager.resolve("apply_meta_template", META)
-    assert f"pip install {DIST}" in str(caught.value)
+    assert f"it comes with {DIST}" in str(caught.value) and "pip install " in str(caught.value)
 
 
 # -- through render_records (``fewshot=`` records are a ``dev`` split) -----------
@@ -264,7 +264,9 @@ def test_option_of_the_wrong_type(manager):
 
 def test_defaults(manager):
     meta = chatml_factory(manager)
-    assert meta == ChatML(add_generation_prompt=True)
+    assert meta == ChatML(add_generation_prompt=None, continue_final_message=False)
+    # Unset: a task's prompt ends ready for the answer.
+    assert meta.apply((Turn("user", "U"),)).text.endswith("<|im_start|>assistant\n")
 
 
 def test_each_turn_then_the_generation_prompt(manager):

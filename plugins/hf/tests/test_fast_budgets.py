@@ -26,6 +26,7 @@ SMALL = JinjaLimits(
     max_items=100,
     max_range=50,
     max_loop_iterations=500,
+    max_macro_calls=1000,
     max_work=5000,
     max_filter_input=300,
     max_int_bits=256,
@@ -96,12 +97,17 @@ PAYLOADS = [
         "{% endfor %}{% endfor %}",
     ),
     ("max_items", "{% set x = 'a b ' * 200 %}{% set y = x.split() %}"),
-    # the deadline: a check point at every macro call and loop iteration
+    # macro calls are counted (and each is a check point of the deadline)
     (
-        "deadline",
+        "max_macro_calls",
         "{% macro a(n) %}{% if n %}{% set x = a(n-1) %}{% set y = a(n-1) %}{% endif %}{% endmacro %}{{ a(40) }}",
     ),
-    ("deadline", "{% macro a(n) %}{% if n %}{{ a(n-1) }}{{ a(n-1) }}{% endif %}{% endmacro %}{{ a(40) }}"),
+    ("max_macro_calls", "{% macro a(n) %}{% if n %}{{ a(n-1) }}{{ a(n-1) }}{% endif %}{% endmacro %}{{ a(40) }}"),
+    (
+        "max_macro_calls",
+        "{% macro b() %}{{ caller() }}{{ caller() }}{% endmacro %}{% for i in range(20) %}{% for j in range(20) %}"
+        "{% call b() %}x{% endcall %}{% endfor %}{% endfor %}",
+    ),
     ("recursion", "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}"),
 ]
 
@@ -128,6 +134,31 @@ def test_the_deadline_stops_a_long_loop_of_cheap_iterations():
     source = "{% for i in range(100000) %}{% for j in range(100000) %}{{ loop.index0 % 2 }}{% endfor %}{% endfor %}"
     limits = SMALL.replace(max_range=10**6, max_loop_iterations=10**12, max_work=10**15, max_output=10**15)
     assert stop(source, "auto", limits).limit == "deadline"
+
+
+@pytest.mark.parametrize("engine", ["auto", "jinja"])
+def test_the_deadline_stops_macros_within_their_count(engine):
+    """Every macro call is a check point of the deadline too."""
+    source = "{% macro a(n) %}{% if n %}{{ a(n-1) }}{{ a(n-1) }}{% endif %}{% endmacro %}{{ a(40) }}"
+    assert stop(source, engine, SMALL.replace(max_macro_calls=10**12)).limit == "deadline"
+
+
+def test_macro_calls_are_counted_alike_by_both_engines():
+    """The fast engine counts a macro call where Jinja's renderer does (macros, caller(),
+    not {% generation %} bodies), so both accept the same templates."""
+    source = (
+        "{% macro m(x) %}{{ x }}{% endmacro %}{% macro c() %}[{{ caller() }}]{% endmacro %}"
+        "{% for i in range(5) %}{{ m(i) }}{% call c() %}{{ m(i) }}{% endcall %}{% endfor %}"
+        "{% generation %}{{ m(9) }}{% endgeneration %}"
+    )
+    from prompt_style.safe._sandbox import budget as sandbox_budget
+
+    counts = []
+    for engine in ("auto", "jinja"):
+        with limits_scope(SMALL):
+            ChatTemplate(source, engine=engine).render(MESSAGES, variables={})
+        counts.append(sandbox_budget._SPARE[-1].calls)
+    assert counts == [21, 21]
 
 
 def test_inline_checks_are_in_the_generated_code():

@@ -485,3 +485,21 @@ def test_api_render_chat(manager):
     built = prompt_style.chat_meta("hf", L3, plugins=manager)
     assert isinstance(built, HFChat)
     assert prompt_style.render_chat(CHAT, meta=built).text == L3_CHAT
+
+
+def test_sanitize_control_tokens_is_refused_never_ignored(tmp_path):
+    """transformers encodes special-token text in contents as text with
+    sanitize_control_tokens=True, and only when it tokenizes (tokenize=False raises);
+    hf does neither, so it refuses the option (false, the default, is accepted)."""
+    with pytest.raises(OptionError, match="sanitize_control_tokens=true is not supported") as info:
+        hf_meta({**L3, "sanitize_control_tokens": True})
+    assert info.value.key == "sanitize_control_tokens" and "requires `tokenize=True`" in str(info.value)
+    meta = hf_meta({**L3, "sanitize_control_tokens": False})
+    assert meta.apply_messages(CHAT).text == L3_CHAT
+    with pytest.raises(OptionError, match="not supported"):
+        meta.apply_messages(CHAT, sanitize_control_tokens=True)
+    with pytest.raises(OptionError, match="must be true or false"):
+        hf_meta({**L3, "sanitize_control_tokens": "yes"})
+    conversation = tmp_path / "c.json"
+    conversation.write_text(json.dumps({"messages": CHAT, "kwargs": {"sanitize_control_tokens": True}}))
+    assert main(["chat", str(conversation), "--meta-option", f"template={LLAMA3}"]) == 2

@@ -24,3 +24,15 @@ NUMBERED = {
 @prompt_style.hookimpl
 def format_prompt():
     return {"mcq::numbered": prompt_style.choice_style("mcq::numbered", **NUMBERED)}
+
+
+@prompt_style.hookimpl
+def declare_axes():
+    # the format axes every ChoiceStyle preset has: its grid cells (prompt-style grid)
+    return {"mcq::numbered": prompt_style.choice_axes("mcq::numbered", **NUMBERED)}
+
+
+@prompt_style.hookimpl
+def parse_answer():
+    # how its generation variants' answers are read (prompt-style score): "ANSWER: 2", "(2)", ...
+    return {"mcq::numbered": prompt_style.choice_answer_parser}

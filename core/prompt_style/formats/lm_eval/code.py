@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import types
 
-__all__ = ["FunctionRef", "function_tag", "import_function", "load_function", "seed_like_lm_eval", "CodeError"]
+__all__ = ["FunctionRef", "function_tag", "TAGS", "import_function", "load_function", "seed_like_lm_eval", "CodeError"]
 
 TASK_CODE_PREFIX = "_prompt_style_task_code_"
 """Module names task code is imported under (one fresh module per load)."""
@@ -60,6 +60,10 @@ def function_tag(loader: Any, node: Any) -> FunctionRef:
     return FunctionRef(str(loader.construct_scalar(node)), line=node.start_mark.line + 1)
 
 
+TAGS = {"!function": function_tag}
+"""The YAML tags of lm-evaluation-harness task files (markers only: nothing runs)."""
+
+
 def seed_like_lm_eval() -> None:
     """Seed the global generators as ``lm_eval.simple_evaluate`` does before it loads
     tasks: ``random.seed(0)`` and, when numpy is installed, ``numpy.random.seed(1234)``."""
@@ -74,12 +78,16 @@ def seed_like_lm_eval() -> None:
 def _datasets_stand_in() -> types.ModuleType:
     """A ``datasets`` module for task code that imports it only to name types
     (``def process_docs(dataset: datasets.Dataset)``), when datasets is not installed."""
+    import importlib.machinery
     import types
 
     from .docs import Docs
 
     module = types.ModuleType("datasets")
     module.__doc__ = "prompt-style's stand-in for the datasets package (not installed)"
+    # A spec, as every imported module has: libraries the task code imports look datasets up with
+    # importlib.util.find_spec (transformers does), which raises on a module whose __spec__ is None.
+    module.__spec__ = importlib.machinery.ModuleSpec("datasets", None, origin="prompt-style stand-in")
     module.Dataset = Docs  # type: ignore[attr-defined]
     module.DatasetDict = dict  # type: ignore[attr-defined]
     module.__prompt_style_stand_in__ = True  # type: ignore[attr-defined]

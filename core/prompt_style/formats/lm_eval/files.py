@@ -19,8 +19,7 @@ from ...errors import TaskFileError, YamlLimitError, cut, one_line
 from ...safe.limits import yaml_limits
 from ...safe.yaml_loader import load_yaml
 from ...types import TaskSource
-from .code import FunctionRef
-from .reader import TAGS
+from .code import TAGS, FunctionRef
 
 __all__ = ["LmEvalFile", "Problems", "read_file"]
 

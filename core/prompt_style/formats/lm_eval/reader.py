@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .code import FunctionRef, function_tag
+from .code import TAGS, FunctionRef
 from .keys import LM_EVAL_ONLY, NATIVE_ONLY
 
 if TYPE_CHECKING:
@@ -18,9 +18,6 @@ if TYPE_CHECKING:
     from ...types import ReadOptions, TaskSource
 
 __all__ = ["LmEvalReader", "TAGS"]
-
-TAGS = {"!function": function_tag}
-"""The YAML tags of lm-evaluation-harness task files (markers only: nothing runs)."""
 
 
 def _has_function(value: Any) -> bool:

@@ -55,6 +55,14 @@ class Translation:
             self.problems.items.clear()
             self.problem("task", *_group_message(values, self.task.file_of("task")))
             self.problems.raise_if_any()
+        if values.get("class") is not None:
+            # A Python task class builds the whole task in code: the keys it leaves out
+            # (doc_to_text, ...) are not the file's problems.
+            self.problems.items.clear()
+            self.problem(
+                "class", f"not supported: {REFUSED_KEYS['class']} (this task is the class {_shown(values['class'])})"
+            )
+            self.problems.raise_if_any()
         known = {**PROMPT_KEYS, **KEPT_KEYS, **REFUSED_KEYS}
         for key, value in values.items():
             if key in REFUSED_KEYS:
@@ -384,6 +392,12 @@ def _data_files(name: str, task_file: Path | None) -> list[Path]:
         elif full.exists():
             return [full]
     return [candidate if candidate.is_absolute() else bases[0] / candidate]
+
+
+def _shown(value: Any) -> str:
+    """A key's value as the task file writes it (``!function task.SQuAD2``)."""
+    name = getattr(value, "name", None)
+    return f"!function {name}" if isinstance(name, str) else repr(value)
 
 
 def _group_message(values: Mapping[str, Any], file: Path | None) -> tuple[str, str]:

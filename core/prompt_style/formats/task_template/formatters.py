@@ -95,7 +95,7 @@ def run_formatter(
     """
     name, args = formatter
     if plugins is None:
-        from ...loading import default_plugin_manager
+        from ...plugins import default_plugin_manager
 
         plugins = default_plugin_manager()
     where = {"file": file, "line": line, "key": "formatter.name", "split": split}

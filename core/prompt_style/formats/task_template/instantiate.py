@@ -92,6 +92,7 @@ class _Rendering:
     n_instances: int | None
     drop_blank: bool
     progress: Progress | None
+    jobs: int = 1
 
 
 def _given_source(split: str, given: Any) -> SplitSource:
@@ -217,6 +218,7 @@ def instantiate(
     n_instances: int | None = None,
     drop_blank: bool = False,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> Instantiation:
     """Render a task's data into ``out_dir/{train,validation,test}.jsonl``.
 
@@ -235,6 +237,7 @@ def instantiate(
     :param drop_blank: drop (and count) renders with an empty input or output instead of
         failing, as SciRIFF does.
     :param progress: called as records are rendered.
+    :param jobs: worker processes applying the templates (the output is the same).
     :raises PromptStyleError: naming the file, key, split and record; no output file is
         replaced then.
     """
@@ -244,8 +247,8 @@ def instantiate(
     result = Instantiation(out_dir)
     train_templates = _resolve_templates(spec, templates)
     test_template: TaskTemplate | None = None
-    own = split_sources(spec, data_root=data_root)
     given = dict(data or {})
+    own = split_sources(spec, data_root=data_root, probe_hub=len(given) < 3)
     sources: dict[str, SplitSource] = {s: v for s, v in own.splits.items() if s not in given}
     for split, value in given.items():
         sources[split] = _given_source(split, value)
@@ -274,7 +277,7 @@ def instantiate(
             test_template = _eval_template(spec, eval_template)
         _prepare([*train_templates, *([test_template] if test_template else [])], spec, seed)
         rendering = _Rendering(
-            plugins, train_templates, test_template, random_template, seed, n_instances, drop_blank, progress
+            plugins, train_templates, test_template, random_template, seed, n_instances, drop_blank, progress, jobs
         )
         targets = list(dict.fromkeys(target for carve in plan.carves.values() for target in carve.counts))
         temporary = {target: workdir / f"{target}.jsonl" for target in targets}
@@ -306,53 +309,120 @@ def _render_split(
     result: Instantiation,
     rendering: _Rendering,
 ) -> None:
+    """Render one source split into the output files. The reading process decides
+    each record's output split and templates (the carving, ``n_instances`` and
+    ``random_template`` draws); the templates are applied chunk by chunk, in this
+    process or, with ``jobs``, in worker processes, the lines coming back in order."""
     source = split.source
     assign = carve.assigner()
     seed, n_instances, train_templates = rendering.seed, rendering.n_instances, rendering.train_templates
-    drop_blank, progress = rendering.drop_blank, rendering.progress
+    progress = rendering.progress
     keep = _limit(split, n_instances, seed, spec.name) if n_instances is not None else None
+    templates = [*train_templates, *([rendering.test_template] if rendering.test_template else [])]
+    position_of = {id(t): i for i, t in enumerate(templates)}
+    test_ids = (position_of[id(rendering.test_template)],) if rendering.test_template else ()
+    all_train = tuple(range(len(train_templates)))
     metadata_base = dict(spec.metadata)
     metadata_base["split"] = source.name
-    metadata_by_template: dict[Any, dict[str, Any]] = {}
+    state = _ApplyState(templates, spec.file, metadata_base, rendering.drop_blank, source.split)
+
+    def chunks() -> Iterator[list[tuple[int, Mapping[str, Any], str, tuple[int, ...], str]]]:
+        chunk = []
+        for position, record in enumerate(split.instances(rendering.plugins)):
+            if keep is not None and not next(keep):
+                continue
+            target = assign.next()
+            record_id = record.get("_id", position)
+            if target == "test":
+                chosen = test_ids
+            elif rendering.random_template:
+                rng = random.Random(f"{seed}:{spec.name}:{source.name}:{record_id}")
+                chosen = (rng.randrange(len(train_templates)),)
+            else:
+                chosen = all_train
+            chunk.append((position, record, target, chosen, f"{spec.name}:{source.name}:{record_id}"))
+            if len(chunk) == _CHUNK:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+    if rendering.jobs > 1:
+        from ..._pool import ordered_map
+
+        applied = ordered_map(_apply_chunk, state, chunks(), jobs=rendering.jobs)
+    else:
+        applied = (_apply_chunk(state, chunk) for chunk in chunks())
     done = 0
     total = split.count
-    for position, record in enumerate(split.instances(rendering.plugins)):
-        if keep is not None and not next(keep):
-            continue
-        target = assign.next()
-        record_id = record.get("_id", position)
-        if target == "test":
-            chosen: Sequence[TaskTemplate] = (rendering.test_template,)  # type: ignore[assignment]
-        elif rendering.random_template:
-            rng = random.Random(f"{seed}:{spec.name}:{source.name}:{record_id}")
-            chosen = (train_templates[rng.randrange(len(train_templates))],)
-        else:
-            chosen = train_templates
-        instance_id = f"{spec.name}:{source.name}:{record_id}"
-        write = handles[target].write
-        for template in chosen:
+    for outputs in applied:
+        for target, lines, dropped in outputs:
+            handles[target].write("".join(lines))
+            result.instances[target] = result.instances.get(target, 0) + len(lines)
+            result.records[target] = result.records.get(target, 0) + 1
+            result.dropped_blank += dropped
+            done += 1
+            if progress is not None:
+                progress(source.split, done, total)
+    if assign.remaining:
+        raise DataError(
+            f"split {source.split!r} gave {assign.remaining} fewer records than when it was counted",
+            hint="was the data changed while instantiating? Is the formatter deterministic?",
+        )
+    for target in carve.counts:
+        result.records.setdefault(target, 0)
+        result.instances.setdefault(target, 0)
+
+
+_CHUNK = 1000
+"""Records per chunk of template applications (what one worker does at a time)."""
+
+
+@dataclass
+class _ApplyState:
+    """What applying templates to a split's records needs (sent once to each worker)."""
+
+    templates: Sequence[TaskTemplate]
+    file: Any
+    metadata_base: Mapping[str, Any]
+    drop_blank: bool
+    split: str
+    metadata: dict[Any, dict[str, Any]] = field(default_factory=dict)
+
+
+def _apply_chunk(
+    state: _ApplyState, chunk: Sequence[tuple[int, Mapping[str, Any], str, tuple[int, ...], str]]
+) -> list[tuple[str, list[str], int]]:
+    """Each record of a chunk with its templates: ``(output split, its JSON lines, blank
+    renders dropped)`` per record, in order."""
+    out = []
+    for position, record, target, chosen, instance_id in chunk:
+        lines = []
+        dropped = 0
+        for number in chosen:
+            template = state.templates[number]
             try:
                 applied = template.apply(record)
             except PromptStyleError as exc:
-                raise exc.locate(split=source.split, index=position, file=spec.file) from None
+                raise exc.locate(split=state.split, index=position, file=state.file) from None
             if not applied.input or not applied.output:
-                if drop_blank:
-                    result.dropped_blank += 1
+                if state.drop_blank:
+                    dropped += 1
                     continue
                 part = "input" if not applied.input else "output"
                 raise DataError(
                     f"{template.label} rendered a blank {part}",
-                    file=spec.file,
+                    file=state.file,
                     line=template.lines.get("jinja"),
                     key=f"{template.key}.jinja",
-                    split=source.split,
+                    split=state.split,
                     index=position,
                     hint="fix the record or the template, or pass --drop-blank to leave such renders out",
                 )
-            metadata = metadata_by_template.get(template.id)
+            metadata = state.metadata.get(template.id)
             if metadata is None:
-                metadata = metadata_by_template[template.id] = {
-                    **metadata_base,
+                metadata = state.metadata[template.id] = {
+                    **state.metadata_base,
                     "template_metadata": {"use_for_eval": template.evaluate},
                 }
             line = {
@@ -362,17 +432,6 @@ def _render_split(
                 "_instance_id": instance_id,
                 "_template_id": template.id,
             }
-            write(dumps_line(line) + "\n")
-            result.instances[target] = result.instances.get(target, 0) + 1
-        result.records[target] = result.records.get(target, 0) + 1
-        done += 1
-        if progress is not None:
-            progress(source.split, done, total)
-    if assign.remaining:
-        raise DataError(
-            f"split {source.split!r} gave {assign.remaining} fewer records than when it was counted",
-            hint="was the data changed while instantiating? Is the formatter deterministic?",
-        )
-    for target in carve.counts:
-        result.records.setdefault(target, 0)
-        result.instances.setdefault(target, 0)
+            lines.append(dumps_line(line) + "\n")
+        out.append((target, lines, dropped))
+    return out

@@ -177,7 +177,8 @@ class TaskTemplateReader:
         given = list(options.data)
         from .sources import LazySplit, split_sources
 
-        sources = split_sources(spec, data_root=options.options.get("data_root"))
+        # The Hub is asked which splits a dataset has only when no split is given.
+        sources = split_sources(spec, data_root=options.options.get("data_root"), probe_hub=not given)
         data: dict[str, Any] = {}
         for split, found in sources.splits.items():
             if found.formatter is None and found.path is not None:

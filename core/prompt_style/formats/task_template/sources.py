@@ -31,6 +31,7 @@ from .schema import CANONICAL_SPLITS, TaskTemplateFile
 
 __all__ = [
     "DATA_ROOT_ENV",
+    "hub_split_names",
     "SplitSource",
     "LazySplit",
     "find_data_dir",
@@ -202,15 +203,29 @@ class Sources:
     hint: str | None = None
 
 
+def hub_split_names(dataset: str, subset: str | None) -> set[str] | None:
+    """The split names of a Hugging Face dataset (``datasets.get_dataset_split_names``),
+    or ``None`` when they cannot be known here (no ``datasets``, no network): then every
+    split is tried, and reading a missing one says why."""
+    try:
+        import datasets  # type: ignore[import-not-found]
+
+        return set(datasets.get_dataset_split_names(dataset, subset))
+    except Exception:
+        return None
+
+
 def split_sources(
     spec: TaskTemplateFile,
     *,
     data_root: str | Path | None = None,
+    probe_hub: bool = True,
 ) -> Sources:
     """The task's own data, split by split (local ``data_dir`` first, else the Hub).
 
     Splits in ``skip_splits`` are left out; ``split_lookup`` names the files
-    (or Hub splits). Nothing is read here.
+    (or Hub splits). A Hub dataset's splits are those it has (asked of the Hub
+    with ``probe_hub``; every canonical split otherwise). No record is read here.
     """
     wanted = [split for split in CANONICAL_SPLITS if split not in spec.skip_splits]
     lookup = spec.split_lookup
@@ -242,10 +257,20 @@ def split_sources(
         return Sources(splits)
     if spec.dataset:
         line = spec.lines.get("dataset")
-        return Sources(
-            {
-                split: SplitSource(split, lookup.get(split, split), hub=(spec.dataset, spec.subset), line=line, **where)
-                for split in wanted
-            }
-        )
+        # Only the splits the dataset has: a dataset with train and test only re-balances
+        # (instantiate) or renders what it has (render), as SciRIFF's instantiation does.
+        names = hub_split_names(spec.dataset, spec.subset) if probe_hub else None
+        found = {
+            split: SplitSource(split, lookup.get(split, split), hub=(spec.dataset, spec.subset), line=line, **where)
+            for split in wanted
+            if names is None or lookup.get(split, split) in names
+        }
+        if not found:
+            expected = ", ".join(lookup.get(s, s) for s in wanted)
+            return Sources(
+                missing=f"the Hugging Face dataset {spec.dataset!r} has none of the splits {expected} "
+                f"(its splits: {', '.join(sorted(names or ())) or 'none'})",
+                hint="name its splits with split_lookup, e.g. split_lookup: {test: NAME}",
+            )
+        return Sources(found)
     return Sources(missing="the task names neither data_dir nor dataset", hint="add data_dir: NAME")

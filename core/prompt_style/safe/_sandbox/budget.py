@@ -34,7 +34,9 @@ class Budget:
       that builds more than any takes the slow path, where the per-operation limit is
       checked (:meth:`over_size`, :meth:`over_print`), then ``max_work``, then
       the clock (:meth:`over`);
-    - ``iterations`` against ``iter_limit`` (``max_loop_iterations``);
+    - ``iterations`` against ``iter_limit`` (``max_loop_iterations``), and
+      ``calls`` against ``call_limit`` (``max_macro_calls``), counted at every macro
+      call (:meth:`call`);
     - the deadline: ``due`` is set by the watchdog (``_deadline.py``) once the
       render is past its deadline, and every check point (loop iteration, call,
       filter, macro call) tests it: ``if budget.due: budget.tick()``.
@@ -43,28 +45,42 @@ class Budget:
     ``jinja_env.prepare_tree``).
     """
 
-    __slots__ = ("limits", "stop_at", "iterations", "iter_limit", "work", "work_check", "step", "now", "due")
+    __slots__ = (
+        "limits",
+        "stop_at",
+        "iterations",
+        "iter_limit",
+        "calls",
+        "call_limit",
+        "work",
+        "work_check",
+        "step",
+        "now",
+        "due",
+    )
 
     def __init__(self, limits: JinjaLimits, now: Any = None) -> None:
         self.limits = limits
         self.stop_at = _UNSET
         self.iterations = 0
+        self.calls = 0
         self.work = 0
         self.now = now
         self.due = False
         derived = _DERIVED.get(id(limits))
         if derived is None or derived[0] is not limits:
             derived = _derive(limits)
-        _, self.step, self.work_check, self.iter_limit = derived
+        _, self.step, self.work_check, self.iter_limit, self.call_limit = derived
 
     def tick(self) -> None:
         """A check point that reads the clock: raise when the render is past its deadline."""
         if _monotonic() > self.stop_at:
             self.due = True  # every later check point stops too
+            seconds = self.limits.seconds
             raise LimitError(
-                f"the render took longer than {self.limits.deadline:g} s",
+                f"the render took longer than {seconds:g} s",
                 limit="deadline",
-                value=self.limits.deadline,
+                value=seconds,
             )
         self.due = _deadline._failed  # without the watchdog, the clock is read at every check point
 
@@ -100,6 +116,14 @@ class Budget:
             raise _too_long("printing a value", size, "max_output", self.limits)
         self.over()
 
+    def call(self) -> None:
+        """Count one macro call (a check point of the deadline too)."""
+        self.calls += 1
+        if self.calls > self.call_limit:
+            _too_many_calls(self)
+        if self.due:
+            self.tick()
+
     def count(self, iterations: int, cost: int = 0) -> None:
         """Count ``iterations`` loop iterations at once (each printing ``cost``
         characters of literal text), for a loop over a sized sequence."""
@@ -120,13 +144,21 @@ def _too_many_iterations(budget: Budget) -> None:
     )
 
 
-_DERIVED: dict[int, tuple[JinjaLimits, int, int, int]] = {}
+def _too_many_calls(budget: Budget) -> None:
+    raise _stop(
+        "max_macro_calls",
+        budget.limits,
+        f"more than {budget.limits.max_macro_calls:,} macro calls in one render",
+    )
 
 
-def _derive(limits: JinjaLimits) -> tuple[JinjaLimits, int, int, int]:
-    """``(limits, step, first work_check, iter_limit)``, computed once per limits object."""
+_DERIVED: dict[int, tuple[JinjaLimits, int, int, int, int]] = {}
+
+
+def _derive(limits: JinjaLimits) -> tuple[JinjaLimits, int, int, int, int]:
+    """``(limits, step, first work_check, iter_limit, call_limit)``, computed once per limits object."""
     step = min(limits.max_string, limits.max_output, limits.max_items, _CLOCK_WORK)
-    derived = (limits, step, min(limits.max_work, step), limits.max_loop_iterations)
+    derived = (limits, step, min(limits.max_work, step), limits.max_loop_iterations, limits.max_macro_calls)
     if len(_DERIVED) > 256:
         _DERIVED.clear()
     _DERIVED[id(limits)] = derived
@@ -142,7 +174,7 @@ class _Ambient(Budget):
 
     def __init__(self, limits: JinjaLimits) -> None:
         super().__init__(limits)
-        self.iter_limit = _UNLIMITED
+        self.iter_limit = self.call_limit = _UNLIMITED
 
     def tick(self) -> None:
         pass
@@ -220,14 +252,14 @@ def _take_budget(limits: JinjaLimits, now: Any) -> Budget:
     except IndexError:
         return Budget(limits, now)
     budget.stop_at = _UNSET
-    budget.iterations = budget.work = 0
+    budget.iterations = budget.calls = budget.work = 0
     budget.now = now
     budget.due = False
     if budget.limits is not limits:
         derived = _DERIVED.get(id(limits))
         if derived is None or derived[0] is not limits:
             derived = _derive(limits)
-        budget.limits, budget.step, budget.work_check, budget.iter_limit = derived
+        budget.limits, budget.step, budget.work_check, budget.iter_limit, budget.call_limit = derived
     else:
         budget.work_check = budget.step if budget.step <= limits.max_work else limits.max_work
     return budget

@@ -9,6 +9,7 @@ from typing import Any
 
 import jinja2
 from jinja2 import nodes
+from jinja2.runtime import Macro as _Macro
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 
 from .budget import _ACTIVE, _stop, _too_long, active_budget
@@ -174,6 +175,11 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
         budget = _ACTIVE.get() or active_budget()
+        if isinstance(__obj, _Macro):
+            # The template's own macro (or caller): counted against max_macro_calls.
+            budget.calls += 1
+            if budget.calls > budget.call_limit:
+                budget.call()  # raises
         if budget.due:
             budget.tick()
         if type(__obj) is types.BuiltinMethodType and __obj.__name__ in _STR_READERS and type(__obj.__self__) is str:

@@ -14,6 +14,7 @@ import jinja2
 from jinja2.runtime import Undefined
 from jinja2.utils import pass_eval_context
 
+from ...errors import LimitError
 from .._deadline import UNSET as _UNSET
 from .budget import _ACTIVE, Budget, _Ambient, _Counted, _CountedSized, _monotonic, _stop, _too_long, active_budget
 from .costs import (
@@ -506,6 +507,11 @@ def _sum(environment: Any, iterable: Any, attribute: Any = None, start: Any = 0)
 _sum.jinja_pass_arg = jinja2.utils._PassArg.environment  # type: ignore[attr-defined]
 
 
+REGEX_SECONDS = 2.0
+"""The most wall-clock seconds one ``regex_replace`` may take under the scaled deadline
+(``deadline=auto``); a deadline given in seconds applies to it as it is."""
+
+
 class _Interrupted(BaseException):
     """Raised by the alarm inside a regular expression that ran past the deadline."""
 
@@ -516,7 +522,7 @@ def _under_alarm(budget: Budget, run: Any) -> Any:
     backtracking. Only in the main thread, and only when nobody else uses SIGALRM."""
     now = _monotonic()
     if budget.stop_at == _UNSET and not isinstance(budget, _Ambient):
-        budget.stop_at = now + budget.limits.deadline  # the watchdog has not seen this render yet
+        budget.stop_at = now + budget.limits.seconds  # the watchdog has not seen this render yet
     remaining = budget.stop_at - now
     if (
         isinstance(budget, _Ambient)
@@ -534,12 +540,21 @@ def _under_alarm(budget: Budget, run: Any) -> Any:
 
     previous = signal.signal(signal.SIGALRM, interrupt)
     try:
-        signal.setitimer(signal.ITIMER_REAL, max(remaining, 0.001))
+        # With the scaled deadline (far away), one expression gets REGEX_SECONDS (on at
+        # most max_filter_input characters, a sound one takes milliseconds).
+        capped = budget.limits.deadline is None and remaining > REGEX_SECONDS
+        signal.setitimer(signal.ITIMER_REAL, max(REGEX_SECONDS if capped else remaining, 0.001))
         try:
             return run()
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
     except _Interrupted:
+        if capped:
+            raise LimitError(
+                f"a regular expression ran longer than {REGEX_SECONDS:g} s (catastrophic backtracking?)",
+                limit="deadline",
+                value=REGEX_SECONDS,
+            ) from None
         budget.stop_at = 0.0
         budget.tick()
         raise  # pragma: no cover - tick raises

@@ -160,6 +160,8 @@ def _plain(template: Any, variables: Mapping[str, Any]) -> Mapping[str, Any]:
     """``variables`` with the values the template refers to as plain data (safe/plain.py):
     for a plain record, the types of those values (and of the items of its lists) are
     looked at in one pass of C each, and the record is used as it is."""
+    if not isinstance(variables, Mapping):
+        return variables  # not a record: the render says what is wrong, as it always did
     names = template.__dict__.get("ps_names")
     if names is None:
         names = tuple(variables)

@@ -34,6 +34,6 @@ __all__ = [
 
 # AISBench's MultiTurnPromptTemplate and MMPromptTemplate, and OpenCompass's
 # RawPromptTemplate, register themselves in TEMPLATE_TYPES.
-from .. import multimodal as _multimodal  # noqa: E402,F401
-from .. import multiturn as _multiturn  # noqa: E402,F401
-from .. import raw_prompt as _raw_prompt  # noqa: E402,F401
+from . import multimodal as _multimodal  # noqa: E402,F401
+from . import multiturn as _multiturn  # noqa: E402,F401
+from . import raw_prompt as _raw_prompt  # noqa: E402,F401

@@ -135,12 +135,20 @@ class InferPrompts:
         one, the output column replaced by ``gen_field_replace_token``."""
         return self.template.fill(entry, self._usable_ice(ice), None, self._gen_override)
 
-    def ppl(self, entry: Mapping[str, Any], ice: Ice) -> list[tuple[Any, Dialogue]]:
+    def ppl(
+        self, entry: Mapping[str, Any], ice: Ice, labels: Sequence[Any] | None = None
+    ) -> list[tuple[Any, Dialogue]]:
         """The perplexity prompts: ``(label, dialogue)`` per label in the template's
-        order; one candidate, labelled with the gold answer, when the template is
-        not label-keyed."""
+        order (or per label of ``labels``, the inferencer's own list, in its order); one
+        candidate, labelled with the gold answer, when the template is not label-keyed
+        and no labels are given."""
         ice = self._usable_ice(ice)
         template = self.template
+        if labels is not None:
+            if template.kind == "labels":
+                return [(label, template.fill(entry, ice, label)) for label in labels]
+            prompt = template.fill(entry, ice)
+            return [(label, prompt) for label in labels]
         if template.kind == "labels":
             return [(label, template.fill(entry, ice, label)) for label in template.labels]
         gold = entry.get(self.output_column) if self.output_column else None

@@ -13,16 +13,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import OptionError, PromptStyleError
+from ...errors import FieldError, OptionError, PromptStyleError, StyleError, cut
 from ...options import check_options
 from ...types import FormattedPrompt, Sample, StyleSettings
+from .chat import CHAT_INFER_MODES, ChatBuilder
 from .infer import InferPrompts
 from .template import Ice, compile_template
 
-__all__ = ["OpenCompassStyle", "opencompass_style", "MODES"]
+__all__ = ["OpenCompassStyle", "opencompass_style", "MODES", "INFERENCERS"]
 
 MODES = ("gen", "ppl")
 """Generation (``GenInferencer``) and perplexity (``PPLInferencer``)."""
+
+INFERENCERS: dict[str, str] = {"chat": "gen", "ll": "ppl", "ppl_only": "ppl"}
+"""The inferencers with prompts of their own, and the mode each parses in:
+``chat`` (``ChatInferencer``), ``ll`` (``LLInferencer``), ``ppl_only``
+(``PPLOnlyInferencer``, ``InferencePPLOnlyInferencer``)."""
 
 
 @dataclass
@@ -52,22 +58,39 @@ class OpenCompassStyle:
     gen_field_replace_token: str = ""
     """The inferencer's ``gen_field_replace_token``: what the output column reads in generation."""
     infer_mode: str | None = None
-    """``MultiTurnGenInferencer``'s ``infer_mode`` (``every``, ``every_with_gt``, ``last``), or
-    ``multiround`` (``GenInferencer(multiround=True)`` on a ``RawPromptTemplate``):
-    each record is cut into one request per model reply (:mod:`prompt_style.conversation`);
-    ``None``: one request per record."""
+    """``MultiTurnGenInferencer``'s and ``ChatInferencer``'s ``infer_mode`` (``every``,
+    ``every_with_gt``, ``last``), or ``multiround`` (``GenInferencer(multiround=True)`` on a
+    ``RawPromptTemplate``): each record is cut into one request per model reply
+    (:mod:`prompt_style.conversation`); ``None``: one request per record."""
+    inferencer: str | None = None
+    """An inferencer whose prompts are not ``GenInferencer``'s or ``PPLInferencer``'s
+    (:data:`INFERENCERS`): ``chat`` builds the record's chat (``ChatInferencer``), ``ll``
+    gives every label's prompt with the record's ``cont`` (``LLInferencer``), ``ppl_only``
+    the generation prompt scored whole (``PPLOnlyInferencer``). An explicit mode
+    (``--mode``) replaces it with ``GenInferencer`` or ``PPLInferencer``."""
+    labels: list[Any] | None = None
+    """``PPLInferencer``'s and ``LLInferencer``'s ``labels``: the labels to score, in this
+    order, instead of the label-keyed template's."""
     settings: StyleSettings = field(default_factory=StyleSettings, repr=False)
 
     modes = MODES  # a class attribute: this style has generation and perplexity modes
 
     def __post_init__(self) -> None:
+        if self.settings.mode:
+            # An explicit mode is GenInferencer's or PPLInferencer's prompts, whatever the config's inferencer.
+            if self.inferencer == "chat":
+                self.infer_mode = None
+            self.inferencer = None
+            if self.settings.mode == "gen":
+                self.labels = None  # the perplexity inferencer's labels: GenInferencer has none
         mode = self.settings.mode or self.mode
         if mode not in MODES:
             raise OptionError(f"mode must be gen or ppl, not {mode!r}", key="mode")
         self.mode = mode
-        if self.infer_mode is not None:
-            from ..multiturn import INFER_MODES
-            from ..raw_prompt import MULTIROUND
+        self._check_inferencer(mode)
+        if self.infer_mode is not None and self.inferencer is None:
+            from .multiturn import INFER_MODES
+            from .raw_prompt import MULTIROUND
 
             modes = (*INFER_MODES, MULTIROUND)
             if self.infer_mode not in modes:
@@ -85,7 +108,39 @@ class OpenCompassStyle:
             gen_field_replace_token=self.gen_field_replace_token,
         )
         self._check_messages_template(mode)
+        self._chat = None
+        if self.inferencer == "chat":
+            self._chat = ChatBuilder(self.prompts.prompt_template, self._input_columns(), self.output_column)
         self._reset()
+
+    def _input_columns(self) -> list[str] | None:
+        columns = self.input_columns
+        return columns.split() if isinstance(columns, str) else columns
+
+    def _check_inferencer(self, mode: str) -> None:
+        inferencer = self.inferencer
+        if inferencer is None:
+            if self.labels is not None and mode != "ppl":
+                raise OptionError("labels are the perplexity candidates: they need mode ppl", key="labels")
+            return
+        if inferencer not in INFERENCERS:
+            raise OptionError(
+                f"inferencer must be one of {', '.join(INFERENCERS)}, not {inferencer!r}", key="inferencer"
+            )
+        if INFERENCERS[inferencer] != mode:
+            raise OptionError(f"inferencer {inferencer!r} parses in mode {INFERENCERS[inferencer]}", key="mode")
+        if inferencer == "chat":
+            self.infer_mode = self.infer_mode or "last"
+            if self.infer_mode not in CHAT_INFER_MODES:
+                raise OptionError(
+                    f"ChatInferencer's infer_mode must be one of {', '.join(CHAT_INFER_MODES)}, "
+                    f"not {self.infer_mode!r}",
+                    key="infer_mode",
+                )
+        elif self.infer_mode is not None:
+            raise OptionError(f"inferencer {inferencer!r} has no infer_mode", key="infer_mode")
+        if self.labels is not None and inferencer != "ll":
+            raise OptionError(f"inferencer {inferencer!r} takes no labels", key="labels")
 
     def _check_messages_template(self, mode: str) -> None:
         """A RawPromptTemplate has generation prompts only; multiround needs one."""
@@ -142,14 +197,44 @@ class OpenCompassStyle:
         return ice
 
     def format(self, sample: Sample, shots: Sequence[Sample]) -> FormattedPrompt:
-        ice = self.ice(shots)
         record = sample.record
+        if self._chat is not None:
+            # ChatInferencer: the record's chat, no in-context examples; one target per reply.
+            if shots:
+                raise StyleError(
+                    f"OpenCompass's ChatInferencer sends no in-context examples, so {len(shots)} cannot be shown",
+                    key="num_fewshot",
+                    hint="render without --shots (or with --mode gen for GenInferencer's prompts with examples)",
+                )
+            turns, golds = self._chat.build(record)
+            return FormattedPrompt(turns, (), golds, mode="gen", infer_mode=self.infer_mode)
+        ice = self.ice(shots)
+        if self.inferencer == "ppl_only":
+            # PPLOnlyInferencer: the generation prompt, scored whole (parsed in perplexity mode).
+            return FormattedPrompt(self.prompts.gen(record, ice), (), sample.target, mode="ppl")
         if self.mode == "gen":
             return FormattedPrompt(
                 self.prompts.gen(record, ice), (), sample.target, mode="gen", infer_mode=self.infer_mode
             )
-        candidates = tuple(self.prompts.ppl(record, ice))
-        return FormattedPrompt((), (), sample.target, candidates=candidates, mode="ppl")
+        candidates = tuple(self.prompts.ppl(record, ice, self.labels))
+        continuations = (self._cont(record),) if self.inferencer == "ll" else ()
+        return FormattedPrompt((), continuations, sample.target, candidates=candidates, mode="ppl")
+
+    @staticmethod
+    def _cont(record: Any) -> str:
+        """LLInferencer's continuation: the record's ``cont``, the part of every
+        candidate whose log-likelihood is scored."""
+        if "cont" not in record:
+            raise FieldError(
+                "OpenCompass's LLInferencer scores the record's 'cont' field (the continuation inside each "
+                "label's prompt), and the record has none",
+                key="cont",
+                hint="give every record a 'cont' field, or render with --mode ppl (PPLInferencer)",
+            )
+        cont = record["cont"]
+        if not isinstance(cont, str):
+            raise FieldError(f"the record's 'cont' must be text, not {cut(cont)}", key="cont")
+        return cont
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

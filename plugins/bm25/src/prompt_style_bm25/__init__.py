@@ -18,15 +18,15 @@ from prompt_style import DataError, check_options, hookimpl
 
 from .tokenize import word_tokenize
 
-# prompt_style.retrievers.opencompass (input_text, input_columns_option) is imported
-# where it is used, so that listing plugins does not import it.
+# input_text, input_columns_option and ranking_count are imported where they are used,
+# so that listing plugins does not import OpenCompass's retrievers.
 
 __all__ = ["BM25", "bm25", "query_text", "word_tokenize"]
 
 
 def query_text(record: Mapping[str, Any], columns: Sequence[str]) -> str:
     """The text OpenCompass ranks a record by: its input columns, ``str()``-ed and joined by spaces."""
-    from prompt_style.retrievers.opencompass import input_text
+    from prompt_style import input_text
 
     return input_text(record, columns, what="retriever 'bm25'")
 
@@ -75,8 +75,7 @@ class _Options:
 def bm25(
     *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
 ) -> BM25:
-    from prompt_style.retrievers.checks import ranking_count
-    from prompt_style.retrievers.opencompass import input_columns_option
+    from prompt_style import input_columns_option, ranking_count
 
     columns = input_columns_option(
         check_options(_Options, options, what="retriever 'bm25'").input_columns, what="retriever 'bm25'"

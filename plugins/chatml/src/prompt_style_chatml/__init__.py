@@ -10,22 +10,38 @@ assistant turn (an answer prefill, such as lm-evaluation-harness's
 Few-shot examples as multi-turn messages or as one user message, and the system
 instruction, are chat rules the core applies before any chat meta template
 (``load_task(fewshot_as_multiturn=..., system_instruction=...)``).
+
+A conversation (``prompt-style chat``, ``render_chat``) is rendered as
+transformers renders one with a ChatML template: every message closed, the
+generation prompt only when asked (``add_generation_prompt``), the last message
+left open only with ``continue_final_message``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from prompt_style import ModelInput, StyleError, api_role, check_options, hookimpl
 
 
+def _closed(messages: list[dict[str, Any]]) -> str:
+    return "".join([f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages])
+
+
 @dataclass(frozen=True)
 class ChatML:
-    add_generation_prompt: bool = True
+    add_generation_prompt: bool | None = None
     """Prompt the model to answer: end with ``<|im_start|>assistant\\n``, or, when
     the dialogue ends with an assistant turn, leave that turn open so the model
-    continues it. When false, every turn is closed (a full transcript)."""
+    continues it. When false, every turn is closed (a full transcript). Unset: true
+    for a task's prompts, false for a conversation (``prompt-style chat``), as
+    transformers' ``apply_chat_template`` defaults."""
+    continue_final_message: bool = False
+    """Leave the last message open for the model to continue (transformers'
+    ``continue_final_message``), whatever its role; a task's prompt ending with an
+    assistant turn (a prefill) is continued anyway."""
     chat = True  # a class attribute, not an option: ChatML is a chat format
 
     def apply(self, dialogue) -> ModelInput:
@@ -37,14 +53,82 @@ class ChatML:
                     hint="use the 'messages' meta template for multimodal prompts",
                 )
             messages.append({"role": api_role(turn.role), "content": turn.content})
-        if self.add_generation_prompt and messages and messages[-1]["role"] == "assistant":
+        generate = self.add_generation_prompt is not False
+        if messages and (self.continue_final_message or (generate and messages[-1]["role"] == "assistant")):
             *closed, last = messages
-            text = "".join([f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in closed])
-            return ModelInput(text=f"{text}<|im_start|>assistant\n{last['content']}", messages=messages)
-        text = "".join([f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages])
-        if self.add_generation_prompt:
+            return ModelInput(text=f"{_closed(closed)}<|im_start|>{last['role']}\n{last['content']}", messages=messages)
+        text = _closed(messages)
+        if generate:
             text += "<|im_start|>assistant\n"
         return ModelInput(text=text, messages=messages)
+
+    def apply_messages(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: Any = None,
+        documents: Any = None,
+        add_generation_prompt: bool | None = None,
+        continue_final_message: bool | None = None,
+        **variables: Any,
+    ) -> ModelInput:
+        """A conversation, as transformers renders it with a ChatML template: every
+        message closed (an assistant message too), then ``<|im_start|>assistant\\n``
+        when ``add_generation_prompt``; ``continue_final_message`` leaves the last
+        message open instead."""
+        for what, value in (("tools", tools), ("documents", documents)):
+            if value is not None:
+                raise StyleError(
+                    f"meta template 'chatml' cannot show {what}",
+                    key=what,
+                    hint="render it with a chat template: --meta hf --meta-option template=PATH",
+                )
+        if variables:
+            raise StyleError(
+                f"meta template 'chatml' takes no template variables ({', '.join(sorted(variables))})",
+                hint="render it with a chat template that reads them: --meta hf --meta-option template=PATH",
+            )
+        generate = self.add_generation_prompt if add_generation_prompt is None else add_generation_prompt
+        if continue_final_message is None:
+            continue_final_message = self.continue_final_message
+        if generate and continue_final_message:
+            raise StyleError(
+                "add_generation_prompt and continue_final_message cannot both be true (transformers refuses it too)",
+                hint="continue_final_message continues the last message; add_generation_prompt starts a new one",
+            )
+        chat = [_message(i, message) for i, message in enumerate(messages)]
+        if continue_final_message:
+            if not chat:
+                raise StyleError("continue_final_message needs a message to continue")
+            *closed, last = chat
+            text = f"{_closed(closed)}<|im_start|>{last['role']}\n{last['content']}"
+        else:
+            text = _closed(chat) + ("<|im_start|>assistant\n" if generate else "")
+        return ModelInput(text=text, messages=chat)
+
+
+def _message(i: int, message: Any) -> dict[str, Any]:
+    """A conversation's message, checked: ChatML shows a role and a text content only."""
+    if not isinstance(message, Mapping):
+        raise StyleError(f"message {i} is {type(message).__name__}, not an object", key=f"messages.{i}")
+    extra = sorted(k for k, v in message.items() if k not in ("role", "content") and v is not None)
+    if extra:
+        raise StyleError(
+            f"meta template 'chatml' renders a message's role and content only; message {i} also has "
+            f"{', '.join(repr(k) for k in extra)}",
+            key=f"messages.{i}",
+            hint="render it with a chat template: --meta hf --meta-option template=PATH",
+        )
+    role, content = message.get("role"), message.get("content")
+    if not isinstance(role, str):
+        raise StyleError(f"message {i} has no role", key=f"messages.{i}.role")
+    if not isinstance(content, str):
+        raise StyleError(
+            f"message {i} has no text content (ChatML text shows text only)",
+            key=f"messages.{i}.content",
+            hint="use the 'messages' meta template for multimodal messages",
+        )
+    return {"role": api_role(role), "content": content}
 
 
 def chatml(*, options: dict[str, Any]) -> ChatML:

@@ -29,7 +29,7 @@ there): the question with a blank, then the labelled options on one line::
 All four are scored on the continuations `` {choice 0}``, `` {choice 1}``, ...
 """
 
-from prompt_style import choice_style, hookimpl
+from prompt_style import choice_axes, choice_style, hookimpl
 
 CLOZE_QA = {
     "prefix": "Question: ",
@@ -73,4 +73,14 @@ def format_prompt():
         "cloze::pure": choice_style("cloze::pure", **CLOZE_PURE),
         "cloze::qa": choice_style("cloze::qa", **CLOZE_QA),
         "cloze::options": choice_style("cloze::options", **CLOZE_OPTIONS),
+    }
+
+
+@hookimpl
+def declare_axes():
+    # the format axes of the two that show labelled options (labels, separators, spacing, ...);
+    # cloze::qa and cloze::pure show only the question, and vary with their task's other axes
+    return {
+        "cloze": choice_axes("cloze", **CLOZE),
+        "cloze::options": choice_axes("cloze::options", **CLOZE_OPTIONS),
     }

@@ -10,7 +10,7 @@
 continuations `` (A)``, `` (B)``, ...
 """
 
-from prompt_style import choice_style, hookimpl
+from prompt_style import choice_answer_parser, choice_axes, choice_style, hookimpl
 
 GPQA = {
     "prefix": "What is the correct answer to this question:",
@@ -26,3 +26,15 @@ GPQA = {
 @hookimpl
 def format_prompt():
     return {"mcq::gpqa": choice_style("mcq::gpqa", **GPQA)}
+
+
+@hookimpl
+def declare_axes():
+    # labels, wrapper, separator, spacing, casing, answer prefix, instruction, choice order
+    return {"mcq::gpqa": choice_axes("mcq::gpqa", **GPQA)}
+
+
+@hookimpl
+def parse_answer():
+    # its generation variants' answers: ANSWER: X, (B), **B**, B., the choice text, ...
+    return {"mcq::gpqa": choice_answer_parser}

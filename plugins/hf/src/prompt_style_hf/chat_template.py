@@ -8,8 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from prompt_style import ChatTemplateError, ModelInput, PromptStyleError
-from prompt_style.safe import jinja_env
+from prompt_style import ChatTemplateError, ModelInput, PromptStyleError, safe
 
 from . import conversation as conv
 from .environment import GENERATION_MARK, HF_CHAT, TRACK_GENERATION, fixed_strftime_now
@@ -101,8 +100,8 @@ def _has_generation_block(source: str) -> bool:
     from jinja2 import nodes
 
     try:
-        ast = jinja_env.environment(HF_CHAT).parse(source)
-    except jinja_env.errors()[0]:
+        ast = safe.environment(HF_CHAT).parse(source)
+    except safe.errors()[0]:
         return False
     return any(
         isinstance(block.call, nodes.Call)
@@ -132,8 +131,8 @@ class ChatTemplate:
 
     def _compile(self) -> Any:
         try:
-            compiled = jinja_env.compile_template(self.source, HF_CHAT)
-        except jinja_env.errors()[0] as exc:  # TemplateSyntaxError
+            compiled = safe.compile_template(self.source, HF_CHAT)
+        except safe.errors()[0] as exc:  # TemplateSyntaxError
             raise ChatTemplateError(
                 f"the chat template does not compile: {exc.message}",
                 template_message=str(exc),
@@ -146,7 +145,7 @@ class ChatTemplate:
             from .fastpath import compile_fast
 
             try:
-                self._fast = compile_fast(jinja_env.environment(HF_CHAT), self.source)
+                self._fast = compile_fast(safe.environment(HF_CHAT), self.source)
             except Exception:  # a template the fast generator cannot take: Jinja renders it
                 self._fast = None
             else:
@@ -201,13 +200,14 @@ class ChatTemplate:
             # (special tokens first, as transformers passes them), then its own.
             if variables and not plain_variables:
                 variables = conv.plain_data(dict(variables))
+            names = self._names
             context = {
                 **self._globals,
                 **({"strftime_now": fixed_strftime_now(now)} if now is not None else _NO_CLOCK),
                 **(variables or _NO_CLOCK),
                 "messages": chat,
-                "tools": None if tools is None else conv.prepare_tools(tools),
-                "documents": None if documents is None else conv.prepare_documents(documents),
+                "tools": None if tools is None else conv.prepare_tools(tools, "tools" in names),
+                "documents": None if documents is None else conv.prepare_documents(documents, "documents" in names),
                 "add_generation_prompt": add_generation_prompt,
             }
             final = None
@@ -232,7 +232,7 @@ class ChatTemplate:
     def _render(self, context: dict[str, Any]) -> str:
         if self._fast is not None:
             return self._fast.render_owned(context)
-        return jinja_env.render(self._compiled, context)
+        return safe.render(self._compiled, context)
 
     def plain_renderer(self, variables: Mapping[str, Any], now: datetime | None) -> Any:
         """A function ``render(messages, add_generation_prompt, continue_final_message=False)

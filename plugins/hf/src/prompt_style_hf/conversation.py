@@ -17,6 +17,8 @@ from typing import Any
 
 from prompt_style import ChatTemplateError
 
+from . import tool_cache
+
 __all__ = [
     "REASONING_FIELDS",
     "CONTINUE_TAG",
@@ -163,13 +165,22 @@ def prepare_messages(messages: Any) -> list[dict[str, Any]]:
     return chat
 
 
-def prepare_tools(tools: Any) -> list[Any] | None:
+def prepare_tools(tools: Any, read: bool = True) -> list[Any] | None:
     """Tool schemas as the template sees them: JSON schemas pass, Python functions
-    are converted with their type hints and docstring (transformers' ``get_json_schema``)."""
+    are converted with their type hints and docstring (transformers' ``get_json_schema``).
+    ``read``: whether the template names ``tools`` at all (a template that does not
+    cannot see them: a list of schemas is checked, not copied)."""
     if tools is None:
         return None
     if not isinstance(tools, (list, tuple)):
         raise ChatTemplateError(f"tools must be a list of JSON schemas, not {type(tools).__name__}", key="tools")
+    if not read and all(type(tool) is dict for tool in tools):
+        return tools  # never read: what plain_data would make of it cannot matter
+    if type(tools) is list and all(type(tool) is dict for tool in tools):
+        # The same tools at every render (an evaluation's): prepared once (see tool_cache).
+        cached = tool_cache.cached_tools(tools, plain_data)
+        if cached is not None:
+            return cached
     schemas = []
     for tool in tools:
         if isinstance(tool, dict):
@@ -187,7 +198,8 @@ def prepare_tools(tools: Any) -> list[Any] | None:
     return plain_data(schemas)
 
 
-def prepare_documents(documents: Any) -> Any:
+def prepare_documents(documents: Any, read: bool = True) -> Any:
+    """Documents as the template sees them (``read``: as :func:`prepare_tools`)."""
     if documents is None:
         return None
     for document in documents:
@@ -195,7 +207,7 @@ def prepare_documents(documents: Any) -> Any:
             raise ChatTemplateError(
                 "Documents should be a list of dicts with 'title' and 'text' keys!", key="documents"
             )
-    return plain_data(documents)
+    return plain_data(documents) if read else documents
 
 
 def tag_final_message(chat: list[dict[str, Any]], continue_final_message: bool | str, source: Container[str]) -> Any:

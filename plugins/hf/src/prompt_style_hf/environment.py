@@ -16,7 +16,6 @@ This module imports jinja2; the plugin imports it only when a template is used.
 from __future__ import annotations
 
 import dataclasses
-import json
 import secrets
 from collections.abc import Callable
 from datetime import datetime
@@ -30,7 +29,10 @@ from jinja2.ext import Extension
 from jinja2.utils import Namespace
 
 from prompt_style import JinjaProfile
-from prompt_style.safe.jinja_env import check_method_call
+from prompt_style.safe import check_method_call
+
+from . import tool_cache
+from .json_indent import dumps
 
 __all__ = [
     "HF_CHAT",
@@ -65,8 +67,20 @@ def raise_exception(message: Any) -> None:
 
 
 def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False):
-    """transformers' ``tojson``: ``json.dumps`` without Jinja's HTML escaping."""
-    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+    """transformers' ``tojson``: ``json.dumps`` without Jinja's HTML escaping (indented
+    JSON of plain data by :func:`~prompt_style_hf.json_indent.dumps`, the same text faster)."""
+    try:
+        # (types too: indent=4.0 fails in json.dumps where indent=4 does not, yet 4.0 == 4)
+        seps = tuple(separators) if type(separators) is list else separators
+        key = (ensure_ascii, type(ensure_ascii), indent, type(indent), seps, sort_keys, type(sort_keys))
+        text = tool_cache.cached_json(x, key)
+    except TypeError:  # an argument that is not hashable: nothing cached
+        key = text = None
+    if text is None:
+        text = dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+        if key is not None:
+            tool_cache.remember_json(x, key, text)
+    return text
 
 
 _TOJSON = "ps-hf-tojson"  # the guarded json.dumps (a name no template can write)

@@ -33,6 +33,7 @@ OPTIONS = {
     "tools": "tool schemas passed to the template",
     "documents": "documents passed to the template",
     "engine": "fast (default): prompt-style's code generator; jinja: Jinja's own renderer (same output)",
+    "sanitize_control_tokens": "false only: transformers' option to encode special-token text in contents as text",
 }
 """The options the meta template itself reads; every other option is a template variable."""
 
@@ -76,6 +77,24 @@ def _check_bool(options: Mapping[str, Any], name: str, what: str, allow_str: boo
         return value
     expected = "true, false or a message key" if allow_str else "true or false"
     raise OptionError(f"{what}: option {name!r} must be {expected}, not {value!r}", key=name)
+
+
+def _no_sanitizing(value: Any, key: str = "sanitize_control_tokens") -> None:
+    """``sanitize_control_tokens``: ``false`` (transformers' default) is what ``hf`` does;
+    ``true`` is refused, never ignored."""
+    if value is None or value is False:
+        return
+    if value is not True:
+        raise OptionError(f"option 'sanitize_control_tokens' must be true or false, not {value!r}", key=key)
+    raise OptionError(
+        "sanitize_control_tokens=true is not supported: transformers honours it only when it tokenizes "
+        '(apply_chat_template(tokenize=False, sanitize_control_tokens=True) raises "`sanitize_control_tokens=True` '
+        'requires `tokenize=True`"), and prompt-style encodes special-token text in contents as the special '
+        "token, as transformers does by default",
+        key=key,
+        hint="leave it out (or false); with --meta-option tokenizer=PATH each record's token_report lists the "
+        "special-token text found in contents, so such records can be found and cleaned",
+    )
 
 
 def _system_text(message: Mapping[str, Any]) -> list[str]:
@@ -125,6 +144,7 @@ class HFChat:
             raise OptionError(f"{what}: option 'engine' must be fast or jinja, not {self.engine!r}", key="engine")
         self.tools = options.pop("tools", None)
         self.documents = options.pop("documents", None)
+        _no_sanitizing(options.pop("sanitize_control_tokens", None))
         for key in options:
             if key in RESERVED_VARIABLES:
                 raise OptionError(f"{what}: {key!r} is passed by the renderer, not as an option", key=key)
@@ -282,6 +302,8 @@ class HFChat:
                 agp = True
         variables = self.variables
         extra = {k: v for k, v in overrides.items() if k not in ("add_generation_prompt", "continue_final_message")}
+        if "sanitize_control_tokens" in extra:
+            _no_sanitizing(extra.pop("sanitize_control_tokens"))
         if extra:
             for key in extra:
                 if key in RESERVED_VARIABLES or key in OPTIONS:

@@ -9,7 +9,7 @@
 continuations `` A``, `` B``, ...
 """
 
-from prompt_style import choice_style, hookimpl
+from prompt_style import choice_answer_parser, choice_axes, choice_style, hookimpl
 
 MMLU = {
     "prefix": "",
@@ -25,3 +25,15 @@ MMLU = {
 @hookimpl
 def format_prompt():
     return {"mcq::mmlu": choice_style("mcq::mmlu", **MMLU)}
+
+
+@hookimpl
+def declare_axes():
+    # labels, wrapper, separator, spacing, casing, answer prefix, instruction, choice order
+    return {"mcq::mmlu": choice_axes("mcq::mmlu", **MMLU)}
+
+
+@hookimpl
+def parse_answer():
+    # its generation variants' answers: ANSWER: X, (B), **B**, B., the choice text, ...
+    return {"mcq::mmlu": choice_answer_parser}

@@ -42,7 +42,7 @@ from .backend import (
     token_text,
 )
 
-__all__ = ["TokenizerJsonLoader", "REBUILT_CLASSES", "read_config", "prepend_scheme"]
+__all__ = ["REBUILT_CLASSES", "read_config", "prepend_scheme"]
 
 LLAMA_CLASSES = frozenset({"LlamaTokenizer", "LlamaTokenizerFast", "CodeLlamaTokenizer", "CodeLlamaTokenizerFast"})
 GEMMA_CLASSES = frozenset({"GemmaTokenizer", "GemmaTokenizerFast"})
@@ -183,6 +183,3 @@ def load_tokenizer_json(file: Path, folder: Path | None, options: Mapping[str, A
         eos_token=eos,
         split_special_tokens=bool(config.get("split_special_tokens", False)),
     )
-
-
-from .loaders import TokenizerJsonLoader  # noqa: E402  (kept importable from here)

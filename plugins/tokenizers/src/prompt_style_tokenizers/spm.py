@@ -42,7 +42,7 @@ from .backend import (
 )
 from .hf import check_options, prepend_scheme, read_config
 
-__all__ = ["SentencePieceLoader", "SentencePieceModel", "read_model", "generate_merges"]
+__all__ = ["SentencePieceModel", "read_model", "generate_merges"]
 
 OPTIONS = ("tokenizer_class", "legacy", "add_prefix_space", "add_bos_token", "add_eos_token")
 
@@ -234,7 +234,7 @@ def convert(
 
 
 def load_sentencepiece(path: Path, options: Mapping[str, Any]) -> Backend:
-    """A ``*.model`` file, or a folder holding ``tokenizer.model`` (see :class:`SentencePieceLoader`)."""
+    """A ``*.model`` file, or a folder holding ``tokenizer.model`` (see ``loaders.SentencePieceLoader``)."""
     check_options(options, OPTIONS, "'sentencepiece'")
     file = path / "tokenizer.model" if path.is_dir() else path
     folder = path if path.is_dir() else (path.parent if (path.parent / "tokenizer_config.json").is_file() else None)
@@ -247,6 +247,3 @@ def load_sentencepiece(path: Path, options: Mapping[str, Any]) -> Backend:
         raise TokenizerError(f"{file} is not a SentencePiece model ({exc})") from None
     config = read_config(folder)
     return convert(model, config, options, str(folder or file), cls=_class_of(config, folder))
-
-
-from .loaders import SentencePieceLoader  # noqa: E402  (kept importable from here)

@@ -25,8 +25,8 @@ from typing import Any
 
 from prompt_style import OptionError, check_options, hookimpl
 
-# prompt_style.retrievers.opencompass (input_text, input_columns_option) is imported
-# where it is used, so that listing plugins does not import it.
+# input_text, input_columns_option and ranking_count are imported where they are used,
+# so that listing plugins does not import OpenCompass's retrievers.
 from .faiss_order import faiss_top_k
 
 __all__ = ["TopK", "topk", "resolve_model_path", "DEFAULT_MODEL"]
@@ -119,7 +119,7 @@ class TopK:
     _state: Any = field(default=None, repr=False)
 
     def _text(self, record: Mapping[str, Any], tokenizer: Any) -> str:
-        from prompt_style.retrievers.opencompass import input_text
+        from prompt_style import input_text
 
         text = input_text(record, self.columns, what=_WHAT)
         if tokenizer is None:
@@ -165,8 +165,7 @@ class _Options:
 def topk(
     *, options: dict[str, Any], pool: Sequence[Mapping[str, Any]], k: int | None, same_split: bool, seed: int
 ) -> TopK:
-    from prompt_style.retrievers.checks import ranking_count
-    from prompt_style.retrievers.opencompass import input_columns_option
+    from prompt_style import input_columns_option, ranking_count
 
     chosen = check_options(_Options, options, what=_WHAT)
     columns = input_columns_option(chosen.input_columns, what=_WHAT)

@@ -7,7 +7,7 @@ from typing import Any
 from jinja2 import nodes
 from jinja2.utils import _PassArg
 
-from prompt_style.safe import jinja_env as _jinja_env
+from prompt_style import safe as _safe
 
 from .names import FAST_LOOP_ATTRIBUTES
 
@@ -130,7 +130,7 @@ def _charge_printed_constants(tree: nodes.Template) -> None:
         counted = loop.iter
         if not (
             isinstance(counted, nodes.Filter)
-            and counted.name == _jinja_env.LOOP_FILTER
+            and counted.name == _safe.LOOP_FILTER
             and len(counted.args) == 1
             and isinstance(counted.args[0], nodes.Const)
         ):

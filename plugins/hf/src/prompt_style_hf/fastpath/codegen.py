@@ -26,7 +26,8 @@ class FastCodeGenerator(LoopGenerator, AccessGenerator, BufferedRootGenerator, I
         self._commons_written = False
         self._module_lines: list[str] = []
         self._root_resolved: set[str] = set()
-        self._def_pending = False
+        self._def_pending: str | bool = False
+        self._uncounted_body = False
         self._print_temps: list[str | None] = []
         self._printed_chain: nodes.Node | None = None
         self._namespace_keys: set[str] = set()

@@ -347,7 +347,11 @@ class AccessGenerator(CodeGenerator):
         # {% generation %}: its body's function called directly, and its output wrapped in
         # the marks while spans are tracked (GenerationBlocks._generation, inline); the
         # result charged as the sandbox's call charges it.
-        self.macro_body(node, frame)
+        self._uncounted_body = True
+        try:
+            self.macro_body(node, frame)
+        finally:
+            self._uncounted_body = False
         body, result = self.temporary_identifier(), self.temporary_identifier()
         self.writeline(f"{body} = macro()")
         self.writeline(f"{result} = _ps_generation_start + {body} + _ps_generation_end if (")

@@ -8,7 +8,7 @@ from typing import Any
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
 
-from prompt_style.safe import jinja_env as _jinja_env
+from prompt_style import safe as _safe
 
 from .analysis import _const_str, _plus_chain
 
@@ -35,8 +35,13 @@ class InlineBudgetGenerator(CodeGenerator):
         return self._buffered_root
 
     def func(self, name: str) -> str:
+        # A macro's (or caller's) function counts a macro call, as the sandbox's call
+        # counts one (a {% generation %} body is called by the extension, uncounted).
+        counted = name == "macro" and not self._uncounted_body
         if self._inline_budget and name != "root":
-            self._def_pending = True
+            self._def_pending = "call" if counted else "tick"
+        elif counted:
+            self._def_pending = "budget"  # no local budget: the render's, looked up
         return super().func(name)
 
     def write(self, x: str) -> None:
@@ -56,9 +61,19 @@ class InlineBudgetGenerator(CodeGenerator):
                 x = f"{target} = _ps_vars[{name}] if {name} in _ps_vars else _ps_parent_get({name}, missing)"
         super().writeline(x, node, extra)
         if self._def_pending and x.startswith(("def ", "async def ")):
+            counted = self._def_pending == "call"
+            if self._def_pending == "budget":
+                self._def_pending = False
+                self.indent()
+                super().writeline("_ps_budget().call()")
+                self.outdent()
+                return
             self._def_pending = False
             self.indent()
             super().writeline("nonlocal _ps_w")
+            if counted:
+                super().writeline("_ps_b.calls += 1")
+                super().writeline("if _ps_b.calls > _ps_b.call_limit: _ps_b.call()")
             super().writeline("if _ps_b.due: _ps_b.tick()")
             self.outdent()
 
@@ -291,7 +306,7 @@ class InlineBudgetGenerator(CodeGenerator):
         """Whether :meth:`_inline_concat` takes ``node``."""
         return (
             isinstance(node, nodes.Filter)
-            and node.name == _jinja_env.CONCAT_FILTER
+            and node.name == _safe.CONCAT_FILTER
             and isinstance(node.node, nodes.Tuple)
             and bool(node.node.items)
             and not (node.args or node.kwargs or node.dyn_args or node.dyn_kwargs)

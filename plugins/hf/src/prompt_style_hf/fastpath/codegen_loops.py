@@ -6,7 +6,7 @@ from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame, find_undeclared
 from jinja2.idtracking import VAR_LOAD_RESOLVE
 
-from prompt_style.safe import jinja_env as _jinja_env
+from prompt_style import safe as _safe
 
 from .analysis import _own_nodes, _simple_loop_use
 
@@ -61,7 +61,7 @@ class LoopGenerator(CodeGenerator):
         if (
             self._inline_budget
             and isinstance(counted, nodes.Filter)
-            and counted.name == _jinja_env.LOOP_FILTER
+            and counted.name == _safe.LOOP_FILTER
             and len(counted.args) == 1
             and isinstance(counted.args[0], nodes.Const)
         ):

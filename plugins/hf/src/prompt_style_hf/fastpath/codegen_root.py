@@ -10,7 +10,7 @@ from jinja2.compiler import CodeGenerator, DependencyFinderVisitor, Frame, optim
 from jinja2.idtracking import VAR_LOAD_RESOLVE
 from jinja2.runtime import Undefined
 
-from prompt_style.safe import jinja_env as _jinja_env
+from prompt_style import safe as _safe
 
 from .analysis import _context_callables, _plain_const, _truth_tested
 from .names import _CONTEXT_FIELDS_OK, _FAST_FILTERS, _MACRO_FIELDS_OK, _SELECTION_FILTERS, _SELECTIONS, _STR_FILTERS
@@ -248,7 +248,7 @@ class BufferedRootGenerator(CodeGenerator):
 
     @optimizeconst
     def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
-        if node.name == _jinja_env.CONCAT_FILTER and self._inline_concat(node, frame):
+        if node.name == _safe.CONCAT_FILTER and self._inline_concat(node, frame):
             return
         if self._inline_selection(node, frame):
             return

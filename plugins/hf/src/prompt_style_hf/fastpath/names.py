@@ -5,7 +5,7 @@ from __future__ import annotations
 from jinja2 import filters as jinja_filters
 from jinja2.runtime import Context, LoopContext, Macro
 
-from prompt_style.safe import jinja_env as _jinja_env
+from prompt_style.safe import AMPLIFYING_STR_METHODS
 
 _DICT_ATTRIBUTES = frozenset(dir(dict))
 _SEQUENCE_ATTRIBUTES = frozenset(dir(str)) | frozenset(dir(list)) | frozenset(dir(tuple))
@@ -37,11 +37,6 @@ _SELECTION_FILTERS = frozenset({"length", "count", "first", "last", "default", "
 # sandbox wraps str.format and str.format_map, so they are not here).
 # The str methods whose result can be far larger than their input (``replace``,
 # ``join``, ``center``...) always go through the sandbox's ``call``, which sizes them.
-AMPLIFYING_STR_METHODS = getattr(
-    _jinja_env,
-    "AMPLIFYING_STR_METHODS",
-    frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "join", "translate"}),
-)
 _SAFE_STR_METHODS = (
     frozenset(
         """capitalize casefold count endswith find index isalnum isalpha isascii isdecimal isdigit

@@ -16,8 +16,8 @@ from jinja2.utils import _PassArg
 from markupsafe import Markup
 
 from prompt_style import LimitError
-from prompt_style.safe import jinja_env as _jinja_env
-from prompt_style.safe.jinja_env import CHEAP_TEXT, call_method, check_str_call, current_budget
+from prompt_style import safe as _safe
+from prompt_style.safe import CHEAP_TEXT, call_method, check_str_call, current_budget
 
 from ..environment import GENERATION_END, GENERATION_START, NAMESPACE_ATTRIBUTES, TemplateNamespace
 from .names import (
@@ -475,12 +475,12 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "fast_map": fast_map,
         "selector": selector,
         "budget": current_budget,
-        "active": _jinja_env.budget_getter(),
-        "loop_items": _jinja_env.loop_items,
-        "binop": partial(_jinja_env.binop_value, environment),
-        "plus": partial(_jinja_env.plus_values, environment),
-        "concat": _jinja_env.concat_values,
-        "print": _jinja_env.print_value,
+        "active": _safe.budget_getter(),
+        "loop_items": _safe.loop_items,
+        "binop": partial(_safe.binop_value, environment),
+        "plus": partial(_safe.plus_values, environment),
+        "concat": _safe.concat_values,
+        "print": _safe.print_value,
         "str_filter": str_filter,
         "spill": spill,
         "namespace": TemplateNamespace,

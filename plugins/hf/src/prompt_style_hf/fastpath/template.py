@@ -10,7 +10,7 @@ from jinja2.environment import Template
 from jinja2.nodes import EvalContext
 from jinja2.runtime import Context
 
-from prompt_style.safe import jinja_env as _jinja_env
+from prompt_style import safe as _safe
 
 from .analysis import _charge_printed_constants
 from .codegen import FastCodeGenerator
@@ -42,10 +42,10 @@ class FastTemplate:
         self._direct_context = _CONTEXT_FIELDS_OK and not self.template.blocks
         self.render_context = self._renderer()
         """``render_context(parent) -> str``: one render, without budgets of its own."""
-        self.runner = _jinja_env.runner()
+        self.runner = _safe.runner()
         """jinja_env's runner: ``runner(render_context, None, template, None, None, (parent,))``
         is :meth:`render_owned` without its frame."""
-        self.run_owned = _jinja_env.bound_runner(self.render_context, self.template)
+        self.run_owned = _safe.bound_runner(self.render_context, self.template)
         """``run_owned(parent)``: :meth:`render_owned`, as one call."""
 
     def new_variables(self) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def _generated(environment: Any, ast: nodes.Template) -> tuple[str, bool]:
     """The Python source of ``ast`` from :class:`FastCodeGenerator`. A sandbox with
     budgets rewrites the tree first (``jinja_env.prepare_tree``: every loop counted,
     every ``~`` sized), as its own compiler does."""
-    ast = _jinja_env.prepare_tree(ast)
+    ast = _safe.prepare_tree(ast)
     _charge_printed_constants(ast)
     generator = FastCodeGenerator(environment, None, _FILENAME, optimized=environment.optimized)
     generator.visit(ast)

@@ -1,0 +1,131 @@
+"""tojson of tools: the indented encoder gives json.dumps's text, and the tools cache
+never serves a stale schema."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from _hf_test_support import CORPUS_COPY
+from markupsafe import Markup
+from prompt_style_hf import tool_cache
+from prompt_style_hf.json_indent import dumps
+from prompt_style_hf.meta import hf_meta
+
+LLAMA31 = CORPUS_COPY / "templates" / "hfjs-meta-llama-llama-3.1-8b-instruct.jinja"
+HERMES = CORPUS_COPY / "templates" / "llamacpp-nousresearch-hermes-2-pro-llama-3-8b-tool_use.jinja"
+SCALARS = [None, True, False, 0, -3, 10**20, 1.5, -0.0, 1e300, float("nan"), float("inf"), -float("inf")]
+SCALARS += ["x", 'é\u2028"\\\n', "東京", "", Markup("<b>"), "\ud800"]
+
+
+def _value(rng: random.Random, depth: int):
+    r = rng.random()
+    if depth > 4 or r < 0.5:
+        return rng.choice(SCALARS)
+    if r < 0.75:
+        return {
+            rng.choice(["a", "é", "z", "", "type"]) + str(rng.randint(0, 3)): _value(rng, depth + 1) for _ in range(4)
+        }
+    if r < 0.9:
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    return tuple(_value(rng, depth + 1) for _ in range(rng.randint(0, 3)))
+
+
+ARGUMENTS = [
+    {"indent": 4},
+    {"indent": 2, "ensure_ascii": True},
+    {"indent": 0},
+    {"indent": "\t", "sort_keys": True},
+    {"indent": 1, "separators": (", ", " = ")},
+    {"indent": 3, "separators": [",", ":"]},
+    {},
+    {"separators": (",", ":")},
+]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_indented_json_is_json_dumps(seed):
+    rng = random.Random(seed)
+    for _ in range(1000):
+        value = _value(rng, 0)
+        for arguments in ARGUMENTS:
+            arguments = {"ensure_ascii": False, **arguments}
+            assert dumps(value, **arguments) == json.dumps(value, **arguments)
+
+
+@pytest.mark.parametrize(
+    "value", [{1: 2}, {(1, 2): 3}, {"a": object()}, [set()], {"a": 10**5000}, {"a": {"b": [1, {2: 3}]}}, {"a": 4.0}]
+)
+@pytest.mark.parametrize("arguments", [{"indent": 4}, {"indent": 4, "sort_keys": True}, {"indent": 4.0}])
+def test_what_is_not_plain_is_json_dumps_itself(value, arguments):
+    def outcome(encode):
+        try:
+            return "ok", encode(value, **arguments)
+        except Exception as exc:  # the same error, message included
+            return type(exc).__name__, str(exc)
+
+    assert outcome(dumps) == outcome(json.dumps)
+
+
+def _tools(n: int) -> list[dict]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": f"tool_{i}",
+                "description": f"Tool {i}.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"x": {"type": "integer", "description": "An x"}},
+                    "required": ["x"],
+                },
+            },
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("template", [LLAMA31, HERMES])
+def test_tools_changed_in_place_are_seen(template):
+    """The cached copy is reused only while the caller's list has the same JSON text."""
+    tool_cache.clear()
+    meta = hf_meta({"template": str(template), "bos_token": "<s>", "eos_token": "</s>"})
+    fresh = hf_meta({"template": str(template), "bos_token": "<s>", "eos_token": "</s>"})
+    messages = [{"role": "user", "content": "hi"}]
+    tools = _tools(3)
+
+    def check():
+        got = meta.apply_messages(messages, tools=tools, add_generation_prompt=True).text
+        tool_cache.clear()  # the reference: no cache at all
+        assert (
+            got == fresh.apply_messages(messages, tools=json.loads(json.dumps(tools)), add_generation_prompt=True).text
+        )
+        meta.apply_messages(messages, tools=tools, add_generation_prompt=True)  # cached again
+        return got
+
+    first = check()
+    assert check() == first
+    tools[1]["function"]["description"] = "Changed."
+    assert "Changed." in check()
+    tools[0]["function"]["parameters"]["properties"]["x"]["type"] = "number"
+    assert '"number"' in check()
+    default = tools[2]["function"]["parameters"]["properties"]["x"]
+    default["default"] = 1
+    one = check()
+    default["default"] = True  # == 1, but another JSON value
+    assert check() != one
+    tools.append(_tools(5)[4])
+    assert "tool_4" in check()
+
+
+def test_tools_that_are_not_plain_json_are_prepared_each_time():
+    class Text(str):
+        pass
+
+    tool_cache.clear()
+    tools = _tools(1)
+    tools[0]["function"]["description"] = Text("Special.")
+    assert tool_cache.cached_tools(tools, lambda value: value) is None
+    tools[0]["function"]["parameters"]["required"] = ("x",)
+    assert tool_cache.cached_tools(tools, lambda value: value) is None

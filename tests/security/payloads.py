@@ -642,6 +642,24 @@ operation_bombs = [
         "{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}"
         "{{ ns.x == ns.x }}",
     ),
+    # comparisons: two lists compare their items, two texts their characters
+    ("compare-lists", "{% set a = 'a' * 9000000 %}{% set b = 'a' * 9000000 %}{{ [a] * 1000000 == [b] * 1000000 }}"),
+    ("compare-in-list", "{% set a = 'a' * 9000000 %}{% set b = 'a' * 8999999 ~ 'b' %}{{ b in [a] * 1000000 }}"),
+    (
+        "compare-sort-texts",
+        "{% set a = 'a' * 9000000 %}{% set b = 'a' * 8999999 ~ 'b' %}{{ ([a, b] * 500)|sort|length }}",
+    ),
+    (
+        "compare-max-texts",
+        "{% set a = 'a' * 9000000 %}{% set b = 'a' * 8999999 ~ 'b' %}{{ ([a, b] * 500)|max|length }}",
+    ),
+    ("compare-index", "{% set a = 'a' * 9000000 %}{% set b = 'a' * 8999999 ~ 'b' %}{{ ([a] * 1000000).index(b) }}"),
+    (
+        "compare-map-default",
+        "{% set a = 'a' * 9000000 %}{% set b = 'a' * 9000000 %}"
+        "{{ ([none] * 1000000)|map('default', a, true)|list == ([none] * 1000000)|map('default', b, true)|list }}",
+    ),
+    ("map-wordwrap", "{{ ('x' * 999999)|map('wordwrap', 1)|list|length }}"),
     # the deadline inside a macro that calls itself: a check point at every call
     ("macro-fanout", "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}"),
     (

@@ -115,6 +115,12 @@ def render(source: str, context: dict | None = None, limits: JinjaLimits = DEFAU
         ("max_string", "{{ ('\\t' * 1000).encode().expandtabs(10**7)|length }}"),
         ("max_string", "{{ ('\\x80' * 9000000).encode('latin-1').decode('ascii', 'backslashreplace')|length }}"),
         ("max_op_cost", "{{ ('a ' * 4900000).encode().split()|length }}"),
+        # comparisons: a list compares its items, a text its characters
+        ("max_op_cost", "{% set a = 'a' * 9000000 %}{% set b = 'a' * 9000000 %}{{ [a] * 1000000 == [b] * 1000000 }}"),
+        ("max_op_cost", "{% set a = 'a' * 9000000 %}{% set b = 'a' * 8999999 ~ 'b' %}{{ b in [a] * 1000000 }}"),
+        ("max_op_cost", "{% set a = 'a' * 9000000 %}{% set b = 'a' * 8999999 ~ 'b' %}{{ ([a, b] * 500)|sort|length }}"),
+        ("max_op_cost", "{% set a = 'a' * 9000000 %}{% set b = 'a' * 8999999 ~ 'b' %}{{ ([a, b] * 500)|max|length }}"),
+        ("max_op_cost", "{% set a = 'a' * 9000000 %}{% set b = 'a' * 8999999 ~ 'b' %}{{ ([a] * 1000).index(b) }}"),
     ],
 )
 def test_one_operation_stops_before_it_runs(limit, source):
@@ -186,6 +192,10 @@ def test_a_split_is_never_cut_short():
         ("{{ 'x'.encode().hex() }} {{ 'é'.encode() }} {{ 'x'.encode('utf-16')|length }}", {}),
         ("{{ ''.maketrans('a', 'b') }} {{ {}.fromkeys('ab', 1) }} {{ [1, 2, 1].count(1) }}", {}),
         ("{{ q|e }} {{ q|forceescape }} {{ q|striptags }} {{ (q|e).striptags() }}", {"q": "<a href='x'>&amp;</a>"}),
+        (
+            "{{ q == q }} {{ [q] == [q] }} {{ q in l }} {{ q not in l }} {{ l < m }} {{ d == d }} {{ 1 < 2 < 3 }}",
+            {"q": "x", "l": ["x", "y"], "m": ["y"], "d": {"k": [1]}},
+        ),
     ],
 )
 def test_within_budget_the_result_is_plain_jinja_s(source, context):

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .jinja_env import (
         AMPLIFYING_STR_METHODS,
         CHEAP_TEXT,
+        COMPARE_FILTER,
         CONCAT_FILTER,
         LOOP_FILTER,
         JinjaProfile,
@@ -79,6 +80,8 @@ __all__ = [
     "print_value",
     "LOOP_FILTER",
     "CONCAT_FILTER",
+    "COMPARE_FILTER",
+    "compare_values",
 ]
 
 # Imported on first use: reading a task file must not import jinja2 for nothing.

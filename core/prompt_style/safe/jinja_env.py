@@ -95,6 +95,8 @@ __all__ = [
     "AMPLIFYING_STR_METHODS",
     "LOOP_FILTER",
     "CONCAT_FILTER",
+    "COMPARE_FILTER",
+    "compare_values",
     "check_value",
     "limits_scope",
     "fixed_clock",
@@ -405,7 +407,8 @@ def prepare_tree(tree: Any) -> Any:
     """The budget rewrite for a parsed template (``environment(profile).parse(source)``):
     every ``{% for %}`` iterable wrapped in the ``ps-loop`` filter (its argument: the
     characters of literal text one iteration prints), every ``~`` turned into the
-    ``ps-concat`` filter of a tuple.
+    ``ps-concat`` filter of a tuple, every comparison with no constant side into the
+    ``ps-compare`` filter (:data:`COMPARE_FILTER`, :func:`compare_values`).
 
     A custom code generator must generate from this tree, render through
     :func:`run`, and keep every budget. It may do so by keeping the environment's
@@ -554,6 +557,18 @@ LOOP_FILTER = "ps-loop"
 """The filter :func:`prepare_tree` wraps every ``{% for %}`` iterable in."""
 CONCAT_FILTER = "ps-concat"
 """The filter :func:`prepare_tree` turns every ``~`` into (of a tuple of the operands)."""
+COMPARE_FILTER = "ps-compare"
+"""The filter :func:`prepare_tree` turns a comparison with no constant side into (of a
+tuple of the two operands, the operator's name as its argument: ``eq``, ``in``...)."""
+
+
+def compare_values(operands: tuple, op: str) -> bool:
+    """``operands[0] op operands[1]`` after its cost is sized (two lists compare their
+    items, two texts their characters): what :data:`COMPARE_FILTER` does. A code
+    generator may compare inline when neither operand is a list, tuple or mapping (for
+    ``in``/``notin``: when the container is not a list or tuple)."""
+    return (_sandbox or _load_sandbox()).compare_values(operands, op)
+
 
 AMPLIFYING_STR_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "join", "translate"})
 """str methods whose result can be far larger than their input: the sandbox's

@@ -410,9 +410,66 @@ def check_container_method(name: str, container: Any, args: tuple, kwargs: dict,
         charge_cost(what, len(other) * OBJECT, budget)
         budget.charge(len(other))
     elif name == "sort":
-        charge_cost(what, sort_cost(len(container), _arg(args, kwargs, 9, "key") is not None), budget)
-    elif name in ("index", "count", "copy", "remove", "insert", "reverse", "values", "items", "keys"):
+        cost = sort_cost(len(container), _arg(args, kwargs, 9, "key") is not None)
+        charge_cost(what, cost, budget)
+        charge_cost(what, cost + weight(container, limits.max_op_cost) * len(container).bit_length(), budget)
+    elif name in ("index", "count", "remove"):
+        check_compare("in", _arg(args, kwargs, 0, "value"), container, budget)
+    elif name in ("copy", "insert", "reverse", "values", "items", "keys"):
         charge_cost(what, len(container) * COPY, budget)
     elif name not in SEQUENCE_METHODS and name not in MUTATING_METHODS:
         raise SandboxError(f"calling {what} is not allowed in templates")
     return args
+
+
+# -- comparisons ------------------------------------------------------------------------
+
+_COMPARED = frozenset({str, bytes, int, float, bool, type(None)})
+
+
+def weight(value: Any, cap: int) -> int:
+    """What comparing ``value`` may cost: the characters of its texts and its items, all
+    the way down, counted up to a little past ``cap``."""
+    total = 0
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack and total <= cap:
+        item = pop()
+        kind = type(item)
+        if kind is str or kind is bytes:
+            total += len(item)
+        elif kind is list or kind is tuple:
+            total += len(item)
+            if kind is list and total <= cap and set(map(type, item)) <= {str}:
+                total += sum(map(len, item))  # a list of texts: in one pass of C
+                continue
+            stack.extend(item)
+        elif isinstance(item, Mapping):
+            total += len(item)
+            for key, sub in item.items():
+                push(key)
+                push(sub)
+        else:
+            total += 1
+    return total
+
+
+def check_compare(op: str, left: Any, right: Any, budget: Budget) -> None:
+    """``left op right`` (``==``, ``<``, ``in``...) within ``max_op_cost``: comparing two
+    lists compares their items, and each of two texts character by character (a million
+    references to one long text compared with a million to another would run for
+    minutes); ``in`` a list compares with each item."""
+    cap = budget.limits.max_op_cost
+    if op == "in" or op == "notin":
+        if not isinstance(right, (list, tuple)):
+            return  # a mapping (hashed), a text (searched in C), a lazy sequence (counted item by item)
+        per = len(left) if isinstance(left, (str, bytes)) else weight(left, cap) if type(left) not in _COMPARED else 1
+        cost = len(right) * max(per, 1)
+        if cost > cap:
+            cost = min(cost, weight(right, cap) + len(right))
+    else:
+        if type(left) in _COMPARED or type(right) in _COMPARED:
+            return  # two texts: at most the shorter's length, in C
+        cost = min(weight(left, cap), weight(right, cap))
+    if cost > cap:
+        raise too_costly(f"comparing with {op!r}", cost, budget)

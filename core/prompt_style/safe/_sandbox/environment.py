@@ -14,11 +14,12 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 
 from .budget import _ACTIVE, _stop, _too_long, active_budget
 from .costs import CHEAP, PYTHON, charge_cost, division
-from .filters import _STR_READERS, _concat, _guard_filter, _join, _loop, _range, _sum, call_method
+from .filters import _STR_READERS, _concat, _guard_filter, _join, _loop, _range, _sum, call_method, compare_values
 from .values import GuardedFormatter, _check_binop, _describe, finalize
 
 LOOP_FILTER = "ps-loop"
 CONCAT_FILTER = "ps-concat"
+COMPARE_FILTER = "ps-compare"
 
 
 # -- the compile-time rewrite -----------------------------------------------------
@@ -40,8 +41,17 @@ def _literal_cost(body: list[nodes.Node]) -> int:
     return total
 
 
+def _constant(node: nodes.Node) -> bool:
+    """A constant, or a literal list or tuple of constants."""
+    if isinstance(node, nodes.Const):
+        return True
+    return isinstance(node, (nodes.List, nodes.Tuple)) and all(isinstance(item, nodes.Const) for item in node.items)
+
+
 def rewrite(tree: nodes.Template) -> nodes.Template:
-    """Wrap every ``{% for %}`` iterable in ``ps-loop`` and turn every ``~`` into ``ps-concat``."""
+    """Wrap every ``{% for %}`` iterable in ``ps-loop``, turn every ``~`` into ``ps-concat``,
+    and every comparison with no constant side (``a == b``, ``x in items``) into
+    ``ps-compare`` of the two operands (sized before it runs)."""
     from jinja2.visitor import NodeTransformer
 
     class Rewriter(NodeTransformer):
@@ -52,6 +62,26 @@ def rewrite(tree: nodes.Template) -> nodes.Template:
                 node.iter, LOOP_FILTER, [nodes.Const(cost)], [], None, None, lineno=node.iter.lineno
             )
             return node
+
+        def visit_Compare(self, node: nodes.Compare) -> nodes.Node:
+            self.generic_visit(node)
+            if len(node.ops) != 1:
+                return node  # a chain (a < b < c): rare, and evaluated lazily by Python
+            operand = node.ops[0]
+            if operand.op in ("in", "notin"):
+                if _constant(operand.expr):
+                    return node  # in a literal list: bounded by the source
+            elif _constant(node.expr) or _constant(operand.expr):
+                return node  # with a constant: at most its size
+            return nodes.Filter(
+                nodes.Tuple([node.expr, operand.expr], "load", lineno=node.lineno),
+                COMPARE_FILTER,
+                [nodes.Const(operand.op)],
+                [],
+                None,
+                None,
+                lineno=node.lineno,
+            )
 
         def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
             self.generic_visit(node)
@@ -94,12 +124,13 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
         self.filters["sum"] = _sum
         self.filters[LOOP_FILTER] = _loop
         self.filters[CONCAT_FILTER] = _concat
+        self.filters[COMPARE_FILTER] = compare_values
         self.tests["divisibleby"] = _divisibleby
 
     def guard_filters(self) -> None:
         """Wrap every filter (after the profile added its own)."""
         for name, func in list(self.filters.items()):
-            if name in (LOOP_FILTER, CONCAT_FILTER) or getattr(func, "ps_guarded", False):
+            if name in (LOOP_FILTER, CONCAT_FILTER, COMPARE_FILTER) or getattr(func, "ps_guarded", False):
                 continue
             self.filters[name] = _guard_filter(name, func)
 

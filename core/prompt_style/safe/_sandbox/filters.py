@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import signal
 import threading
@@ -25,6 +26,7 @@ from .costs import (
     _replace_size,
     call_text_method,
     charge_cost,
+    check_compare,
     check_container_method,
     check_number_method,
     check_text_method,
@@ -32,6 +34,7 @@ from .costs import (
     round_digits,
     sort_cost,
     too_costly,
+    weight,
 )
 from .values import PRINT, _check_percent, _text, check_value
 
@@ -240,12 +243,12 @@ def _pre_filter(name: str, args: tuple, kwargs: dict, budget: Budget, params: tu
                 "max_items", limits, f"filter {name!r} got {len(value):,} items (more than {limits.max_items:,})"
             )
     text = value if isinstance(value, str) else None
-    weight = _TEXT_COST.get(name)
-    if weight:
+    per_char = _TEXT_COST.get(name)
+    if per_char:
         n = len(text) if text is not None else size or 0
         if name in ("upper", "lower") and text is not None and text.isascii():
-            weight = COPY
-        charge_cost(f"filter {name!r}", n * weight, budget)
+            per_char = COPY
+        charge_cost(f"filter {name!r}", n * per_char, budget)
     if name == "center":
         width = _int_arg(args, kwargs, 1, "width", 80)
         if isinstance(width, int) and width > limits.max_string:
@@ -293,9 +296,15 @@ def _pre_filter(name: str, args: tuple, kwargs: dict, budget: Budget, params: tu
     elif hasattr(value, "__len__") and not isinstance(value, (str, Undefined)):
         n = len(value)
         if name in _SORTING:
-            charge_cost(f"filter {name!r}", sort_cost(n, True) + (n * PYTHON if name == "groupby" else 0), budget)
+            cost = sort_cost(n, True) + (n * PYTHON if name == "groupby" else 0)
+            charge_cost(f"filter {name!r}", cost, budget)
+            # each item is compared about log2(n) times, a text character by character
+            charge_cost(f"filter {name!r}", cost + weight(value, limits.max_op_cost) * n.bit_length(), budget)
         elif name in _ITEM_COST and name not in _SLOW_FILTERS:
-            charge_cost(f"filter {name!r}", n * _ITEM_COST[name], budget)
+            cost = n * _ITEM_COST[name]
+            charge_cost(f"filter {name!r}", cost, budget)
+            if name in ("max", "min"):
+                charge_cost(f"filter {name!r}", cost + weight(value, limits.max_op_cost), budget)
         elif name == "sum" and _int_arg(args, kwargs, 1, "attribute", None) is not None:
             charge_cost("filter 'sum'", n * PYTHON, budget)
 
@@ -677,6 +686,26 @@ def binop_value(environment: Any, operator: str, left: Any, right: Any, pending:
             pending -= len(left) + len(right)
         (_ACTIVE.get() or active_budget()).charge(pending)
     return environment.call_binop(None, operator, left, right)
+
+
+_COMPARISONS = {
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "lteq": operator.le,
+    "gt": operator.gt,
+    "gteq": operator.ge,
+    "in": lambda a, b: a in b,
+    "notin": lambda a, b: a not in b,
+}
+
+
+def compare_values(operands: tuple, op: str) -> bool:
+    """``operands[0] op operands[1]`` (``ps-compare``: a comparison with no constant side),
+    sized first (costs.check_compare)."""
+    left, right = operands
+    check_compare(op, left, right, _ACTIVE.get() or active_budget())
+    return _COMPARISONS[op](left, right)
 
 
 def _range(*args: Any) -> range:

@@ -480,6 +480,9 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "binop": partial(_safe.binop_value, environment),
         "plus": partial(_safe.plus_values, environment),
         "concat": _safe.concat_values,
+        "compare": _safe.compare_values,
+        # Operands whose comparison with anything costs at most a text's length (in C).
+        "compared": frozenset({str, bytes, int, float, bool, type(None)}),
         "print": _safe.print_value,
         "str_filter": str_filter,
         "spill": spill,

@@ -58,6 +58,8 @@ def render(source: str, context: dict | None = None, limits: JinjaLimits = DEFAU
         ("max_op_cost", f"{{{{ {MILLION}|string|length }}}}"),
         ("max_op_cost", f"{{{{ {MILLION} }}}}"),
         ("max_op_cost", f"{{{{ {MILLION}|tojson|length }}}}"),
+        ("max_op_cost", f"{{{{ {MILLION}|join(',')|length }}}}"),
+        ("max_op_cost", f"{{{{ {MILLION}|map('string')|join(',')|length }}}}"),
         ("max_op_cost", "{{ {}.fromkeys(range(100000), 'x')|xmlattr|length }}"),
         ("max_op_cost", "{{ ('é' * 999999)|list|length }}"),
         ("max_op_cost", "{{ ('\\n' * 9000000)|indent(0)|length }}"),

@@ -466,6 +466,9 @@ def _guard_filter(name: str, func: Any) -> Any:
     return guarded
 
 
+_JOIN_ITEM = 150  # steps per item joined (its text checked, then appended, in Python)
+
+
 @pass_eval_context
 def _join(eval_ctx: Any, value: Any, d: Any = "", attribute: Any = None) -> str:
     """``join`` that sizes the result before building it (no autoescape here)."""
@@ -478,6 +481,9 @@ def _join(eval_ctx: Any, value: Any, d: Any = "", attribute: Any = None) -> str:
     if isinstance(value, Undefined):
         value = list(value)
     sep = _text(d, budget)
+    # Python code per item: sized from the length up front, counted as it goes otherwise.
+    if hasattr(value, "__len__") and not isinstance(value, str):
+        charge_cost("filter 'join'", len(value) * _JOIN_ITEM, budget)
     parts: list[str] = []
     size = 0
     for item in value:
@@ -489,6 +495,7 @@ def _join(eval_ctx: Any, value: Any, d: Any = "", attribute: Any = None) -> str:
         if not len(parts) & 4095:
             if len(parts) > limits.max_items:
                 raise _too_long("filter 'join'", len(parts), "max_items", limits)
+            charge_cost("filter 'join'", len(parts) * _JOIN_ITEM, budget)
             budget.tick()
     budget.charge(size)
     return sep.join(parts)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from prompt_style import PromptStyleError
 from prompt_style.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,11 +29,16 @@ def run(capsys, *argv):
 
 
 def jsonl(out: str) -> list[dict]:
+    """The lines' prompt keys (their provenance keys, last on each line, are checked
+    in tests/test_provenance.py)."""
+    from prompt_style.provenance import PROVENANCE_KEYS
+
     lines = out.splitlines()
     rows = [json.loads(line) for line in lines]
     for row in rows:
-        assert list(row) == JSON_KEYS
-    return rows
+        assert list(row)[: len(JSON_KEYS)] == JSON_KEYS
+        assert list(row)[-len(PROVENANCE_KEYS) :] == list(PROVENANCE_KEYS)
+    return [{k: v for k, v in row.items() if k not in PROVENANCE_KEYS} for row in rows]
 
 
 def assert_one_error_line(code, out, err):
@@ -100,6 +104,7 @@ def test_plugins_json(capsys):
         "format_prompt": ["mcq::mmlu"],
         "declare_axes": ["mcq::mmlu"],
         "parse_answer": ["mcq::mmlu"],
+        "task_examples": ["mmlu"],
     }
     assert by_name["chatml"]["hooks"] == {"apply_meta_template": ["chatml"]}
     assert "builtin-fields" not in by_name
@@ -137,15 +142,17 @@ def test_plugins_respects_environment(capsys, monkeypatch):
 def test_plugins_lists_broken_plugin_with_its_error(capsys, fake_dists):
     fake_dists.add("fake-broken", "fakebroken", BROKEN_IMPORT, version="0.3")
     code, out, err = run(capsys, "plugins")
-    assert code == 0
+    assert code == 1  # the listing is complete; the installation is not
     line = next(line for line in out.splitlines() if line.startswith("fakebroken\t"))
     assert "fake-broken" in line and "0.3" in line
     assert "BROKEN" in line
     assert "boom at import time" in line
     assert "mmlu" in out  # the others are still listed
     assert "prompt-style: warning:" in err and "fakebroken" in err
+    assert len([line for line in err.splitlines() if "fakebroken" in line]) == 1  # warned once
 
     code, out, err = run(capsys, "plugins", "--json")
+    assert code == 1
     row = next(r for r in json.loads(out) if r["name"] == "fakebroken")
     assert row["status"] == "broken"
     assert row["distribution"] == "fake-broken" and row["version"] == "0.3"
@@ -416,9 +423,11 @@ def test_malformed_prefer_env_is_one_error_line(capsys, monkeypatch, command):
     assert "PROMPT_STYLE_PREFER" in err
 
 
-def test_debug_raises_in_process(capsys, tmp_path):
-    with pytest.raises(PromptStyleError):
-        main(["render", str(tmp_path / "nope.yaml"), "--debug"])
+def test_debug_shows_the_traceback_and_keeps_exit_2(capsys, tmp_path):
+    code, out, err = run(capsys, "render", str(tmp_path / "nope.yaml"), "--debug")
+    assert code == 2
+    assert "Traceback" in err and "TaskFileError" in err
+    assert err.splitlines()[-1].startswith("prompt-style: error: ")
 
 
 # -- the real console script ---------------------------------------------------------
@@ -455,7 +464,7 @@ def test_console_script_error_and_debug(tmp_path):
     proc = subprocess.run(
         [str(exe), "render", missing, "--debug"], capture_output=True, text=True, env=clean_env(), timeout=60
     )
-    assert proc.returncode != 0
+    assert proc.returncode == 2
     assert "Traceback" in proc.stderr
     assert "TaskFileError" in proc.stderr
 
@@ -477,8 +486,9 @@ def test_console_script_plugins_json_with_environment(tmp_path):
 
 
 def test_debug_before_the_command_shows_a_traceback(capsys, tmp_path):
-    with pytest.raises(PromptStyleError):
-        main(["--debug", "render", str(tmp_path / "missing.yaml")])
+    code, out, err = run(capsys, "--debug", "render", str(tmp_path / "missing.yaml"))
+    assert code == 2
+    assert "Traceback" in err
 
 
 def test_meta_option(capsys):

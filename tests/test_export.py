@@ -78,7 +78,11 @@ def test_export_passes_options_and_absolute_data(plugin, tmp_path, monkeypatch):
     assert [p.text for p in again.render()] == json.loads(out.read_text(encoding="utf-8"))
 
 
-def test_unknown_harness_names_the_bridge(plugin, tmp_path, capsys):
+def test_unknown_harness_names_the_bridge(tmp_path, capsys, monkeypatch):
+    # the bridge is installed in the dev environment: a manager without entry points is
+    # one where it is not
+    manager = prompt_style.create_plugin_manager(entry_points=False, environ={})
+    monkeypatch.setattr(prompt_style.plugins, "_default_manager", manager)
     assert main(["export", "lm-eval", str(MMLU), "--out", str(tmp_path / "d")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("prompt-style: error: unknown exporter 'lm-eval'") and "prompt-style-lm-eval" in err
@@ -117,3 +121,47 @@ def test_out_is_required(capsys):
 def test_exporter_error_class_is_public():
     assert issubclass(PluginError, prompt_style.PromptStyleError)
     assert isinstance(PromptsFile(), prompt_style.Exporter)
+
+
+def test_relative_paths_of_options_are_made_absolute(plugin, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "p.json"
+    meta = "examples/opencompass/meta.yaml"
+    args = ["export", "prompts-file", "examples/opencompass/task.yaml", "--out", str(out), "--meta", meta]
+    args += ["--data-root", "examples"]
+    assert main(args) == 0
+    model = "examples/chat/qwen2.5-7b-instruct"
+    args = ["export", "prompts-file", str(MMLU), "--out", str(out), "--meta", "hf"]
+    args += ["--meta-option", f"template={model}"]
+    assert main(args + ["--meta-option", "add_generation_prompt=false", "--model-args", "dtype=auto"]) == 0
+    first, second = plugin.exporter.requests
+    assert first.load_options["meta"] == str((ROOT / meta).resolve())
+    assert first.load_options["read_options"] == {"data_root": str((ROOT / "examples").resolve())}
+    assert second.load_options["meta"] == "hf"  # a name, not a path
+    template = str((ROOT / model).resolve())
+    assert second.load_options["meta_options"] == {"template": template, "add_generation_prompt": False}
+    assert second.load_options["model_args"] == "dtype=auto"
+
+
+def test_source_data_is_what_the_task_reads_before_processing(tmp_path):
+    task = prompt_style.load_task(MMLU)
+    data = task.source_data()
+    assert list(data) == ["test", "dev"]  # the evaluated split first
+    assert data["test"].name == "test.jsonl" and data["dev"].name == "dev.jsonl"
+    # with zero shots the few-shot split is still named: a harness may ask for shots later
+    assert list(prompt_style.load_task(MMLU, shots=0).source_data()) == ["test", "dev"]
+    # loading from it gives the same prompts
+    again = prompt_style.load_task(MMLU, data=data)
+    assert [p.text for p in again.render()] == [p.text for p in task.render()]
+
+
+def test_source_data_is_unprocessed(tmp_path):
+    records = [{"q": " a "}, {"q": " b "}]
+
+    def strip(docs):
+        return [{"q": d["q"].strip()} for d in docs]
+
+    config = prompt_style.TaskConfig(task="t", data={"test": records}, doc_to_text="q", process_docs=strip)
+    task = prompt_style.load_task(config)
+    assert task.source_data() == {"test": records}
+    assert [p.text for p in task.render()] == ["a", "b"]

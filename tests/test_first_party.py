@@ -135,7 +135,7 @@ def test_pending_distributions_are_not_in_the_tree_yet():
 def test_a_pending_exporter_names_its_distribution():
     manager = create_plugin_manager(entry_points=False, environ={})
     with pytest.raises(PluginNotFoundError) as caught:
-        manager.resolve("export_task", "lm-eval")
+        manager.resolve("export_task", "lighteval")
     assert str(caught.value).startswith(
-        "unknown exporter 'lm-eval' (it comes with prompt-style-lm-eval, which is not on the package index: "
+        "unknown exporter 'lighteval' (it comes with prompt-style-lighteval, which is not on the package index: "
     )

@@ -23,6 +23,7 @@ EXPECTED_HOOKS = {
     "declare_axes",
     "parse_answer",
     "export_task",
+    "task_examples",
 }
 
 

@@ -351,4 +351,25 @@ _LAZY: dict[str, str] = {
     "Turn": ".types",
 }
 
-__getattr__, __dir__ = exports(__name__, _LAZY, submodules=True)
+_getattr, _dir = exports(__name__, _LAZY, submodules=True)
+
+
+def __getattr__(name: str):
+    if name == "__version__":
+        global __version__
+        __version__ = _version()
+        return __version__
+    return _getattr(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*_dir(), "__version__"})
+
+
+def _version() -> str:
+    """The installed version of prompt-style (``prompt_style.__version__``), read from
+    the distribution's metadata when first asked for (not at import: start-up stays
+    small); ``0+unknown`` when run from a source tree that was never installed."""
+    from ._entry_points import distribution_version
+
+    return distribution_version("prompt-style") or "0+unknown"

@@ -14,6 +14,7 @@ FOLDERS: dict[str, str] = {
     "prompt-style-cloze": "plugins/cloze",
     "prompt-style-gpqa": "plugins/gpqa",
     "prompt-style-hf": "plugins/hf",
+    "prompt-style-lm-eval": "contrib/lm-eval",
     "prompt-style-mmlu": "plugins/mmlu",
     "prompt-style-numbered": "contrib/numbered",
     "prompt-style-tokenizers": "plugins/tokenizers",
@@ -59,6 +60,9 @@ NAMES: dict[str, dict[str, str]] = {
         "mcq::mmlu": "prompt-style-mmlu",
         "mcq::numbered": "prompt-style-numbered",
     },
+    "export_task": {
+        "lm-eval": "prompt-style-lm-eval",
+    },
     "format_prompt": {
         "cloze": "prompt-style-cloze",
         "cloze::options": "prompt-style-cloze",
@@ -80,6 +84,11 @@ NAMES: dict[str, dict[str, str]] = {
     "retrieve_examples": {
         "bm25": "prompt-style-bm25",
         "topk": "prompt-style-topk",
+    },
+    "task_examples": {
+        "arc": "prompt-style-cloze",
+        "gpqa": "prompt-style-gpqa",
+        "mmlu": "prompt-style-mmlu",
     },
 }
 """Catalog hook -> {name: the distribution that provides it}."""

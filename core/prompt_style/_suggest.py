@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str | None:
@@ -13,6 +14,25 @@ def did_you_mean(name: str, known: Iterable[str]) -> str | None:
     if not close:
         return None
     return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+def record_keys(record: Any, missing: object = None) -> str:
+    """The hint for a field ``missing`` from ``record``: the record's keys closest to
+    it (a mistyped field), then the keys it has (the first twelve)."""
+    if not isinstance(record, Mapping):
+        return f"the value is a {type(record).__name__}"
+    keys = [str(key) for key in record]
+    listed = ", ".join(keys[:12]) + (", ..." if len(keys) > 12 else "")
+    has = f"the record has: {listed}" if keys else "the record is empty"
+    close = did_you_mean(str(missing), keys) if missing is not None and keys else None
+    return f"{close} {has}" if close else has
+
+
+def undefined_name(message: str | None) -> str | None:
+    """The name in Jinja's ``'name' is undefined`` (a field the record lacks), else ``None``."""
+    if message and message.endswith("' is undefined") and message.startswith("'"):
+        return message[1:-14]
+    return None
 
 
 def suggest(name: object, known: Iterable[str], *, listing: str, shown: Iterable[str] | None = None) -> str:

@@ -96,8 +96,12 @@ def requests(
     formatted: FormattedPrompt,
     index: int,
     reply: Callable[[RenderedPrompt], str] | None,
+    *,
+    fewshot_indices: tuple[int, ...] | None = None,
+    doc_id: Any = None,
 ) -> Generator[RenderedPrompt, str | None, None]:
-    """The requests of one multi-turn record (see :meth:`TaskRenderer.converse`)."""
+    """The requests of one multi-turn record (see :meth:`TaskRenderer.converse`), each
+    with the record's ``doc_id`` and ``fewshot_indices``."""
     where = {"split": renderer.split, "index": index, "file": renderer.source}
     mode = formatted.infer_mode
     dialogue = list(formatted.dialogue)
@@ -128,7 +132,15 @@ def requests(
                 hint="start the chat with a user (or system) message",
             )
         target: Any = targets[turn] if targets is not None and turn < len(targets) else formatted.target
-        request = renderer._rendered(formatted, tuple(dialogue[:position]) + end, index, target=target, turn=turn)
+        request = renderer._rendered(
+            formatted,
+            tuple(dialogue[:position]) + end,
+            index,
+            target=target,
+            turn=turn,
+            fewshot_indices=fewshot_indices,
+            doc_id=doc_id,
+        )
         sent = yield request
         if (mode != "every" and not multiround) or n == len(positions) - 1:
             continue

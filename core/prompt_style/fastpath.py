@@ -73,12 +73,19 @@ class DeferredDialogue:
     every record of the task, then the record's question turn, whose text is the
     prompt's text between the shared prefix (``start`` characters) and the meta
     template's text after the turn (``stop`` characters). It also holds the fields
-    every prompt of the task shares (``plugins``, ``until``)."""
+    every prompt of the task shares (``plugins``, ``until``, ``fewshot_indices``)."""
 
-    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until")
+    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until", "fewshot_indices")
 
     def __init__(
-        self, turns: Dialogue, start: int, stop: int, sep: str, plugins: Any = None, until: Any = None
+        self,
+        turns: Dialogue,
+        start: int,
+        stop: int,
+        sep: str,
+        plugins: Any = None,
+        until: Any = None,
+        fewshot_indices: Any = None,
     ) -> None:
         self.turns = turns
         self.start = start
@@ -86,12 +93,13 @@ class DeferredDialogue:
         self.sep = sep
         self.plugins = plugins
         self.until = until
+        self.fewshot_indices = fewshot_indices
 
     def resolve(self, text: str) -> Dialogue:
         return (*self.turns, Turn("user", text[self.start : len(text) - self.stop], self.sep))
 
 
-_SHARED = frozenset({"plugins", "until"})
+_SHARED = frozenset({"plugins", "until", "fewshot_indices"})
 _COMPARED = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.compare)
 _SHOWN = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.repr)
 _ALL = tuple(f.name for f in dataclasses.fields(RenderedPrompt))
@@ -109,8 +117,8 @@ _DEFAULTS = {
 
 class LazyDialoguePrompt(RenderedPrompt):
     """A :class:`RenderedPrompt` of the fast path, made with only the fields that
-    vary (``index``, ``text``, ``continuations``, ``target``): ``plugins`` and
-    ``until`` read as the task's, the others as their defaults, and ``dialogue``
+    vary (``index``, ``text``, ``continuations``, ``target``): ``plugins``,
+    ``until`` and ``fewshot_indices`` read as the task's, the others as their defaults, and ``dialogue``
     (rarely read: harnesses read ``text``) is built the first time it is read.
     Otherwise it is a ``RenderedPrompt``: equal to one with the same fields, shown
     as one, and pickled and copied as one."""
@@ -364,7 +372,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         # The text is one f-string (prefix, question, affixes); the dialogue is
         # made from it when first read (LazyDialoguePrompt).
         head, tail = head_text + q_before, q_after
-        deferred = DeferredDialogue(head_turns, len(head), len(tail), sep, renderer.plugins, renderer.until)
+        deferred = DeferredDialogue(
+            head_turns, len(head), len(tail), sep, renderer.plugins, renderer.until, renderer._shared_ids
+        )
     else:
         head = tail = ""  # a description per record: joined around the question text
         deferred = None
@@ -418,6 +428,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "Turn": Turn,
         "plugins": renderer.plugins,
         "until": renderer.until,
+        "shot_ids": renderer._shared_ids,
         "deferred": deferred,
         "head_turns": head_turns,
         "head_text": head_text,
@@ -577,7 +588,10 @@ def _code(
         add('    dialogue = (system._replace(content=description), *head_turns, Turn("user", qtext, sep))')
         add("else:")
         add('    dialogue = (*head_turns, Turn("user", qtext, sep))')
-        make = ["made = RenderedPrompt(index, text, None, continuations, target, plugins, dialogue, None, None, until)"]
+        make = [
+            "made = RenderedPrompt(index, text, None, continuations, target, plugins, dialogue, None, None, until)",
+            "made.fewshot_indices = shot_ids",
+        ]
     else:
         make = [
             "made = new_prompt(LazyDialoguePrompt)",
@@ -635,6 +649,7 @@ _PARAMS = frozenset(
         "Turn",
         "plugins",
         "until",
+        "shot_ids",
         "deferred",
         "head_turns",
         "head_text",

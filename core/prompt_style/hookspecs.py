@@ -33,6 +33,9 @@ if TYPE_CHECKING:
         TokenizerLoader,
     )
 
+ExampleTask = Any
+"""A task file shipped with a plugin: a ``str`` path or an :class:`os.PathLike`."""
+
 
 @hookspec
 def read_task() -> Mapping[str, TaskReader]:
@@ -250,4 +253,23 @@ def export_task() -> Mapping[str, Exporter]:
         was loaded with, where to write) and the
         :class:`~prompt_style.ExportResult` lists the files written and the
         command that runs them.
+    """
+
+
+@hookspec
+def task_examples() -> Mapping[str, ExampleTask]:
+    """Provide example tasks: task files a plugin ships with their data, by name.
+
+    ``prompt-style render --example NAME`` (and ``view``) renders one without the
+    user writing or downloading anything: the first thing a new user runs after
+    ``pip install``. A plugin ships the task file and its data files as package
+    data (the data paths in the task file are relative to it, as in any task file)
+    and names the task file here; a style plugin's example shows that style.
+
+    Called once per plugin manager; not firstresult: the catalogs of all
+    plugins are merged and a name claimed twice is an error naming both.
+
+    :returns: A mapping from example name (for example ``mmlu``) to the task
+        file: a path (``str`` or :class:`os.PathLike`), typically
+        ``importlib.resources.files(__name__) / "example" / "task.yaml"``.
     """

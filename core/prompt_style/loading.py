@@ -26,6 +26,7 @@ from .meta.files import is_meta_path, resolve_meta
 from .meta.model_args import apply_model_args
 from .meta.tokens import split_token_options, with_tokenizer
 from .plugins import PluginManager, Provider, default_plugin_manager
+from .provenance import Provenance
 from .render import RenderedPrompt, TaskRenderer
 from .safe.limits import JinjaLimits, limits_scope
 from .task import TASK_KEYS, TaskConfig
@@ -33,7 +34,7 @@ from .types import ReadOptions, StyleSettings
 
 __all__ = ["Task", "load_task", "render_records"]
 
-_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description", "gen_prefix")
+_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "description", "gen_prefix", "doc_id")
 _SHOT_FIELD_KEYS = ("doc_to_text", "doc_to_choice", "doc_to_target", "gen_prefix")
 _PROTOCOL_METHOD = {"format_prompt": "format", "apply_meta_template": "apply", "retrieve_examples": "select"}
 
@@ -41,13 +42,21 @@ _PROTOCOL_METHOD = {"format_prompt": "format", "apply_meta_template": "apply", "
 class Task:
     """A loaded task: its config, its resolved renderer, and its data."""
 
-    def __init__(self, config: TaskConfig, renderer: TaskRenderer, records: list[Any] | None) -> None:
+    def __init__(
+        self,
+        config: TaskConfig,
+        renderer: TaskRenderer,
+        records: list[Any] | None,
+        source_data: Mapping[str, Any] | None = None,
+    ) -> None:
         self.config = config
         self.renderer = renderer
         self._records = records  # the evaluated split, when it was loaded for few-shot use
+        self._source_data = dict(source_data) if source_data is not None else None
         self._prepared: Any = None  # what load_task compiled, for variant()
         self._settings: Any = None
         self._meta_built: Any = None
+        self._provenance: Provenance | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         # What variant() reuses (the plugin manager, compiled objects) stays in this
@@ -106,6 +115,23 @@ class Task:
         return task
 
     @property
+    def provenance(self) -> Provenance:
+        """What every output line says about how its prompt was made (the task, style,
+        meta template, retriever, seed, distributions), worked out once per task:
+        ``task.provenance.line(prompt)`` is the prompt's JSON line with its provenance
+        and fingerprint, as ``prompt-style render --format jsonl`` writes it."""
+        if self._provenance is None:
+            spec = self.config.retriever_spec() if self.config.retriever is not None else None
+            seed = spec[1].get("seed", self.config.seed) if spec is not None else self.config.seed
+            self._provenance = Provenance(
+                task=self.config.task,
+                plugins=self.renderer.plugins,
+                seed=seed,
+                fewshot_split=self.renderer.pool_split,
+            )
+        return self._provenance
+
+    @property
     def name(self) -> str:
         return self.config.task
 
@@ -124,6 +150,21 @@ class Task:
         """The evaluated split's data: its file (or files), or its records when they
         are held in memory (given as records, or read whole as the few-shot pool)."""
         return self._records if self._records is not None else self.config.data[self.config.test_split]
+
+    def source_data(self) -> dict[str, Any]:
+        """The data of the splits this task reads, as it was given to the task.
+
+        The evaluated split first, then the split few-shot examples come from
+        (whether or not examples are asked for, so that a harness can render
+        with more shots later), each as the task received it before any
+        ``process_docs`` ran: a file, a tuple of files, or records in memory.
+        ``load_task(same task file, data=task.source_data(), same options)``
+        loads the same task from them; harness bridges copy them next to the
+        files they export (``prompt-style export``).
+        """
+        if self._source_data is not None:
+            return dict(self._source_data)
+        return {split: self.config.data[split] for split in _read_splits(self.config)}
 
     @property
     def multiturn(self) -> bool:
@@ -163,6 +204,8 @@ class Task:
                 # A record the fast path cannot take goes to the general path.
                 general = self.renderer._render
                 many = self.renderer._fast_path.many
+                if self.renderer._doc_id is not None:  # each prompt carries its record's own id
+                    fast, general, many = _with_doc_id(fast, self.renderer), _with_doc_id(general, self.renderer), None
                 if isinstance(source, list) and limit is None and many is not None:  # records in memory
                     yield from many(_given_records(source, split), general)
                     return
@@ -184,6 +227,19 @@ class Task:
                 yield from converse(record, index, reply)
         except DataError as exc:
             raise exc.locate(key=f"data.{self.config.test_split}") from None
+
+
+def _with_doc_id(render: Callable[[Any, int], Any], renderer: TaskRenderer) -> Callable[[Any, int], Any]:
+    """``render``, with the record's own id (the task's ``doc_id``) set on what it makes."""
+    doc_id = renderer.doc_id
+
+    def with_id(record: Any, index: int) -> Any:
+        made = render(record, index)
+        if made is not None:
+            made.doc_id = doc_id(record, index)
+        return made
+
+    return with_id
 
 
 def _plugin_error(provider: Provider, exc: Exception) -> PluginError:
@@ -262,6 +318,9 @@ def load_task(
     option_keys: Sequence[str] | None = None,
     answer_key: str | None = None,
     style_options: Mapping[str, Any] | None = None,
+    retriever: str | Mapping[str, Any] | None = None,
+    fewshot_split: str | None = None,
+    doc_id: Any = None,
 ) -> Task:
     """Load a task and resolve everything rendering needs, once.
 
@@ -316,8 +375,15 @@ def load_task(
     :param answer_key: with ``option_keys``: the field holding the answer
         (default: OpenCompass's ``output_column``, or a ``doc_to_target`` that is a
         field name).
+    :param retriever: replaces the task's retriever: a name (the task's retriever
+        options are kept only when it names the same retriever) or a mapping with
+        ``name`` and options.
+    :param fewshot_split: replaces ``fewshot_split``: the split few-shot examples come from.
+    :param doc_id: replaces ``doc_id``: the field spec of each record's own id.
     :returns: the :class:`Task`.
-    :raises PromptStyleError: naming the file, line and key.
+    :raises PromptStyleError: naming the file, line and key; an error about a value
+        given here (not in the task file) names the keyword (``style``, ``shots``,
+        ``retriever``, ``style_options.KEY``, ...) and no file or line.
     """
     manager = plugins or default_plugin_manager()
     if meta is None:
@@ -331,13 +397,98 @@ def load_task(
         trust_code=trust_code, template=template, options=format_options, data=dict(data or {}), plugins=manager
     )
     config = _config_of(task, manager, options, task_format)
+    given = _given(style, shots, seed, retriever, fewshot_split, doc_id)
+    try:
+        return _resolve_task(
+            config,
+            manager,
+            given=given,
+            style=style,
+            meta=meta,
+            meta_options=meta_options,
+            shots=shots,
+            seed=seed,
+            data=data,
+            trust_code=trust_code,
+            system_instruction=system_instruction,
+            fewshot_as_multiturn=fewshot_as_multiturn,
+            mode=mode,
+            limits=limits,
+            style_options=style_options,
+            retriever=retriever,
+            fewshot_split=fewshot_split,
+            doc_id=doc_id,
+            choice_order=choice_order,
+            option_keys=option_keys,
+            answer_key=answer_key,
+        )
+    except PromptStyleError as exc:
+        raise _blame_caller(exc, given, style_options or {}) from None
+
+
+def _given(style: Any, shots: Any, seed: Any, retriever: Any, fewshot_split: Any, doc_id: Any) -> dict[str, str]:
+    """The task keys the caller replaced, with the keyword that replaced each."""
+    pairs = (
+        ("template", "style", style),
+        ("num_fewshot", "shots", shots),
+        ("seed", "seed", seed),
+        ("retriever", "retriever", retriever),
+        ("fewshot_split", "fewshot_split", fewshot_split),
+        ("doc_id", "doc_id", doc_id),
+    )
+    return {key: keyword for key, keyword, value in pairs if value is not None}
+
+
+def _blame_caller(
+    exc: PromptStyleError, given: Mapping[str, str], style_options: Mapping[str, Any]
+) -> PromptStyleError:
+    """An error about a value the caller gave (``--style``, ``--shots``,
+    ``--style-option``...) names that keyword, not a line of the task file that the
+    value replaced."""
+    key = exc.key or ""
+    keyword = given.get(key)
+    if keyword is None and key.startswith("template.") and key[len("template.") :] in style_options:
+        keyword = f"style_options.{key[len('template.') :]}"
+    if keyword is not None:
+        exc.key, exc.file, exc.line = keyword, None, None
+    return exc
+
+
+def _resolve_task(
+    config: TaskConfig,
+    manager: PluginManager,
+    *,
+    given: Mapping[str, str],
+    style: str | None,
+    meta: str | Path | Mapping[str, Any],
+    meta_options: Mapping[str, Any] | None,
+    shots: int | None,
+    seed: int | None,
+    data: Mapping[str, Any] | None,
+    trust_code: bool,
+    system_instruction: str | None,
+    fewshot_as_multiturn: bool | None,
+    mode: str | None,
+    limits: JinjaLimits | None,
+    style_options: Mapping[str, Any] | None,
+    retriever: str | Mapping[str, Any] | None,
+    fewshot_split: str | None,
+    doc_id: Any,
+    choice_order: str | ChoiceOrder | None,
+    option_keys: Sequence[str] | None,
+    answer_key: str | None,
+) -> Task:
+    """:func:`load_task` once the task is read: overrides applied, plugins resolved."""
     named = _named_splits(config)
-    config = _with_overrides(config, data=data, shots=shots, seed=seed)
+    config = _with_overrides(
+        config, data=data, shots=shots, seed=seed, retriever=retriever, fewshot_split=fewshot_split, doc_id=doc_id
+    )
     if style_options:
         name, own = config.style_spec()
         config = dataclasses.replace(config, template={"template_type": style or name, **own, **style_options})
     config.check_data()
     overridden = set(data or ())
+    source_data = {split: config.data[split] for split in _read_splits(config)}
     config = _processed(config, overridden)
     used: dict[str, Any] = {}
     specs = {key: getattr(config, key) for key in _FIELD_KEYS}
@@ -345,7 +496,17 @@ def load_task(
     # Few-shot examples' own field specs (lm-evaluation-harness's fewshot_config).
     shot_specs = {key: config.fewshot_overrides.get(key) for key in _SHOT_FIELD_KEYS}
     shot_extractors, _ = _compile_fields(config, manager, shot_specs, where="fewshot_config.")
-    prepared = _Prepared(manager, extractors, shot_extractors, used, overridden, named, trust_code)
+    prepared = _Prepared(
+        manager,
+        extractors,
+        shot_extractors,
+        used,
+        overridden,
+        named,
+        trust_code,
+        given=dict(given),
+        source_data=source_data,
+    )
     settings = _Settings(
         style=style,
         meta=meta,
@@ -373,6 +534,10 @@ class _Prepared:
     overridden: set[str]
     named: set[str]
     trust_code: bool
+    given: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The task keys the caller replaced (their lines are not blamed for errors)."""
+    source_data: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """The data of the splits the task reads, before ``process_docs`` (:meth:`Task.source_data`)."""
     pools: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
@@ -425,7 +590,7 @@ def _assemble(
             prepared.pools[pool_split] = pool
     if first:  # said once, when the task loads, not again for each variant
         _warn_unread(overridden - prepared.named - {split, pool_split}, split, pool_split)
-    retriever = _build(
+    built_retriever = _build(
         provider,
         where,
         config.lines,
@@ -444,13 +609,14 @@ def _assemble(
         extractors=prepared.extractors,
         style=built_style,
         meta=built_meta,
-        retriever=retriever,
+        retriever=built_retriever,
         pool=pool,
         split=split,
         pool_split=pool_split,
         source=str(config.path) if config.path else None,
         plugins=used,
-        lines=config.lines,
+        # a key the caller replaced is not blamed on the task file's line for it
+        lines={k: v for k, v in config.lines.items() if k not in prepared.given},
         shot_extractors=prepared.shot_extractors,
         chat=rules,
         output_type=config.output_type,
@@ -461,7 +627,7 @@ def _assemble(
         fast_path=fastpath.compile_fast_path,
         **_choice_order(config, built_style, settings.choice_order, settings.option_keys, settings.answer_key),
     )
-    task = Task(config, renderer, pool if pool and pool_split == split else None)
+    task = Task(config, renderer, pool if pool and pool_split == split else None, prepared.source_data)
     task._prepared, task._settings, task._meta_built = prepared, settings, meta_built
     return task
 
@@ -560,8 +726,28 @@ def _with_overrides(
     data: Mapping[str, Any] | None,
     shots: int | None,
     seed: int | None,
+    retriever: str | Mapping[str, Any] | None = None,
+    fewshot_split: str | None = None,
+    doc_id: Any = None,
 ) -> TaskConfig:
     changes: dict[str, Any] = {}
+    if retriever is not None:
+        if isinstance(retriever, str):
+            spec = config.retriever_spec()
+            # the task's options stay with the retriever they were written for
+            retriever = {"name": retriever, **spec[1]} if spec is not None and spec[0] == retriever else retriever
+        elif not isinstance(retriever, Mapping) or not isinstance(retriever.get("name"), str):
+            raise OptionError(
+                f"retriever must be a name or a mapping with a name, not {retriever!r}",
+                key="retriever",
+                hint="for example retriever='random' or {'name': 'fixed', 'ids': [0, 3]}",
+            )
+        changes["retriever"] = retriever
+        config = dataclasses.replace(config, retriever=retriever)
+    if fewshot_split is not None:
+        changes["fewshot_split"] = fewshot_split
+    if doc_id is not None:
+        changes["doc_id"] = doc_id
     if data:
         given = {split: Path(p) if isinstance(p, (str, Path)) else p for split, p in data.items()}
         changes["data"] = {**config.data, **given}
@@ -664,9 +850,16 @@ def _check_repeated_texts(config: TaskConfig, meta_options: Mapping[str, Any] | 
 
 
 def _style(
-    config: TaskConfig, manager: PluginManager, override: str | None, chat: bool, mode: str | None = None
+    config: TaskConfig,
+    manager: PluginManager,
+    override: str | None,
+    chat: bool,
+    mode: str | None = None,
+    extra_options: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     name, options = config.style_spec()
+    if extra_options:
+        options = {**options, **extra_options}
     where = config.where("template")
     provider = _resolve(manager, "format_prompt", override or name, where)
     fewshot = config.fewshot_overrides
@@ -824,8 +1017,14 @@ def _warn_unread(unread: set[str], split: str, pool_split: str) -> None:
             f"prompt-style: data given for split {name!r} is not read: the task renders {reads}"
             + (f"; {hint}" if hint else ""),
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
+
+
+def _read_splits(config: TaskConfig) -> list[str]:
+    """The splits a task reads that have data: the evaluated split, then the few-shot pool's."""
+    splits = dict.fromkeys((config.test_split, _pool_split(config)))
+    return [split for split in splits if split in config.data]
 
 
 def _pool_split(config: TaskConfig) -> str:

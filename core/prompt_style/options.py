@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from ._suggest import suggest
 from .errors import OptionError
 
-__all__ = ["check_options"]
+__all__ = ["check_options", "describe_options"]
 
 T = TypeVar("T")
 
@@ -78,3 +78,67 @@ def check_options(cls: type[T], options: Mapping[str, Any], *, what: str, **fixe
                 key=str(name),
             )
     return cls(**fixed, **options)
+
+
+def describe_options(factory: Any) -> list[dict[str, Any]] | None:
+    """The options a plugin's factory declares, for listings (``prompt-style plugins
+    --all``): ``[{"name", "type", "default", "help"}]``, or ``None`` when it declares none.
+
+    A factory declares its options with an ``options`` attribute: the dataclass that
+    :func:`check_options` builds (its init fields; the help is each field's
+    docstring), a mapping ``{name: help}``, or a function of no arguments returning
+    either (so that listing imports what it needs only when asked). ``extra_options``
+    (a string) says what happens to options it does not list (``hf``: template
+    variables).
+    """
+    try:
+        spec = getattr(factory, "options", None)
+        if callable(spec) and not isinstance(spec, type):
+            spec = spec()
+    except Exception:  # a plugin's attribute that raises: nothing declared
+        return None
+    if spec is None:
+        return None
+    if isinstance(spec, Mapping):
+        return [{"name": str(k), "type": None, "default": None, "help": str(v)} for k, v in spec.items()]
+    if not (isinstance(spec, type) and dataclasses.is_dataclass(spec)):
+        return None
+    docs = _field_docs(spec)
+    out = []
+    for f in dataclasses.fields(spec):
+        if not f.init or f.name.startswith("_"):
+            continue
+        if f.default is not dataclasses.MISSING:
+            default: Any = f.default
+        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            default = f.default_factory()  # type: ignore[misc]
+        else:
+            default = None
+        kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+        out.append({"name": f.name, "type": kind, "default": default, "help": docs.get(f.name)})
+    return out
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """The first sentence of each field's docstring (the string under its annotation)."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    docs: dict[str, str] = {}
+    for node, after in zip(body, body[1:]):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            text = " ".join(after.value.value.split())
+            docs[node.target.id] = text.split(". ")[0].rstrip(".")
+    return docs

@@ -56,6 +56,7 @@ HOOK_NOUNS: Mapping[str, str] = {
     "declare_axes": "axes declaration",
     "parse_answer": "answer parser",
     "export_task": "exporter",
+    "task_examples": "example",
 }
 CATALOG_HOOKS = (
     "read_task",
@@ -67,6 +68,7 @@ CATALOG_HOOKS = (
     "declare_axes",
     "parse_answer",
     "export_task",
+    "task_examples",
 )
 
 
@@ -81,6 +83,8 @@ def _usable(hook: str, value: Any) -> bool:
         return callable(getattr(value, "detect", None)) and callable(getattr(value, "load", None))
     if hook == "export_task":
         return callable(getattr(value, "export", None))
+    if hook == "task_examples":
+        return isinstance(value, (str, os.PathLike))
     return callable(value)
 
 
@@ -122,13 +126,11 @@ def first_party(hook: str, name: str) -> str | None:
 # tests/test_first_party.py then asks for these entries to go.
 _PENDING_NAMES: Mapping[str, Mapping[str, str]] = {
     "export_task": {
-        "lm-eval": "prompt-style-lm-eval",
         "lighteval": "prompt-style-lighteval",
         "opencompass": "prompt-style-opencompass",
     },
 }
 _PENDING_FOLDERS: Mapping[str, str] = {
-    "prompt-style-lm-eval": "contrib/lm-eval",
     "prompt-style-lighteval": "contrib/lighteval",
     "prompt-style-opencompass": "contrib/opencompass",
 }
@@ -263,6 +265,7 @@ class PluginManager:
                     "read_task": "readers (with detect and read)",
                     "load_tokenizer": "loaders (with detect and load)",
                     "export_task": "exporters (with export)",
+                    "task_examples": "task file paths",
                 }.get(hook, "factories")
                 self._broken(info, f"{hook}() must return a mapping of names to {what}, not {result!r}")
                 continue
@@ -293,6 +296,9 @@ class PluginManager:
         catalog = self.catalog(hook)
         providers = catalog.get(name)
         if not providers:
+            unavailable = self._unavailable(hook, name)
+            if unavailable is not None:
+                raise PluginNotFoundError(f"{noun} {name!r} {unavailable[0]}", hint=unavailable[1])
             hint = did_you_mean(name, catalog)
             distribution = first_party(hook, name)
             if distribution is not None:
@@ -317,6 +323,35 @@ class PluginManager:
             hint=f"choose one with {ENV_PREFER}='{name}={second.name}' (or prefer= in Python), "
             f"or block one with {ENV_BLOCK}={second.name}",
         )
+
+    def _unavailable(self, hook: str, name: str) -> tuple[str, str] | None:
+        """``(message, hint)`` when ``name`` is unknown because the plugin that provides
+        it is blocked (``PROMPT_STYLE_DISABLE``) or skipped (not in ``PROMPT_STYLE_PLUGINS``):
+        the core's own plugins are asked for their names (they are trusted code), a
+        blocked third-party plugin is never imported (first-party names are known)."""
+        for info in self.plugins:
+            if info.status not in ("blocked", "skipped"):
+                continue
+            if info.builtin:
+                try:
+                    catalog = getattr(importlib.import_module(info.module), hook, None)
+                    provides = callable(catalog) and name in (catalog() or {})
+                except Exception:  # the core's own module: never expected, never fatal here
+                    provides = False
+            else:
+                provides = first_party(hook, name) in (info.distribution, info.name)
+            if not provides:
+                continue
+            if info.status == "blocked":
+                return (
+                    f"is provided by plugin {info.label()}, which is blocked",
+                    f"{ENV_BLOCK} lists it; remove it from {ENV_BLOCK} to use {name!r}",
+                )
+            return (
+                f"is provided by plugin {info.label()}, which is not loaded",
+                f"{ENV_ALLOW} does not list it; add {info.name} to {ENV_ALLOW}",
+            )
+        return None
 
     def extractor(self, spec: Any, key: str) -> tuple[Callable[[Any], Any], PluginInfo]:
         """Compile a field spec through :func:`~prompt_style.hookspecs.extract_field`.

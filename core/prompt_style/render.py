@@ -128,6 +128,12 @@ class RenderedPrompt:
     circular_pattern: list[str] | None = None
     """Circular evaluation: OpenCompass's ``circular_pattern``, the option key each
     original option is shown under (``["B", "C", "D", "A"]`` for rotation 1)."""
+    doc_id: Any = None
+    """The record's own id (the task's ``doc_id`` field spec, ``--doc-id``); ``None``
+    when the task names none (then the record is known by its ``index``)."""
+    fewshot_indices: tuple[int, ...] | None = None
+    """Positions, in the few-shot split, of the examples this prompt shows, in the
+    order shown (``()`` for zero-shot)."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-ready view: ``index``, ``text``, ``messages``, ``continuations``,
@@ -297,6 +303,7 @@ class TaskRenderer:
         self._target = get("doc_to_target")
         self._description = get("description")
         self._prefix = get("gen_prefix")
+        self._doc_id = get("doc_id")
         # The gold answer is resolved here, from the task's fields, before any style runs.
         self._gold = gold_resolver(self._target)
         # A style that reports the target as text (task_template) says it needs no gold index.
@@ -512,7 +519,8 @@ class TaskRenderer:
         source = self.origins.get(key) or self.origins.get(top) or self.source
         return exc.locate(split=self.split, index=index, file=source, line=line)
 
-    def _format(self, record: Mapping[str, Any], index: int) -> FormattedPrompt:
+    def _format(self, record: Mapping[str, Any], index: int) -> tuple[FormattedPrompt, tuple[int, ...]]:
+        """The style's prompt for a record, and the few-shot indices it shows."""
         token = _SCOPE.set(self.limits) if self.limits is not None else None
         stage = "extract_field"
         try:
@@ -526,8 +534,11 @@ class TaskRenderer:
                 shots = [self._shot(i) for i in ids] if ids else ()
                 if shared is not None:  # the same examples for every record: one tuple, reused
                     shots = self._shared = tuple(shots)
+                ids = shared if shared is not None else tuple(ids) if ids else ()
+            else:
+                ids = self._shared_ids
             stage = "format_prompt"
-            return self._style_format(sample, shots)
+            return self._style_format(sample, shots), ids
         except PromptStyleError as exc:
             raise self._locate(exc.locate(key=_STAGE_KEYS[stage]), index) from None
         except Exception as exc:  # a plugin's bug, reported with where it happened
@@ -568,11 +579,12 @@ class TaskRenderer:
                 return
             yield self.render(record, index)
             return
-        formatted = self._format(record, index)
+        formatted, ids = self._format(record, index)
+        doc_id = self.doc_id(record, index) if self._doc_id is not None else None
         if formatted.infer_mode is None:
-            yield self._rendered(formatted, formatted.dialogue, index)
+            yield self._rendered(formatted, formatted.dialogue, index, fewshot_indices=ids, doc_id=doc_id)
             return
-        yield from conversation.requests(self, formatted, index, reply)
+        yield from conversation.requests(self, formatted, index, reply, fewshot_indices=ids, doc_id=doc_id)
 
     def _rendered(
         self,
@@ -582,6 +594,8 @@ class TaskRenderer:
         *,
         target: Any = None,
         turn: int | None = None,
+        fewshot_indices: tuple[int, ...] | None = None,
+        doc_id: Any = None,
     ) -> RenderedPrompt:
         token = _SCOPE.set(self.limits) if self.limits is not None else None
         try:
@@ -608,6 +622,8 @@ class TaskRenderer:
             self.until,
             mode=formatted.mode,
             turn=turn,
+            doc_id=doc_id,
+            fewshot_indices=fewshot_indices,
         )
 
     def render(self, record: Mapping[str, Any], index: int) -> RenderedPrompt:
@@ -625,8 +641,39 @@ class TaskRenderer:
             if fast is not None:
                 made = fast(record, index)
                 if made is not None:
+                    if self._doc_id is not None:
+                        made.doc_id = self.doc_id(record, index)
                     return made
-        return self._render(record, index)
+        made = self._render(record, index)
+        if self._doc_id is not None:
+            made.doc_id = self.doc_id(record, index)
+        return made
+
+    def doc_id(self, record: Mapping[str, Any], index: int) -> Any:
+        """The record's own id, by the task's ``doc_id`` field spec; ``index`` when the
+        task names none.
+
+        :raises FieldError: naming the record, when the record has no such field (with
+            the closest of its keys) or its id is null.
+        """
+        of = self._doc_id
+        if of is None:
+            return index
+        try:
+            value = of(record)
+            if value is None:
+                raise FieldError(
+                    "gave null instead of the record's id",
+                    key="doc_id",
+                    hint="fix the record, or point doc_id at a field every record has",
+                )
+            return value
+        except PromptStyleError as exc:
+            raise self._locate(exc.locate(key="doc_id"), index) from None
+        except Exception as exc:  # user callables
+            raise self._locate(
+                FieldError(f"raised {type(exc).__name__}: {cut(str(exc), 300)[1:-1]}", key="doc_id"), index
+            ) from exc
 
     def fast_render(self) -> Callable[[Mapping[str, Any], int], RenderedPrompt | None] | None:
         """The task's compiled fast path (:mod:`prompt_style.fastpath`): ``fn(record,
@@ -697,6 +744,8 @@ class TaskRenderer:
                     )
             else:
                 made = self._render(record, index, (permutation, remap_gold))
+                if self._doc_id is not None:
+                    made.doc_id = self.doc_id(record, index)
             made.permutation = permutation
             if order.many:
                 made.rotation = rotation
@@ -782,6 +831,9 @@ class TaskRenderer:
                 shots = [self._shot(i) for i in ids] if ids else ()
                 if shared is not None:  # the same examples for every record: one tuple, reused
                     shots = self._shared = tuple(shots)
+                ids = shared if shared is not None else tuple(ids) if ids else ()
+            else:
+                ids = self._shared_ids
             stage = "format_prompt"
             formatted = self._style_format(sample, shots)
             if formatted.infer_mode is not None:
@@ -791,9 +843,9 @@ class TaskRenderer:
                 )
             stage = "apply_meta_template"
             if formatted.candidates is not None:
-                return self._candidates(index, formatted)
+                return self._candidates(index, formatted, ids)
             if formatted.contexts is not None:
-                return self._multiple_input(index, formatted)
+                return self._multiple_input(index, formatted, ids)
             dialogue = formatted.dialogue
             if self._chat_apply is not None:
                 dialogue = self._chat_apply(dialogue)
@@ -828,6 +880,7 @@ class TaskRenderer:
             token_report=made.token_report,
             assistant_spans=made.assistant_spans,
             mode=formatted.mode,
+            fewshot_indices=ids,
         )
 
     def _compile_fast(self) -> Any:
@@ -842,7 +895,7 @@ class TaskRenderer:
         self._fast = None if path is None else path.render
         return self._fast
 
-    def _candidates(self, index: int, formatted: Any) -> RenderedPrompt:
+    def _candidates(self, index: int, formatted: Any, ids: tuple[int, ...] = ()) -> RenderedPrompt:
         full = self._meta_full
         chat = self._chat_apply
         candidates = []
@@ -864,9 +917,10 @@ class TaskRenderer:
             self.until,
             candidates=candidates,
             mode=formatted.mode,
+            fewshot_indices=ids,
         )
 
-    def _multiple_input(self, index: int, formatted: FormattedPrompt) -> RenderedPrompt:
+    def _multiple_input(self, index: int, formatted: FormattedPrompt, ids: tuple[int, ...] = ()) -> RenderedPrompt:
         """A multiple-input record: the chat rules and the meta template applied to
         each context (lm-evaluation-harness applies the chat template to each)."""
         if self._meta_scored is not None:
@@ -899,6 +953,7 @@ class TaskRenderer:
             assistant_spans=made.assistant_spans,
             mode=formatted.mode,
             contexts=tuple([m.text if m.text is not None else m.messages for m in made_all]),
+            fewshot_indices=ids,
         )
 
     def _rolling_prompt(self, sample: Sample, index: int) -> RenderedPrompt:
@@ -911,4 +966,4 @@ class TaskRenderer:
                 f"but it gave {type(target).__name__} {target!r}",
                 key="doc_to_target",
             )
-        return RenderedPrompt(index, target, None, (), target, self.plugins, ())
+        return RenderedPrompt(index, target, None, (), target, self.plugins, (), fewshot_indices=())

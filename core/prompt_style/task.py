@@ -39,6 +39,7 @@ TASK_KEYS: dict[str, tuple[tuple[type, ...] | None, str]] = {
     "output_type": ((str,), "multiple_choice, generate_until, loglikelihood or loglikelihood_rolling"),
     "gen_prefix": (None, "field spec of text the answer starts with (an assistant prefill)"),
     "until": ((list, str), "stop sequences of a generation task"),
+    "doc_id": (None, "field spec of the record's own id, carried by every output line"),
 }
 
 OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood", "loglikelihood_rolling")
@@ -111,6 +112,9 @@ class TaskConfig:
     data_source: str | None = None
     """Where the task's data lives when prompt-style cannot read it (a Hugging
     Face dataset), for the message when no data is given."""
+    doc_id: Any = None
+    """Field spec of the record's own id (``None``: records are known by their
+    position); every rendered prompt carries it (``RenderedPrompt.doc_id``)."""
 
     def where(self, key: str) -> dict[str, Any]:
         """Location keywords for an error about ``key``."""

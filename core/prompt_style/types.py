@@ -307,6 +307,10 @@ class Tokenizer(Protocol):
         additions (usually a BOS) are added, as ``tokenizer(text)`` does in transformers."""
         ...
 
+    # Optional: ``token_offsets(text, *, add_special_tokens=False) -> list[tuple[int, int]]``,
+    # the character span in ``text`` of each token ``encode`` gives (empty for a token the
+    # tokenizer adds): ``prompt-style view`` draws token boundaries with it.
+
 
 @runtime_checkable
 class TokenizerLoader(Protocol):
@@ -367,7 +371,9 @@ class ExportRequest:
     """The task file, absolute; ``None`` for a task given as a mapping."""
     load_options: Mapping[str, Any]
     """The keyword arguments of :func:`~prompt_style.load_task` (besides the task
-    itself) that built ``task``, as the user gave them (``data`` paths absolute):
+    itself) that built ``task``, as the user gave them, with paths absolute (``data``,
+    a meta template file, ``read_options`` such as ``data_root``, and meta options or
+    model args naming an existing file or folder):
     an exporter whose files load the task again at the harness's run time passes
     them on, so that the harness renders exactly what ``prompt-style render``
     renders with the same options."""

@@ -183,5 +183,6 @@ def test_a_bug_is_one_line_without_debug(here, capsys, monkeypatch):
     monkeypatch.setattr(render_command, "run", broken)
     line = one_error(*cli(capsys, "render", "task.yaml")[::2])
     assert "internal error: KeyError" in line
-    with pytest.raises(KeyError):
-        main(["--debug", "render", "task.yaml"])
+    assert main(["--debug", "render", "task.yaml"]) == 2  # the traceback, then the line
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.rstrip().splitlines()[-1].startswith("prompt-style: error: internal error")

@@ -270,12 +270,15 @@ def test_empty_document():
     assert data("# only a comment\n") is None
 
 
-def test_meta_option_values_follow_the_same_rules():
+def test_meta_option_values_are_strings_unless_json():
+    # the command line's KEY=VALUE rule (docs/cli.md): no YAML, so nothing is guessed
     from prompt_style.cli._common import key_value
 
     assert key_value("a=false") == ("a", False)
     assert key_value("a=yes") == ("a", "yes")
     assert key_value("a=0755") == ("a", "0755")
-    assert key_value("a=[1, no]") == ("a", [1, "no"])
+    assert key_value("a=[1, no]") == ("a", "[1, no]")
+    assert key_value('a=[1, "no"]') == ("a", [1, "no"])
     assert key_value("a=: not yaml") == ("a", ": not yaml")
     assert key_value("a=") == ("a", "")
+    assert key_value("a=NaN") == ("a", "NaN")

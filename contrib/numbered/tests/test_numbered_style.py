@@ -136,7 +136,7 @@ def test_disabled_by_environment():
     manager = ps.create_plugin_manager(environ={"PROMPT_STYLE_DISABLE": DIST})
     [info] = [p for p in manager.plugins if p.name == PLUGIN]
     assert info.status == "blocked"
-    with pytest.raises(ps.PluginNotFoundError, match="unknown style 'mcq::numbered'"):
+    with pytest.raises(ps.PluginNotFoundError, match="style 'mcq::numbered' is provided by .*, which is blocked"):
         manager.resolve("format_prompt", STYLE)
 
 

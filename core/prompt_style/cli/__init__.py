@@ -1,7 +1,8 @@
 """The ``prompt-style`` command.
 
 Each command is a module of this package with ``NAME``, ``add_parser(sub,
-common)`` and ``run(args, out) -> int``, listed in :data:`COMMANDS` (the
+common)`` and ``run(args, out) -> int`` (and, optionally, ``usage_problem(args)``:
+a usage error argparse cannot see, or ``None``), listed in :data:`COMMANDS` (the
 built-in ones also hold their ``HELP`` line and ``DESCRIPTION``, and build
 their parser with ``_common.add_command``); every command is documented in
 docs/cli.md, option by option, and tested (tests/test_cli_documented.py
@@ -19,13 +20,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import MESSAGE_LIMIT, PromptStyleError, one_line
-from ._common import EXIT_BAD_INPUT, Parser
+from ._common import ENVIRONMENT, EXIT_BAD_INPUT, Parser
 
 __all__ = ["main", "build_parser", "COMMANDS", "EXIT_BAD_INPUT"]
 
 COMMANDS: tuple[str, ...] = (
     "plugins",
     "render",
+    "view",
     "validate",
     "instantiate",
     "convert",
@@ -38,6 +40,31 @@ COMMANDS: tuple[str, ...] = (
     "new",
 )
 """The command modules, in the order ``--help`` lists them."""
+
+
+EXAMPLES = """examples:
+  prompt-style render --example mmlu                      the bundled MMLU example, 5-shot
+  prompt-style render task.yaml --limit 3                 a task's first three prompts
+  prompt-style render task.yaml --meta chatml --shots 1   as a ChatML model sees it, 1-shot
+  prompt-style view task.yaml --diff --style mcq --style cloze
+                                                          what changes between two styles
+  prompt-style render task.yaml --format jsonl --output prompts.jsonl
+  prompt-style plugins --all                              every style, meta template and retriever
+
+Run `prompt-style COMMAND --help` for a command's options; docs/cli.md has them all."""
+
+
+class _Version(argparse.Action):
+    """``--version``: the version from the installed metadata, read only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from .. import __version__
+
+        sys.stdout.write(f"prompt-style {__version__}\n")
+        parser.exit(0)
 
 
 PLUGINS_DIR_HELP = (
@@ -61,8 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="prompt-style",
         description="Build the exact prompts LLM evaluations send to models.",
+        epilog=EXAMPLES + "\n\n" + ENVIRONMENT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", default=False, help="show tracebacks for errors")
+    parser.add_argument("--version", action=_Version, help="print the version of prompt-style and exit")
     parser.add_argument("--plugins-dir", metavar="DIR", action="append", default=[], help=PLUGINS_DIR_HELP)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
@@ -104,11 +134,40 @@ class _ClosedOutput:
         pass
 
 
+# load_task's keywords, as the command line spells them, and their argparse dests:
+# an error about a value given on the command line names the option, not a file or line
+_OPTIONS = {
+    "style": ("--style", "style"),
+    "shots": ("--shots", "shots"),
+    "seed": ("--seed", "seed"),
+    "retriever": ("--retriever", "retriever"),
+    "fewshot_split": ("--fewshot-split", "fewshot_split"),
+    "doc_id": ("--doc-id", "doc_id"),
+}
+
+
+def _name_the_option(exc: PromptStyleError, args: argparse.Namespace) -> None:
+    key = exc.key or ""
+    if exc.line is not None:
+        return
+    if key in _OPTIONS:
+        flag, dest = _OPTIONS[key]
+        if getattr(args, dest, None) is not None:
+            exc.key, exc.file = flag, None
+    elif key.startswith("style_options.") and getattr(args, "style_option", None):
+        exc.key, exc.file = f"--style-option {key[len('style_options.') :]}", None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
+        args = parser.parse_args(argv)  # KEY=VALUE options may warn
+        problem = getattr(_module(args.command), "usage_problem", None)
+        message = problem(args) if problem is not None else None
+        if message:
+            sub = next(a for a in parser._actions if a.dest == "command")
+            sub.choices[args.command].error(message)
         return _run(args)
 
 
@@ -154,8 +213,9 @@ def _run_command(args: argparse.Namespace) -> int:
         _flush(out)
         return status
     except PromptStyleError as exc:
-        if args.debug:
-            raise
+        _name_the_option(exc, args)
+        if args.debug:  # the traceback, then the one-line error; bad input still exits 2
+            _print_traceback()
         _print_error(_error_line(str(exc)))
         return EXIT_BAD_INPUT
     except BrokenPipeError:
@@ -169,7 +229,7 @@ def _run_command(args: argparse.Namespace) -> int:
         # A file that cannot be written (--out where no directory can be made, a full
         # disk, standard output on /dev/full): one line, naming it.
         if args.debug:
-            raise
+            _print_traceback()
         where = exc.filename if exc.filename is not None else "the output"
         _print_error(_error_line(f"cannot write {where}: {exc.strerror or exc}"))
         _silence_stdout()
@@ -177,17 +237,28 @@ def _run_command(args: argparse.Namespace) -> int:
     except (RecursionError, MemoryError) as exc:
         # Last resort: input too large or too deep for a budget to have caught first.
         if args.debug:
-            raise
+            _print_traceback()
         _print_error(_error_line(f"the input is too large or too deeply nested ({type(exc).__name__})"))
         return EXIT_BAD_INPUT
     except Exception as exc:
-        # Never a raw traceback: a bug of ours (or of a plugin), said in one line.
+        # Never a raw traceback: a bug of ours (or of a plugin), said in one line (--debug
+        # prints the traceback first).
         if args.debug:
-            raise
+            _print_traceback()
         _print_error(
             _error_line(f"internal error: {type(exc).__name__}: {exc} (--debug shows the traceback; please report it)")
         )
         return EXIT_BAD_INPUT
+
+
+def _print_traceback() -> None:
+    """``--debug``: the traceback, before the one-line error."""
+    import traceback
+
+    try:
+        traceback.print_exc(file=sys.stderr)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _flush(out: Any) -> None:

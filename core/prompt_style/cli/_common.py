@@ -8,6 +8,15 @@ from typing import Any
 
 EXIT_BAD_INPUT = 2
 
+ENVIRONMENT = """environment variables:
+  PROMPT_STYLE_PLUGINS    load only these plugins (comma-separated entry-point or distribution names)
+  PROMPT_STYLE_DISABLE    block these plugins (comma-separated), built-ins included
+  PROMPT_STYLE_PREFER     NAME=PLUGIN pairs choosing who provides a name two plugins provide
+  PROMPT_STYLE_LIMITS     sandbox budgets, e.g. deadline=2,max_output=50000000
+  PROMPT_STYLE_NOW        the clock chat templates read, e.g. 2025-07-10T12:00:00
+  PROMPT_STYLE_DATA_ROOT  where task-template files find their data_dir
+  PROMPT_STYLE_PLUGINS_DIR  folders of *.py plugins to load without packaging (as --plugins-dir)"""
+
 
 class Parser(argparse.ArgumentParser):
     """Usage errors in the same one-line form as every other error."""
@@ -35,21 +44,52 @@ def split_assignment(text: str) -> tuple[str, str]:
 
 
 def key_value(text: str) -> tuple[str, object]:
-    """``KEY=VALUE`` with ``VALUE`` read as YAML by the task-file rules (YAML 1.2:
-    ``false`` is ``False``, ``yes`` and ``0755`` stay strings); text that is not
-    YAML stays as written."""
-    from ..errors import PromptStyleError
-    from ..safe.yaml_loader import load_yaml
-
+    """``KEY=VALUE``, by the one rule of every ``KEY=VALUE`` option (``--meta-option``,
+    ``--style-option``, ``convert --metadata``): ``VALUE`` is a string, as written,
+    unless it is JSON — ``true``, ``false``, ``null``, a number, a ``"quoted string"``
+    (with JSON's escapes: ``"\\n"`` is a newline), a ``[list]`` or an ``{object}``."""
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    if not value:
-        return key, ""
-    try:
-        return key, load_yaml(f"--meta-option {key}", text=value, what="option value").data
-    except PromptStyleError:
+    parsed = json_value(value)
+    if parsed is _NOT_JSON:
+        if _has_escape(value):
+            import warnings
+
+            warnings.warn(
+                f"prompt-style: {key}={value}: the value is kept as written, backslashes included; "
+                f"for a newline or tab write it as a JSON string: {key}='\"{value}\"'",
+                UserWarning,
+                stacklevel=2,
+            )
         return key, value
+    return key, parsed
+
+
+_NOT_JSON: object = object()
+_JSON_START = frozenset('-0123456789"[{tfn')
+
+
+def _has_escape(value: str) -> bool:
+    """``\\n``, ``\\t`` or ``\\r`` in a value that is not JSON: probably meant as an escape."""
+    return "\\n" in value or "\\t" in value or "\\r" in value
+
+
+def json_value(value: str) -> object:
+    """``value`` parsed as JSON, or ``_NOT_JSON`` (``NaN`` and ``Infinity``, which
+    Python's JSON reader accepts, are not JSON)."""
+    stripped = value.strip()
+    if not stripped or stripped[0] not in _JSON_START:
+        return _NOT_JSON  # most values: no need to import json
+    import json
+
+    def reject(constant: str) -> object:
+        raise ValueError(constant)
+
+    try:
+        return json.loads(stripped, parse_constant=reject)
+    except ValueError:
+        return _NOT_JSON
 
 
 def non_negative(text: str) -> int:
@@ -114,20 +154,51 @@ def add_jobs_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_command(
-    sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str, help: str, description: str
+    sub: argparse._SubParsersAction,
+    common: argparse.ArgumentParser,
+    name: str,
+    help: str,
+    description: str,
+    examples: str | None = None,
 ) -> argparse.ArgumentParser:
     """A command's parser (``help``: its line in ``prompt-style --help``; ``description``:
-    the start of its own ``--help``), with the options every command takes (``common``: ``--debug``)."""
-    return sub.add_parser(name, parents=[common], help=help, description=description)
+    the start of its own ``--help``; ``examples``: command lines with what each does,
+    shown at the end of its ``--help`` with the environment variables), with the
+    options every command takes (``common``: ``--debug``)."""
+    epilog = (f"examples:\n{examples}\n\n" if examples else "") + ENVIRONMENT
+    return sub.add_parser(
+        name,
+        parents=[common],
+        help=help,
+        description=description,
+        epilog=epilog,
+        formatter_class=_Formatter,
+    )
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Options wrapped as usual; the examples and environment variables kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith(("examples:", "environment variables:")):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 def add_meta_arguments(
-    parser: argparse.ArgumentParser, *, default: str, meta_help: str, option_help: str, model_args_help: str
+    parser: argparse.ArgumentParser,
+    *,
+    default: str | None,
+    meta_help: str,
+    option_help: str,
+    model_args_help: str,
+    repeat: bool = False,
 ) -> None:
-    """``--meta``, ``--meta-option KEY=VALUE`` (repeatable, values read as YAML) and
-    ``--model-args`` (or ``--model_args``, as lm-evaluation-harness spells it): how
-    ``render`` and ``chat`` choose and configure the meta template."""
-    parser.add_argument("--meta", metavar="M", default=default, help=meta_help)
+    """``--meta`` (repeatable with ``repeat``), ``--meta-option KEY=VALUE`` (repeatable,
+    values by :func:`key_value`'s rule) and ``--model-args`` (or ``--model_args``, as
+    lm-evaluation-harness spells it): how ``render``, ``view`` and ``chat`` choose and
+    configure the meta template."""
+    parser.add_argument("--meta", metavar="M", default=default, action="append" if repeat else "store", help=meta_help)
     parser.add_argument(
         "--meta-option", metavar="KEY=VALUE", type=key_value, action="append", default=[], help=option_help
     )
@@ -213,30 +284,53 @@ def add_style_option_argument(parser: argparse.ArgumentParser) -> None:
         type=key_value,
         action="append",
         default=[],
-        help="an option of the style, VALUE read as YAML, over the task's template options "
-        "(e.g. generation=cot, suffix=Answer:); repeatable",
+        help="an option of the style, over the task's template options (VALUE a string unless it is JSON, "
+        "e.g. generation=cot, suffix=Answer:); repeatable",
     )
 
 
-def add_task_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options that load a task the way ``render`` does (style, meta template,
-    shots, data, ...), shared by every command that loads one; :func:`load_options`
-    turns them into :func:`~prompt_style.load_task` keyword arguments."""
-    parser.add_argument("--style", metavar="S", help="style replacing the task's template (e.g. mcq::gpqa, cloze)")
+def add_task_arguments(parser: argparse.ArgumentParser, *, variants: bool = False) -> None:
+    """The options that load a task the way ``render`` does (style and its options,
+    meta template, shots, retriever, data, ...), shared by every command that loads
+    one; :func:`load_options` turns them into :func:`~prompt_style.load_task` keyword
+    arguments. ``variants``: ``--style``, ``--meta`` and ``--shots`` may be given more
+    than once (``view`` compares them). The task itself is the command's own argument."""
+    repeat = "; repeatable" if variants else ""
+    parser.add_argument(
+        "--style",
+        metavar="S",
+        action="append" if variants else "store",
+        help="style replacing the task's template (e.g. mcq::gpqa, cloze)" + repeat,
+    )
     add_style_option_argument(parser)
     add_meta_arguments(
         parser,
-        default="plain",
+        default=None if variants else "plain",
         meta_help="meta template: plain (default), messages, chatml, ..., or a meta template file (.yaml, .json, "
-        "OpenCompass .py model config)",
-        option_help="an option of the meta template, VALUE read as YAML (e.g. add_generation_prompt=false); repeatable",
+        "OpenCompass .py model config)" + repeat,
+        option_help="an option of the meta template, VALUE a string unless it is JSON "
+        "(e.g. add_generation_prompt=false, 'human=\"User: \"'); repeatable",
         model_args_help="lm-evaluation-harness's model args: chat_template=NAME chooses the meta template, "
         "pretrained=PATH / tokenizer=PATH the tokenizer, other keys are meta options",
+        repeat=variants,
     )
     parser.add_argument(
-        "--shots", metavar="K", type=non_negative, help="number of few-shot examples (replaces num_fewshot)"
+        "--shots",
+        metavar="K",
+        type=non_negative,
+        action="append" if variants else "store",
+        help="number of few-shot examples (replaces num_fewshot)" + repeat,
+    )
+    parser.add_argument(
+        "--retriever", metavar="NAME", help="how few-shot examples are chosen (first_n, random, fixed, bm25, ...)"
+    )
+    parser.add_argument(
+        "--fewshot-split", metavar="SPLIT", help="the split few-shot examples come from (replaces fewshot_split)"
     )
     parser.add_argument("--seed", metavar="N", type=whole_number, help="seed for random retrieval")
+    parser.add_argument(
+        "--doc-id", metavar="FIELD", help="the record field holding each record's own id (replaces doc_id)"
+    )
     add_data_argument(parser, help="replace a split's data file (repeatable)")
     parser.add_argument(
         "--trust-code",
@@ -285,7 +379,9 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_options(args: argparse.Namespace) -> dict[str, Any]:
     """The :func:`~prompt_style.load_task` keyword arguments that
-    :func:`add_task_arguments`'s options ask for."""
+    :func:`add_task_arguments`'s options ask for (``view`` replaces ``style``,
+    ``meta`` and ``shots``, which it varies)."""
+    template = args.template
     return {
         "style": args.style,
         "meta": args.meta,
@@ -294,7 +390,7 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "data": dict(args.data) or None,
         "trust_code": args.trust_code,
-        "template": int(args.template) if args.template and args.template.isdigit() else args.template,
+        "template": int(template) if template and template.isdigit() else template,
         "task_format": args.task_format,
         "system_instruction": args.system_instruction,
         "fewshot_as_multiturn": args.fewshot_as_multiturn,
@@ -302,4 +398,7 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
         "read_options": {"data_root": args.data_root} if args.data_root else None,
         "model_args": args.model_args,
         "style_options": dict(args.style_option) or None,
+        "retriever": args.retriever,
+        "fewshot_split": args.fewshot_split,
+        "doc_id": args.doc_id,
     }

@@ -18,9 +18,12 @@ DESCRIPTION = (
 )
 SOURCES = ("promptsource",)
 
+EXAMPLES = """  prompt-style convert promptsource templates.yaml --out converted/
+  prompt-style convert promptsource promptsource/templates/ --out converted/ --metadata task=qa --force"""
+
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     parser.add_argument("source", choices=SOURCES, help="the system the files come from")
     parser.add_argument("paths", metavar="PATH", nargs="+", help="a templates.yaml, or a directory of them")
     parser.add_argument("--out", metavar="DIR", type=output_path, required=True, help="where to write the task files")
@@ -31,7 +34,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         type=key_value,
         action="append",
         default=[],
-        help="task metadata, VALUE read as YAML (e.g. task=classification, 'domains=[misc]'); repeatable",
+        help="task metadata, VALUE a string unless it is JSON (e.g. task=classification, 'domains=[\"misc\"]'); "
+        "repeatable",
     )
     parser.add_argument("--evaluate", metavar="N|NAME|ID", help="mark this template evaluate: true")
     parser.add_argument("--force", action="store_true", help="overwrite existing task files")

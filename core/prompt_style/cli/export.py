@@ -16,9 +16,12 @@ DESCRIPTION = (
     "prompt-style-lm-eval adds its name; `prompt-style plugins --all` lists them."
 )
 
+EXAMPLES = """  prompt-style export lm-eval task.yaml --out lm_eval_tasks/     with prompt-style-lm-eval installed
+  prompt-style export opencompass task.yaml --out configs/ --meta chatml --shots 5"""
+
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    export = add_command(sub, common, NAME, HELP, DESCRIPTION)
+    export = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     export.add_argument("harness", metavar="HARNESS", help="the exporter, e.g. lm-eval, lighteval, opencompass")
     export.add_argument("task", metavar="TASK", help="a task file of any installed format")
     export.add_argument(
@@ -44,11 +47,37 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _absolute(options: dict[str, Any]) -> dict[str, Any]:
-    """Data paths as absolute paths: the exported files run from elsewhere."""
+    """Paths as absolute paths: the exported files run from another directory.
+
+    Data paths always; and any other option naming an existing file or folder
+    relative to the current directory (a meta template file, a chat template or
+    tokenizer given as a meta option or in ``--model-args``, ``--data-root``)."""
     data = options.get("data")
     if data:
         options["data"] = {split: str(Path(path).resolve()) for split, path in data.items()}
+    options["meta"] = _absolute_path(options.get("meta"))
+    if options.get("meta_options"):
+        options["meta_options"] = {key: _absolute_path(value) for key, value in options["meta_options"].items()}
+    if options.get("read_options"):
+        read = options["read_options"]
+        options["read_options"] = {key: _absolute_path(value, key == "data_root") for key, value in read.items()}
+    model_args = options.get("model_args")
+    if isinstance(model_args, str) and not any(quote in model_args for quote in "'\""):
+        pairs = [pair.partition("=") for pair in model_args.split(",")]
+        options["model_args"] = ",".join(k + sep + str(_absolute_path(v)) for k, sep, v in pairs)
     return options
+
+
+def _absolute_path(value: Any, is_path: bool = False) -> Any:
+    """``value`` as an absolute path when it is a relative path naming an existing file
+    or folder (with a ``/`` or a suffix, unless ``is_path`` says it is a path);
+    otherwise as it is."""
+    if not isinstance(value, str) or not value or (not is_path and "/" not in value and "." not in value):
+        return value
+    path = Path(value).expanduser()
+    if path.is_absolute() or not path.exists():
+        return value
+    return str(path.resolve())
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:

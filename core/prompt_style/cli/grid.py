@@ -32,8 +32,12 @@ def _axis(text: str) -> tuple[str, list[str] | None]:
         raise argparse.ArgumentTypeError(exc.message) from None
 
 
+EXAMPLES = """  prompt-style grid examples/mmlu/task.yaml --sample 40 --seed 0 > grid.jsonl     40 formats of the grid
+  prompt-style grid task.yaml --axis labels=A,1,i --axis separator=". ,) " --limit 100"""
+
+
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    grid = add_command(sub, common, NAME, HELP, DESCRIPTION)
+    grid = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     grid.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
     grid.add_argument(
         "--axis",
@@ -55,7 +59,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         grid,
         default="plain",
         meta_help="meta template of every cell (the meta axis's default)",
-        option_help="an option of the meta template, VALUE read as YAML; repeatable",
+        option_help="an option of the meta template, VALUE a string unless it is JSON; repeatable",
         model_args_help="lm-evaluation-harness's model args, as for render",
     )
     grid.add_argument("--shots", metavar="K", type=non_negative, help="few-shot examples (the shots axis's default)")

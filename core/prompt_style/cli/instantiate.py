@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 from typing import TextIO
 
 from ._common import add_command, add_data_argument, add_jobs_argument, non_negative, output_path, whole_number
+from ._output import Progress, show_progress
 
 NAME = "instantiate"
 HELP = "render a task-template file's data into a prompted dataset"
@@ -19,9 +18,12 @@ DESCRIPTION = (
     "(standardize_splits). Files are written in full or not at all."
 )
 
+EXAMPLES = """  prompt-style instantiate examples/sciq/sciq_mcq.yaml --out prompted/
+  prompt-style instantiate task.yaml --out prompted/ --random-template --seed 7 --n-instances 1000"""
+
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     parser.add_argument("task", metavar="TASK", help="a task-template file")
     parser.add_argument("--out", metavar="DIR", type=output_path, required=True, help="the output directory")
     add_data_argument(parser, help="use PATH's records for SPLIT, as they are (repeatable)")
@@ -50,31 +52,6 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     add_jobs_argument(parser)
 
 
-class _Bar:
-    """A one-line progress display on stderr, redrawn at most ten times a second."""
-
-    def __init__(self, task: str) -> None:
-        self.task = task
-        self.last = 0.0
-        self.drawn = False
-
-    def __call__(self, split: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.last < 0.1 and done != total:
-            return
-        self.last = now
-        width = 30
-        filled = int(width * done / total) if total else width
-        sys.stderr.write(f"\r{self.task} {split:<10} [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,}")
-        sys.stderr.flush()
-        self.drawn = True
-
-    def close(self) -> None:
-        if self.drawn:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..formats.task_template.instantiate import instantiate
     from ..formats.task_template.reader import read_spec, warn_problems
@@ -83,7 +60,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     spec = read_spec(args.task)
     warn_problems(spec)
     selectors = [item.strip() for chunk in args.templates for item in chunk.split(",") if item.strip()]
-    bar = _Bar(spec.name) if sys.stderr.isatty() and not args.no_progress else None
+    progress = Progress(spec.name) if show_progress(args.no_progress, to_file=True) else None
+    bar = None if progress is None else (lambda split, done, total: progress(done, total, split))
     try:
         result = instantiate(
             spec,
@@ -101,8 +79,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             jobs=args.jobs,
         )
     finally:
-        if bar is not None:
-            bar.close()
+        if progress is not None:
+            progress.close()
     for split, path in result.files.items():
         out.write(f"{path}: {result.records.get(split, 0)} records, {result.instances.get(split, 0)} instances\n")
     for note in result.notes:

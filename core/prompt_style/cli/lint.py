@@ -29,8 +29,12 @@ def _codes(text: str) -> list[str]:
     return codes
 
 
+EXAMPLES = """  prompt-style lint examples/mmlu/task.yaml               what would skew a score, before any model runs
+  prompt-style lint task.yaml --format json --ignore CHECK"""
+
+
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    lint = add_command(sub, common, NAME, HELP, DESCRIPTION)
+    lint = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     lint.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
     lint.add_argument("--select", metavar="CHECK,...", type=_codes, help="run only these checks")
     lint.add_argument("--ignore", metavar="CHECK,...", type=_codes, default=[], help="skip these checks")

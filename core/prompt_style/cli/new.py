@@ -85,8 +85,13 @@ KINDS: dict[str, Kind] = {
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*(?:::[a-z0-9]+(?:[-_][a-z0-9]+)*)?$")
 
 
+EXAMPLES = """  prompt-style new style mcq::roman          a style plugin in ./prompt-style-mcq-roman, tests included
+  prompt-style new meta shouting --out plugins/
+  prompt-style new retriever sampled && cd prompt-style-sampled && pip install -e . && pytest"""
+
+
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     parser.add_argument("kind", metavar="KIND", help=f"what the plugin provides: {', '.join(KINDS)}")
     parser.add_argument(
         "name",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from typing import Any, TextIO
 
 from ._common import (
@@ -11,21 +12,42 @@ from ._common import (
     add_jobs_argument,
     add_task_arguments,
     choice_order_of,
-    load_options,
     non_negative,
 )
+from ._output import Progress, atomic_output, show_progress
+from ._task import add_task_source, load_from_args, usage_problem
+
+__all__ = ["NAME", "HELP", "DESCRIPTION", "add_parser", "run", "usage_problem"]
 
 NAME = "render"
 HELP = "render a task's prompts"
 DESCRIPTION = "Render the prompts of a task file."
 
 
+EXAMPLES = """  prompt-style render --example mmlu                           the example prompt-style-mmlu ships
+  prompt-style render task.yaml --limit 2                      the first two prompts, as text
+  prompt-style render task.yaml --style cloze --shots 0        another style, zero-shot
+  prompt-style render task.yaml --meta chatml --system-instruction "Answer with a letter."
+  prompt-style render task.yaml --retriever random --seed 7 --fewshot-split train
+  prompt-style render task.yaml --style-option 'choice_format="({label}) {choice}"'
+  prompt-style render task.yaml --format jsonl --doc-id id --output prompts.jsonl
+  prompt-style render lm_eval_task.yaml --data test=test.jsonl --meta hf --meta-option template=MODEL_DIR"""
+
+
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    render = add_command(sub, common, NAME, HELP, DESCRIPTION)
-    render.add_argument("task", metavar="TASK", help="a task file (prompt-style YAML or another installed format)")
+    render = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
+    add_task_source(render)
     add_task_arguments(render)
     render.add_argument("--limit", metavar="N", type=non_negative, help="render only the first N records")
     render.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default: text)")
+    render.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="write to FILE, whole or not at all (a temporary file renamed into place), with a progress bar "
+        "on a terminal; default: stdout",
+    )
+    render.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     add_jobs_argument(render)
     render.add_argument(
         "--replies",
@@ -66,7 +88,10 @@ def _text_block(result: Any) -> str:
     import json  # with the command, not with the parser (prompt-style plugins)
 
     default = _not_json(result.index)
-    header = f"=== record {result.index} · target: {json.dumps(result.target, ensure_ascii=False, default=default)}"
+    header = f"=== record {result.index}"
+    if result.doc_id is not None:  # the task names each record's own id (doc_id)
+        header += f" · doc_id: {json.dumps(result.doc_id, ensure_ascii=False, default=default)}"
+    header += f" · target: {json.dumps(result.target, ensure_ascii=False, default=default)}"
     if result.continuations:
         header += " · continuations: " + json.dumps(list(result.continuations), ensure_ascii=False)
     until = getattr(result, "until", None)
@@ -112,33 +137,89 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    from ..loading import load_task
-    from ..safe.json_lines import dumps_line
-
-    task = load_task(args.task, **load_options(args), **choice_order_of(args))
+    task = load_from_args(args, **choice_order_of(args))
     replies = _read_replies(args.replies) if args.replies else None
-    write = out.write
-    if args.jobs > 1:
+    to_file = args.output is not None and args.output != "-"
+    progress = None
+    if show_progress(args.no_progress, to_file=to_file):
+        progress = Progress(task.name, _record_count(task, args.limit))
+    if args.jobs > 1:  # worker processes make each request's output; it comes back in order
         from ..parallel import map_rendered
 
-        fn = _jsonl_line if args.format == "jsonl" else _text_block
-        for piece in map_rendered(task, fn, jobs=args.jobs, limit=args.limit, replies=replies):
-            write(piece)
-    elif args.format == "jsonl":
-        for result in task.render(limit=args.limit, replies=replies):
-            write(dumps_line(result.to_json(), _not_json(result.index)) + "\n")
+        fn = functools.partial(_jsonl_line, task.provenance) if args.format == "jsonl" else _text_block
+        pieces = map_rendered(task, fn, jobs=args.jobs, limit=args.limit, replies=replies)
     else:
-        for result in task.render(limit=args.limit, replies=replies):
-            write(_text_block(result))
-    out.flush()
+        pieces = _serial(task, task.render(limit=args.limit, replies=replies), args.format, progress)
+    try:
+        if to_file:
+            with atomic_output(args.output) as handle:
+                _write(pieces, handle, progress if args.jobs > 1 else None)
+        else:
+            _write(pieces, out, progress if args.jobs > 1 else None)
+    finally:
+        if progress is not None:
+            progress.close()
     return 0
 
 
-def _jsonl_line(result: Any) -> str:
-    """One request's JSON line, made in a worker process (``--jobs``)."""
-    from ..safe.json_lines import dumps_line
+def _serial(task: Any, prompts: Any, format: str, progress: Any) -> Any:
+    """Each prompt's output: its JSON line with provenance, or its text block."""
+    if progress is not None:
+        prompts = _counted(prompts, progress)
+    if format == "jsonl":
+        line = task.provenance.line
+        for result in prompts:
+            yield line(result, _not_json(result.index)) + "\n"
+    else:
+        for result in prompts:
+            yield _text_block(result)
 
-    return dumps_line(result.to_json(), _not_json(result.index)) + "\n"
+
+def _write(pieces: Any, out: TextIO, progress: Any) -> None:
+    """Write every piece; ``progress`` counts them (the serial path counts records itself)."""
+    write = out.write
+    if progress is None:
+        for piece in pieces:
+            write(piece)
+    else:
+        for done, piece in enumerate(pieces, 1):
+            write(piece)
+            progress(done)
+    out.flush()
+
+
+def _counted(prompts: Any, progress: Any) -> Any:
+    done = 0
+    for result in prompts:
+        yield result
+        if result.turn is None or result.turn == 0:
+            done += 1
+            progress(done)
+    progress(done, done)  # the final count, drawn whatever the clock says
+
+
+def _record_count(task: Any, limit: int | None) -> int | None:
+    """The number of records the evaluated split holds (at most ``limit``), for the
+    progress bar: a count of JSON Lines' lines, without parsing them; ``None`` when
+    not known cheaply."""
+    source = task._records if task._records is not None else task.config.data.get(task.config.test_split)
+    count: int | None = None
+    if isinstance(source, (list, tuple)) and not (source and hasattr(source[0], "suffix")):
+        count = len(source)
+    elif source is not None and str(source).endswith((".jsonl", ".ndjson")):
+        try:
+            with open(source, "rb") as handle:
+                count = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+        except OSError:
+            count = None
+    if count is not None and limit is not None:
+        count = min(count, limit)
+    return count
+
+
+def _jsonl_line(provenance: Any, result: Any) -> str:
+    """One request's JSON line with its provenance, made in a worker process (``--jobs``)."""
+    return provenance.line(result, _not_json(result.index)) + "\n"
 
 
 def _read_replies(path: str) -> list[list[str]]:

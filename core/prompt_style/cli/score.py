@@ -15,8 +15,12 @@ DESCRIPTION = (
 )
 
 
+EXAMPLES = """  prompt-style score task.yaml predictions.jsonl --style-option generation=cot
+  prompt-style score task.yaml predictions.jsonl --circular --results results.jsonl"""
+
+
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    score = add_command(sub, common, NAME, HELP, DESCRIPTION)
+    score = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     score.add_argument("task", metavar="TASK", help="the task file the prompts were rendered from")
     score.add_argument(
         "predictions",

@@ -16,8 +16,12 @@ DESCRIPTION = (
 )
 
 
+EXAMPLES = """  prompt-style spread results.jsonl                        accuracy per cell, the spread, per axis
+  prompt-style spread results.jsonl --top 3 --plot spread.png"""
+
+
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    spread = add_command(sub, common, NAME, HELP, DESCRIPTION)
+    spread = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     spread.add_argument("results", metavar="RESULTS.jsonl", help="per-record results, one JSON object per line")
     spread.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     spread.add_argument("--plot", metavar="FILE.png", help="also draw the spread as a PNG (needs prompt-style[plot])")

@@ -18,9 +18,12 @@ DESCRIPTION = (
 
 _SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__"}
 
+EXAMPLES = """  prompt-style validate examples/sciq/                 every task file below a folder
+  prompt-style validate task.yaml --strict --format json"""
+
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    parser = add_command(sub, common, NAME, HELP, DESCRIPTION)
+    parser = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     parser.add_argument("paths", metavar="PATH", nargs="+", help="a task file, or a directory (*.yaml, *.yml)")
     parser.add_argument("--strict", action="store_true", help="warnings fail too")
     parser.add_argument(

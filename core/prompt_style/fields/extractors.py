@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._suggest import record_keys
 from ..errors import FieldError, PromptStyleError, cut
 from ..safe import jinja_env as _jinja
 from ..safe.plain import plain_value
@@ -38,11 +39,8 @@ _NO_ELEMENT = re.compile(r"(\w+) object has no element (-?\d+)")
 _UNSET: Any = object()
 
 
-def _keys(record: Any) -> str:
-    if isinstance(record, Mapping):
-        keys = ", ".join(map(str, list(record)[:12]))
-        return f"the record has: {keys}" if keys else "the record is empty"
-    return f"the value is a {type(record).__name__}"
+def _keys(record: Any, missing: object = None) -> str:
+    return record_keys(record, missing)
 
 
 class FieldExtractorBase:
@@ -94,7 +92,7 @@ class FieldExtractorBase:
         for here in steps:
             if here == step and type(here) is type(step):
                 if isinstance(value, Mapping) and isinstance(step, str) and step not in value:
-                    return _keys(value)
+                    return _keys(value, step)
                 if isinstance(value, (list, tuple, str)) and isinstance(step, int):
                     return f"the sequence has {len(value)} items"
             try:
@@ -111,7 +109,9 @@ class FieldExtractorBase:
             message = exc.message or ""
             missing = _UNDEFINED_NAME.fullmatch(message)
             if missing:
-                return self._error(f"field {missing.group(1)!r} is missing ({cut(self.spec)})", _keys(record))
+                return self._error(
+                    f"field {missing.group(1)!r} is missing ({cut(self.spec)})", _keys(record, missing.group(1))
+                )
             attribute = _NO_ATTRIBUTE.fullmatch(message)
             if attribute:
                 import ast
@@ -165,7 +165,7 @@ class RecordField(FieldExtractorBase):
         try:
             return record[self.spec]
         except KeyError:
-            raise self._error(f"field {cut(self.spec)} is missing", _keys(record)) from None
+            raise self._error(f"field {cut(self.spec)} is missing", _keys(record, self.spec)) from None
         except TypeError:
             raise self._error(f"the record is a {type(record).__name__}, not a mapping") from None
 
@@ -231,7 +231,7 @@ class Expression(FieldExtractorBase):
             name, hint = undefined
             if hint:
                 raise self._error(f"{cut(self.spec)}: {hint}")
-            raise self._error(f"field {name!r} is missing ({cut(self.spec)})", _keys(record))
+            raise self._error(f"field {name!r} is missing ({cut(self.spec)})", _keys(record, name))
         return value
 
     def __getstate__(self) -> dict[str, Any]:

@@ -64,6 +64,11 @@ def messages(*, options: dict[str, Any]) -> Messages:
     return check_options(Messages, options, what="meta template 'messages'")
 
 
+# the options each factory takes, for listings (prompt-style plugins --all)
+plain.options = Plain  # type: ignore[attr-defined]
+messages.options = Messages  # type: ignore[attr-defined]
+
+
 @hookimpl
 def apply_meta_template():
     # OpenCompass meta templates are imported when a task uses one.

@@ -26,7 +26,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from .._suggest import suggest
 from ..errors import OptionError, StyleError
@@ -640,11 +640,19 @@ def opencompass_meta(*, options: dict[str, Any]) -> OpenCompassMeta:
     return check_options(OpenCompassMeta, options, what="meta template 'opencompass'")
 
 
+opencompass_meta.options = OpenCompassMeta  # type: ignore[attr-defined]  # for listings
+
+
 @dataclass(frozen=True)
 class _Named:
     """Factory of a named meta template: ``opencompass::NAME``."""
 
     name: str
+    options: ClassVar[Mapping[str, str]] = {
+        "api": "API messages (true) or a string (false); default: API when a role has an api_role",
+        "api_format": "API messages as openai (the default) or opencompass",
+    }
+    """The options it takes, for listings (its template is built in)."""
 
     def __call__(self, *, options: dict[str, Any]) -> OpenCompassMeta:
         if "template" in options:

@@ -609,7 +609,30 @@ def _yaml_error(exc: Exception, text: str, file: str) -> TaskFileError:
             problem = f"the character U+{code:04X} is not allowed in YAML"
         else:
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return TaskFileError(f"not valid YAML: {problem}", file=file, line=line)
+    return TaskFileError(f"not valid YAML: {problem}", file=file, line=line, hint=_yaml_hint(problem, text, line))
+
+
+def _yaml_hint(problem: str, text: str, line: int | None) -> str | None:
+    """What usually causes libyaml's structural complaints: indentation, or a value
+    holding ``": "`` without quotes."""
+    if "tab character" in problem:
+        return "indent with spaces, not tabs"
+    if "mapping values are not allowed" in problem:
+        lines = text.splitlines()
+        here = lines[line - 1] if line and 0 < line <= len(lines) else ""
+        _, sep, value = here.partition(": ")
+        if sep and (": " in value or value.rstrip().endswith(":")) and value.strip()[:1] not in ("'", '"'):
+            return "the value holds ': ': put it in quotes"
+        return (
+            "check the indentation of this line against the line above: keys of one mapping start in the "
+            "same column, nested keys further right"
+        )
+    if problem.startswith(("did not find expected", "expected <block end>", "could not find expected ':'")):
+        return (
+            "check the indentation here and on the lines above: keys of one mapping start in the same "
+            "column, nested keys further right, indented with spaces"
+        )
+    return None
 
 
 def _json_fallback(text: str, file: str, limits: YamlLimits) -> YamlDocument | None:

@@ -76,7 +76,12 @@ def test_resolve_attributes_the_style_to_the_distribution(manager):
         "version": metadata.version(DIST),
     }
     [row] = [r for r in manager.describe() if r["name"] == PLUGIN]
-    assert row["hooks"] == {"format_prompt": [STYLE], "declare_axes": [STYLE], "parse_answer": [STYLE]}
+    assert row["hooks"] == {
+        "format_prompt": [STYLE],
+        "declare_axes": [STYLE],
+        "parse_answer": [STYLE],
+        "task_examples": ["mmlu"],
+    }
     assert row["status"] == "loaded"
 
 
@@ -92,7 +97,8 @@ def test_disabled_plugin_names_the_distribution_to_install():
     assert STYLE not in manager.names("format_prompt")
     with pytest.raises(prompt_style.PluginNotFoundError) as caught:
         manager.resolve("format_prompt", STYLE)
-    assert f"it comes with {DIST}" in str(caught.value) and "pip install " in str(caught.value)
+    # installed but blocked: the error names the distribution and says it is blocked
+    assert DIST in str(caught.value) and "blocked" in str(caught.value)
 
 
 # -- zero-shot ------------------------------------------------------------------

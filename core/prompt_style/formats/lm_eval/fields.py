@@ -32,6 +32,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from ..._suggest import record_keys, undefined_name
 from ...errors import FieldError
 from ...fields.jinja_compiler import compile_simple, template_renderer
 from ...fields.multiple_input import ContextChoice
@@ -76,9 +77,8 @@ def check_template(source: str) -> str | None:
     return None
 
 
-def _keys(record: Mapping[str, Any]) -> str:
-    keys = ", ".join(map(str, list(record)[:12]))
-    return f"the record has: {keys}" if keys else "the record is empty"
+def _keys(record: Mapping[str, Any], missing: object = None) -> str:
+    return record_keys(record, missing)
 
 
 class LmEvalField:
@@ -191,7 +191,9 @@ class LmEvalField:
         try:
             return template_renderer(source, LM_EVAL_JINJA)(record)  # simple templates as plain Python
         except undefined_error as exc:
-            raise FieldError(f"{source!r}: {exc.message}", key=self.key, hint=_keys(record)) from None
+            raise FieldError(
+                f"{source!r}: {exc.message}", key=self.key, hint=_keys(record, undefined_name(exc.message))
+            ) from None
         except security_error as exc:
             raise FieldError(f"{source!r} is not allowed in the sandbox: {exc}", key=self.key) from None
         except TypeError as exc:

@@ -53,7 +53,8 @@ REFUSED_KEYS: dict[str, str] = {
     "(write the prompt as doc_to_text, or use a promptsource template file)",
     "doc_to_image": "images are model inputs prompt-style does not build for lm-evaluation-harness tasks",
     "doc_to_audio": "audio is a model input prompt-style does not build for lm-evaluation-harness tasks",
-    "class": "a Python task class builds its own prompts; prompt-style reads YAML tasks only",
+    "class": "a Python task class builds its own prompts; prompt-style reads YAML tasks only "
+    "(a task file with a metadata.prompt_style block may name prompt-style-lm-eval's task class)",
 }
 """Keys that would change prompts in ways prompt-style does not support: errors."""
 

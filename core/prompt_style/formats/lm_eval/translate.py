@@ -13,6 +13,7 @@ from ...errors import PromptStyleError
 from ...safe.files import read_bytes
 from ...task import OUTPUT_TYPES, TaskConfig
 from ...types import ReadOptions
+from .block import BLOCK, BLOCK_KEYS, read_block
 from .code import CodeError, FunctionRef, import_function, seed_like_lm_eval
 from .docs import ProcessDocs, as_records
 from .fields import LmEvalField, check_template
@@ -39,6 +40,8 @@ class Translation:
         self.problems = problems
         self.functions: dict[str, FunctionRef] = {}
         """Code the prompt needs, by dotted key."""
+        self.block: dict[str, Any] = {}
+        """The checked ``metadata.prompt_style`` block (block.py)."""
 
     # -- problems ------------------------------------------------------------------
 
@@ -55,16 +58,25 @@ class Translation:
             self.problems.items.clear()
             self.problem("task", *_group_message(values, self.task.file_of("task")))
             self.problems.raise_if_any()
-        if values.get("class") is not None:
+        has_block = isinstance(values.get("metadata"), Mapping) and "prompt_style" in values["metadata"]
+        if values.get("class") is not None and not has_block:
             # A Python task class builds the whole task in code: the keys it leaves out
-            # (doc_to_text, ...) are not the file's problems.
+            # (doc_to_text, ...) are not the file's problems. (With a prompt_style block the
+            # class is the bridge's, rendering the file's own keys with prompt-style.)
             self.problems.items.clear()
             self.problem(
                 "class", f"not supported: {REFUSED_KEYS['class']} (this task is the class {_shown(values['class'])})"
             )
             self.problems.raise_if_any()
         known = {**PROMPT_KEYS, **KEPT_KEYS, **REFUSED_KEYS}
+        self.block = read_block(
+            values.get("metadata"),
+            lambda key, message, hint: self.problem(key, message, hint),
+            lambda key: did_you_mean(key, BLOCK_KEYS),
+        )
         for key, value in values.items():
+            if key == "class" and has_block:
+                continue  # the bridge's task class: it renders with prompt-style, as the block says
             if key in REFUSED_KEYS:
                 if value is not None:
                     self.problem(key, f"not supported: {REFUSED_KEYS[key]}")
@@ -108,6 +120,10 @@ class Translation:
         template = values.get("template")
         if template is not None and not isinstance(template, (str, Mapping)):
             self.problem("template", f"must be a style name or a mapping, not {template!r}")
+        if template is not None and "style" in self.block:
+            self.problem(
+                f"{BLOCK}.style", "the task file names a style twice (template: and the prompt_style block)", None
+            )
         self.check_fields("", values)
         self.check_fewshot_config()
         if values.get("process_docs") is not None:
@@ -269,8 +285,10 @@ class Translation:
 
         sampler = fewshot.get("sampler", "default")
         exclude = fewshot.get("split", values.get("fewshot_split")) == values.get("test_split")
-        retriever: dict[str, Any] = {"name": "first_n" if sampler == "first_n" else "shared_random"}
+        retriever: Any = {"name": "first_n" if sampler == "first_n" else "shared_random"}
         retriever["exclude_record"] = exclude
+        block = self.block
+        retriever = block.get("retriever", retriever)
         # fewshot_config.fewshot_indices: lm-evaluation-harness 0.4.13 reads it into its config but
         # builds the sampler without it (ConfigurableTask: sampler_cls(docs, rnd=None)), so it never
         # changes which examples are drawn; neither does it here.
@@ -293,15 +311,15 @@ class Translation:
             doc_to_text=field("doc_to_text", values.get("doc_to_text")),
             doc_to_choice=field("doc_to_choice", values.get("doc_to_choice")),
             doc_to_target=field("doc_to_target", values.get("doc_to_target")),
-            template=template,
+            template=block.get("style", template),
             description=field("description", values.get("description")),
             test_split=eval_split,
             fewshot_split=fewshot_split,
-            num_fewshot=values.get("num_fewshot") or 0,
+            num_fewshot=block["shots"] if "shots" in block else values.get("num_fewshot") or 0,
             fewshot_delimiter=values.get("fewshot_delimiter", "\n\n"),
             target_delimiter=values.get("target_delimiter", " "),
             retriever=retriever,
-            seed=1234,  # lm-evaluation-harness's fewshot_random_seed
+            seed=block.get("seed", 1234),  # lm-evaluation-harness's fewshot_random_seed
             metadata=dict(values.get("metadata") or {}),
             path=task.path,
             lines=dict(task.lines),

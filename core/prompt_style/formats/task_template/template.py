@@ -30,6 +30,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..._suggest import record_keys, undefined_name
 from ...errors import FieldError, PromptStyleError, TaskFileError
 from ...safe import jinja_env
 
@@ -167,9 +168,8 @@ def _unescape(text: str) -> str:
     return text.replace(PIPE_PROTECTOR, PIPE)
 
 
-def _keys(record: Mapping[str, Any]) -> str:
-    keys = ", ".join(map(str, list(record)[:12]))
-    return f"the record has: {keys}" if keys else "the record is empty"
+def _keys(record: Mapping[str, Any], missing: object = None) -> str:
+    return record_keys(record, missing)
 
 
 @dataclass(slots=True)
@@ -403,7 +403,7 @@ class TaskTemplate:
         try:
             return jinja_env.render(compiled, context, record=True)
         except undefined_error as exc:
-            hint = _keys(record) + (f"; {self.missing_hint}" if self.missing_hint else "")
+            hint = _keys(record, undefined_name(exc.message)) + (f"; {self.missing_hint}" if self.missing_hint else "")
             raise FieldError(f"{self.label}: {exc.message}", key=key, hint=hint) from None
         except security_error as exc:
             raise FieldError(f"{self.label}: not allowed in the sandbox: {exc}", key=key) from None

@@ -255,7 +255,20 @@ def _factory(name: str):
 
     factory.__name__ = f"chat_format_{name}"
     factory.__doc__ = f"The {name!r} chat format: {FORMATS[ALIASES.get(name, name)].model}."
+    # what it declares to `prompt-style plugins --all` (hf's options, read only then)
+    factory.options = lambda: _options(name)  # type: ignore[attr-defined]
+    factory.extra_options = "every other option is a template variable"  # type: ignore[attr-defined]
     return factory
+
+
+def _options(name: str) -> dict[str, str]:
+    from prompt_style_hf.meta import OPTIONS
+
+    options = {key: text for key, text in OPTIONS.items() if key not in ("template", "chat_template")}
+    variants = FAMILIES.get(ALIASES.get(name, name))
+    if variants:
+        options = {"variant": f"one of {', '.join(variants)}", **options}
+    return options
 
 
 @hookimpl

@@ -135,6 +135,9 @@ def chatml(*, options: dict[str, Any]) -> ChatML:
     return check_options(ChatML, options, what="meta template 'chatml'")
 
 
+chatml.options = ChatML  # type: ignore[attr-defined]  # its options, for prompt-style plugins --all
+
+
 @hookimpl
 def apply_meta_template():
     return {"chatml": chatml}

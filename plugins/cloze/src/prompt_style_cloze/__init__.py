@@ -29,6 +29,8 @@ there): the question with a blank, then the labelled options on one line::
 All four are scored on the continuations `` {choice 0}``, `` {choice 1}``, ...
 """
 
+import os
+
 from prompt_style import choice_axes, choice_style, hookimpl
 
 CLOZE_QA = {
@@ -84,3 +86,9 @@ def declare_axes():
         "cloze": choice_axes("cloze", **CLOZE),
         "cloze::options": choice_axes("cloze::options", **CLOZE_OPTIONS),
     }
+
+
+@hookimpl
+def task_examples():
+    # ARC-shaped questions, 3-shot with cloze::qa: prompt-style render --example arc
+    return {"arc": os.path.join(os.path.dirname(__file__), "example", "task.yaml")}

@@ -10,6 +10,8 @@
 continuations `` (A)``, `` (B)``, ...
 """
 
+import os
+
 from prompt_style import choice_answer_parser, choice_axes, choice_style, hookimpl
 
 GPQA = {
@@ -38,3 +40,9 @@ def declare_axes():
 def parse_answer():
     # its generation variants' answers: ANSWER: X, (B), **B**, B., the choice text, ...
     return {"mcq::gpqa": choice_answer_parser}
+
+
+@hookimpl
+def task_examples():
+    # GPQA-shaped questions, zero-shot with mcq::gpqa: prompt-style render --example gpqa
+    return {"gpqa": os.path.join(os.path.dirname(__file__), "example", "task.yaml")}

@@ -48,6 +48,17 @@ def render_template(source: str, messages: Any, **kwargs: Any) -> str:
     return rendered.text
 
 
+def _options() -> dict[str, str]:
+    from .meta import OPTIONS
+
+    return dict(OPTIONS)
+
+
+# What hf declares to `prompt-style plugins --all` (its module is imported only then).
+hf.options = _options  # type: ignore[attr-defined]
+hf.extra_options = "every other option is a template variable, as transformers passes **kwargs"  # type: ignore[attr-defined]
+
+
 @hookimpl
 def apply_meta_template():
     return {"hf": hf}

@@ -9,6 +9,8 @@
 continuations `` A``, `` B``, ...
 """
 
+import os
+
 from prompt_style import choice_answer_parser, choice_axes, choice_style, hookimpl
 
 MMLU = {
@@ -37,3 +39,9 @@ def declare_axes():
 def parse_answer():
     # its generation variants' answers: ANSWER: X, (B), **B**, B., the choice text, ...
     return {"mcq::mmlu": choice_answer_parser}
+
+
+@hookimpl
+def task_examples():
+    # MMLU-shaped questions, 5-shot with mcq::mmlu: prompt-style render --example mmlu
+    return {"mmlu": os.path.join(os.path.dirname(__file__), "example", "task.yaml")}

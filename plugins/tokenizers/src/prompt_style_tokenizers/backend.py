@@ -156,5 +156,12 @@ class Backend:
     def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
         return self._backend.encode(text, add_special_tokens=add_special_tokens).ids
 
+    def token_offsets(self, text: str, *, add_special_tokens: bool = False) -> list[tuple[int, int]]:
+        """The character span of each token of ``encode(text)`` in ``text`` (a token
+        the tokenizer adds, such as a BOS, has an empty span): what ``prompt-style
+        view`` draws token boundaries with (the optional ``token_offsets`` of the
+        :class:`prompt_style.Tokenizer` protocol)."""
+        return [tuple(span) for span in self._backend.encode(text, add_special_tokens=add_special_tokens).offsets]
+
     def __repr__(self) -> str:
         return f"<tokenizer {self.name}>"

@@ -1,0 +1,169 @@
+"""Provenance: what every output line says about how its prompt was made.
+
+A JSON Lines line of ``prompt-style render --format jsonl`` carries, after the
+prompt's own keys (:meth:`RenderedPrompt.to_json`), the record's own id, the
+few-shot examples shown, the task, style, meta template, retriever and seed, the
+distributions (and versions) of every plugin used, and a **fingerprint**: the
+SHA-256 of the line itself without ``index`` and ``fingerprint``, as
+:func:`dumps_line` writes it. So the fingerprint
+
+- changes whenever any byte of the prompt or any of those fields changes (a new
+  plugin version included), and is the same in every process, on every machine,
+  whatever ``PYTHONHASHSEED`` (nothing in it depends on hashing or on time);
+- does not depend on the record's position (``index``), so the same record
+  rendered from a reordered or filtered file keeps it;
+- can be checked from the line alone (:func:`verify_fingerprint`).
+
+Everything per task is worked out once (:class:`Provenance`); per record the cost
+is the hash of the line and a few string joins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .errors import RenderError
+from .safe.json_lines import dumps_line
+
+__all__ = ["Provenance", "PROVENANCE_KEYS", "fingerprint", "verify_fingerprint"]
+
+PROVENANCE_KEYS = (
+    "doc_id",
+    "fewshot_indices",
+    "task",
+    "style",
+    "meta",
+    "retriever",
+    "seed",
+    "fewshot_split",
+    "distributions",
+    "fingerprint",
+)
+"""The keys :meth:`Provenance.line` adds after the prompt's own, in this order."""
+
+_RESERVED = frozenset(PROVENANCE_KEYS)
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
+def fingerprint(content: str) -> str:
+    """``sha256:`` and the hex digest of ``content`` (a JSON line without ``index``
+    and ``fingerprint``) encoded as UTF-8."""
+    return "sha256:" + hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def verify_fingerprint(line: str | Mapping[str, Any]) -> bool:
+    """Whether a line of ``render --format jsonl`` (or ``chat --format json``), as text
+    or parsed, still matches its ``fingerprint``: nothing in it was changed since it
+    was written. A line without a fingerprint does not match."""
+    value = json.loads(line) if isinstance(line, str) else dict(line)
+    if not isinstance(value, dict):
+        return False
+    claimed = value.pop("fingerprint", None)
+    value.pop("index", None)
+    return isinstance(claimed, str) and claimed == fingerprint(dumps_line(value))
+
+
+class Provenance:
+    """The provenance of one task's prompts, worked out once: the task-level fields
+    and the JSON they add to every line.
+
+    :param task: the task's name.
+    :param plugins: ``RenderedPrompt.plugins``: the plugin used per hook.
+    :param seed: the seed random retrieval uses.
+    :param fewshot_split: the split ``fewshot_indices`` point into.
+    """
+
+    def __init__(self, *, task: str, plugins: Mapping[str, Any], seed: int | None, fewshot_split: str | None) -> None:
+        self.fields: dict[str, Any] = {
+            "task": task,
+            "style": _name(plugins.get("format_prompt")),
+            "meta": _name(plugins.get("apply_meta_template")),
+            "retriever": _name(plugins.get("retrieve_examples")),
+            "seed": seed,
+            "fewshot_split": fewshot_split,
+            "distributions": distributions(plugins),
+        }
+        """The task-level fields, as every line carries them."""
+        # ', "task": ..., "distributions": {...}': the same text json.dumps gives them in a line
+        self._tail = dumps_line(self.fields)[1:-1]
+        self._ids: Any = object()  # the fewshot_indices last seen, and what follows the doc_id for them
+        self._after_id = ""
+
+    def fields_of(self, prompt: Any) -> dict[str, Any]:
+        """Every provenance field of ``prompt`` (:data:`PROVENANCE_KEYS`), fingerprint included."""
+        line = json.loads(self.line(prompt))
+        return {key: line[key] for key in PROVENANCE_KEYS}
+
+    def fingerprint(self, prompt: Any) -> str:
+        """The fingerprint of ``prompt``'s line (see the module's documentation)."""
+        return self.fields_of(prompt)["fingerprint"]
+
+    def line(self, prompt: Any, default: Callable[[Any], Any] | None = None) -> str:
+        """``prompt``'s JSON line (no newline): ``prompt.to_json()``, then the
+        provenance keys.
+
+        :param default: for values JSON cannot hold, as ``json.dumps``'s.
+        :raises RenderError: when the style's extra fields use a provenance key's name.
+        """
+        value = prompt.to_json()
+        index = value.pop("index")
+        if not _RESERVED.isdisjoint(value):  # a style's extra field named like one of ours
+            clash = sorted(_RESERVED.intersection(value))
+            raise RenderError(
+                f"the style reports a field named {clash[0]!r}, which output lines keep for provenance",
+                index=index,
+                hint="rename the style's extra field",
+            )
+        body = dumps_line(value, default)
+        ids = prompt.fewshot_indices
+        if ids is not self._ids:  # the same tuple for every record of most tasks: its JSON made once
+            self._ids = ids
+            shown = "null" if ids is None else "[" + ", ".join(map(str, ids)) + "]"
+            self._after_id = f', "fewshot_indices": {shown}, {self._tail}}}'
+        doc_id = prompt.doc_id
+        # the line without index and fingerprint is body[:-1] + rest; hashed without joining them
+        rest = (f', "doc_id": {index}' if doc_id is None else f", {_doc_id(doc_id, index)}") + self._after_id
+        digest = hashlib.sha256(memoryview(body.encode("utf-8", "surrogatepass"))[:-1])
+        digest.update(rest.encode("utf-8", "surrogatepass"))
+        return f'{{"index": {index}, {body[1:-1]}{rest[:-1]}, "fingerprint": "sha256:{digest.hexdigest()}"}}'
+
+
+def _doc_id(doc_id: Any, index: int) -> str:
+    if doc_id is None:
+        return f'"doc_id": {index}'
+    if type(doc_id) is str:
+        text = _encode_str(doc_id)
+        if "\u2028" in text or "\u2029" in text or "\x85" in text or not text.isprintable():
+            text = dumps_line(doc_id)
+        return f'"doc_id": {text}'
+    if type(doc_id) is int:
+        return f'"doc_id": {doc_id}'
+    return f'"doc_id": {dumps_line(doc_id)}'
+
+
+def _name(info: Any) -> Any:
+    return info.get("name") if isinstance(info, Mapping) else None
+
+
+def distributions(plugins: Mapping[str, Any]) -> dict[str, str | None]:
+    """``{distribution: version}`` of every plugin in ``plugins`` (per hook, as
+    ``RenderedPrompt.plugins`` holds them; field extractors per key; a tokenizer
+    under its meta template), sorted by name."""
+    found: dict[str, str | None] = {}
+
+    def add(info: Any) -> None:
+        if not isinstance(info, Mapping):
+            return
+        dist = info.get("distribution")
+        if isinstance(dist, str):
+            found[dist] = info.get("version")
+        for nested in info.values():
+            if isinstance(nested, Mapping):
+                add(nested)
+
+    for info in plugins.values():
+        add(info)
+    return dict(sorted(found.items()))

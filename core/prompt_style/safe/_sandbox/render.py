@@ -107,13 +107,21 @@ def render_template(
     if _deadline._kick:
         _deadline.register(budget)
     try:
-        out = []
+        out: list[str] = []
         size = 0
         max_output = budget.limits.max_output
+        # The output's pieces are joined every _COMPACT characters: ten million loop
+        # iterations printing a character each would otherwise keep ten million small
+        # strings (half a gigabyte). One comparison per piece, as before.
+        check = max_output if max_output < _COMPACT else _COMPACT
         for chunk in template.root_render_func(_new_context(template, context, record)):
             size += len(chunk)
-            if size > max_output:
-                raise _stop("max_output", budget.limits, f"the output would be longer than {max_output:,} characters")
+            if size > check:
+                if size > max_output:
+                    limit = max_output
+                    raise _stop("max_output", budget.limits, f"the output would be longer than {limit:,} characters")
+                out = ["".join(out)]
+                check = min(max_output, size + _COMPACT)
             out.append(chunk)
         if budget.due:
             budget.tick()
@@ -154,6 +162,7 @@ _EvalContext = nodes.EvalContext
 
 
 _CONTAINERS = frozenset({list, tuple, dict})
+_COMPACT = 1 << 18
 
 
 def _plain(template: Any, variables: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -732,7 +732,8 @@ task_template("extend-big", "{% set l = [] %}{{ l.extend(range(100000)|list * 10
 task_template("list-sort-big", f"{{% set l = {MILLION} %}}{{{{ l.sort() }}}}{{{{ q }}}} ||| a")
 task_template("dict-update-big", f"{{% set d = {{}} %}}{{{{ d.update({{}}.fromkeys({DISTINCT})) }}}}{{{{ q }}}} ||| a")
 task_template("append-self", "{% set l = [] %}{% for i in range(100000) %}{{ l.append(l) }}{% endfor %}{{ l }} ||| a")
-task_template("zip-list", f"{{{{ zip({MILLION}, {MILLION})|list|length }}}} ||| a")
+# a million pairs, each counted as a loop iteration: within the counted budgets, rendered
+task_template("zip-list", f"{{{{ zip({MILLION}, {MILLION})|list|length }}}} ||| a", "any")
 task_template(
     "ok", "{% set l = [q] %}{% if l.append('x') %}{% endif %}{{ l|join(' ') }} ||| a", "ok", text="What is 2+2? x"
 )

@@ -38,11 +38,11 @@ def outcome(call: Any, *args: Any) -> tuple[Any, ...]:
 
 
 def sandbox_render(source: str, profile: J.JinjaProfile, record: Any) -> str:
-    return J.render(J.compile_template(source, profile), record)
+    return J.render(J.compile_template(source, profile), record, record=True)
 
 
 def sandbox_evaluate(source: str, profile: J.JinjaProfile, record: Any) -> Any:
-    return J.evaluate(J.compile_expression(source, profile), record)
+    return J.evaluate(J.compile_expression(source, profile), record, record=True)
 
 
 def same(source: str, profile: J.JinjaProfile, record: Any, kind: str = "template") -> tuple[Any, ...]:
@@ -610,15 +610,15 @@ class _Shown:
 
 
 def test_objects_with_default_repr_never_print_their_address():
-    """An object whose text is its own (``__str__``) prints as that; inside a list or a
-    mapping it would print as Python's default repr, with its address: refused."""
-    from prompt_style import SandboxError
+    """An object in a record is not plain data: a template that refers to it is refused
+    naming the field and the type (never printing it, nor Python's default repr with its
+    address, alone or inside a list or a mapping)."""
+    from prompt_style import DataError
 
-    assert same("{{ q }}", J.FIELDS, {"q": _Shown()}) == ("ok", "shown")
-    for source in ("{{ [q] }}", "{{ {'k': q} }}", "Q: {{ [q, 1] }}"):
+    for source in ("{{ q }}", "{{ [q] }}", "{{ {'k': q} }}", "Q: {{ [q, 1] }}"):
         result = same(source, J.FIELDS, {"q": _Shown()})
-        assert result[0] == "error" and result[1] is SandboxError, result
-        assert "object at 0x" not in result[2]
+        assert result[0] == "error" and result[1] is DataError, result
+        assert "object at 0x" not in result[2] and "field 'q' holds a" in result[2]
 
 
 def test_a_list_of_strings_is_bounded_as_the_walk_bounds_it():

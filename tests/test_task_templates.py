@@ -777,8 +777,15 @@ def test_a_crash_leaves_no_half_written_file(task_file, tmp_path, capsys, monkey
         return original(self, record)
 
     monkeypatch.setattr(TaskTemplate, "apply", flaky)
-    with pytest.raises(RuntimeError):
-        main(["instantiate", str(path), "--out", str(out), "--seed", "3"])
+    assert main(["--debug", "instantiate", str(path), "--out", str(out), "--seed", "3"]) == 2
+    assert "RuntimeError: disk on fire" in capsys.readouterr().err  # the traceback, then the line
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    # Without --debug: one line, never a traceback
+    calls["n"] = 0
+    code, _, err = run(capsys, "instantiate", path, "--out", out, "--seed", "3")
+    assert code == 2 and err.strip() == (
+        "prompt-style: error: internal error: RuntimeError: disk on fire (--debug shows the traceback; please report it)"
+    )
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 

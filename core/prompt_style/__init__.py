@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from .render import Candidate, RenderedPrompt, TaskRenderer, dialogue_to_json
     from .retrievers.checks import check_ids_agree, check_pool_size, example_count, ranking_count
     from .retrievers.opencompass import input_columns_option, input_text
+    from .safe.files import read_bytes_file, read_text_file
     from .safe.jinja_env import JinjaLimits, JinjaProfile
     from .safe.limits import YamlLimits
     from .safe.yaml_loader import YamlDocument, load_yaml
@@ -179,6 +180,8 @@ __all__ = [
     "resolve_gold",
     "load_yaml",
     "YamlDocument",
+    "read_text_file",
+    "read_bytes_file",
     "JinjaProfile",
     "JinjaLimits",
     "YamlLimits",
@@ -323,6 +326,8 @@ _LAZY: dict[str, str] = {
     "YamlLimits": ".safe.limits",
     "YamlDocument": ".safe.yaml_loader",
     "load_yaml": ".safe.yaml_loader",
+    "read_text_file": ".safe.files",
+    "read_bytes_file": ".safe.files",
     "DEFAULT_LABELS": ".styles",
     "ChoiceStyle": ".styles",
     "ClozeTemplateConfig": ".styles",

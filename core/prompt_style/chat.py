@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataError, StyleError
+from .safe.files import read_text
 from .types import ModelInput, Turn
 
 __all__ = ["Conversation", "read_conversation", "chat_meta", "render_chat", "DEFAULT_CHAT_META"]
@@ -51,16 +52,14 @@ def read_conversation(source: str | Path | Sequence[Any] | Mapping[str, Any]) ->
     if isinstance(source, (str, Path)):
         path = Path(source)
         where = {"file": str(path)}
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise DataError("conversation file not found", **where) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataError(f"cannot read the conversation file: {exc}", **where) from None
+        # A regular file only, of a bounded size (max_file_bytes): never a FIFO or a device.
+        text = read_text(path, what="conversation file", error=DataError)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DataError(f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, **where) from None
+        except RecursionError:
+            raise DataError("not valid JSON: values nest too deeply", **where) from None
     hint = 'write a list of messages [{"role": "user", "content": "..."}] or {"messages": [...], "tools": [...]}'
     if isinstance(data, list):
         return Conversation(data)

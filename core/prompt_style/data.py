@@ -7,11 +7,14 @@ JSON file (an array of objects) is read whole.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .errors import DataError, cut
+from .safe.limits import yaml_limits
 
 __all__ = [
     "iter_records",
@@ -55,6 +58,12 @@ def check_data_file(path: Path | Sequence[Any], split: str) -> None:
             hint="use JSON Lines (.jsonl) or a JSON array of objects (.json)",
         )
     if not path.is_file():
+        try:
+            exists = path.exists()
+        except (OSError, ValueError):
+            exists = False
+        if exists and not path.is_dir():
+            raise DataError(f"split '{split}': the data file is not a regular file", file=str(path))
         raise DataError(f"split '{split}': data file not found", file=str(path))
 
 
@@ -136,29 +145,50 @@ def _mapped(records: Iterator[Mapping[str, Any]], fn: Any, fallback: Any) -> Ite
 
 
 def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, many: Any = None) -> Iterator[Any]:
-    """The records of a JSON Lines file; with ``fn``, what :func:`map_records` gives."""
+    """The records of a JSON Lines file; with ``fn``, what :func:`map_records` gives.
+
+    Read a block at a time: a line longer than a block is gathered in pieces and joined
+    once (linear in its length), up to ``max_line_length`` characters."""
     count = 0
     before = 0  # lines in the blocks already done
     scan = _scan
+    limit = yaml_limits().max_line_length
     try:
         # universal newlines; a leading BOM dropped, as datasets does (the utf-8-sig
         # codec would too, with a decoder written in Python)
-        with path.open(encoding="utf-8") as handle:
-            rest = ""
-            chunk = handle.read(_BLOCK)
-            if chunk[:1] == "\ufeff":
-                chunk = chunk[1:]
+        with _open_text(path, split) as handle:
+            pieces: list[str] = []  # the unfinished line, in the blocks read since its start
+            pending = 0  # its length
+            first = True
             while True:
+                chunk = handle.read(_BLOCK)
+                if first:
+                    first = False
+                    if chunk[:1] == "\ufeff":
+                        chunk = chunk[1:]
                 if chunk:
-                    text = rest + chunk if rest else chunk
-                    stop = text.rfind("\n") + 1  # the block ends after its last complete line
-                    if not stop:
-                        rest = text
-                        chunk = handle.read(_BLOCK)
+                    cut = chunk.rfind("\n") + 1  # the block ends after its last complete line
+                    if not cut:
+                        pieces.append(chunk)
+                        pending += len(chunk)
+                        if pending > limit:
+                            raise _line_too_long(split, path, before + 1, limit)
                         continue
+                    if pieces:
+                        if pending + chunk.find("\n") > limit:
+                            raise _line_too_long(split, path, before + 1, limit)
+                        pieces.append(chunk)
+                        text = "".join(pieces)
+                        stop = len(text) - len(chunk) + cut
+                    else:
+                        text, stop = chunk, cut
                     rest = text[stop:]
-                elif rest:  # the last line, without a newline
-                    text, stop, rest = rest, len(rest), ""
+                    pieces = [rest] if rest else []
+                    pending = len(rest)
+                elif pieces:  # the last line, without a newline
+                    text = "".join(pieces)
+                    stop = len(text)
+                    pieces = []
                 else:
                     break
                 records = _whole_lines(text, stop)
@@ -175,7 +205,6 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, ma
                             yield made if made is not None else fallback(record, count)
                             count += 1
                     before += text.count("\n", 0, stop)
-                    chunk = handle.read(_BLOCK)
                     continue
                 pos = 0
                 while pos < stop:
@@ -210,7 +239,6 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, ma
                     yield made if made is not None else fallback(record, count)
                     count += 1
                 before += text.count("\n", 0, stop)
-                chunk = handle.read(_BLOCK)
     except UnicodeDecodeError as exc:
         raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None
     if count == 0:
@@ -239,6 +267,32 @@ def _whole_lines(text: str, stop: int) -> list[dict[str, Any]] | None:
         return None
     lines = text.count("\n", 0, stop) + (text[stop - 1] != "\n")
     return records if len(records) == lines else None
+
+
+def _line_too_long(split: str, path: Path, line: int, limit: int) -> DataError:
+    return DataError(
+        f"split '{split}': line is longer than {limit:,} characters (limit max_line_length={limit:,})",
+        file=str(path),
+        line=line,
+        hint="if the data is trusted, raise it with --budget max_line_length=N or PROMPT_STYLE_LIMITS",
+    )
+
+
+def _open_text(path: Path, split: str) -> Any:
+    """``path`` opened as UTF-8 text (universal newlines): a regular file only, never
+    blocked on (a FIFO, a device)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or "the name holds a NUL character"
+        raise DataError(f"split '{split}': cannot read the data file: {reason}", file=str(path)) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise DataError(f"split '{split}': the data file is not a regular file", file=str(path))
+        return open(fd, encoding="utf-8", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def parse_line(line: str, number: int, count: int, split: str, path: Path) -> dict[str, Any]:
@@ -270,9 +324,12 @@ def line_chunks(path: Path, split: str, size: int) -> Iterator[list[tuple[int, s
     skipped as :func:`iter_records` does; :func:`parse_line` gives each line's record."""
     chunk: list[tuple[int, str]] = []
     count = 0
+    limit = yaml_limits().max_line_length
     try:
-        with path.open(encoding="utf-8-sig") as handle:  # universal newlines, a leading BOM dropped
-            for number, line in enumerate(handle, 1):
+        with _open_text(path, split) as handle:  # universal newlines, a leading BOM dropped
+            for number, line in enumerate(iter(lambda: handle.readline(limit + 1), ""), 1):
+                if len(line) > limit:
+                    raise _line_too_long(split, path, number, limit)
                 if line.isspace() or not line:
                     continue
                 chunk.append((number, line))
@@ -290,7 +347,8 @@ def line_chunks(path: Path, split: str, size: int) -> Iterator[list[tuple[int, s
 
 def _load_json(path: Path, split: str) -> list[dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        with _open_text(path, split) as handle:
+            data = json.loads(handle.read())
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data" and exc.lineno > 1:
             # JSON Lines in a .json file, which Hugging Face datasets' json loader reads too.
@@ -306,6 +364,12 @@ def _load_json(path: Path, split: str) -> list[dict[str, Any]]:
         raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None
     except (ValueError, RecursionError) as exc:
         raise _unreadable(exc, split, path, None) from None
+    except MemoryError:
+        raise DataError(
+            f"split '{split}': the JSON data file is too large to read at once",
+            file=str(path),
+            hint="write it as JSON Lines (.jsonl), which is read one record at a time",
+        ) from None
     if not isinstance(data, list):
         raise DataError(
             f"split '{split}': a JSON data file must hold an array of objects, not a {type(data).__name__}",

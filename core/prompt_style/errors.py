@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 __all__ = [
@@ -22,13 +23,80 @@ __all__ = [
     "SandboxError",
     "YamlLimitError",
     "cut",
+    "one_line",
     "TaskFileWarning",
     "TokenizerError",
 ]
 
 MESSAGE_LIMIT = 2_000
-"""Characters of a message past which :class:`PromptStyleError` cuts it (a
-safety net: the code quotes values through :func:`cut` already)."""
+"""The most characters an error's text has (``str(error)``, and the command line's
+``prompt-style: error: ...`` line): a longer one is cut in the middle, saying how
+long it was (a safety net: the code quotes values through :func:`cut` already)."""
+
+# Python's text for functions, methods, classes and objects names their addresses and
+# modules: messages quoting one (an exception raised on a template's behalf) say what it
+# is instead.
+_INTERNALS = re.compile(
+    r"<(?:built-in (?P<bkind>method|function) (?P<bname>[\w.]+)[^<>]*"
+    r"|bound method (?P<mname>[\w.<>]+)[^<>]*"
+    r"|(?P<fkind>function|method|coroutine|generator) (?P<fname>[\w.<>]+)(?: at 0x[0-9a-fA-F]+)?[^<>]*"
+    r"|(?P<ckind>class|module|enum) '(?P<cname>[^'<>]*)'[^<>]*"
+    r"|(?:method-wrapper|slot wrapper|wrapper_descriptor) '(?P<wname>\w+)'[^<>]*"
+    r"|(?P<oname>[\w.]+) object at 0x[0-9a-fA-F]+)>"
+)
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]{4,}")
+
+
+def _name(dotted: str) -> str:
+    name = dotted.rsplit(".", 1)[-1]
+    return "range" if name == "_range" else name
+
+
+def _internal(match: re.Match) -> str:
+    found = match.groupdict()
+    if found["bname"]:
+        return f"the {found['bkind']} {_name(found['bname'])!r}"
+    if found["mname"]:
+        return f"the method {_name(found['mname'])!r}"
+    if found["fname"]:
+        return f"the {found['fkind']} {_name(found['fname'])!r}"
+    if found["cname"] is not None:
+        return f"the {found['ckind']} {_name(found['cname'])!r}"
+    if found["wname"]:
+        return f"the method {found['wname']!r}"
+    return f"a {_name(found['oname'])} object"
+
+
+def _escape(char: str) -> str:
+    if char in "\n\r\t":
+        return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _middle(text: str, limit: int, total: int) -> str:
+    marker = f" […{total - limit:,} of {total:,} characters cut…] "
+    keep = max(limit - len(marker), 2)
+    return text[: keep // 2] + marker + text[len(text) - (keep - keep // 2) :]
+
+
+def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` as one printable line of at most ``limit`` characters: every character
+    that is not printable escaped (``\\n``, ``\\r``, ``\\x1b``, ``\\u2028``...), Python's
+    text for functions, classes and objects (``<function f at 0x7f...>``) replaced by what
+    they are, and a longer text cut in the middle, saying how long it was."""
+    if "<" in text or " at 0x" in text:
+        text = _ADDRESS.sub("", _INTERNALS.sub(_internal, text))
+    total = len(text)
+    if total > 4 * limit:  # only what is kept gets escaped (escaping can only lengthen it)
+        text = text[: 2 * limit] + text[-2 * limit :]
+    if not text.isprintable():
+        text = "".join(char if char.isprintable() else _escape(char) for char in text)
+        if total <= 4 * limit:
+            total = len(text)
+    if len(text) > limit or total > len(text):
+        text = _middle(text, limit, max(total, len(text)))
+    return text
 
 
 def cut(value: object, limit: int = 80) -> str:
@@ -98,14 +166,10 @@ class PromptStyleError(Exception):
         if self.index is not None:
             split = f"split '{self.split}' " if self.split else ""
             parts.append(f"{split}record {self.index}")
-        message = self.message
-        if len(message) > MESSAGE_LIMIT:
-            half = MESSAGE_LIMIT // 2
-            message = f"{message[:half]} […{len(message) - MESSAGE_LIMIT:,} characters cut…] {message[-half:]}"
-        text = ": ".join(parts + [message])
+        text = ": ".join(parts + [self.message])
         if self.hint:
             text += f" ({self.hint})"
-        return text
+        return one_line(text)
 
     def __reduce__(self):  # keep locations across processes
         return (_rebuild, (type(self), self.message, self.__dict__))

@@ -33,15 +33,13 @@ text between them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .safe.json_lines import encode_str, safe_utf8
+from .safe.json_lines import dumps_json, encode_str, safe_utf8
 
 __all__ = ["PromptEncoder"]
 
-_dumps = json.dumps
 _int_repr = int.__repr__
 
 
@@ -83,7 +81,7 @@ class PromptEncoder:
         """The prompt's JSON line, newline included, as safe UTF-8."""
         members = self._members(prompt)
         if members is None:
-            return safe_utf8(_dumps(prompt.to_json(), ensure_ascii=False, default=self._default(prompt.index))) + b"\n"
+            return safe_utf8(dumps_json(prompt.to_json(), self._default(prompt.index))) + b"\n"
         return b'{"index": %d, %b}\n' % (prompt.index, members)
 
     def members(self, prompt: Any) -> bytes:
@@ -99,7 +97,7 @@ class PromptEncoder:
     def members_of(self, value: dict[str, Any], index: Any) -> bytes:
         """The members of ``value`` (a prompt's ``to_json()`` without its ``index``), as
         safe UTF-8."""
-        return safe_utf8(_dumps(value, ensure_ascii=False, default=self._default(index))[1:-1])
+        return safe_utf8(dumps_json(value, self._default(index))[1:-1])
 
     def common_members(self, prompt: Any) -> bytes | None:
         """:meth:`members` for a prompt of the common shape (whose keys are ``text``,
@@ -136,7 +134,7 @@ class PromptEncoder:
                 if messages is None:
                     messages = b"null"
                 else:
-                    messages = safe_utf8(_dumps(messages, ensure_ascii=False, default=self._default(prompt.index)))
+                    messages = safe_utf8(dumps_json(messages, self._default(prompt.index)))
                 parts = [b'"text": ', text, b', "messages": ', messages]
             if continuations is self._conts:
                 conts = self._conts_json
@@ -152,7 +150,7 @@ class PromptEncoder:
             elif target is None:
                 target = b"null"
             else:
-                target = safe_utf8(_dumps(target, ensure_ascii=False, default=self._default(prompt.index)))
+                target = safe_utf8(dumps_json(target, self._default(prompt.index)))
             parts += (b', "continuations": ', conts, b', "target": ', target)
             if until is not None:
                 if until is self._until:

@@ -572,6 +572,7 @@ def _assemble(
     chat = bool(getattr(built_meta, "chat", False))
     built_style, used["format_prompt"] = _style(config, manager, settings.style, chat, settings.mode)
     used["apply_meta_template"] = meta_used
+    _check_repeated_texts(config, settings.meta_options)
     rules = _chat_rules(config, chat, settings.system_instruction, settings.fewshot_as_multiturn)
 
     split = config.test_split
@@ -794,6 +795,65 @@ def _resolve(manager: PluginManager, hook: str, name: str, where: dict[str, Any]
         return manager.resolve(hook, name)
     except PromptStyleError as exc:
         raise exc.locate(**where) from None
+
+
+def _texts_length(value: Any) -> int:
+    """Characters of every string in ``value`` (a task's option, a mapping or list of them)."""
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return total
+
+
+def _check_repeated_texts(config: TaskConfig, meta_options: Mapping[str, Any] | None) -> None:
+    """The task's own texts (delimiters, a style's prefixes and labels, a meta template's
+    markers) are repeated with every few-shot example and choice of every prompt: bounded
+    when the task loads, before a prompt repeats a megabyte a thousand times (no Jinja
+    budget sees these joins). Each delimiter is at most ``max_output / 1000`` characters
+    (and always may have 1,000); all of them together, times the examples of a prompt, at
+    most ``max_output`` (and always may have 1,000,000)."""
+    from .errors import LimitError
+    from .safe.limits import jinja_limits
+
+    limits = jinja_limits()
+    fewshot = config.fewshot_overrides
+    delimiters = {
+        "target_delimiter": config.target_delimiter,
+        "fewshot_delimiter": fewshot.get("fewshot_delimiter", config.fewshot_delimiter),
+        "fewshot_config.target_delimiter": fewshot.get("target_delimiter"),
+    }
+    each = max(limits.max_output // 1000, 1000)
+    for key, value in delimiters.items():
+        if isinstance(value, str) and len(value) > each:
+            raise LimitError(
+                f"a delimiter of {len(value):,} characters, repeated with every example and choice of a prompt "
+                f"(at most max_output / 1,000 = {each:,})",
+                limit="max_output",
+                value=limits.max_output,
+                key=key,
+                file=str(config.path) if config.path else None,
+                line=config.lines.get(key.split(".")[0]),
+            )
+    _, options = config.style_spec()
+    texts = _texts_length(list(delimiters.values())) + _texts_length(options) + _texts_length(dict(meta_options or {}))
+    shots = config.num_fewshot if isinstance(config.num_fewshot, int) and config.num_fewshot > 0 else 0
+    if texts * (shots + 1) > max(limits.max_output, 1_000_000):
+        raise LimitError(
+            f"the task's texts ({texts:,} characters: delimiters, the template's prefixes and labels, meta options) "
+            f"repeated for each of {shots + 1:,} examples would build more than {limits.max_output:,} characters",
+            limit="max_output",
+            value=limits.max_output,
+            key="num_fewshot",
+            file=str(config.path) if config.path else None,
+            line=config.lines.get("num_fewshot"),
+        )
 
 
 def _style(

@@ -49,6 +49,10 @@ class Payload:
     limit: str | tuple[str, ...] | None = None  # budget name expected (or any of several)
     text: str | None = None  # exact text of the first record (ok cases)
     files: dict[str, str] = field(default_factory=dict)
+    slow: bool = False  # in the second, slower batch (the hardening corpus: real-size payloads)
+    forbid: tuple[str, ...] = ()  # text that must appear nowhere (output, messages): a secret read
+    forbid_files: tuple[str, ...] = ()  # files that must not exist afterwards: a file written
+    stdout: str | None = None  # "closed" (>&-) or "full" (/dev/full) for the command's output
 
 
 def _jsonl(records: list[dict]) -> str:
@@ -168,8 +172,8 @@ bombs = [
     ("percent-many", "{{ '%s%s%s%s%s%s%s%s%s%s%s%s' % ((('a' * 5000000),) * 12) }}", "max_string"),
     ("str-format-width", "{{ '{:>999999999}'.format(1) }}", "max_string"),
     ("str-format-nested", "{{ '{:{}}'.format('x', 999999999) }}", "max_string"),
-    ("str-format-repeat", "{{ ('{0}' * 100000).format('a' * 1000) }}", "max_string"),
-    ("wordwrap", "{{ ('ab ' * 300000)|wordwrap(1, wrapstring='x' * 1000) }}", "max_string"),
+    ("str-format-repeat", "{{ ('{0}' * 100000).format('a' * 1000) }}", ("max_string", "max_op_cost")),
+    ("wordwrap", "{{ ('ab ' * 300000)|wordwrap(1, wrapstring='x' * 1000) }}", ("max_string", "max_op_cost")),
     ("wordwrap-input", "{{ ('ab ' * 3000000)|wordwrap(5) }}", "max_filter_input"),
     ("urlize-input", "{{ ('a ' * 3000000)|urlize }}", "max_filter_input"),
     ("batch", "{{ range(10)|batch(10**9, 'x')|list }}", "max_items"),
@@ -265,8 +269,10 @@ bombs = [
     ("sum-lists", "{{ ([[1] * 1000] * 100000)|sum(start=[]) }}", None),
     ("sort-big", "{{ ('x' * 5000000)|sort|length }}", "max_items"),
 ]
+# With the counted budgets (10,000,000 loop iterations), a million lazy items render.
+WITHIN_COUNTS = frozenset({"lazy-batch"})
 for name, t, limit in bombs:
-    jinja(R, name, t, limit=limit)
+    jinja(R, name, t, "any" if name in WITHIN_COUNTS else "error", limit=limit)
 
 # Templates that look heavy but are within budget render as they should.
 jinja("within", "range-ok", "{{ range(5)|list }}", "ok", text="[0, 1, 2, 3, 4]")
@@ -518,12 +524,613 @@ for name, argv in [
     P.append(Payload(C, name, "cli", argv, "error", files=TASK))
 
 
+# -- the hardening corpus: one operation at a time, at real size ----------------------------
+# Each payload below would run for seconds or build hundreds of megabytes in one single
+# operation (a filter, a method, an operator) if its cost were not bounded before it runs;
+# run at full size in the second batch (slow). Expected: a typed error, fast.
+OP = "operation"
+TEN_K = "(range(100000)|list)"  # 100,000 items (max_range), made in microseconds
+MILLION = f"({TEN_K} * 10)"  # 1,000,000 items (max_items)
+DISTINCT = "(" + " + ".join(f"(range({i * 100000}, {(i + 1) * 100000})|list)" for i in range(10)) + ")"
+operation_bombs = [
+    # filters that run Python code per character or item
+    ("wordwrap-width-1", "{{ ('x' * 999999)|wordwrap(1) }}"),
+    ("wordwrap-long-word", "{{ ('x' * 999999)|wordwrap(79) }}"),
+    ("wordwrap-words", "{{ ('ab ' * 330000)|wordwrap(5) }}"),
+    ("wordwrap-no-break", "{{ ('ab ' * 330000)|wordwrap(2, false) }}"),
+    ("urlize", "{{ ('a.b ' * 249000)|urlize }}"),
+    ("title-filter", "{{ ('ab ' * 3300000)|title|length }}"),
+    ("striptags", "{{ ('<a> ' * 2400000)|striptags|length }}"),
+    ("wordcount", "{{ ('a ' * 4900000)|wordcount }}"),
+    ("urlencode-text", "{{ ('😀' * 2400000)|urlencode|length }}"),
+    ("urlencode-mapping", "{{ {}.fromkeys(range(100000), 'é' * 90)|urlencode|length }}"),
+    ("xmlattr", "{{ {}.fromkeys(range(100000)|map('string'), 'x' * 90)|xmlattr|length }}"),
+    ("sort", f"{{{{ {MILLION}|sort|length }}}}"),
+    ("sort-strings", "{{ ('ab ' * 1000000).split()|sort|length }}"),
+    ("sort-attribute", f"{{{{ {MILLION}|sort(attribute='real')|length }}}}"),
+    ("dictsort", f"{{{{ {{}}.fromkeys({DISTINCT})|dictsort|length }}}}"),
+    ("groupby", f"{{{{ {MILLION}|groupby('real')|length }}}}"),
+    ("max", f"{{{{ {MILLION}|max }}}}"),
+    ("min-attribute", f"{{{{ {MILLION}|min(attribute='real') }}}}"),
+    ("sum-attribute", f"{{{{ {MILLION}|sum(attribute='real') }}}}"),
+    ("pprint", f"{{{{ {MILLION}|pprint|length }}}}"),
+    ("string", f"{{{{ {MILLION}|string|length }}}}"),
+    ("print-list", f"{{{{ {MILLION} }}}}"),
+    ("tojson-list", f"{{{{ {MILLION}|tojson|length }}}}"),
+    ("tojson-indent", f"{{{{ {MILLION}|tojson(1)|length }}}}"),
+    ("tojson-indent-positional", "{{ [[[[[[1]]]]]]|tojson(99999999) }}"),
+    ("tojson-indent-keyword", "{{ [[[[[[1]]]]]]|tojson(indent=99999999) }}"),
+    ("tojson-indent-string", "{{ [[[[[[1]]]]]]|tojson('x' * 9000000) }}"),
+    ("tojson-indent-wide", "{{ ([[1] * 1000] * 1000)|tojson(9)|length }}"),
+    ("list-of-text", "{{ ('é' * 999999)|list|length }}"),
+    ("join-million", f"{{{{ {MILLION}|join(',')|length }}}}"),
+    ("indent-lines", "{{ ('\\n' * 9000000)|indent(0)|length }}"),
+    ("escape", '{{ ("\'" * 9000000)|e|length }}'),
+    ("forceescape", "{{ ('&' * 9000000)|forceescape|length }}"),
+    ("trim-chars", "{{ ('a' * 5000000)|trim('b' * 4999999 ~ 'a')|length }}"),
+    ("format-fill-newline", "{{ '{:\\n>999999999}'.format('x') }}"),
+    ("format-fill-nul", "{{ '{:\\x00^999999999}'.format('x') }}"),
+    ("format-fill-cr", "{{ '{0:\\r<999999999}'.format('x') }}"),
+    ("format-many-fields", "{{ ('{0}' * 3000000).format('a')|length }}"),
+    ("format-map-many", "{{ ('{a}' * 3000000).format_map({'a': 'b'})|length }}"),
+    ("format-filter-many", "{{ ('%s' * 3000000)|format(*(['a'] * 3000000))|length }}"),
+    # str methods: one C call each, slow per character, quadratic, or building many objects
+    ("str-title", "{{ ('ab ' * 3300000).title()|length }}"),
+    ("str-swapcase", "{{ ('ß' * 9900000).swapcase()|length }}"),
+    ("str-upper-grows", "{{ ('ΐ' * 9900000).upper()|length }}"),
+    ("str-translate", "{{ ('a' * 9900000).translate({97: 'b'})|length }}"),
+    ("str-strip-chars", "{{ ('a' * 5000000).strip('b' * 4999999 ~ 'a')|length }}"),
+    ("str-lstrip-chars", "{{ ('a' * 5000000).lstrip('b' * 4999999 ~ 'a')|length }}"),
+    ("str-rstrip-chars", "{{ ('a' * 5000000).rstrip('b' * 4999999 ~ 'a')|length }}"),
+    ("str-split", "{{ ('a ' * 4900000).split()|length }}"),
+    ("str-split-sep", "{{ ('a,' * 4900000).split(',')|length }}"),
+    ("str-rsplit", "{{ ('a ' * 4900000).rsplit()|length }}"),
+    ("str-splitlines", "{{ ('a\\n' * 4900000).splitlines()|length }}"),
+    (
+        "str-split-kept",
+        "{% set a = ('ab ' * 1000000).split() %}{% set b = ('cd ' * 1000000).split() %}"
+        "{% set c = ('ef ' * 1000000).split() %}{% set d = ('gh ' * 1000000).split() %}{{ a|length + d|length }}",
+    ),
+    ("str-encode-xmlcharref", "{{ ('😀' * 9000000).encode('ascii', 'xmlcharrefreplace')|length }}"),
+    ("str-encode-punycode", "{{ ('é' * 1000000).encode('punycode')|length }}"),
+    ("str-encode-idna", "{{ ('a.' * 1000000).encode('idna')|length }}"),
+    ("str-encode-utf32", "{{ ('x' * 9900000).encode('utf-32')|length }}"),
+    ("str-expandtabs", "{{ ('\\t' * 9000000).expandtabs(1)|length }}"),
+    ("str-zfill-markup", "{{ (q|e).zfill(999999999)|length }}"),
+    ("str-center-markup", "{{ (q|safe).center(999999999)|length }}"),
+    ("str-ljust-markup", "{{ (q|tojson).ljust(999999999)|length }}"),
+    ("str-format-markup", "{{ ((q|e) ~ '{:>999999999}').format('x')|length }}"),
+    ("strftime-many", "{{ strftime_now('%c' * 2000000)|length }}"),
+    # integers: digits of every value an operator or a method builds, and its cost
+    ("int-base-16", "{{ ('f' * 4000000)|int(base=16) % 7 }}"),
+    ("int-base-2", "{{ ('1' * 9000000)|int(base=2) % 7 }}"),
+    ("int-base-0", "{{ ('0x' ~ 'f' * 4000000)|int(base=0) % 7 }}"),
+    ("int-mod-big", "{{ (('f' * 2000000)|int(base=16)) % (('f' * 1000000)|int(base=16) + 1) }}"),
+    ("int-floordiv-big", "{{ (('f' * 2000000)|int(base=16)) // (('f' * 1000000)|int(base=16) + 1) }}"),
+    ("int-divisibleby", "{{ (('f' * 2000000)|int(base=16)) is divisibleby(('f' * 1000000)|int(base=16) + 1) }}"),
+    ("int-pow-small", "{{ (('f' * 3000)|int(base=16)) ** 3 % 7 }}"),
+    ("int-round-negative", "{{ 5|round(-999999999) }}"),
+    ("int-round-negative-10m", "{{ 5|round(-10000000) }}"),
+    ("int-round-floor", "{{ 5|round(999999999, 'floor') }}"),
+    ("int-round-ceil", "{{ 5.5|round(99999999, 'ceil') }}"),
+    ("int-to-bytes", "{{ (5).to_bytes(999999999, 'big')|length }}"),
+    ("int-from-bytes", "{{ (0).from_bytes(('ab'.encode()) * 4000000, 'big') % 7 }}"),
+    ("int-bin-format", "{{ '{:b}'.format(('f' * 3000000)|int(base=16))|length }}"),
+    ("int-mul-chain", "{% set ns = namespace(x=3) %}{% for i in range(64) %}{% set ns.x = ns.x * ns.x %}{% endfor %}"),
+    ("float-fromhex", "{{ (1.5).fromhex('0x1.' ~ '0' * 9900000 ~ 'p1') }}"),
+    # bytes: measured like strings
+    ("bytes-mul-print", "{{ ('a'.encode() * 300000000)|length }}"),
+    ("bytes-mul-huge", "{{ 'a'.encode() * 10**9 }}"),
+    ("bytes-center", "{{ 'a'.encode().center(999999999)|length }}"),
+    ("bytes-zfill", "{{ '1'.encode().zfill(999999999)|length }}"),
+    ("bytes-ljust", "{{ 'a'.encode().ljust(999999999)|length }}"),
+    ("bytes-join", "{{ ('x' * 1000000).encode().join(['a'.encode()] * 1000)|length }}"),
+    ("bytes-replace", "{{ ('a' * 1000000).encode().replace(''.encode(), ('x' * 1000).encode())|length }}"),
+    ("bytes-plus", "{{ (('a' * 9000000).encode() + ('a' * 9000000).encode())|length }}"),
+    ("bytes-percent", "{{ ('%999999999s'.encode() % 'x'.encode())|length }}"),
+    ("bytes-expandtabs", "{{ ('\\t' * 1000).encode().expandtabs(10**7)|length }}"),
+    ("bytes-hex", "{{ ('a' * 9000000).encode().hex(':')|length }}"),
+    (
+        "bytes-decode-backslash",
+        "{{ ('\\x80' * 9000000).encode('latin-1').decode('ascii', 'backslashreplace')|length }}",
+    ),
+    ("bytes-split", "{{ ('a ' * 4900000).encode().split()|length }}"),
+    ("bytes-translate-delete", "{{ ('a' * 9000000).encode().translate(none, 'b'.encode())|length }}"),
+    # lists and mappings
+    ("list-index-method", "{{ [1].index(q.upper) }}"),
+    ("dict-fromkeys-big", f"{{{{ {{}}.fromkeys({DISTINCT})|length }}}}"),
+    (
+        "list-compare-deep",
+        "{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}"
+        "{{ ns.x == ns.x }}",
+    ),
+    # comparisons: two lists compare their items, two texts their characters
+    ("compare-lists", "{% set a = 'a' * 9000000 %}{% set b = 'a' * 9000000 %}{{ [a] * 1000000 == [b] * 1000000 }}"),
+    ("compare-in-list", "{% set a = 'a' * 9000000 %}{% set b = 'a' * 8999999 ~ 'b' %}{{ b in [a] * 1000000 }}"),
+    (
+        "compare-sort-texts",
+        "{% set a = 'a' * 9000000 %}{% set b = 'a' * 8999999 ~ 'b' %}{{ ([a, b] * 500)|sort|length }}",
+    ),
+    (
+        "compare-max-texts",
+        "{% set a = 'a' * 9000000 %}{% set b = 'a' * 8999999 ~ 'b' %}{{ ([a, b] * 500)|max|length }}",
+    ),
+    ("compare-index", "{% set a = 'a' * 9000000 %}{% set b = 'a' * 8999999 ~ 'b' %}{{ ([a] * 1000000).index(b) }}"),
+    (
+        "compare-map-default",
+        "{% set a = 'a' * 9000000 %}{% set b = 'a' * 9000000 %}"
+        "{{ ([none] * 1000000)|map('default', a, true)|list == ([none] * 1000000)|map('default', b, true)|list }}",
+    ),
+    ("map-wordwrap", "{{ ('x' * 999999)|map('wordwrap', 1)|list|length }}"),
+    # the deadline inside a macro that calls itself: a check point at every call
+    ("macro-fanout", "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}"),
+    (
+        "macro-fanout-args",
+        "{% macro f(n, s) %}{% if n %}{{ f(n - 1, s) }}{{ f(n - 1, s) }}{% endif %}{% endmacro %}"
+        "{{ f(40, 'x' * 1000) }}",
+    ),
+    ("macro-doubling", "{% macro f(n, s) %}{% if n %}{{ f(n - 1, s ~ s) }}{% endif %}{% endmacro %}{{ f(64, 'xy') }}"),
+    (
+        "loop-then-slow-op",
+        "{% for i in range(20000) %}{{ ('ab ' * 30).title()|length }}{% endfor %}"
+        "{{ ('ab ' * 3300000).title()|length }}",
+    ),
+    # keeping what each operation built, within max_work
+    (
+        "keep-wide-strings",
+        "{% set ns = namespace(l=[]) %}{% for i in range(12) %}"
+        "{% set ns.l = ns.l + ['\\U0001F600' * 9000000 ~ i] %}{% endfor %}{{ ns.l|length }}",
+    ),
+]
+for name, t in operation_bombs:
+    P.append(Payload(OP, name, "jinja", t, "error", slow=True))
+# Operations at full size that are linear and fast (a search, a parse): they render, or stop
+# (a deep comparison may reach Python's recursion limit): either way within budget.
+for name, t in [
+    ("str-count-needle", "{{ ('a' * 9900000).count('a' * 90 ~ 'b') }}"),
+    ("str-find-needle", "{{ ('a' * 9900000).find('a' * 90 ~ 'b') }}"),
+    ("str-in-needle", "{{ ('a' * 90 ~ 'b') in ('a' * 9900000) }}"),
+    ("float-long-text", "{{ ('1' * 9900000)|float }}"),
+    (
+        "list-compare-deep",
+        "{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}"
+        "{{ ns.x == ns.x }}",
+    ),
+]:
+    P.append(Payload(OP, name, "jinja", t, "any", slow=True))
+
+# A string subclass, a mapping view or a tuple from a template: operations on them are
+# bounded as on their plain counterparts (within budgets: rendered).
+jinja("within", "markup-center-ok", "{{ (q|e).center(16)|length }}", "ok", text="16")
+jinja("within", "bytes-ok", "{{ ('ab'.encode() * 2)|length }}", "ok", text="4")
+jinja("within", "int-base-ok", "{{ 'ff'|int(base=16) }}", "ok", text="255")
+jinja("within", "round-ok", "{{ 1234|round(-2) }}", "ok", text="1200")
+jinja("within", "tojson-indent-ok", "{{ [1]|tojson(2) }}", "ok", text="[\n  1\n]")
+jinja("within", "split-ok", "{{ 'a b c'.split()|length }}", "ok", text="3")
+jinja("within", "format-fill-ok", "{{ '{:\\n>3}'.format('x')|length }}", "ok", text="3")
+jinja("within", "wordwrap-ok", "{{ 'aaa bbb ccc'|wordwrap(3) }}", "ok", text="aaa\nbbb\nccc")
+jinja("within", "divisibleby-ok", "{{ 12 is divisibleby(4) }}", "ok", text="True")
+
+# -- the same bombs through the mutable profile (task-template files with promptsource's
+#    semantics: list.append and friends work as in plain Jinja) --------------------------------
+M = "mutable"
+TT_DATA = "data/processed/tt/test.jsonl"
+
+
+def task_template(name: str, jinja_source: str, expect: str = "error", **kw: Any) -> None:
+    body = (
+        "name: tt\ndata_dir: tt\nmetadata: {task: qa.abstractive, domains: [misc], source_type: single_source,"
+        " input_context: paragraph, output_context: sentence, contributor: tests, render_as: promptsource}\n"
+        f"templates:\n  0: {{name: t, jinja: {json.dumps(jinja_source)}, evaluate: true}}\n"
+    )
+    files = {"templates/tt.yaml": body, TT_DATA: _jsonl(RECORDS)}
+    P.append(Payload(M, name, "task_template", "templates/tt.yaml", expect, files=files, slow=True, **kw))
+
+
+task_template("extend-doubling", "{% set l = [1] %}{% for i in range(40) %}{{ l.extend(l) }}{% endfor %}{{ q }} ||| a")
+task_template("extend-big", "{% set l = [] %}{{ l.extend(range(100000)|list * 100) }}{{ l|length }} ||| a")
+task_template("list-sort-big", f"{{% set l = {MILLION} %}}{{{{ l.sort() }}}}{{{{ q }}}} ||| a")
+task_template("dict-update-big", f"{{% set d = {{}} %}}{{{{ d.update({{}}.fromkeys({DISTINCT})) }}}}{{{{ q }}}} ||| a")
+task_template("append-self", "{% set l = [] %}{% for i in range(100000) %}{{ l.append(l) }}{% endfor %}{{ l }} ||| a")
+# a million pairs, each counted as a loop iteration: within the counted budgets, rendered
+task_template("zip-list", f"{{{{ zip({MILLION}, {MILLION})|list|length }}}} ||| a", "any")
+task_template(
+    "ok", "{% set l = [q] %}{% if l.append('x') %}{% endif %}{{ l|join(' ') }} ||| a", "ok", text="What is 2+2? x"
+)
+
+# -- objects in records (Python API): a template reads records, it does not act on them --------
+OB = "object"
+SECRET = "TOP-SECRET-7f3a9c"
+
+
+def api_case(
+    name: str, template: str, records_py: str, expect: str = "error", call: str = "render_records", **kw: Any
+) -> None:
+    content = {"call": call, "template": template, "records_py": records_py}
+    if "options_py" in kw:
+        content["options_py"] = kw.pop("options_py")
+    files = {"secret.txt": SECRET + "\n", **kw.pop("files", {})}
+    P.append(
+        Payload(
+            OB,
+            name,
+            "api",
+            content,
+            expect,
+            files=files,
+            slow=True,
+            forbid=(SECRET,),
+            forbid_files=("pwned.txt",),
+            **kw,
+        )
+    )
+
+
+PATH = "[{'q': Path('secret.txt'), 'a': 'x'}]"
+for i, template in enumerate(
+    [
+        "{{ q.read_text() }}",
+        "{{ q.read_bytes() }}",
+        "{{ q.open().read() }}",
+        "{{ q.write_text('pwned') }}",
+        "{{ q.with_name('pwned.txt').write_text('x') }}",
+        "{{ q.with_name('pwned.txt').touch() }}",
+        "{{ (q.parent / 'pwned.txt').touch() }}",
+        "{{ q.parent.iterdir()|list }}",
+        "{{ q.exists() }}",
+        "{{ q.stat().st_size }}",
+        "{{ q }}",
+        "{{ q.name }}",
+        "{{ q|string }}",
+        "{{ [q] }}",
+        "{% for part in q.parts %}{{ part }}{% endfor %}",
+    ]
+):
+    api_case(f"path-{i:02d}", template, PATH)
+for i, template in enumerate(["{{ q('secret.txt').read() }}", "{{ q('pwned.txt', 'w').write('x') }}", "{{ q }}"]):
+    api_case(f"open-{i:02d}", template, "[{'q': open, 'a': 'x'}]")
+FILE = "[{'q': open('secret.txt'), 'a': 'x'}]"
+for i, template in enumerate(
+    [
+        "{{ q.read() }}",
+        "{% for line in q %}{{ line }}{% endfor %}",
+        "{{ q|list }}",
+        "{{ q|first }}",
+        "{{ q|join }}",
+        "{{ 'TOP' in q }}",
+        "{{ q.readline() }}",
+        "{{ q|e }}",
+        "{{ q|length }}",
+    ]
+):
+    api_case(f"file-{i:02d}", template, FILE)
+EVIL = (
+    "[{'q': type('Evil', (str,), {'boom': lambda self: open('pwned.txt', 'w').write('x'),"
+    " '__str__': lambda self: open('secret.txt').read()})('What'), 'a': 'x'}]"
+)
+api_case("str-subclass-00", "{{ q.boom() }}", EVIL)
+# A str subclass becomes the plain text it holds: its methods and its __str__ are gone.
+for i, (template, text) in enumerate(
+    [("{{ q.upper() }}", "WHAT"), ("{{ q }}", "What"), ("{{ q ~ '' }}", "What"), ("{{ q|upper }}", "WHAT")], 1
+):
+    api_case(f"str-subclass-{i:02d}", template, EVIL, "ok", text=text)
+for i, (template, records) in enumerate(
+    [
+        ("{{ q.strftime('%Y' * 5000000)|length }}", "[{'q': datetime.date(2020, 1, 2), 'a': 'x'}]"),
+        ("{{ q ** 999999 }}", "[{'q': Decimal('1.5'), 'a': 'x'}]"),
+        ("{{ q.sqrt() }}", "[{'q': Decimal('2'), 'a': 'x'}]"),
+        ("{{ q.items|list }}", "[{'q': os.environ, 'a': 'x'}]"),
+        ("{{ q.system('touch pwned.txt') }}", "[{'q': os, 'a': 'x'}]"),
+        ("{{ q['x'] }}", "[{'q': defaultdict(lambda: open('pwned.txt', 'w')), 'a': 'x'}]"),
+        ("{{ q.x }}", "[{'q': SimpleNamespace(x=SimpleNamespace()), 'a': 'x'}]"),
+        ("{{ q|list }}", "[{'q': (open('secret.txt') for _ in range(1)), 'a': 'x'}]"),
+        ("{{ q[0].read() }}", "[{'q': [open('secret.txt')], 'a': 'x'}]"),
+        ("{{ q.k.read_text() }}", "[{'q': {'k': Path('secret.txt')}, 'a': 'x'}]"),
+        ("{{ q[0][0].read_text() }}", "[{'q': ([Path('secret.txt')],), 'a': 'x'}]"),
+        ("{{ q.read_text() }}", "[{'q': 'x', 'a': 'x', 'k': Path('secret.txt')}]"),
+    ]
+):
+    api_case(f"other-{i:02d}", template, records)
+# The same objects through lm-evaluation-harness task files and chat conversations.
+api_case("lm-eval-path", "{{ q.read_text() }}", PATH, call="lm_eval")
+api_case(
+    "chat-path",
+    "{{ messages[0].content.read_text() }}",
+    "[{'role': 'user', 'content': Path('secret.txt')}]",
+    call="render_chat",
+)
+api_case(
+    "chat-option-path",
+    "{{ q.read_text() }}",
+    "[{'role': 'user', 'content': 'hi'}]",
+    call="render_chat",
+    options_py="{'q': Path('secret.txt')}",
+)
+# Plain data and its lossless conversions render as before.
+api_case(
+    "plain-ok",
+    "{{ q }} {{ n }} {{ l|join(',') }} {{ t[0] }} {{ d.k }}",
+    "[{'q': 'x', 'n': 3, 'l': ['a', 'b'], 't': ('u',), 'd': {'k': 'v'}, 'a': 'x'}]",
+    "ok",
+    text="x 3 a,b u v",
+)
+api_case("str-subclass-ok", "{{ q.upper() }}", "[{'q': type('S', (str,), {})('abc'), 'a': 'x'}]", "ok", text="ABC")
+api_case("unused-object-ok", "{{ q }}", "[{'q': 'x', 'a': 'x', 'image': Path('secret.txt')}]", "ok", text="x")
+api_case("mapping-record-ok", "{{ q }}", "[OrderedDict(q='x', a='y')]", "ok", text="x")
+
+# -- files: includes, data files, special files ---------------------------------------------------
+F = "file"
+
+
+def file_case(name: str, files: dict[str, str], argv: list[str], expect: str = "error", **kw: Any) -> None:
+    P.append(Payload(F, name, "cli", argv, expect, files={**DATA, **files}, slow=True, **kw))
+
+
+LM = "task: t\ndataset_path: json\noutput_type: generate_until\ndoc_to_text: '{{q}}'\ndoc_to_target: '{{a}}'\n"
+RENDER_LM = ["render", "task.yaml", "--data", "test=test.jsonl", "--format", "jsonl"]
+AMPLIFY = {"task.yaml": LM + "include: [" + ", ".join(["inc1.yaml"] * 40) + "]\n"}
+for level in range(1, 6):
+    AMPLIFY[f"inc{level}.yaml"] = "include: [" + ", ".join([f"inc{level + 1}.yaml"] * 40) + "]\nx: 1\n"
+AMPLIFY["inc6.yaml"] = "x: 1\n"
+file_case("include-amplification", AMPLIFY, RENDER_LM)
+BIG_INCLUDE = {
+    "task.yaml": LM + "include: [" + ", ".join(["big.yaml"] * 200) + "]\n",
+    "big.yaml": "description: '" + "x" * 4_000_000 + "'\n",
+}
+file_case("include-bytes", BIG_INCLUDE, RENDER_LM)
+file_case(
+    "include-symlink-loop",
+    {"task.yaml": LM + "include: loop1.yaml\n", "loop1.yaml": "symlink:loop2.yaml", "loop2.yaml": "symlink:loop1.yaml"},
+    RENDER_LM,
+)
+file_case("include-nul", {"task.yaml": LM + 'include: "a\\0b.yaml"\n'}, RENDER_LM)
+file_case("include-directory", {"task.yaml": LM + "include: sub\n", "sub/x": "x"}, RENDER_LM)
+file_case("include-fifo", {"task.yaml": LM + "include: pipe.yaml\n", "pipe.yaml": "fifo:"}, RENDER_LM)
+file_case("include-dev-zero", {"task.yaml": LM + "include: /dev/zero\n"}, RENDER_LM)
+file_case("include-dev-stdin", {"task.yaml": LM + "include: /dev/stdin\n"}, RENDER_LM)
+file_case("include-proc", {"task.yaml": LM + "include: /proc/self/environ\n"}, RENDER_LM)
+file_case("task-fifo", {"task.yaml": "fifo:"}, ["render", "task.yaml"])
+file_case("task-dev-zero", {}, ["render", "/dev/zero"])
+file_case(
+    "meta-template-fifo", {"task.yaml": BASE, "meta.yaml": "fifo:"}, ["render", "task.yaml", "--meta", "meta.yaml"]
+)
+file_case(
+    "chat-template-fifo",
+    {"conversation.json": "[]", "chat.jinja": "fifo:"},
+    ["chat", "conversation.json", "--meta", "hf", "--meta-option", "template=chat.jinja"],
+)
+file_case(
+    "chat-template-dev-zero",
+    {"conversation.json": "[]"},
+    ["chat", "conversation.json", "--meta", "hf", "--meta-option", "template=/dev/zero"],
+)
+file_case(
+    "conversation-fifo",
+    {"conversation.json": "fifo:", "chat.jinja": "{{ messages }}"},
+    ["chat", "conversation.json", "--meta", "hf", "--meta-option", "template=chat.jinja"],
+)
+file_case(
+    "conversation-dev-zero",
+    {"chat.jinja": "{{ messages }}"},
+    ["chat", "/dev/zero", "--meta", "hf", "--meta-option", "template=chat.jinja"],
+)
+file_case(
+    "data-fifo", {"task.yaml": BASE.replace("test.jsonl", "pipe.jsonl"), "pipe.jsonl": "fifo:"}, ["render", "task.yaml"]
+)
+file_case("data-dev-zero-option", {"task.yaml": BASE}, ["render", "task.yaml", "--data", "test=/dev/zero"])
+file_case(
+    "jsonl-line-20mb",
+    {"task.yaml": BASE, "test.jsonl": '{"q": "' + "x" * 20_000_000 + '", "a": "x"}\n'},
+    ["render", "task.yaml", "--format", "jsonl"],
+)
+file_case(
+    "jsonl-line-50mb",
+    {"task.yaml": BASE, "test.jsonl": '{"q": "' + "x" * 50_000_000 + '"}\n'},
+    ["render", "task.yaml", "--format", "jsonl"],
+)
+file_case(
+    "jsonl-sparse-2gb",
+    {"task.yaml": BASE, "test.jsonl": "sparse:2000000000:" + b'{"q": "'.hex()},
+    ["render", "task.yaml", "--format", "jsonl"],
+)
+file_case(
+    "jsonl-no-newline-2gb",
+    {"task.yaml": BASE.replace(".jsonl", ".json"), "test.json": "sparse:2000000000:" + b'[{"q": "'.hex()},
+    ["render", "task.yaml", "--format", "jsonl"],
+)
+file_case(
+    "jsonl-line-ok",
+    {"task.yaml": BASE, "test.jsonl": '{"q": "' + "x" * 2_000_000 + '", "a": "x"}\n'},
+    ["render", "task.yaml", "--format", "jsonl"],
+    "ok",
+    text="x" * 2_000_000,
+)
+JSON_DEEP = "{" + '"a": [' * 5000 + "]" * 5000 + "}"
+file_case("json-task-deep", {"task.json": JSON_DEEP}, ["render", "task.json"])
+file_case(
+    "json-task-nodes",
+    {
+        "task.json": '{"data": {"test": "test.jsonl"}, "doc_to_text": "q", "metadata": ['
+        + ", ".join(["1"] * 300000)
+        + "]}"
+    },
+    ["render", "task.json"],
+)
+file_case(
+    "json-task-surrogate-deep",
+    {"task.json": '{"x": "\\ud83d\\ude00", "y": ' + "[" * 5000 + "]" * 5000 + "}"},
+    ["render", "task.json"],
+)
+file_case(
+    "json-task-ok",
+    {
+        "task.json": '{"data": {"test": "test.jsonl"}, "doc_to_text": "q", "doc_to_target": "a",'
+        ' "description": "\\ud83d\\ude00 "}'
+    },
+    ["render", "task.json"],
+    "ok",
+)
+
+# A task's own texts are repeated with every few-shot example: a 4 MB delimiter and 250
+# examples would make each prompt a gigabyte.
+DEV = {"dev.jsonl": _jsonl([{"q": f"q{i}", "a": "x"} for i in range(300)])}
+SHOTS = "data: {test: test.jsonl, dev: dev.jsonl}\nfewshot_split: dev\nnum_fewshot: 250\ndoc_to_text: q\n"
+file_case(
+    "repeated-fewshot-delimiter",
+    {**DEV, "task.yaml": SHOTS + "doc_to_target: a\nfewshot_delimiter: '" + "x" * 4_000_000 + "'\n"},
+    ["render", "task.yaml", "--format", "jsonl"],
+)
+file_case(
+    "repeated-target-delimiter",
+    {**DEV, "task.yaml": SHOTS + "doc_to_target: a\ntarget_delimiter: '" + "x" * 4_000_000 + "'\n"},
+    ["render", "task.yaml", "--format", "jsonl"],
+)
+file_case(
+    "repeated-prefix",
+    {
+        **DEV,
+        "task.yaml": SHOTS + "doc_to_choice: [a, b]\ndoc_to_target: 0\n"
+        "template: {template_type: mcq, prefix: '" + "x" * 4_000_000 + "'}\n",
+    },
+    ["render", "task.yaml", "--format", "jsonl"],
+)
+
+# -- errors and output: one printable line, no traceback, no Python internals --------------------
+OUT = "output"
+CHAT_CONVERSATION = json.dumps([{"role": "user", "content": RECORDS[0]["q"]}])
+
+
+def output_case(name: str, files: dict[str, str], argv: list[str], expect: str = "error", **kw: Any) -> None:
+    P.append(Payload(OUT, name, "cli", argv, expect, files={**DATA, "task.yaml": BASE, **files}, slow=True, **kw))
+
+
+output_case(
+    "leak-getitem-range",
+    {"task.yaml": BASE.replace("doc_to_text: q", "doc_to_text: '{{ {}[range] }}'")},
+    ["render", "task.yaml"],
+)
+output_case(
+    "leak-index-method",
+    {"task.yaml": BASE.replace("doc_to_text: q", "doc_to_text: '{{ [1].index(q.upper) }}'")},
+    ["render", "task.yaml"],
+)
+output_case(
+    "leak-raise-class",
+    {"conversation.json": CHAT_CONVERSATION, "chat.jinja": "{{ raise_exception(cycler) }}"},
+    ["chat", "conversation.json", "--meta", "hf", "--meta-option", "template=chat.jinja"],
+)
+output_case(
+    "leak-raise-method",
+    {"conversation.json": CHAT_CONVERSATION, "chat.jinja": "{{ raise_exception(messages[0].content.upper) }}"},
+    ["chat", "conversation.json", "--meta", "hf", "--meta-option", "template=chat.jinja"],
+)
+output_case(
+    "leak-attribute-error",
+    {"task.yaml": BASE.replace("doc_to_text: q", "doc_to_text: '{{ q.upper.x.y }}'")},
+    ["render", "task.yaml"],
+)
+output_case(
+    "leak-call-error",
+    {"task.yaml": BASE.replace("doc_to_text: q", "doc_to_text: '{{ q.upper(cycler) }}'")},
+    ["render", "task.yaml"],
+)
+output_case("control-yaml-key", {"task.yaml": BASE + '"bad\\e[31mkey\\r\\u2028": 1\n'}, ["render", "task.yaml"])
+output_case(
+    "control-raise",
+    {
+        "conversation.json": CHAT_CONVERSATION,
+        "chat.jinja": "{{ raise_exception('a\\x1b[2J\\rb\\u2028c\\u202ed\\x00e\\x7f') }}",
+    },
+    ["chat", "conversation.json", "--meta", "hf", "--meta-option", "template=chat.jinja"],
+)
+output_case("control-path", {}, ["render", "no\x1b[31mpe\r.yaml"])
+output_case(
+    "control-record-key",
+    {
+        "task.yaml": BASE.replace("doc_to_text: q", "doc_to_text: zz"),
+        "test.jsonl": json.dumps({"q\x1b[2J\r\u2028": "x", "a": "y"}) + "\n",
+    },
+    ["render", "task.yaml"],
+)
+output_case(
+    "control-content",
+    {
+        "conversation.json": json.dumps([{"role": "us\x1b[2Jer\r", "content": "x"}]),
+        "chat.jinja": "{{ raise_exception(messages[0].role) }}",
+    },
+    ["chat", "conversation.json", "--meta", "hf", "--meta-option", "template=chat.jinja"],
+)
+output_case("control-data-path", {}, ["render", "task.yaml", "--data", "test=a\x1b]0;x\x07b.jsonl"])
+output_case("long-seed", {}, ["render", "task.yaml", "--seed", "9" * 5000])
+output_case("long-limit", {}, ["render", "task.yaml", "--limit", "9" * 5000])
+output_case("long-path", {}, ["render", "x" * 3000 + ".yaml"])
+output_case("long-key", {"task.yaml": BASE + "k" * 5000 + ": 1\n"}, ["render", "task.yaml"])
+output_case(
+    "long-problems",
+    {
+        "task.yaml": "task: t\ndataset_path: json\n"
+        + "".join(f"doc_to_text{i}: '{{{{ x }}}}{'y' * 100}'\n" for i in range(100))
+    },
+    ["render", "task.yaml", "--data", "test=test.jsonl"],
+)
+output_case(
+    "long-template-error",
+    {"task.yaml": BASE.replace("doc_to_text: q", "doc_to_text: '{{ " + "q." * 3000 + "x }}'")},
+    ["render", "task.yaml"],
+)
+output_case("limit-huge", {}, ["render", "task.yaml", "--limit", "99999999999999999999"], "ok")
+output_case("stdout-closed", {}, ["render", "task.yaml"], stdout="closed")
+output_case("stdout-full", {}, ["render", "task.yaml"], stdout="full")
+output_case("stdout-full-jsonl", {}, ["render", "task.yaml", "--format", "jsonl"], stdout="full")
+output_case("chat-stdout-full", {"conversation.json": CHAT_CONVERSATION}, ["chat", "conversation.json"], stdout="full")
+output_case("plugins-stdout-full", {}, ["plugins"], stdout="full")
+TT_TASK = (
+    "name: tt\ndata_dir: tt\nmetadata: {task: qa.abstractive, domains: [misc], source_type: single_source,"
+    " input_context: paragraph, output_context: sentence, contributor: tests}\n"
+    "templates:\n  0: {name: t, jinja: '{{ q }} ||| {{ a }}', evaluate: true}\n"
+)
+PROMPTSOURCE = (
+    "dataset: d\ntemplates:\n  abc-1: !Template\n    answer_choices: null\n    id: abc-1\n"
+    "    jinja: '{{ q }} ||| {{ a }}'\n    metadata: !TemplateMetadata\n      choices_in_prompt: false\n"
+    "      metrics: [Accuracy]\n      original_task: true\n    name: t\n    reference: ''\n"
+)
+OUT_FILES = {"tt.yaml": TT_TASK, "data/processed/tt/test.jsonl": _jsonl(RECORDS), "templates.yaml": PROMPTSOURCE}
+for command, source in (("instantiate", ["tt.yaml"]), ("convert", ["promptsource", "templates.yaml"])):
+    for where in ("/proc/x", "task.yaml", "/dev/null/x", "a\x00b"):
+        name = where.strip("/").replace("/", "-").replace("\x00", "nul")
+        output_case(f"{command}-out-{name}", OUT_FILES, [command, *source, "--out", where])
+    output_case(f"{command}-ok", OUT_FILES, [command, *source, "--out", "made"], "ok")
+output_case("export-out-proc", {}, ["export", "task.yaml", "--out", "/proc/x"])
+output_case(
+    "nan-target",
+    {"test.jsonl": '{"q": "x", "a": NaN}\n{"q": "y", "a": Infinity}\n{"q": "z", "a": -Infinity}\n'},
+    ["render", "task.yaml", "--format", "jsonl"],
+    "ok",
+    text="x",
+)
+output_case(
+    "nan-choices",
+    {"task.yaml": "data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: [.inf, .nan, -.inf]\ndoc_to_target: 0\n"},
+    ["render", "task.yaml", "--format", "jsonl"],
+    "ok",
+)
+output_case(
+    "nan-record-value",
+    {"test.jsonl": '{"q": NaN, "a": "x"}\n'},
+    ["render", "task.yaml", "--format", "jsonl"],
+    "ok",
+    text="nan",
+)
+
+
 # -- turning payloads into runner cases ----------------------------------------------------
 
 
 # Resource bombs that are not bombs as chat templates: lm-evaluation-harness's regex_replace
 # filter is not one of transformers' chat-template filters (a typed error of its own).
 NOT_CHAT = frozenset({"redos", "redos-alt", "regex-amplify"})
+# transformers' tojson takes ensure_ascii first, indent second: tojson(99999999) is compact there.
+CHAT_OK = frozenset({"tojson-indent-positional", "tojson-indent-string"})
 CONVERSATION = json.dumps([{"role": "user", "content": RECORDS[0]["q"]}])
 CHAT_VARIABLES = {
     "q": f"q={json.dumps(RECORDS[0]['q'])}",
@@ -544,6 +1151,9 @@ def cases() -> list[dict]:
     out: list[dict] = []
     for p in P:
         base = {"category": p.category, "payload": p.name, "expect": p.expect, "limit": p.limit, "text": p.text}
+        base.update(slow=p.slow, forbid=list(p.forbid), forbid_files=list(p.forbid_files))
+        if p.stdout:
+            base["stdout"] = p.stdout
         if p.kind == "jinja":
             files = {"test.jsonl": _jsonl(RECORDS)}
             variants = [
@@ -559,13 +1169,14 @@ def cases() -> list[dict]:
                     case["api"] = {"task": "task.yaml"}
                     case["error"] = p.error
                 out.append(case)
-            if p.category == R and p.name not in NOT_CHAT:
+            if p.category in (R, OP) and p.name not in NOT_CHAT:
                 # The bomb as a model's chat template, through the fast code generator of the
                 # `hf` meta template (its budgets are checked inline), the record's fields as
                 # template variables.
                 out.append(
                     {
                         **base,
+                        **({"expect": "ok"} if p.name in CHAT_OK else {}),
                         "id": f"{p.category}/{p.name}/chat_template/cli",
                         "files": {"chat.jinja": p.content, "conversation.json": CONVERSATION},
                         "where": "chat_template",
@@ -625,4 +1236,16 @@ def cases() -> list[dict]:
             )
         elif p.kind == "cli":
             out.append({**base, "id": f"{p.category}/{p.name}", "files": p.files, "cli": p.content})
+        elif p.kind == "task_template":
+            out.append(
+                {
+                    **base,
+                    "id": f"{p.category}/{p.name}/cli",
+                    "files": p.files,
+                    "cli": ["render", p.content, "--format", "jsonl"],
+                }
+            )
+            out.append({**base, "id": f"{p.category}/{p.name}/api", "files": p.files, "api": {"task": p.content}})
+        elif p.kind == "api":
+            out.append({**base, "id": f"{p.category}/{p.name}/api", "files": p.files, "api": dict(p.content)})
     return out

@@ -14,14 +14,28 @@ A case (JSON object):
 
 - ``id``: a name;
 - ``files``: ``{name: text}`` written into the child's directory (``bytes:``
-  prefixed values are hex for binary files);
+  prefixed values are hex for binary files; ``fifo:`` makes a named pipe,
+  ``symlink:TARGET`` a symbolic link, ``sparse:SIZE:HEX`` a sparse file of SIZE
+  bytes starting with the bytes HEX);
 - ``cli``: argv for ``prompt-style`` (``["render", "task.yaml", "--format", "jsonl"]``), or
-- ``api``: ``{"task": "task.yaml", ...load_task keywords}``: renders every record.
+- ``api``: ``{"task": "task.yaml", ...load_task keywords}``: renders every record; or
+  ``{"call": "render_records" | "lm_eval" | "render_chat", "template": ..., "records_py":
+  ..., "options_py": ...}``: records (or messages) made by a Python expression (objects no
+  JSON file holds: paths, open files, str subclasses...) rendered with ``template`` as
+  ``doc_to_text`` (an lm-evaluation-harness task file for ``lm_eval``) or as the chat
+  template of ``render_chat``;
+- ``stdout``: ``"closed"`` (the command's standard output closed, as ``>&-``) or ``"full"``
+  (``/dev/full``);
+- ``forbid``: text that must appear nowhere (a secret the payload tries to read);
+  ``forbid_files``: files that must not exist afterwards (one it tries to write).
 
 Reported: ``id``, ``outcome`` (``ok``, ``error`` for a typed error / one-line
 CLI error, ``crash`` for anything else, ``hang`` when killed at the deadline,
 ``killed`` for a signal), ``exit``, ``error`` (class name), ``limit``,
-``message``, ``stdout`` (cut), ``stderr`` (cut) and ``seconds``.
+``message``, ``stdout`` (cut), ``stderr`` (cut), ``seconds`` (wall clock),
+``cpu_seconds`` (the child's CPU time: what the payload cost, however loaded the
+machine), ``maxrss_mb`` (the child's peak resident memory, which starts at the
+runner's) and ``forbidden`` (what of ``forbid``/``forbid_files`` was found).
 """
 
 from __future__ import annotations
@@ -46,8 +60,64 @@ def _write_files(directory: Path, files: dict[str, str]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         if text.startswith("bytes:"):
             path.write_bytes(bytes.fromhex(text[6:]))
+        elif text == "fifo:":
+            os.mkfifo(path)
+        elif text.startswith("symlink:"):
+            os.symlink(text[8:], path)
+        elif text.startswith("sparse:"):
+            size, _, head = text[7:].partition(":")
+            with open(path, "wb") as handle:
+                handle.write(bytes.fromhex(head))
+                handle.truncate(int(size))
         else:
             path.write_text(text, encoding="utf-8", errors="surrogatepass")
+
+
+def _namespace() -> dict:
+    """What ``records_py`` expressions may use (test code: trusted)."""
+    import collections
+    import datetime
+    import decimal
+    import types
+
+    return {
+        "Path": Path,
+        "open": open,
+        "os": os,
+        "datetime": datetime,
+        "Decimal": decimal.Decimal,
+        "defaultdict": collections.defaultdict,
+        "OrderedDict": collections.OrderedDict,
+        "SimpleNamespace": types.SimpleNamespace,
+    }
+
+
+def _api_call(prompt_style, api: dict) -> list:
+    """The rendered prompts (as JSON) of a Python API case."""
+    call = api.pop("call", "load_task")
+    if call == "load_task":
+        task = prompt_style.load_task(api.pop("task"), **api)
+        return [r.to_json() for r in task.render()]
+    records = eval(api["records_py"], _namespace())  # noqa: S307 - test code
+    if call == "render_records":
+        return [
+            r.to_json() for r in prompt_style.render_records(records, doc_to_text=api["template"], doc_to_target="a")
+        ]
+    if call == "lm_eval":
+        task_file = Path("lm_task.yaml")
+        task_file.write_text(
+            "task: t\ndataset_path: json\noutput_type: generate_until\n"
+            f"doc_to_text: {json.dumps(api['template'])}\ndoc_to_target: '{{{{a}}}}'\n",
+            encoding="utf-8",
+        )
+        task = prompt_style.load_task(task_file, data={"test": records})
+        return [r.to_json() for r in task.render()]
+    if call == "render_chat":
+        Path("chat.jinja").write_text(api["template"], encoding="utf-8")
+        options = eval(api.get("options_py") or "{}", _namespace())  # noqa: S307 - test code
+        made = prompt_style.render_chat(records, meta="hf", meta_options={"template": "chat.jinja", **options})
+        return [{"text": made.text}]
+    raise ValueError(f"unknown call {call!r}")
 
 
 def _child(case: dict, directory: Path, memory: int) -> int:
@@ -56,10 +126,15 @@ def _child(case: dict, directory: Path, memory: int) -> int:
     os.chdir(directory)
     out = os.open("stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     err = os.open("stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    if case.get("stdout") == "full":
+        out = os.open("/dev/full", os.O_WRONLY)
     os.dup2(out, 1)
     os.dup2(err, 2)
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    if case.get("stdout") == "closed":
+        os.close(1)
+        sys.stdout = None  # what Python sets when started with its output closed
     report: dict = {}
     try:
         import prompt_style
@@ -67,14 +142,14 @@ def _child(case: dict, directory: Path, memory: int) -> int:
 
         if "cli" in case:
             status = main(case["cli"])
-            sys.stdout.flush()
+            if sys.stdout is not None:
+                sys.stdout.flush()
             return status
-        options = dict(case["api"])
-        task = prompt_style.load_task(options.pop("task"), **options)
-        rendered = [r.to_json() for r in task.render()]
+        rendered = _api_call(prompt_style, dict(case["api"]))
         report = {"outcome": "ok", "results": rendered}
     except SystemExit as exc:  # argparse usage errors
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
         return exc.code if isinstance(exc.code, int) else 2
     except prompt_style.PromptStyleError as exc:
         report = {
@@ -138,9 +213,27 @@ def _check_lines(path: Path) -> dict:
     return {"lines_ok": True, **_first(rows)}
 
 
-def _result(case: dict, directory: Path, status: int, seconds: float, hung: bool) -> dict:
+def _forbidden(case: dict, directory: Path) -> list[str]:
+    """What the payload must not have done: a forbidden text anywhere, a forbidden file made."""
+    found = [name for name in case.get("forbid_files", []) if os.path.lexists(directory / name)]
+    if case.get("forbid"):
+        texts = []
+        for name in ("stdout", "stderr", "report.json"):
+            try:
+                texts.append((directory / name).read_bytes().decode("utf-8", "backslashreplace"))
+            except OSError:
+                pass
+        found += [text for text in case["forbid"] if any(text in t for t in texts)]
+    return found
+
+
+def _result(case: dict, directory: Path, status: int, seconds: float, hung: bool, usage: object = None) -> dict:
     stdout, stderr = _read(directory / "stdout"), _read(directory / "stderr")
     out = {"id": case["id"], "exit": status, "seconds": round(seconds, 3), "stdout": stdout, "stderr": stderr}
+    out["maxrss_mb"] = round(getattr(usage, "ru_maxrss", 0) / 1024, 1)
+    # CPU time: what the payload itself cost, whatever else the machine runs.
+    out["cpu_seconds"] = round(getattr(usage, "ru_utime", 0) + getattr(usage, "ru_stime", 0), 3)
+    out["forbidden"] = _forbidden(case, directory)
     if hung:
         out["outcome"] = "hang"
     elif status < 0:
@@ -158,7 +251,9 @@ def _result(case: dict, directory: Path, status: int, seconds: float, hung: bool
             out.update(_first(rows))
             out["leak_text"] = json.dumps(rows[:5])[:20000]
     else:
-        lines = [line for line in stderr.splitlines() if line.strip()]
+        lines = [
+            line for line in stderr.splitlines() if line.strip() and not line.startswith("prompt-style: warning: ")
+        ]
         one_line = len(lines) == 1 and lines[0].startswith("prompt-style: error: ")
         if status == 0:
             out["outcome"] = "ok" if not stderr.strip() or "warning" in stderr else "crash"
@@ -207,19 +302,20 @@ def run(cases: list[dict], jobs: int, memory: int, deadline: float, collect: boo
             running[pid] = (case, directory, time.monotonic())
         time.sleep(0.002)
         for pid, (case, directory, started) in list(running.items()):
-            done, status = os.waitpid(pid, os.WNOHANG)
+            done, status, usage = os.wait4(pid, os.WNOHANG)
             elapsed = time.monotonic() - started
             hung = False
             if not done:
                 if elapsed < deadline:
                     continue
                 os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
+                _, _, usage = os.wait4(pid, 0)
                 hung, code = True, -9
             else:
                 code = os.waitstatus_to_exitcode(status)
             del running[pid]
-            print(json.dumps(_result(case, directory, code, elapsed, hung)), flush=True)
+            result = _result(case, directory, code, elapsed, hung, usage)
+            print(json.dumps(result), flush=True)
             shutil.rmtree(directory, ignore_errors=True)
     shutil.rmtree(base, ignore_errors=True)
 

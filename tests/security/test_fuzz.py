@@ -334,11 +334,13 @@ def test_fuzzed_task_files_give_typed_errors():
                 loaded = prompt_style.load_task(document.data, limits=LIMITS)
                 for result in loaded.render():
                     dumps_line(result.to_json(), _not_json(result.index))
-        except PromptStyleError:
-            pass
+        except PromptStyleError as exc:
+            message = str(exc)  # one printable line of at most 2,000 characters, whatever the file holds
+            if len(message) > 2000 or not message.isprintable():
+                failures.append(f"#{number} a message of {len(message):,} characters: {message[:200]!r}")
         except Exception as exc:
             failures.append(f"#{number} {type(exc).__name__}: {str(exc)[:200]}\n{json.dumps(text)[:600]}")
-    assert not failures, f"{len(failures)} untyped errors:\n" + "\n".join(failures[:10])
+    assert not failures, f"{len(failures)} untyped errors or unbounded messages:\n" + "\n".join(failures[:10])
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -17,8 +17,9 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
-from ..errors import PromptStyleError
+from ..errors import MESSAGE_LIMIT, PromptStyleError, one_line
 from ._common import ENVIRONMENT, EXIT_BAD_INPUT, Parser
 
 __all__ = ["main", "build_parser", "COMMANDS", "EXIT_BAD_INPUT"]
@@ -121,7 +122,34 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     text = str(message)
     if not text.startswith("prompt-style:"):
         text = f"prompt-style: {category.__name__}: {text}"
-    print(text.replace("prompt-style: ", "prompt-style: warning: ", 1), file=sys.stderr)
+    _print_error(one_line(text.replace("prompt-style: ", "prompt-style: warning: ", 1)))
+
+
+_PREFIX = "prompt-style: error: "
+
+
+def _print_error(line: str) -> None:
+    """One line on standard error (which may be closed, or full: then nothing is said)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _error_line(text: str) -> str:
+    """``prompt-style: error: ...``: one printable line of at most 2,000 characters."""
+    return _PREFIX + one_line(text, MESSAGE_LIMIT - len(_PREFIX))
+
+
+class _ClosedOutput:
+    """Standard output when the command was started with it closed (``>&-``): writing
+    to it is an error, one line, instead of a traceback about ``None``."""
+
+    def write(self, text: str) -> int:
+        raise PromptStyleError("the standard output is closed", hint="give the command somewhere to write")
+
+    def flush(self) -> None:
+        pass
 
 
 # load_task's keywords, as the command line spells them, and their argparse dests:
@@ -191,41 +219,80 @@ def _check_folders(args: argparse.Namespace) -> None:
 
 
 def _run_command(args: argparse.Namespace) -> int:
-    out = sys.stdout
+    out = sys.stdout if sys.stdout is not None else _ClosedOutput()
     try:
         # Text that UTF-8 cannot hold (a lone surrogate from a JSON record) is
         # written as a \udXXX escape; JSON Lines escape it themselves.
         out.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
-    except (AttributeError, ValueError):
+    except (AttributeError, ValueError, OSError):
         pass
     command = _module(args.command).run
     try:
         _check_folders(args)
-        return command(args, out)
+        status = command(args, out)
+        _flush(out)
+        return status
     except PromptStyleError as exc:
         _name_the_option(exc, args)
         if args.debug:  # the traceback, then the one-line error; bad input still exits 2
-            import traceback
-
-            traceback.print_exc(file=sys.stderr)
-        message = " ".join(str(exc).split("\n"))  # one line, whatever the message quotes
-        print(f"prompt-style: error: {message}", file=sys.stderr)
+            _print_traceback()
+        _print_error(_error_line(str(exc)))
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         # The reader (for example `head`) went away; that is not an error. Point
         # stdout at devnull so the interpreter's final flush does not fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
         return 0
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:
+        # A file that cannot be written (--out where no directory can be made, a full
+        # disk, standard output on /dev/full): one line, naming it.
+        if args.debug:
+            _print_traceback()
+        where = exc.filename if exc.filename is not None else "the output"
+        _print_error(_error_line(f"cannot write {where}: {exc.strerror or exc}"))
+        _silence_stdout()
+        return EXIT_BAD_INPUT
     except (RecursionError, MemoryError) as exc:
         # Last resort: input too large or too deep for a budget to have caught first.
         if args.debug:
-            import traceback
-
-            traceback.print_exc(file=sys.stderr)
-        print(
-            f"prompt-style: error: the input is too large or too deeply nested ({type(exc).__name__})", file=sys.stderr
+            _print_traceback()
+        _print_error(_error_line(f"the input is too large or too deeply nested ({type(exc).__name__})"))
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        # Never a raw traceback: a bug of ours (or of a plugin), said in one line (--debug
+        # prints the traceback first).
+        if args.debug:
+            _print_traceback()
+        _print_error(
+            _error_line(f"internal error: {type(exc).__name__}: {exc} (--debug shows the traceback; please report it)")
         )
         return EXIT_BAD_INPUT
+
+
+def _print_traceback() -> None:
+    """``--debug``: the traceback, before the one-line error."""
+    import traceback
+
+    try:
+        traceback.print_exc(file=sys.stderr)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _flush(out: Any) -> None:
+    """Write out what is buffered now, so that a full disk is this command's error."""
+    flush = getattr(out, "flush", None)
+    if flush is not None:
+        flush()
+
+
+def _silence_stdout() -> None:
+    """Point standard output at devnull, so the interpreter's final flush of what could
+    not be written does not fail again (after a broken pipe or a full disk)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass

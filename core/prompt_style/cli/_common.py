@@ -22,7 +22,17 @@ class Parser(argparse.ArgumentParser):
     """Usage errors in the same one-line form as every other error."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_BAD_INPUT, f"prompt-style: error: {message} (see: {self.prog} --help)\n")
+        from ..errors import MESSAGE_LIMIT, one_line
+
+        prefix = "prompt-style: error: "
+        text = one_line(f"{message} (see: {self.prog} --help)", MESSAGE_LIMIT - len(prefix))
+        self.exit(EXIT_BAD_INPUT, f"{prefix}{text}\n")
+
+    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+        try:
+            super().exit(status, message)
+        except (OSError, ValueError, AttributeError):  # standard error closed or full
+            raise SystemExit(status) from None
 
 
 def split_assignment(text: str) -> tuple[str, str]:
@@ -83,13 +93,35 @@ def json_value(value: str) -> object:
 
 
 def non_negative(text: str) -> int:
+    """A count: 0 or more (one larger than any count there can be counts as the largest)."""
+    import sys
+
+    from ..errors import cut
+
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {cut(text, 40)}") from None
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
-    return value
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {cut(text, 40)}")
+    return min(value, sys.maxsize)
+
+
+def whole_number(text: str) -> int:
+    """A whole number of any sign (a seed), quoted short when it is not one."""
+    from ..errors import cut
+
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {cut(text, 40)}") from None
+
+
+def output_path(text: str) -> str:
+    """Where a command writes (``--out``): a path, which cannot hold a NUL character."""
+    if "\0" in text:
+        raise argparse.ArgumentTypeError("a path cannot hold a NUL character")
+    return text
 
 
 def jobs(text: str) -> int:
@@ -101,7 +133,13 @@ def jobs(text: str) -> int:
     value = non_negative(text)
     if value < 1:
         raise argparse.ArgumentTypeError("expected 1 or more worker processes (or auto)")
+    if value > MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_JOBS:,} worker processes, got {value:,}")
     return value
+
+
+MAX_JOBS = 1024
+"""The most worker processes ``--jobs`` starts."""
 
 
 def add_jobs_argument(parser: argparse.ArgumentParser) -> None:
@@ -289,7 +327,7 @@ def add_task_arguments(parser: argparse.ArgumentParser, *, variants: bool = Fals
     parser.add_argument(
         "--fewshot-split", metavar="SPLIT", help="the split few-shot examples come from (replaces fewshot_split)"
     )
-    parser.add_argument("--seed", metavar="N", type=int, help="seed for random retrieval")
+    parser.add_argument("--seed", metavar="N", type=whole_number, help="seed for random retrieval")
     parser.add_argument(
         "--doc-id", metavar="FIELD", help="the record field holding each record's own id (replaces doc_id)"
     )

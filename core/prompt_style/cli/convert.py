@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import TextIO
 
-from ._common import add_command, key_value
+from ._common import add_command, key_value, output_path
 
 NAME = "convert"
 HELP = "convert promptsource templates into task-template files"
@@ -26,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     parser = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     parser.add_argument("source", choices=SOURCES, help="the system the files come from")
     parser.add_argument("paths", metavar="PATH", nargs="+", help="a templates.yaml, or a directory of them")
-    parser.add_argument("--out", metavar="DIR", required=True, help="where to write the task files")
+    parser.add_argument("--out", metavar="DIR", type=output_path, required=True, help="where to write the task files")
     parser.add_argument("--name", help="the task's name (one input file only; default: DATASET_SUBSET)")
     parser.add_argument(
         "--metadata",

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._common import add_command, add_task_arguments, key_value, load_options
+from ._common import add_command, add_task_arguments, key_value, load_options, output_path
 
 NAME = "export"
 HELP = "write a task for another harness (lm-eval, lighteval, OpenCompass, ...)"
@@ -24,7 +24,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     export = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     export.add_argument("harness", metavar="HARNESS", help="the exporter, e.g. lm-eval, lighteval, opencompass")
     export.add_argument("task", metavar="TASK", help="a task file of any installed format")
-    export.add_argument("--out", metavar="PATH", required=True, help="where to write (a directory or a file)")
+    export.add_argument(
+        "--out", metavar="PATH", type=output_path, required=True, help="where to write (a directory or a file)"
+    )
     export.add_argument("--name", metavar="NAME", help="the task's name in the harness (default: the task's own)")
     export.add_argument(
         "--export-option",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from ._common import add_command, add_data_argument, add_jobs_argument, non_negative
+from ._common import add_command, add_data_argument, add_jobs_argument, non_negative, output_path, whole_number
 from ._output import Progress, show_progress
 
 NAME = "instantiate"
@@ -25,7 +25,7 @@ EXAMPLES = """  prompt-style instantiate examples/sciq/sciq_mcq.yaml --out promp
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     parser = add_command(sub, common, NAME, HELP, DESCRIPTION, EXAMPLES)
     parser.add_argument("task", metavar="TASK", help="a task-template file")
-    parser.add_argument("--out", metavar="DIR", required=True, help="the output directory")
+    parser.add_argument("--out", metavar="DIR", type=output_path, required=True, help="the output directory")
     add_data_argument(parser, help="use PATH's records for SPLIT, as they are (repeatable)")
     parser.add_argument("--data-root", metavar="DIR", help="the directory holding the task's data_dir")
     parser.add_argument(
@@ -39,7 +39,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         "--random-template", action="store_true", help="one template per record, drawn at random (seeded)"
     )
     parser.add_argument("--eval-template", metavar="N|NAME", help="the test template (default: evaluate: true)")
-    parser.add_argument("--seed", metavar="N", type=int, help="seed for split carving and random choices (1234)")
+    parser.add_argument(
+        "--seed", metavar="N", type=whole_number, help="seed for split carving and random choices (1234)"
+    )
     parser.add_argument(
         "--n-instances", metavar="N", type=non_negative, help="at most N records per split, chosen at random"
     )

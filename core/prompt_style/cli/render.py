@@ -248,11 +248,9 @@ def _read_replies(path: str) -> list[list[str]]:
     import json  # with the command, not with the parser (prompt-style plugins)
 
     from ..errors import DataError
+    from ..safe.files import read_text
 
-    try:
-        lines = open(path, encoding="utf-8").read().splitlines()
-    except OSError as exc:
-        raise DataError(f"cannot read the replies: {exc.strerror}", file=path) from None
+    lines = read_text(path, what="replies file", error=DataError).splitlines()
     replies = []
     for number, line in enumerate(lines, 1):
         try:

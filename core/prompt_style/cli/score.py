@@ -46,7 +46,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _score(args: argparse.Namespace, out: TextIO) -> int:
-    import json
 
     from ..loading import load_task
     from ..safe.json_lines import dumps_line
@@ -73,7 +72,7 @@ def _score(args: argparse.Namespace, out: TextIO) -> int:
 
             raise DataError(f"cannot write the results: {exc.strerror}", file=args.results) from None
     if args.format == "json":
-        out.write(json.dumps(score.to_json(), ensure_ascii=False) + "\n")
+        out.write(dumps_line(score.to_json()) + "\n")
     else:
         out.write(format_score(score))
     out.flush()

@@ -36,9 +36,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.plot:
         plot_spread(result, args.plot, title=args.title)
     if args.format == "json":
-        import json
+        from ..safe.json_lines import dumps_line
 
-        out.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+        out.write(dumps_line(result.to_json()) + "\n")
     else:
         out.write(format_table(result, top=args.top))
     out.flush()

@@ -18,6 +18,7 @@ from typing import Any
 from .._suggest import record_keys
 from ..errors import FieldError, PromptStyleError, cut
 from ..safe import jinja_env as _jinja
+from ..safe.plain import plain_value
 from .jinja_compiler import SLOW, compile_simple, template_renderer
 
 __all__ = ["compile_field", "FieldExtractorBase"]
@@ -235,7 +236,7 @@ class Expression(FieldExtractorBase):
     def _evaluate(self, record: Mapping[str, Any]) -> Any:
         # evaluate() raises for a missing name anywhere in the value ("[q, zz]"),
         # and for a function or template object in it.
-        value = self._in_jinja(record, lambda: _jinja.evaluate(_jinja.expression(self.source), record))
+        value = self._in_jinja(record, lambda: _jinja.evaluate(_jinja.expression(self.source), record, record=True))
         undefined = _jinja.undefined(value)
         if undefined is not None:  # only a profile with lenient undefined gets here
             name, hint = undefined
@@ -309,7 +310,13 @@ class FormatTemplate(FieldExtractorBase):
             if i % 2 == 0:
                 out.append(part)
             elif part in record:
-                out.append(str(record[part]))
+                value = record[part]
+                if type(value) is not str:
+                    try:
+                        value = str(plain_value(value, part))
+                    except PromptStyleError as exc:
+                        raise exc.locate(key=self.key) from None
+                out.append(value)
             else:
                 out.append("{" + part + "}")
         return "".join(out)

@@ -562,7 +562,7 @@ def compile_simple(source: str, profile: JinjaProfile = FIELDS, kind: str = "tem
 
 def template_renderer(source: str, profile: JinjaProfile = FIELDS) -> Callable[[Mapping[str, Any]], str]:
     """``render(record)``: exactly ``jinja_env.render(compile_template(source, profile),
-    record)`` (the same text, the same exceptions, within the budgets in effect), in
+    record, record=True)`` (the same text, the same exceptions, within the budgets in effect), in
     plain Python when the template is simple. Cheap to call per record (profiles are
     module constants: looked up by identity, not hashed)."""
     by_source = _RENDERERS.get(id(profile))
@@ -583,7 +583,7 @@ _RENDERERS: dict[int, tuple[JinjaProfile, dict[str, Callable[[Mapping[str, Any]]
 
 @functools.lru_cache(maxsize=4096)
 def _template_renderer(source: str, profile: JinjaProfile) -> Callable[[Mapping[str, Any]], str]:
-    return _compiled_or_sandboxed(source, profile, "template", _jinja.render, _jinja.compile_template)
+    return _compiled_or_sandboxed(source, profile, "template", _render_record, _jinja.compile_template)
 
 
 def _compiled_or_sandboxed(source: str, profile: JinjaProfile, kind: str, run: Any, compile_: Any) -> Any:
@@ -611,10 +611,18 @@ def _compiled_or_sandboxed(source: str, profile: JinjaProfile, kind: str, run: A
 
 def expression_evaluator(source: str, profile: JinjaProfile = FIELDS) -> Callable[[Mapping[str, Any]], Any]:
     """``evaluate(record)``: exactly ``jinja_env.evaluate(compile_expression(source,
-    profile), record)``, in plain Python when the expression is simple."""
+    profile), record, record=True)``, in plain Python when the expression is simple."""
     return _expression_evaluator(source, profile)
 
 
 @functools.lru_cache(maxsize=4096)
 def _expression_evaluator(source: str, profile: JinjaProfile) -> Callable[[Mapping[str, Any]], Any]:
-    return _compiled_or_sandboxed(source, profile, "expression", _jinja.evaluate, _jinja.compile_expression)
+    return _compiled_or_sandboxed(source, profile, "expression", _evaluate_record, _jinja.compile_expression)
+
+
+def _render_record(compiled: Any, record: Mapping[str, Any]) -> str:
+    return _jinja.render(compiled, record, record=True)
+
+
+def _evaluate_record(compiled: Any, record: Mapping[str, Any]) -> Any:
+    return _jinja.evaluate(compiled, record, record=True)

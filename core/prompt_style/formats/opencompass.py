@@ -625,9 +625,12 @@ class _Reading:
 
 
 def _looks_like_python_config(path: Path) -> bool:
+    from ..errors import PromptStyleError
+    from ..safe.files import read_bytes
+
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_bytes(path, what="task file").decode("utf-8", "replace")  # never a FIFO
+    except PromptStyleError:
         return False
     # A config that only re-exports others (``with read_base(): from .x import x_datasets``)
     # names neither infer_cfg nor opencompass: mmengine's read_base marks it.

@@ -15,12 +15,16 @@ from .._lazy import exports
 if TYPE_CHECKING:
     from .jinja_env import (
         AMPLIFYING_STR_METHODS,
+        CHEAP_TEXT,
+        COMPARE_FILTER,
         CONCAT_FILTER,
         LOOP_FILTER,
         JinjaProfile,
         binop_value,
         bound_runner,
         budget_getter,
+        call_method,
+        check_method_call,
         check_str_call,
         compile_expression,
         compile_template,
@@ -69,10 +73,15 @@ __all__ = [
     "plus_values",
     "concat_values",
     "check_str_call",
+    "call_method",
+    "check_method_call",
+    "CHEAP_TEXT",
     "AMPLIFYING_STR_METHODS",
     "print_value",
     "LOOP_FILTER",
     "CONCAT_FILTER",
+    "COMPARE_FILTER",
+    "compare_values",
 ]
 
 # Imported on first use: reading a task file must not import jinja2 for nothing.

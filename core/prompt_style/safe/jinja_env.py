@@ -89,9 +89,14 @@ __all__ = [
     "concat_values",
     "print_value",
     "check_str_call",
+    "call_method",
+    "check_method_call",
+    "CHEAP_TEXT",
     "AMPLIFYING_STR_METHODS",
     "LOOP_FILTER",
     "CONCAT_FILTER",
+    "COMPARE_FILTER",
+    "compare_values",
     "check_value",
     "limits_scope",
     "fixed_clock",
@@ -272,6 +277,7 @@ def compile_template(
     if compiled is None:
         compiled = _compile(source, profile, limits, lambda env: env.from_string(source))
         compiled.ps_source = source
+        compiled.ps_names = _free_names(profile, source)
         # A plain dict instead of Jinja's ChainMap: each render copies the globals,
         # and a profile's globals never change once its environment is built.
         compiled.globals = dict(compiled.globals)
@@ -280,6 +286,20 @@ def compile_template(
                 _TEMPLATES.clear()
             _TEMPLATES[key] = compiled
     return compiled
+
+
+def _free_names(profile: JinjaProfile, source: str) -> tuple[str, ...] | None:
+    """The names ``source`` reads: the record fields it may refer to, which must be plain
+    data (safe/plain.py); ``None`` when unknown (then every field). Read from the parsed
+    tree only: no code is generated (a profile that folds constants would draw its random
+    ``choice`` while generating)."""
+    from jinja2 import nodes
+
+    try:
+        tree = environment(profile).parse(source)
+    except Exception:  # pragma: no cover - it compiled, so it parses
+        return None
+    return tuple(sorted({node.name for node in tree.find_all(nodes.Name) if node.ctx == "load"}))
 
 
 def compile_expression(source: str, profile: JinjaProfile = FIELDS, *, limits: JinjaLimits | None = None):
@@ -292,6 +312,7 @@ def compile_expression(source: str, profile: JinjaProfile = FIELDS, *, limits: J
         def build(env: Any) -> Any:
             template = env.compile_expression(source, undefined_to_none=False)._template
             template.globals = dict(template.globals)  # see compile_template
+            template.ps_names = _free_names(profile, "{{ " + source + " }}")
             return _load_sandbox().CompiledExpression(template, source)
 
         compiled = _compile(source, profile, limits, build)
@@ -308,6 +329,7 @@ def render(
     *,
     name: str | None = None,
     now: datetime.datetime | str | None = None,
+    record: bool = False,
 ) -> str:
     """Render a compiled template with ``context`` within ``limits``.
 
@@ -317,11 +339,16 @@ def render(
     :param name: how messages name the template (default: its source, cut short),
         e.g. ``"chat template of org/model"``.
     :param now: the clock for ``strftime_now`` (a ``datetime`` or ISO 8601 string).
+    :param record: ``context`` is a record (or made from one, from data the caller did
+        not write): the values the template refers to must be plain data, converted or
+        refused as :mod:`prompt_style.safe.plain` says (templates read records, they do
+        not act on their objects).
     :raises LimitError: a budget stopped the render.
     :raises SandboxError: the template broke a sandbox rule.
+    :raises DataError: with ``record``, for a value that is not plain data.
     """
     return (_sandbox or _load_sandbox()).render_template(
-        compiled, context, limits, name=name, now=now if now is None else _as_time(now)
+        compiled, context, limits, name=name, now=now if now is None else _as_time(now), record=record
     )
 
 
@@ -332,13 +359,14 @@ def evaluate(
     *,
     name: str | None = None,
     now: datetime.datetime | str | None = None,
+    record: bool = False,
 ) -> Any:
     """The value of a compiled expression (from :func:`compile_expression`), like
     :func:`render`. A missing name anywhere in the value (``[q, zz]``) raises
     ``jinja2.UndefinedError`` under ``StrictUndefined``; a function, class or
-    template object in it raises :class:`SandboxError`."""
+    template object in it raises :class:`SandboxError`; ``record`` as for :func:`render`."""
     return (_sandbox or _load_sandbox()).evaluate_expression(
-        compiled, context, limits, name=name, now=now if now is None else _as_time(now)
+        compiled, context, limits, name=name, now=now if now is None else _as_time(now), record=record
     )
 
 
@@ -379,7 +407,8 @@ def prepare_tree(tree: Any) -> Any:
     """The budget rewrite for a parsed template (``environment(profile).parse(source)``):
     every ``{% for %}`` iterable wrapped in the ``ps-loop`` filter (its argument: the
     characters of literal text one iteration prints), every ``~`` turned into the
-    ``ps-concat`` filter of a tuple.
+    ``ps-concat`` filter of a tuple, every comparison with no constant side into the
+    ``ps-compare`` filter (:data:`COMPARE_FILTER`, :func:`compare_values`).
 
     A custom code generator must generate from this tree, render through
     :func:`run`, and keep every budget. It may do so by keeping the environment's
@@ -408,9 +437,13 @@ def prepare_tree(tree: Any) -> Any:
       bound methods of ``str`` and ``dict`` that only read their object, which may
       be called directly with their string or list results charged (and
       ``max_items`` checked for lists); a str method of
-      :data:`AMPLIFYING_STR_METHODS` after :func:`check_str_call`.
-    - Only ``+`` of two ``int`` and ``%`` of two ``int`` may skip ``call_binop``
-      altogether (they cannot build large values)."""
+      :data:`AMPLIFYING_STR_METHODS` after :func:`check_str_call`; a str method of
+      a text longer than :data:`CHEAP_TEXT`, or with an argument longer than it,
+      only through :func:`call_method` (which sizes its cost, caps a ``split``
+      and charges the result).
+    - Only ``+`` of two ``int`` and ``%`` of two ``int`` by a divisor below
+      ``2**64`` may skip ``call_binop`` altogether (they cannot build large
+      values, and cost at most the dividend's size); ``//`` always goes through it."""
     return (_sandbox or _load_sandbox()).rewrite(tree)
 
 
@@ -455,12 +488,62 @@ def concat_values(items: tuple, pending: int = 0, counted: int = 1) -> str:
 
 
 def check_str_call(method: Any, args: tuple, kwargs: dict) -> tuple:
-    """Before calling ``method``, a bound method of a ``str`` named in
-    :data:`AMPLIFYING_STR_METHODS`, directly: the checks the sandbox's ``call``
-    makes (the result's size, from the arguments); returns the arguments to call it
-    with (``join`` of an iterator gets a list). The caller charges the result."""
+    """Before calling ``method``, a bound method of a ``str``, directly: the checks the
+    sandbox's ``call`` makes (the result's size and the method's cost, from the
+    arguments); returns the arguments to call it with (``join`` of an iterator gets a
+    list). The caller charges the result. ``split`` and ``rsplit`` of a text longer
+    than :data:`CHEAP_TEXT` must go through :func:`call_method` (which caps the items
+    they make)."""
     sandbox = _sandbox or _load_sandbox()
     return sandbox._check_str_method(method.__name__, method.__self__, args, kwargs, sandbox.active_budget())
+
+
+def call_method(method: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+    """``method(*args, **kwargs)`` for a bound method of a value a template holds (a
+    ``str``, ``bytes``, number, list, tuple or mapping), as the sandbox's ``call`` makes it:
+    sized before it runs (result, cost, integer digits: docs/security.md), refused when no
+    template may call it, its result charged to the render's budget. For code generators
+    that call methods of values directly: below :data:`CHEAP_TEXT` characters (the text
+    and each argument) a str method cannot exceed any budget but ``max_work``."""
+    sandbox = _sandbox or _load_sandbox()
+    budget = sandbox.active_budget()
+    result = sandbox.call_method(_PLAIN_CONTEXT, method, tuple(args), dict(kwargs or {}), budget)
+    n = len(result) if isinstance(result, (str, bytes, list)) else 1
+    if type(result) is list and n > budget.limits.max_items:
+        raise LimitError(
+            f"calling the method {method.__name__!r} would build {n:,} items (more than {budget.limits.max_items:,})",
+            limit="max_items",
+            value=budget.limits.max_items,
+        )
+    budget.charge(n)
+    return result
+
+
+def check_method_call(receiver: Any, name: str, args: tuple = (), kwargs: dict | None = None) -> tuple:
+    """The checks :func:`call_method` makes before calling ``receiver.name(*args,
+    **kwargs)``, for a plugin's own object that calls a method of a plain type on a
+    template's behalf (transformers' ``dict.fromkeys``): returns the arguments to call it
+    with (an iterator becomes a list)."""
+    sandbox = _sandbox or _load_sandbox()
+    return sandbox.check_method_call(receiver, name, tuple(args), dict(kwargs or {}), sandbox.active_budget())
+
+
+class _PlainContext:
+    """What :func:`call_method` gives the sandbox as a context: ``call`` only (methods of
+    values take no context)."""
+
+    @staticmethod
+    def call(__obj: Any, *args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("_loop_vars", None)
+        kwargs.pop("_block_vars", None)
+        return __obj(*args, **kwargs)
+
+
+_PLAIN_CONTEXT = _PlainContext()
+
+CHEAP_TEXT = 4096
+"""A str method of a text of at most this many characters, with arguments of at most this
+size, cannot exceed any budget but ``max_work`` (``_sandbox/costs.CHEAP``)."""
 
 
 def print_value(eval_ctx: Any, value: Any, pending: int = 0, counted: bool = True) -> str:
@@ -474,6 +557,18 @@ LOOP_FILTER = "ps-loop"
 """The filter :func:`prepare_tree` wraps every ``{% for %}`` iterable in."""
 CONCAT_FILTER = "ps-concat"
 """The filter :func:`prepare_tree` turns every ``~`` into (of a tuple of the operands)."""
+COMPARE_FILTER = "ps-compare"
+"""The filter :func:`prepare_tree` turns a comparison with no constant side into (of a
+tuple of the two operands, the operator's name as its argument: ``eq``, ``in``...)."""
+
+
+def compare_values(operands: tuple, op: str) -> bool:
+    """``operands[0] op operands[1]`` after its cost is sized (two lists compare their
+    items, two texts their characters): what :data:`COMPARE_FILTER` does. A code
+    generator may compare inline when neither operand is a list, tuple or mapping (for
+    ``in``/``notin``: when the container is not a list or tuple)."""
+    return (_sandbox or _load_sandbox()).compare_values(operands, op)
+
 
 AMPLIFYING_STR_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "join", "translate"})
 """str methods whose result can be far larger than their input: the sandbox's

@@ -19,12 +19,13 @@ batch at a time.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
-__all__ = ["dumps_line", "escape_unsafe", "encode_str", "safe_utf8", "LineWriter", "json_objects"]
+__all__ = ["dumps_line", "escape_unsafe", "dumps_json", "encode_str", "safe_utf8", "LineWriter", "json_objects"]
 
 _UNSAFE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
 
@@ -51,7 +52,17 @@ def dumps_line(value: Any, default: Callable[[Any], Any] | None = None) -> str:
 
     :param default: called for values JSON cannot hold (as ``json.dumps``'s).
     """
-    return escape_unsafe(json.dumps(value, ensure_ascii=False, default=default))
+    return escape_unsafe(dumps_json(value, default))
+
+
+def dumps_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
+    """``json.dumps(value, ensure_ascii=False, default=default)``, with every NaN and
+    infinity written as ``null`` (as JavaScript's ``JSON.stringify`` writes them):
+    ``NaN`` is not JSON, and strict readers refuse the line."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=default, allow_nan=False)
+    except ValueError:  # a NaN or an infinity somewhere
+        return json.dumps(_finite(value), ensure_ascii=False, default=default, allow_nan=False)
 
 
 def safe_utf8(text: str) -> bytes:
@@ -116,6 +127,17 @@ class LineWriter:
         self.out.write(data.decode("utf-8"))
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every float that is not finite (NaN, infinities) as ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
 def json_objects(path: str, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line of a JSON Lines file of
     objects (results, predictions), in order.
@@ -124,13 +146,15 @@ def json_objects(path: str, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
         line is not JSON, or not an object.
     """
     from ..errors import DataError
+    from .files import open_text
+    from .limits import yaml_limits
 
-    try:
-        handle = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"cannot read the {what}: {exc.strerror}", file=path) from None
-    with handle:
-        for number, text in enumerate(handle, 1):
+    limit = yaml_limits().max_line_length
+    # A regular file only (never a FIFO or a device), lines of at most max_line_length.
+    with open_text(path, what=what, error=DataError) as handle:
+        for number, text in enumerate(iter(lambda: handle.readline(limit + 1), ""), 1):
+            if len(text) > limit:
+                raise DataError(f"line is longer than {limit:,} characters (max_line_length)", file=path, line=number)
             if not text.strip():
                 continue
             try:

@@ -105,8 +105,9 @@ class JinjaLimits:
     Python (``wordwrap``, ``urlize``, ``pprint``, ``title``, ``striptags``,
     ``regex_replace``), so that each call ends in well under a second."""
     max_int_bits: int = 14_000
-    """Bits of an integer that ``*`` or ``**`` may build (``2 ** 10 ** 9``); the
-    default is about the 4,300 digits Python agrees to print."""
+    """Bits of an integer that an operator, filter or method may build (``2 ** 10 **
+    9``, ``'f' * 10**6 | int(base=16)``, ``5 | round(-10**9)``); the default is about
+    the 4,300 digits Python agrees to print."""
     deadline: float | None = None
     """Seconds of wall-clock time one render may take (watched by a timer thread,
     checked at every loop iteration, call, macro call and filter; a regular
@@ -124,8 +125,16 @@ class JinjaLimits:
             return self.deadline
         return max(MIN_DEADLINE, SECONDS_PER_STEP * (self.max_loop_iterations + self.max_macro_calls))
 
+    max_op_cost: int = 50_000_000
+    """The cost one operation may have (a filter, a method, an operator, printing a
+    value), estimated from its operands before it runs, in steps: about one per
+    character a C loop copies or compares, more per character looked up in a table,
+    per object created, per comparison of a sort, per item handled by Python code
+    (docs/security.md lists them). The default is about 50 ms of work: budgets are
+    counted between operations, so no single one may run long."""
+
     def __post_init__(self) -> None:
-        sizes = (self.max_work, self.max_string, self.max_output, self.max_items)
+        sizes = (self.max_work, self.max_string, self.max_output, self.max_items, self.max_op_cost)
         if all(type(size) is int for size in sizes):  # other values: _checked says what is wrong
             least = self.size_threshold()
             if 0 < least < SIZE_FLOOR[0]:
@@ -134,8 +143,10 @@ class JinjaLimits:
     def size_threshold(self) -> int:
         """The characters a render may build without any of these budgets being able to
         stop it (at most :data:`CLOCK_CAP`): fast paths that build strings themselves
-        hand longer ones to the sandbox."""
-        return min(self.max_work, self.max_string, self.max_output, self.max_items, CLOCK_CAP)
+        hand longer ones to the sandbox. ``max_op_cost // 40``: no text method of a
+        string that long, and no printing of a value whose text is that long, costs
+        more than ``max_op_cost`` (see ``_sandbox/costs.py``)."""
+        return min(self.max_work, self.max_string, self.max_output, self.max_items, self.max_op_cost // 40, CLOCK_CAP)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Made again through __init__ when unpickled (a worker process) or copied, so
@@ -150,16 +161,27 @@ class JinjaLimits:
 
 @dataclass(frozen=True)
 class YamlLimits:
-    """Budgets on one YAML file (task files, meta templates, promptsource files).
-    Every stop is a :class:`~prompt_style.YamlLimitError` naming the file."""
+    """Budgets on the files a task reads: each YAML file (task files, includes, meta
+    templates, promptsource files), every other file named by a task or a command
+    (templates, conversations), the files one task reads in all, and the lines of
+    JSON Lines data. Every stop is a :class:`~prompt_style.YamlLimitError` (a
+    :class:`~prompt_style.DataError` for data) naming the file."""
 
     max_file_bytes: int = 16_000_000
-    """Bytes of the file (or characters of YAML text)."""
+    """Bytes of the file (or characters of YAML text); of a template, meta template,
+    conversation or replies file too."""
     max_nodes: int = 100_000
     """Scalars, lists and mappings in the document, counting every alias as
     the nodes it stands for: a "billion laughs" stops at once."""
     max_depth: int = 100
     """Lists and mappings nested in one another."""
+    max_task_files: int = 1_000
+    """Files read to load one task: its file and every file it includes, counted each
+    time it is included (six files each including the next 40 times would read 10**8)."""
+    max_task_bytes: int = 64_000_000
+    """Bytes of those files, all together."""
+    max_line_length: int = 16_000_000
+    """Characters of one line of a JSON Lines data file (one record), read in linear time."""
 
     def replace(self, **changes: Any) -> "YamlLimits":
         return _checked(dataclasses.replace(self, **changes))

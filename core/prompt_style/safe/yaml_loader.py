@@ -107,10 +107,11 @@ _SCALAR_START = frozenset("0123456789-+.~nNtTfF")
 
 
 def _float(text: str) -> float:
+    # .inf and .nan print as written too (Python would print inf and nan).
     if _INFS.fullmatch(text):
-        return -math.inf if text.startswith("-") else math.inf
+        return YamlFloat(-math.inf if text.startswith("-") else math.inf, text)
     if text in _NANS:
-        return math.nan
+        return YamlFloat(math.nan, text)
     value = float(text)
     return value if repr(value) == text else YamlFloat(value, text)
 
@@ -129,10 +130,12 @@ def parse_scalar(text: str) -> Any:
         return False
     if _DECIMAL.fullmatch(text):
         return int(text) if len(text) <= 4000 else text  # Python converts at most 4,300 digits
+    # Like decimal integers, octal and hexadecimal ones of more than about 13,000 bits stay
+    # the text they are (Python reads such hexadecimal text at once, and cannot print it).
     if _OCTAL.fullmatch(text):
-        return int(text[2:], 8)
+        return int(text[2:], 8) if len(text) <= 4400 else text
     if _HEX.fullmatch(text):
-        return int(text[2:], 16)
+        return int(text[2:], 16) if len(text) <= 3300 else text
     if _FLOATS.fullmatch(text) or _INFS.fullmatch(text) or text in _NANS:
         return _float(text)
     return text
@@ -568,48 +571,11 @@ def _constructor_class(tags: Mapping[str, Callable], kept: list[Any]) -> type:
 
 
 def _read(path: Path, file: str, what: str, limits: YamlLimits) -> str:
-    try:
-        if not path.is_file():
-            if path.is_dir():
-                raise TaskFileError(f"{what} is a directory", file=file)
-            if path.exists():
-                raise TaskFileError(f"{what} is not a regular file", file=file)
-            raise TaskFileError(f"{what} not found", file=file)
-        with path.open("rb") as handle:
-            # Sized by the file, in pieces past that: read(n) allocates n bytes up front.
-            expected = os.fstat(handle.fileno()).st_size
-            if expected > limits.max_file_bytes:
-                raise YamlLimitError(
-                    f"the {what} is larger than {limits.max_file_bytes:,} bytes",
-                    limit="max_file_bytes",
-                    value=limits.max_file_bytes,
-                    file=file,
-                )
-            chunks: list[bytes] = [handle.read(expected + 1)]
-            size = len(chunks[0])
-            while 0 < size <= limits.max_file_bytes:
-                chunk = handle.read(1 << 16)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-            data = b"".join(chunks)
-    except OSError as exc:
-        raise TaskFileError(f"cannot read the {what}: {exc.strerror or exc}", file=file) from None
-    if len(data) > limits.max_file_bytes:
-        raise YamlLimitError(
-            f"the {what} is larger than {limits.max_file_bytes:,} bytes",
-            limit="max_file_bytes",
-            value=limits.max_file_bytes,
-            file=file,
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise TaskFileError(
-            f"the {what} is not UTF-8 ({exc.reason} at byte {exc.start})", file=file, line=line
-        ) from None
+    """The file's text: a regular file only, never blocked on (a FIFO, a device), within
+    ``max_file_bytes`` (safe/files.py)."""
+    from .files import read_text
+
+    return read_text(path, what=what, max_bytes=limits.max_file_bytes, file=file)
 
 
 def _parser(text: str) -> Any:
@@ -671,8 +637,9 @@ def _yaml_hint(problem: str, text: str, line: int | None) -> str | None:
     return None
 
 
-def _json_fallback(text: str, file: str) -> YamlDocument | None:
-    """JSON that libyaml rejects (surrogate-pair escapes such as ``\\ud83d\\ude00``)."""
+def _json_fallback(text: str, file: str, limits: YamlLimits) -> YamlDocument | None:
+    """JSON that libyaml rejects (surrogate-pair escapes such as ``\\ud83d\\ude00``), with
+    the YAML loader's node and depth budgets."""
     import json
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -684,9 +651,39 @@ def _json_fallback(text: str, file: str) -> YamlDocument | None:
         return out
 
     try:
-        return YamlDocument(json.loads(text, object_pairs_hook=pairs), {}, None)
+        data = json.loads(text, object_pairs_hook=pairs)
     except (ValueError, RecursionError):
         return None
+    _json_budgets(data, file, limits)
+    return YamlDocument(data, {}, None)
+
+
+def _json_budgets(data: Any, file: str, limits: YamlLimits) -> None:
+    """``max_nodes`` and ``max_depth`` of a document json.loads made, as the composer counts them."""
+    nodes = 0
+    stack = [(data, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        value, depth = pop()
+        nodes += 1
+        if nodes > limits.max_nodes:
+            raise YamlLimitError(
+                f"the document has more than {limits.max_nodes:,} nodes",
+                limit="max_nodes",
+                value=limits.max_nodes,
+                file=file,
+            )
+        if isinstance(value, (dict, list)):
+            if depth > limits.max_depth:
+                raise YamlLimitError(
+                    f"lists and mappings nest more than {limits.max_depth} deep",
+                    limit="max_depth",
+                    value=limits.max_depth,
+                    file=file,
+                )
+            for item in value.values() if isinstance(value, dict) else value:
+                push((item, depth + 1))
+            nodes += len(value) if isinstance(value, dict) else 0  # a key is a node too
 
 
 def load_yaml(
@@ -817,7 +814,7 @@ def _load(
         data = composer.compose()
     except yaml.YAMLError as exc:
         if file.lower().endswith(".json"):
-            fallback = _json_fallback(text, file)
+            fallback = _json_fallback(text, file, limits)
             if fallback is not None:
                 return YamlDocument(fallback.data, {}, path)
         raise _yaml_error(exc, text, file) from None

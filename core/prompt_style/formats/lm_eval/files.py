@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import TaskFileError
+from ...errors import TaskFileError, YamlLimitError, cut, one_line
+from ...safe.limits import yaml_limits
 from ...safe.yaml_loader import load_yaml
 from ...types import TaskSource
 from .code import TAGS, FunctionRef
@@ -64,7 +65,7 @@ class _Combined(TaskFileError):
         self.__dict__.update(error.__dict__)
 
     def __str__(self) -> str:
-        return self.message
+        return one_line(self.message)
 
 
 @dataclass
@@ -110,12 +111,57 @@ def _set(out: LmEvalFile, key: str, value: Any, file: Path | None, lines: Mappin
             out.lines[name] = line
 
 
+class _Reads:
+    """The files one task has read so far, against ``max_task_files`` and ``max_task_bytes``:
+    a file included many times (or by many files) counts each time."""
+
+    def __init__(self) -> None:
+        self.limits = yaml_limits()
+        self.files = 1  # the task file itself
+        self.bytes = 0
+
+    def add(self, path: Path, where: Path | None, line: int | None) -> None:
+        limits = self.limits
+        self.files += 1
+        if self.files > limits.max_task_files:
+            raise YamlLimitError(
+                f"the task reads more than {limits.max_task_files:,} files (its includes, each time included)",
+                limit="max_task_files",
+                value=limits.max_task_files,
+                file=str(where) if where else None,
+                key="include",
+                line=line,
+            )
+        try:
+            self.bytes += path.stat().st_size
+        except (OSError, ValueError):
+            return  # reading it says what is wrong
+        if self.bytes > limits.max_task_bytes:
+            raise YamlLimitError(
+                f"the task reads more than {limits.max_task_bytes:,} bytes of files (its includes, each time included)",
+                limit="max_task_bytes",
+                value=limits.max_task_bytes,
+                file=str(where) if where else None,
+                key="include",
+                line=line,
+            )
+
+
+def _resolved(path: Path) -> Path | None:
+    """``path`` with symbolic links resolved, or ``None`` when it cannot be (a loop, a NUL)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+
+
 def _merge(
     data: Mapping[str, Any],
     lines: Mapping[str, int],
     path: Path | None,
     ancestors: tuple[Path, ...],
     problems: Problems,
+    reads: _Reads,
 ) -> LmEvalFile:
     out = LmEvalFile(path)
     own = dict(data)
@@ -127,11 +173,23 @@ def _merge(
             if not isinstance(name, str) or not name:
                 problems.add(f"must name a file, not {name!r}", file=path, key="include", line=line)
                 continue
+            if "\0" in name:
+                problems.add(
+                    f"{cut(name)} is not a file name (it holds a NUL character)", file=path, key="include", line=line
+                )
+                continue
             included = Path(name).expanduser()
             included = included if included.is_absolute() else base / included
-            if included.resolve() in ancestors:
+            resolved = _resolved(included)
+            if resolved is None:
+                problems.add(
+                    f"{cut(name)} cannot be resolved (a loop of symbolic links?)", file=path, key="include", line=line
+                )
+                continue
+            if resolved in ancestors:
                 problems.add(f"{name} includes this file again (an include cycle)", file=path, key="include", line=line)
                 continue
+            reads.add(included, path, line)
             try:
                 document = load_yaml(included, tags=TAGS, what="included task file", duplicate_keys="last")
             except TaskFileError as exc:
@@ -148,7 +206,7 @@ def _merge(
                 )
                 continue
             _attach(document.data, included)
-            sub = _merge(document.data, document.lines, included, (*ancestors, included.resolve()), problems)
+            sub = _merge(document.data, document.lines, included, (*ancestors, resolved), problems, reads)
             sub.values.pop("task_list", None)  # a task list belongs to the file that writes it
             for key, value in sub.values.items():
                 _set(out, key, value, sub.origins.get(key), {k: v for k, v in sub.lines.items()})
@@ -162,6 +220,6 @@ def read_file(source: TaskSource, problems: Problems) -> LmEvalFile:
     data = dict(source.data or {})
     _attach(data, source.path)
     ancestors = (source.path.resolve(),) if source.path is not None else ()
-    merged = _merge(data, source.lines, source.path, ancestors, problems)
+    merged = _merge(data, source.lines, source.path, ancestors, problems, _Reads())
     merged.path = source.path
     return merged

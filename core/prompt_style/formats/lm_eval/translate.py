@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..._suggest import did_you_mean, suggest
+from ...errors import PromptStyleError
+from ...safe.files import read_bytes
 from ...task import OUTPUT_TYPES, TaskConfig
 from ...types import ReadOptions
 from .block import BLOCK, BLOCK_KEYS, read_block
@@ -450,8 +452,8 @@ def _task_files(names: list[str], folder: Path | None, limit: int = 2000) -> lis
         if seen >= limit or len(found) == len(wanted):
             break
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            text = read_bytes(path, what="task file").decode("utf-8", "replace")  # never a FIFO
+        except PromptStyleError:
             continue
         for name, pattern in wanted.items():
             if name not in found and pattern.search(text):

@@ -401,7 +401,7 @@ class TaskTemplate:
         _, undefined_error, security_error = jinja_env.errors()
         key = f"{self.key}.{part}"
         try:
-            return jinja_env.render(compiled, context)
+            return jinja_env.render(compiled, context, record=True)
         except undefined_error as exc:
             hint = _keys(record, undefined_name(exc.message)) + (f"; {self.missing_hint}" if self.missing_hint else "")
             raise FieldError(f"{self.label}: {exc.message}", key=key, hint=hint) from None

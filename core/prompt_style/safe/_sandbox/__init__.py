@@ -43,9 +43,18 @@ from __future__ import annotations
 
 from .budget import _ACTIVE as _ACTIVE
 from .budget import Budget, active_budget
-from .environment import CONCAT_FILTER, LOOP_FILTER, HardenedEnvironment, environment_class, rewrite
+from .environment import COMPARE_FILTER, CONCAT_FILTER, LOOP_FILTER, HardenedEnvironment, environment_class, rewrite
 from .filters import _check_str_method as _check_str_method
-from .filters import binop_value, concat_values, loop_items, plus_values, regex_replace
+from .filters import (
+    binop_value,
+    call_method,
+    check_method_call,
+    compare_values,
+    concat_values,
+    loop_items,
+    plus_values,
+    regex_replace,
+)
 from .render import (
     BudgetedTemplate,
     CompiledExpression,
@@ -81,4 +90,8 @@ __all__ = [
     "concat_values",
     "print_value",
     "regex_replace",
+    "call_method",
+    "check_method_call",
+    "compare_values",
+    "COMPARE_FILTER",
 ]

@@ -199,8 +199,8 @@ def _stop(limit: str, limits: JinjaLimits, message: str) -> LimitError:
     return LimitError(message, limit=limit, value=getattr(limits, limit))
 
 
-def _too_long(what: str, size: int, limit: str, limits: JinjaLimits) -> LimitError:
-    unit = "items" if limit == "max_items" else "characters"
+def _too_long(what: str, size: int, limit: str, limits: JinjaLimits, unit: str = "") -> LimitError:
+    unit = unit or ("items" if limit == "max_items" else "characters")
     return _stop(limit, limits, f"{what} would build {size:,} {unit} (more than {getattr(limits, limit):,})")
 
 

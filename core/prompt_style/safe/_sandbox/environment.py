@@ -13,11 +13,13 @@ from jinja2.runtime import Macro as _Macro
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 
 from .budget import _ACTIVE, _stop, _too_long, active_budget
-from .filters import _AMPLIFYING, _STR_READERS, _check_str_method, _concat, _guard_filter, _join, _loop, _range, _sum
+from .costs import CHEAP, PYTHON, charge_cost, division
+from .filters import _STR_READERS, _concat, _guard_filter, _join, _loop, _range, _sum, call_method, compare_values
 from .values import GuardedFormatter, _check_binop, _describe, finalize
 
 LOOP_FILTER = "ps-loop"
 CONCAT_FILTER = "ps-concat"
+COMPARE_FILTER = "ps-compare"
 
 
 # -- the compile-time rewrite -----------------------------------------------------
@@ -39,8 +41,17 @@ def _literal_cost(body: list[nodes.Node]) -> int:
     return total
 
 
+def _constant(node: nodes.Node) -> bool:
+    """A constant, or a literal list or tuple of constants."""
+    if isinstance(node, nodes.Const):
+        return True
+    return isinstance(node, (nodes.List, nodes.Tuple)) and all(isinstance(item, nodes.Const) for item in node.items)
+
+
 def rewrite(tree: nodes.Template) -> nodes.Template:
-    """Wrap every ``{% for %}`` iterable in ``ps-loop`` and turn every ``~`` into ``ps-concat``."""
+    """Wrap every ``{% for %}`` iterable in ``ps-loop``, turn every ``~`` into ``ps-concat``,
+    and every comparison with no constant side (``a == b``, ``x in items``) into
+    ``ps-compare`` of the two operands (sized before it runs)."""
     from jinja2.visitor import NodeTransformer
 
     class Rewriter(NodeTransformer):
@@ -51,6 +62,26 @@ def rewrite(tree: nodes.Template) -> nodes.Template:
                 node.iter, LOOP_FILTER, [nodes.Const(cost)], [], None, None, lineno=node.iter.lineno
             )
             return node
+
+        def visit_Compare(self, node: nodes.Compare) -> nodes.Node:
+            self.generic_visit(node)
+            if len(node.ops) != 1:
+                return node  # a chain (a < b < c): rare, and evaluated lazily by Python
+            operand = node.ops[0]
+            if operand.op in ("in", "notin"):
+                if _constant(operand.expr):
+                    return node  # in a literal list: bounded by the source
+            elif _constant(node.expr) or _constant(operand.expr):
+                return node  # with a constant: at most its size
+            return nodes.Filter(
+                nodes.Tuple([node.expr, operand.expr], "load", lineno=node.lineno),
+                COMPARE_FILTER,
+                [nodes.Const(operand.op)],
+                [],
+                None,
+                None,
+                lineno=node.lineno,
+            )
 
         def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
             self.generic_visit(node)
@@ -67,10 +98,20 @@ def rewrite(tree: nodes.Template) -> nodes.Template:
     return Rewriter().visit(tree)
 
 
+_SMALL = 1 << 64  # a divisor below this costs a division linear in the dividend
+
+
+def _divisibleby(value: Any, num: Any) -> bool:
+    """Jinja's ``divisibleby`` test, sized as ``%`` is."""
+    if isinstance(value, int) and isinstance(num, int):
+        division("test 'divisibleby'", value, num, _ACTIVE.get() or active_budget())
+    return value % num == 0
+
+
 class HardenedEnvironment(ImmutableSandboxedEnvironment):
     """The immutable sandbox with budgets, leak checks and no compile-time evaluation."""
 
-    intercepted_binops = frozenset({"*", "**", "%", "+"})
+    intercepted_binops = frozenset({"*", "**", "%", "+", "//"})
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("finalize", finalize)
@@ -83,11 +124,13 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
         self.filters["sum"] = _sum
         self.filters[LOOP_FILTER] = _loop
         self.filters[CONCAT_FILTER] = _concat
+        self.filters[COMPARE_FILTER] = compare_values
+        self.tests["divisibleby"] = _divisibleby
 
     def guard_filters(self) -> None:
         """Wrap every filter (after the profile added its own)."""
         for name, func in list(self.filters.items()):
-            if name in (LOOP_FILTER, CONCAT_FILTER) or getattr(func, "ps_guarded", False):
+            if name in (LOOP_FILTER, CONCAT_FILTER, COMPARE_FILTER) or getattr(func, "ps_guarded", False):
                 continue
             self.filters[name] = _guard_filter(name, func)
 
@@ -119,7 +162,7 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
                 if budget.work > budget.work_check:
                     budget.over_size(size, "'+'")
                 return left + right
-            if kind is int and (operator == "+" or operator == "%"):
+            if kind is int and (operator == "+" or (operator == "%" and -_SMALL < right < _SMALL)):
                 return left + right if operator == "+" else left % right
         budget = _ACTIVE.get() or active_budget()
         if budget.due:
@@ -145,6 +188,9 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
                 if kwargs or len(args) != 1:
                     raise TypeError("format_map() takes exactly one argument")
                 kwargs, args = args[0], ()
+            if len(f_self) > CHEAP:  # the formatter is Python: a few steps per field
+                budget = _ACTIVE.get() or active_budget()
+                charge_cost(f"str.{value.__name__}", len(f_self) + f_self.count("{") * PYTHON * 4, budget)
             return str_type(GuardedFormatter(env).vformat(f_self, args, kwargs))
 
         return functools.update_wrapper(wrapper, value)
@@ -168,32 +214,31 @@ class HardenedEnvironment(ImmutableSandboxedEnvironment):
         if budget.due:
             budget.tick()
         if type(__obj) is types.BuiltinMethodType and __obj.__name__ in _STR_READERS and type(__obj.__self__) is str:
-            # question.strip(): what Context.call does for a method that takes no context.
-            kwargs.pop("_loop_vars", None)
-            kwargs.pop("_block_vars", None)
-            result = __obj(*args, **kwargs)
-            if type(result) is str:
-                budget.work += len(result)
-                if budget.work > budget.work_check:
-                    budget.over_size(len(result), lambda: f"calling {_describe(__obj)[0]}")
+            text = __obj.__self__
+            if len(text) <= CHEAP and (
+                not args or (len(args) == 1 and (type(args[0]) is not str or len(args[0]) <= CHEAP))
+            ):
+                # question.strip() on a short text: what Context.call does for a method that
+                # takes no context (no budget can stop it but the work it builds).
+                kwargs.pop("_loop_vars", None)
+                kwargs.pop("_block_vars", None)
+                result = __obj(*args, **kwargs)
+                if type(result) is str:
+                    budget.work += len(result)
+                    if budget.work > budget.work_check:
+                        budget.over_size(len(result), lambda: f"calling {_describe(__obj)[0]}")
+                    return result
+                n = 1
+                if type(result) is list:  # items built (split)
+                    n = len(result)
+                    if n > budget.limits.max_items:
+                        raise _too_long(f"calling {_describe(__obj)[0]}", n, "max_items", budget.limits)
+                budget.charge(n)
                 return result
-            n = 1
-            if type(result) is list:  # items built (split)
-                n = len(result)
-                if n > budget.limits.max_items:
-                    raise _too_long(f"calling {_describe(__obj)[0]}", n, "max_items", budget.limits)
-            budget.charge(n)
-            return result
         if not __self.is_safe_callable(__obj):
             raise jinja2.exceptions.SecurityError(f"{_describe(__obj)[0]} is not safely callable")
-        if (
-            type(__obj) is types.BuiltinMethodType
-            and __obj.__name__ in _AMPLIFYING
-            and type(getattr(__obj, "__self__", None)) is str
-        ):
-            args = _check_str_method(__obj.__name__, __obj.__self__, args, kwargs, budget)
-        result = __context.call(__obj, *args, **kwargs)
-        n = len(result) if isinstance(result, str) else 1
+        result = call_method(__context, __obj, args, kwargs, budget)
+        n = len(result) if isinstance(result, (str, bytes)) else 1
         if type(result) is list:  # items built (split)
             n = len(result)
             if n > budget.limits.max_items:

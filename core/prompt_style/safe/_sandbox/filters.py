@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import signal
 import threading
@@ -17,7 +18,25 @@ from jinja2.utils import pass_eval_context
 from ...errors import LimitError
 from .._deadline import UNSET as _UNSET
 from .budget import _ACTIVE, Budget, _Ambient, _Counted, _CountedSized, _monotonic, _stop, _too_long, active_budget
-from .values import _check_percent, _text, check_value
+from .costs import (
+    CHAR,
+    COPY,
+    OBJECT,
+    PYTHON,
+    _replace_size,
+    call_text_method,
+    charge_cost,
+    check_compare,
+    check_container_method,
+    check_number_method,
+    check_text_method,
+    int_from_text,
+    round_digits,
+    sort_cost,
+    too_costly,
+    weight,
+)
+from .values import PRINT, _check_percent, _text, check_value
 
 # -- str methods called from templates --------------------------------------------
 
@@ -35,43 +54,59 @@ _AMPLIFYING = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "rep
 
 
 def _check_str_method(name: str, text: str, args: tuple, kwargs: dict, budget: Budget) -> tuple:
-    """Check a str method that can amplify; returns ``args`` (``join`` gets a list)."""
-    limits = budget.limits
-    size = 0
-    if name in ("center", "ljust", "rjust", "zfill"):
-        width = args[0] if args else kwargs.get("width", 0)
-        if isinstance(width, int):
-            size = width
-    elif name == "expandtabs":
-        tabsize = args[0] if args else kwargs.get("tabsize", 8)
-        if isinstance(tabsize, int):
-            size = len(text) + text.count("\t") * tabsize
-    elif name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
-        if (len(text) + 1) * (len(args[1]) + 1) > limits.max_string:  # else it cannot be too long
-            size = _replace_size(text, args[0], args[1], args[2] if len(args) > 2 else kwargs.get("count", -1))
-    elif name == "join" and args:
-        items = args[0]
-        if not isinstance(items, (list, tuple, str)):
-            items = list(items)
-            if len(items) > limits.max_items:
-                raise _too_long(f"str.{name}", len(items), "max_items", limits)
-            args = (items,) + args[1:]
-        size = len(text) * max(len(items) - 1, 0)
-        if size <= limits.max_string:
-            size += sum(len(i) for i in items if isinstance(i, str))
-    elif name == "translate" and args and isinstance(args[0], Mapping):
-        longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
-        size = len(text) * longest
-    if size > limits.max_string:
-        raise _too_long(f"str.{name}", size, "max_string", limits)
+    """Check a str method before it runs (costs.check_text_method); returns ``args``
+    (``join`` gets a list)."""
+    return check_text_method(name, text, args, kwargs, budget)
+
+
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+_CONTAINER_TYPES = (list, tuple, dict) + _VIEWS
+
+
+def call_method(context: Any, obj: Any, args: tuple, kwargs: dict, budget: Budget) -> Any:
+    """``obj(*args, **kwargs)`` as Jinja's ``Context.call`` makes it, a method of a value
+    sized before it runs (costs.py): a method of a text (``str``, ``bytes``, Markup), of a
+    number, of a list, tuple or mapping, or of one of their classes reached from a value
+    (``(0).from_bytes``, ``''.maketrans``, ``{}.fromkeys``). Methods those types do not
+    know are refused; other callables (macros, the profile's globals, the sandbox's own
+    objects) are called as before."""
+    kind = type(obj)
+    if kind is types.BuiltinMethodType or kind is types.MethodType:
+        receiver = obj.__self__
+        name = obj.__name__
+        if isinstance(receiver, type):  # a class method, reached from a value
+            for base, empty in _CLASS_RECEIVERS:
+                if issubclass(receiver, base):
+                    receiver = empty
+                    break
+            else:
+                return context.call(obj, *args, **kwargs)
+        if isinstance(receiver, (str, bytes)):
+            kwargs.pop("_loop_vars", None)
+            kwargs.pop("_block_vars", None)
+            return call_text_method(obj, name, receiver, args, kwargs, budget)
+        if isinstance(receiver, (int, float)):
+            check_number_method(name, receiver, args, kwargs, budget)
+        elif isinstance(receiver, _CONTAINER_TYPES):
+            args = check_container_method(name, receiver, args, kwargs, budget)
+    return context.call(obj, *args, **kwargs)
+
+
+_CLASS_RECEIVERS = ((str, ""), (bytes, b""), (bool, False), (int, 0), (float, 0.0), (dict, {}), (list, []))
+
+
+def check_method_call(receiver: Any, name: str, args: tuple, kwargs: dict, budget: Budget) -> tuple:
+    """What :func:`call_method` checks before ``receiver.name(*args, **kwargs)``, for a
+    receiver of a plain type (or such a type itself); returns the arguments."""
+    if isinstance(receiver, type):
+        receiver = next((empty for base, empty in _CLASS_RECEIVERS if issubclass(receiver, base)), None)
+    if isinstance(receiver, (str, bytes)):
+        return check_text_method(name, receiver, args, kwargs, budget)
+    if isinstance(receiver, (int, float)):
+        check_number_method(name, receiver, args, kwargs, budget)
+    elif isinstance(receiver, _CONTAINER_TYPES):
+        return check_container_method(name, receiver, args, kwargs, budget)
     return args
-
-
-def _replace_size(text: str, old: str, new: str, count: Any) -> int:
-    found = len(text) + 1 if not old else text.count(old)
-    if isinstance(count, int) and count >= 0:
-        found = min(found, count)
-    return len(text) + found * (len(new) - len(old))
 
 
 # -- filters ------------------------------------------------------------------------
@@ -128,7 +163,36 @@ _ITERATING_FILTERS = frozenset(
     }
 )
 # Filters that work character by character in Python: input bounded by max_filter_input.
-_SLOW_FILTERS = frozenset({"wordwrap", "urlize", "pprint", "title", "striptags", "regex_replace"})
+_SLOW_FILTERS = frozenset({"wordwrap", "urlize", "pprint", "title", "striptags", "regex_replace", "urlencode"})
+
+# Steps (max_op_cost) per character of text a filter takes (Python code per character or
+# word, a regular expression per character, a C loop with a table lookup).
+_TEXT_COST = {
+    "wordwrap": 400,
+    "urlize": 800,
+    "title": 60,
+    "striptags": 400,
+    "wordcount": 150,
+    "urlencode": 80,
+    "regex_replace": 8,
+    "pprint": 4,
+    "capitalize": CHAR,
+    "upper": CHAR,
+    "lower": CHAR,
+    "xmlattr": 8,
+}
+# Steps per item of the list or mapping a filter takes (Python code per item; sorting).
+_ITEM_COST = {
+    "max": PYTHON,
+    "min": PYTHON,
+    "xmlattr": 2000,
+    "pprint": 1500,
+    "urlencode": 500,
+    "most_frequent": PYTHON,
+}
+_SORTING = frozenset({"sort", "dictsort", "groupby"})
+_JSON = frozenset({"tojson", "ps-hf-tojson"})
+_ESCAPES = {"&": 4, "<": 3, ">": 3, "'": 4, '"': 4}  # markupsafe: '&amp;', '&lt;', '&#39;'...
 
 
 def _int_arg(args: tuple, kwargs: dict, position: int, name: str, default: Any) -> Any:
@@ -137,21 +201,37 @@ def _int_arg(args: tuple, kwargs: dict, position: int, name: str, default: Any) 
     return kwargs.get(name, default)
 
 
-def _pre_filter(name: str, args: tuple, kwargs: dict, budget: Budget) -> None:
+def _param(args: tuple, kwargs: dict, params: tuple[str, ...], name: str, default: Any = None) -> Any:
+    """The argument ``name`` of a filter, given by keyword or by position (``params``: the
+    filter's parameter names, the filtered value first)."""
+    if name in kwargs:
+        return kwargs[name]
+    try:
+        position = params.index(name)
+    except ValueError:
+        return default
+    return args[position] if len(args) > position else default
+
+
+def _pre_filter(name: str, args: tuple, kwargs: dict, budget: Budget, params: tuple[str, ...] = ()) -> None:
     """Checks before filter ``name`` runs; ``args[0]`` is the filtered value."""
     limits = budget.limits
     value = args[0] if args else None
+    size = None  # the value's text size, when measured
     if name in _TEXT_FILTERS and not isinstance(value, str):
-        check_value(value, budget, limit=limits.max_string)
+        size = check_value(value, budget, limit=limits.max_string, what=f"filter {name!r}")
     if name in _SLOW_FILTERS:
-        size = len(value) if isinstance(value, str) else check_value(value, budget, limit=limits.max_filter_input)
-        if name == "regex_replace":
-            size += sum(len(a) for a in args[1:3] if isinstance(a, str))
-        if size > limits.max_filter_input:
+        if isinstance(value, str):
+            size = len(value)
+        else:
+            per_item = _ITEM_COST.get(name, PRINT)
+            size = check_value(value, budget, limit=limits.max_filter_input, per_item=per_item, what=f"filter {name!r}")
+        total = size + (sum(len(a) for a in args[1:3] if isinstance(a, str)) if name == "regex_replace" else 0)
+        if total > limits.max_filter_input:
             raise _stop(
                 "max_filter_input",
                 limits,
-                f"filter {name!r} got {size:,} characters of input (more than {limits.max_filter_input:,})",
+                f"filter {name!r} got {total:,} characters of input (more than {limits.max_filter_input:,})",
             )
     for key in ("indent", "width"):  # json.dumps(indent=...) in custom tojson filters, and the like
         extra = kwargs.get(key)
@@ -163,6 +243,12 @@ def _pre_filter(name: str, args: tuple, kwargs: dict, budget: Budget) -> None:
                 "max_items", limits, f"filter {name!r} got {len(value):,} items (more than {limits.max_items:,})"
             )
     text = value if isinstance(value, str) else None
+    per_char = _TEXT_COST.get(name)
+    if per_char:
+        n = len(text) if text is not None else size or 0
+        if name in ("upper", "lower") and text is not None and text.isascii():
+            per_char = COPY
+        charge_cost(f"filter {name!r}", n * per_char, budget)
     if name == "center":
         width = _int_arg(args, kwargs, 1, "width", 80)
         if isinstance(width, int) and width > limits.max_string:
@@ -170,16 +256,13 @@ def _pre_filter(name: str, args: tuple, kwargs: dict, budget: Budget) -> None:
     elif name == "indent" and text is not None:
         width = _int_arg(args, kwargs, 1, "width", 4)
         prefix = len(width) if isinstance(width, str) else width if isinstance(width, int) else 0
-        size = len(text) + (text.count("\n") + 1) * max(prefix, 0)
+        lines = text.count("\n") + 1
+        size = len(text) + lines * max(prefix, 0)
         if size > limits.max_string:
             raise _too_long("filter 'indent'", size, "max_string", limits)
+        charge_cost("filter 'indent'", size + lines * OBJECT, budget)
     elif name == "wordwrap" and text is not None:
-        width = _int_arg(args, kwargs, 1, "width", 79)
-        wrap = _int_arg(args, kwargs, 3, "wrapstring", None)
-        lines = len(text) // max(width if isinstance(width, int) else 1, 1) + text.count("\n") + 1
-        size = len(text) + lines * (len(wrap) if isinstance(wrap, str) else 1)
-        if size > limits.max_string:
-            raise _too_long("filter 'wordwrap'", size, "max_string", limits)
+        _wordwrap(text, args, kwargs, budget)
     elif name == "replace" and text is not None:
         old, new = _int_arg(args, kwargs, 1, "old", None), _int_arg(args, kwargs, 2, "new", None)
         if isinstance(old, str) and isinstance(new, str):
@@ -192,8 +275,107 @@ def _pre_filter(name: str, args: tuple, kwargs: dict, budget: Budget) -> None:
         count = _int_arg(args, kwargs, 1, "linecount" if name == "batch" else "slices", 0)
         if isinstance(count, int) and count > limits.max_items:
             raise _too_long(f"filter {name!r}", count, "max_items", limits)
-    elif name == "tojson":
-        check_value(value, budget, limit=limits.max_string)
+    elif name in _JSON:
+        _json(name, value, args, kwargs, params, budget)
+    elif name in ("e", "escape", "forceescape") and text is not None:
+        if len(text) * 6 > limits.max_string:
+            size = len(text) + sum(text.count(c) * extra for c, extra in _ESCAPES.items())
+            if size > limits.max_string:
+                raise _too_long(f"filter {name!r}", size, "max_string", limits)
+    elif name == "trim" and text is not None:
+        chars = _int_arg(args, kwargs, 1, "chars", None)
+        if isinstance(chars, str):
+            charge_cost("filter 'trim'", len(text) + len(text) * len(chars) // 32, budget)
+    elif name == "int":
+        int_from_text(value, _int_arg(args, kwargs, 2, "base", 10), budget)
+    elif name == "round":
+        precision, method = _int_arg(args, kwargs, 1, "precision", 0), _int_arg(args, kwargs, 2, "method", None)
+        round_digits(value, precision, method, budget)
+    elif name == "list" and text is not None and not text.isascii():
+        charge_cost("filter 'list'", len(text) * OBJECT, budget)  # a new string for every character
+    elif hasattr(value, "__len__") and not isinstance(value, (str, Undefined)):
+        n = len(value)
+        if name in _SORTING:
+            cost = sort_cost(n, True) + (n * PYTHON if name == "groupby" else 0)
+            charge_cost(f"filter {name!r}", cost, budget)
+            # each item is compared about log2(n) times, a text character by character
+            charge_cost(f"filter {name!r}", cost + weight(value, limits.max_op_cost) * n.bit_length(), budget)
+        elif name in _ITEM_COST and name not in _SLOW_FILTERS:
+            cost = n * _ITEM_COST[name]
+            charge_cost(f"filter {name!r}", cost, budget)
+            if name in ("max", "min"):
+                charge_cost(f"filter {name!r}", cost + weight(value, limits.max_op_cost), budget)
+        elif name == "sum" and _int_arg(args, kwargs, 1, "attribute", None) is not None:
+            charge_cost("filter 'sum'", n * PYTHON, budget)
+
+
+def _wordwrap(text: str, args: tuple, kwargs: dict, budget: Budget) -> None:
+    """``wordwrap``: the text it builds, and its cost: Python's textwrap handles each word
+    in Python, and cuts a word longer than the width one line at a time, copying what is
+    left of it each time (a word of ``L`` characters costs ``L * L / (2 * width)``)."""
+    limits = budget.limits
+    width = _int_arg(args, kwargs, 1, "width", 79)
+    width = width if isinstance(width, int) and width > 0 else 1
+    wrap = _int_arg(args, kwargs, 3, "wrapstring", None)
+    n = len(text)
+    lines = n // width + text.count("\n") + 1
+    size = n + lines * (len(wrap) if isinstance(wrap, str) else 1)
+    if size > limits.max_string:
+        raise _too_long("filter 'wordwrap'", size, "max_string", limits)
+    cost = n * _TEXT_COST["wordwrap"] + lines * OBJECT
+    if cost > limits.max_op_cost:
+        raise too_costly("filter 'wordwrap'", cost, budget)
+    if _int_arg(args, kwargs, 2, "break_long_words", True) and n * n // (2 * width) > limits.max_op_cost - cost:
+        for match in re.finditer(r"\S{%d,}" % (width + 1), text):
+            length = match.end() - match.start()
+            cost += length * length // (2 * width)
+            if cost > limits.max_op_cost:
+                raise too_costly("filter 'wordwrap'", cost, budget)
+
+
+def _json_shape(value: Any, cap: int) -> tuple[int, int]:
+    """``(items, depth)`` of a value: the items of its lists and mappings, and the sum of
+    their depths (what indentation writes), counted up to ``cap`` items."""
+    items = depths = 0
+    stack = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack and items <= cap:
+        item, depth = pop()
+        if isinstance(item, Mapping):
+            items += len(item)
+            depths += len(item) * depth + depth
+            if items > cap:
+                break
+            for sub in item.values():
+                if isinstance(sub, (Mapping, list, tuple)):
+                    push((sub, depth + 1))
+        elif isinstance(item, (list, tuple)):
+            items += len(item)
+            depths += len(item) * depth + depth
+            if items > cap:
+                break
+            for sub in item:
+                if isinstance(sub, (Mapping, list, tuple)):
+                    push((sub, depth + 1))
+    return items, depths
+
+
+def _json(name: str, value: Any, args: tuple, kwargs: dict, params: tuple[str, ...], budget: Budget) -> None:
+    """``tojson``: the value's text, the indentation of every line, the separators between
+    items, whatever form the arguments take (``tojson(4)``, ``tojson(indent='  ')``)."""
+    limits = budget.limits
+    indent = _param(args, kwargs, params, "indent")
+    separators = _param(args, kwargs, params, "separators")
+    indent_size = len(indent) if isinstance(indent, str) else indent if type(indent) is int and indent > 0 else 0
+    per_item = 2000 if indent is not None else 200  # json's Python encoder when indenting, else its C one
+    items, depths = _json_shape(value, limits.max_op_cost // per_item + 1)  # first: it stops early
+    charge_cost(f"filter {name!r}", items * per_item, budget)
+    size = check_value(value, budget, limit=limits.max_string, per_item=0, what=f"filter {name!r}")
+    size += 2 * depths * indent_size + items
+    if isinstance(separators, (list, tuple)):
+        size += items * sum(len(part) for part in separators if isinstance(part, str))
+    if size > limits.max_string:
+        raise _too_long(f"filter {name!r}", size, "max_string", limits)
 
 
 def _post_filter(name: str, result: Any, budget: Budget) -> None:
@@ -224,10 +406,27 @@ _PRE_CHECKED = (
     _TEXT_FILTERS
     | _SLOW_FILTERS
     | _ITERATING_FILTERS
-    | {"center", "indent", "wordwrap", "replace", "format", "batch", "slice", "tojson"}
+    | set(_TEXT_COST)
+    | set(_ITEM_COST)
+    | _JSON
+    | {"center", "indent", "wordwrap", "replace", "format", "batch", "slice", "int", "round", "sum"}
 )
-# ...of which these only check that a value that is not a string may become text.
-_TEXT_ONLY = _TEXT_FILTERS - _SLOW_FILTERS - _ITERATING_FILTERS - {"center", "indent", "wordwrap", "replace", "format"}
+# ...of which these check nothing else for a string of at most _CHEAP_TEXT characters given
+# alone (their cost per character is at most CHAR, their text at most six times as long).
+_TEXT_ONLY = frozenset(
+    {"capitalize", "e", "escape", "forceescape", "lower", "safe", "string", "trim", "truncate", "upper"}
+)
+_CHEAP_TEXT = 1 << 16
+
+
+def _parameters(func: Any, skip: int) -> tuple[str, ...]:
+    """A filter's parameter names, its value first."""
+    import inspect
+
+    try:
+        return tuple(inspect.signature(func).parameters)[skip:]
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+        return ()
 
 
 def _guard_filter(name: str, func: Any) -> Any:
@@ -236,14 +435,22 @@ def _guard_filter(name: str, func: Any) -> Any:
     skip = 1 if _PassArg.from_obj(func) is not None else 0
     checked = name in _PRE_CHECKED
     text_only = name in _TEXT_ONLY
+    params = _parameters(func, skip)
+    alone = skip + 1
 
     @functools.wraps(func)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         budget = _ACTIVE.get() or active_budget()
         if budget.due:
             budget.tick()
-        if kwargs or (checked and not (text_only and len(args) > skip and type(args[skip]) is str)):
-            _pre_filter(name, args[skip:], kwargs, budget)
+        if kwargs or (
+            checked
+            and not (text_only and len(args) == alone and type(args[skip]) is str and len(args[skip]) <= _CHEAP_TEXT)
+        ):
+            _pre_filter(name, args[skip:], kwargs, budget, params)
+            if len(args) > skip and _lazy(args[skip]) and not isinstance(args[skip], _Counted):
+                # An iterator no loop counts (zip(...)): its items count as loop iterations.
+                args = (*args[:skip], _Counted(args[skip], budget, 0), *args[skip + 1 :])
         result = func(*args, **kwargs)
         if type(result) is str:
             budget.work += len(result)
@@ -259,6 +466,9 @@ def _guard_filter(name: str, func: Any) -> Any:
     return guarded
 
 
+_JOIN_ITEM = 150  # steps per item joined (its text checked, then appended, in Python)
+
+
 @pass_eval_context
 def _join(eval_ctx: Any, value: Any, d: Any = "", attribute: Any = None) -> str:
     """``join`` that sizes the result before building it (no autoescape here)."""
@@ -271,6 +481,9 @@ def _join(eval_ctx: Any, value: Any, d: Any = "", attribute: Any = None) -> str:
     if isinstance(value, Undefined):
         value = list(value)
     sep = _text(d, budget)
+    # Python code per item: sized from the length up front, counted as it goes otherwise.
+    if hasattr(value, "__len__") and not isinstance(value, str):
+        charge_cost("filter 'join'", len(value) * _JOIN_ITEM, budget)
     parts: list[str] = []
     size = 0
     for item in value:
@@ -282,6 +495,7 @@ def _join(eval_ctx: Any, value: Any, d: Any = "", attribute: Any = None) -> str:
         if not len(parts) & 4095:
             if len(parts) > limits.max_items:
                 raise _too_long("filter 'join'", len(parts), "max_items", limits)
+            charge_cost("filter 'join'", len(parts) * _JOIN_ITEM, budget)
             budget.tick()
     budget.charge(size)
     return sep.join(parts)
@@ -479,6 +693,26 @@ def binop_value(environment: Any, operator: str, left: Any, right: Any, pending:
             pending -= len(left) + len(right)
         (_ACTIVE.get() or active_budget()).charge(pending)
     return environment.call_binop(None, operator, left, right)
+
+
+_COMPARISONS = {
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "lteq": operator.le,
+    "gt": operator.gt,
+    "gteq": operator.ge,
+    "in": lambda a, b: a in b,
+    "notin": lambda a, b: a not in b,
+}
+
+
+def compare_values(operands: tuple, op: str) -> bool:
+    """``operands[0] op operands[1]`` (``ps-compare``: a comparison with no constant side),
+    sized first (costs.check_compare)."""
+    left, right = operands
+    check_compare(op, left, right, _ACTIVE.get() or active_budget())
+    return _COMPARISONS[op](left, right)
 
 
 def _range(*args: Any) -> range:

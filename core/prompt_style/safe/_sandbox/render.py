@@ -14,6 +14,7 @@ from .. import _deadline
 from ..clock import fixed_time
 from ..limits import _SCOPE, JinjaLimits, jinja_limits
 from ..limits import _cache as _DEFAULT_LIMITS
+from ..plain import PLAIN_SCALARS, plain_fields
 from .budget import _ACTIVE, _ACTIVE_RESET, _ACTIVE_SET, _SPARE_APPEND, _stop, _take_budget, _too_long, active_budget
 from .values import _fail_undefined, check_value
 
@@ -98,6 +99,7 @@ def render_template(
     *,
     name: str | None = None,
     now: Any = None,
+    record: bool = False,
 ) -> str:
     budget = _take_budget(limits or _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits(), now)
     token = _ACTIVE_SET(budget)
@@ -105,13 +107,21 @@ def render_template(
     if _deadline._kick:
         _deadline.register(budget)
     try:
-        out = []
+        out: list[str] = []
         size = 0
         max_output = budget.limits.max_output
-        for chunk in template.root_render_func(_new_context(template, context)):
+        # The output's pieces are joined every _COMPACT characters: ten million loop
+        # iterations printing a character each would otherwise keep ten million small
+        # strings (half a gigabyte). One comparison per piece, as before.
+        check = max_output if max_output < _COMPACT else _COMPACT
+        for chunk in template.root_render_func(_new_context(template, context, record)):
             size += len(chunk)
-            if size > max_output:
-                raise _stop("max_output", budget.limits, f"the output would be longer than {max_output:,} characters")
+            if size > check:
+                if size > max_output:
+                    limit = max_output
+                    raise _stop("max_output", budget.limits, f"the output would be longer than {limit:,} characters")
+                out = ["".join(out)]
+                check = min(max_output, size + _COMPACT)
             out.append(chunk)
         if budget.due:
             budget.tick()
@@ -151,8 +161,42 @@ _Context = jinja2.runtime.Context
 _EvalContext = nodes.EvalContext
 
 
-def _new_context(template: Any, variables: Mapping[str, Any]) -> Any:
-    """``template.new_context(variables)``, faster for templates without blocks."""
+_CONTAINERS = frozenset({list, tuple, dict})
+_COMPACT = 1 << 18
+
+
+def _plain(template: Any, variables: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``variables`` with the values the template refers to as plain data (safe/plain.py):
+    for a plain record, the types of those values (and of the items of its lists) are
+    looked at in one pass of C each, and the record is used as it is."""
+    if not isinstance(variables, Mapping):
+        return variables  # not a record: the render says what is wrong, as it always did
+    names = template.__dict__.get("ps_names")
+    if names is None:
+        names = tuple(variables)
+    get = variables.get
+    kinds = set(map(type, map(get, names)))
+    if kinds <= PLAIN_SCALARS:
+        return variables
+    if kinds - PLAIN_SCALARS <= _CONTAINERS:
+        for value in map(get, names):
+            kind = type(value)
+            if kind is list or kind is tuple:
+                if not set(map(type, value)) <= PLAIN_SCALARS:
+                    break
+            elif kind is dict:
+                if not (set(map(type, value.values())) <= PLAIN_SCALARS and set(map(type, value)) <= PLAIN_SCALARS):
+                    break
+        else:
+            return variables
+    return plain_fields(variables, names)
+
+
+def _new_context(template: Any, variables: Mapping[str, Any], record: bool = False) -> Any:
+    """``template.new_context(variables)``, faster for templates without blocks (for a
+    record, the values it refers to as plain data first)."""
+    if record:
+        variables = _plain(template, variables)
     parts = template.__dict__.get("_ps_context_parts")
     if parts is None:
         if not _CONTEXT_FIELDS_OK or template.blocks or type(template.globals) is not dict:
@@ -187,6 +231,7 @@ def evaluate_expression(
     *,
     name: str | None = None,
     now: Any = None,
+    record: bool = False,
 ) -> Any:
     budget = _take_budget(limits or _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits(), now)
     token = _ACTIVE_SET(budget)
@@ -195,7 +240,7 @@ def evaluate_expression(
         _deadline.register(budget)
     try:
         compiled = template.template if type(template) is CompiledExpression else template
-        ctx = _new_context(compiled, context)
+        ctx = _new_context(compiled, context, record)
         for _ in compiled.root_render_func(ctx):
             pass
         value = ctx.vars["result"]

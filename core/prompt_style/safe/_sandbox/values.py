@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import types
 from collections.abc import Mapping
 from typing import Any
@@ -14,6 +15,7 @@ from jinja2.utils import Cycler, Joiner, Namespace, pass_eval_context
 
 from ...errors import SandboxError
 from .budget import _ACTIVE, Budget, _Counted, _stop, _too_long, active_budget
+from .costs import division, too_costly
 
 # -- values turned into text ------------------------------------------------------
 
@@ -66,17 +68,24 @@ def _fail_undefined(value: Undefined) -> None:
 
 
 _OUTPUT = -1
+PRINT = 150
+"""Steps (``max_op_cost``) per item of a list or mapping turned into text: its check here,
+then ``str()`` (see costs.py; jinja_compiler's ``printed_size_bound`` counts the same)."""
 
 
-def check_value(value: Any, budget: Budget | None = None, *, limit: int | None = _OUTPUT) -> int:
+def check_value(
+    value: Any, budget: Budget | None = None, *, limit: int | None = _OUTPUT, per_item: int = PRINT, what: str = ""
+) -> int:
     """Check that ``value`` may be turned into text: no function, class or Jinja
     internal object anywhere in it, no ``StrictUndefined`` inside a container,
     nesting and (unless ``limit`` is ``None``) size within budget: ``limit``
-    characters, ``max_output`` by default. Returns an upper bound of its text length.
+    characters, ``max_output`` by default, and ``per_item`` steps of ``max_op_cost``
+    per item of every list or mapping in it. Returns an upper bound of its text length.
 
     :raises SandboxError: for a value that would leak Python internals.
     :raises jinja2.UndefinedError: for a missing name inside a container.
-    :raises LimitError: for a value whose text would be too long or too deep.
+    :raises LimitError: for a value whose text would be too long, too deep, or too
+        costly to make.
     """
     budget = budget or active_budget()
     limits = budget.limits
@@ -85,6 +94,9 @@ def check_value(value: Any, budget: Budget | None = None, *, limit: int | None =
         limit = limits.max_output
     elif limit is None:
         limit = 1 << 62
+        per_item = 0
+    items = 0
+    item_cap = limits.max_op_cost // per_item if per_item else 1 << 62
     size = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
     pop, push = stack.pop, stack.append
@@ -110,8 +122,11 @@ def check_value(value: Any, budget: Budget | None = None, *, limit: int | None =
                 size += 24
                 continue
             size += 2 + 2 * len(item)
+            items += len(item)
             if size > limit:
                 break
+            if items > item_cap:
+                raise too_costly(what or "turning a value into text", items * per_item, budget)
             if isinstance(item, Mapping):
                 for key, val in item.items():
                     push((key, depth + 1))
@@ -202,12 +217,15 @@ def print_value(eval_ctx: Any, value: Any, pending: int = 0, counted: bool = Tru
 # -- format strings ---------------------------------------------------------------
 
 _PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?([a-zA-Z%])")
-_FORMAT_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d+)?[_,]?(?:\.(\d+))?[a-zA-Z%]?")
+_FORMAT_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d+)?[_,]?(?:\.(\d+))?[a-zA-Z%]?", re.DOTALL)
+_DIGITS = re.compile(r"\d+")
 
 
-def _check_percent(fmt: str, args: Any, budget: Budget, what: str) -> None:
+def _check_percent(fmt: str | bytes, args: Any, budget: Budget, what: str) -> None:
     """``fmt % args`` within budget: widths, precisions and the values' text."""
     limits = budget.limits
+    if isinstance(fmt, bytes):
+        fmt = fmt.decode("latin-1")  # the specs are ASCII
     total = len(fmt)
     star = False
     for match in _PERCENT_SPEC.finditer(fmt):
@@ -229,14 +247,17 @@ def _check_percent(fmt: str, args: Any, budget: Budget, what: str) -> None:
 
 
 def _check_spec(spec: str, budget: Budget) -> int:
-    match = _FORMAT_SPEC.fullmatch(spec) if spec else None
+    """The characters a format spec may add (its width and precision): any fill character,
+    a newline too; a spec the pattern does not know counts every number in it."""
+    if not spec:
+        return 0
+    match = _FORMAT_SPEC.fullmatch(spec)
+    numbers = [n for n in match.groups() if n] if match else _DIGITS.findall(spec)
     extra = 0
-    if match:
-        for number in match.groups():
-            if number:
-                if len(number) > 9 or int(number) > budget.limits.max_string:
-                    raise _too_long(f"format spec {spec[:20]!r}", int(number[:12]), "max_string", budget.limits)
-                extra += int(number)
+    for number in numbers:
+        if len(number) > 9 or int(number) > budget.limits.max_string:
+            raise _too_long(f"format spec {spec[:20]!r}", int(number[:12]), "max_string", budget.limits)
+        extra += int(number)
     return extra
 
 
@@ -264,7 +285,14 @@ class GuardedFormatter(SandboxedFormatter):
 
 # -- operators --------------------------------------------------------------------
 
-_SIZED = (str, list, tuple)
+_SIZED = (str, bytes, list, tuple)
+_TEXT = (str, bytes)
+_EMPTY_SIZE = sys.getsizeof("")
+
+
+def _width(text: str) -> int:
+    """Bytes a character of ``text`` takes in memory: 1, 2 or 4."""
+    return max(1, min(4, (sys.getsizeof(text) - _EMPTY_SIZE) // max(len(text), 1)))
 
 
 def _check_binop(operator: str, left: Any, right: Any, budget: Budget) -> None:
@@ -272,19 +300,21 @@ def _check_binop(operator: str, left: Any, right: Any, budget: Budget) -> None:
     if operator == "+":
         if isinstance(left, _SIZED) and isinstance(right, _SIZED):
             size = len(left) + len(right)
-            limit = "max_string" if isinstance(left, str) else "max_items"
+            limit = "max_string" if isinstance(left, _TEXT) else "max_items"
             if size > getattr(limits, limit):
-                raise _too_long("'+'", size, limit, limits)
+                raise _too_long("'+'", size, limit, limits, "bytes" if isinstance(left, bytes) else "")
             budget.charge(size)
     elif operator == "*":
         seq, times = (left, right) if isinstance(left, _SIZED) else (right, left)
         if isinstance(seq, _SIZED) and isinstance(times, int):
             size = len(seq) * times
-            limit = "max_string" if isinstance(seq, str) else "max_items"
+            limit = "max_string" if isinstance(seq, _TEXT) else "max_items"
             if size > getattr(limits, limit):
-                raise _too_long("'*'", size, limit, limits)
-            budget.charge(max(size, 0))
-        elif type(left) is int and type(right) is int:
+                raise _too_long("'*'", size, limit, limits, "bytes" if isinstance(seq, bytes) else "")
+            # max_work counts a repeated text by its bytes in memory (up to 4 a character):
+            # '*' is the cheapest way to build large wide text.
+            budget.charge(max(size, 0) * (_width(seq) if size > 1 << 16 and type(seq) is str else 1))
+        elif isinstance(left, int) and isinstance(right, int):
             bits = left.bit_length() + right.bit_length()
             if bits > limits.max_int_bits:
                 raise _stop("max_int_bits", limits, f"'*' would build an integer of about {bits:,} bits")
@@ -294,5 +324,10 @@ def _check_binop(operator: str, left: Any, right: Any, budget: Budget) -> None:
             if bits > limits.max_int_bits:
                 raise _stop("max_int_bits", limits, f"'**' would build an integer of at least {bits:,} bits")
     elif operator == "%":
-        if isinstance(left, str):
+        if isinstance(left, _TEXT):
             _check_percent(left, right, budget, "'%'")
+        elif isinstance(left, int) and isinstance(right, int):
+            division("'%'", left, right, budget)
+    elif operator == "//":
+        if isinstance(left, int) and isinstance(right, int):
+            division("'//'", left, right, budget)

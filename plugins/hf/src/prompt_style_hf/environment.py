@@ -29,6 +29,7 @@ from jinja2.ext import Extension
 from jinja2.utils import Namespace
 
 from prompt_style import JinjaProfile
+from prompt_style.safe import check_method_call
 
 from . import tool_cache
 from .json_indent import dumps
@@ -125,6 +126,8 @@ class TemplateDict:
         return dict(*args, **kwargs)
 
     def fromkeys(self, *args: Any, **kwargs: Any) -> dict:
+        # Sized as the sandbox sizes {}.fromkeys (its items against max_items and max_op_cost).
+        args = check_method_call({}, "fromkeys", args, kwargs)
         return dict.fromkeys(*args, **kwargs)
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prompt_style import OptionError
+from prompt_style import OptionError, PromptStyleError, read_text_file
 
 __all__ = [
     "SPECIAL_TOKENS",
@@ -63,19 +63,22 @@ def _error(path: Path | str, message: str, hint: str | None = None) -> OptionErr
 
 
 def _read_text(path: Path) -> str:
+    # A regular file only, of a bounded size: never a FIFO or a device (waited on forever).
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _error(path, f"cannot read the chat template file ({exc.__class__.__name__})") from None
+        return read_text_file(path, what="chat template file")
+    except PromptStyleError as exc:
+        raise _error(path, f"cannot read the chat template file ({exc.message})") from None
 
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_text_file(path, what="file"))
     except json.JSONDecodeError as exc:
         raise _error(path, f"not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _error(path, f"cannot read ({exc.__class__.__name__})") from None
+    except PromptStyleError as exc:
+        raise _error(path, f"cannot read ({exc.message})") from None
+    except RecursionError:
+        raise _error(path, "not valid JSON (nested too deeply)") from None
 
 
 def _token_text(value: Any, name: str, path: Path) -> str | None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from tokenizers import AddedToken, Tokenizer, processors
 
-from prompt_style import TokenizerError
+from prompt_style import PromptStyleError, TokenizerError, read_text_file
 
 __all__ = ["Backend", "read_json", "token_text", "NAMED_SPECIAL_TOKENS"]
 
@@ -26,9 +26,9 @@ NAMED_SPECIAL_TOKENS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad
 
 def read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TokenizerError(f"cannot read {path}: {exc}") from None
+        data = json.loads(read_text_file(path, what="file", max_bytes=1 << 30, error=TokenizerError))
+    except PromptStyleError as exc:
+        raise TokenizerError(f"cannot read {path}: {exc.message}") from None
     except json.JSONDecodeError as exc:
         raise TokenizerError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
     if not isinstance(data, dict):

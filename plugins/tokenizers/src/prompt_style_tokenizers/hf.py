@@ -31,7 +31,7 @@ from typing import Any
 from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers
 from tokenizers.models import BPE
 
-from prompt_style import OptionError, TokenizerError
+from prompt_style import OptionError, TokenizerError, read_text_file
 
 from .backend import (
     Backend,
@@ -163,7 +163,7 @@ def load_tokenizer_json(file: Path, folder: Path | None, options: Mapping[str, A
             hint = "a tekken.json: load it with transformers and save_pretrained() to get a tokenizer.json"
         raise TokenizerError(f"{file} is not a tokenizers file (it has no 'model')", hint=hint)
     try:
-        backend = Tokenizer.from_str(file.read_text(encoding="utf-8"))
+        backend = Tokenizer.from_str(read_text_file(file, what="tokenizer file", max_bytes=1 << 30))
     except Exception as exc:
         raise TokenizerError(f"the tokenizers library cannot read {file}: {exc}") from None
     cls = options.get("tokenizer_class", config.get("tokenizer_class"))

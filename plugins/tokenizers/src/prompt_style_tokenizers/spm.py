@@ -29,7 +29,7 @@ from typing import Any
 from tokenizers import AddedToken, Tokenizer, decoders, pre_tokenizers
 from tokenizers.models import BPE
 
-from prompt_style import TokenizerError
+from prompt_style import PromptStyleError, TokenizerError, read_bytes_file
 
 from .backend import (
     Backend,
@@ -239,9 +239,10 @@ def load_sentencepiece(path: Path, options: Mapping[str, Any]) -> Backend:
     file = path / "tokenizer.model" if path.is_dir() else path
     folder = path if path.is_dir() else (path.parent if (path.parent / "tokenizer_config.json").is_file() else None)
     try:
-        model = read_model(file.read_bytes())
-    except OSError as exc:
-        raise TokenizerError(f"cannot read {file}: {exc}") from None
+        # A regular file only (never a FIFO or a device), of at most 1 GiB.
+        model = read_model(read_bytes_file(file, what="SentencePiece model", max_bytes=1 << 30, error=TokenizerError))
+    except PromptStyleError as exc:
+        raise TokenizerError(f"cannot read {file}: {exc.message}") from None
     except (ValueError, UnicodeDecodeError, struct.error) as exc:
         raise TokenizerError(f"{file} is not a SentencePiece model ({exc})") from None
     config = read_config(folder)

@@ -532,6 +532,10 @@ class AccessGenerator(CodeGenerator):
             return None
         if not all(isinstance(argument, nodes.Const) for argument in node.args):
             return None
+        if node.node.attr in ("strip", "lstrip", "rstrip") and any(
+            isinstance(argument.value, str) and len(argument.value) > 32 for argument in node.args
+        ):
+            return None  # stripping many characters costs their number per character: sized by the sandbox
         if node.node.attr == "replace":
             # Only a replace that cannot make the text longer.
             values = [argument.value for argument in node.args]

@@ -13,6 +13,7 @@ from prompt_style import safe as _safe
 from .analysis import _const_str, _plus_chain
 
 _RESOLVED_NAME = re.compile(r"l_\d+_\w+")
+_SMALL_DIVISOR = 1 << 64  # `%` by a smaller int is linear in the dividend
 _RESOLVED_KEY = re.compile(r"'[A-Za-z_][A-Za-z_0-9]*'")
 
 
@@ -233,6 +234,8 @@ class InlineBudgetGenerator(CodeGenerator):
             self.visit(node.left, frame)
             self.write(f" % {divisor!r})")
             return
+        if type(divisor) is int and not -_SMALL_DIVISOR < divisor < _SMALL_DIVISOR:
+            divisor = None  # a divisor this large costs a long division: the sandbox sizes it
         if type(divisor) is int and divisor:
             # loop.index0 % 2: only the left operand's type is checked.
             self.write(f"({left} % {divisor!r} if type({left} := ")
@@ -243,7 +246,10 @@ class InlineBudgetGenerator(CodeGenerator):
         self.visit(node.left, frame)
         self.write(f") is int) & (type({right} := ")
         self.visit(node.right, frame)
-        self.write(f") is int) else _ps_binop('%', {left}, {right}))")
+        # Two ints and a divisor below 2**64 (linear in the dividend): anything else, the
+        # sandbox's call_binop (which sizes a long division).
+        bound = _SMALL_DIVISOR
+        self.write(f") is int) and {-bound} < {right} < {bound} else _ps_binop('%', {left}, {right}))")
 
     def _known_int(self, node: nodes.Node, frame: Frame) -> bool:
         """Whether ``node`` is an int whatever the data: an int constant, or a counter of

@@ -16,6 +16,18 @@ from .analysis import _context_callables, _plain_const, _truth_tested
 from .names import _CONTEXT_FIELDS_OK, _FAST_FILTERS, _MACRO_FIELDS_OK, _SELECTION_FILTERS, _SELECTIONS, _STR_FILTERS
 from .runtime import helpers
 
+# The sandbox's names of comparison operators (ps-compare's argument), as Python writes them.
+_COMPARE_OPERATORS = {
+    "eq": "==",
+    "ne": "!=",
+    "lt": "<",
+    "lteq": "<=",
+    "gt": ">",
+    "gteq": ">=",
+    "in": "in",
+    "notin": "not in",
+}
+
 
 class BufferedRootGenerator(CodeGenerator):
     """Jinja's code generator, with a root that returns a list and filters written inline
@@ -159,6 +171,8 @@ class BufferedRootGenerator(CodeGenerator):
             "binop",
             "plus",
             "concat",
+            "compare",
+            "compared",
             "print",
             "str_filter",
             "spill",
@@ -240,6 +254,29 @@ class BufferedRootGenerator(CodeGenerator):
             )
         return True
 
+    def _inline_compare(self, node: nodes.Filter, frame: Frame) -> bool:
+        """``a op b`` (the sandbox's ``ps-compare``) inline when neither operand can make it
+        costly (for ``in``: a container that is not a list or tuple); else the sandbox's
+        ``compare_values``, which sizes it first. The operands are evaluated in order, once."""
+        items = node.node.items if isinstance(node.node, nodes.Tuple) else None
+        if not items or len(items) != 2 or len(node.args) != 1 or not isinstance(node.args[0], nodes.Const):
+            return False
+        op = node.args[0].value
+        python = _COMPARE_OPERATORS.get(op)
+        if python is None:
+            return False
+        left, right = self.temporary_identifier(), self.temporary_identifier()
+        if op in ("in", "notin"):
+            cheap = f"(type({right}) is not list and type({right}) is not tuple)"
+        else:
+            cheap = f"(type({left}) in _ps_compared or type({right}) in _ps_compared)"
+        self.write(f"({left} {python} {right} if (({left} := ")
+        self.visit(items[0], frame)
+        self.write(f"), ({right} := ")
+        self.visit(items[1], frame)
+        self.write(f")) and {cheap} else _ps_compare(({left}, {right}), {op!r}))")
+        return True
+
     def _jinja_filter(self, name: str) -> bool:
         """Whether the environment's filter ``name`` is Jinja's own (or the sandbox's
         guard around it)."""
@@ -249,6 +286,8 @@ class BufferedRootGenerator(CodeGenerator):
     @optimizeconst
     def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
         if node.name == _safe.CONCAT_FILTER and self._inline_concat(node, frame):
+            return
+        if node.name == getattr(_safe, "COMPARE_FILTER", None) and self._inline_compare(node, frame):
             return
         if self._inline_selection(node, frame):
             return

@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from prompt_style import LimitError
 from prompt_style import safe as _safe
-from prompt_style.safe import check_str_call, current_budget
+from prompt_style.safe import CHEAP_TEXT, call_method, check_str_call, current_budget
 
 from ..environment import GENERATION_END, GENERATION_START, NAMESPACE_ATTRIBUTES, TemplateNamespace
 from .names import (
@@ -29,6 +29,16 @@ from .names import (
     _SEQUENCE_ATTRIBUTES,
     AMPLIFYING_STR_METHODS,
 )
+
+
+def _long_arguments(args: tuple, kwargs: dict) -> bool:
+    """Whether a str method's arguments hold a text longer than CHEAP_TEXT (below which, with
+    a short text, no method costs anything but the work it builds)."""
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, (str, bytes)) and len(value) > CHEAP_TEXT:
+            return True
+    return False
+
 
 EAGER_ITEMS = 4096
 """The most items a select/reject filter whose items are all taken at once filters
@@ -109,6 +119,10 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             ):
                 kwargs.pop("_loop_vars", None)
                 kwargs.pop("_block_vars", None)
+                if owner is str and (len(func.__self__) > CHEAP_TEXT or _long_arguments(args, kwargs)):
+                    # Sized before it runs (its result, its cost, split's items), called and
+                    # charged as the sandbox's call does.
+                    return call_method(func, args, kwargs)
                 if name in AMPLIFYING_STR_METHODS and owner is str:
                     args = check_str_call(func, args, kwargs)  # sized before it runs, as the sandbox does
                 result = func(*args, **kwargs)
@@ -466,6 +480,9 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "binop": partial(_safe.binop_value, environment),
         "plus": partial(_safe.plus_values, environment),
         "concat": _safe.concat_values,
+        "compare": _safe.compare_values,
+        # Operands whose comparison with anything costs at most a text's length (in C).
+        "compared": frozenset({str, bytes, int, float, bool, type(None)}),
         "print": _safe.print_value,
         "str_filter": str_filter,
         "spill": spill,

@@ -269,7 +269,8 @@ def test_cli_bad_replies_file(task_file, tmp_path, capsys, content, message):
 
 def test_cli_missing_replies_file(task_file, capsys):
     assert main(["render", str(task_file("every")), "--replies", "/no/such/file.jsonl"]) == 2
-    assert "cannot read the replies" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "/no/such/file.jsonl" in err and "replies" in err and "not found" in err
 
 
 def test_errors_are_prompt_style_errors():

@@ -117,7 +117,7 @@ def test_bad_results_are_one_line_exit_2(tmp_path, capsys, lines, message):
 
 def test_missing_file(capsys, tmp_path):
     code, _, err = run(capsys, "spread", str(tmp_path / "nope.jsonl"))
-    assert code == 2 and "cannot read the results" in err
+    assert code == 2 and "nope.jsonl" in err and "results not found" in err
 
 
 @pytest.mark.slow  # importing matplotlib takes seconds

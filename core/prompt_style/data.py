@@ -156,7 +156,7 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, ma
     try:
         # universal newlines; a leading BOM dropped, as datasets does (the utf-8-sig
         # codec would too, with a decoder written in Python)
-        with _open_text(path, split) as handle:
+        with _open_text(path, split, "utf-8") as handle:
             pieces: list[str] = []  # the unfinished line, in the blocks read since its start
             pending = 0  # its length
             first = True
@@ -278,9 +278,9 @@ def _line_too_long(split: str, path: Path, line: int, limit: int) -> DataError:
     )
 
 
-def _open_text(path: Path, split: str) -> Any:
-    """``path`` opened as UTF-8 text (universal newlines): a regular file only, never
-    blocked on (a FIFO, a device)."""
+def _open_text(path: Path, split: str, encoding: str = "utf-8-sig") -> Any:
+    """``path`` opened as text (universal newlines; ``utf-8-sig``: a leading BOM dropped,
+    as datasets does): a regular file only, never blocked on (a FIFO, a device)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError) as exc:
@@ -289,7 +289,7 @@ def _open_text(path: Path, split: str) -> Any:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise DataError(f"split '{split}': the data file is not a regular file", file=str(path))
-        return open(fd, encoding="utf-8", closefd=True)
+        return open(fd, encoding=encoding, closefd=True)
     except BaseException:
         os.close(fd)
         raise

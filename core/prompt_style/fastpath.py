@@ -395,6 +395,10 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
         _SCOPE.reset(token)
 
 
+_PROBE_SECONDS = 0.05
+"""The deadline of the probe that asks whether a task's description needs a record field."""
+
+
 def _compile(renderer: TaskRenderer) -> FastPath | None:
     if renderer._rolling or renderer.chat is not None or renderer._meta_scored is not None:
         return None
@@ -465,10 +469,17 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     constant_description = describe is None or getattr(describe, "kind", None) in ("literal", "constant")
     check_description = None  # the description every record must give to take this path
     if not constant_description:
+        # pure: the text when the description needs no field. A probe, so on a short
+        # clock: a description that runs long here is left to each record's render (which
+        # then stops it once, within the task's own budgets), not run to the deadline twice.
+        probe = dataclasses.replace(_SCOPE.get() or jinja_limits(), deadline=_PROBE_SECONDS)
+        token = _SCOPE.set(probe)
         try:
-            value = describe({})  # pure: the text when the description needs no field
+            value = describe({})
         except Exception:
             value = None
+        finally:
+            _SCOPE.reset(token)
         if type(value) is str:
             check_description, constant_description = _getter(describe), True
     head_turns: tuple[Turn, ...] = block

@@ -332,7 +332,7 @@ def main() -> None:
     parser.add_argument("--serve", action="store_true", help="one case per line of stdin, answered at once")
     args = parser.parse_args()
     cases = None if args.serve else _read_case(sys.stdin.buffer.read())
-    # A render's own deadline is a last resort far above its counted budgets (55 s by
+    # A render's own deadline is a last resort above its counted budgets (3.3 s by
     # default): here it is half the time a child may take, so that whatever only the
     # clock stops (a bomb within every count) stops typed before the child is killed.
     os.environ.setdefault("PROMPT_STYLE_LIMITS", f"deadline={args.deadline / 2:g}")

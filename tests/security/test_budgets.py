@@ -409,3 +409,50 @@ def test_budgets_are_counted_with_thresholds():
     with pytest.raises(LimitError) as info:
         budget.over()
     assert info.value.limit == "max_work"
+
+
+def test_lm_eval_regex_replace_is_the_sandboxed_one(tmp_path):
+    """lm-evaluation-harness's ``regex_replace`` filter runs as the sandbox runs it: a
+    catastrophic backtracking stops typed at the deadline, not at the end of time."""
+    from prompt_style.formats.lm_eval.fields import LM_EVAL_JINJA
+
+    assert dict(LM_EVAL_JINJA.filters)["regex_replace"] is J.regex_replace
+    (tmp_path / "test.jsonl").write_text('{"q": "x"}\n', encoding="utf-8")
+    (tmp_path / "task.yaml").write_text(
+        "task: t\ndataset_path: json\ndataset_kwargs: {data_files: {test: test.jsonl}}\ntest_split: test\n"
+        "output_type: generate_until\ndoc_to_target: q\n"
+        "doc_to_text: \"{{ ('a' * 30 ~ '!')|regex_replace('(a+)+$', '') }}\"\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(FieldError) as info, L.limits_scope(JinjaLimits(deadline=0.2)):
+        list(prompt_style.load_task(tmp_path / "task.yaml").render())
+    assert "limit deadline=0.2" in str(info.value)
+
+
+def test_a_stopped_render_is_not_run_again_for_the_same_values(tmp_path, monkeypatch):
+    """The fast path hands a record it could not render to the general path, which says
+    what went wrong: a template a budget stopped raises the same error again rather
+    than spending its budget twice (and a probe of the description runs on a short clock)."""
+    from prompt_style.safe._sandbox import render as sandbox_render
+
+    renders = []
+    real = sandbox_render._take_budget
+
+    def counted(limits, now):
+        renders.append(limits)
+        return real(limits, now)
+
+    monkeypatch.setattr(sandbox_render, "_take_budget", counted)
+    (tmp_path / "test.jsonl").write_text('{"q": "x", "n": 3}\n{"q": "y", "n": 4}\n', encoding="utf-8")
+    bomb = "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}"
+    for key in ("doc_to_text", "description"):
+        renders.clear()
+        extra = "" if key == "doc_to_text" else "doc_to_text: q\n"
+        (tmp_path / "task.yaml").write_text(
+            f"data: {{test: test.jsonl}}\ndoc_to_target: q\n{extra}{key}: {bomb!r}\n", encoding="utf-8"
+        )
+        with pytest.raises(LimitError) as info, L.limits_scope(JinjaLimits(max_macro_calls=20_000)):
+            list(prompt_style.load_task(tmp_path / "task.yaml").render())
+        assert info.value.limit == "max_macro_calls" and "record 0" in str(info.value)
+        # one render (and, for a description, the probe on its short clock)
+        assert len(renders) == (1 if key == "doc_to_text" else 2), (key, len(renders))

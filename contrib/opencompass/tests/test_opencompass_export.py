@@ -160,7 +160,8 @@ def test_forcing_a_route_that_cannot_work_is_one_line(capsys, tmp_path):
     args = ["--data", f"test={CASES / 'mc_test_awkward.jsonl'}", "--export-option", "route=plain"]
     code, _, err = export(capsys, CASES / "oc_gen.yaml", tmp_path / "cfg.py", *args)
     assert code == 2
-    assert err.startswith("prompt-style: error: route: the plain route cannot give this task's prompts: split 'test'")
+    assert err.startswith(f"prompt-style: error: {CASES / 'oc_gen.yaml'}: route: ")
+    assert "route: the plain route cannot give this task's prompts: split 'test'" in err
     assert "record 5" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 

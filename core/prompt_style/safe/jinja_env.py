@@ -108,13 +108,17 @@ __all__ = [
     "single_expression",
     "undefined",
     "errors",
+    "regex_replace",
 ]
 
 
-def _regex_replace(value: str, pattern: str, repl: str, count: int = 0) -> str:
-    from ._sandbox import regex_replace
+def regex_replace(value: str, pattern: str, repl: str, count: int = 0) -> str:
+    """lm-evaluation-harness's ``regex_replace`` filter (``re.sub(pattern, repl, value,
+    count=count)``) as the sandbox runs it: the result sized as it is built, and the
+    match interrupted at the render's deadline (catastrophic backtracking stops typed)."""
+    from ._sandbox import regex_replace as sandboxed
 
-    return regex_replace(value, pattern, repl, count)
+    return sandboxed(value, pattern, repl, count)
 
 
 @dataclass(frozen=True)
@@ -157,7 +161,7 @@ FIELDS = JinjaProfile(
     "fields",
     keep_trailing_newline=True,
     record_fields_first=True,
-    filters=(("regex_replace", _regex_replace),),
+    filters=(("regex_replace", regex_replace),),
 )
 """Field specs, descriptions and lm-evaluation-harness ``doc_to_*`` templates
 (lm-eval: ``StrictUndefined``, ``keep_trailing_newline``, ``regex_replace``)."""

@@ -282,3 +282,31 @@ def test_a_loop_that_breaks_counts_only_what_runs(source):
     for engine in ("auto", "jinja"):
         with limits_scope(limits):
             assert ChatTemplate(source, engine=engine).render(MESSAGES, variables=variables).text == "ok"
+
+
+def test_the_fast_engine_joins_its_output_as_it_grows():
+    """A loop printing a number per iteration (within the counted budgets) keeps the
+    output joined as it grows and stops on max_output once it is over, not at the end
+    with millions of small strings held (600 MB for ten million)."""
+    from prompt_style.safe._sandbox import budget as sandbox_budget
+
+    seen = []
+    real = sandbox_budget._compact
+
+    def compact(out, limits):
+        seen.append(len(out))
+        return real(out, limits)
+
+    source = "{% for i in range(100000) %}{% for j in range(40) %}{{ i }}{% endfor %}{% endfor %}"
+    limits = JinjaLimits(max_output=1_000_000, max_loop_iterations=10_000_000, max_range=100_000)
+    template = ChatTemplate(source)
+    assert template._fast is not None
+    sandbox_budget_compact = sandbox_budget._compact
+    try:
+        sandbox_budget._compact = compact
+        with limits_scope(limits), pytest.raises(LimitError) as info:
+            template.render(MESSAGES, variables={})
+    finally:
+        sandbox_budget._compact = sandbox_budget_compact
+    assert info.value.limit == "max_output"
+    assert seen and max(seen) < 2 * 1_000_000, seen  # joined long before the end

@@ -37,21 +37,16 @@ from ...errors import FieldError
 from ...fields.jinja_compiler import compile_simple, template_renderer
 from ...fields.multiple_input import ContextChoice
 from ...safe import jinja_env as _jinja
-from ...safe.jinja_env import JinjaProfile, compile_template
+from ...safe.jinja_env import JinjaProfile, compile_template, regex_replace
 from .code import TASK_CODE_PREFIX, load_function
 
 __all__ = ["LM_EVAL_JINJA", "LmEvalField", "check_template"]
 
 
-def _regex_replace(string: str, pattern: str, repl: str, count: int = 0) -> str:
-    """lm-evaluation-harness's ``regex_replace`` filter (``re.sub``)."""
-    return re.sub(pattern, repl, string, count=count)
-
-
 LM_EVAL_JINJA = JinjaProfile(
     "lm-eval",
     keep_trailing_newline=True,
-    filters=(("regex_replace", _regex_replace),),
+    filters=(("regex_replace", regex_replace),),
 )
 """lm-evaluation-harness's Jinja settings (``lm_eval.utils.env``), in the sandbox."""
 

@@ -57,6 +57,7 @@ class Budget:
         "step",
         "now",
         "due",
+        "out",
     )
 
     def __init__(self, limits: JinjaLimits, now: Any = None) -> None:
@@ -67,6 +68,7 @@ class Budget:
         self.work = 0
         self.now = now
         self.due = False
+        self.out: list[str] | None = None  # a code generator's output list, compacted in over()
         derived = _DERIVED.get(id(limits))
         if derived is None or derived[0] is not limits:
             derived = _derive(limits)
@@ -99,6 +101,9 @@ class Budget:
                 limit="max_work",
                 value=limits.max_work,
             )
+        out = self.out
+        if out is not None and len(out) > _COMPACT_PIECES:
+            _compact(out, limits)
         self.tick()
         self.work_check = min(limits.max_work, self.work + self.step)
 
@@ -183,6 +188,23 @@ class _Ambient(Budget):
         self.work_check = self.work + self.step
 
 
+_COMPACT_PIECES = 4096
+"""Pieces of output a code generator's render may hold before :meth:`Budget.over` joins
+them (see :func:`_compact`)."""
+
+
+def _compact(out: list[str], limits: JinjaLimits) -> None:
+    """Join the pieces of a render's output in place, checking ``max_output``: ten million
+    loop iterations that each print a number (within the counted budgets) would
+    otherwise keep ten million small strings (600 MB) until the render ends. Called
+    from the slow path of ``work``, at most every ``step`` characters and items built,
+    so the output is joined at most ``max_work / step`` times."""
+    joined = "".join(out)
+    if len(joined) > limits.max_output:
+        raise _stop("max_output", limits, f"the output would be longer than {limits.max_output:,} characters")
+    out[:] = [joined]
+
+
 _ACTIVE: ContextVar[Budget | None] = ContextVar("prompt_style_jinja_budget", default=None)
 _ACTIVE_SET, _ACTIVE_RESET = _ACTIVE.set, _ACTIVE.reset
 
@@ -255,6 +277,7 @@ def _take_budget(limits: JinjaLimits, now: Any) -> Budget:
     budget.iterations = budget.calls = budget.work = 0
     budget.now = now
     budget.due = False
+    budget.out = None
     if budget.limits is not limits:
         derived = _DERIVED.get(id(limits))
         if derived is None or derived[0] is not limits:

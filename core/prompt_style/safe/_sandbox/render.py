@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -92,6 +94,43 @@ def _translate(exc: BaseException, template: Any, name: str | None) -> BaseExcep
     return err
 
 
+_STOPPED: list[Any] = [None]
+"""``[(template, limits, values, error)]``: the last render of a record that a budget
+stopped (any thread; replaced as a whole). See :func:`_stopped_before`."""
+_NOTHING = object()
+
+
+def _values(template: Any, context: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    names = template.__dict__.get("ps_names")
+    if names is None or not isinstance(context, Mapping):
+        return None
+    get = context.get
+    return tuple(get(name, _NOTHING) for name in names)
+
+
+def _stopped_before(template: Any, context: Mapping[str, Any], limits: Any) -> None:
+    """Raise again the error a budget stopped this template with, when it rendered the
+    same values (the same objects, in the names it refers to) under the same budgets:
+    a renderer's fast path hands a record it could not render to the general path,
+    which renders it again to say what went wrong, and a template that refers to no
+    record field renders the same for every record; a bomb would otherwise cost its
+    budget again each time (a counted budget stops it the same way again; the clock
+    would, later). A copy: callers add where it happened to the one they get."""
+    last = _STOPPED[0]
+    if last[0] is not template or (last[1] is not limits and last[1] != limits):
+        return
+    values = _values(template, context)
+    if values is not None and len(values) == len(last[2]) and all(map(operator.is_, values, last[2])):
+        raise copy.copy(last[3])
+
+
+def _remember_stop(template: Any, context: Mapping[str, Any], limits: Any, error: BaseException) -> None:
+    if isinstance(error, LimitError):
+        values = _values(template, context)
+        if values is not None:
+            _STOPPED[0] = (template, limits, values, copy.copy(error))
+
+
 def render_template(
     template: Any,
     context: Mapping[str, Any],
@@ -101,7 +140,10 @@ def render_template(
     now: Any = None,
     record: bool = False,
 ) -> str:
-    budget = _take_budget(limits or _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits(), now)
+    limits = limits or _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits()
+    if record and _STOPPED[0] is not None:
+        _stopped_before(template, context, limits)
+    budget = _take_budget(limits, now)
     token = _ACTIVE_SET(budget)
     _RUNNING_ADD(budget)
     if _deadline._kick:
@@ -130,6 +172,8 @@ def render_template(
         if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
             raise
         translated = _translate(exc, template, name)
+        if record:
+            _remember_stop(template, context, limits, translated)
         if translated is exc:
             raise
         raise translated from None
@@ -233,13 +277,16 @@ def evaluate_expression(
     now: Any = None,
     record: bool = False,
 ) -> Any:
-    budget = _take_budget(limits or _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits(), now)
+    limits = limits or _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits()
+    compiled = template.template if type(template) is CompiledExpression else template
+    if record and _STOPPED[0] is not None:
+        _stopped_before(compiled, context, limits)
+    budget = _take_budget(limits, now)
     token = _ACTIVE_SET(budget)
     _RUNNING_ADD(budget)
     if _deadline._kick:
         _deadline.register(budget)
     try:
-        compiled = template.template if type(template) is CompiledExpression else template
         ctx = _new_context(compiled, context, record)
         for _ in compiled.root_render_func(ctx):
             pass
@@ -256,6 +303,8 @@ def evaluate_expression(
         if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
             raise
         translated = _translate(exc, template, name)
+        if record:
+            _remember_stop(compiled, context, limits, translated)
         if translated is exc:
             raise
         raise translated from None

@@ -91,6 +91,8 @@ class BufferedRootGenerator(CodeGenerator):
             frame.buffer = "_ps_out"
             self._root_frame = frame
             self.writeline("_ps_out = []")
+            # The budget's slow path joins the output as it grows (safe/_sandbox/budget.py).
+            self.writeline("_ps_b.out = _ps_out")
             # At the start of a render the context has no template-level variables
             # yet: a name is looked up in the render's variables and the globals.
             loads = frame.symbols.loads

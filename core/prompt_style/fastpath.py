@@ -396,7 +396,8 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
 
 
 _PROBE_SECONDS = 0.05
-"""The deadline of the probe that asks whether a task's description needs a record field."""
+"""The deadline of the probe that asks whether a task's description needs a record field
+(its other budgets: a million characters built, 100,000 loop iterations, 10,000 macro calls)."""
 
 
 def _compile(renderer: TaskRenderer) -> FastPath | None:
@@ -469,10 +470,18 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     constant_description = describe is None or getattr(describe, "kind", None) in ("literal", "constant")
     check_description = None  # the description every record must give to take this path
     if not constant_description:
-        # pure: the text when the description needs no field. A probe, so on a short
-        # clock: a description that runs long here is left to each record's render (which
-        # then stops it once, within the task's own budgets), not run to the deadline twice.
-        probe = dataclasses.replace(_SCOPE.get() or jinja_limits(), deadline=_PROBE_SECONDS)
+        # pure: the text when the description needs no field. A probe, so on small
+        # budgets: a description that runs long or builds much here is left to each
+        # record's render (which stops it once, within the task's own budgets), not run
+        # to its budgets twice.
+        base = _SCOPE.get() or jinja_limits()
+        probe = dataclasses.replace(
+            base,
+            deadline=min(base.seconds, _PROBE_SECONDS),
+            max_work=min(base.max_work, 1 << 20),
+            max_loop_iterations=min(base.max_loop_iterations, 100_000),
+            max_macro_calls=min(base.max_macro_calls, 10_000),
+        )
         token = _SCOPE.set(probe)
         try:
             value = describe({})

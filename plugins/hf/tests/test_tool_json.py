@@ -129,3 +129,26 @@ def test_tools_that_are_not_plain_json_are_prepared_each_time():
     assert tool_cache.cached_tools(tools, lambda value: value) is None
     tools[0]["function"]["parameters"]["required"] = ("x",)
     assert tool_cache.cached_tools(tools, lambda value: value) is None
+
+
+def test_a_tojson_text_made_before_is_served_within_the_budgets():
+    """Every render after the first takes each tool's ``tojson`` text from the cache
+    (without walking the tools again), charged as the text it is: the same text, and a
+    per-operation size budget below it still stops the render."""
+    from prompt_style import JinjaLimits, LimitError
+    from prompt_style.safe.limits import limits_scope
+
+    tools = [
+        {"type": "function", "function": {"name": f"f{i}", "description": "d" * 50, "parameters": {"type": "object"}}}
+        for i in range(5)
+    ]
+    messages = [{"role": "user", "content": "hi"}]
+    meta = hf_meta({"template": str(LLAMA31)})
+    first = meta.apply_messages(messages, tools=tools, add_generation_prompt=True).text
+    for _ in range(2):
+        assert meta.apply_messages(messages, tools=tools, add_generation_prompt=True).text == first
+    for tool in tools:
+        assert json.dumps(tool, indent=4) in first
+    with limits_scope(JinjaLimits(max_string=60)), pytest.raises(LimitError) as info:
+        meta.apply_messages(messages, tools=tools, add_generation_prompt=True)
+    assert info.value.limit == "max_string"

@@ -29,7 +29,7 @@ from jinja2.ext import Extension
 from jinja2.utils import Namespace
 
 from prompt_style import JinjaProfile
-from prompt_style.safe import check_method_call
+from prompt_style.safe import check_method_call, current_budget
 
 from . import tool_cache
 from .json_indent import dumps
@@ -97,7 +97,45 @@ def tojson_filter(environment: Any, x: Any, *args: Any, **kwargs: Any) -> str:
         # type is the wrapped iterator's.
         inner = getattr(x, "_it", x) if type(x).__module__.startswith("prompt_style.") else x
         raise TypeError(f"Object of type {type(inner).__name__} is not JSON serializable")
+    if (type(x) is dict or type(x) is list) and len(args) + len(kwargs) <= 4:
+        text = _cached_tojson(x, args, kwargs)
+        if text is not None:
+            return text
     return environment.filters[_TOJSON](x, *args, **kwargs)
+
+
+_TOJSON_PARAMS = ("ensure_ascii", "indent", "separators", "sort_keys")
+_TOJSON_DEFAULTS = (False, None, None, False)
+
+
+def _cached_tojson(x: Any, args: tuple, kwargs: dict) -> str | None:
+    """The text ``tojson`` made before for ``x`` (a container of a cached copy of the
+    tools, see tool_cache) with the same arguments, charged as the text it is: the
+    sandbox's checks before ``json.dumps`` walk the whole value (its shape and size), which
+    for a text already made costs more than the text itself (a hundred tools, each
+    ``tojson(indent=4)``, every render). ``None`` when there is none, or when the text is
+    past the per-operation size (then the guarded filter says so)."""
+    if kwargs and not set(kwargs) <= set(_TOJSON_PARAMS[len(args) :]):
+        return None
+    values = [*args, *_TOJSON_DEFAULTS[len(args) :]]
+    for name, value in kwargs.items():
+        values[_TOJSON_PARAMS.index(name)] = value
+    ensure_ascii, indent, separators, sort_keys = values
+    try:
+        seps = tuple(separators) if type(separators) is list else separators
+        key = (ensure_ascii, type(ensure_ascii), indent, type(indent), seps, sort_keys, type(sort_keys))
+        text = tool_cache.cached_json(x, key)
+    except TypeError:  # an argument that is not hashable
+        return None
+    if text is None:
+        return None
+    budget = current_budget()
+    if budget.due:
+        budget.tick()
+    if len(text) > budget.limits.max_string:
+        return None
+    budget.charge(len(text))
+    return text
 
 
 tojson_filter.ps_guarded = True  # type: ignore[attr-defined]  # it calls the guarded filter

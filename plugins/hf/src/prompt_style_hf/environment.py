@@ -69,18 +69,25 @@ def raise_exception(message: Any) -> None:
 def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False):
     """transformers' ``tojson``: ``json.dumps`` without Jinja's HTML escaping (indented
     JSON of plain data by :func:`~prompt_style_hf.json_indent.dumps`, the same text faster)."""
-    try:
-        # (types too: indent=4.0 fails in json.dumps where indent=4 does not, yet 4.0 == 4)
-        seps = tuple(separators) if type(separators) is list else separators
-        key = (ensure_ascii, type(ensure_ascii), indent, type(indent), seps, sort_keys, type(sort_keys))
-        text = tool_cache.cached_json(x, key)
-    except TypeError:  # an argument that is not hashable: nothing cached
-        key = text = None
+    key, text = _cached(x, ensure_ascii, indent, separators, sort_keys)
     if text is None:
         text = dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
         if key is not None:
             tool_cache.remember_json(x, key, text)
     return text
+
+
+def _cached(x: Any, ensure_ascii: Any, indent: Any, separators: Any, sort_keys: Any) -> tuple[Any, str | None]:
+    """``(key, text)``: the tools cache's key for these ``tojson`` arguments and the text
+    made before for ``x`` with them (``None``); ``(None, None)`` for an argument that is
+    not hashable (nothing cached)."""
+    try:
+        # (types too: indent=4.0 fails in json.dumps where indent=4 does not, yet 4.0 == 4)
+        seps = tuple(separators) if type(separators) is list else separators
+        key = (ensure_ascii, type(ensure_ascii), indent, type(indent), seps, sort_keys, type(sort_keys))
+        return key, tool_cache.cached_json(x, key)
+    except TypeError:
+        return None, None
 
 
 _TOJSON = "ps-hf-tojson"  # the guarded json.dumps (a name no template can write)
@@ -120,13 +127,7 @@ def _cached_tojson(x: Any, args: tuple, kwargs: dict) -> str | None:
     values = [*args, *_TOJSON_DEFAULTS[len(args) :]]
     for name, value in kwargs.items():
         values[_TOJSON_PARAMS.index(name)] = value
-    ensure_ascii, indent, separators, sort_keys = values
-    try:
-        seps = tuple(separators) if type(separators) is list else separators
-        key = (ensure_ascii, type(ensure_ascii), indent, type(indent), seps, sort_keys, type(sort_keys))
-        text = tool_cache.cached_json(x, key)
-    except TypeError:  # an argument that is not hashable
-        return None
+    text = _cached(x, *values)[1]
     if text is None:
         return None
     budget = current_budget()

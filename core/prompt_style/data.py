@@ -191,6 +191,8 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, ma
                     pieces = []
                 else:
                     break
+                if limit < _BLOCK:  # a limit below a block: lines within one are checked too
+                    _check_lengths(text, stop, limit, split, path, before)
                 records = _whole_lines(text, stop)
                 if records is not None:  # the usual block: one object on every line
                     if fn is None:
@@ -269,6 +271,14 @@ def _whole_lines(text: str, stop: int) -> list[dict[str, Any]] | None:
     return records if len(records) == lines else None
 
 
+def _check_lengths(text: str, stop: int, limit: int, split: str, path: Path, before: int) -> None:
+    """Raise for the first of the whole lines in ``text[:stop]`` longer than ``limit``
+    (``before``: the lines of the file before ``text``)."""
+    for number, line in enumerate(text[:stop].split("\n"), before + 1):
+        if len(line) > limit:
+            raise _line_too_long(split, path, number, limit)
+
+
 def _line_too_long(split: str, path: Path, line: int, limit: int) -> DataError:
     return DataError(
         f"split '{split}': line is longer than {limit:,} characters (limit max_line_length={limit:,})",
@@ -328,7 +338,7 @@ def line_chunks(path: Path, split: str, size: int) -> Iterator[list[tuple[int, s
     try:
         with _open_text(path, split) as handle:  # universal newlines, a leading BOM dropped
             for number, line in enumerate(iter(lambda: handle.readline(limit + 1), ""), 1):
-                if len(line) > limit:
+                if len(line) > limit and line[-1] != "\n":  # (its newline aside, a line may have limit)
                     raise _line_too_long(split, path, number, limit)
                 if line.isspace() or not line:
                     continue

@@ -170,3 +170,17 @@ def test_task_texts_repeated_for_every_example_are_bounded(here):
         assert info.value.limit == "max_output" and info.value.key == key, str(info.value)
     (here / "t.yaml").write_text(base + "doc_to_target: a\nfewshot_delimiter: '\\n\\n###\\n\\n'\n")
     assert len(list(load_task(here / "t.yaml").render())) == 1
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_max_line_length_holds_below_a_block(tmp_path, capsys, jobs):
+    """A max_line_length smaller than the reader's block still refuses a longer line
+    (and a line of exactly the limit, its newline aside, is read), serial and parallel."""
+
+    line = '{"question": "' + "x" * 200 + '", "answer": "a"}'
+    (tmp_path / "test.jsonl").write_text(line + "\n", encoding="utf-8")
+    (tmp_path / "task.yaml").write_text("data: {test: test.jsonl}\ndoc_to_text: question\ndoc_to_target: answer\n")
+    task = str(tmp_path / "task.yaml")
+    assert main(["render", task, "--budget", "max_line_length=100", "--jobs", jobs]) == 2
+    assert "line is longer than 100 characters" in capsys.readouterr().err
+    assert main(["render", task, "--budget", f"max_line_length={len(line)}", "--jobs", jobs]) == 0

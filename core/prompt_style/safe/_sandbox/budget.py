@@ -201,8 +201,13 @@ def _compact(out: list[str], limits: JinjaLimits) -> None:
     so the output is joined at most ``max_work / step`` times."""
     joined = "".join(out)
     if len(joined) > limits.max_output:
-        raise _stop("max_output", limits, f"the output would be longer than {limits.max_output:,} characters")
+        raise output_too_long(limits)
     out[:] = [joined]
+
+
+def output_too_long(limits: JinjaLimits) -> LimitError:
+    """The stop of a render whose output would be longer than ``max_output``."""
+    return _stop("max_output", limits, f"the output would be longer than {limits.max_output:,} characters")
 
 
 _ACTIVE: ContextVar[Budget | None] = ContextVar("prompt_style_jinja_budget", default=None)

@@ -17,7 +17,16 @@ from ..clock import fixed_time
 from ..limits import _SCOPE, JinjaLimits, jinja_limits
 from ..limits import _cache as _DEFAULT_LIMITS
 from ..plain import PLAIN_SCALARS, plain_fields
-from .budget import _ACTIVE, _ACTIVE_RESET, _ACTIVE_SET, _SPARE_APPEND, _stop, _take_budget, _too_long, active_budget
+from .budget import (
+    _ACTIVE,
+    _ACTIVE_RESET,
+    _ACTIVE_SET,
+    _SPARE_APPEND,
+    _take_budget,
+    _too_long,
+    active_budget,
+    output_too_long,
+)
 from .values import _fail_undefined, check_value
 
 _SCOPE_GET = _SCOPE.get  # the innermost limits_scope, else None (then jinja_limits())
@@ -160,8 +169,7 @@ def render_template(
             size += len(chunk)
             if size > check:
                 if size > max_output:
-                    limit = max_output
-                    raise _stop("max_output", budget.limits, f"the output would be longer than {limit:,} characters")
+                    raise output_too_long(budget.limits)
                 out = ["".join(out)]
                 check = min(max_output, size + _COMPACT)
             out.append(chunk)
@@ -334,8 +342,7 @@ def run_budgeted(
     try:
         result = render(*args)
         if type(result) is str and len(result) > limits.max_output:
-            limit = limits.max_output
-            raise _stop("max_output", limits, f"the output would be longer than {limit:,} characters")
+            raise output_too_long(limits)
         if budget.due:
             budget.tick()
         return result

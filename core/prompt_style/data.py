@@ -6,6 +6,7 @@ JSON file (an array of objects) is read whole.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import stat
@@ -22,7 +23,8 @@ __all__ = [
     "map_records",
     "load_records",
     "check_data_file",
-    "line_chunks",
+    "byte_chunks",
+    "parse_block",
     "parse_line",
     "SUPPORTED_SUFFIXES",
 ]
@@ -288,9 +290,10 @@ def _line_too_long(split: str, path: Path, line: int, limit: int) -> DataError:
     )
 
 
-def _open_text(path: Path, split: str, encoding: str = "utf-8-sig") -> Any:
+def _open_text(path: Path, split: str, encoding: str | None = "utf-8-sig") -> Any:
     """``path`` opened as text (universal newlines; ``utf-8-sig``: a leading BOM dropped,
-    as datasets does): a regular file only, never blocked on (a FIFO, a device)."""
+    as datasets does), or as bytes for ``encoding`` ``None``: a regular file only, never
+    blocked on (a FIFO, a device)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError) as exc:
@@ -299,6 +302,8 @@ def _open_text(path: Path, split: str, encoding: str = "utf-8-sig") -> Any:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise DataError(f"split '{split}': the data file is not a regular file", file=str(path))
+        if encoding is None:
+            return open(fd, "rb", closefd=True)
         return open(fd, encoding=encoding, closefd=True)
     except BaseException:
         os.close(fd)
@@ -327,32 +332,144 @@ def parse_line(line: str, number: int, count: int, split: str, path: Path) -> di
     return record
 
 
-def line_chunks(path: Path, split: str, size: int) -> Iterator[list[tuple[int, str]]]:
-    """The non-blank lines of a JSON Lines file, unparsed, ``size`` at a time, each with
-    its line number: for workers that parse and render them (:mod:`prompt_style.parallel`),
-    so the reading process only splits lines. Lines are numbered and blank lines
-    skipped as :func:`iter_records` does; :func:`parse_line` gives each line's record."""
-    chunk: list[tuple[int, str]] = []
-    count = 0
+# Bytes that continue a UTF-8 character: a block's characters are its other bytes.
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def byte_chunks(path: Path, split: str, size: int) -> Iterator[tuple[int, int, bytes, int]]:
+    """A JSON Lines file in blocks of whole lines, unparsed and undecoded, about ``size``
+    bytes each: ``(index of its first record, number of its first line, bytes, number
+    of records)``, for
+    workers that decode, parse and render them (:func:`parse_block`;
+    :mod:`prompt_style.parallel`). The reading process does no work per line: it
+    finds where a block ends and counts its lines and records with ``bytes`` methods.
+    Lines end as in :func:`iter_records` (universal newlines: ``\n``, ``\r\n``,
+    ``\r``), a leading BOM is dropped, blank lines are not records; a line longer
+    than ``max_line_length`` characters is an error before it is read whole. A block
+    with no record is not given."""
     limit = yaml_limits().max_line_length
-    try:
-        with _open_text(path, split) as handle:  # universal newlines, a leading BOM dropped
-            for number, line in enumerate(iter(lambda: handle.readline(limit + 1), ""), 1):
-                if len(line) > limit and line[-1] != "\n":  # (its newline aside, a line may have limit)
-                    raise _line_too_long(split, path, number, limit)
-                if line.isspace() or not line:
+    index, number = 0, 1
+    pieces: list[bytes] = []  # the unfinished line, in the blocks read since its start
+    pending = 0  # its bytes
+    chars = 0  # its characters, counted once its bytes pass the limit
+    with _open_text(path, split, None) as handle:
+        if handle.read(3) != codecs.BOM_UTF8:  # (a regular file: it seeks)
+            handle.seek(0)
+        while True:
+            block = handle.read(size)
+            if block:
+                # after the last line end; never between the \r and \n of one
+                cut = max(block.rfind(b"\n"), block.rfind(b"\r", 0, len(block) - 1)) + 1
+                if not cut:
+                    pieces.append(block)
+                    pending += len(block)
+                    if pending > limit:  # a character is 1 to 4 bytes: count them now
+                        chars += len(block.translate(None, _CONTINUATION)) if chars else _chars(pieces)
+                        if chars > limit:
+                            _decodes(pieces, split, path)  # bytes that are not UTF-8 are that error
+                            raise _line_too_long(split, path, number, limit)
                     continue
-                chunk.append((number, line))
-                count += 1
-                if len(chunk) == size:
-                    yield chunk
-                    chunk = []
+                if pieces:
+                    pieces.append(block[:cut])
+                    data = b"".join(pieces)
+                else:
+                    data = block if cut == len(block) else block[:cut]
+                rest = block[cut:]
+                pieces = [rest] if rest else []
+                pending = len(rest)
+                chars = 0
+            elif pieces:  # the last line, without a line end
+                data = b"".join(pieces)
+                pieces = []
+            else:
+                break
+            lines, records = _count_lines(data)
+            if records:
+                yield index, number, data, records
+            index += records
+            number += lines
+    if index == 0:
+        raise DataError(f"split '{split}': the data file has no records", file=str(path))
+
+
+def _chars(pieces: list[bytes]) -> int:
+    return sum(len(piece.translate(None, _CONTINUATION)) for piece in pieces)
+
+
+def _decodes(pieces: list[bytes], split: str, path: Path) -> None:
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(b"".join(pieces), final=False)
     except UnicodeDecodeError as exc:
         raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None
-    if chunk:
-        yield chunk
-    if count == 0:
-        raise DataError(f"split '{split}': the data file has no records", file=str(path))
+
+
+def _count_lines(data: bytes) -> tuple[int, int]:
+    """The line ends in ``data`` and its records (its lines that are not blank)."""
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    ends = data.count(b"\n")
+    lines = ends + (data[-1:] != b"\n")
+    if data[:1] == b"{" and data.count(b"\n{") == lines - 1:  # the usual block: every line an object's start
+        return ends, lines
+    # else blank and padded lines, as str.strip() sees them (Unicode spaces included)
+    return ends, sum(1 for line in data.split(b"\n") if line[:1] == b"{" or line.decode("utf-8", "replace").strip())
+
+
+def parse_block(
+    data: bytes, index: int, number: int, split: str, path: Path, limit: int
+) -> tuple[list[dict[str, Any]], DataError | None]:
+    """The records of a block of whole JSON Lines lines (:func:`byte_chunks`; ``index``:
+    its first record's, ``number``: its first line's), parsed as :func:`iter_records`
+    parses them, and the error of the first bad line (not UTF-8, longer than ``limit``
+    characters, not JSON, not an object), with the records before it."""
+    error: DataError | None = None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        error = DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path))
+        text = data[: exc.start].decode("utf-8")
+        text = text[: max(text.rfind("\n"), text.rfind("\r")) + 1]  # the whole lines before it
+    if "\r" in text:  # universal newlines
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if len(text) > limit:  # a line may be too long: the text up to the first that is
+        pos = 0
+        for number_of, line in enumerate(text.split("\n"), number):
+            if len(line) > limit:
+                error = _line_too_long(split, path, number_of, limit)
+                text = text[:pos]
+                break
+            pos += len(line) + 1
+    if not text:
+        return [], error
+    records = _whole_lines(text, len(text))
+    if records is not None:
+        return records, error
+    records = []
+    append = records.append
+    scan = _scan
+    pos, stop = 0, len(text)
+    while pos < stop:
+        eol = text.find("\n", pos)
+        if eol < 0:
+            eol = stop
+        try:
+            record, end = scan(text, pos)
+        except Exception:
+            end = -1
+        if end != eol or type(record) is not dict:
+            line = text[pos : eol + 1]
+            if line.strip():
+                try:
+                    record = parse_line(line, number, index + len(records), split, path)
+                except DataError as exc:
+                    return records, exc
+            else:
+                record = None
+        if record is not None:
+            append(record)
+        pos = eol + 1
+        number += 1
+    return records, error
 
 
 def _load_json(path: Path, split: str) -> list[dict[str, Any]]:

@@ -143,21 +143,25 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     progress = None
     if show_progress(args.no_progress, to_file=to_file):
         progress = Progress(task.name, _record_count(task, args.limit))
-    if args.jobs > 1:  # worker processes make each request's output; it comes back in order
-        from ..parallel import map_rendered
+    if args.jobs > 1:  # worker processes make each block of records' output; it comes back in order
+        from ..parallel import map_rendered_blocks
 
-        fn = functools.partial(_jsonl_line, task.provenance) if args.format == "jsonl" else _text_block
-        pieces = map_rendered(task, fn, jobs=args.jobs, limit=args.limit, replies=replies)
+        if args.format == "jsonl":
+            fn, join = functools.partial(_jsonl_line, task.provenance), b"".join
+        else:
+            fn, join = _text_block, "".join
+        blocks = map_rendered_blocks(task, fn, join, jobs=args.jobs, limit=args.limit, replies=replies)
+        pieces = _blocks(blocks, progress)
     else:
         pieces = _serial(task, task.render(limit=args.limit, replies=replies), args.format, progress)
-    # serial JSON lines come as UTF-8 bytes, written a batch at a time
-    binary = args.jobs <= 1 and args.format == "jsonl"
+    # JSON lines come as UTF-8 bytes, written a batch at a time (the workers': a block each)
+    binary = args.format == "jsonl"
     try:
         if to_file:
             with atomic_output(args.output) as handle:
-                _write(pieces, handle, progress if args.jobs > 1 else None, binary)
+                _write(pieces, handle, binary, 1 if args.jobs > 1 else 256)
         else:
-            _write(pieces, out, progress if args.jobs > 1 else None, binary)
+            _write(pieces, out, binary, 1 if args.jobs > 1 else 256)
     finally:
         if progress is not None:
             progress.close()
@@ -182,23 +186,32 @@ def _serial(task: Any, prompts: Any, format: str, progress: Any) -> Any:
             yield _text_block(result)
 
 
-def _write(pieces: Any, out: TextIO, progress: Any, binary: bool = False) -> None:
-    """Write every piece; ``progress`` counts them (the serial path counts records itself).
-    ``binary``: the pieces are lines of UTF-8 (LineWriter writes them a batch at a time)."""
+def _write(pieces: Any, out: TextIO, binary: bool = False, batch: int = 256) -> None:
+    """Write every piece. ``binary``: the pieces are UTF-8 (LineWriter writes them
+    ``batch`` at a time)."""
     if binary:
         from ..safe.json_lines import LineWriter
 
-        LineWriter(out).write_all(pieces)
+        LineWriter(out, batch).write_all(pieces)
         return
     write = out.write
-    if progress is None:
-        for piece in pieces:
-            write(piece)
-    else:
-        for done, piece in enumerate(pieces, 1):
-            write(piece)
-            progress(done)
+    for piece in pieces:
+        write(piece)
     out.flush()
+
+
+def _blocks(blocks: Any, progress: Any) -> Any:
+    """The workers' blocks of output, ``progress`` told the records they render."""
+    if progress is None:
+        for piece, _ in blocks:
+            yield piece
+        return
+    done = 0
+    for piece, count in blocks:
+        yield piece
+        done += count
+        progress(done)
+    progress(done, done)
 
 
 def _counted(prompts: Any, progress: Any) -> Any:
@@ -230,14 +243,14 @@ def _record_count(task: Any, limit: int | None) -> int | None:
     return count
 
 
-def _jsonl_line(provenance: Any, result: Any) -> str:
-    """One request's JSON line with its provenance, made in a worker process (``--jobs``)."""
+def _jsonl_line(provenance: Any, result: Any) -> bytes:
+    """One request's JSON line with its provenance, as UTF-8, made in a worker process (``--jobs``)."""
     from ..lines import PromptEncoder
 
     global _WORKER_ENCODER
     if _WORKER_ENCODER is None:
         _WORKER_ENCODER = PromptEncoder(_not_json)
-    return provenance.line_bytes(result, _WORKER_ENCODER).decode("utf-8")
+    return provenance.line_bytes(result, _WORKER_ENCODER)
 
 
 _WORKER_ENCODER: Any = None  # one per worker process: it keeps what the task's prompts share

@@ -45,6 +45,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _column(values: Any) -> list[Any]:
+    """A batch's column as plain Python values (see :func:`_plain`): a list of scalars,
+    or of lists of scalars, is returned as it is; a numpy array (Ray) is made a list at once."""
+    tolist = getattr(values, "tolist", None)
+    if tolist is not None and type(values) is not list:
+        values = tolist()
+    if type(values) is list:
+        kinds = set(map(type, values))
+        if kinds <= _SCALARS or (kinds == {list} and all(set(map(type, v)) <= _SCALARS for v in values)):
+            return values
+    return [_plain(v) for v in values]
+
+
 def _digest(path: Path) -> str | None:
     """A file's content hash, for the fingerprint (``None`` when it cannot be read)."""
     try:
@@ -167,18 +183,20 @@ class PromptMapper:
             )
         if self.batched:
             size = len(batch[keys[0]]) if keys else 0
-            records = [{k: _plain(batch[k][i]) for k in keys} for i in range(size)]
+            # column by column: a column of plain values (datasets' batches) is used as it is
+            records = [dict(zip(keys, row)) for row in zip(*[_column(batch[k]) for k in keys])] if keys else []
+            records += [{} for _ in range(size - len(records))]
         else:
             size = 1
             records = [{k: _plain(batch[k]) for k in keys}]
         where = self._indices(batch, indices, size)
-        render = self.loaded().renderer.render
         columns, prefix = self.columns, self.prefix
         out: dict[str, list[Any]] = {prefix + c: [] for c in columns}
-        for record, index in zip(records, where):
-            made = render(record, index).to_json()
-            for c in columns:
-                out[prefix + c].append(made.get(c))
+        appends = [(c, out[prefix + c].append) for c in columns]
+        for made in self._rendered(records, where):
+            made = made.to_json()
+            for c, append in appends:
+                append(made.get(c))
         if not self.batched:
             out = {k: v[0] for k, v in out.items()}  # type: ignore[misc]
         if indices is None:
@@ -186,6 +204,16 @@ class PromptMapper:
             # function returns: give the record columns back with the prompt columns.
             return {**batch, **out}
         return out
+
+    def _rendered(self, records: list[dict[str, Any]], where: list[int]) -> Any:
+        """The prompts of ``records`` at indices ``where``, as ``TaskRenderer.render``
+        makes them: with the fast path's loop for a batch of consecutive indices."""
+        renderer = self.loaded().renderer
+        if where and renderer._doc_id is None and renderer.fast_render() is not None:
+            many = renderer._fast_path.many
+            if many is not None and where == list(range(where[0], where[0] + len(where))):
+                return many(records, renderer._render, where[0])
+        return map(renderer.render, records, where)
 
     def __repr__(self) -> str:
         return f"PromptMapper({self.task!r}, batched={self.batched})"

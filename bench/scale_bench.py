@@ -8,8 +8,11 @@ Compared, each in a fresh process, on the same JSON Lines file:
   with_indices=True, num_proc=N)`` over the file loaded with ``datasets`` (loading and
   Arrow conversion untimed; the map writes its cache, as datasets does);
 - ``ray num_cpus=1`` / ``ray num_cpus=2``: ``ray.data.read_json(FILE).map_batches(as_map_function(TASK,
-  index_column="index"))`` on a local Ray with that many CPUs, consumed with ``iter_batches``
-  (Ray's start-up untimed).
+  index_column="index"), batch_format="pyarrow")`` on a local Ray with that many CPUs, consumed
+  with ``iter_batches`` (Ray's start-up untimed). Batches are Arrow tables, as docs/scale.md
+  advises: with ``batch_format="numpy"`` (measured until November 2026) Ray's conversion of the
+  records' own columns to numpy and back costs more than rendering the prompts (a map function
+  returning its batch untouched takes as long), so the figures were mostly Ray's.
 
 Each path's figure is records per second over wall time, its speed-up over the same
 engine in one process (``x 1 proc``) and over the single-process render (``x render``;
@@ -85,13 +88,14 @@ ray.init(num_cpus=int(sys.argv[3]), include_dashboard=False, log_to_driver=False
 ray.data.DataContext.get_current().enable_progress_bars = False
 fn = as_map_function(task, index_column="index")
 start = time.perf_counter()
-ds = ray.data.read_json(data).map_batches(fn, batch_size=1000, batch_format="numpy")
+ds = ray.data.read_json(data).map_batches(fn, batch_size=1000, batch_format="pyarrow")
 texts = {}
 count = 0
-for batch in ds.iter_batches(batch_size=4096, batch_format="numpy"):
-    count += len(batch["index"])
+for batch in ds.iter_batches(batch_size=4096, batch_format="pyarrow"):
+    count += batch.num_rows
     if check != "-":
-        for i, t, g in zip(batch["index"], batch["prompt_text"], batch["prompt_target"]):
+        columns = batch.select(["index", "prompt_text", "prompt_target"]).to_pydict()
+        for i, t, g in zip(columns["index"], columns["prompt_text"], columns["prompt_target"]):
             texts[int(i)] = (str(t), int(g))
 elapsed = time.perf_counter() - start
 if check != "-":

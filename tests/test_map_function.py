@@ -120,3 +120,42 @@ def test_plugins_and_unpicklable_options_are_refused():
 def test_a_task_that_does_not_load_fails_now():
     with pytest.raises(prompt_style.PromptStyleError, match="missing.yaml"):
         as_map_function("missing.yaml")
+
+
+def test_indices_in_any_order_give_each_record_its_own_prompt():
+    fn = as_map_function(MMLU, shots=2)
+    want = expected(shots=2)
+    order = [7, 2, 3, 0]
+    out = fn(batch_of([RECORDS[i] for i in order]), order)
+    assert out["prompt_text"] == [want[i]["text"] for i in order]
+
+
+def test_a_pyarrow_batch_comes_back_as_a_table_with_the_prompt_columns():
+    pa = pytest.importorskip("pyarrow")
+    fn = as_map_function(MMLU, index_column="idx", shots=2)
+    table = pa.Table.from_pylist([dict(r, idx=i) for i, r in enumerate(RECORDS[:4])])
+    out = fn(table)
+    assert isinstance(out, pa.Table)
+    assert out.column_names == [
+        *table.column_names,
+        "prompt_text",
+        "prompt_messages",
+        "prompt_continuations",
+        "prompt_target",
+    ]
+    want = expected(shots=2)[:4]
+    assert out.column("prompt_text").to_pylist() == [w["text"] for w in want]
+    assert out.column("prompt_continuations").to_pylist() == [w["continuations"] for w in want]
+    assert out.column("question").to_pylist() == [r["question"] for r in RECORDS[:4]]
+
+
+def test_a_process_loads_the_task_once_however_often_the_function_is_unpickled(monkeypatch):
+    fn = as_map_function(MMLU, shots=1)
+    payload = pickle.dumps(fn)
+    first = pickle.loads(payload)
+    first(batch_of(RECORDS[:2]), [0, 1])
+    loads = []
+    monkeypatch.setattr("prompt_style.map_function.load_task", lambda *a, **k: loads.append(a))
+    again = pickle.loads(payload)  # as a Ray task unpickles the function for each block
+    assert again(batch_of(RECORDS[:2]), [0, 1]) == first(batch_of(RECORDS[:2]), [0, 1])
+    assert loads == []

@@ -90,6 +90,10 @@ def _versions(plugins: Any) -> list[tuple[str, str]]:
     return [found for value in plugins.values() for found in _versions(value)]
 
 
+_LOADED: dict[tuple[Any, ...], Task] = {}
+"""Tasks loaded in this process, by their description (a few at most)."""
+
+
 class PromptMapper:
     """A task's renderer as a map function; see :func:`as_map_function`."""
 
@@ -137,9 +141,18 @@ class PromptMapper:
         return (source, options, self.batched, self.columns, self.prefix, self.index_column, digests, versions)
 
     def loaded(self) -> Task:
-        """The task, loaded on first use in each process."""
+        """The task, loaded on first use in each process (once per process: an engine
+        that unpickles the function for every batch, as Ray's tasks do, finds it loaded)."""
         if self._loaded is None:
-            self._loaded = load_task(self.task, **self.load_options)
+            spec = getattr(self, "_spec", None)
+            known = _LOADED.get(spec) if spec is not None else None
+            if known is None:
+                known = load_task(self.task, **self.load_options)
+                if spec is not None:
+                    if len(_LOADED) >= 8:
+                        _LOADED.pop(next(iter(_LOADED)))
+                    _LOADED[spec] = known
+            self._loaded = known
         return self._loaded
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -165,14 +178,17 @@ class PromptMapper:
             raise DataError(f"the batch has {size} records but {len(out)} indices")
         return out
 
-    def __call__(self, batch: Any, indices: Any = None) -> dict[str, Any]:
+    def __call__(self, batch: Any, indices: Any = None) -> Any:
         """Prompt columns for a batch (``batched``: ``{column: values}``, one value per
         record) or for one record (``{column: value}``), with the records' indices.
         With ``indices`` (``datasets``' ``with_indices=True``) only the prompt columns
         are returned, which ``datasets`` adds to the records; without them (Ray, whose
         ``map_batches`` replaces each batch with the result, the indices coming from
         ``index_column``) the batch's own columns are returned too."""
-        if hasattr(batch, "to_dict") and hasattr(batch, "columns"):  # a pandas DataFrame (Ray, batch_format="pandas")
+        table = None
+        if hasattr(batch, "to_pydict") and hasattr(batch, "append_column"):  # a pyarrow Table (Ray, "pyarrow")
+            table, batch = batch, batch.to_pydict()  # plain Python columns, made in C
+        elif hasattr(batch, "to_dict") and hasattr(batch, "columns"):  # a pandas DataFrame (Ray, "pandas")
             batch = batch.to_dict("list")
         keys = list(batch.keys())
         if self.batched and isinstance(indices, int):
@@ -201,7 +217,14 @@ class PromptMapper:
             out = {k: v[0] for k, v in out.items()}  # type: ignore[misc]
         if indices is None:
             # An engine that passes no indices (Ray) replaces the batch with what the
-            # function returns: give the record columns back with the prompt columns.
+            # function returns: give the record columns back with the prompt columns
+            # (a pyarrow batch as a table: its columns are not converted back).
+            if table is not None and self.batched:
+                for name, values in out.items():
+                    if name in batch:
+                        table = table.drop_columns([name])
+                    table = table.append_column(name, [values])
+                return table
             return {**batch, **out}
         return out
 

@@ -221,3 +221,15 @@ def test_cli_jobs_progress_and_output_file(tmp_path, capsys):
     assert main(["render", str(MMLU), "--format", "jsonl", "--output", str(out1)]) == 0
     assert main(["render", str(MMLU), "--format", "jsonl", "--output", str(out2), "--jobs", "2"]) == 0
     assert out1.read_bytes() == out2.read_bytes()
+
+
+def test_blocks_in_one_process_give_the_outputs_before_an_error(tmp_path):
+    from prompt_style.parallel import map_rendered_blocks
+
+    lines = _lines(12) + ["{not json\n"]
+    task = prompt_style.load_task(_task_file(tmp_path, lines))
+    got = []
+    with pytest.raises(DataError, match="test.jsonl:13"):
+        for piece, _count in map_rendered_blocks(task, _text, list, jobs=1, chunk_size=5):
+            got.extend(piece)
+    assert got == [_text(r) for r in prompt_style.load_task(task.config).render(limit=12)]

@@ -143,8 +143,20 @@ def map_rendered_blocks(
     """
     if check_jobs(jobs) == 1:
         made = (fn(request) for request in task.render(limit=limit, replies=replies))
-        for outputs in iter(lambda: list(itertools.islice(made, chunk_size)), []):
+        outputs: list[Any] = []
+        failed: PromptStyleError | None = None
+        try:
+            for output in made:
+                outputs.append(output)
+                if len(outputs) == chunk_size:
+                    yield (join(outputs) if join is not None else outputs), len(outputs)
+                    outputs = []
+        except PromptStyleError as exc:  # the outputs before it come out first
+            failed = exc
+        if outputs:
             yield (join(outputs) if join is not None else outputs), len(outputs)
+        if failed is not None:
+            raise failed
         return
     split = task.config.test_split
     try:

@@ -149,7 +149,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         fn = functools.partial(_jsonl_line, task.provenance) if args.format == "jsonl" else _text_block
         pieces = map_rendered(task, fn, jobs=args.jobs, limit=args.limit, replies=replies)
     else:
-        pieces = _serial(task, task.render(limit=args.limit, replies=replies), args.format, progress)
+        if args.format == "jsonl" and progress is None:
+            # made in the render's loop (the fast path's records need no prompt object)
+            pieces = task.json_lines(args.limit, replies=replies, default_for=_not_json)
+        else:
+            pieces = _serial(task, task.render(limit=args.limit, replies=replies), args.format, progress)
     # serial JSON lines come as UTF-8 bytes, written a batch at a time
     binary = args.jobs <= 1 and args.format == "jsonl"
     try:

@@ -67,9 +67,30 @@ def records(n: int, seed: int = 7):
 
 
 ODD = [  # records the fast path hands to the general path, or takes another way
-    {"question": "q", "choices": {"text": ["a", 2], "label": ["A", "B"]}, "answerKey": "B", "flat": ["a", 2], "gold": 1, "answer": 7},
-    {"question": "q " * 40, "choices": {"text": ["a", "b"], "label": ["A", "B"]}, "answerKey": "A", "flat": ["a", "b"], "gold": 0, "answer": ["r1", "r2"]},
-    {"question": "q", "choices": {"text": [["x"], "b"], "label": ["A", "B"]}, "answerKey": "A", "flat": [1.5, "b"], "gold": 0, "answer": ""},
+    {
+        "question": "q",
+        "choices": {"text": ["a", 2], "label": ["A", "B"]},
+        "answerKey": "B",
+        "flat": ["a", 2],
+        "gold": 1,
+        "answer": 7,
+    },
+    {
+        "question": "q " * 40,
+        "choices": {"text": ["a", "b"], "label": ["A", "B"]},
+        "answerKey": "A",
+        "flat": ["a", "b"],
+        "gold": 0,
+        "answer": ["r1", "r2"],
+    },
+    {
+        "question": "q",
+        "choices": {"text": [["x"], "b"], "label": ["A", "B"]},
+        "answerKey": "A",
+        "flat": [1.5, "b"],
+        "gold": 0,
+        "answer": "",
+    },
 ]
 
 TASKS = {
@@ -79,7 +100,12 @@ TASKS = {
         "doc_to_target": "{{choices.label.index(answerKey)}}",
         "template": "cloze::qa",
     },
-    "mcq": {"doc_to_text": "{{question.strip()}}", "doc_to_choice": "flat", "doc_to_target": "gold", "template": "mcq::mmlu"},
+    "mcq": {
+        "doc_to_text": "{{question.strip()}}",
+        "doc_to_choice": "flat",
+        "doc_to_target": "gold",
+        "template": "mcq::mmlu",
+    },
     "generation": {
         "doc_to_text": "Q: {{question}}\nA:",
         "doc_to_target": "answer",

@@ -51,12 +51,7 @@ def check_data_file(path: Path | Sequence[Any], split: str) -> None:
         return
     if type(path) is not _PATH:  # Path() of a Path costs as much as of a str
         path = Path(path)
-    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-        raise DataError(
-            f"split '{split}': unsupported data file type {path.suffix or '(none)'!r}",
-            file=str(path),
-            hint="use JSON Lines (.jsonl) or a JSON array of objects (.json)",
-        )
+    _check_suffix(path, split)
     if not path.is_file():
         try:
             exists = path.exists()
@@ -65,6 +60,17 @@ def check_data_file(path: Path | Sequence[Any], split: str) -> None:
         if exists and not path.is_dir():
             raise DataError(f"split '{split}': the data file is not a regular file", file=str(path))
         raise DataError(f"split '{split}': data file not found", file=str(path))
+
+
+def _check_suffix(path: Path, split: str) -> None:
+    """:func:`check_data_file`'s check of the file's type; reading the file (``_open_text``)
+    says what the rest of it says, in the same words."""
+    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+        raise DataError(
+            f"split '{split}': unsupported data file type {path.suffix or '(none)'!r}",
+            file=str(path),
+            hint="use JSON Lines (.jsonl) or a JSON array of objects (.json)",
+        )
 
 
 def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "test") -> Iterator[Mapping[str, Any]]:
@@ -82,7 +88,7 @@ def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
         yield from _given(path, split)
         return
     path = Path(path)
-    check_data_file(path, split)
+    _check_suffix(path, split)
     if path.suffix.lower() == ".json":
         yield from _load_json(path, split)
         return
@@ -99,7 +105,7 @@ def open_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
         if type(path) is not _PATH:
             path = Path(path)
         if path.suffix.lower() != ".json":
-            check_data_file(path, split)
+            _check_suffix(path, split)
             return _json_lines(path, split)
     return iter_records(path, split)
 
@@ -133,7 +139,7 @@ def map_records(
         if type(path) is not _PATH:
             path = Path(path)
         if path.suffix.lower() != ".json":
-            check_data_file(path, split)
+            _check_suffix(path, split)
             return _json_lines(path, split, fn, fallback, many)
     return _mapped(open_records(path, split), fn, fallback)
 
@@ -156,7 +162,7 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, ma
     try:
         # universal newlines; a leading BOM dropped, as datasets does (the utf-8-sig
         # codec would too, with a decoder written in Python)
-        with _open_text(path, split, "utf-8") as handle:
+        with _open_text(path, split, "utf-8", small=True) as handle:
             pieces: list[str] = []  # the unfinished line, in the blocks read since its start
             pending = 0  # its length
             first = True
@@ -288,21 +294,66 @@ def _line_too_long(split: str, path: Path, line: int, limit: int) -> DataError:
     )
 
 
-def _open_text(path: Path, split: str, encoding: str = "utf-8-sig") -> Any:
+def _open_text(path: Path, split: str, encoding: str = "utf-8-sig", small: bool = False) -> Any:
     """``path`` opened as text (universal newlines; ``utf-8-sig``: a leading BOM dropped,
-    as datasets does): a regular file only, never blocked on (a FIFO, a device)."""
+    as datasets does): a regular file only, never blocked on (a FIFO, a device).
+    ``small``: a file of at most a block is read at once (:class:`_WholeText`, whose
+    ``read`` is all a caller may use)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        raise DataError(f"split '{split}': data file not found", file=str(path)) from None
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or "the name holds a NUL character"
         raise DataError(f"split '{split}': cannot read the data file: {reason}", file=str(path)) from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        mode = info.st_mode
+        if stat.S_ISDIR(mode):  # as check_data_file names it
+            raise DataError(f"split '{split}': data file not found", file=str(path))
+        if not stat.S_ISREG(mode):
             raise DataError(f"split '{split}': the data file is not a regular file", file=str(path))
+        if small and info.st_size < _BLOCK:
+            return _WholeText(fd, encoding)
         return open(fd, encoding=encoding, closefd=True)
     except BaseException:
         os.close(fd)
         raise
+
+
+class _WholeText:
+    """A small file's text, read and decoded at once as ``open(fd, encoding=...)`` would
+    give it (universal newlines): a few-shot split of a handful of records costs a
+    read, not the three layers of a text stream. Closes ``fd``."""
+
+    def __init__(self, fd: int, encoding: str) -> None:
+        try:
+            parts = []
+            while True:  # (to its end, should it have grown since it was looked at)
+                part = os.read(fd, _BLOCK)
+                if not part:
+                    break
+                parts.append(part)
+        finally:
+            os.close(fd)
+        self._data: bytes | None = b"".join(parts)
+        self._encoding = encoding
+
+    def read(self, size: int = -1) -> str:
+        data = self._data
+        if data is None:
+            return ""
+        self._data = None
+        text = data.decode(self._encoding)
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return text
+
+    def __enter__(self) -> "_WholeText":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._data = None
 
 
 def parse_line(line: str, number: int, count: int, split: str, path: Path) -> dict[str, Any]:

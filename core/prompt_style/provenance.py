@@ -157,7 +157,6 @@ class Provenance:
         sha = digest.hexdigest().encode()
         return b"".join((head, members, own, self._after_id[:-1], b', "fingerprint": "sha256:', sha, b'"}\n'))
 
-
     def _after_doc_id(self, ids: Any) -> bytes:
         """What a line holds after its ``doc_id``, closing brace included, for these
         ``fewshot_indices``."""

@@ -351,7 +351,12 @@ def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
                 "        return SLOW",
             ]
         if w.methods:
-            body += ["if work > FLOOR[0]:", *("    " + line for line in _BUDGETS_CODE), "    if work > cap:", "        return SLOW"]
+            body += [
+                "if work > FLOOR[0]:",
+                *("    " + line for line in _BUDGETS_CODE),
+                "    if work > cap:",
+                "        return SLOW",
+            ]
         body.append(f"return {var}")
         return _source(body, w.names), w.names, w.values
     pieces: list[str] = []
@@ -445,7 +450,21 @@ def _maker(code: str) -> Callable[..., Any]:
 
 _OWN = re.compile(r"[vKLMN]\d+")
 _CODE_NAMES = frozenset(
-    {"make", "SLOW", "bound", "budgets", "CAP", "FLOOR", "bit_length", "function", "record", "cap", "max_output", "work", "t"}
+    {
+        "make",
+        "SLOW",
+        "bound",
+        "budgets",
+        "CAP",
+        "FLOOR",
+        "bit_length",
+        "function",
+        "record",
+        "cap",
+        "max_output",
+        "work",
+        "t",
+    }
     | {"SCOPE", "DEFAULTS", "JinjaLimits", "LAST", "limits", "last"}
     | {"type", "dict", "list", "str", "tuple", "int", "len", "index", "Exception", "size", "out", "f"}
     | STR_METHODS
@@ -562,7 +581,16 @@ def compile_simple(source: str, profile: JinjaProfile = FIELDS, kind: str = "tem
     except Exception:  # _NotSimple, or anything the sandbox reports on its own path
         return None
     function = _maker(code)(
-        SLOW, printed_size_bound, _budgets, _CLOCK_CAP, _limits.SIZE_FLOOR, _SCOPE_GET, _DEFAULTS_GET, JinjaLimits, _LAST, *values
+        SLOW,
+        printed_size_bound,
+        _budgets,
+        _CLOCK_CAP,
+        _limits.SIZE_FLOOR,
+        _SCOPE_GET,
+        _DEFAULTS_GET,
+        JinjaLimits,
+        _LAST,
+        *values,
     )
     return Compiled(source, kind, code, function)
 

@@ -610,6 +610,8 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "description0": description if check_description is not None else None,
         "P_H": head,
         "P_T": tail,
+        "P_START": len(head),
+        "P_STOP": len(tail),
         "P_C": same_list,
         "P_CC": None if same_list is None else list(same_list),
         "P_CT": None if same_list is None else tuple([delimiter + a for a in same_list]),
@@ -621,6 +623,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         values["LABELS0"] = labels0
         values["C0"] = None if answers_vary else tuple([delimiter + a for a in answers_of([None] * n0, labels0)])
         layout_values = list(inline.values)
+        values["G_H"], values["G_T"] = layout_values[0], layout_values[1]  # without head and tail
         layout_values[0] = head + layout_values[0]
         layout_values[1] = layout_values[1] + tail
         values.update({f"F_{name}": value for name, value in zip(inline.names, layout_values)})
@@ -695,8 +698,9 @@ class FastPath:
     code: str = field(repr=False)
     lines: Callable[..., Any] | None = None
     """``lines(records, general, start=0, *, emit, line_of)``: ``many``'s loop, giving
-    each prompt's output line rather than the prompt: ``emit(index, text,
-    continuations, target)`` for the records it takes (when that gives ``None``, the
+    each prompt's output line rather than the prompt: ``emit(index, own,
+    continuations, target)`` for the records it takes, ``own`` the text between the
+    ``deferred`` head and tail (when that gives ``None``, the
     prompt is made and ``line_of(prompt)`` gives its line), and ``general(record,
     index)`` (a line too) for the others. ``None`` where ``many`` is, or the
     prompts share no :class:`DeferredDialogue`."""
@@ -839,8 +843,13 @@ def _code(
     def indent(lines: list[str], depth: int) -> str:
         return "".join("    " * depth + line + "\n" for line in lines)
 
+    own_body = _own_text(body)
+
     params = ", ".join(
-        sorted(_PARAMS | ({"N0", "LABELS0", "C0", "SAME_N"} | {f"F_{n}" for n in inline.names} if inline else set()))
+        sorted(
+            _PARAMS
+            | ({"N0", "LABELS0", "C0", "SAME_N", "G_H", "G_T"} | {f"F_{n}" for n in inline.names} if inline else set())
+        )
     )
     return (
         f"def make(*, {params}):\n"
@@ -860,21 +869,42 @@ def _code(
         "                continue\n" + indent(make, 3) + "            yield made\n"
         "\n"
         # many's loop, making each prompt's line (emit) rather than the prompt
+        # (text is the record's own part of the prompt here: the shared head and tail
+        # are emit's to write, and joined only for a prompt it does not take)
         "    def lines(records, general, start=0, *, emit, line_of):\n"
         "        index = start - 1\n"
         "        for record in records:\n"
         "            index += 1\n"
-        "            try:\n" + indent(body, 4) + "            except Exception:\n"
+        "            try:\n" + indent(own_body, 4) + "            except Exception:\n"
         "                text = None\n"
         "            if text is None:\n"
         "                yield general(record, index)\n"
         "                continue\n"
         "            line = emit(index, text, continuations, target)\n"
-        "            if line is None:\n" + indent(make, 4) + "                line = line_of(made)\n"
+        "            if line is None:\n"
+        "                text = P_H + text + P_T\n" + indent(make, 4) + "                line = line_of(made)\n"
         "            yield line\n"
         "\n"
         "    return fast, many, lines\n"
     )
+
+
+def _own_text(body: list[str]) -> list[str]:
+    """``body`` computing the record's own text only (what stands between the shared
+    head ``P_H`` and tail ``P_T``), for ``lines``."""
+    own: list[str] = []
+    for i, line in enumerate(body):
+        stripped = line.lstrip()
+        pad = line[: len(line) - len(stripped)]
+        if stripped == "text = P_H + q + P_T":
+            line = pad + "text = q"
+        elif stripped.startswith("text = f'"):  # the inline layout: its own first and last texts
+            line = line.replace("{F_H}", "{G_H}").replace("{F_T}", "{G_T}")
+        own.append(line)
+        if stripped == "raise Bail" and i >= 2 and body[i - 2].lstrip() == "text = question(q, c)":
+            # a layout compiled for this number of choices: head and tail cut off
+            own.append(pad[:-4] + "text = text[P_START : len(text) - P_STOP]")
+    return own
 
 
 def _generation_body(add: Callable[[str], None], combined: bool, q_method: bool, has_target: bool) -> None:
@@ -943,6 +973,8 @@ _PARAMS = frozenset(
         "P_C",
         "P_CC",
         "P_CT",
+        "P_START",
+        "P_STOP",
     }
 )
 

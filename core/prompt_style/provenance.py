@@ -166,8 +166,9 @@ class Provenance:
     def fast_line(self, encoder: PromptEncoder, shared: Any) -> Callable[[int, str, Any, Any], bytes | None] | None:
         """:meth:`line_bytes` for the fast path's prompts that share ``shared`` (a
         :class:`~prompt_style.fastpath.DeferredDialogue` knowing its ``head`` and
-        ``tail``), made from what varies: ``fn(index, text, continuations, target)``
-        gives the line of the prompt with those fields (no ``doc_id`` of its own), or
+        ``tail``), made from what varies: ``fn(index, own, continuations, target)``
+        gives the line of the prompt with those fields and the text ``head + own +
+        tail`` (no ``doc_id`` of its own), or
         ``None`` when that prompt is not of the common shape (its line is then
         ``line_bytes(prompt)``). The text before the prompt's own, the same in every
         line, is hashed once. ``None`` when ``shared`` does not qualify."""
@@ -179,14 +180,13 @@ class Provenance:
         before, after, chat_after = encoder.shared_pieces(shared)
         after_id = self._after_doc_id(shared.fewshot_indices)[:-1]
         fresh = hashlib.sha256(b"{" + before).copy  # the hash of every line, up to its own text
-        start, stop = shared.start, shared.stop
         rest = encoder.rest
         join = b"".join
 
         def line(index: int, text: str, continuations: Any, target: Any) -> bytes | None:
             if type(index) is not int or type(text) is not str:
                 return None
-            own = safe_utf8(_encode_str(text[start : len(text) - stop]))[1:-1]
+            own = safe_utf8(_encode_str(text))[1:-1]
             try:
                 tail = rest(index, continuations, target, until)
             except TypeError:

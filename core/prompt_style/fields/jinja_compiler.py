@@ -233,6 +233,7 @@ class _Writer:
         self.looked_up: dict[Any, str] = {}
         self.containers: set[str] = set()
         self.methods = 0
+        self.list_items: dict[str, list[str]] = {}  # a list literal's variable: its items'
 
     def value(self, prefix: str, value: Any) -> str:
         name = f"{prefix}{len(self.values)}"
@@ -265,6 +266,7 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         items = [_emit(w, item)[0] for item in node[1]]
         var = w.var()
         w.add(f"{var} = [{', '.join(items)}]")
+        w.list_items[var] = items
         return var, list
     inner, inner_type = _emit(w, node[1])
     if op == "index":
@@ -341,8 +343,13 @@ def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
         if known is not str:
             # the sandbox checks a value that is not text as if printed (max_output);
             # within the least threshold of the process (FLOOR) no budget read is needed
+            items = w.list_items.get(var)
             if known is int:  # bound()'s charge for an int, inline
                 body.append(f"if {var}.bit_length() // 3 + 2 > FLOOR[0]:")
+            elif items:  # a list of fields ([sol1, sol2]): bound()'s charge when each is a str
+                strs = " and ".join(f"type({item}) is str" for item in items)
+                size = f"{2 + 4 * len(items)} + 10 * ({' + '.join(f'len({item})' for item in items)})"
+                body.append(f"if not ({strs} and {size} <= FLOOR[0]):")
             else:
                 body.append(f"if type({var}) is not str and bound({var}, FLOOR[0]) is None:")
             body += [

@@ -639,7 +639,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         choice_answers=choice_answers,
         generation=(generation, target_of is not None) if generation else None,
     )
-    fast, many, lines = _maker(code)(**values)
+    make = _maker(code)
+    # positional, in the order of its parameters: some fifty keywords would be matched by name
+    fast, many, lines = make(*[values[name] for name in _params(make)])
 
     limits = renderer.limits
     if limits is None:
@@ -852,7 +854,7 @@ def _code(
         )
     )
     return (
-        f"def make(*, {params}):\n"
+        f"def make({params}):\n"
         "    def fast(record, index):\n"
         "        try:\n" + indent(body, 3) + "        except Exception:\n"
         "            return None\n" + indent(make, 2) + "        return made\n"
@@ -977,6 +979,11 @@ _PARAMS = frozenset(
         "P_STOP",
     }
 )
+
+
+def _params(make: Callable[..., Any]) -> tuple[str, ...]:
+    """The names of ``make``'s parameters, in order."""
+    return make.__code__.co_varnames[: make.__code__.co_argcount]
 
 
 @functools.lru_cache(maxsize=128)

@@ -153,6 +153,7 @@ def test_records_in_memory_and_a_file_with_blank_lines(tmp_path, pm_all):
     task = load_task(config, plugins=pm_all, shots=2)
     in_memory = load_task({**config, "data": {"test": test, "train": records(4)}}, plugins=pm_all, shots=2)
     assert list(task.json_lines()) == list(in_memory.json_lines()) == reference(in_memory)
+    assert list(in_memory.json_lines(limit=4)) == reference(in_memory, limit=4)
 
 
 def test_a_bad_record_after_good_ones_is_located(pm_all, tmp_path):

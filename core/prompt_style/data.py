@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -23,6 +24,9 @@ __all__ = [
     "load_records",
     "check_data_file",
     "line_chunks",
+    "byte_blocks",
+    "block_records",
+    "read_block",
     "parse_line",
     "SUPPORTED_SUFFIXES",
 ]
@@ -294,7 +298,7 @@ def _line_too_long(split: str, path: Path, line: int, limit: int) -> DataError:
     )
 
 
-def _open_text(path: Path, split: str, encoding: str = "utf-8-sig", small: bool = False) -> Any:
+def _open_text(path: Path, split: str, encoding: str = "utf-8-sig", small: bool = False, binary: bool = False) -> Any:
     """``path`` opened as text (universal newlines; ``utf-8-sig``: a leading BOM dropped,
     as datasets does): a regular file only, never blocked on (a FIFO, a device).
     ``small``: a file of at most a block is read at once (:class:`_WholeText`, whose
@@ -313,6 +317,8 @@ def _open_text(path: Path, split: str, encoding: str = "utf-8-sig", small: bool 
             raise DataError(f"split '{split}': data file not found", file=str(path))
         if not stat.S_ISREG(mode):
             raise DataError(f"split '{split}': the data file is not a regular file", file=str(path))
+        if binary:
+            return open(fd, "rb", closefd=True)
         if small and info.st_size < _BLOCK:
             return _WholeText(fd, encoding)
         return open(fd, encoding=encoding, closefd=True)
@@ -404,6 +410,117 @@ def line_chunks(path: Path, split: str, size: int) -> Iterator[list[tuple[int, s
         yield chunk
     if count == 0:
         raise DataError(f"split '{split}': the data file has no records", file=str(path))
+
+
+_NOT_AN_OBJECT_LINE = re.compile(rb"\n(?!\{)")
+
+
+def byte_blocks(path: Path, split: str, size: int) -> Iterator[tuple[int, int, int, int, int]]:
+    """A JSON Lines file as blocks of whole lines, about ``size`` bytes each, for workers
+    that read, decode, parse and render a block each (:mod:`prompt_style.parallel`), so
+    that the reading process does almost nothing per record: ``(first record index,
+    first line number, offset in the file, length in bytes, records in the block)``.
+    A leading BOM is left out of the first block; records are counted as
+    :func:`iter_records` counts them (blank lines skipped, newlines universal), in C
+    unless a line of the block does not start with ``{``. :func:`read_block` reads a
+    block and :func:`block_records` gives its records."""
+    limit = yaml_limits().max_line_length
+    index, number, offset = 0, 1, 0
+    with _open_text(path, split, binary=True) as handle:
+        pieces: list[bytes] = []
+        pending = 0
+        first = True
+        while True:
+            data = handle.read(size)
+            if first:
+                first = False
+                if data[:3] == _BOM:
+                    data, offset = data[3:], 3
+            if data:
+                cut = data.rfind(b"\n") + 1
+                if not cut:
+                    pieces.append(data)
+                    pending += len(data)
+                    if pending > 4 * limit + 4:  # more characters than the limit, whatever they are
+                        raise _line_too_long(split, path, number, limit)
+                    continue
+                pieces.append(data[:cut])
+                raw = b"".join(pieces)
+                pieces = [data[cut:]] if cut < len(data) else []
+                pending = len(data) - cut
+            elif pieces:  # the last line, without a newline
+                raw = b"".join(pieces)
+                pieces = []
+            else:
+                break
+            block = _universal(raw)
+            lines = block.count(b"\n") + (block[-1:] != b"\n")
+            if block[:1] == b"{" and not _NOT_AN_OBJECT_LINE.search(block, 0, len(block) - 1):
+                records = lines
+            else:  # blank lines are not records: counted as the readers count them
+                try:
+                    records = sum(1 for line in block.decode("utf-8").split("\n") if line.strip())
+                except UnicodeDecodeError:
+                    records = lines  # the worker reports it, after the records before it
+            if records:
+                yield index, number, offset, len(raw), records
+            index += records
+            number += lines
+            offset += len(raw)
+    if index == 0:
+        raise DataError(f"split '{split}': the data file has no records", file=str(path))
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _universal(raw: bytes) -> bytes:
+    """Universal newlines (a block ends at a ``\\n``: no ``\\r\\n`` spans two)."""
+    return raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in raw else raw
+
+
+def read_block(fd: int, offset: int, length: int) -> bytes:
+    """A block of :func:`byte_blocks`, read from ``fd`` (the data file, open for reading)."""
+    parts = []
+    while length > 0:
+        part = os.pread(fd, length, offset)
+        if not part:
+            break
+        parts.append(part)
+        offset += len(part)
+        length -= len(part)
+    return _universal(b"".join(parts))
+
+
+def block_records(
+    block: bytes, split: str, path: Path, number: int, index: int
+) -> tuple[list[dict[str, Any]], DataError | None]:
+    """The records of a block of :func:`byte_blocks` (``number``: its first line's number
+    in the file, ``index``: its first record's index), and the error that stopped them
+    (the records before it are given), as :func:`iter_records` reads and reports them."""
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        good = block.rfind(b"\n", 0, exc.start) + 1  # the whole lines before the bad byte
+        records, error = block_records(block[:good], split, path, number, index) if good else ([], None)
+        return records, error or DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path))
+    limit = yaml_limits().max_line_length
+    if len(text) <= limit:
+        stop = len(text)
+        whole = _whole_lines(text, stop)
+        if whole is not None:
+            return whole, None
+    records: list[dict[str, Any]] = []
+    for line in text.split("\n"):
+        if len(line) > limit:
+            return records, _line_too_long(split, path, number, limit)
+        if line.strip():
+            try:
+                records.append(parse_line(line, number, index + len(records), split, path))
+            except DataError as exc:
+                return records, exc
+        number += 1
+    return records, None
 
 
 def _load_json(path: Path, split: str) -> list[dict[str, Any]]:

@@ -65,18 +65,27 @@ def json_lines(
 
 
 def _fused(task: Any, encoder: PromptEncoder, line_of: Callable[[Any], bytes]) -> tuple[Any, Any, Any] | None:
+    """:func:`fused_loop` of a :class:`~prompt_style.Task`."""
+    return fused_loop(task.renderer, task.provenance, encoder, line_of)
+
+
+def fused_loop(
+    renderer: Any, provenance: Any, encoder: PromptEncoder, line_of: Callable[[Any], bytes]
+) -> tuple[Any, Any, Any] | None:
     """``(fast, general, many)`` giving lines, as :func:`~prompt_style.data.map_records`
-    takes them, when the task's fast path makes its lines itself; else ``None`` (the
-    lines of ``task.render()``'s prompts)."""
-    renderer = task.renderer
+    takes them, when the fast path of ``renderer`` (a task's
+    :class:`~prompt_style.TaskRenderer`) makes its lines itself with ``provenance``
+    (the task's); else ``None`` (the lines of its prompts, one by one)."""
     # what Task.render hands to its fast path's loop, and nothing else
-    if renderer.choice_order is not None or task.multiturn or renderer._doc_id is not None:
+    if renderer.choice_order is not None or renderer._doc_id is not None:
+        return None
+    if getattr(renderer.style, "infer_mode", None) is not None:  # multi-turn
         return None
     fast = renderer.fast_render()
     path = renderer._fast_path
     if fast is None or path is None or path.lines is None or path.deferred is None:
         return None
-    emit = task.provenance.fast_line(encoder, path.deferred)
+    emit = provenance.fast_line(encoder, path.deferred)
     if emit is None:
         return None
     general = renderer._render
@@ -90,3 +99,38 @@ def _fused(task: Any, encoder: PromptEncoder, line_of: Callable[[Any], bytes]) -
 
     many = functools.partial(path.lines, emit=emit, line_of=line_of)
     return fast_line, general_line, many
+
+
+def record_lines(
+    renderer: Any,
+    provenance: Any,
+    records: Any,
+    start: int,
+    default_for: Callable[[int], Callable[[Any], Any]] | None = None,
+    state: dict[str, Any] | None = None,
+) -> Iterator[bytes]:
+    """The JSON lines of ``records`` (the first at index ``start``) of a task that is not
+    multi-turn, made as :func:`json_lines` makes them. ``state``: a dict kept between
+    calls for the same task (the encoder and the loop, made once)."""
+    if state is None:
+        state = {}
+    made = state.get("loop")
+    if made is None:
+        encoder = PromptEncoder(default_for)
+        line_bytes = provenance.line_bytes
+
+        def line_of(prompt: Any) -> bytes:
+            return line_bytes(prompt, encoder)
+
+        made = state["loop"] = (line_of, fused_loop(renderer, provenance, encoder, line_of))
+    line_of, loop = made
+    if loop is not None:
+        return loop[2](records, loop[1], start)
+    return _each(renderer, line_of, records, start)
+
+
+def _each(renderer: Any, line_of: Callable[[Any], bytes], records: Any, start: int) -> Iterator[bytes]:
+    converse = renderer.converse  # (a record's choice orders too)
+    for index, record in enumerate(records, start):
+        for request in converse(record, index):
+            yield line_of(request)

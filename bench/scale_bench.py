@@ -8,11 +8,8 @@ Compared, each in a fresh process, on the same JSON Lines file:
   with_indices=True, num_proc=N)`` over the file loaded with ``datasets`` (loading and
   Arrow conversion untimed; the map writes its cache, as datasets does);
 - ``ray num_cpus=1`` / ``ray num_cpus=2``: ``ray.data.read_json(FILE).map_batches(as_map_function(TASK,
-  index_column="index"), batch_format="pyarrow")`` on a local Ray with that many CPUs, consumed
-  with ``iter_batches`` (Ray's start-up untimed). Batches are Arrow tables, as docs/scale.md
-  advises: with ``batch_format="numpy"`` (measured until November 2026) Ray's conversion of the
-  records' own columns to numpy and back costs more than rendering the prompts (a map function
-  returning its batch untouched takes as long), so the figures were mostly Ray's.
+  index_column="index"))`` on a local Ray with that many CPUs, consumed with ``iter_batches``
+  (Ray's start-up untimed).
 
 Each path's figure is records per second over wall time, its speed-up over the same
 engine in one process (``x 1 proc``) and over the single-process render (``x render``;
@@ -61,15 +58,18 @@ retriever: first_n
 """
 
 DATASETS = """
-import sys, time, json
+import sys, time, json, os, tempfile
 import datasets
 from prompt_style import as_map_function
 task, data, num_proc, check = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 datasets.disable_progress_bars()
 ds = datasets.load_dataset("json", data_files={"test": data}, split="test")
 fn = as_map_function(task)
+# a map's first run: its own cache file (datasets keeps the number of shards of a cached
+# map with the same fingerprint, so a num_proc=1 cache would make num_proc=2 one shard)
+cache = os.path.join(tempfile.mkdtemp(dir=os.environ.get("HF_DATASETS_CACHE")), "map.arrow")
 start = time.perf_counter()
-out = ds.map(fn, batched=True, with_indices=True, num_proc=num_proc if num_proc > 1 else None, batch_size=1000, load_from_cache_file=False)
+out = ds.map(fn, batched=True, with_indices=True, num_proc=num_proc if num_proc > 1 else None, batch_size=1000, load_from_cache_file=False, cache_file_name=cache)
 elapsed = time.perf_counter() - start
 if check != "-":
     json.dump({"text": list(out["prompt_text"]), "target": list(out["prompt_target"])}, open(check, "w"))
@@ -91,11 +91,12 @@ start = time.perf_counter()
 ds = ray.data.read_json(data).map_batches(fn, batch_size=1000, batch_format="pyarrow")
 texts = {}
 count = 0
+# consumed as Arrow tables (the rows counted; with a check, read back): a driver that
+# turned every prompt into a Python string would time its own conversion, in one process
 for batch in ds.iter_batches(batch_size=4096, batch_format="pyarrow"):
     count += batch.num_rows
     if check != "-":
-        columns = batch.select(["index", "prompt_text", "prompt_target"]).to_pydict()
-        for i, t, g in zip(columns["index"], columns["prompt_text"], columns["prompt_target"]):
+        for i, t, g in zip(*(batch.column(c).to_pylist() for c in ("index", "prompt_text", "prompt_target"))):
             texts[int(i)] = (str(t), int(g))
 elapsed = time.perf_counter() - start
 if check != "-":

@@ -117,119 +117,175 @@ def test_a_function_workers_cannot_import_is_an_error_not_a_hang():
         list(map_rendered(task, local, jobs=2))
 
 
-def _lines(count: int, start: int = 0) -> list[str]:
-    return [json.dumps(RECORDS[i % len(RECORDS)]) + "\n" for i in range(start, start + count)]
+# -- render --format jsonl --jobs N: blocks of the data file, read by the workers --------
+
+AWKWARD_LINES = [
+    "\ufeff" + json.dumps(RECORDS[0]) + "\r\n",  # a BOM and CRLF
+    "\n",
+    "  \t\n",
+    "\u3000\n",  # whitespace that str.strip() drops: a blank line to the readers
+    json.dumps({**RECORDS[1], "question": 'ünïcødé — \u2028 line "sep"'}, ensure_ascii=False) + "\r",  # a lone CR
+    "  " + json.dumps(RECORDS[2]) + "\n",  # not starting with {
+]
 
 
-@pytest.mark.parametrize("block_size", [1, 37, 300, 1 << 18])
-def test_blocks_of_any_size_give_the_serial_output(tmp_path, block_size):
-    # blocks cut mid-line, lines longer than a block, blank and padded lines (one of
-    # Unicode spaces), CRLF and lone CR line ends, a BOM, no newline at the end
-    lines = ["\ufeff" + _lines(1)[0], "\n", "  \t\n", "\u00a0\u3000\n"] + _lines(5, 1)
-    lines += [_lines(1, 6)[0].replace("\n", "\r\n"), _lines(1, 7)[0].replace("\n", "\r")]
-    lines += [" " + _lines(1, 8)[0]] + _lines(4, 9) + [_lines(1, 13)[0].rstrip("\n")]
+def _blocks_output(task, **options) -> bytes:
+    from prompt_style.cli.render import _not_json
+    from prompt_style.parallel import json_line_blocks
+
+    blocks = json_line_blocks(task, jobs=2, default_for=_not_json, **options)
+    return b"".join(lines for lines, _ in blocks)
+
+
+@pytest.mark.parametrize("block_size", [64, 1000, 1 << 20])
+def test_blocks_give_the_serial_lines(tmp_path, block_size):
+    from prompt_style.cli.render import _not_json
+
+    lines = AWKWARD_LINES + [json.dumps(RECORDS[i % len(RECORDS)]) + "\n" for i in range(3, 50)]
+    lines[-1] = lines[-1].rstrip("\n")  # no newline at the end
     task = prompt_style.load_task(_task_file(tmp_path, lines))
-    serial = [_text(r) for r in task.render()]
-    assert len(serial) == 14
-    assert list(map_rendered(task, _text, jobs=2, block_size=block_size)) == serial
-    for limit in (1, 5, 14, 20):
-        assert list(map_rendered(task, _text, jobs=2, block_size=block_size, limit=limit)) == serial[:limit]
+    serial = b"".join(task.json_lines(default_for=_not_json))
+    assert _blocks_output(task, block_size=block_size) == serial
+    assert _blocks_output(task, block_size=block_size, limit=7) == b"".join(
+        task.json_lines(limit=7, default_for=_not_json)
+    )
+    # spilled to files, the same lines
+    from prompt_style.parallel import json_line_blocks
+
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    names = [
+        n for n, _ in json_line_blocks(task, jobs=2, block_size=block_size, spill=str(spill), default_for=_not_json)
+    ]
+    assert b"".join(Path(n).read_bytes() for n in names) == serial
 
 
 @pytest.mark.parametrize(
     ("bad", "message"),
-    [("{not json\n", "not valid JSON"), ("[1, 2]\n", "not an object"), ('{"a": 1} x\n', "not valid JSON")],
+    [("{not json\n", "not valid JSON"), ("[1, 2]\n", "not an object"), ("\xff\n", "not UTF-8")],
 )
-def test_a_bad_line_in_a_later_block_has_its_line_number(tmp_path, bad, message):
-    lines = _lines(30) + ["\n", "\r\n"] + _lines(7, 30) + [bad] + _lines(3)
-    task = prompt_style.load_task(_task_file(tmp_path, lines))
+def test_a_bad_line_in_a_later_block_is_the_serial_error(tmp_path, bad, message):
+    from prompt_style.cli.render import _not_json
+
+    lines = [json.dumps(RECORDS[i % len(RECORDS)]) + "\n" for i in range(40)]
+    lines.insert(30, bad)
+    path = _task_file(tmp_path, lines)
+    data = tmp_path / "test.jsonl"
+    data.write_bytes(data.read_bytes().replace("\xff".encode(), b"\xff"))  # a byte that is not UTF-8
+    task = prompt_style.load_task(path)
+    serial_lines = []
     with pytest.raises(DataError) as serial:
-        list(task.render())
-    expected = [_text(r) for r in prompt_style.load_task(task.config).render(limit=37)]
-    for block_size in (200, 4000, 1 << 18):
-        got = []
-        with pytest.raises(DataError) as parallel:
-            for piece in map_rendered(task, _text, jobs=2, block_size=block_size):
-                got.append(piece)
-        assert str(parallel.value) == str(serial.value)
-        assert "test.jsonl:40:" in str(parallel.value) and message in str(parallel.value)
-        assert parallel.value.key == "data.test"
-        assert got == expected
-    # a bad line past --limit is never read, as in the serial render
-    assert list(map_rendered(task, _text, jobs=2, block_size=300, limit=37)) == expected
+        for line in task.json_lines(default_for=_not_json):
+            serial_lines.append(line)
+    got = []
+    with pytest.raises(DataError) as parallel:
+        for lines_, _ in __import__("prompt_style.parallel", fromlist=["x"]).json_line_blocks(
+            task, jobs=2, block_size=500, default_for=_not_json
+        ):
+            got.append(lines_)
+    assert message in str(parallel.value) and message in str(serial.value)
+    assert parallel.value.line == serial.value.line or message == "not UTF-8"
+    assert parallel.value.key == "data.test"
+    if message != "not UTF-8":  # (the serial reader stops at its own block for that one)
+        assert b"".join(got) == b"".join(serial_lines)
+
+
+def test_cli_jobs_jsonl_to_a_file_is_the_serial_file(tmp_path, capsys):
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    assert main(["render", str(MMLU), "--format", "jsonl", "--output", str(one)]) == 0
+    assert main(["render", str(MMLU), "--format", "jsonl", "--jobs", "2", "--output", str(two)]) == 0
+    assert one.read_bytes() == two.read_bytes()
+
+
+# -- edge cases of the blocks: the serial reader's errors, wherever a block ends ----------
+
+
+def _lines(count: int, start: int = 0) -> list[str]:
+    return [json.dumps(RECORDS[i % len(RECORDS)]) + "\n" for i in range(start, start + count)]
+
+
+def _blocks_until_error(task, **options):
+    from prompt_style.cli.render import _not_json
+    from prompt_style.parallel import json_line_blocks
+
+    got = []
+    with pytest.raises(DataError) as raised:
+        for lines, _ in json_line_blocks(task, jobs=2, default_for=_not_json, **options):
+            got.append(lines)
+    return b"".join(got), raised.value
+
+
+def _serial_until_error(task):
+    from prompt_style.cli.render import _not_json
+
+    with pytest.raises(DataError) as raised:
+        list(task.json_lines(default_for=_not_json))
+    return raised.value
 
 
 def test_bytes_that_are_not_utf8_are_the_serial_error(tmp_path):
+    from prompt_style.cli.render import _not_json
+
+    (tmp_path / "good").mkdir()
+    good = prompt_style.load_task(_task_file(tmp_path / "good", _lines(20)))
+    expected = b"".join(good.json_lines(default_for=_not_json))
     task_file = _task_file(tmp_path, _lines(20))
     data = tmp_path / "test.jsonl"
     data.write_bytes(data.read_bytes() + b'{"question": "\xff"}\n' + "".join(_lines(2)).encode())
     task = prompt_style.load_task(task_file)
-    (tmp_path / "good").mkdir()
-    expected = [_text(r) for r in prompt_style.load_task(_task_file(tmp_path / "good", _lines(20))).render()]
-    with pytest.raises(DataError) as serial:
-        list(task.render())
-    for block_size in (100, 1 << 18):
-        got = []
-        with pytest.raises(DataError) as parallel:
-            for piece in map_rendered(task, _text, jobs=2, block_size=block_size):
-                got.append(piece)
-        assert str(parallel.value) == str(serial.value)
-        assert "not UTF-8" in str(parallel.value)
-        assert got == expected  # the records before it (the serial reader stops a block earlier)
+    serial = _serial_until_error(task)
+    for block_size in (100, 1 << 20):
+        got, error = _blocks_until_error(task, block_size=block_size)
+        assert str(error) == str(serial) and "not UTF-8" in str(error)
+        assert expected.startswith(got)  # only records before the bad line
 
 
 @pytest.mark.parametrize("where", ["first", "later"])
-def test_a_line_over_max_line_length_is_the_serial_error(tmp_path, where):
+def test_a_line_over_max_line_length_is_the_serial_error_wherever_blocks_end(tmp_path, where):
+    from prompt_style.cli.render import _not_json
+    from prompt_style.parallel import json_line_blocks
     from prompt_style.safe.limits import configured, parse_assignments
 
     long = json.dumps({**RECORDS[0], "question": "x" * 3000}) + "\n"
     lines = [long] + _lines(10) if where == "first" else _lines(10) + ["\n", long] + _lines(2)
     task = prompt_style.load_task(_task_file(tmp_path, lines))
     with configured(parse_assignments(["max_line_length=2000"], what="--budget")):
-        with pytest.raises(DataError) as serial:
-            list(task.render())
-        for block_size in (100, 1 << 18):  # the line spans blocks, or sits inside one
-            got = []
-            with pytest.raises(DataError) as parallel:
-                for piece in map_rendered(task, _text, jobs=2, block_size=block_size):
-                    got.append(piece)
-            assert str(parallel.value) == str(serial.value)
-            assert f"test.jsonl:{1 if where == 'first' else 12}:" in str(parallel.value)
-            assert len(got) == (0 if where == "first" else 10)
+        serial = _serial_until_error(task)
+        for block_size in (100, 1 << 20):  # the line spans blocks, or sits inside one
+            got, error = _blocks_until_error(task, block_size=block_size)
+            assert str(error) == str(serial)
+            assert f"test.jsonl:{1 if where == 'first' else 12}:" in str(error)
+            assert got.count(b"\n") <= (0 if where == "first" else 10)
         # a line of exactly the limit (its newline aside) is read
         exact = json.dumps({**RECORDS[0], "question": "y" * 10})
         exact = exact.replace("y" * 10, "y" * (10 + 2000 - len(exact))) + "\n"
-        task = prompt_style.load_task(_task_file(tmp_path, _lines(3) + [exact]))
-        serial_ok = [_text(r) for r in task.render()]
-        assert list(map_rendered(task, _text, jobs=2, block_size=100)) == serial_ok
+        (tmp_path / "exact").mkdir()
+        task = prompt_style.load_task(_task_file(tmp_path / "exact", _lines(3) + [exact]))
+        want = b"".join(task.json_lines(default_for=_not_json))
+        blocks = json_line_blocks(task, jobs=2, block_size=100, default_for=_not_json)
+        assert b"".join(lines for lines, _ in blocks) == want
+
+
+def test_a_bad_line_past_the_limit_is_never_read(tmp_path):
+    from prompt_style.cli.render import _not_json
+    from prompt_style.parallel import json_line_blocks
+
+    task = prompt_style.load_task(_task_file(tmp_path, _lines(30) + ["{not json\n"] + _lines(3)))
+    want = b"".join(task.json_lines(limit=30, default_for=_not_json))
+    for block_size in (200, 1 << 20):
+        blocks = json_line_blocks(task, jobs=2, block_size=block_size, limit=30, default_for=_not_json)
+        assert b"".join(lines for lines, _ in blocks) == want
 
 
 def test_a_file_of_blank_lines_has_no_records(tmp_path):
+    from prompt_style.cli.render import _not_json
+    from prompt_style.parallel import json_line_blocks
+
     data = tmp_path / "blank.jsonl"
-    data.write_text("\n  \n\r\n", encoding="utf-8")
+    data.write_text("\n  \n\r\n\u3000\n", encoding="utf-8")
     task = prompt_style.load_task(MMLU, data={"test": str(data)}, shots=0)
-    with pytest.raises(DataError) as serial:
-        list(task.render())
+    serial = _serial_until_error(task)
     with pytest.raises(DataError) as parallel:
-        list(map_rendered(task, _text, jobs=2))
-    assert str(parallel.value) == str(serial.value)
+        list(json_line_blocks(task, jobs=2, block_size=3, default_for=_not_json))
+    assert str(parallel.value) == str(serial)
     assert "no records" in str(parallel.value)
-
-
-def test_cli_jobs_progress_and_output_file(tmp_path, capsys):
-    out1, out2 = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
-    assert main(["render", str(MMLU), "--format", "jsonl", "--output", str(out1)]) == 0
-    assert main(["render", str(MMLU), "--format", "jsonl", "--output", str(out2), "--jobs", "2"]) == 0
-    assert out1.read_bytes() == out2.read_bytes()
-
-
-def test_blocks_in_one_process_give_the_outputs_before_an_error(tmp_path):
-    from prompt_style.parallel import map_rendered_blocks
-
-    lines = _lines(12) + ["{not json\n"]
-    task = prompt_style.load_task(_task_file(tmp_path, lines))
-    got = []
-    with pytest.raises(DataError, match="test.jsonl:13"):
-        for piece, _count in map_rendered_blocks(task, _text, list, jobs=1, chunk_size=5):
-            got.extend(piece)
-    assert got == [_text(r) for r in prompt_style.load_task(task.config).render(limit=12)]

@@ -6,9 +6,9 @@ JSON file (an array of objects) is read whole.
 
 from __future__ import annotations
 
-import codecs
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -23,8 +23,10 @@ __all__ = [
     "map_records",
     "load_records",
     "check_data_file",
-    "byte_chunks",
-    "parse_block",
+    "line_chunks",
+    "byte_blocks",
+    "block_records",
+    "read_block",
     "parse_line",
     "SUPPORTED_SUFFIXES",
 ]
@@ -53,12 +55,7 @@ def check_data_file(path: Path | Sequence[Any], split: str) -> None:
         return
     if type(path) is not _PATH:  # Path() of a Path costs as much as of a str
         path = Path(path)
-    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-        raise DataError(
-            f"split '{split}': unsupported data file type {path.suffix or '(none)'!r}",
-            file=str(path),
-            hint="use JSON Lines (.jsonl) or a JSON array of objects (.json)",
-        )
+    _check_suffix(path, split)
     if not path.is_file():
         try:
             exists = path.exists()
@@ -67,6 +64,17 @@ def check_data_file(path: Path | Sequence[Any], split: str) -> None:
         if exists and not path.is_dir():
             raise DataError(f"split '{split}': the data file is not a regular file", file=str(path))
         raise DataError(f"split '{split}': data file not found", file=str(path))
+
+
+def _check_suffix(path: Path, split: str) -> None:
+    """:func:`check_data_file`'s check of the file's type; reading the file (``_open_text``)
+    says what the rest of it says, in the same words."""
+    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+        raise DataError(
+            f"split '{split}': unsupported data file type {path.suffix or '(none)'!r}",
+            file=str(path),
+            hint="use JSON Lines (.jsonl) or a JSON array of objects (.json)",
+        )
 
 
 def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "test") -> Iterator[Mapping[str, Any]]:
@@ -84,7 +92,7 @@ def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
         yield from _given(path, split)
         return
     path = Path(path)
-    check_data_file(path, split)
+    _check_suffix(path, split)
     if path.suffix.lower() == ".json":
         yield from _load_json(path, split)
         return
@@ -101,7 +109,7 @@ def open_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
         if type(path) is not _PATH:
             path = Path(path)
         if path.suffix.lower() != ".json":
-            check_data_file(path, split)
+            _check_suffix(path, split)
             return _json_lines(path, split)
     return iter_records(path, split)
 
@@ -135,7 +143,7 @@ def map_records(
         if type(path) is not _PATH:
             path = Path(path)
         if path.suffix.lower() != ".json":
-            check_data_file(path, split)
+            _check_suffix(path, split)
             return _json_lines(path, split, fn, fallback, many)
     return _mapped(open_records(path, split), fn, fallback)
 
@@ -158,7 +166,7 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, ma
     try:
         # universal newlines; a leading BOM dropped, as datasets does (the utf-8-sig
         # codec would too, with a decoder written in Python)
-        with _open_text(path, split, "utf-8") as handle:
+        with _open_text(path, split, "utf-8", small=True) as handle:
             pieces: list[str] = []  # the unfinished line, in the blocks read since its start
             pending = 0  # its length
             first = True
@@ -290,24 +298,68 @@ def _line_too_long(split: str, path: Path, line: int, limit: int) -> DataError:
     )
 
 
-def _open_text(path: Path, split: str, encoding: str | None = "utf-8-sig") -> Any:
+def _open_text(path: Path, split: str, encoding: str = "utf-8-sig", small: bool = False, binary: bool = False) -> Any:
     """``path`` opened as text (universal newlines; ``utf-8-sig``: a leading BOM dropped,
-    as datasets does), or as bytes for ``encoding`` ``None``: a regular file only, never
-    blocked on (a FIFO, a device)."""
+    as datasets does): a regular file only, never blocked on (a FIFO, a device).
+    ``small``: a file of at most a block is read at once (:class:`_WholeText`, whose
+    ``read`` is all a caller may use)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        raise DataError(f"split '{split}': data file not found", file=str(path)) from None
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or "the name holds a NUL character"
         raise DataError(f"split '{split}': cannot read the data file: {reason}", file=str(path)) from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        mode = info.st_mode
+        if stat.S_ISDIR(mode):  # as check_data_file names it
+            raise DataError(f"split '{split}': data file not found", file=str(path))
+        if not stat.S_ISREG(mode):
             raise DataError(f"split '{split}': the data file is not a regular file", file=str(path))
-        if encoding is None:
+        if binary:
             return open(fd, "rb", closefd=True)
+        if small and info.st_size < _BLOCK:
+            return _WholeText(fd, encoding)
         return open(fd, encoding=encoding, closefd=True)
     except BaseException:
         os.close(fd)
         raise
+
+
+class _WholeText:
+    """A small file's text, read and decoded at once as ``open(fd, encoding=...)`` would
+    give it (universal newlines): a few-shot split of a handful of records costs a
+    read, not the three layers of a text stream. Closes ``fd``."""
+
+    def __init__(self, fd: int, encoding: str) -> None:
+        try:
+            parts = []
+            while True:  # (to its end, should it have grown since it was looked at)
+                part = os.read(fd, _BLOCK)
+                if not part:
+                    break
+                parts.append(part)
+        finally:
+            os.close(fd)
+        self._data: bytes | None = b"".join(parts)
+        self._encoding = encoding
+
+    def read(self, size: int = -1) -> str:
+        data = self._data
+        if data is None:
+            return ""
+        self._data = None
+        text = data.decode(self._encoding)
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return text
+
+    def __enter__(self) -> "_WholeText":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._data = None
 
 
 def parse_line(line: str, number: int, count: int, split: str, path: Path) -> dict[str, Any]:
@@ -332,144 +384,144 @@ def parse_line(line: str, number: int, count: int, split: str, path: Path) -> di
     return record
 
 
-# Bytes that continue a UTF-8 character: a block's characters are its other bytes.
-_CONTINUATION = bytes(range(0x80, 0xC0))
-
-
-def byte_chunks(path: Path, split: str, size: int) -> Iterator[tuple[int, int, bytes, int]]:
-    """A JSON Lines file in blocks of whole lines, unparsed and undecoded, about ``size``
-    bytes each: ``(index of its first record, number of its first line, bytes, number
-    of records)``, for
-    workers that decode, parse and render them (:func:`parse_block`;
-    :mod:`prompt_style.parallel`). The reading process does no work per line: it
-    finds where a block ends and counts its lines and records with ``bytes`` methods.
-    Lines end as in :func:`iter_records` (universal newlines: ``\n``, ``\r\n``,
-    ``\r``), a leading BOM is dropped, blank lines are not records; a line longer
-    than ``max_line_length`` characters is an error before it is read whole. A block
-    with no record is not given."""
+def line_chunks(path: Path, split: str, size: int) -> Iterator[list[tuple[int, str]]]:
+    """The non-blank lines of a JSON Lines file, unparsed, ``size`` at a time, each with
+    its line number: for workers that parse and render them (:mod:`prompt_style.parallel`),
+    so the reading process only splits lines. Lines are numbered and blank lines
+    skipped as :func:`iter_records` does; :func:`parse_line` gives each line's record."""
+    chunk: list[tuple[int, str]] = []
+    count = 0
     limit = yaml_limits().max_line_length
-    index, number = 0, 1
-    pieces: list[bytes] = []  # the unfinished line, in the blocks read since its start
-    pending = 0  # its bytes
-    chars = 0  # its characters, counted once its bytes pass the limit
-    with _open_text(path, split, None) as handle:
-        if handle.read(3) != codecs.BOM_UTF8:  # (a regular file: it seeks)
-            handle.seek(0)
-        while True:
-            block = handle.read(size)
-            if block:
-                # after the last line end; never between the \r and \n of one
-                cut = max(block.rfind(b"\n"), block.rfind(b"\r", 0, len(block) - 1)) + 1
-                if not cut:
-                    pieces.append(block)
-                    pending += len(block)
-                    if pending > limit:  # a character is 1 to 4 bytes: count them now
-                        chars += len(block.translate(None, _CONTINUATION)) if chars else _chars(pieces)
-                        if chars > limit:
-                            _decodes(pieces, split, path)  # bytes that are not UTF-8 are that error
-                            raise _line_too_long(split, path, number, limit)
+    try:
+        with _open_text(path, split) as handle:  # universal newlines, a leading BOM dropped
+            for number, line in enumerate(iter(lambda: handle.readline(limit + 1), ""), 1):
+                if len(line) > limit and line[-1] != "\n":  # (its newline aside, a line may have limit)
+                    raise _line_too_long(split, path, number, limit)
+                if line.isspace() or not line:
                     continue
-                if pieces:
-                    pieces.append(block[:cut])
-                    data = b"".join(pieces)
-                else:
-                    data = block if cut == len(block) else block[:cut]
-                rest = block[cut:]
-                pieces = [rest] if rest else []
-                pending = len(rest)
-                chars = 0
-            elif pieces:  # the last line, without a line end
-                data = b"".join(pieces)
+                chunk.append((number, line))
+                count += 1
+                if len(chunk) == size:
+                    yield chunk
+                    chunk = []
+    except UnicodeDecodeError as exc:
+        raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None
+    if chunk:
+        yield chunk
+    if count == 0:
+        raise DataError(f"split '{split}': the data file has no records", file=str(path))
+
+
+_NOT_AN_OBJECT_LINE = re.compile(rb"\n(?!\{)")
+
+
+def byte_blocks(path: Path, split: str, size: int) -> Iterator[tuple[int, int, int, int, int]]:
+    """A JSON Lines file as blocks of whole lines, about ``size`` bytes each, for workers
+    that read, decode, parse and render a block each (:mod:`prompt_style.parallel`), so
+    that the reading process does almost nothing per record: ``(first record index,
+    first line number, offset in the file, length in bytes, records in the block)``.
+    A leading BOM is left out of the first block; records are counted as
+    :func:`iter_records` counts them (blank lines skipped, newlines universal), in C
+    unless a line of the block does not start with ``{``. :func:`read_block` reads a
+    block and :func:`block_records` gives its records."""
+    limit = yaml_limits().max_line_length
+    index, number, offset = 0, 1, 0
+    with _open_text(path, split, binary=True) as handle:
+        pieces: list[bytes] = []
+        pending = 0
+        first = True
+        while True:
+            data = handle.read(size)
+            if first:
+                first = False
+                if data[:3] == _BOM:
+                    data, offset = data[3:], 3
+            if data:
+                cut = data.rfind(b"\n") + 1
+                if not cut:
+                    pieces.append(data)
+                    pending += len(data)
+                    if pending > 4 * limit + 4:  # more characters than the limit, whatever they are
+                        raise _line_too_long(split, path, number, limit)
+                    continue
+                pieces.append(data[:cut])
+                raw = b"".join(pieces)
+                pieces = [data[cut:]] if cut < len(data) else []
+                pending = len(data) - cut
+            elif pieces:  # the last line, without a newline
+                raw = b"".join(pieces)
                 pieces = []
             else:
                 break
-            lines, records = _count_lines(data)
+            block = _universal(raw)
+            lines = block.count(b"\n") + (block[-1:] != b"\n")
+            if block[:1] == b"{" and not _NOT_AN_OBJECT_LINE.search(block, 0, len(block) - 1):
+                records = lines
+            else:  # blank lines are not records: counted as the readers count them
+                try:
+                    records = sum(1 for line in block.decode("utf-8").split("\n") if line.strip())
+                except UnicodeDecodeError:
+                    records = lines  # the worker reports it, after the records before it
             if records:
-                yield index, number, data, records
+                yield index, number, offset, len(raw), records
             index += records
             number += lines
+            offset += len(raw)
     if index == 0:
         raise DataError(f"split '{split}': the data file has no records", file=str(path))
 
 
-def _chars(pieces: list[bytes]) -> int:
-    return sum(len(piece.translate(None, _CONTINUATION)) for piece in pieces)
+_BOM = b"\xef\xbb\xbf"
 
 
-def _decodes(pieces: list[bytes], split: str, path: Path) -> None:
-    try:
-        codecs.getincrementaldecoder("utf-8")().decode(b"".join(pieces), final=False)
-    except UnicodeDecodeError as exc:
-        raise DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path)) from None
+def _universal(raw: bytes) -> bytes:
+    """Universal newlines (a block ends at a ``\\n``: no ``\\r\\n`` spans two)."""
+    return raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in raw else raw
 
 
-def _count_lines(data: bytes) -> tuple[int, int]:
-    """The line ends in ``data`` and its records (its lines that are not blank)."""
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    ends = data.count(b"\n")
-    lines = ends + (data[-1:] != b"\n")
-    if data[:1] == b"{" and data.count(b"\n{") == lines - 1:  # the usual block: every line an object's start
-        return ends, lines
-    # else blank and padded lines, as str.strip() sees them (Unicode spaces included)
-    return ends, sum(1 for line in data.split(b"\n") if line[:1] == b"{" or line.decode("utf-8", "replace").strip())
+def read_block(fd: int, offset: int, length: int) -> bytes:
+    """A block of :func:`byte_blocks`, read from ``fd`` (the data file, open for reading)."""
+    parts = []
+    while length > 0:
+        part = os.pread(fd, length, offset)
+        if not part:
+            break
+        parts.append(part)
+        offset += len(part)
+        length -= len(part)
+    return _universal(b"".join(parts))
 
 
-def parse_block(
-    data: bytes, index: int, number: int, split: str, path: Path, limit: int
+def block_records(
+    block: bytes, split: str, path: Path, number: int, index: int, limit: int | None = None
 ) -> tuple[list[dict[str, Any]], DataError | None]:
-    """The records of a block of whole JSON Lines lines (:func:`byte_chunks`; ``index``:
-    its first record's, ``number``: its first line's), parsed as :func:`iter_records`
-    parses them, and the error of the first bad line (not UTF-8, longer than ``limit``
-    characters, not JSON, not an object), with the records before it."""
-    error: DataError | None = None
+    """The records of a block of :func:`byte_blocks` (``number``: its first line's number
+    in the file, ``index``: its first record's index), and the error that stopped them
+    (the records before it are given), as :func:`iter_records` reads and reports them."""
     try:
-        text = data.decode("utf-8")
+        text = block.decode("utf-8")
     except UnicodeDecodeError as exc:
-        error = DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path))
-        text = data[: exc.start].decode("utf-8")
-        text = text[: max(text.rfind("\n"), text.rfind("\r")) + 1]  # the whole lines before it
-    if "\r" in text:  # universal newlines
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if len(text) > limit:  # a line may be too long: the text up to the first that is
-        pos = 0
-        for number_of, line in enumerate(text.split("\n"), number):
-            if len(line) > limit:
-                error = _line_too_long(split, path, number_of, limit)
-                text = text[:pos]
-                break
-            pos += len(line) + 1
-    if not text:
-        return [], error
-    records = _whole_lines(text, len(text))
-    if records is not None:
-        return records, error
-    records = []
-    append = records.append
-    scan = _scan
-    pos, stop = 0, len(text)
-    while pos < stop:
-        eol = text.find("\n", pos)
-        if eol < 0:
-            eol = stop
-        try:
-            record, end = scan(text, pos)
-        except Exception:
-            end = -1
-        if end != eol or type(record) is not dict:
-            line = text[pos : eol + 1]
-            if line.strip():
-                try:
-                    record = parse_line(line, number, index + len(records), split, path)
-                except DataError as exc:
-                    return records, exc
-            else:
-                record = None
-        if record is not None:
-            append(record)
-        pos = eol + 1
+        good = block.rfind(b"\n", 0, exc.start) + 1  # the whole lines before the bad byte
+        records, error = block_records(block[:good], split, path, number, index, limit) if good else ([], None)
+        return records, error or DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path))
+    if limit is None:  # (a worker process is given the reading process's max_line_length)
+        limit = yaml_limits().max_line_length
+    if len(text) <= limit:
+        stop = len(text)
+        whole = _whole_lines(text, stop)
+        if whole is not None:
+            return whole, None
+    records: list[dict[str, Any]] = []
+    for line in text.split("\n"):
+        if len(line) > limit:
+            return records, _line_too_long(split, path, number, limit)
+        if line.strip():
+            try:
+                records.append(parse_line(line, number, index + len(records), split, path))
+            except DataError as exc:
+                return records, exc
         number += 1
-    return records, error
+    return records, None
 
 
 def _load_json(path: Path, split: str) -> list[dict[str, Any]]:

@@ -178,7 +178,7 @@ class PromptMapper:
             raise DataError(f"the batch has {size} records but {len(out)} indices")
         return out
 
-    def __call__(self, batch: Any, indices: Any = None) -> Any:
+    def __call__(self, batch: Any, indices: Any = None) -> dict[str, Any]:
         """Prompt columns for a batch (``batched``: ``{column: values}``, one value per
         record) or for one record (``{column: value}``), with the records' indices.
         With ``indices`` (``datasets``' ``with_indices=True``) only the prompt columns
@@ -186,9 +186,15 @@ class PromptMapper:
         ``map_batches`` replaces each batch with the result, the indices coming from
         ``index_column``) the batch's own columns are returned too."""
         table = None
-        if hasattr(batch, "to_pydict") and hasattr(batch, "append_column"):  # a pyarrow Table (Ray, "pyarrow")
-            table, batch = batch, batch.to_pydict()  # plain Python columns, made in C
-        elif hasattr(batch, "to_dict") and hasattr(batch, "columns"):  # a pandas DataFrame (Ray, "pandas")
+        if _is_arrow_table(batch):  # Ray's batch_format="pyarrow": the records in one call of C++
+            if not self.batched:
+                raise OptionError("a pyarrow batch needs a batched map function", key="batched")
+            table, records = batch, batch.to_pylist()
+            given = (
+                {} if self.index_column is None else {self.index_column: [r.get(self.index_column) for r in records]}
+            )
+            return self._arrow(table, records, self._indices(given, indices, len(records)), indices)
+        if hasattr(batch, "to_dict") and hasattr(batch, "columns"):  # a pandas DataFrame (Ray, batch_format="pandas")
             batch = batch.to_dict("list")
         keys = list(batch.keys())
         if self.batched and isinstance(indices, int):
@@ -201,11 +207,20 @@ class PromptMapper:
             size = len(batch[keys[0]]) if keys else 0
             # column by column: a column of plain values (datasets' batches) is used as it is
             records = [dict(zip(keys, row)) for row in zip(*[_column(batch[k]) for k in keys])] if keys else []
-            records += [{} for _ in range(size - len(records))]
         else:
             size = 1
             records = [{k: _plain(batch[k]) for k in keys}]
         where = self._indices(batch, indices, size)
+        out = self._columns(records, where)
+        if not self.batched:
+            out = {k: v[0] for k, v in out.items()}  # type: ignore[misc]
+        if indices is None:
+            # An engine that passes no indices (Ray) replaces the batch with what the
+            # function returns: give the record columns back with the prompt columns.
+            return {**batch, **out}
+        return out
+
+    def _columns(self, records: Sequence[Any], where: Sequence[int]) -> dict[str, list[Any]]:
         columns, prefix = self.columns, self.prefix
         out: dict[str, list[Any]] = {prefix + c: [] for c in columns}
         appends = [(c, out[prefix + c].append) for c in columns]
@@ -213,33 +228,44 @@ class PromptMapper:
             made = made.to_json()
             for c, append in appends:
                 append(made.get(c))
-        if not self.batched:
-            out = {k: v[0] for k, v in out.items()}  # type: ignore[misc]
-        if indices is None:
-            # An engine that passes no indices (Ray) replaces the batch with what the
-            # function returns: give the record columns back with the prompt columns
-            # (a pyarrow batch as a table: its columns are not converted back).
-            if table is not None and self.batched:
-                for name, values in out.items():
-                    if name in batch:
-                        table = table.drop_columns([name])
-                    table = table.append_column(name, [values])
-                return table
-            return {**batch, **out}
         return out
 
-    def _rendered(self, records: list[dict[str, Any]], where: list[int]) -> Any:
+    def _rendered(self, records: Sequence[Any], where: Sequence[int]) -> Any:
         """The prompts of ``records`` at indices ``where``, as ``TaskRenderer.render``
         makes them: with the fast path's loop for a batch of consecutive indices."""
         renderer = self.loaded().renderer
         if where and renderer._doc_id is None and renderer.fast_render() is not None:
             many = renderer._fast_path.many
-            if many is not None and where == list(range(where[0], where[0] + len(where))):
+            if many is not None and list(where) == list(range(where[0], where[0] + len(where))):
                 return many(records, renderer._render, where[0])
         return map(renderer.render, records, where)
 
+    def _arrow(self, table: Any, records: list[Any], where: list[int], indices: Any) -> Any:
+        """A pyarrow batch's prompt columns, as a table: the batch's with the prompt
+        columns after them (or the prompt columns only, given ``indices``)."""
+        import pyarrow  # the batch's own library
+
+        out = self._columns(records, where)
+        try:
+            arrays = {name: pyarrow.array(values) for name, values in out.items()}
+        except (pyarrow.ArrowException, TypeError, ValueError):  # values of mixed types: plain lists
+            return {**{name: table.column(name).to_pylist() for name in table.column_names}, **out}
+        if indices is not None:
+            return pyarrow.table(arrays)
+        for name, array in arrays.items():
+            if name in table.column_names:
+                table = table.drop_columns([name])
+            table = table.append_column(name, array)
+        return table
+
     def __repr__(self) -> str:
         return f"PromptMapper({self.task!r}, batched={self.batched})"
+
+
+def _is_arrow_table(batch: Any) -> bool:
+    """Whether ``batch`` is a ``pyarrow.Table`` (asked without importing pyarrow)."""
+    kind = type(batch)
+    return kind.__name__ == "Table" and kind.__module__.startswith("pyarrow")
 
 
 def _restore(arguments: tuple[Any, ...], keywords: tuple[Any, ...]) -> PromptMapper:

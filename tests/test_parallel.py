@@ -289,3 +289,14 @@ def test_a_file_of_blank_lines_has_no_records(tmp_path):
         list(json_line_blocks(task, jobs=2, block_size=3, default_for=_not_json))
     assert str(parallel.value) == str(serial)
     assert "no records" in str(parallel.value)
+
+
+def test_cli_jobs_jsonl_holds_the_budget_of_the_reading_process(tmp_path, capsys):
+    # the workers are spawned with the defaults: they are given --budget's max_line_length
+    long = json.dumps({**RECORDS[0], "question": "x" * 3000}) + "\n"
+    task = str(_task_file(tmp_path, _lines(10) + [long]))
+    for jobs in ("1", "2"):
+        args = ["render", task, "--format", "jsonl", "--budget", "max_line_length=2000", "--jobs", jobs]
+        assert main([*args, "--output", str(tmp_path / "out.jsonl")]) == 2
+        err = capsys.readouterr().err
+        assert "test.jsonl:11" in err and "max_line_length=2,000" in err

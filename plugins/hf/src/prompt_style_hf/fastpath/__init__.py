@@ -32,7 +32,8 @@ creation of a ``Context`` per render. This package subclasses Jinja's
   threshold; every loop iteration and macro call is a deadline check point;
   anything unusual goes through the sandbox's own functions.
 * A render builds its ``Context`` directly (same attributes as Jinja's), and
-  reuses those of finished renders.
+  reuses those of finished renders; root-level macros are functions made once per
+  render instance (``hoist.py``), not once per render.
 
 Everything else — scoping, macros, filters, tests, Undefined, whitespace — is
 Jinja's code generator itself. The result is checked against Jinja's own
@@ -53,6 +54,8 @@ Where the parts live (each module imports only those listed before it):
   function and filters; attributes, items, tests and calls; loops), mixed
   into :class:`~prompt_style_hf.fastpath.codegen.FastCodeGenerator` in
   ``codegen.py``;
+- ``hoist.py``: the generated module rearranged so that root-level macros are
+  defined once per render instance (a pool of them), not at every render;
 - ``template.py``: :class:`FastTemplate` and :func:`compile_fast`.
 """
 

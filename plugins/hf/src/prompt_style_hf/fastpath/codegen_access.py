@@ -28,6 +28,18 @@ class AccessGenerator(CodeGenerator):
 
     # -- attribute and item access ----------------------------------------------------
 
+    def macro_body(self, node: Any, frame: Frame) -> Any:
+        # A macro defined at the root of a template whose root makes its own context:
+        # its definition's lines are recorded, for the generated module to define it once
+        # per render instance instead of once per render (see hoist.py).
+        hoist = self._owned_context and isinstance(node, nodes.Macro) and frame.rootlevel
+        if hoist:
+            self._hoist_next_def = True
+        result = super().macro_body(node, frame)
+        if hoist:
+            self._hoisted_macros.append((self._hoist_start, self.code_lineno))
+        return result
+
     def macro_def(self, macro_ref: Any, frame: Frame) -> None:
         if not _MACRO_FIELDS_OK:
             super().macro_def(macro_ref, frame)

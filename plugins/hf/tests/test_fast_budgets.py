@@ -64,6 +64,18 @@ PAYLOADS = [
     ("max_loop_iterations", "{% for m in big %}{% for n in big|select %}{% endfor %}{% endfor %}"),
     ("max_items", "{{ big|selectattr('x')|list }}{{ (big * 2)|selectattr('x')|list }}"),
     ("max_items", "{{ huge|list|length }}"),
+    # a loop over a dict's |items (taken whole) and a loop filter: counted as Jinja's renderer counts them
+    ("max_items", "{% for k, v in wide|items %}{% endfor %}"),
+    ("max_loop_iterations", "{% for i in range(20) %}{% for k, v in dict40|items %}{% endfor %}{% endfor %}"),
+    (
+        "max_loop_iterations",
+        "{% for i in range(20) %}{% for m in big if m.x %}{% if loop.last %}{% endif %}{% endfor %}{% endfor %}",
+    ),
+    ("max_loop_iterations", "{% for i in range(20) %}{% for m in big if not m.x %}{% endfor %}{% endfor %}"),
+    (
+        ("max_work", "max_output"),
+        "{% for i in range(20) %}{% for m in big if m.x %}" + "x" * 30 + "{% endfor %}{% endfor %}",
+    ),
     # literal text a loop prints, charged per iteration
     (
         ("max_work", "max_output"),
@@ -116,7 +128,13 @@ def stop(source: str, engine: str, limits: JinjaLimits = SMALL) -> LimitError:
     template = ChatTemplate(source, engine=engine)
     if engine == "auto":
         assert template._fast is not None, "the fast generator should take this template"
-    variables = {"bos_token": "b" * 2000, "big": [{"x": 1}] * 60, "huge": [1] * 150}
+    variables = {
+        "bos_token": "b" * 2000,
+        "big": [{"x": 1}] * 60,
+        "huge": [1] * 150,
+        "wide": {str(i): i for i in range(150)},
+        "dict40": {str(i): i for i in range(40)},
+    }
     with limits_scope(limits), pytest.raises(LimitError) as info:
         template.render(MESSAGES, variables=variables)
     return info.value
@@ -246,6 +264,22 @@ def _profile():
         "{{ messages[0].get('role') }}{{ messages[0].get('x', 'd') }}{{ messages[0].items()|list }}"
         "{{ {'get': 1}.get('get') }}{{ 'abc'.get('x') }}{{ nothing.get('x') }}{{ messages.get('x') }}",
         "{{ 'abc'|selectattr('type', 'divisibleby', 3)|list }}",
+        # a loop over |items: a dict's items taken whole; anything else through the filter
+        "{% for k, v in messages[0]|items %}{{ k }}={{ v }}{{ loop.index }}/{{ loop.length }};{% endfor %}"
+        "{% for k, v in {}|items %}x{% else %}empty{% endfor %}{% for k in nothing|items %}{{ k }}{% endfor %}",
+        "{% for k, v in messages|items %}{{ k }}{% endfor %}",
+        "{% for p in messages[0]|items %}{{ p[0] }}{{ p|length }}{% endfor %}{{ messages[0]|items|list|length }}",
+        # loop filters: loop.* over the filtered items, the test reading outer names, else, nesting
+        "{% set skip = 'assistant' %}{% for m in messages if m.role != skip %}{{ m.content }}{{ loop.index }}"
+        "{{ loop.length }}{{ loop.last }}{{ loop.first }}{{ loop.revindex }}{% endfor %}",
+        "{% for k, v in messages[0]|items if k != 'role' %}{{ k }}{{ v }}{% if not loop.last %},{% endif %}"
+        "{% endfor %}{% for m in messages if m.nope %}x{% else %}none{% endfor %}",
+        "{% for m in messages if m.role == 'user' %}{% for c in m.content if c != 'i' %}{{ c }}{{ loop.index }}"
+        "{% endfor %}|{{ loop.index }}{% endfor %}",
+        "{% for m in messages if m.role == 'user' %}{% set r = m.role %}{{ r }}{% endfor %}{{ r is defined }}",
+        "{% for m in messages if m is mapping %}{% if loop.index > 1 %}{% break %}{% endif %}{{ m.role }}{% endfor %}",
+        "{% for x in nothing if x %}{{ x }}{% else %}undefined{% endfor %}{% for x in 'ab' if x != 'a' %}{{ x }}"
+        "{% endfor %}",
     ],
 )
 def test_inline_operations_equal_jinja(source):

@@ -19,10 +19,13 @@ creation of a ``Context`` per render. This package subclasses Jinja's
   constants), a str method that can amplify after the sandbox's size check,
   and a macro of the template with all its arguments calls its function;
   any other call goes to the sandbox's ``call``, unchanged.
-* ``for`` loops run over the sequence itself (counted at once), and a loop
-  whose body reads only ``loop.index0``, ``index``, ``first``, ``last``,
-  ``length``, ``revindex``, ``revindex0``, ``previtem``, ``nextitem``,
-  ``depth`` or ``depth0`` (no loop filter, not recursive) with ``enumerate``,
+* ``for`` loops run over the sequence itself (counted at once; a loop filter,
+  ``{% for x in xs if test %}``, applied to it as Jinja's generator does, unless
+  the body can ``{% break %}``; ``value|items`` of a dict taken as a list with the
+  filter's checks and counts made at once), and a loop whose body reads only
+  ``loop.index0``, ``index``, ``first``, ``last``, ``length``, ``revindex``,
+  ``revindex0``, ``previtem``, ``nextitem``, ``depth`` or ``depth0`` (not
+  recursive) with ``enumerate``,
   computing those values inline.
 * **Budgets are checked inline** (the contract of
   ``jinja_env.prepare_tree``): ``+`` and ``~`` of strings (a chain of ``+``

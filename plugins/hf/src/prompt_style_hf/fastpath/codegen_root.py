@@ -186,6 +186,7 @@ class BufferedRootGenerator(CodeGenerator):
             "new",
             "generation_start",
             "generation_end",
+            "dict_items",
             "function",
             "Mapping",
         ):

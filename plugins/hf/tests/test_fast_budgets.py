@@ -264,6 +264,12 @@ def _profile():
         "{{ messages[0].get('role') }}{{ messages[0].get('x', 'd') }}{{ messages[0].items()|list }}"
         "{{ {'get': 1}.get('get') }}{{ 'abc'.get('x') }}{{ nothing.get('x') }}{{ messages.get('x') }}",
         "{{ 'abc'|selectattr('type', 'divisibleby', 3)|list }}",
+        # items by a key known only when it runs, and whether they are defined
+        "{% set m = {'a': 1, 'items': 2, 3: 'three', 'u': nothing} %}{% for k in ['a', 'b', 'items', 'keys', 3, 4]"
+        " %}{{ m[k] if m[k] is defined else '-' }}{{ m[k] is undefined }}{{ messages[0][k] is defined }}"
+        "{{ 'abc'[k] is defined }}{{ nothing[k] is defined }}{% endfor %}{{ m['u' ~ ''] is defined }}"
+        "{{ messages[loop_index | default(0)] is defined }}{{ {'x': 1}[messages[0].role] is defined }}",
+        "{% set k = 'role' %}{{ messages[0][k] }}{{ messages[1][k ~ ''] }}{{ {}[k] }}{{ messages[0][k ~ 'x'] }}",
         # a loop over |items: a dict's items taken whole; anything else through the filter
         "{% for k, v in messages[0]|items %}{{ k }}={{ v }}{{ loop.index }}/{{ loop.length }};{% endfor %}"
         "{% for k, v in {}|items %}x{% else %}empty{% endfor %}{% for k in nothing|items %}{{ k }}{% endfor %}",

@@ -10,8 +10,9 @@ creation of a ``Context`` per render. This package subclasses Jinja's
 
 * ``x.attr`` and ``x[key]`` on a plain ``dict``, ``list``, ``tuple`` or ``str``
   read the value directly when it is there (a dict key that is not a dict
-  method name; an index in range), and so do comparisons of such a value with
-  a constant and ``is defined`` tests of it; anything else goes to the
+  method name; an index in range; a str key known only when it runs, that the
+  dict holds), and so do comparisons of such a value with a constant and
+  ``is defined`` tests of it; anything else goes to the
   sandbox's own ``getattr``/``getitem``, unchanged.
 * Calling a bound method of a ``str`` or ``dict`` that the sandbox already
   handed out (``strip``, ``split``, ``get``, ``items``, ...; never

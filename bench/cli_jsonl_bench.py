@@ -31,6 +31,9 @@ Workloads (``--workload``, repeatable; default all):
            ``until``), ``passthrough``, 4-shot
 ``chat``   the MMLU workload with ``--meta chatml`` (few-shot examples as turns;
            the line holds the API messages too)
+``piqa``   PIQA-shaped records (``goal``, ``sol1``, ``sol2``, ``label``), lm-evaluation-harness's
+           layout: ``passthrough``, ``Question: {{goal}}\\nAnswer:``, the choices a Jinja list
+           ``{{[sol1, sol2]}}``, 2-shot
 
 Run: ``uv run python bench/cli_jsonl_bench.py [--records N ...] [--rounds N] [--workload NAME ...]``
 (default 200,000 records, 5 rounds).
@@ -126,6 +129,17 @@ def gen_record(i: int, rng: random.Random) -> dict[str, Any]:
         "question": f"Natalia sold clips to {v['a']} of her friends, {v['b']} each. How many clips did she sell?"
         + (" Answer in € if it is money." if i % 5 == 0 else ""),
         "answer": f"She sold {v['a']} * {v['b']} = <<{v['a']}*{v['b']}={total}>>{total} clips.\n#### {total}",
+    }
+
+
+def piqa_record(i: int, rng: random.Random) -> dict[str, Any]:
+    v = _values(i, rng)
+    return {
+        "goal": f"How do I keep {v['a']} cut flowers fresh for {v['b']} days?"
+        + (" (à la française)" if i % 9 == 0 else ""),
+        "sol1": f"Change the water every {v['d']} days and trim the stems by {v['b']} mm.",
+        "sol2": f'Put them in the freezer at -{v["d"]} °C and "forget" them.',
+        "label": rng.randrange(2),
     }
 
 
@@ -236,6 +250,36 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": doc["answer"]}) + "\\n")
 """
 
+PIQA_TASK = """\
+task: piqa_like
+data:
+  test: test.jsonl
+  train: train.jsonl
+fewshot_split: train
+doc_to_text: "Question: {{goal}}\\nAnswer:"
+doc_to_choice: "{{[sol1, sol2]}}"
+doc_to_target: label
+template: passthrough
+num_fewshot: 2
+retriever: first_n
+"""
+
+PIQA_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:2]
+prefix = ""
+for s in shots:
+    prefix += f"Question: {s['goal']}\\nAnswer: {[s['sol1'], s['sol2']][s['label']]}\\n\\n"
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        text = f"{prefix}Question: {doc['goal']}\\nAnswer:"
+        conts = [" " + doc["sol1"], " " + doc["sol2"]]
+        o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": doc["label"]}) + "\\n")
+"""
+
 CHAT_SCRIPT = """\
 import json, sys
 test, dev, out = sys.argv[1:4]
@@ -273,6 +317,7 @@ WORKLOADS = {
     "arc": Workload("arc", ARC_TASK, ARC_SCRIPT, arc_record, "train.jsonl", 20),
     "gen": Workload("gen", GEN_TASK, GEN_SCRIPT, gen_record, "train.jsonl", 20),
     "chat": Workload("chat", MMLU_TASK, CHAT_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--meta", "chatml")),
+    "piqa": Workload("piqa", PIQA_TASK, PIQA_SCRIPT, piqa_record, "train.jsonl", 10),
 }
 
 

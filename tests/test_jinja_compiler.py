@@ -628,3 +628,84 @@ def test_a_list_of_strings_is_bounded_as_the_walk_bounds_it():
         assert jc.printed_size_bound(value, 10**6) == walked - 4
         assert jc.printed_size_bound(value, walked - 5) is None
     assert jc.printed_size_bound([], 10) == 2
+
+
+_FLOOR_SCRIPT = r"""
+from prompt_style import JinjaLimits
+from prompt_style.fields import jinja_compiler as jc
+from prompt_style.formats.lm_eval.fields import LM_EVAL_JINJA
+from prompt_style.safe import jinja_env as J
+from prompt_style.safe.limits import SIZE_FLOOR, limits_scope
+
+# a fresh process: no small budget made yet, so the compiled code reads none within the floor
+assert SIZE_FLOOR[0] >= 100_000, SIZE_FLOOR
+PROFILES = {"fields": J.FIELDS, "lm-eval": LM_EVAL_JINJA}
+
+
+def outcome(call, *args):
+    try:
+        return ("ok", call(*args))
+    except Exception as exc:
+        return ("error", type(exc), str(exc))
+
+
+def same(source, profile, record, kind):
+    if kind == "template":
+        fast = jc.template_renderer(source, profile)
+        want = outcome(lambda r: J.render(J.compile_template(source, profile), r, record=True), record)
+    else:
+        fast = jc.expression_evaluator(source, profile)
+        want = outcome(lambda r: J.evaluate(J.compile_expression(source, profile), r, record=True), record)
+    got = outcome(fast, record)
+    assert got == want, (source, record, got, want)
+
+
+def taken(source, profile, record, kind):
+    return jc.compile_simple(source, profile, kind).function(record) is not jc.SLOW
+
+cases = [
+    ("[a, b]", "expression"),
+    ("[a, 'k', b]", "expression"),
+    ("c.index(k)", "expression"),
+    ("c", "expression"),
+    ("Q: {{a}} {{b}}", "template"),
+]
+records = [
+    {"a": "x", "b": "y", "c": ["p", "q"], "k": "q"},
+    {"a": "x" * 40, "b": 7, "c": ["p"] * 30 + ["q"], "k": "q"},
+    {"a": ["n", 1], "b": "y", "c": list(range(9)), "k": 8},
+]
+for profile in PROFILES.values():
+    for source, kind in cases:
+        for record in records:
+            same(source, profile, record, kind)
+    assert taken("[a, b]", profile, records[0], "expression")
+# budgets made afterwards lower the floor: the compiled code then reads them, and stops
+# where the sandbox stops
+small = JinjaLimits(max_output=12, max_work=12)
+assert SIZE_FLOOR[0] <= 12
+with limits_scope(small):
+    for profile in PROFILES.values():
+        for source, kind in cases:
+            for record in records:
+                same(source, profile, record, kind)
+print("ok")
+"""
+
+
+def test_the_least_threshold_skips_no_budget_it_must_read(tmp_path):
+    # in a fresh process (the other tests' budgets lower the floor of this one)
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "floor.py"
+    script.write_text(_FLOOR_SCRIPT, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "PROMPT_STYLE_LIMITS"},
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]

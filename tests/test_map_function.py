@@ -66,6 +66,23 @@ def test_numpy_like_columns_and_an_index_column_keep_the_batch():
     assert out["question"] is batch["question"] and out["idx"] is batch["idx"]  # Ray replaces the batch
 
 
+def test_pyarrow_tables_give_tables_with_the_prompt_columns():
+    pyarrow = pytest.importorskip("pyarrow")
+    fn = as_map_function(MMLU, index_column="idx", shots=2)
+    records = [{**r, "idx": i} for i, r in enumerate(RECORDS[:4])]
+    out = fn(pyarrow.Table.from_pylist(records))
+    assert isinstance(out, pyarrow.Table)
+    assert out.column_names[: len(records[0])] == list(records[0])  # the batch's own columns first (Ray)
+    want = expected(shots=2)[:4]
+    assert out.column("prompt_text").to_pylist() == [w["text"] for w in want]
+    assert out.column("prompt_continuations").to_pylist() == [w["continuations"] for w in want]
+    # with the indices given (datasets' with_indices), the prompt columns only
+    only = fn(pyarrow.Table.from_pylist(records), [0, 1, 2, 3])
+    assert only.column_names == ["prompt_text", "prompt_messages", "prompt_continuations", "prompt_target"]
+    with pytest.raises(OptionError):
+        as_map_function(MMLU, batched=False)(pyarrow.Table.from_pylist(records[:1]), 0)
+
+
 def test_no_index_is_a_clear_error():
     fn = as_map_function(MMLU)
     with pytest.raises(DataError, match="with_indices=True"):

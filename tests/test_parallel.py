@@ -115,3 +115,83 @@ def test_a_function_workers_cannot_import_is_an_error_not_a_hang():
 
     with pytest.raises(prompt_style.RenderError, match="cannot be sent to worker processes"):
         list(map_rendered(task, local, jobs=2))
+
+
+# -- render --format jsonl --jobs N: blocks of the data file, read by the workers --------
+
+AWKWARD_LINES = [
+    "\ufeff" + json.dumps(RECORDS[0]) + "\r\n",  # a BOM and CRLF
+    "\n",
+    "  \t\n",
+    "\u3000\n",  # whitespace that str.strip() drops: a blank line to the readers
+    json.dumps({**RECORDS[1], "question": 'ünïcødé — \u2028 line "sep"'}, ensure_ascii=False) + "\r",  # a lone CR
+    "  " + json.dumps(RECORDS[2]) + "\n",  # not starting with {
+]
+
+
+def _blocks_output(task, **options) -> bytes:
+    from prompt_style.cli.render import _not_json
+    from prompt_style.parallel import json_line_blocks
+
+    blocks = json_line_blocks(task, jobs=2, default_for=_not_json, **options)
+    return b"".join(lines for lines, _ in blocks)
+
+
+@pytest.mark.parametrize("block_size", [64, 1000, 1 << 20])
+def test_blocks_give_the_serial_lines(tmp_path, block_size):
+    from prompt_style.cli.render import _not_json
+
+    lines = AWKWARD_LINES + [json.dumps(RECORDS[i % len(RECORDS)]) + "\n" for i in range(3, 50)]
+    lines[-1] = lines[-1].rstrip("\n")  # no newline at the end
+    task = prompt_style.load_task(_task_file(tmp_path, lines))
+    serial = b"".join(task.json_lines(default_for=_not_json))
+    assert _blocks_output(task, block_size=block_size) == serial
+    assert _blocks_output(task, block_size=block_size, limit=7) == b"".join(
+        task.json_lines(limit=7, default_for=_not_json)
+    )
+    # spilled to files, the same lines
+    from prompt_style.parallel import json_line_blocks
+
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    names = [
+        n for n, _ in json_line_blocks(task, jobs=2, block_size=block_size, spill=str(spill), default_for=_not_json)
+    ]
+    assert b"".join(Path(n).read_bytes() for n in names) == serial
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [("{not json\n", "not valid JSON"), ("[1, 2]\n", "not an object"), ("\xff\n", "not UTF-8")],
+)
+def test_a_bad_line_in_a_later_block_is_the_serial_error(tmp_path, bad, message):
+    from prompt_style.cli.render import _not_json
+
+    lines = [json.dumps(RECORDS[i % len(RECORDS)]) + "\n" for i in range(40)]
+    lines.insert(30, bad)
+    path = _task_file(tmp_path, lines)
+    data = tmp_path / "test.jsonl"
+    data.write_bytes(data.read_bytes().replace("\xff".encode(), b"\xff"))  # a byte that is not UTF-8
+    task = prompt_style.load_task(path)
+    serial_lines = []
+    with pytest.raises(DataError) as serial:
+        for line in task.json_lines(default_for=_not_json):
+            serial_lines.append(line)
+    got = []
+    with pytest.raises(DataError) as parallel:
+        for lines_, _ in __import__("prompt_style.parallel", fromlist=["x"]).json_line_blocks(
+            task, jobs=2, block_size=500, default_for=_not_json
+        ):
+            got.append(lines_)
+    assert message in str(parallel.value) and message in str(serial.value)
+    assert parallel.value.line == serial.value.line or message == "not UTF-8"
+    assert parallel.value.key == "data.test"
+    if message != "not UTF-8":  # (the serial reader stops at its own block for that one)
+        assert b"".join(got) == b"".join(serial_lines)
+
+
+def test_cli_jobs_jsonl_to_a_file_is_the_serial_file(tmp_path, capsys):
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    assert main(["render", str(MMLU), "--format", "jsonl", "--output", str(one)]) == 0
+    assert main(["render", str(MMLU), "--format", "jsonl", "--jobs", "2", "--output", str(two)]) == 0
+    assert one.read_bytes() == two.read_bytes()

@@ -106,7 +106,7 @@ def test_ray_map_batches(task_file, expected, monkeypatch):
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     try:
         rows = [{**r, "idx": i} for i, r in enumerate(RECORDS)]
-        for partitions, batch_size, batch_format in ((5, 16, "numpy"), (2, 100, "pandas")):
+        for partitions, batch_size, batch_format in ((5, 16, "numpy"), (2, 100, "pandas"), (3, 50, "pyarrow")):
             ds = ray.data.from_items(rows).repartition(partitions)
             fn = as_map_function(task_file, index_column="idx", **OPTIONS)
             out = sorted(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -23,6 +24,9 @@ __all__ = [
     "load_records",
     "check_data_file",
     "line_chunks",
+    "byte_blocks",
+    "block_records",
+    "read_block",
     "parse_line",
     "SUPPORTED_SUFFIXES",
 ]
@@ -51,12 +55,7 @@ def check_data_file(path: Path | Sequence[Any], split: str) -> None:
         return
     if type(path) is not _PATH:  # Path() of a Path costs as much as of a str
         path = Path(path)
-    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-        raise DataError(
-            f"split '{split}': unsupported data file type {path.suffix or '(none)'!r}",
-            file=str(path),
-            hint="use JSON Lines (.jsonl) or a JSON array of objects (.json)",
-        )
+    _check_suffix(path, split)
     if not path.is_file():
         try:
             exists = path.exists()
@@ -65,6 +64,17 @@ def check_data_file(path: Path | Sequence[Any], split: str) -> None:
         if exists and not path.is_dir():
             raise DataError(f"split '{split}': the data file is not a regular file", file=str(path))
         raise DataError(f"split '{split}': data file not found", file=str(path))
+
+
+def _check_suffix(path: Path, split: str) -> None:
+    """:func:`check_data_file`'s check of the file's type; reading the file (``_open_text``)
+    says what the rest of it says, in the same words."""
+    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+        raise DataError(
+            f"split '{split}': unsupported data file type {path.suffix or '(none)'!r}",
+            file=str(path),
+            hint="use JSON Lines (.jsonl) or a JSON array of objects (.json)",
+        )
 
 
 def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "test") -> Iterator[Mapping[str, Any]]:
@@ -82,7 +92,7 @@ def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
         yield from _given(path, split)
         return
     path = Path(path)
-    check_data_file(path, split)
+    _check_suffix(path, split)
     if path.suffix.lower() == ".json":
         yield from _load_json(path, split)
         return
@@ -99,7 +109,7 @@ def open_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
         if type(path) is not _PATH:
             path = Path(path)
         if path.suffix.lower() != ".json":
-            check_data_file(path, split)
+            _check_suffix(path, split)
             return _json_lines(path, split)
     return iter_records(path, split)
 
@@ -133,7 +143,7 @@ def map_records(
         if type(path) is not _PATH:
             path = Path(path)
         if path.suffix.lower() != ".json":
-            check_data_file(path, split)
+            _check_suffix(path, split)
             return _json_lines(path, split, fn, fallback, many)
     return _mapped(open_records(path, split), fn, fallback)
 
@@ -156,7 +166,7 @@ def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, ma
     try:
         # universal newlines; a leading BOM dropped, as datasets does (the utf-8-sig
         # codec would too, with a decoder written in Python)
-        with _open_text(path, split, "utf-8") as handle:
+        with _open_text(path, split, "utf-8", small=True) as handle:
             pieces: list[str] = []  # the unfinished line, in the blocks read since its start
             pending = 0  # its length
             first = True
@@ -288,21 +298,68 @@ def _line_too_long(split: str, path: Path, line: int, limit: int) -> DataError:
     )
 
 
-def _open_text(path: Path, split: str, encoding: str = "utf-8-sig") -> Any:
+def _open_text(path: Path, split: str, encoding: str = "utf-8-sig", small: bool = False, binary: bool = False) -> Any:
     """``path`` opened as text (universal newlines; ``utf-8-sig``: a leading BOM dropped,
-    as datasets does): a regular file only, never blocked on (a FIFO, a device)."""
+    as datasets does): a regular file only, never blocked on (a FIFO, a device).
+    ``small``: a file of at most a block is read at once (:class:`_WholeText`, whose
+    ``read`` is all a caller may use)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        raise DataError(f"split '{split}': data file not found", file=str(path)) from None
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or "the name holds a NUL character"
         raise DataError(f"split '{split}': cannot read the data file: {reason}", file=str(path)) from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        mode = info.st_mode
+        if stat.S_ISDIR(mode):  # as check_data_file names it
+            raise DataError(f"split '{split}': data file not found", file=str(path))
+        if not stat.S_ISREG(mode):
             raise DataError(f"split '{split}': the data file is not a regular file", file=str(path))
+        if binary:
+            return open(fd, "rb", closefd=True)
+        if small and info.st_size < _BLOCK:
+            return _WholeText(fd, encoding)
         return open(fd, encoding=encoding, closefd=True)
     except BaseException:
         os.close(fd)
         raise
+
+
+class _WholeText:
+    """A small file's text, read and decoded at once as ``open(fd, encoding=...)`` would
+    give it (universal newlines): a few-shot split of a handful of records costs a
+    read, not the three layers of a text stream. Closes ``fd``."""
+
+    def __init__(self, fd: int, encoding: str) -> None:
+        try:
+            parts = []
+            while True:  # (to its end, should it have grown since it was looked at)
+                part = os.read(fd, _BLOCK)
+                if not part:
+                    break
+                parts.append(part)
+        finally:
+            os.close(fd)
+        self._data: bytes | None = b"".join(parts)
+        self._encoding = encoding
+
+    def read(self, size: int = -1) -> str:
+        data = self._data
+        if data is None:
+            return ""
+        self._data = None
+        text = data.decode(self._encoding)
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return text
+
+    def __enter__(self) -> "_WholeText":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._data = None
 
 
 def parse_line(line: str, number: int, count: int, split: str, path: Path) -> dict[str, Any]:
@@ -353,6 +410,117 @@ def line_chunks(path: Path, split: str, size: int) -> Iterator[list[tuple[int, s
         yield chunk
     if count == 0:
         raise DataError(f"split '{split}': the data file has no records", file=str(path))
+
+
+_NOT_AN_OBJECT_LINE = re.compile(rb"\n(?!\{)")
+
+
+def byte_blocks(path: Path, split: str, size: int) -> Iterator[tuple[int, int, int, int, int]]:
+    """A JSON Lines file as blocks of whole lines, about ``size`` bytes each, for workers
+    that read, decode, parse and render a block each (:mod:`prompt_style.parallel`), so
+    that the reading process does almost nothing per record: ``(first record index,
+    first line number, offset in the file, length in bytes, records in the block)``.
+    A leading BOM is left out of the first block; records are counted as
+    :func:`iter_records` counts them (blank lines skipped, newlines universal), in C
+    unless a line of the block does not start with ``{``. :func:`read_block` reads a
+    block and :func:`block_records` gives its records."""
+    limit = yaml_limits().max_line_length
+    index, number, offset = 0, 1, 0
+    with _open_text(path, split, binary=True) as handle:
+        pieces: list[bytes] = []
+        pending = 0
+        first = True
+        while True:
+            data = handle.read(size)
+            if first:
+                first = False
+                if data[:3] == _BOM:
+                    data, offset = data[3:], 3
+            if data:
+                cut = data.rfind(b"\n") + 1
+                if not cut:
+                    pieces.append(data)
+                    pending += len(data)
+                    if pending > 4 * limit + 4:  # more characters than the limit, whatever they are
+                        raise _line_too_long(split, path, number, limit)
+                    continue
+                pieces.append(data[:cut])
+                raw = b"".join(pieces)
+                pieces = [data[cut:]] if cut < len(data) else []
+                pending = len(data) - cut
+            elif pieces:  # the last line, without a newline
+                raw = b"".join(pieces)
+                pieces = []
+            else:
+                break
+            block = _universal(raw)
+            lines = block.count(b"\n") + (block[-1:] != b"\n")
+            if block[:1] == b"{" and not _NOT_AN_OBJECT_LINE.search(block, 0, len(block) - 1):
+                records = lines
+            else:  # blank lines are not records: counted as the readers count them
+                try:
+                    records = sum(1 for line in block.decode("utf-8").split("\n") if line.strip())
+                except UnicodeDecodeError:
+                    records = lines  # the worker reports it, after the records before it
+            if records:
+                yield index, number, offset, len(raw), records
+            index += records
+            number += lines
+            offset += len(raw)
+    if index == 0:
+        raise DataError(f"split '{split}': the data file has no records", file=str(path))
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _universal(raw: bytes) -> bytes:
+    """Universal newlines (a block ends at a ``\\n``: no ``\\r\\n`` spans two)."""
+    return raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in raw else raw
+
+
+def read_block(fd: int, offset: int, length: int) -> bytes:
+    """A block of :func:`byte_blocks`, read from ``fd`` (the data file, open for reading)."""
+    parts = []
+    while length > 0:
+        part = os.pread(fd, length, offset)
+        if not part:
+            break
+        parts.append(part)
+        offset += len(part)
+        length -= len(part)
+    return _universal(b"".join(parts))
+
+
+def block_records(
+    block: bytes, split: str, path: Path, number: int, index: int
+) -> tuple[list[dict[str, Any]], DataError | None]:
+    """The records of a block of :func:`byte_blocks` (``number``: its first line's number
+    in the file, ``index``: its first record's index), and the error that stopped them
+    (the records before it are given), as :func:`iter_records` reads and reports them."""
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        good = block.rfind(b"\n", 0, exc.start) + 1  # the whole lines before the bad byte
+        records, error = block_records(block[:good], split, path, number, index) if good else ([], None)
+        return records, error or DataError(f"split '{split}': file is not UTF-8 ({exc.reason})", file=str(path))
+    limit = yaml_limits().max_line_length
+    if len(text) <= limit:
+        stop = len(text)
+        whole = _whole_lines(text, stop)
+        if whole is not None:
+            return whole, None
+    records: list[dict[str, Any]] = []
+    for line in text.split("\n"):
+        if len(line) > limit:
+            return records, _line_too_long(split, path, number, limit)
+        if line.strip():
+            try:
+                records.append(parse_line(line, number, index + len(records), split, path))
+            except DataError as exc:
+                return records, exc
+        number += 1
+    return records, None
 
 
 def _load_json(path: Path, split: str) -> list[dict[str, Any]]:

@@ -54,7 +54,7 @@ from .render import RenderedPrompt
 from .safe.json_lines import encode_str
 from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
 from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
-from .styles.compiled import Layout, layout, question_function, style_labels
+from .styles.compiled import MAX_CHOICES, Layout, layout, question_function, style_labels
 from .types import Dialogue, Turn
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class DeferredDialogue:
     every prompt of the task shares (``plugins``, ``until``, ``fewshot_indices``), and,
     for a chat format, how its ``messages`` are made (``messages``)."""
 
-    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until", "fewshot_indices", "messages")
+    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until", "fewshot_indices", "messages", "head", "tail")
 
     def __init__(
         self,
@@ -90,6 +90,8 @@ class DeferredDialogue:
         until: Any = None,
         fewshot_indices: Any = None,
         messages: ChatMessages | None = None,
+        head: str | None = None,
+        tail: str | None = None,
     ) -> None:
         self.turns = turns
         self.start = start
@@ -99,6 +101,10 @@ class DeferredDialogue:
         self.until = until
         self.fewshot_indices = fewshot_indices
         self.messages = messages
+        self.head = head
+        """The text before the record's own (``start`` characters), when known."""
+        self.tail = tail
+        """The text after it (``stop`` characters), when known."""
 
     def content(self, text: str) -> str:
         """The record's question turn's content, from the prompt's text."""
@@ -520,6 +526,8 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             renderer.until,
             renderer._shared_ids,
             messages=chat,
+            head=head,
+            tail=tail,
         )
     elif last_turn is not None:
         return None  # a description per record: a chat format renders the whole dialogue
@@ -557,6 +565,11 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     inline = layout(style, n0) if n0 is not None and not passthrough else None
     if inline is None:
         n0 = None
+    # A layout that shows no choice (cloze) is the same f-string for every number of
+    # choices the style has labels for: those records take it too, with their own
+    # continuations (the choices' texts), rather than a compiled function per number.
+    any_n = inline is not None and choice_answers and "{c[" not in inline.source
+    same_n = frozenset(n for n in range(1, MAX_CHOICES + 1) if layout(style, n) == inline) if any_n else frozenset()
     # Passthrough: the continuations of the first example's choice list, reused for
     # every record that gives the same list (a task's constant doc_to_choice).
     same_list = first if passthrough and type(first) is list and all(type(a) is str for a in first) else None
@@ -597,6 +610,8 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "description0": description if check_description is not None else None,
         "P_H": head,
         "P_T": tail,
+        "P_START": len(head),
+        "P_STOP": len(tail),
         "P_C": same_list,
         "P_CC": None if same_list is None else list(same_list),
         "P_CT": None if same_list is None else tuple([delimiter + a for a in same_list]),
@@ -604,9 +619,11 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     if inline is not None:
         labels0 = style_labels(style, n0)
         values["N0"] = n0
+        values["SAME_N"] = same_n
         values["LABELS0"] = labels0
         values["C0"] = None if answers_vary else tuple([delimiter + a for a in answers_of([None] * n0, labels0)])
         layout_values = list(inline.values)
+        values["G_H"], values["G_T"] = layout_values[0], layout_values[1]  # without head and tail
         layout_values[0] = head + layout_values[0]
         layout_values[1] = layout_values[1] + tail
         values.update({f"F_{name}": value for name, value in zip(inline.names, layout_values)})
@@ -615,17 +632,20 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         q_method=q_method is not None,
         described=describe is not None,
         inline=inline,
+        any_n=bool(same_n),
         answers_vary=answers_vary,
         passthrough=passthrough,
         checked_description=check_description is not None,
         choice_answers=choice_answers,
         generation=(generation, target_of is not None) if generation else None,
     )
-    fast, many = _maker(code)(**values)
+    make = _maker(code)
+    # positional, in the order of its parameters: some fifty keywords would be matched by name
+    fast, many, lines = make(*[values[name] for name in _params(make)])
 
     limits = renderer.limits
     if limits is None:
-        return FastPath(fast, many, code)
+        return FastPath(fast, many, code, lines if deferred is not None and describe is None else None, deferred)
 
     def scoped(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
         token = _SCOPE.set(limits)  # the task's Jinja budgets, as the general path sets them
@@ -678,6 +698,16 @@ class FastPath:
     render: Callable[[Mapping[str, Any], int], RenderedPrompt | None]
     many: Callable[..., Any] | None
     code: str = field(repr=False)
+    lines: Callable[..., Any] | None = None
+    """``lines(records, general, start=0, *, emit, line_of)``: ``many``'s loop, giving
+    each prompt's output line rather than the prompt: ``emit(index, own,
+    continuations, target)`` for the records it takes, ``own`` the text between the
+    ``deferred`` head and tail (when that gives ``None``, the
+    prompt is made and ``line_of(prompt)`` gives its line), and ``general(record,
+    index)`` (a line too) for the others. ``None`` where ``many`` is, or the
+    prompts share no :class:`DeferredDialogue`."""
+    deferred: DeferredDialogue | None = None
+    """What every prompt of ``lines`` shares (its ``head`` and ``tail`` text, ...)."""
 
 
 # The generated code: one body, used by both functions. It holds names and indices
@@ -694,6 +724,7 @@ def _code(
     checked_description: bool = False,
     generation: tuple[bool, bool] | None = None,
     choice_answers: bool = False,
+    any_n: bool = False,
 ) -> str:
     body: list[str] = []
     add = body.append
@@ -762,7 +793,7 @@ def _code(
     elif inline is None:
         body.extend(generic)
     else:
-        add("if n == N0:")
+        add("if n == N0 or n in SAME_N:" if any_n else "if n == N0:")
         if inline.marker:
             add("    if F_M not in q:")
             add("        raise Bail")
@@ -814,11 +845,16 @@ def _code(
     def indent(lines: list[str], depth: int) -> str:
         return "".join("    " * depth + line + "\n" for line in lines)
 
+    own_body = _own_text(body)
+
     params = ", ".join(
-        sorted(_PARAMS | ({"N0", "LABELS0", "C0"} | {f"F_{n}" for n in inline.names} if inline else set()))
+        sorted(
+            _PARAMS
+            | ({"N0", "LABELS0", "C0", "SAME_N", "G_H", "G_T"} | {f"F_{n}" for n in inline.names} if inline else set())
+        )
     )
     return (
-        f"def make(*, {params}):\n"
+        f"def make({params}):\n"
         "    def fast(record, index):\n"
         "        try:\n" + indent(body, 3) + "        except Exception:\n"
         "            return None\n" + indent(make, 2) + "        return made\n"
@@ -834,8 +870,43 @@ def _code(
         "                yield general(record, index)\n"
         "                continue\n" + indent(make, 3) + "            yield made\n"
         "\n"
-        "    return fast, many\n"
+        # many's loop, making each prompt's line (emit) rather than the prompt
+        # (text is the record's own part of the prompt here: the shared head and tail
+        # are emit's to write, and joined only for a prompt it does not take)
+        "    def lines(records, general, start=0, *, emit, line_of):\n"
+        "        index = start - 1\n"
+        "        for record in records:\n"
+        "            index += 1\n"
+        "            try:\n" + indent(own_body, 4) + "            except Exception:\n"
+        "                text = None\n"
+        "            if text is None:\n"
+        "                yield general(record, index)\n"
+        "                continue\n"
+        "            line = emit(index, text, continuations, target)\n"
+        "            if line is None:\n"
+        "                text = P_H + text + P_T\n" + indent(make, 4) + "                line = line_of(made)\n"
+        "            yield line\n"
+        "\n"
+        "    return fast, many, lines\n"
     )
+
+
+def _own_text(body: list[str]) -> list[str]:
+    """``body`` computing the record's own text only (what stands between the shared
+    head ``P_H`` and tail ``P_T``), for ``lines``."""
+    own: list[str] = []
+    for i, line in enumerate(body):
+        stripped = line.lstrip()
+        pad = line[: len(line) - len(stripped)]
+        if stripped == "text = P_H + q + P_T":
+            line = pad + "text = q"
+        elif stripped.startswith("text = f'"):  # the inline layout: its own first and last texts
+            line = line.replace("{F_H}", "{G_H}").replace("{F_T}", "{G_T}")
+        own.append(line)
+        if stripped == "raise Bail" and i >= 2 and body[i - 2].lstrip() == "text = question(q, c)":
+            # a layout compiled for this number of choices: head and tail cut off
+            own.append(pad[:-4] + "text = text[P_START : len(text) - P_STOP]")
+    return own
 
 
 def _generation_body(add: Callable[[str], None], combined: bool, q_method: bool, has_target: bool) -> None:
@@ -904,8 +975,15 @@ _PARAMS = frozenset(
         "P_C",
         "P_CC",
         "P_CT",
+        "P_START",
+        "P_STOP",
     }
 )
+
+
+def _params(make: Callable[..., Any]) -> tuple[str, ...]:
+    """The names of ``make``'s parameters, in order."""
+    return make.__code__.co_varnames[: make.__code__.co_argcount]
 
 
 @functools.lru_cache(maxsize=128)

@@ -47,6 +47,11 @@ def _strings(items: Sequence[Any]) -> bytes:
     """A sequence of ``str`` as a JSON list, safe UTF-8 (``TypeError`` for another item)."""
     if not items:
         return b"[]"
+    body = '", "'.join(items)
+    # printable ASCII without a quote or a backslash of its own is its own JSON: no
+    # escape per item (the quotes counted are the separators')
+    if body.isascii() and body.isprintable() and "\\" not in body and body.count('"') == 2 * len(items) - 2:
+        return b'["' + body.encode("ascii") + b'"]'
     return safe_utf8("[" + ", ".join(map(encode_str, items)) + "]")
 
 
@@ -136,33 +141,50 @@ class PromptEncoder:
                 else:
                     messages = safe_utf8(dumps_json(messages, self._default(prompt.index)))
                 parts = [b'"text": ', text, b', "messages": ', messages]
-            if continuations is self._conts:
-                conts = self._conts_json
-            else:
-                conts = _strings(continuations)
-                if type(continuations) is tuple:
-                    self._conts, self._conts_json = continuations, conts
-            kind = type(target)
-            if kind is int:
-                target = b"%d" % target
-            elif kind is str:
-                target = safe_utf8(encode_str(target))
-            elif target is None:
-                target = b"null"
-            else:
-                target = safe_utf8(dumps_json(target, self._default(prompt.index)))
-            parts += (b', "continuations": ', conts, b', "target": ', target)
-            if until is not None:
-                if until is self._until:
-                    stops = self._until_json
-                else:
-                    stops = _strings(until)
-                    if type(until) is tuple:
-                        self._until, self._until_json = until, stops
-                parts += (b', "until": ', stops)
+            parts.append(self.rest(prompt.index, continuations, target, until))
         except TypeError:  # an item that is not a str: json.dumps says what it makes of it
             return None
         return b"".join(parts)
+
+    def rest(self, index: int, continuations: Sequence[str], target: Any, until: Sequence[str] | None) -> bytes:
+        """The members after ``messages`` of a prompt of the common shape: its
+        continuations, target and (``until`` not ``None``) stop sequences, as safe UTF-8.
+
+        :raises TypeError: for a continuation or stop sequence that is not a ``str``.
+        """
+        if continuations is self._conts:
+            conts = self._conts_json
+        else:
+            conts = _strings(continuations)
+            if type(continuations) is tuple:
+                self._conts, self._conts_json = continuations, conts
+        kind = type(target)
+        if kind is int:
+            gold = b"%d" % target
+        elif kind is str:
+            gold = safe_utf8(encode_str(target))
+        elif target is None:
+            gold = b"null"
+        else:
+            gold = safe_utf8(dumps_json(target, self._default(index)))
+        if until is None:
+            return b', "continuations": %b, "target": %b' % (conts, gold)
+        if until is self._until:
+            stops = self._until_json
+        else:
+            stops = _strings(until)
+            if type(until) is tuple:
+                self._until, self._until_json = until, stops
+        return b', "continuations": %b, "target": %b, "until": %b' % (conts, gold, stops)
+
+    def shared_pieces(self, shared: Any) -> tuple[bytes, bytes, bytes | None]:
+        """``(before, after, chat_after)`` for the prompts that share ``shared`` (which
+        knows its ``head`` and ``tail`` text): a prompt's members are ``before``, its
+        own text's JSON (without quotes), ``after``, for a chat format the own text's
+        JSON again and ``chat_after``, then :meth:`rest`."""
+        if shared is not self._shared:
+            self._share(shared, shared.head + shared.tail)
+        return self._pieces
 
     def _share(self, shared: Any, text: str) -> None:
         """The JSON of what every prompt with ``shared`` holds around its question."""

@@ -21,6 +21,7 @@ from .data import _given as _given_records
 from .data import check_data_file, iter_records, load_records, map_records, open_records
 from .errors import DataError, OptionError, PluginError, PromptStyleError, RenderError
 from .formats import load_task_config
+from .jsonl import json_lines
 from .meta.chat_rules import ChatRules, continuation_delimiter
 from .meta.files import is_meta_path, resolve_meta
 from .meta.model_args import apply_model_args
@@ -130,6 +131,22 @@ class Task:
                 fewshot_split=self.renderer.pool_split,
             )
         return self._provenance
+
+    def json_lines(
+        self,
+        limit: int | None = None,
+        *,
+        replies: Callable[[RenderedPrompt], str] | Sequence[Sequence[str]] | None = None,
+        default_for: Callable[[int], Callable[[Any], Any]] | None = None,
+    ) -> Iterator[bytes]:
+        """The lines ``prompt-style render --format jsonl`` writes: each request's
+        :meth:`provenance` line, as UTF-8 with its newline, in :meth:`render`'s order
+        (same arguments); made in the render's loop (:mod:`prompt_style.jsonl`).
+
+        :param default_for: given a prompt's ``index``, the ``default`` for
+            ``json.dumps`` (values JSON cannot hold); ``None``: they are an error.
+        """
+        return json_lines(self, limit, replies=replies, default_for=default_for)
 
     @property
     def name(self) -> str:

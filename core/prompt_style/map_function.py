@@ -156,6 +156,15 @@ class PromptMapper:
         are returned, which ``datasets`` adds to the records; without them (Ray, whose
         ``map_batches`` replaces each batch with the result, the indices coming from
         ``index_column``) the batch's own columns are returned too."""
+        table = None
+        if _is_arrow_table(batch):  # Ray's batch_format="pyarrow": the records in one call of C++
+            if not self.batched:
+                raise OptionError("a pyarrow batch needs a batched map function", key="batched")
+            table, records = batch, batch.to_pylist()
+            given = (
+                {} if self.index_column is None else {self.index_column: [r.get(self.index_column) for r in records]}
+            )
+            return self._arrow(table, records, self._indices(given, indices, len(records)), indices)
         if hasattr(batch, "to_dict") and hasattr(batch, "columns"):  # a pandas DataFrame (Ray, batch_format="pandas")
             batch = batch.to_dict("list")
         keys = list(batch.keys())
@@ -172,13 +181,7 @@ class PromptMapper:
             size = 1
             records = [{k: _plain(batch[k]) for k in keys}]
         where = self._indices(batch, indices, size)
-        render = self.loaded().renderer.render
-        columns, prefix = self.columns, self.prefix
-        out: dict[str, list[Any]] = {prefix + c: [] for c in columns}
-        for record, index in zip(records, where):
-            made = render(record, index).to_json()
-            for c in columns:
-                out[prefix + c].append(made.get(c))
+        out = self._columns(records, where)
         if not self.batched:
             out = {k: v[0] for k, v in out.items()}  # type: ignore[misc]
         if indices is None:
@@ -187,8 +190,42 @@ class PromptMapper:
             return {**batch, **out}
         return out
 
+    def _columns(self, records: Sequence[Any], where: Sequence[int]) -> dict[str, list[Any]]:
+        render = self.loaded().renderer.render
+        columns, prefix = self.columns, self.prefix
+        out: dict[str, list[Any]] = {prefix + c: [] for c in columns}
+        for record, index in zip(records, where):
+            made = render(record, index).to_json()
+            for c in columns:
+                out[prefix + c].append(made.get(c))
+        return out
+
+    def _arrow(self, table: Any, records: list[Any], where: list[int], indices: Any) -> Any:
+        """A pyarrow batch's prompt columns, as a table: the batch's with the prompt
+        columns after them (or the prompt columns only, given ``indices``)."""
+        import pyarrow  # the batch's own library
+
+        out = self._columns(records, where)
+        try:
+            arrays = {name: pyarrow.array(values) for name, values in out.items()}
+        except (pyarrow.ArrowException, TypeError, ValueError):  # values of mixed types: plain lists
+            return {**{name: table.column(name).to_pylist() for name in table.column_names}, **out}
+        if indices is not None:
+            return pyarrow.table(arrays)
+        for name, array in arrays.items():
+            if name in table.column_names:
+                table = table.drop_columns([name])
+            table = table.append_column(name, array)
+        return table
+
     def __repr__(self) -> str:
         return f"PromptMapper({self.task!r}, batched={self.batched})"
+
+
+def _is_arrow_table(batch: Any) -> bool:
+    """Whether ``batch`` is a ``pyarrow.Table`` (asked without importing pyarrow)."""
+    kind = type(batch)
+    return kind.__name__ == "Table" and kind.__module__.startswith("pyarrow")
 
 
 def _restore(arguments: tuple[Any, ...], keywords: tuple[Any, ...]) -> PromptMapper:

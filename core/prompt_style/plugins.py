@@ -216,13 +216,21 @@ class PluginManager:
         self.plugins = plugins
         self.prefer = dict(prefer or {})
         self._catalogs: dict[str, dict[str, list[Provider]]] = {}
+        self._infos: dict[int, tuple[object, PluginInfo]] = {}
 
     # -- lookup -----------------------------------------------------------------
 
     def info(self, plugin: object) -> PluginInfo:
+        # pluggy's get_name looks through every registered plugin: asked for each field
+        # of each task loaded, so kept (the plugin itself held, so that its id is never
+        # another object's)
+        known = self._infos.get(id(plugin))
+        if known is not None and known[0] is plugin:
+            return known[1]
         name = self.pm.get_name(plugin)
         for info in self.plugins:
             if info.name == name and info.status == "loaded":
+                self._infos[id(plugin)] = (plugin, info)
                 return info
         raise KeyError(name)  # pragma: no cover - every registered plugin has an info
 

@@ -143,8 +143,7 @@ class Provenance:
         ids = prompt.fewshot_indices
         if ids is not self._ids:  # the same tuple for every record of most tasks: its JSON made once
             self._ids = ids
-            shown = "null" if ids is None else "[" + ", ".join(map(str, ids)) + "]"
-            self._after_id = safe_utf8(f', "fewshot_indices": {shown}, {self._tail}}}')
+            self._after_id = self._after_doc_id(ids)
         doc_id = prompt.doc_id
         # the line without index and fingerprint is "{" + members + rest; hashed without joining them
         own = b', "doc_id": %d' % index if doc_id is None and type(index) is int else None
@@ -157,6 +156,52 @@ class Provenance:
         head = b'{"index": %d, ' % index if type(index) is int else safe_utf8(f'{{"index": {index}, ')
         sha = digest.hexdigest().encode()
         return b"".join((head, members, own, self._after_id[:-1], b', "fingerprint": "sha256:', sha, b'"}\n'))
+
+    def _after_doc_id(self, ids: Any) -> bytes:
+        """What a line holds after its ``doc_id``, closing brace included, for these
+        ``fewshot_indices``."""
+        shown = "null" if ids is None else "[" + ", ".join(map(str, ids)) + "]"
+        return safe_utf8(f', "fewshot_indices": {shown}, {self._tail}}}')
+
+    def fast_line(self, encoder: PromptEncoder, shared: Any) -> Callable[[int, str, Any, Any], bytes | None] | None:
+        """:meth:`line_bytes` for the fast path's prompts that share ``shared`` (a
+        :class:`~prompt_style.fastpath.DeferredDialogue` knowing its ``head`` and
+        ``tail``), made from what varies: ``fn(index, own, continuations, target)``
+        gives the line of the prompt with those fields and the text ``head + own +
+        tail`` (no ``doc_id`` of its own), or
+        ``None`` when that prompt is not of the common shape (its line is then
+        ``line_bytes(prompt)``). The text before the prompt's own, the same in every
+        line, is hashed once. ``None`` when ``shared`` does not qualify."""
+        until = shared.until
+        if shared.head is None or shared.tail is None or (until is not None and type(until) is not tuple):
+            return None
+        if until is not None and not all(type(stop) is str for stop in until):
+            return None
+        before, after, chat_after = encoder.shared_pieces(shared)
+        after_id = self._after_doc_id(shared.fewshot_indices)[:-1]
+        fresh = hashlib.sha256(b"{" + before).copy  # the hash of every line, up to its own text
+        rest = encoder.rest
+        join = b"".join
+
+        def line(index: int, text: str, continuations: Any, target: Any) -> bytes | None:
+            if type(index) is not int or type(text) is not str:
+                return None
+            own = safe_utf8(_encode_str(text))[1:-1]
+            try:
+                tail = rest(index, continuations, target, until)
+            except TypeError:
+                return None
+            if chat_after is None:
+                middle = join((own, after, tail, b', "doc_id": %d' % index, after_id))
+            else:
+                middle = join((own, after, own, chat_after, tail, b', "doc_id": %d' % index, after_id))
+            digest = fresh()
+            digest.update(middle)
+            digest.update(b"}")
+            sha = digest.hexdigest().encode()
+            return join((b'{"index": %d, ' % index, before, middle, b', "fingerprint": "sha256:', sha, b'"}\n'))
+
+        return line
 
 
 def _doc_id(doc_id: Any, index: int) -> str:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
+import shutil
+import tempfile
 from typing import Any, TextIO
 
 from ._common import (
@@ -143,13 +146,39 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     progress = None
     if show_progress(args.no_progress, to_file=to_file):
         progress = Progress(task.name, _record_count(task, args.limit))
+    blocks = None
+    if args.jobs > 1 and args.format == "jsonl" and replies is None:
+        from ..parallel import json_line_blocks
+
+        # each worker makes the lines of a block of the data file into a file of its own,
+        # which this process copies to the output in order
+        spill = tempfile.mkdtemp(prefix="prompt-style-", dir=_SHM if os.access(_SHM, os.W_OK) else None)
+        try:
+            blocks = json_line_blocks(task, jobs=args.jobs, limit=args.limit, default_for=_not_json, spill=spill)
+            if blocks is not None:
+                try:
+                    if to_file:
+                        with atomic_output(args.output) as handle:
+                            _write_blocks(blocks, handle, progress)
+                    else:
+                        _write_blocks(blocks, out, progress)
+                finally:
+                    if progress is not None:
+                        progress.close()
+                return 0
+        finally:
+            shutil.rmtree(spill, ignore_errors=True)
     if args.jobs > 1:  # worker processes make each request's output; it comes back in order
         from ..parallel import map_rendered
 
         fn = functools.partial(_jsonl_line, task.provenance) if args.format == "jsonl" else _text_block
         pieces = map_rendered(task, fn, jobs=args.jobs, limit=args.limit, replies=replies)
     else:
-        pieces = _serial(task, task.render(limit=args.limit, replies=replies), args.format, progress)
+        if args.format == "jsonl" and progress is None:
+            # made in the render's loop (the fast path's records need no prompt object)
+            pieces = task.json_lines(args.limit, replies=replies, default_for=_not_json)
+        else:
+            pieces = _serial(task, task.render(limit=args.limit, replies=replies), args.format, progress)
     # serial JSON lines come as UTF-8 bytes, written a batch at a time
     binary = args.jobs <= 1 and args.format == "jsonl"
     try:
@@ -199,6 +228,68 @@ def _write(pieces: Any, out: TextIO, progress: Any, binary: bool = False) -> Non
             write(piece)
             progress(done)
     out.flush()
+
+
+_SHM = "/dev/shm"  # memory, where there is one: the workers' files never reach a disk
+
+
+def _write_blocks(blocks: Any, out: TextIO, progress: Any) -> None:
+    """Write each block of lines as it comes (UTF-8 bytes, or the name of a file holding
+    them, copied in the kernel and removed); ``progress`` counts their records."""
+    from ..safe.json_lines import LineWriter
+
+    writer = LineWriter(out, batch=1)  # (a block is written as it is, not joined)
+    fd = _raw_fd(out)
+    done = 0
+    for lines, records in blocks:
+        if isinstance(lines, str):  # a file of lines a worker wrote
+            try:
+                if fd is None or not _send(lines, fd):
+                    with open(lines, "rb") as handle:
+                        writer.write_all([handle.read()])
+            finally:
+                os.unlink(lines)
+        else:
+            writer.write_all([lines])
+        if progress is not None:
+            done += records
+            progress(done)
+    if progress is not None:
+        progress(done, done)
+    out.flush()
+
+
+def _raw_fd(out: TextIO) -> int | None:
+    """The descriptor under ``out`` when bytes written there are what ``out`` would
+    write (UTF-8, no newline translation), after flushing it; else ``None``."""
+    encoding = (getattr(out, "encoding", None) or "").lower().replace("_", "-")
+    if encoding not in ("utf-8", "utf8") or os.linesep != "\n" or not hasattr(os, "sendfile"):
+        return None
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    out.flush()
+    return fd
+
+
+def _send(name: str, fd: int) -> bool:
+    """Copy the file ``name`` to ``fd`` in the kernel; ``False`` when the kernel cannot
+    (then nothing was written)."""
+    with open(name, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        sent = 0
+        while sent < size:
+            try:
+                count = os.sendfile(fd, handle.fileno(), sent, size - sent)
+            except OSError:
+                if sent == 0:
+                    return False
+                raise
+            if count == 0:
+                break
+            sent += count
+    return True
 
 
 def _counted(prompts: Any, progress: Any) -> Any:

@@ -233,6 +233,7 @@ class _Writer:
         self.looked_up: dict[Any, str] = {}
         self.containers: set[str] = set()
         self.methods = 0
+        self.list_items: dict[str, list[str]] = {}  # a list literal's variable: its items'
 
     def value(self, prefix: str, value: Any) -> str:
         name = f"{prefix}{len(self.values)}"
@@ -265,6 +266,7 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         items = [_emit(w, item)[0] for item in node[1]]
         var = w.var()
         w.add(f"{var} = [{', '.join(items)}]")
+        w.list_items[var] = items
         return var, list
     inner, inner_type = _emit(w, node[1])
     if op == "index":
@@ -339,15 +341,29 @@ def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
         var, known = _emit(w, parts[0])
         body = w.lines
         if known is not str:
-            # the sandbox checks a value that is not text as if printed (max_output)
+            # the sandbox checks a value that is not text as if printed (max_output);
+            # within the least threshold of the process (FLOOR) no budget read is needed
+            items = w.list_items.get(var)
+            if known is int:  # bound()'s charge for an int, inline
+                body.append(f"if {var}.bit_length() // 3 + 2 > FLOOR[0]:")
+            elif items:  # a list of fields ([sol1, sol2]): bound()'s charge when each is a str
+                strs = " and ".join(f"type({item}) is str" for item in items)
+                size = f"{2 + 4 * len(items)} + 10 * ({' + '.join(f'len({item})' for item in items)})"
+                body.append(f"if not ({strs} and {size} <= FLOOR[0]):")
+            else:
+                body.append(f"if type({var}) is not str and bound({var}, FLOOR[0]) is None:")
             body += [
-                f"if type({var}) is not str:",
                 *("    " + line for line in _BUDGETS_CODE),
                 f"    if bound({var}, cap) is None:",
                 "        return SLOW",
             ]
         if w.methods:
-            body += [*_BUDGETS_CODE, "if work > cap:", "    return SLOW"]
+            body += [
+                "if work > FLOOR[0]:",
+                *("    " + line for line in _BUDGETS_CODE),
+                "    if work > cap:",
+                "        return SLOW",
+            ]
         body.append(f"return {var}")
         return _source(body, w.names), w.names, w.values
     pieces: list[str] = []
@@ -388,9 +404,12 @@ def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
             body.append(f"out = f'{''.join('{' + p + '}' for p in pieces)}'")
         body += [
             f"work += len(out) - {w.value('N', literal)}",
-            *_BUDGETS_CODE,
-            "if work > cap or len(out) > max_output:",
-            "    return SLOW",
+            # within the least threshold of the process no budget can stop the render
+            # (max_output is at least the threshold): no budget read
+            "if work > FLOOR[0] or len(out) > FLOOR[0]:",
+            *("    " + line for line in _BUDGETS_CODE),
+            "    if work > cap or len(out) > max_output:",
+            "        return SLOW",
             "return out",
         ]
     return _source(body, w.names), w.names, w.values
@@ -411,7 +430,7 @@ def _source(body: list[str], names: list[str]) -> str:
     lines = "".join(f"            {line}\n" for line in body)
     params = "".join(f", {name}" for name in names)
     return (
-        f"def make(SLOW, bound, budgets, CAP, SCOPE, DEFAULTS, JinjaLimits, LAST{params}):\n"
+        f"def make(SLOW, bound, budgets, CAP, FLOOR, SCOPE, DEFAULTS, JinjaLimits, LAST{params}):\n"
         "    def function(record):\n"
         "        if type(record) is not dict:\n"
         "            return SLOW\n"
@@ -438,7 +457,21 @@ def _maker(code: str) -> Callable[..., Any]:
 
 _OWN = re.compile(r"[vKLMN]\d+")
 _CODE_NAMES = frozenset(
-    {"make", "SLOW", "bound", "budgets", "CAP", "function", "record", "cap", "max_output", "work", "t"}
+    {
+        "make",
+        "SLOW",
+        "bound",
+        "budgets",
+        "CAP",
+        "FLOOR",
+        "bit_length",
+        "function",
+        "record",
+        "cap",
+        "max_output",
+        "work",
+        "t",
+    }
     | {"SCOPE", "DEFAULTS", "JinjaLimits", "LAST", "limits", "last"}
     | {"type", "dict", "list", "str", "tuple", "int", "len", "index", "Exception", "size", "out", "f"}
     | STR_METHODS
@@ -500,7 +533,7 @@ def printed_size_bound(value: Any, limit: int) -> int | None:
         return None
     if kind is not dict and value and set(map(type, value)) == _JUST_STR:
         # a list of choices: what the walk below adds up, in one step
-        size = 2 + 4 * len(value) + 10 * sum(map(len, value))
+        size = 2 + 4 * len(value) + 10 * len("".join(value))
         return size if size <= limit else None
     size = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -555,7 +588,16 @@ def compile_simple(source: str, profile: JinjaProfile = FIELDS, kind: str = "tem
     except Exception:  # _NotSimple, or anything the sandbox reports on its own path
         return None
     function = _maker(code)(
-        SLOW, printed_size_bound, _budgets, _CLOCK_CAP, _SCOPE_GET, _DEFAULTS_GET, JinjaLimits, _LAST, *values
+        SLOW,
+        printed_size_bound,
+        _budgets,
+        _CLOCK_CAP,
+        _limits.SIZE_FLOOR,
+        _SCOPE_GET,
+        _DEFAULTS_GET,
+        JinjaLimits,
+        _LAST,
+        *values,
     )
     return Compiled(source, kind, code, function)
 

@@ -139,7 +139,7 @@ class JinjaLimits:
         sizes = (self.max_work, self.max_string, self.max_output, self.max_items, self.max_op_cost)
         if all(type(size) is int for size in sizes):  # other values: _checked says what is wrong
             least = self.size_threshold()
-            if 0 < least < SIZE_FLOOR[0]:
+            if 0 <= least < SIZE_FLOOR[0]:  # (0: max_op_cost under 40 leaves no room)
                 SIZE_FLOOR[0] = least
 
     def size_threshold(self) -> int:

@@ -1,0 +1,136 @@
+"""The JSON lines ``prompt-style render --format jsonl`` writes, made in the render's loop.
+
+Each line is a request's JSON with its provenance and fingerprint
+(:meth:`Provenance.line_bytes <prompt_style.provenance.Provenance.line_bytes>`), as
+UTF-8 with its newline. For the records the task's fast path takes
+(:mod:`prompt_style.fastpath`), no prompt object is made at all: the fast path's
+loop hands the fields that vary (index, text, continuations, target) to
+:meth:`Provenance.fast_line <prompt_style.provenance.Provenance.fast_line>`, which
+writes the line from them, the text every prompt of the task shares encoded and
+hashed once. Every other record is rendered as :meth:`Task.render
+<prompt_style.Task.render>` renders it and its prompt's line made the usual way.
+The bytes are the same either way (``tests/test_jsonl.py`` holds them equal).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .data import _given as _given_records
+from .data import map_records
+from .errors import DataError
+from .lines import PromptEncoder
+
+__all__ = ["json_lines"]
+
+
+def json_lines(
+    task: Any,
+    limit: int | None = None,
+    *,
+    replies: Any = None,
+    default_for: Callable[[int], Callable[[Any], Any]] | None = None,
+) -> Iterator[bytes]:
+    """Each request's JSON line of ``task`` (a :class:`~prompt_style.Task`), in the
+    order of ``task.render(limit, replies=replies)``; see the module's documentation.
+
+    :param default_for: given a prompt's ``index``, the ``default`` for ``json.dumps``
+        (for values JSON cannot hold), as :class:`~prompt_style.lines.PromptEncoder` takes it.
+    """
+    encoder = PromptEncoder(default_for)
+    line_bytes = task.provenance.line_bytes
+
+    def line_of(prompt: Any) -> bytes:
+        return line_bytes(prompt, encoder)
+
+    loop = _fused(task, encoder, line_of)
+    if loop is None:
+        for prompt in task.render(limit, replies=replies):
+            yield line_of(prompt)
+        return
+    fast_line, general_line, many = loop
+    split = task.config.test_split
+    source = task.source()
+    try:
+        if isinstance(source, list) and limit is None:  # records in memory
+            yield from many(_given_records(source, split), general_line)
+            return
+        lines = map_records(source, split, fast_line, general_line, many)
+        yield from lines if limit is None else itertools.islice(lines, limit)
+    except DataError as exc:
+        raise exc.locate(key=f"data.{split}") from None
+
+
+def _fused(task: Any, encoder: PromptEncoder, line_of: Callable[[Any], bytes]) -> tuple[Any, Any, Any] | None:
+    """:func:`fused_loop` of a :class:`~prompt_style.Task`."""
+    return fused_loop(task.renderer, task.provenance, encoder, line_of)
+
+
+def fused_loop(
+    renderer: Any, provenance: Any, encoder: PromptEncoder, line_of: Callable[[Any], bytes]
+) -> tuple[Any, Any, Any] | None:
+    """``(fast, general, many)`` giving lines, as :func:`~prompt_style.data.map_records`
+    takes them, when the fast path of ``renderer`` (a task's
+    :class:`~prompt_style.TaskRenderer`) makes its lines itself with ``provenance``
+    (the task's); else ``None`` (the lines of its prompts, one by one)."""
+    # what Task.render hands to its fast path's loop, and nothing else
+    if renderer.choice_order is not None or renderer._doc_id is not None:
+        return None
+    if getattr(renderer.style, "infer_mode", None) is not None:  # multi-turn
+        return None
+    fast = renderer.fast_render()
+    path = renderer._fast_path
+    if fast is None or path is None or path.lines is None or path.deferred is None:
+        return None
+    emit = provenance.fast_line(encoder, path.deferred)
+    if emit is None:
+        return None
+    general = renderer._render
+
+    def general_line(record: Any, index: int) -> bytes:
+        return line_of(general(record, index))
+
+    def fast_line(record: Any, index: int) -> bytes | None:
+        made = fast(record, index)
+        return None if made is None else line_of(made)
+
+    many = functools.partial(path.lines, emit=emit, line_of=line_of)
+    return fast_line, general_line, many
+
+
+def record_lines(
+    renderer: Any,
+    provenance: Any,
+    records: Any,
+    start: int,
+    default_for: Callable[[int], Callable[[Any], Any]] | None = None,
+    state: dict[str, Any] | None = None,
+) -> Iterator[bytes]:
+    """The JSON lines of ``records`` (the first at index ``start``) of a task that is not
+    multi-turn, made as :func:`json_lines` makes them. ``state``: a dict kept between
+    calls for the same task (the encoder and the loop, made once)."""
+    if state is None:
+        state = {}
+    made = state.get("loop")
+    if made is None:
+        encoder = PromptEncoder(default_for)
+        line_bytes = provenance.line_bytes
+
+        def line_of(prompt: Any) -> bytes:
+            return line_bytes(prompt, encoder)
+
+        made = state["loop"] = (line_of, fused_loop(renderer, provenance, encoder, line_of))
+    line_of, loop = made
+    if loop is not None:
+        return loop[2](records, loop[1], start)
+    return _each(renderer, line_of, records, start)
+
+
+def _each(renderer: Any, line_of: Callable[[Any], bytes], records: Any, start: int) -> Iterator[bytes]:
+    converse = renderer.converse  # (a record's choice orders too)
+    for index, record in enumerate(records, start):
+        for request in converse(record, index):
+            yield line_of(request)

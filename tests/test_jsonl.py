@@ -1,0 +1,190 @@
+"""``Task.json_lines``: the lines ``render --format jsonl`` writes, made in the fast
+path's loop without prompt objects, are byte for byte the provenance lines of
+``Task.render()``'s prompts, whatever the records hold and whichever path takes them."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from prompt_style import load_task
+from prompt_style.jsonl import _fused
+from prompt_style.lines import PromptEncoder, _strings
+from prompt_style.safe.json_lines import dumps_line
+
+AWKWARD = [
+    "plain",
+    "",
+    'a "quote" and a \\ backslash',
+    "tab\tnew\nline",
+    "Ünïcødé — 你好 😀",
+    "line\u2028sep\u2029para\x85next",
+    "lone \ud800 surrogate",
+    "del \x7f and nul \x00",
+    "{braces} and {{x}}",
+]
+
+
+def write_task(folder, test, train, **keys):
+    """A task file and its splits; the JSON is ASCII, so that lone surrogates can be in it."""
+    import yaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, rows in (("test", test), ("train", train)):
+        (folder / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    path = folder / "task.yaml"
+    task = {"task": "t", "data": {"test": "test.jsonl", "train": "train.jsonl"}, "fewshot_split": "train", **keys}
+    path.write_text(yaml.safe_dump(task, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def reference(task, limit=None):
+    """The lines as the command line made them before: each prompt's line, one by one."""
+    encoder = PromptEncoder()
+    return [task.provenance.line_bytes(p, encoder) for p in task.render(limit)]
+
+
+def records(n: int, seed: int = 7):
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        k = 2 + i % 4
+        texts = [rng.choice(AWKWARD) + f" {i}.{j}" for j in range(k)]
+        labels = list("ABCDE")[:k]
+        out.append(
+            {
+                "question": rng.choice(AWKWARD) + f" q{i}",
+                "choices": {"text": texts, "label": labels},
+                "answerKey": labels[rng.randrange(k)],
+                "flat": texts,
+                "gold": rng.randrange(k),
+                "answer": rng.choice(AWKWARD),
+            }
+        )
+    return out
+
+
+ODD = [  # records the fast path hands to the general path, or takes another way
+    {
+        "question": "q",
+        "choices": {"text": ["a", 2], "label": ["A", "B"]},
+        "answerKey": "B",
+        "flat": ["a", 2],
+        "gold": 1,
+        "answer": 7,
+    },
+    {
+        "question": "q " * 40,
+        "choices": {"text": ["a", "b"], "label": ["A", "B"]},
+        "answerKey": "A",
+        "flat": ["a", "b"],
+        "gold": 0,
+        "answer": ["r1", "r2"],
+    },
+    {
+        "question": "q",
+        "choices": {"text": [["x"], "b"], "label": ["A", "B"]},
+        "answerKey": "A",
+        "flat": [1.5, "b"],
+        "gold": 0,
+        "answer": "",
+    },
+]
+
+TASKS = {
+    "cloze": {
+        "doc_to_text": "{{question}}",
+        "doc_to_choice": "{{choices.text}}",
+        "doc_to_target": "{{choices.label.index(answerKey)}}",
+        "template": "cloze::qa",
+    },
+    "mcq": {
+        "doc_to_text": "{{question.strip()}}",
+        "doc_to_choice": "flat",
+        "doc_to_target": "gold",
+        "template": "mcq::mmlu",
+    },
+    "generation": {
+        "doc_to_text": "Q: {{question}}\nA:",
+        "doc_to_target": "answer",
+        "output_type": "generate_until",
+        "until": ["\n\n", "Q:", "\u2028"],
+        "template": "passthrough",
+    },
+}
+
+
+@pytest.mark.parametrize("meta", [None, "chatml"])
+@pytest.mark.parametrize("kind", sorted(TASKS))
+@pytest.mark.parametrize("shots", [0, 3])
+def test_lines_are_the_prompts_lines(tmp_path, pm_all, kind, shots, meta):
+    test = records(60) + ODD + records(5, seed=9)
+    path = write_task(tmp_path, test, records(8, seed=3), **TASKS[kind])
+    options = {"meta": meta} if meta else {}
+    task = load_task(path, plugins=pm_all, shots=shots, **options)
+    got = list(task.json_lines())
+    assert got == reference(load_task(path, plugins=pm_all, shots=shots, **options))
+    assert [json.loads(line)["index"] for line in got] == list(range(len(test)))
+    assert list(task.json_lines(limit=7)) == got[:7]
+
+
+def test_the_fused_loop_is_used_where_it_can_be(tmp_path, pm_all):
+    path = write_task(tmp_path, records(5), records(4), **TASKS["cloze"])
+    task = load_task(path, plugins=pm_all, shots=2)
+    task.renderer.fast_render()
+    encoder = PromptEncoder()
+    assert _fused(task, encoder, lambda p: b"") is not None
+    # a record id of the task's own: each prompt carries it, through the prompts
+    with_id = load_task(path, plugins=pm_all, shots=2, doc_id="question")
+    assert _fused(with_id, encoder, lambda p: b"") is None
+    assert list(with_id.json_lines()) == reference(with_id)
+
+
+def test_records_in_memory_and_a_file_with_blank_lines(tmp_path, pm_all):
+    test = records(30)
+    data = tmp_path / "test.jsonl"
+    lines = [json.dumps(r) for r in test]
+    lines.insert(5, "")
+    lines.insert(9, "   ")
+    data.write_text("\ufeff" + "\n".join(lines) + "\n", encoding="utf-8")
+    config = {"data": {"test": str(data), "train": records(4)}, "fewshot_split": "train", **TASKS["cloze"]}
+    task = load_task(config, plugins=pm_all, shots=2)
+    in_memory = load_task({**config, "data": {"test": test, "train": records(4)}}, plugins=pm_all, shots=2)
+    assert list(task.json_lines()) == list(in_memory.json_lines()) == reference(in_memory)
+    assert list(in_memory.json_lines(limit=4)) == reference(in_memory, limit=4)
+
+
+def test_a_bad_record_after_good_ones_is_located(pm_all, tmp_path):
+    from prompt_style.errors import DataError
+
+    path = write_task(tmp_path, records(3), records(4), **TASKS["cloze"])
+    data = path.parent / "test.jsonl"
+    data.write_text(data.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
+    task = load_task(path, plugins=pm_all, shots=2)
+    out = []
+    with pytest.raises(DataError) as info:
+        for line in task.json_lines():
+            out.append(line)
+    assert len(out) == 3
+    assert info.value.line == 4 and info.value.key == "data.test"
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        (" a", " b"),
+        ("plain",),
+        ('quo"te', "x"),
+        ("back\\slash",),
+        ('", "', "y"),
+        ("tab\t",),
+        ("\x7f",),
+        ("ü", "\u2028"),
+        ("lone \udc80",),
+        ("", ""),
+    ],
+)
+def test_string_lists_are_json_dumps_lists(items):
+    assert _strings(items) == dumps_line(list(items)).encode("utf-8")

@@ -264,6 +264,11 @@ def _profile():
         "{{ messages[0].get('role') }}{{ messages[0].get('x', 'd') }}{{ messages[0].items()|list }}"
         "{{ {'get': 1}.get('get') }}{{ 'abc'.get('x') }}{{ nothing.get('x') }}{{ messages.get('x') }}",
         "{{ 'abc'|selectattr('type', 'divisibleby', 3)|list }}",
+        # comparisons with a constant operand, and selections of nothing
+        "{{ 'role' in messages[0] }}{{ 'x' in nothing }}{{ 'a' in ['a'] }}{{ 1 in messages }}{{ 'e' in 'hello' }}"
+        "{{ 'b' not in ('a',) }}{{ 2 > messages | length }}{{ none in [none] }}{{ 'x' == nothing }}{{ 1 < 2.5 }}",
+        "{{ none|selectattr('type', 'equalto', 'x')|list }}{{ []|select|list }}{{ ()|reject|list }}"
+        "{{ ''|select|list }}{{ nothing|selectattr('a')|list }}{% for x in none|select %}{{ x }}{% endfor %}",
         # items by a key known only when it runs, and whether they are defined
         "{% set m = {'a': 1, 'items': 2, 3: 'three', 'u': nothing} %}{% for k in ['a', 'b', 'items', 'keys', 3, 4]"
         " %}{{ m[k] if m[k] is defined else '-' }}{{ m[k] is undefined }}{{ messages[0][k] is defined }}"

@@ -269,15 +269,28 @@ class BufferedRootGenerator(CodeGenerator):
         if python is None:
             return False
         left, right = self.temporary_identifier(), self.temporary_identifier()
+        if _plain_const(items[0]):
+            # 'tool_calls' in message: the constant is written as it is, and for anything but
+            # `in` a constant of a plain type makes the comparison cheap (known now).
+            constant = repr(items[0].value)
+            if op in ("in", "notin"):
+                cheap = f"type({right}) is not list and type({right}) is not tuple"
+            else:
+                cheap = "True"
+            self.write(f"({constant} {python} {right} if (({right} := ")
+            self.visit(items[1], frame)
+            self.write(f") is {right}) and {cheap} else _ps_compare(({constant}, {right}), {op!r}))")
+            return True
         if op in ("in", "notin"):
             cheap = f"(type({right}) is not list and type({right}) is not tuple)"
         else:
             cheap = f"(type({left}) in _ps_compared or type({right}) in _ps_compared)"
+        # (each operand evaluated in order, once: `(x := ...) is x` is true, and builds nothing)
         self.write(f"({left} {python} {right} if (({left} := ")
         self.visit(items[0], frame)
-        self.write(f"), ({right} := ")
+        self.write(f") is {left}) & (({right} := ")
         self.visit(items[1], frame)
-        self.write(f")) and {cheap} else _ps_compare(({left}, {right}), {op!r}))")
+        self.write(f") is {right}) and {cheap} else _ps_compare(({left}, {right}), {op!r}))")
         return True
 
     def _jinja_filter(self, name: str) -> bool:

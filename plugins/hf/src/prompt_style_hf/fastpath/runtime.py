@@ -310,8 +310,15 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             return selected(value, transform, test, on_text, negate, sized_input(name, value))
 
         def eager(value: Any) -> list:
-            budget = sized_input(name, value)
             kind = type(value)
+            if value is None or ((kind is list or kind is tuple) and not value):
+                # Nothing to filter (Jinja's filter yields nothing for a false value): the
+                # guard's check point only.
+                budget = current_budget()
+                if budget.due:
+                    budget.tick()
+                return []
+            budget = sized_input(name, value)
             if (kind is not list and kind is not tuple) or len(value) > EAGER_ITEMS:
                 return list(selected(value, transform, test, on_text, negate, budget))
             if transform is None:

@@ -355,3 +355,25 @@ def test_the_fast_engine_joins_its_output_as_it_grows():
         sandbox_budget._compact = sandbox_budget_compact
     assert info.value.limit == "max_output"
     assert seen and max(seen) < 2 * 1_000_000, seen  # joined long before the end
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ key in names }}",
+        "{{ key not in names }}",
+        "{% for k in names if k not in names %}{% endfor %}",
+        "{{ '" + "k" * 900 + "' in names }}",
+    ],
+)
+def test_in_a_list_is_sized_by_both_engines(source):
+    """``text in list`` compares the text with every item: inline within max_op_cost
+    (the list's length times the text's), else refused as the sandbox refuses it."""
+    variables = {"key": "k" * 900, "names": ["k" * 900] * 90}
+    for engine in ("auto", "jinja"):
+        template = ChatTemplate(source, engine=engine)
+        with limits_scope(SMALL.replace(max_op_cost=50_000)), pytest.raises(LimitError) as info:
+            template.render(MESSAGES, variables=variables)
+        assert info.value.limit == "max_op_cost", engine
+        with limits_scope(SMALL.replace(max_op_cost=100_000)):
+            template.render(MESSAGES, variables=variables)  # 81,000: within

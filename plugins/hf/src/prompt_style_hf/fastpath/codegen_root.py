@@ -275,6 +275,11 @@ class BufferedRootGenerator(CodeGenerator):
             constant = repr(items[0].value)
             if op in ("in", "notin"):
                 cheap = f"type({right}) is not list and type({right}) is not tuple"
+                if type(items[0].value) is str:
+                    # in a list or tuple: its length times the text's, within max_op_cost
+                    # (as the sandbox's check_compare sizes it)
+                    per = max(len(items[0].value), 1)
+                    cheap = f"({cheap} or len({right}) * {per} <= _ps_b.limits.max_op_cost)"
             else:
                 cheap = "True"
             self.write(f"({constant} {python} {right} if (({right} := ")
@@ -282,7 +287,12 @@ class BufferedRootGenerator(CodeGenerator):
             self.write(f") is {right}) and {cheap} else _ps_compare(({constant}, {right}), {op!r}))")
             return True
         if op in ("in", "notin"):
-            cheap = f"(type({right}) is not list and type({right}) is not tuple)"
+            # a text in a list or tuple: its length times the list's, within max_op_cost (as the
+            # sandbox's check_compare sizes it); anything else in one, through check_compare
+            cheap = (
+                f"(type({right}) is not list and type({right}) is not tuple"
+                f" or type({left}) is str and len({right}) * (len({left}) or 1) <= _ps_b.limits.max_op_cost)"
+            )
         else:
             cheap = f"(type({left}) in _ps_compared or type({right}) in _ps_compared)"
         # (each operand evaluated in order, once: `(x := ...) is x` is true, and builds nothing)

@@ -64,6 +64,18 @@ PAYLOADS = [
     ("max_loop_iterations", "{% for m in big %}{% for n in big|select %}{% endfor %}{% endfor %}"),
     ("max_items", "{{ big|selectattr('x')|list }}{{ (big * 2)|selectattr('x')|list }}"),
     ("max_items", "{{ huge|list|length }}"),
+    # a loop over a dict's |items (taken whole) and a loop filter: counted as Jinja's renderer counts them
+    ("max_items", "{% for k, v in wide|items %}{% endfor %}"),
+    ("max_loop_iterations", "{% for i in range(20) %}{% for k, v in dict40|items %}{% endfor %}{% endfor %}"),
+    (
+        "max_loop_iterations",
+        "{% for i in range(20) %}{% for m in big if m.x %}{% if loop.last %}{% endif %}{% endfor %}{% endfor %}",
+    ),
+    ("max_loop_iterations", "{% for i in range(20) %}{% for m in big if not m.x %}{% endfor %}{% endfor %}"),
+    (
+        ("max_work", "max_output"),
+        "{% for i in range(20) %}{% for m in big if m.x %}" + "x" * 30 + "{% endfor %}{% endfor %}",
+    ),
     # literal text a loop prints, charged per iteration
     (
         ("max_work", "max_output"),
@@ -116,7 +128,13 @@ def stop(source: str, engine: str, limits: JinjaLimits = SMALL) -> LimitError:
     template = ChatTemplate(source, engine=engine)
     if engine == "auto":
         assert template._fast is not None, "the fast generator should take this template"
-    variables = {"bos_token": "b" * 2000, "big": [{"x": 1}] * 60, "huge": [1] * 150}
+    variables = {
+        "bos_token": "b" * 2000,
+        "big": [{"x": 1}] * 60,
+        "huge": [1] * 150,
+        "wide": {str(i): i for i in range(150)},
+        "dict40": {str(i): i for i in range(40)},
+    }
     with limits_scope(limits), pytest.raises(LimitError) as info:
         template.render(MESSAGES, variables=variables)
     return info.value
@@ -246,6 +264,33 @@ def _profile():
         "{{ messages[0].get('role') }}{{ messages[0].get('x', 'd') }}{{ messages[0].items()|list }}"
         "{{ {'get': 1}.get('get') }}{{ 'abc'.get('x') }}{{ nothing.get('x') }}{{ messages.get('x') }}",
         "{{ 'abc'|selectattr('type', 'divisibleby', 3)|list }}",
+        # comparisons with a constant operand, and selections of nothing
+        "{{ 'role' in messages[0] }}{{ 'x' in nothing }}{{ 'a' in ['a'] }}{{ 1 in messages }}{{ 'e' in 'hello' }}"
+        "{{ 'b' not in ('a',) }}{{ 2 > messages | length }}{{ none in [none] }}{{ 'x' == nothing }}{{ 1 < 2.5 }}",
+        "{{ none|selectattr('type', 'equalto', 'x')|list }}{{ []|select|list }}{{ ()|reject|list }}"
+        "{{ ''|select|list }}{{ nothing|selectattr('a')|list }}{% for x in none|select %}{{ x }}{% endfor %}",
+        # items by a key known only when it runs, and whether they are defined
+        "{% set m = {'a': 1, 'items': 2, 3: 'three', 'u': nothing} %}{% for k in ['a', 'b', 'items', 'keys', 3, 4]"
+        " %}{{ m[k] if m[k] is defined else '-' }}{{ m[k] is undefined }}{{ messages[0][k] is defined }}"
+        "{{ 'abc'[k] is defined }}{{ nothing[k] is defined }}{% endfor %}{{ m['u' ~ ''] is defined }}"
+        "{{ messages[loop_index | default(0)] is defined }}{{ {'x': 1}[messages[0].role] is defined }}",
+        "{% set k = 'role' %}{{ messages[0][k] }}{{ messages[1][k ~ ''] }}{{ {}[k] }}{{ messages[0][k ~ 'x'] }}",
+        # a loop over |items: a dict's items taken whole; anything else through the filter
+        "{% for k, v in messages[0]|items %}{{ k }}={{ v }}{{ loop.index }}/{{ loop.length }};{% endfor %}"
+        "{% for k, v in {}|items %}x{% else %}empty{% endfor %}{% for k in nothing|items %}{{ k }}{% endfor %}",
+        "{% for k, v in messages|items %}{{ k }}{% endfor %}",
+        "{% for p in messages[0]|items %}{{ p[0] }}{{ p|length }}{% endfor %}{{ messages[0]|items|list|length }}",
+        # loop filters: loop.* over the filtered items, the test reading outer names, else, nesting
+        "{% set skip = 'assistant' %}{% for m in messages if m.role != skip %}{{ m.content }}{{ loop.index }}"
+        "{{ loop.length }}{{ loop.last }}{{ loop.first }}{{ loop.revindex }}{% endfor %}",
+        "{% for k, v in messages[0]|items if k != 'role' %}{{ k }}{{ v }}{% if not loop.last %},{% endif %}"
+        "{% endfor %}{% for m in messages if m.nope %}x{% else %}none{% endfor %}",
+        "{% for m in messages if m.role == 'user' %}{% for c in m.content if c != 'i' %}{{ c }}{{ loop.index }}"
+        "{% endfor %}|{{ loop.index }}{% endfor %}",
+        "{% for m in messages if m.role == 'user' %}{% set r = m.role %}{{ r }}{% endfor %}{{ r is defined }}",
+        "{% for m in messages if m is mapping %}{% if loop.index > 1 %}{% break %}{% endif %}{{ m.role }}{% endfor %}",
+        "{% for x in nothing if x %}{{ x }}{% else %}undefined{% endfor %}{% for x in 'ab' if x != 'a' %}{{ x }}"
+        "{% endfor %}",
     ],
 )
 def test_inline_operations_equal_jinja(source):
@@ -310,3 +355,25 @@ def test_the_fast_engine_joins_its_output_as_it_grows():
         sandbox_budget._compact = sandbox_budget_compact
     assert info.value.limit == "max_output"
     assert seen and max(seen) < 2 * 1_000_000, seen  # joined long before the end
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ key in names }}",
+        "{{ key not in names }}",
+        "{% for k in names if k not in names %}{% endfor %}",
+        "{{ '" + "k" * 900 + "' in names }}",
+    ],
+)
+def test_in_a_list_is_sized_by_both_engines(source):
+    """``text in list`` compares the text with every item: inline within max_op_cost
+    (the list's length times the text's), else refused as the sandbox refuses it."""
+    variables = {"key": "k" * 900, "names": ["k" * 900] * 90}
+    for engine in ("auto", "jinja"):
+        template = ChatTemplate(source, engine=engine)
+        with limits_scope(SMALL.replace(max_op_cost=50_000)), pytest.raises(LimitError) as info:
+            template.render(MESSAGES, variables=variables)
+        assert info.value.limit == "max_op_cost", engine
+        with limits_scope(SMALL.replace(max_op_cost=100_000)):
+            template.render(MESSAGES, variables=variables)  # 81,000: within

@@ -193,3 +193,17 @@ def test_tojson_of_a_lazy_sequence_fails_as_in_transformers(engine):
         ChatTemplate(listed, engine=engine).render([{"role": "user", "content": "x"}], tools=tools).text
         == '[{"name": "f"}]'
     )
+
+
+def test_generated_code_filters_loops_and_takes_dict_items_whole():
+    from prompt_style_hf.environment import HF_CHAT
+
+    from prompt_style.safe import jinja_env
+
+    env = jinja_env.environment(HF_CHAT)
+    generator = FastCodeGenerator(env, None, "<test>", optimized=True)
+    tree = jinja_env.prepare_tree(env.parse("{% for k, v in tool|items if k != 'x' %}{{ loop.last }}{% endfor %}"))
+    generator.visit(tree)
+    code = generator.stream.getvalue()
+    assert "LoopContext(" not in code and "enumerate(" in code
+    assert "_ps_dict_items(" in code and "(fiter):" in code

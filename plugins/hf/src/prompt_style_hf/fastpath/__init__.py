@@ -10,8 +10,9 @@ creation of a ``Context`` per render. This package subclasses Jinja's
 
 * ``x.attr`` and ``x[key]`` on a plain ``dict``, ``list``, ``tuple`` or ``str``
   read the value directly when it is there (a dict key that is not a dict
-  method name; an index in range), and so do comparisons of such a value with
-  a constant and ``is defined`` tests of it; anything else goes to the
+  method name; an index in range; a str key known only when it runs, that the
+  dict holds), and so do comparisons of such a value with a constant and
+  ``is defined`` tests of it; anything else goes to the
   sandbox's own ``getattr``/``getitem``, unchanged.
 * Calling a bound method of a ``str`` or ``dict`` that the sandbox already
   handed out (``strip``, ``split``, ``get``, ``items``, ...; never
@@ -19,10 +20,13 @@ creation of a ``Context`` per render. This package subclasses Jinja's
   constants), a str method that can amplify after the sandbox's size check,
   and a macro of the template with all its arguments calls its function;
   any other call goes to the sandbox's ``call``, unchanged.
-* ``for`` loops run over the sequence itself (counted at once), and a loop
-  whose body reads only ``loop.index0``, ``index``, ``first``, ``last``,
-  ``length``, ``revindex``, ``revindex0``, ``previtem``, ``nextitem``,
-  ``depth`` or ``depth0`` (no loop filter, not recursive) with ``enumerate``,
+* ``for`` loops run over the sequence itself (counted at once; a loop filter,
+  ``{% for x in xs if test %}``, applied to it as Jinja's generator does, unless
+  the body can ``{% break %}``; ``value|items`` of a dict taken as a list with the
+  filter's checks and counts made at once), and a loop whose body reads only
+  ``loop.index0``, ``index``, ``first``, ``last``, ``length``, ``revindex``,
+  ``revindex0``, ``previtem``, ``nextitem``, ``depth`` or ``depth0`` (not
+  recursive) with ``enumerate``,
   computing those values inline.
 * **Budgets are checked inline** (the contract of
   ``jinja_env.prepare_tree``): ``+`` and ``~`` of strings (a chain of ``+``
@@ -32,7 +36,8 @@ creation of a ``Context`` per render. This package subclasses Jinja's
   threshold; every loop iteration and macro call is a deadline check point;
   anything unusual goes through the sandbox's own functions.
 * A render builds its ``Context`` directly (same attributes as Jinja's), and
-  reuses those of finished renders.
+  reuses those of finished renders; root-level macros are functions made once per
+  render instance (``hoist.py``), not once per render.
 
 Everything else — scoping, macros, filters, tests, Undefined, whitespace — is
 Jinja's code generator itself. The result is checked against Jinja's own
@@ -53,6 +58,8 @@ Where the parts live (each module imports only those listed before it):
   function and filters; attributes, items, tests and calls; loops), mixed
   into :class:`~prompt_style_hf.fastpath.codegen.FastCodeGenerator` in
   ``codegen.py``;
+- ``hoist.py``: the generated module rearranged so that root-level macros are
+  defined once per render instance (a pool of them), not at every render;
 - ``template.py``: :class:`FastTemplate` and :func:`compile_fast`.
 """
 

@@ -35,3 +35,7 @@ class FastCodeGenerator(LoopGenerator, AccessGenerator, BufferedRootGenerator, I
         self._direct_macros: dict[str, int] = {}
         self._truth_nodes: set[int] = set()
         self._no_loop_vars = False
+        self._owned_context = False
+        self._hoist_next_def = False
+        self._hoist_start = 0
+        self._hoisted_macros: list[tuple[int, int]] = []

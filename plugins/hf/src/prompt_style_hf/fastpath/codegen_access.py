@@ -28,6 +28,18 @@ class AccessGenerator(CodeGenerator):
 
     # -- attribute and item access ----------------------------------------------------
 
+    def macro_body(self, node: Any, frame: Frame) -> Any:
+        # A macro defined at the root of a template whose root makes its own context:
+        # its definition's lines are recorded, for the generated module to define it once
+        # per render instance instead of once per render (see hoist.py).
+        hoist = self._owned_context and isinstance(node, nodes.Macro) and frame.rootlevel
+        if hoist:
+            self._hoist_next_def = True
+        result = super().macro_body(node, frame)
+        if hoist:
+            self._hoisted_macros.append((self._hoist_start, self.code_lineno))
+        return result
+
     def macro_def(self, macro_ref: Any, frame: Frame) -> None:
         if not _MACRO_FIELDS_OK:
             super().macro_def(macro_ref, frame)
@@ -168,11 +180,14 @@ class AccessGenerator(CodeGenerator):
             self.visit(node.node, frame)
             self.write(f") is list and {present} else fast_getitem({value}, {index}))")
             return
-        self.write("fast_getitem(")
+        # map[key] with a key known only when it runs: a str key a dict holds, read inline;
+        # anything else (a missing key may name a dict method) through fast_getitem.
+        value, key = self.temporary_identifier(), self.temporary_identifier()
+        self.write(f"({value}[{key}] if (type({value} := ")
         self.visit(node.node, frame)
-        self.write(", ")
+        self.write(f") is dict) & (type({key} := ")
         self.visit(node.arg, frame)
-        self.write(")")
+        self.write(f") is str) and {key} in {value} else fast_getitem({value}, {key}))")
 
     def visit_Compare(self, node: nodes.Compare, frame: Frame) -> None:
         key = self._compared_key(node)
@@ -231,6 +246,8 @@ class AccessGenerator(CodeGenerator):
             self.write(defined if node.name == "defined" else f"(not {defined})")
             return
         key = self._defined_key_test(node)
+        if key is None and self._dynamic_defined_test(node, frame):
+            return
         if key is None:
             inline = _INLINE_TESTS.get(node.name)
             if (
@@ -261,6 +278,33 @@ class AccessGenerator(CodeGenerator):
             self.write(f"(not {present} if type({subject} := ")
         self.visit(node.node.node, frame)
         self.write(f") is dict else {self.tests[node.name]}({access}({subject}, {key!r})))")
+
+    def _dynamic_defined_test(self, node: nodes.Test, frame: Frame) -> bool:
+        """``map[key] is defined`` with a key known only when it runs: a str key a dict
+        holds is tested inline (its value is defined unless it is an undefined value);
+        anything else as Jinja does, through fast_getitem (a missing key may name a dict
+        method, which is defined)."""
+        target = node.node
+        if (
+            not self._sandbox_access
+            or node.name not in ("defined", "undefined")
+            or node.args
+            or node.kwargs
+            or node.dyn_args
+            or node.dyn_kwargs
+            or self.environment.tests.get(node.name) is not jinja_tests.TESTS[node.name]
+            or not isinstance(target, nodes.Getitem)
+            or isinstance(target.arg, (nodes.Const, nodes.Slice))
+        ):
+            return False
+        value, key = self.temporary_identifier(), self.temporary_identifier()
+        negate = "" if node.name == "defined" else "not "
+        self.write(f"({negate}(not isinstance({value}[{key}], Undefined)) if (type({value} := ")
+        self.visit(target.node, frame)
+        self.write(f") is dict) & (type({key} := ")
+        self.visit(target.arg, frame)
+        self.write(f") is str) and {key} in {value} else {self.tests[node.name]}(fast_getitem({value}, {key})))")
+        return True
 
     def _defined_name_test(self, node: nodes.Test, frame: Frame) -> str | None:
         """The variable of ``name is defined`` / ``name is undefined`` when it may be

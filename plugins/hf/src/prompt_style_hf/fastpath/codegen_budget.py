@@ -60,6 +60,9 @@ class InlineBudgetGenerator(CodeGenerator):
             if _RESOLVED_NAME.fullmatch(target) and _RESOLVED_KEY.fullmatch(name):
                 x = f"{target} = _ps_vars[{name}] if {name} in _ps_vars else _ps_parent_get({name}, missing)"
         super().writeline(x, node, extra)
+        if self._hoist_next_def and x.startswith("def macro("):
+            self._hoist_next_def = False
+            self._hoist_start = self.code_lineno  # the line just written (see macro_body)
         if self._def_pending and x.startswith(("def ", "async def ")):
             counted = self._def_pending == "call"
             if self._def_pending == "budget":

@@ -18,9 +18,12 @@ class LoopGenerator(CodeGenerator):
 
     def visit_For(self, node: nodes.For, frame: Frame) -> None:
         extended = "loop" in find_undeclared(node.iter_child_nodes(only=("body",)), ("loop",))
+        breaks = any(isinstance(n, nodes.Break) for n in _own_nodes(node.body))
         if (
             node.recursive
-            or node.test is not None
+            # A loop filter is applied to the counted sequence (below); with a {% break %} the
+            # items would be counted as they run, which the filtered ones never do: Jinja's.
+            or (node.test is not None and (breaks or not self._inline_budget))
             or (not extended and not self._inline_budget)
             or any(block.scoped for block in node.find_all(nodes.Block))
             or (extended and not _simple_loop_use(node.body))
@@ -37,6 +40,7 @@ class LoopGenerator(CodeGenerator):
         loop_frame.symbols.analyze_node(node, for_branch="body")
         if node.else_:
             else_frame.symbols.analyze_node(node, for_branch="else")
+        loop_filter = self._write_loop_filter(node, frame, loop_frame) if node.test is not None else None
         if loop_ref is not None:
             self.writeline(f"{loop_ref} = missing")
         for name in node.find_all(nodes.Name):
@@ -70,8 +74,9 @@ class LoopGenerator(CodeGenerator):
             cost = counted.args[0].value
             self._mark_eager(counted.node)  # taken whole: loop_items makes a list of it
             self.writeline(f"{seq} = ", node)
-            self.visit(counted.node, frame)
-            if any(isinstance(n, nodes.Break) for n in _own_nodes(node.body)):
+            if not self._write_dict_items(counted.node, frame):
+                self.visit(counted.node, frame)
+            if breaks:
                 # A loop that may stop early: a sequence's iterations (and literal text)
                 # counted one at a time as they run, as the sandbox's loop filter counts
                 # them, so that a {% break %} leaves the rest uncounted.
@@ -90,12 +95,60 @@ class LoopGenerator(CodeGenerator):
             else:
                 self._write_counted_at_once(seq, cost)
                 cost = None
+                if loop_filter is not None:
+                    # Counted as the sandbox counts it (every item of the sequence, which
+                    # the filter reads), then filtered: loop.length and loop.last are the
+                    # filtered sequence's, as in Jinja's LoopContext.
+                    self.writeline(f"{seq} = list({loop_filter}({seq}))")
         else:
             cost = None
             self.writeline(f"{seq} = list(", node)
+            if loop_filter is not None:
+                self.write(f"{loop_filter}(")
             self.visit(node.iter, frame)
-            self.write(")")
+            self.write("))" if loop_filter is not None else ")")
         self._loop_body(node, loop_frame, else_frame, loop_ref, hoisted, seq, index, length, iteration_indicator, cost)
+
+    def _write_loop_filter(self, node: nodes.For, frame: Frame, loop_frame: Frame) -> str:
+        """The generator function of a loop filter (``{% for x in xs if test %}``),
+        written as Jinja's visit_For writes it; its name."""
+        loop_filter = self.temporary_identifier()
+        test_frame = frame.inner()
+        test_frame.symbols.analyze_node(node, for_branch="test")
+        self.writeline(f"{self.func(loop_filter)}(fiter):", node.test)
+        self.indent()
+        self.enter_frame(test_frame)
+        self.writeline("for ")
+        self.visit(node.target, loop_frame)
+        self.write(" in fiter:")
+        self.indent()
+        self.writeline("if ", node.test)
+        self.visit(node.test, test_frame)
+        self.write(":")
+        self.indent()
+        self.writeline("yield ")
+        self.visit(node.target, loop_frame)
+        self.outdent(3)
+        self.leave_frame(test_frame, with_python_scope=True)
+        return loop_filter
+
+    def _write_dict_items(self, node: nodes.Node, frame: Frame) -> bool:
+        """``value|items`` as the sequence of a loop: for a dict, its items as a list with
+        the guard's checks and counts made at once (runtime ``dict_items``); anything
+        else through the filter. ``False`` when ``node`` is not such a filter."""
+        if not (
+            isinstance(node, nodes.Filter)
+            and node.name == "items"
+            and node.node is not None
+            and not (node.args or node.kwargs or node.dyn_args or node.dyn_kwargs)
+            and self._jinja_filter("items")
+        ):
+            return False
+        value = self.temporary_identifier()
+        self.write(f"(_ps_dict_items({value}) if type({value} := ")
+        self.visit(node.node, frame)
+        self.write(f") is dict else {self.filters['items']}({value}))")
+        return True
 
     def _write_counted_at_once(self, seq: str, cost: int) -> None:
         """A loop over a sequence counted when it starts (inline for a list: its

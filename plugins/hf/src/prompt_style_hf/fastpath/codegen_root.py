@@ -186,6 +186,7 @@ class BufferedRootGenerator(CodeGenerator):
             "new",
             "generation_start",
             "generation_end",
+            "dict_items",
             "function",
             "Mapping",
         ):
@@ -268,15 +269,38 @@ class BufferedRootGenerator(CodeGenerator):
         if python is None:
             return False
         left, right = self.temporary_identifier(), self.temporary_identifier()
+        if _plain_const(items[0]):
+            # 'tool_calls' in message: the constant is written as it is, and for anything but
+            # `in` a constant of a plain type makes the comparison cheap (known now).
+            constant = repr(items[0].value)
+            if op in ("in", "notin"):
+                cheap = f"type({right}) is not list and type({right}) is not tuple"
+                if type(items[0].value) is str:
+                    # in a list or tuple: its length times the text's, within max_op_cost
+                    # (as the sandbox's check_compare sizes it)
+                    per = max(len(items[0].value), 1)
+                    cheap = f"({cheap} or len({right}) * {per} <= _ps_b.limits.max_op_cost)"
+            else:
+                cheap = "True"
+            self.write(f"({constant} {python} {right} if (({right} := ")
+            self.visit(items[1], frame)
+            self.write(f") is {right}) and {cheap} else _ps_compare(({constant}, {right}), {op!r}))")
+            return True
         if op in ("in", "notin"):
-            cheap = f"(type({right}) is not list and type({right}) is not tuple)"
+            # a text in a list or tuple: its length times the list's, within max_op_cost (as the
+            # sandbox's check_compare sizes it); anything else in one, through check_compare
+            cheap = (
+                f"(type({right}) is not list and type({right}) is not tuple"
+                f" or type({left}) is str and len({right}) * (len({left}) or 1) <= _ps_b.limits.max_op_cost)"
+            )
         else:
             cheap = f"(type({left}) in _ps_compared or type({right}) in _ps_compared)"
+        # (each operand evaluated in order, once: `(x := ...) is x` is true, and builds nothing)
         self.write(f"({left} {python} {right} if (({left} := ")
         self.visit(items[0], frame)
-        self.write(f"), ({right} := ")
+        self.write(f") is {left}) & (({right} := ")
         self.visit(items[1], frame)
-        self.write(f")) and {cheap} else _ps_compare(({left}, {right}), {op!r}))")
+        self.write(f") is {right}) and {cheap} else _ps_compare(({left}, {right}), {op!r}))")
         return True
 
     def _jinja_filter(self, name: str) -> bool:

@@ -310,8 +310,15 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             return selected(value, transform, test, on_text, negate, sized_input(name, value))
 
         def eager(value: Any) -> list:
-            budget = sized_input(name, value)
             kind = type(value)
+            if value is None or ((kind is list or kind is tuple) and not value):
+                # Nothing to filter (Jinja's filter yields nothing for a false value): the
+                # guard's check point only.
+                budget = current_budget()
+                if budget.due:
+                    budget.tick()
+                return []
+            budget = sized_input(name, value)
             if (kind is not list and kind is not tuple) or len(value) > EAGER_ITEMS:
                 return list(selected(value, transform, test, on_text, negate, budget))
             if transform is None:
@@ -388,6 +395,20 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         if budget.work > budget.work_check:
             budget.over_size(size, "a macro's result")
         return 0
+
+    def dict_items(value: dict) -> list:
+        """``value|items`` of a dict whose items a ``for`` loop takes whole: the guarded
+        filter's checks (the deadline, ``max_items``) and the iterations its lazy counter
+        counts as the loop reads them, at once; the items as a list."""
+        budget = current_budget()
+        if budget.due:
+            budget.tick()
+        size = len(value)
+        if size > budget.limits.max_items:
+            limit = budget.limits.max_items
+            raise LimitError(f"filter 'items' got {size:,} items (more than {limit:,})", limit="max_items", value=limit)
+        budget.count(size)
+        return list(value.items())
 
     new = object.__new__
     autoescape = environment.autoescape
@@ -494,6 +515,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "Mapping": Mapping,
         "generation_start": GENERATION_START,
         "generation_end": GENERATION_END,
+        "dict_items": dict_items,
     }
     _HELPERS[id(environment)] = (environment, made)
     return made

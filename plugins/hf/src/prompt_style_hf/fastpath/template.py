@@ -14,6 +14,7 @@ from prompt_style import safe as _safe
 
 from .analysis import _charge_printed_constants
 from .codegen import FastCodeGenerator
+from .hoist import hoist_macros
 from .names import _CONTEXT_FIELDS_OK
 
 _FILENAME = "<chat template>"
@@ -134,6 +135,8 @@ def _generated(environment: Any, ast: nodes.Template) -> tuple[str, bool]:
         for name, line in _PREAMBLE:
             if f"{name}(" not in source:
                 source = source.replace(line, "    pass", 1)
+    if generator._owned_context:
+        source = hoist_macros(source, generator._hoisted_macros, _FILENAME)
     return source, generator._owned_context
 
 

@@ -279,6 +279,14 @@ class AccessGenerator(CodeGenerator):
         self.visit(node.node.node, frame)
         self.write(f") is dict else {self.tests[node.name]}({access}({subject}, {key!r})))")
 
+    def _plain_defined_test(self, node: nodes.Test) -> bool:
+        """Whether ``node`` is Jinja's own ``defined`` or ``undefined`` test, without arguments."""
+        return (
+            node.name in ("defined", "undefined")
+            and not (node.args or node.kwargs or node.dyn_args or node.dyn_kwargs)
+            and self.environment.tests.get(node.name) is jinja_tests.TESTS[node.name]
+        )
+
     def _dynamic_defined_test(self, node: nodes.Test, frame: Frame) -> bool:
         """``map[key] is defined`` with a key known only when it runs: a str key a dict
         holds is tested inline (its value is defined unless it is an undefined value);
@@ -287,12 +295,7 @@ class AccessGenerator(CodeGenerator):
         target = node.node
         if (
             not self._sandbox_access
-            or node.name not in ("defined", "undefined")
-            or node.args
-            or node.kwargs
-            or node.dyn_args
-            or node.dyn_kwargs
-            or self.environment.tests.get(node.name) is not jinja_tests.TESTS[node.name]
+            or not self._plain_defined_test(node)
             or not isinstance(target, nodes.Getitem)
             or isinstance(target.arg, (nodes.Const, nodes.Slice))
         ):
@@ -314,12 +317,7 @@ class AccessGenerator(CodeGenerator):
             not isinstance(target, nodes.Name)
             or target.ctx != "load"
             or target.name == "loop"
-            or node.name not in ("defined", "undefined")
-            or node.args
-            or node.kwargs
-            or node.dyn_args
-            or node.dyn_kwargs
-            or self.environment.tests.get(node.name) is not jinja_tests.TESTS[node.name]
+            or not self._plain_defined_test(node)
         ):
             return None
         ref = frame.symbols.ref(target.name)
@@ -331,15 +329,7 @@ class AccessGenerator(CodeGenerator):
     def _defined_key_test(self, node: nodes.Test) -> str | None:
         """The key of ``x.key is defined`` / ``x['key'] is undefined`` when it may be
         tested inline, else ``None``."""
-        if (
-            not self._sandbox_access
-            or node.name not in ("defined", "undefined")
-            or node.args
-            or node.kwargs
-            or node.dyn_args
-            or node.dyn_kwargs
-            or self.environment.tests.get(node.name) is not jinja_tests.TESTS[node.name]
-        ):
+        if not self._sandbox_access or not self._plain_defined_test(node):
             return None
         target = node.node
         if isinstance(target, nodes.Getattr):

@@ -53,7 +53,7 @@ def same(source: str, profile: J.JinjaProfile, record: Any, kind: str = "templat
         fast, slow = jc.expression_evaluator(source, profile), sandbox_evaluate
     got = outcome(fast, record)
     want = outcome(slow, source, profile, record)
-    assert got == want, f"{kind} {source!r} on {record!r}"
+    assert got == want or repr(got) == repr(want), f"{kind} {source!r} on {record!r}"  # repr: nan
     if got[0] == "ok":
         assert type(got[1]) is type(want[1])
     return got
@@ -163,6 +163,38 @@ TEMPLATES: list[str] = [
     "{{c.index('a')}} of {{c}}",
     "{{q.index('a')}}",
     "{{c.index(q, 1)}}",
+    # filters, '+', computed keys, methods with a literal argument, conditions
+    "{{q|trim}}|{{q|lower}}|{{q|upper}}|{{q|capitalize}}|{{q|string}}",
+    "{{ q | trim | lower }}",
+    "{{q|int}}",
+    "{{c[0]|int}} {{d.text|int}}",
+    "{{q|title}}",
+    "{{q|trim(' ')}}",
+    "{{ q + 'x' }}",
+    "{{ q + ' ' + c[0] }}",
+    "{{ [q + '!', c[1] + '?'] }}",
+    "{{ c[0] + c[1] }}",
+    "{{ 1 + 2 }}",
+    "{{ c[d.label] }}",
+    "{{ c[q] }}",
+    "{{ ['no', 'yes'][q] }}",
+    "{{ 'ABCD'[q] }}",
+    "{{ d[q] }}",
+    "{{q.split('a')}}",
+    "{{q.split('?')[-1].strip()}}",
+    "{{q.rsplit(' ')[0]}}",
+    "{{q.strip('?')}}|{{q.lstrip(' ')}}|{{q.rstrip('\\n')}}",
+    "{{q.removeprefix('Wh')}}{{q.removesuffix('?')}}",
+    "{{ q if q is defined else c }}",
+    "{{ q if q is not defined else 'none' }}",
+    "{{ q if missing is defined else c[0] }}",
+    "{{ q if q is none else 'set' }}",
+    "{{ 'n' if q is not none else q }}",
+    "{{ q.split('####')[-1].strip() if q is defined else d.text }}",
+    "{{ q if range is defined else c }}",
+    "{{ q if q else c }}",
+    "{{ q if q is defined }}",
+    "{{ q - 1 }}",
 ]
 
 
@@ -191,6 +223,18 @@ EXPRESSIONS = [
     "d.text.index(q)",
     "['a', 'b'].index(c[0])",
     "c.index(3)",
+    "q|int",
+    "c[0]|int",
+    "q|trim",
+    "c[q]",
+    "['no', 'yes'][q]",
+    "q + 'x'",
+    "q + c[0]",
+    "q.split(' ')",
+    "q.split('?')[0].strip()",
+    "q if q is defined else c",
+    "c if q is none else q",
+    "q.strip() if missing is defined else 'fallback'",
 ]
 
 
@@ -254,15 +298,20 @@ def test_index_of_a_value_compiles():
 def test_what_does_not_compile():
     for source in (
         "{% if q %}{{q}}{% endif %}",
-        "{{q|trim}}",
+        "{{q|title}}",
+        "{{q|trim(' ')}}",
         "{{q ~ c}}",
-        "{{q + 'x'}}",
+        "{{q - 1}}",
         "{{c[0:2]}}",
         "{{q.split()}}",
+        "{{q.replace('a', 'b')}}",
+        "{{q if q}}",
+        "{{q if q == 'x' else c}}",
+        "{{q if range is defined else c}}",
     ):
         assert jc.compile_simple(source) is None
         assert jc.compile_simple(source, LM_EVAL_JINJA) is None
-    for source in ("{{self}}", "{{loop}}", "{{ q", "{{ q.strip(' ') }}"):
+    for source in ("{{self}}", "{{loop}}", "{{ q", "{{ q.strip(q) }}", "{{ q.split(' ', 1) }}"):
         assert jc.compile_simple(source) is None
 
 
@@ -275,6 +324,7 @@ BUDGETS = [
     JinjaLimits(max_work=12),
     JinjaLimits(max_work=30, max_output=1000),
     JinjaLimits(max_items=3),
+    JinjaLimits(max_int_bits=20),
 ]
 
 
@@ -287,11 +337,20 @@ def test_budget_errors_are_the_sandboxs(limits):
         "{{ c }}",
         "literal text longer than ten",
         "{{c[0]}}{{c[1]}}",
+        "{{q|upper}} {{c[0]|trim}}",
+        "{{q + c[1]}}",
+        "{{q.split(' ')}}",
+        "{{q.split(' ')[-1] + c[0]}}",
+        "{{c[0]|int}}",
+        "{{c[q]}}",
+        "{{q if q is defined else c}}",
     ]
     records = [
         {"q": "short", "c": ["a", "b"]},
         {"q": "   a much longer question text   ", "c": ["x" * 30, "y"]},
         {"q": "q", "c": [[1, 2, 3]] * 5},
+        {"q": "a b c d e f g", "c": ["12345678", "9" * 40]},
+        {"q": 1, "c": [" 42 ", "3.5", "nan"]},
     ]
     with limits_scope(limits):
         for profile in PROFILES.values():
@@ -401,11 +460,20 @@ def test_lm_eval_fields_give_the_same_through_both_paths(monkeypatch):
 def _paths(node: tuple[Any, ...], into: list[tuple[str, tuple[Any, ...], bool]], method: bool = False) -> None:
     """(name, steps, ends in a str method) of every path in an expression."""
     op = node[0]
-    if op == "call":
+    if op in ("call", "call1", "filter", "int"):
         _paths(node[1], into, True)
     elif op == "list":
         for item in node[1]:
             _paths(item, into)
+    elif op in ("add", "getitem"):
+        _paths(node[1], into)
+        _paths(node[2], into)
+    elif op == "cond":
+        test = node[1]
+        if test[0] == "none":
+            _paths(test[1], into)
+        _paths(node[2], into)
+        _paths(node[3], into)
     elif op in ("name", "attr", "item"):
         steps: list[Any] = []
         while node[0] != "name":
@@ -505,10 +573,10 @@ def test_every_lm_eval_template_the_compiler_accepts_renders_as_the_sandbox():
         for record in records_for(parts, number):
             same(source, LM_EVAL_JINJA, record)
             rendered_fast += compiled.function(record) is not jc.SLOW
-    # 1,635 of the 1,833 distinct templates (89%; 1,551 of the 1,633 doc_to_text): the
-    # rest use {% if %}, {% for %}, {% set %}, filters, operators or methods with
-    # arguments, and render in the sandbox
-    assert accepted >= 1635, accepted
+    # 1,716 of the 1,833 distinct templates (94%): the rest use {% if %}, {% for %},
+    # {% set %}, comparisons, slices, filters with arguments or methods such as replace,
+    # and render in the sandbox
+    assert accepted >= 1716, accepted
     assert rendered_fast > accepted * 5
 
 
@@ -556,6 +624,8 @@ def test_generated_code_holds_only_its_own_names():
                 "try",
                 "except",
                 "else",
+                "elif",
+                "in",
             }
             assert names <= allowed | {n for n in names if jc._OWN.fullmatch(n)}, names - allowed
             assert not re.search(r"[\"#\\]", compiled.code)  # no string literals or comments
@@ -669,21 +739,27 @@ cases = [
     ("c.index(k)", "expression"),
     ("c", "expression"),
     ("Q: {{a}} {{b}}", "template"),
+    ("k|int", "expression"),
+    ("{{a.split(' ')}} {{b|upper}}", "template"),
 ]
 records = [
     {"a": "x", "b": "y", "c": ["p", "q"], "k": "q"},
     {"a": "x" * 40, "b": 7, "c": ["p"] * 30 + ["q"], "k": "q"},
     {"a": ["n", 1], "b": "y", "c": list(range(9)), "k": 8},
+    {"a": "a b c d e", "b": "bee", "c": [], "k": "1234567890123"},
 ]
 for profile in PROFILES.values():
     for source, kind in cases:
         for record in records:
             same(source, profile, record, kind)
     assert taken("[a, b]", profile, records[0], "expression")
+    assert taken("k|int", profile, records[3], "expression")  # 13 digits: no max_int_bits check
 # budgets made afterwards lower the floor: the compiled code then reads them, and stops
 # where the sandbox stops
-small = JinjaLimits(max_output=12, max_work=12)
+small = JinjaLimits(max_output=12, max_work=12, max_int_bits=40)
 assert SIZE_FLOOR[0] <= 12
+for profile in PROFILES.values():  # a text of 13 digits is the sandbox's to check now
+    assert not taken("k|int", profile, records[3], "expression")
 with limits_scope(small):
     for profile in PROFILES.values():
         for source, kind in cases:

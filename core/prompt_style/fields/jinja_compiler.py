@@ -16,7 +16,15 @@ lexer and parser, with the profile's settings), and ``{{ ... }}`` outputs of
   with a literal key (``[0]``, ``[-1]``, ``['k']``, ``["k"]``);
 - followed by zero-argument ``str`` methods that return text (``.strip()``,
   ``.lower()``, :data:`STR_METHODS`);
-- literal constants (``'text'``, ``3``, ``none``), and lists of these (``[a, b]``).
+- literal constants (``'text'``, ``3``, ``none``), and lists of these (``[a, b]``);
+- a subscript with a key read from the record (``choices[label]``, ``['no', 'yes'][label]``);
+- ``a + b`` (two texts joined, two ints added: the sandbox's ``call_binop``);
+- the filters ``trim``, ``lower``, ``upper``, ``capitalize``, ``string`` and ``int``
+  without arguments (:data:`TEXT_FILTERS`; Jinja's own functions, as the profile has them);
+- ``str`` methods with one literal text argument (``answer.split('####')``,
+  :data:`ARG_METHODS`), on a text short enough that the sandbox calls them as they are;
+- ``a if test else b`` with the tests ``name is defined``, ``is undefined``, ``is none``
+  and their ``not`` (lm-evaluation-harness's GSM8K target): only the branch taken runs.
 
 **Same result, or the sandbox.** The function computes what the sandbox would,
 step by step, only on plain data (``dict``, ``list``, ``tuple``, ``str``,
@@ -99,6 +107,18 @@ STR_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "title",
 """Zero-argument ``str`` methods that compile: each returns a ``str`` of at most a
 few times its input, and the sandbox calls them directly and charges the result."""
 
+ARG_METHODS = frozenset({"split", "rsplit", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix"})
+"""``str`` methods that compile with one literal text argument (``answer.split('####')``):
+the sandbox calls them directly on a text of at most :data:`_CHEAP` characters and
+charges the result (a text's length, a list's items)."""
+
+TEXT_FILTERS = {"trim": "strip", "lower": "lower", "upper": "upper", "capitalize": "capitalize", "string": ""}
+"""Filters without arguments that compile, with the ``str`` method each is on a text
+(``string`` gives the text itself): Jinja's own filters, which the sandbox calls directly
+on a text of at most :data:`_CHEAP_FILTER` characters and charges the result's length."""
+
+_CHEAP = 4096  # the sandbox's CHEAP (_sandbox/costs.py): a method on a text this short is called as it is
+_CHEAP_FILTER = 1 << 16  # the sandbox's _CHEAP_TEXT (_sandbox/filters.py): the same for the filters above
 _CLOCK_CAP = _limits.CLOCK_CAP
 """The most characters compiled code handles in one render (see the module doc)."""
 _MAX_NESTING = 200
@@ -121,7 +141,10 @@ class Compiled:
 
 # -- the intermediate form: a tiny tree of tuples ------------------------------------
 # ("name", key) | ("attr", node, key) | ("item", node, key) | ("call", node, method name)
-# | ("const", value) | ("list", (node, ...))
+# | ("const", value) | ("list", (node, ...)) | ("getitem", node, key node)
+# | ("call1", node, method name, text) | ("add", node, node) | ("filter", node, name)
+# | ("int", node) | ("cond", test, node, node)
+# tests: ("defined", name, True/False) | ("none", node, True/False)
 
 
 class _NotSimple(Exception):
@@ -146,9 +169,46 @@ def _convert(node: Any, profile: JinjaProfile) -> tuple[Any, ...]:
     if kind is nodes.Getitem:
         if node.ctx != "load":
             raise _NotSimple
-        return ("item", _convert(node.node, profile), _key(node.arg))
+        try:
+            return ("item", _convert(node.node, profile), _key(node.arg))
+        except _NotSimple:
+            if type(node.arg) is nodes.Slice:
+                raise
+            # choices[label], ['no', 'yes'][label]: a key known only per record
+            return ("getitem", _convert(node.node, profile), _convert(node.arg, profile))
+    if kind is nodes.Add:
+        return ("add", _convert(node.left, profile), _convert(node.right, profile))
+    if kind is nodes.Filter:
+        if (
+            node.node is None
+            or node.args
+            or node.kwargs
+            or node.dyn_args is not None
+            or node.dyn_kwargs is not None
+            or (node.name not in TEXT_FILTERS and node.name != "int")
+            or not _jinjas_own(profile, "filters", node.name)
+        ):
+            raise _NotSimple
+        inner = _convert(node.node, profile)
+        return ("int", inner) if node.name == "int" else ("filter", inner, node.name)
+    if kind is nodes.CondExpr:
+        if node.expr2 is None:
+            raise _NotSimple  # Jinja's undefined-if-false value
+        return ("cond", _test(node.test, profile), _convert(node.expr1, profile), _convert(node.expr2, profile))
     if kind is nodes.Call:
         target = node.node
+        if (
+            type(target) is nodes.Getattr
+            and target.attr in ARG_METHODS
+            and len(node.args) == 1
+            and type(node.args[0]) is nodes.Const
+            and type(node.args[0].value) is str
+            and len(node.args[0].value) <= _CHEAP
+            and not node.kwargs
+            and node.dyn_args is None
+            and node.dyn_kwargs is None
+        ):
+            return ("call1", _convert(target.node, profile), target.attr, node.args[0].value)
         if (
             type(target) is nodes.Getattr
             and target.attr == "index"
@@ -175,6 +235,44 @@ def _convert(node: Any, profile: JinjaProfile) -> tuple[Any, ...]:
         return ("const", node.value)
     if kind is nodes.List:
         return ("list", tuple(_convert(item, profile) for item in node.items))
+    raise _NotSimple
+
+
+def _jinjas_own(profile: JinjaProfile, kind: str, name: str) -> bool:
+    """Whether the profile's filter (or test) ``name`` is Jinja's own, as the sandbox
+    wraps it: a profile may give a name a function of its own."""
+    import jinja2.filters
+    import jinja2.tests
+
+    given = getattr(_jinja.environment(profile), kind).get(name)
+    own = (jinja2.filters.FILTERS if kind == "filters" else jinja2.tests.TESTS).get(name)
+    return own is not None and (given is own or getattr(given, "__wrapped__", None) is own)
+
+
+def _test(node: Any, profile: JinjaProfile) -> tuple[Any, ...]:
+    """A condition: ``name is defined`` / ``is undefined``, ``value is none``, or
+    ``not`` one of them; else :class:`_NotSimple`."""
+    from jinja2 import nodes
+
+    if type(node) is nodes.Not:
+        test = _test(node.node, profile)
+        return (test[0], test[1], not test[2])
+    if (
+        type(node) is not nodes.Test
+        or node.args
+        or node.kwargs
+        or node.dyn_args is not None
+        or node.dyn_kwargs is not None
+        or not _jinjas_own(profile, "tests", node.name)
+    ):
+        raise _NotSimple
+    if node.name in ("defined", "undefined"):
+        name = _convert(node.node, profile)
+        if name[0] != "name" or name[1] in _jinja.environment(profile).globals:
+            raise _NotSimple  # a global's name, or a path: the sandbox's to resolve
+        return ("defined", name[1], node.name == "defined")
+    if node.name == "none":
+        return ("none", _convert(node.node, profile), True)
     raise _NotSimple
 
 
@@ -268,9 +366,17 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         w.add(f"{var} = [{', '.join(items)}]")
         w.list_items[var] = items
         return var, list
+    if op == "cond":
+        return _emit_cond(w, node)
     inner, inner_type = _emit(w, node[1])
     if op == "index":
         return _emit_index(w, node, inner, inner_type)
+    if op in ("add", "getitem"):
+        return _emit_pair(w, node, inner, inner_type)
+    if op == "int":
+        return _emit_int(w, inner, inner_type)
+    if op in ("filter", "call1"):
+        return _emit_text_call(w, node, inner, inner_type)
     var = w.var()
     if op == "attr":
         # a dict's field (record_fields_first: only when present, which the lookup
@@ -333,6 +439,135 @@ def _emit_index(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type 
     w.methods += 1
     w.add("work += 1")
     return var, int
+
+
+def _emit_pair(w: _Writer, node: tuple[Any, ...], left: str, left_type: type | None) -> tuple[str, type | None]:
+    """``a + b`` and ``container[key]`` with a key computed per record."""
+    right, right_type = _emit(w, node[2])
+    var = w.var()
+    if node[0] == "getitem":
+        if left_type is not None and left_type not in (str, list):
+            raise _NotSimple
+        if left_type is None and left not in w.containers:
+            w.add(f"t = type({left})")
+            w.add("if t is not dict and t is not list and t is not str and t is not tuple:")
+            w.add("    return SLOW")
+            w.containers.add(left)
+        if right_type is None:
+            w.add(f"t = type({right})")
+            w.add("if t is not int and t is not str:")  # a record's key: nothing else is hashed or compared
+            w.add("    return SLOW")
+        elif right_type is not int and right_type is not str:
+            raise _NotSimple
+        w.add(f"{var} = {left}[{right}]")  # Jinja's getitem tries exactly this first
+        return var, None
+    # '+': two texts are joined and their length charged, two ints added (as the
+    # sandbox's call_binop does); any other pair is the sandbox's (its error, or a list)
+    if left_type is str and right_type is str:
+        w.add(f"if len({left}) + len({right}) > CAP:")
+        w.add("    return SLOW")
+        w.add(f"{var} = {left} + {right}")
+        w.add(f"work += len({var})")
+        return var, str
+    if left_type not in (None, str, int) or right_type not in (None, str, int):
+        raise _NotSimple
+    w.add(f"t = type({left})")
+    w.add(f"if t is str and type({right}) is str:")
+    w.add(f"    if len({left}) + len({right}) > CAP:")
+    w.add("        return SLOW")
+    w.add(f"    {var} = {left} + {right}")
+    w.add(f"    work += len({var})")
+    w.add(f"elif t is int and type({right}) is int:")
+    w.add(f"    {var} = {left} + {right}")
+    w.add("else:")
+    w.add("    return SLOW")
+    w.methods += 1
+    return var, None
+
+
+def _emit_int(w: _Writer, inner: str, inner_type: type | None) -> tuple[str, type]:
+    """The ``int`` filter: Jinja's own function, on an ``int`` (itself), a ``float``, or a
+    text short enough that the sandbox checks nothing (``max_int_bits``); one unit of work."""
+    if inner_type is not None and inner_type not in (str, int, float):
+        raise _NotSimple
+    var = w.var()
+    w.add(f"t = type({inner})")
+    w.add("if t is int:")
+    w.add(f"    {var} = {inner}")
+    w.add(f"elif t is float or (t is str and len({inner}) * 5 <= INT_BITS[0]):")
+    w.add(f"    {var} = {w.value('M', _do_int())}({inner})")
+    w.add("else:")
+    w.add("    return SLOW")
+    w.methods += 1
+    w.add("work += 1")
+    return var, int
+
+
+def _do_int() -> Any:
+    import jinja2.filters
+
+    return jinja2.filters.FILTERS["int"]
+
+
+def _emit_text_call(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type | None) -> tuple[str, type]:
+    """A filter of :data:`TEXT_FILTERS`, or a method of :data:`ARG_METHODS` with its literal
+    argument, on a text short enough that the sandbox calls it as it is."""
+    if inner_type is not None and inner_type is not str:
+        raise _NotSimple
+    if inner_type is None:
+        w.add(f"if type({inner}) is not str:")
+        w.add("    return SLOW")
+    var = w.var()
+    if node[0] == "filter":
+        w.add(f"if len({inner}) > {_CHEAP_FILTER}:")
+        w.add("    return SLOW")
+        method = TEXT_FILTERS[node[2]]
+        if method and method not in STR_METHODS:
+            raise _NotSimple  # pragma: no cover - TEXT_FILTERS holds only these
+        w.add(f"{var} = {inner}.{method}()" if method else f"{var} = {inner}")
+        w.add(f"work += len({var})")
+        w.methods += 1
+        return var, str
+    method = node[2]
+    if method not in ARG_METHODS:
+        raise _NotSimple  # pragma: no cover - _convert admits only these
+    w.add(f"if len({inner}) > {_CHEAP}:")
+    w.add("    return SLOW")
+    w.add(f"{var} = {inner}.{method}({w.value('K', node[3])})")
+    w.methods += 1
+    if method in ("split", "rsplit"):
+        w.add(f"work += len({var})")  # the items made (max_items is within the threshold)
+        return var, list
+    w.add(f"work += len({var})")
+    return var, str
+
+
+def _emit_cond(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
+    """``a if test else b``: the test, then only the branch it picks (each branch's own
+    lookups: a name read in one is not known to be read in the other)."""
+    test = node[1]
+    if test[0] == "defined":
+        condition = f"{w.value('K', test[1])} in record"  # not a global's name (_test)
+    else:
+        value, known = _emit(w, test[1])
+        condition = f"{value} is None"
+    if not test[2]:
+        condition = f"not ({condition})"
+    saved = (w.lines, w.looked_up, w.containers)
+    result = w.var()
+    branches = []
+    for branch in node[2:4]:
+        w.lines, w.looked_up, w.containers = [], dict(saved[1]), set(saved[2])
+        var, known = _emit(w, branch)
+        w.add(f"{result} = {var}")
+        branches.append((w.lines, known))
+    w.lines, w.looked_up, w.containers = saved
+    w.add(f"if {condition}:")
+    w.lines += ["    " + line for line in branches[0][0]]
+    w.add("else:")
+    w.lines += ["    " + line for line in branches[1][0]]
+    both = branches[0][1]
+    return result, both if both is branches[1][1] else None
 
 
 def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
@@ -430,7 +665,7 @@ def _source(body: list[str], names: list[str]) -> str:
     lines = "".join(f"            {line}\n" for line in body)
     params = "".join(f", {name}" for name in names)
     return (
-        f"def make(SLOW, bound, budgets, CAP, FLOOR, SCOPE, DEFAULTS, JinjaLimits, LAST{params}):\n"
+        f"def make(SLOW, bound, budgets, CAP, FLOOR, SCOPE, DEFAULTS, JinjaLimits, LAST, INT_BITS{params}):\n"
         "    def function(record):\n"
         "        if type(record) is not dict:\n"
         "            return SLOW\n"
@@ -472,9 +707,10 @@ _CODE_NAMES = frozenset(
         "work",
         "t",
     }
-    | {"SCOPE", "DEFAULTS", "JinjaLimits", "LAST", "limits", "last"}
-    | {"type", "dict", "list", "str", "tuple", "int", "len", "index", "Exception", "size", "out", "f"}
+    | {"SCOPE", "DEFAULTS", "JinjaLimits", "LAST", "limits", "last", "INT_BITS"}
+    | {"type", "dict", "list", "str", "tuple", "int", "float", "len", "index", "Exception", "size", "out", "f"}
     | STR_METHODS
+    | ARG_METHODS
 )
 
 
@@ -597,6 +833,7 @@ def compile_simple(source: str, profile: JinjaProfile = FIELDS, kind: str = "tem
         _DEFAULTS_GET,
         JinjaLimits,
         _LAST,
+        _limits.INT_BITS_FLOOR,
         *values,
     )
     return Compiled(source, kind, code, function)

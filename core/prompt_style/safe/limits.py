@@ -56,6 +56,11 @@ SIZE_FLOOR: list[int] = [CLOCK_CAP]
 :data:`CLOCK_CAP`. A fast path that builds a string of at most ``n`` characters
 needs no budget read (one list lookup per record instead of a context lookup)."""
 
+INT_BITS_FLOOR: list[int] = [14_000]
+"""``[n]``: no :class:`JinjaLimits` made in this process has ``max_int_bits`` below ``n``
+(the default, or the least one made): compiled code turns a text of at most ``n // 5``
+characters into a number (the ``int`` filter) where the sandbox checks nothing either."""
+
 
 SECONDS_PER_STEP = 3e-7
 """The wall-clock time a scaled deadline allows per loop iteration and macro call: about
@@ -141,6 +146,9 @@ class JinjaLimits:
             least = self.size_threshold()
             if 0 <= least < SIZE_FLOOR[0]:  # (0: max_op_cost under 40 leaves no room)
                 SIZE_FLOOR[0] = least
+        bits = self.max_int_bits
+        if type(bits) is int and bits < INT_BITS_FLOOR[0]:
+            INT_BITS_FLOOR[0] = max(bits, 0)
 
     def size_threshold(self) -> int:
         """The characters a render may build without any of these budgets being able to

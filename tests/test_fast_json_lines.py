@@ -1,0 +1,144 @@
+"""JSON Lines read with msgspec (the ``fast`` extra) give exactly what the standard library gives.
+
+``data._whole_lines`` hands a large block to msgspec when it is installed; every record,
+every error and every line number must be the same as without it, whatever the lines
+hold. Each case is read three ways: with msgspec, with the scanner alone (msgspec made
+absent) and with ``json.loads`` line by line, and all three must agree.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prompt_style import DataError
+from prompt_style import data as D
+
+msgspec_json = pytest.importorskip("msgspec.json")
+DECODE_LINES = msgspec_json.Decoder().decode_lines
+
+FILLER = {"question": "Which of these is a fruit? " * 4, "choices": ["apple", "stone", "brick", "glass"], "answer": 0}
+
+
+def _block(lines: list[str]) -> str:
+    """Enough filler lines around ``lines`` that the block is large enough for msgspec."""
+    filler = json.dumps(FILLER)
+    pad = [filler] * (D._FAST_BLOCK // len(filler) + 2)
+    return "\n".join([*pad, *lines, *pad]) + "\n"
+
+
+def _stdlib(text: str) -> list[Any]:
+    return [json.loads(line) for line in text.split("\n") if line.strip()]
+
+
+def _read(path: Path, monkeypatch: pytest.MonkeyPatch | None = None) -> Any:
+    try:
+        return ("ok", list(D.iter_records(path, "test")))
+    except DataError as exc:
+        return ("error", str(exc))
+
+
+def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    fast = _read(path)
+    with monkeypatch.context() as m:
+        m.setattr(D, "_FAST", [None])
+        without = _read(path)
+    return fast, without
+
+
+def _same(got: Any, want: Any) -> bool:
+    # repr: NaN is not equal to itself; types too (an int is not a float)
+    return repr(got) == repr(want)
+
+
+AGREEING = [
+    '{"a": 1, "a": 2, "b": 3}',
+    '{"x": "\\u2028 \\u2029 \\u0085 \\ud83d\\ude00 \\u0000"}',
+    '{"x": "Ünïcødé — 你好 \x7f"}',
+    '{"x": 0.1, "y": -0.0, "z": 1e5, "w": 5e-324, "v": 1.7976931348623157e308}',
+    '{"x": 922337203685477580, "y": -922337203685477580}',
+    '{"x": 9223372036854775807, "y": -9223372036854775809, "z": 123456789012345678901234567890}',
+    '{"x": [], "y": {}, "z": [[[{"k": null}]]], "t": true, "f": false}',
+    ' {"padded": "line"}  ',
+    '{"x": "\\/\\b\\f\\n\\r\\t\\"\\\\"}',
+]
+DIFFERING = [  # msgspec does not read these (or might not): the scanner must read them
+    '{"x": NaN, "y": Infinity, "z": -Infinity}',
+    '{"x": 1e400}',
+    '{"x": "\\ud800 lone"}',
+    '{"deep": ' + "[" * 950 + "]" * 950 + "}",
+]
+
+
+@pytest.mark.parametrize("line", AGREEING + DIFFERING)
+def test_records_are_json_loads_records(line, tmp_path, monkeypatch):
+    path = tmp_path / "test.jsonl"
+    text = _block([line])
+    path.write_text(text, encoding="utf-8")
+    fast, without = _both(path, monkeypatch)
+    assert _same(fast, without)
+    if line in AGREEING:
+        assert _same(fast[1], _stdlib(text))
+
+
+@pytest.mark.parametrize("line", AGREEING)
+def test_msgspec_reads_the_blocks_it_agrees_on(line, tmp_path):
+    text = _block([line])
+    records = D._fast_lines(DECODE_LINES, text, len(text))
+    assert records is not None and _same(records, _stdlib(text))
+
+
+@pytest.mark.parametrize("line", DIFFERING)
+def test_msgspec_gives_up_on_what_it_does_not_read(line, tmp_path):
+    text = _block([line])
+    assert D._fast_lines(DECODE_LINES, text, len(text)) is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "",  # a blank line in the middle
+        "   ",
+        "[1, 2]",
+        '"a string"',
+        "3",
+        '{"a": 1} {"b": 2}',
+        '{"a": 1},{"b": 2}',
+        '{"a": "x',  # a string broken over two lines
+        'y"}',
+        '{"a": tru}',
+        '{"a": "\x01"}',
+    ],
+)
+def test_bad_or_odd_lines_give_the_same_records_or_error(line, tmp_path, monkeypatch):
+    path = tmp_path / "test.jsonl"
+    path.write_text(_block([line]), encoding="utf-8")
+    fast, without = _both(path, monkeypatch)
+    assert fast == without
+
+
+def test_many_brackets_on_shallow_lines_stay_on_the_fast_path(tmp_path):
+    text = _block(['{"m": [' + "[[1], [2]], " * 10 + "0]}"] * 100)
+    assert D._fast_lines(DECODE_LINES, text, len(text)) is not None
+
+
+def test_byte_blocks_of_the_parallel_reader_agree(tmp_path, monkeypatch):
+    text = _block([*AGREEING, *DIFFERING])
+    block = text.replace("\n", "\r\n").encode("utf-8")  # CR LF kept as read in bytes
+    path = tmp_path / "test.jsonl"
+    got = D.block_records(block, "test", path, 1, 0)
+    with monkeypatch.context() as m:
+        m.setattr(D, "_FAST", [None])
+        want = D.block_records(block, "test", path, 1, 0)
+    assert _same(got, want)
+
+
+def test_small_files_do_not_import_msgspec(tmp_path, monkeypatch):
+    monkeypatch.setattr(D, "_FAST", [])
+    path = tmp_path / "test.jsonl"
+    path.write_text('{"a": 1}\n{"a": 2}\n', encoding="utf-8")
+    assert list(D.iter_records(path, "test")) == [{"a": 1}, {"a": 2}]
+    assert D._FAST == []  # not looked up for a block under _FAST_BLOCK

@@ -304,9 +304,10 @@ def _has_deep_line(body: str) -> bool:
     """Whether a line of ``body`` has enough brackets to nest 900 levels."""
     if body.count("[") + body.count("{") < _DEEP_LINE // 2:
         return False
-    return any(
-        len(line) >= _DEEP_LINE and line.count("[") + line.count("{") >= _DEEP_LINE // 2 for line in body.split("\n")
-    )
+    lines = body.split("\n")
+    if max(map(len, lines)) < _DEEP_LINE:  # (text with braces of its own: short lines)
+        return False
+    return any(len(line) >= _DEEP_LINE and line.count("[") + line.count("{") >= _DEEP_LINE // 2 for line in lines)
 
 
 def _whole_lines(text: str, stop: int) -> list[dict[str, Any]] | None:

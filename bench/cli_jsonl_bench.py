@@ -34,6 +34,12 @@ Workloads (``--workload``, repeatable; default all):
 ``piqa``   PIQA-shaped records (``goal``, ``sol1``, ``sol2``, ``label``), lm-evaluation-harness's
            layout: ``passthrough``, ``Question: {{goal}}\\nAnswer:``, the choices a Jinja list
            ``{{[sol1, sol2]}}``, 2-shot
+``boolq``  BoolQ-shaped records (a passage with non-ASCII text and braces, a question, ``label``),
+           zero-shot, the choices a constant list ``["no", "yes"]``: short prompts, so the
+           line's own cost (its fingerprint) weighs most
+``hellaswag`` HellaSwag-shaped records, zero-shot: ``{{ctx_b|capitalize}}`` in the text, the
+           choices a field ``{{endings}}`` with non-ASCII, the target ``{{label|int}}`` of a
+           text label (compiled filters)
 
 Run: ``uv run python bench/cli_jsonl_bench.py [--records N ...] [--rounds N] [--workload NAME ...]``
 (default 200,000 records, 5 rounds).
@@ -140,6 +146,33 @@ def piqa_record(i: int, rng: random.Random) -> dict[str, Any]:
         "sol1": f"Change the water every {v['d']} days and trim the stems by {v['b']} mm.",
         "sol2": f'Put them in the freezer at -{v["d"]} °C and "forget" them.',
         "label": rng.randrange(2),
+    }
+
+
+def boolq_record(i: int, rng: random.Random) -> dict[str, Any]:
+    v = _values(i, rng)
+    return {
+        "passage": f"The river {v['a']} flows for {v['c']} km through “valleys” and {{braces}} towns.\n"
+        f"It has {v['b']} bridges." + (" Ünïcode ✓." if i % 4 == 0 else ""),
+        "question": f"does the river {v['a']} have more than {v['d']} bridges",
+        "label": rng.randrange(2),
+        "idx": i,
+    }
+
+
+def hellaswag_record(i: int, rng: random.Random) -> dict[str, Any]:
+    v = _values(i, rng)
+    return {
+        "activity_label": ("Baking cookies", "Ice fishing", "Cutting hair")[i % 3],
+        "ctx_a": f"A man pours {v['a']} g of flour into a bowl.",
+        "ctx_b": "then he" if i % 2 else "the woman",
+        "endings": [
+            f"mixes it for {v['b']} minutes.",
+            f"throws it {v['d']} m away.",
+            "puts it in the oven.",
+            f"eats {v['c']} cookies — ✓",
+        ],
+        "label": str(rng.randrange(4)),
     }
 
 
@@ -280,6 +313,43 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": doc["label"]}) + "\\n")
 """
 
+BOOLQ_TASK = """\
+task: boolq_like
+data:
+  test: test.jsonl
+doc_to_text: "{{passage}}\\nQuestion: {{question}}?\\nAnswer:"
+doc_to_choice: ["no", "yes"]
+doc_to_target: label
+template: passthrough
+"""
+BOOLQ_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        text = f"{doc['passage']}\\nQuestion: {doc['question']}?\\nAnswer:"
+        o.write(json.dumps({"index": i, "text": text, "continuations": [" no", " yes"], "target": doc["label"]}) + "\\n")
+"""
+HELLASWAG_TASK = """\
+task: hellaswag_like
+data:
+  test: test.jsonl
+doc_to_text: "{{activity_label}}: {{ctx_a}} {{ctx_b|capitalize}}"
+doc_to_choice: "{{endings}}"
+doc_to_target: "{{label|int}}"
+template: passthrough
+"""
+HELLASWAG_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        text = f"{doc['activity_label']}: {doc['ctx_a']} {doc['ctx_b'].capitalize()}"
+        conts = [" " + e for e in doc["endings"]]
+        o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": int(doc["label"])}) + "\\n")
+"""
 CHAT_SCRIPT = """\
 import json, sys
 test, dev, out = sys.argv[1:4]
@@ -318,6 +388,8 @@ WORKLOADS = {
     "gen": Workload("gen", GEN_TASK, GEN_SCRIPT, gen_record, "train.jsonl", 20),
     "chat": Workload("chat", MMLU_TASK, CHAT_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--meta", "chatml")),
     "piqa": Workload("piqa", PIQA_TASK, PIQA_SCRIPT, piqa_record, "train.jsonl", 10),
+    "boolq": Workload("boolq", BOOLQ_TASK, BOOLQ_SCRIPT, boolq_record, "dev.jsonl", 3),
+    "hellaswag": Workload("hellaswag", HELLASWAG_TASK, HELLASWAG_SCRIPT, hellaswag_record, "dev.jsonl", 3),
 }
 
 
@@ -509,7 +581,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def summary_line(res: dict[str, Any]) -> str:
     return (
-        f"{res['workload']:<5} {res['records']:>9,} records: cli {res['cli_s']:.2f} s, script {res['script_s']:.2f} s "
+        f"{res['workload']:<9} {res['records']:>9,} records: cli {res['cli_s']:.2f} s, script {res['script_s']:.2f} s "
         f"CPU, ratio {res['ratio_median']:.3f}x ({res['ratio_min']:.3f}-{res['ratio_max']:.3f}), "
         f"target <= {TARGET}x: {'PASS' if res['pass'] else 'FAIL'}; "
         f"outputs equal on {res['compared']:,} records; load {res['load'][0]:.1f} -> {res['load'][1]:.1f}; "

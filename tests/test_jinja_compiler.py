@@ -785,3 +785,72 @@ def test_the_least_threshold_skips_no_budget_it_must_read(tmp_path):
         env={k: v for k, v in os.environ.items() if k != "PROMPT_STYLE_LIMITS"},
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
+
+
+LM_EVAL_VALUES: list[Any] = [
+    ["a", "b"],
+    [],
+    ["it's", 'say "hi"', "back\\slash", "new\nline", "\ud800 lone", "Ünïcødé ✓", "\x00", "{{ x }}"],
+    ["a", 1],
+    ["a", None],
+    [["nested"]],
+    ("t0", "t1"),
+    "['a', 'b']",
+    "plain",
+    None,
+    7,
+    "0",
+    "00",
+    "01",
+    "123",
+    "\u0663",  # ARABIC-INDIC DIGIT THREE: isdigit, not a Python number
+    "\u00b2",
+    "9" * 5000,
+    -1,
+    True,
+]
+
+
+@pytest.mark.parametrize(
+    "source, kind",
+    [
+        ("{{choices.text}}", "choice"),
+        ("{{ choices.text }}", "choice"),
+        ("{{choices.text}} ", "choice"),
+        ("{{choices['text']}}", "choice"),
+        ("{{[choices.text, 'x']}}", "choice"),
+        ("{{choices.text}}", "target"),
+        ("{{ choices['text'] }}", "target"),
+        ("{{choices.text}}", "text"),
+    ],
+)
+def test_lm_eval_fast_getters_read_what_the_field_reads(source, kind):
+    """The renderer's quicker function (a choice list copied rather than printed and read
+    back with ast.literal_eval; digit strings read as ints) gives the field's value or
+    hands the record back (raises), on awkward values."""
+    for digits in (True, False):
+        _fast_getter_reads_what_the_field_reads(LmEvalField(source, f"doc_to_{kind}", kind, digits))
+
+
+def _fast_getter_reads_what_the_field_reads(field: LmEvalField) -> None:
+    fast = field.fast_getter()
+    source = field.source
+    for value in [*LM_EVAL_VALUES, "[x]", "[", "]", "", "A", " 1", "1 ", 10**3999, 10**4001, 0]:
+        record = {"choices": {"text": value}}
+        want = outcome(field, record)
+        try:
+            got = ("ok", fast(record))
+        except Exception:
+            continue  # handed back: the renderer calls the field itself
+        assert got[0] == want[0] == "ok" and repr(got[1]) == repr(want[1]), (source, value, got, want)
+        assert type(got[1]) is type(want[1])
+        if type(want[1]) is list:
+            assert got[1] is not value  # a fresh list, as the printed route makes
+
+
+def test_lm_eval_digit_targets_read_as_python_reads_them():
+    from prompt_style.formats.lm_eval.fields import _digits, _literal
+
+    for text in ["0", "00", "000", "7", "10", "01", "0010", "123456789" * 10, "9" * 4001, "\u0663", "\u00b2", "1\u0663"]:
+        assert text.isdigit()
+        assert outcome(_digits, text)[:2] == outcome(_literal, text)[:2], text

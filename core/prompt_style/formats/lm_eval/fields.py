@@ -70,6 +70,19 @@ def _literal(text: str) -> Any:
         return ast.literal_eval(text)
 
 
+def _digits(text: str) -> Any:
+    """``_literal(text)`` of a text of digits (``text.isdigit()``): ``int(text)`` where
+    that is what Python's parser gives (ASCII digits, no leading zero, not too long);
+    else ``_literal`` itself, with its error."""
+    if text.isascii() and (text[0] != "0" or len(text) == 1) and len(text) <= 4000:
+        return int(text)
+    return _literal(text)
+
+
+# A template that is one output and nothing else: its value may be read before printing.
+_ONE_OUTPUT = re.compile(r"\{\{(?!-)(.*)(?<!-)\}\}", re.DOTALL)
+
+
 def check_template(source: str) -> str | None:
     """The syntax error of ``source`` as lm-evaluation-harness templates, or ``None``."""
     syntax_error = _jinja.errors()[0]
@@ -176,6 +189,40 @@ class LmEvalField:
         compiled = compile_simple(source, LM_EVAL_JINJA)
         render = template_renderer(source, LM_EVAL_JINJA) if compiled is None else compiled.function
         plain = kind == "resolve" or (kind == "text" and not digits)
+        one = _ONE_OUTPUT.fullmatch(source) if kind in ("choice", "target") and compiled is not None else None
+        value_of = compile_simple(one.group(1), LM_EVAL_JINJA, "expression") if one else None
+        if value_of is not None:
+            # "{{choices.text}}", "{{label}}": lm-evaluation-harness prints the value and reads
+            # the text back (ast.literal_eval for a list, or digits; a target text as it is).
+            # Where that gives back the value itself it is taken as it is, without printing:
+            # a list of texts (each text's repr reads back as itself; copied, as the printed
+            # route makes a new list), a number of digits, a text that reads as itself.
+            # Anything else (SLOW, another type) takes the printed route below.
+            value_fn = value_of.function
+            choice = kind == "choice"
+
+            def quick(record: Mapping[str, Any]) -> Any:
+                if type(record) is not dict or source in record:
+                    raise LookupError(source)  # the field itself decides
+                value = value_fn(record)
+                of = type(value)
+                if choice:
+                    if of is list:
+                        for item in value:
+                            if type(item) is not str:
+                                break
+                        else:
+                            return list(value)
+                elif of is int:
+                    if digits and value >= 0 and value.bit_length() < 13_000:  # printed: under 4,000 digits
+                        return value
+                elif of is str:
+                    if not (digits and value.isdigit()) and not (value[:1] == "[" and value[-1:] == "]"):
+                        return value
+                return rendered(record)
+
+        else:
+            quick = None
 
         def rendered(record: Mapping[str, Any]) -> Any:
             if type(record) is not dict or source in record:
@@ -187,7 +234,7 @@ class LmEvalField:
                 return text
             return read(text)
 
-        return rendered
+        return rendered if quick is None else quick
 
     def _render(self, source: str, record: Mapping[str, Any]) -> str:
         _, undefined_error, security_error = _jinja.errors()
@@ -221,7 +268,7 @@ class LmEvalField:
             return self._checked(value)
         if self.digits and text.isdigit():
             try:
-                value = _literal(text)
+                value = _digits(text)
             except (ValueError, SyntaxError):
                 raise FieldError(
                     f"rendered {text!r}, which lm-evaluation-harness would read as a number and cannot",

@@ -851,6 +851,32 @@ def _fast_getter_reads_what_the_field_reads(field: LmEvalField) -> None:
 def test_lm_eval_digit_targets_read_as_python_reads_them():
     from prompt_style.formats.lm_eval.fields import _digits, _literal
 
-    for text in ["0", "00", "000", "7", "10", "01", "0010", "123456789" * 10, "9" * 4001, "\u0663", "\u00b2", "1\u0663"]:
+    for text in [
+        "0",
+        "00",
+        "000",
+        "7",
+        "10",
+        "01",
+        "0010",
+        "123456789" * 10,
+        "9" * 4001,
+        "\u0663",
+        "\u00b2",
+        "1\u0663",
+    ]:
         assert text.isdigit()
         assert outcome(_digits, text)[:2] == outcome(_literal, text)[:2], text
+
+
+def test_many_joins_of_a_large_text_go_to_the_sandbox():
+    # each '+' is bounded, and so is all a render builds: past CAP the sandbox decides
+    source = "{{" + " + ".join(["q"] * 40) + "}}"
+    record = {"q": "x" * 60_000}
+    for profile in PROFILES.values():
+        assert not taken(source, profile, record)
+        same(source, profile, record)
+        assert taken(source, profile, {"q": "x" * 100})
+    chain = "{{ q" + "|lower" * 30 + " }}"
+    assert not taken(chain, J.FIELDS, {"q": "y" * 60_000})
+    same(chain, J.FIELDS, {"q": "y" * 60_000})

@@ -463,8 +463,10 @@ def _emit_pair(w: _Writer, node: tuple[Any, ...], left: str, left_type: type | N
         return var, None
     # '+': two texts are joined and their length charged, two ints added (as the
     # sandbox's call_binop does); any other pair is the sandbox's (its error, or a list)
+    # (work counts what the render built so far: all of it stays within CAP, however many
+    # '+' a template holds, so a render's time stays bounded without a deadline check)
     if left_type is str and right_type is str:
-        w.add(f"if len({left}) + len({right}) > CAP:")
+        w.add(f"if work + len({left}) + len({right}) > CAP:")
         w.add("    return SLOW")
         w.add(f"{var} = {left} + {right}")
         w.add(f"work += len({var})")
@@ -473,7 +475,7 @@ def _emit_pair(w: _Writer, node: tuple[Any, ...], left: str, left_type: type | N
         raise _NotSimple
     w.add(f"t = type({left})")
     w.add(f"if t is str and type({right}) is str:")
-    w.add(f"    if len({left}) + len({right}) > CAP:")
+    w.add(f"    if work + len({left}) + len({right}) > CAP:")
     w.add("        return SLOW")
     w.add(f"    {var} = {left} + {right}")
     w.add(f"    work += len({var})")
@@ -518,6 +520,8 @@ def _emit_text_call(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: t
         w.add(f"if type({inner}) is not str:")
         w.add("    return SLOW")
     var = w.var()
+    w.add("if work > CAP:")  # all the render built so far (see _emit_pair)
+    w.add("    return SLOW")
     if node[0] == "filter":
         w.add(f"if len({inner}) > {_CHEAP_FILTER}:")
         w.add("    return SLOW")

@@ -117,6 +117,12 @@ TEXT_TEMPLATES = [
     "{{ q.k }}/{{ q['items'] }}",
     "{{ q.swapcase() }}{{ q.casefold() }}",
     "{{ 'lit' }} {{ 12345 }} {{ none }} {{ 1.5 }} {{ q }}",
+    "{{ q | trim | upper }} {{ q | capitalize }} {{ q | string }}",
+    "{{ q + ' / ' + a + q }}",
+    "{{ q.split(' ')[-1].strip('?') }}{{ q.rsplit('a')[0] }}",
+    "{{ options[gold] }} {{ ['x', 'y'][gold] }} {{ q[gold] }}",
+    "{{ q if q is defined else a }} {{ a if q is none else q }}",
+    "{{ gold | int }} {{ q | int }}",
 ]
 
 

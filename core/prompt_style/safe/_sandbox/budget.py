@@ -284,13 +284,18 @@ def _take_budget(limits: JinjaLimits, now: Any) -> Budget:
     budget.due = False
     budget.out = None
     if budget.limits is not limits:
-        derived = _DERIVED.get(id(limits))
-        if derived is None or derived[0] is not limits:
-            derived = _derive(limits)
-        budget.limits, budget.step, budget.work_check, budget.iter_limit, budget.call_limit = derived
+        _set_limits(budget, limits)
     else:
         budget.work_check = budget.step if budget.step <= limits.max_work else limits.max_work
     return budget
+
+
+def _set_limits(budget: Budget, limits: JinjaLimits) -> None:
+    """A reused budget's limits (and what is derived from them), for a render under other limits."""
+    derived = _DERIVED.get(id(limits))
+    if derived is None or derived[0] is not limits:
+        derived = _derive(limits)
+    budget.limits, budget.step, budget.work_check, budget.iter_limit, budget.call_limit = derived
 
 
 # Budgets of finished renders of run_budgeted, to reuse: a render's objects (lazy filters,

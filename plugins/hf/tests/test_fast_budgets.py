@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 from prompt_style_hf.chat_template import ChatTemplate
 from prompt_style_hf.fastpath.codegen import FastCodeGenerator
+from prompt_style_hf.fastpath.template import _generate
 
 from prompt_style import JinjaLimits, LimitError
 from prompt_style.safe import jinja_env
@@ -194,6 +195,22 @@ def test_inline_checks_are_in_the_generated_code():
     assert "if _ps_b.due: _ps_b.tick()" in code
 
 
+def test_a_printed_name_nothing_sets_prints_nothing_inline():
+    """{{ bos_token }} without a bos_token: '' written in place of Jinja's Undefined (which
+    prints as nothing) and counted inline as a string of no characters, as print_value
+    charges nothing for it; a name set by the template, or an argument, reads as before."""
+    template = ChatTemplate("{{ bos_token }}{% macro f(a) %}{{ a }}{% endmacro %}{{ f() }}{{ f('a') }}")
+    assert template._fast is not None
+    code = _generate(template._fast.environment, template._fast.environment.parse(template.source))
+    assert "('' if l_0_bos_token is missing else l_0_bos_token)" in code
+    assert "undefined(name='bos_token')" not in code
+    assert template.render(MESSAGES).text == "a"
+    assert template.render(MESSAGES, variables={"bos_token": "<s>"}).text == "<s>a"
+    with limits_scope(SMALL), pytest.raises(LimitError) as info:
+        template.render(MESSAGES, variables={"bos_token": "b" * 2000})
+    assert info.value.limit == "max_output"
+
+
 def _profile():
     from prompt_style_hf.environment import HF_CHAT
 
@@ -274,6 +291,11 @@ def _profile():
         " %}{{ m[k] if m[k] is defined else '-' }}{{ m[k] is undefined }}{{ messages[0][k] is defined }}"
         "{{ 'abc'[k] is defined }}{{ nothing[k] is defined }}{% endfor %}{{ m['u' ~ ''] is defined }}"
         "{{ messages[loop_index | default(0)] is defined }}{{ {'x': 1}[messages[0].role] is defined }}",
+        # a printed name that nothing sets: nothing printed (Jinja's Undefined), in the root, a
+        # loop and a macro; a name set later in the loop, or by a macro's argument
+        "{{ nothing }}|{{ bos_token }}{% for m in messages %}{{ x }}{% set x = m.role %}{{ x }}{{ nothing }}"
+        "{% endfor %}{% macro f(a, b) %}{{ a }}{{ b }}{{ nothing }}{% endmacro %}{{ f(1) }}|{{ f(1, 2) }}"
+        "{% set bos_token = 'B' %}{{ bos_token }}",
         "{% set k = 'role' %}{{ messages[0][k] }}{{ messages[1][k ~ ''] }}{{ {}[k] }}{{ messages[0][k ~ 'x'] }}",
         # a loop over |items: a dict's items taken whole; anything else through the filter
         "{% for k, v in messages[0]|items %}{{ k }}={{ v }}{{ loop.index }}/{{ loop.length }};{% endfor %}"

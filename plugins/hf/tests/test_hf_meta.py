@@ -184,6 +184,26 @@ def test_conversation_defaults_are_transformers_defaults():
     assert hf_meta({**L3, "add_generation_prompt": True}).apply_messages(CHAT).text == L3_CHAT + L3_GEN
 
 
+def test_generation_flags_given_as_keywords_take_the_path_their_values_need():
+    """add_generation_prompt and continue_final_message are keywords of their own: bools
+    (or a key to continue) take the one-call path, anything else (None, 1) the general
+    one, which reads them as transformers does; with other variables, the general path."""
+    meta = hf_meta(L3)
+    assert meta._plain is not None
+    chat = [*CHAT, {"role": "assistant", "content": "Hello, I am "}]
+    assert meta.apply_messages(CHAT, add_generation_prompt=False).text == L3_CHAT
+    assert meta.apply_messages(CHAT, add_generation_prompt=None).text == L3_CHAT
+    assert meta.apply_messages(CHAT, add_generation_prompt=1).text == L3_CHAT + L3_GEN
+    assert meta.apply_messages(CHAT, add_generation_prompt=True, date_string="x").text.endswith(L3_GEN)
+    continued = meta.apply_messages(chat, continue_final_message=True).text
+    assert continued.endswith("Hello, I am")
+    assert meta.apply_messages(chat, continue_final_message="content").text == continued
+    assert meta.apply_messages(chat, continue_final_message=1, add_generation_prompt=False).text == continued
+    assert meta.apply_messages(chat, continue_final_message=None).text.endswith("Hello, I am<|eot_id|>")
+    with pytest.raises(ChatTemplateError, match="not compatible"):
+        meta.apply_messages(CHAT, continue_final_message=1, add_generation_prompt=1)
+
+
 def test_continue_final_message():
     chat = [*CHAT, {"role": "assistant", "content": "Hello, I am "}]
     text = hf_meta(L3).apply_messages(chat, continue_final_message=True).text

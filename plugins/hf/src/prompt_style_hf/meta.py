@@ -39,6 +39,9 @@ OPTIONS = {
 
 MERGE_SEPARATOR = "\n\n"
 
+_ABSENT: Any = object()
+"""A keyword argument not given (``None`` is a value of its own)."""
+
 
 class _Flags(NamedTuple):
     add_generation_prompt: bool
@@ -377,6 +380,8 @@ class HFChat:
         *,
         tools: Any = None,
         documents: Any = None,
+        add_generation_prompt: Any = _ABSENT,
+        continue_final_message: Any = _ABSENT,
         **variables: Any,
     ) -> ModelInput:
         """Render a conversation as transformers' ``apply_chat_template(tokenize=False)``.
@@ -384,32 +389,30 @@ class HFChat:
         :param messages: the messages, passed to the template as they are.
         :param tools: tool schemas (default: the ``tools`` option).
         :param documents: documents (default: the ``documents`` option).
-        :param variables: ``add_generation_prompt``, ``continue_final_message`` and
-            template variables for this conversation, over the options.
+        :param add_generation_prompt: end with the header of an assistant turn (default: the option).
+        :param continue_final_message: leave the final message open (default: the option).
+        :param variables: template variables for this conversation, over the options.
         """
+        # (The generation flags are parameters of their own, not in **variables: a call
+        # that gives only them makes no dict, on the path of every short render.)
         plain = self._plain
-        if plain is not None and tools is None and documents is None:
+        if plain is not None and tools is None and documents is None and not variables:
             # The common case in one call: no tools, no documents, at most the generation flags.
             agp, cfm = self._plain_flags
-            if not variables:
-                pass
-            elif len(variables) == 1 and type(variables.get("add_generation_prompt")) is bool:
-                agp = variables["add_generation_prompt"]
-            else:
-                agp = variables.get("add_generation_prompt", agp)
-                cfm = variables.get("continue_final_message", cfm)
-                if (
-                    len(variables) != ("add_generation_prompt" in variables) + ("continue_final_message" in variables)
-                    or type(agp) is not bool
-                    or not (cfm is False or cfm is True or type(cfm) is str)
-                ):
-                    plain = None
-            if plain is not None:
+            if add_generation_prompt is not _ABSENT:
+                agp = add_generation_prompt
+            if continue_final_message is not _ABSENT:
+                cfm = continue_final_message
+            if type(agp) is bool and (cfm is False or cfm is True or type(cfm) is str):
                 try:
                     return plain(messages, agp, cfm)
                 except ChatTemplateError as exc:
                     self._hint_system(exc, messages)
                     raise
+        if add_generation_prompt is not _ABSENT:
+            variables["add_generation_prompt"] = add_generation_prompt
+        if continue_final_message is not _ABSENT:
+            variables["continue_final_message"] = continue_final_message
         flags = self._flags(variables, False, None) if variables else self._default_flags or self._flags({}, False)
         if tools is None:
             tools = self.tools

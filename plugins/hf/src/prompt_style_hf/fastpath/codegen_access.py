@@ -345,12 +345,14 @@ class AccessGenerator(CodeGenerator):
         return key
 
     def visit_Name(self, node: nodes.Name, frame: Frame) -> None:
-        if node.ctx == "load" and id(node) in self._truth_nodes:
+        if node.ctx == "load" and (id(node) in self._truth_nodes or id(node) in self._printed_names):
             ref = frame.symbols.ref(node.name)
             load = frame.symbols.find_load(ref)
             if not (load is not None and load[0] == VAR_LOAD_PARAMETER and not self.parameter_is_undeclared(ref)):
-                # {% if tools %}: a name that is not set is false (only its truth is read).
-                self.write(f"(False if {ref} is missing else {ref})")
+                # {% if tools %}: a name that is not set is false (only its truth is read);
+                # {{ bos_token }}: it prints as nothing (see _output_child_pre).
+                absent = "False" if id(node) in self._truth_nodes else "''"
+                self.write(f"({absent} if {ref} is missing else {ref})")
                 return
         super().visit_Name(node, frame)
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
+from jinja2.runtime import Undefined
 
 from prompt_style import safe as _safe
 
@@ -115,6 +116,11 @@ class InlineBudgetGenerator(CodeGenerator):
             return
         value = self.temporary_identifier()
         self._print_temps.append(value)
+        if isinstance(node, nodes.Name) and node.ctx == "load" and self.environment.undefined is Undefined:
+            # {{ bos_token }} where nothing sets it prints Jinja's Undefined: nothing, and no
+            # charge but the pending count (print_value's). Written as '', without the
+            # Undefined made and taken through the sandbox's print (see visit_Name).
+            self._printed_names.add(id(node))
         self.write(f"({value} if type({value} := ")
 
     def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:

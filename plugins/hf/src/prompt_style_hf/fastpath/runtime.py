@@ -59,6 +59,8 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
     tests = environment.tests
     namespace_attrs = NAMESPACE_ATTRIBUTES.__get__
     env_range = environment.globals.get("range")
+    # The render's budget in one call of C (current_budget() is two calls of Python).
+    active = _safe.budget_getter()
 
     def fast_getattr(obj: Any, attribute: str) -> Any:
         kind = type(obj)
@@ -129,7 +131,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                 kind = type(result)
                 if kind is str or kind is list:
                     # What the sandbox's call charges: strings and lists built (upper, split...).
-                    budget = current_budget()
+                    budget = active() or current_budget()
                     size = len(result)
                     if kind is list and size > budget.limits.max_items:
                         limit = budget.limits.max_items
@@ -173,7 +175,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             kwargs.pop("_loop_vars", None)
             kwargs.pop("_block_vars", None)
             if not kwargs:
-                budget = current_budget()
+                budget = active() or current_budget()
                 if budget.due:
                     budget.tick()
                 result = func(*args)
@@ -220,7 +222,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
 
     def sized_input(name: str, value: Any) -> Any:
         """The guard's checks before an iterating filter runs; the render's budget."""
-        budget = current_budget()
+        budget = active() or current_budget()
         if budget.due:
             budget.tick()
         if hasattr(value, "__len__") and not isinstance(value, Undefined) and len(value) > budget.limits.max_items:
@@ -314,7 +316,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             if value is None or ((kind is list or kind is tuple) and not value):
                 # Nothing to filter (Jinja's filter yields nothing for a false value): the
                 # guard's check point only.
-                budget = current_budget()
+                budget = active() or current_budget()
                 if budget.due:
                     budget.tick()
                 return []
@@ -384,13 +386,13 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         if pending:
             if type(value) is str:
                 pending -= factor * len(value)
-            current_budget().charge(pending)
+            (active() or current_budget()).charge(pending)
         return func(value)
 
     def spill(pending: int, size: int) -> int:
         """Charge ``pending`` characters counted inline, the last operation having built
         ``size`` (checked against ``max_string``); the count starts again from 0."""
-        budget = current_budget()
+        budget = active() or current_budget()
         budget.work += pending
         if budget.work > budget.work_check:
             budget.over_size(size, "a macro's result")
@@ -400,7 +402,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         """``value|items`` of a dict whose items a ``for`` loop takes whole: the guarded
         filter's checks (the deadline, ``max_items``) and the iterations its lazy counter
         counts as the loop reads them, at once; the items as a list."""
-        budget = current_budget()
+        budget = active() or current_budget()
         if budget.due:
             budget.tick()
         size = len(value)
@@ -496,7 +498,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "fast_map": fast_map,
         "selector": selector,
         "budget": current_budget,
-        "active": _safe.budget_getter(),
+        "active": active,
         "loop_items": _safe.loop_items,
         "binop": partial(_safe.binop_value, environment),
         "plus": partial(_safe.plus_values, environment),

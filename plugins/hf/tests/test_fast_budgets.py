@@ -211,6 +211,39 @@ def test_a_printed_name_nothing_sets_prints_nothing_inline():
     assert info.value.limit == "max_output"
 
 
+def test_a_str_filter_of_an_undefined_value_is_checked_as_the_guard_checks_it():
+    """``param.description|trim`` where there is none: Jinja's Undefined trimmed is '',
+    after the guard's checks (its size as text against max_string), which depend on the
+    limits only; once the guarded filter let one through under some limits, the same
+    limits give '' directly, and other limits are checked again by the guard."""
+    source = "{% for m in messages %}[{{ m.nope|trim }}{{ m.nope|upper }}{{ nothing|lower }}]{% endfor %}"
+    fast, jinja = ChatTemplate(source), ChatTemplate(source, engine="jinja")
+    assert fast._fast is not None
+    for _ in range(3):
+        assert fast.render(MESSAGES).text == jinja.render(MESSAGES).text == "[][]"
+    tiny = SMALL.replace(max_string=5)  # an undefined value sizes as 9 characters of text
+    for template in (jinja, fast, fast):
+        with limits_scope(tiny), pytest.raises(LimitError) as info:
+            template.render(MESSAGES)
+        assert info.value.limit == "max_string"
+    with limits_scope(SMALL):
+        assert fast.render(MESSAGES).text == "[][]"
+
+
+def test_a_key_known_when_it_runs_is_tested_inline_when_a_dict_lacks_it():
+    """``map[key] is defined``: a str key the dict does not hold and that names nothing of a
+    dict is undefined, inline; a key naming a dict method goes to the sandbox (defined)."""
+    source = (
+        "{% set m = {'a': 1} %}{% for k in ['a', 'b', 'items', '__class__', 'get'] %}"
+        "{{ m[k] is defined }}{{ m[k] is undefined }}{% endfor %}"
+    )
+    fast, jinja = ChatTemplate(source), ChatTemplate(source, engine="jinja")
+    code = _generate(fast._fast.environment, fast._fast.environment.parse(source))
+    assert "not in _ps_dict_attributes else" in code
+    expected = "TrueFalse" + "FalseTrue" + "TrueFalse" + "FalseTrue" + "TrueFalse"
+    assert fast.render(MESSAGES).text == jinja.render(MESSAGES).text == expected
+
+
 def _profile():
     from prompt_style_hf.environment import HF_CHAT
 

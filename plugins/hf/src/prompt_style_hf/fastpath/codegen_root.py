@@ -187,6 +187,7 @@ class BufferedRootGenerator(CodeGenerator):
             "generation_start",
             "generation_end",
             "dict_items",
+            "dict_attributes",
             "function",
             "Mapping",
         ):

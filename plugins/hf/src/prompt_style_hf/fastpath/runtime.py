@@ -56,6 +56,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
     env_getitem = environment.getitem
     env_call = environment.call
     undefined = environment.undefined
+    plain_undefined = undefined is Undefined
     tests = environment.tests
     namespace_attrs = NAMESPACE_ATTRIBUTES.__get__
     env_range = environment.globals.get("range")
@@ -380,13 +381,35 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                     budget.count(0)
                 yield func(item)
 
+    # The limits under which the guarded trim/lower/upper/capitalize let Jinja's plain
+    # Undefined through (see str_filter).
+    undefined_passes: list[Any] = [None]
+
     def str_filter(func: Any, value: Any, pending: int, factor: int) -> Any:
-        """The slow path of an inline trim/lower/upper: charge what was counted inline
-        (``factor`` times the value's length for a string), then the guarded filter."""
+        """The slow path of an inline trim/lower/upper/capitalize: charge what was counted
+        inline (``factor`` times the value's length for a string), then the guarded filter.
+
+        Of Jinja's plain ``Undefined`` (``param.description|trim`` where a parameter has
+        none), each of them makes ``''``, and what the guard checks first (the value's
+        size as text against ``max_string``) and charges (nothing) depends on the limits
+        only: once the guarded filter has let one through under a budget's limits, an
+        ``Undefined`` under the same limits is ``''`` after the guard's check point."""
+        budget = None
         if pending:
             if type(value) is str:
                 pending -= factor * len(value)
-            (active() or current_budget()).charge(pending)
+            budget = active() or current_budget()
+            budget.charge(pending)
+        if type(value) is undefined and plain_undefined:
+            budget = budget or active() or current_budget()
+            if budget.limits is undefined_passes[0]:
+                if budget.due:
+                    budget.tick()
+                return ""
+            text = func(value)
+            if text == "" and type(text) is str:
+                undefined_passes[0] = budget.limits
+            return text
         return func(value)
 
     def spill(pending: int, size: int) -> int:
@@ -518,6 +541,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "generation_start": GENERATION_START,
         "generation_end": GENERATION_END,
         "dict_items": dict_items,
+        "dict_attributes": _DICT_ATTRIBUTES,
     }
     _HELPERS[id(environment)] = (environment, made)
     return made

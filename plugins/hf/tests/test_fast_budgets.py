@@ -244,6 +244,21 @@ def test_a_key_known_when_it_runs_is_tested_inline_when_a_dict_lacks_it():
     assert fast.render(MESSAGES).text == jinja.render(MESSAGES).text == expected
 
 
+def test_a_selection_of_nothing_taken_whole_is_an_empty_list_inline():
+    """``tools|selectattr(...)|list`` without tools: [] inline while the render is not
+    due (the filter's check point), the prepared filter otherwise; as Jinja renders it."""
+    source = (
+        "{{ tools|selectattr('type', 'equalto', 'x')|list|length }}{{ []|selectattr('type')|list }}"
+        "{{ (messages|selectattr('role', 'equalto', 'user')|list)[0].content }}{{ nothing|select|list }}"
+    )
+    fast, jinja = ChatTemplate(source), ChatTemplate(source, engine="jinja")
+    code = _generate(fast._fast.environment, fast._fast.environment.parse(source))
+    assert "is None or type(" in code and "and not _ps_b.due) else " in code
+    assert fast.render(MESSAGES).text == jinja.render(MESSAGES).text == "0[]hi[]"
+    tools = [{"type": "x"}, {"type": "y"}]
+    assert fast.render(MESSAGES, tools=tools).text == jinja.render(MESSAGES, tools=tools).text == "1[]hi[]"
+
+
 def _profile():
     from prompt_style_hf.environment import HF_CHAT
 

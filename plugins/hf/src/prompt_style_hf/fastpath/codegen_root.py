@@ -379,9 +379,17 @@ class BufferedRootGenerator(CodeGenerator):
             return False
         lazy, eager = self.temporary_identifier(), self.temporary_identifier()
         self._module_lines.append(f"{lazy}, {eager} = _ps_fast['selector']({node.name!r}, {args!r}, {kwargs!r})")
-        self.write(f"{eager if id(node) in self._eager_selections else lazy}(")
+        if id(node) not in self._eager_selections:
+            self.write(f"{lazy}(")
+            self.visit(node.node, frame)
+            self.write(")")
+            return True
+        # Taken whole: nothing to select from (`tools|selectattr(...)|list` without tools) is
+        # an empty list after the filter's check point, inline (as `eager` does it).
+        value = self.temporary_identifier()
+        self.write(f"([] if ((({value} := ")
         self.visit(node.node, frame)
-        self.write(")")
+        self.write(f") is None or type({value}) is list and not {value}) and not _ps_b.due) else {eager}({value}))")
         return True
 
     def _mark_eager(self, node: nodes.Node) -> None:

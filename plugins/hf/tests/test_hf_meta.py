@@ -429,6 +429,30 @@ def test_meta_template_pickles():
     assert again.apply_messages(CHAT).text == meta.apply_messages(CHAT).text
 
 
+def test_the_commonest_call_is_answered_by_the_instance_and_pickles():
+    """A meta template whose options allow it answers apply_messages with a function of
+    its own (the commonest call in one function); it is made again after pickling, and
+    the system-turn hint is added on that path too."""
+    meta = hf_meta(L3)
+    assert "apply_messages" in vars(meta) and meta.apply_messages.__doc__ == HFChat.apply_messages.__doc__
+    again = pickle.loads(pickle.dumps(meta))
+    assert "apply_messages" in vars(again) and again.apply_messages is not meta.apply_messages
+    for made in (meta, again):
+        assert made.apply_messages(CHAT).text == HFChat.apply_messages(made, CHAT).text == L3_CHAT
+        result = made.apply_messages(CHAT, add_generation_prompt=True)
+        assert (result.text, result.messages, result.token_ids, result.assistant_spans) == (
+            L3_CHAT + L3_GEN,
+            CHAT,
+            None,
+            None,
+        )
+    assert "apply_messages" not in vars(hf_meta({**L3, "system_policy": "merge"}))
+    gemma = hf_meta({"template": str(GEMMA2)})
+    with pytest.raises(ChatTemplateError) as caught:
+        gemma.apply_messages(CHAT)
+    assert "system_policy=merge" in caught.value.hint
+
+
 # -- prompt-style chat with hf ----------------------------------------------------------------------------
 
 

@@ -10,11 +10,13 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from prompt_style import ChatTemplateError, ModelInput, OptionError, StyleError, api_role, message_pieces
 
+from .chat_template import ABSENT as _ABSENT
 from .chat_template import RESERVED_VARIABLES, ChatTemplate, Rendered
 from .conversation import plain_data
 from .sources import SPECIAL_TOKENS, TemplateSource, load_source
@@ -38,9 +40,6 @@ OPTIONS = {
 """The options the meta template itself reads; every other option is a template variable."""
 
 MERGE_SEPARATOR = "\n\n"
-
-_ABSENT: Any = object()
-"""A keyword argument not given (``None`` is a value of its own)."""
 
 
 class _Flags(NamedTuple):
@@ -181,6 +180,12 @@ class HFChat:
             except OptionError:
                 self._single = None
         self._plain = self._plain_renderer()
+        if self._plain is not None:
+            # The commonest call (one template, no tools or documents, at most the generation
+            # flags) in one function from the caller to the template's code: an attribute of
+            # the instance, over the method (which it calls for anything else).
+            self.apply_messages = self._plain
+            self._plain.__doc__ = HFChat.apply_messages.__doc__
 
     # -- which template ----------------------------------------------------------
 
@@ -392,23 +397,12 @@ class HFChat:
         :param add_generation_prompt: end with the header of an assistant turn (default: the option).
         :param continue_final_message: leave the final message open (default: the option).
         :param variables: template variables for this conversation, over the options.
+
+        When the options allow it (one template, no tools or documents, system turns as
+        given), an instance answers this through a function of its own, made once (see
+        ``ChatTemplate.plain_renderer``), which renders the commonest call itself and calls
+        this method for any other.
         """
-        # (The generation flags are parameters of their own, not in **variables: a call
-        # that gives only them makes no dict, on the path of every short render.)
-        plain = self._plain
-        if plain is not None and tools is None and documents is None and not variables:
-            # The common case in one call: no tools, no documents, at most the generation flags.
-            agp, cfm = self._plain_flags
-            if add_generation_prompt is not _ABSENT:
-                agp = add_generation_prompt
-            if continue_final_message is not _ABSENT:
-                cfm = continue_final_message
-            if type(agp) is bool and (cfm is False or cfm is True or type(cfm) is str):
-                try:
-                    return plain(messages, agp, cfm)
-                except ChatTemplateError as exc:
-                    self._hint_system(exc, messages)
-                    raise
         if add_generation_prompt is not _ABSENT:
             variables["add_generation_prompt"] = add_generation_prompt
         if continue_final_message is not _ABSENT:
@@ -441,11 +435,14 @@ class HFChat:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_plain"] = None  # a closure: made again on arrival
+        state.pop("apply_messages", None)
         return state
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
         self.__dict__.update(state)
         self._plain = self._plain_renderer()
+        if self._plain is not None:
+            self.apply_messages = self._plain
 
     def _plain_renderer(self) -> Any:
         """The one-call renderer of the commonest conversation (see apply_messages), when
@@ -458,8 +455,9 @@ class HFChat:
         ):
             return None
         flags = self._default_flags or self._flags({}, False)
-        self._plain_flags = (flags.add_generation_prompt, flags.continue_final_message)
-        return self._single.plain_renderer(self.variables, self.now)
+        defaults = (flags.add_generation_prompt, flags.continue_final_message)
+        general = partial(HFChat.apply_messages, self)
+        return self._single.plain_renderer(self.variables, self.now, defaults, general, self._hint_system)
 
     def __repr__(self) -> str:
         return f"HFChat({self.name!r}, template={self.source.origin!r})"

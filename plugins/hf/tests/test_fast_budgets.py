@@ -339,6 +339,9 @@ def _profile():
         " %}{{ m[k] if m[k] is defined else '-' }}{{ m[k] is undefined }}{{ messages[0][k] is defined }}"
         "{{ 'abc'[k] is defined }}{{ nothing[k] is defined }}{% endfor %}{{ m['u' ~ ''] is defined }}"
         "{{ messages[loop_index | default(0)] is defined }}{{ {'x': 1}[messages[0].role] is defined }}",
+        # a constant in a dict (tested first), a text, a list, an undefined value
+        "{% for m in messages %}{{ 'role' in m }}{{ 'x' not in m }}{{ 'h' in m.content }}{{ 'user' in [m.role] }}"
+        "{{ 1 in m }}{{ 'a' in m.nope }}{% endfor %}{{ 'a' in nothing }}{{ 'a' not in {'a': 1} }}",
         # a printed name that nothing sets: nothing printed (Jinja's Undefined), in the root, a
         # loop and a macro; a name set later in the loop, or by a macro's argument
         "{{ nothing }}|{{ bos_token }}{% for m in messages %}{{ x }}{% set x = m.role %}{{ x }}{{ nothing }}"

@@ -281,11 +281,15 @@ class BufferedRootGenerator(CodeGenerator):
                     # (as the sandbox's check_compare sizes it)
                     per = max(len(items[0].value), 1)
                     cheap = f"({cheap} or len({right}) * {per} <= _ps_b.limits.max_op_cost)"
-            else:
-                cheap = "True"
+                # 'tool_calls' in message: a dict, the commonest case, tested first (the
+                # same test: a dict is neither a list nor a tuple).
+                self.write(f"({constant} {python} {right} if type({right} := ")
+                self.visit(items[1], frame)
+                self.write(f") is dict or {cheap} else _ps_compare(({constant}, {right}), {op!r}))")
+                return True
             self.write(f"({constant} {python} {right} if (({right} := ")
             self.visit(items[1], frame)
-            self.write(f") is {right}) and {cheap} else _ps_compare(({constant}, {right}), {op!r}))")
+            self.write(f") is {right}) else _ps_compare(({constant}, {right}), {op!r}))")
             return True
         if op in ("in", "notin"):
             # a text in a list or tuple: its length times the list's, within max_op_cost (as the

@@ -111,8 +111,11 @@ def tojson_filter(environment: Any, x: Any, *args: Any, **kwargs: Any) -> str:
                 budget = _active() or current_budget()
                 if budget.due:
                     budget.tick()
-                if len(text) <= budget.limits.max_string:
-                    budget.charge(len(text))
+                size = len(text)
+                if size <= budget.limits.max_string:
+                    budget.work += size  # budget.charge(size), inline
+                    if budget.work > budget.work_check:
+                        budget.over()
                     return text
         return environment.filters[_TOJSON](x)
     if hasattr(x, "__next__") and not isinstance(x, (str, bytes, list, tuple, dict)):

@@ -432,7 +432,9 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         if size > budget.limits.max_items:
             limit = budget.limits.max_items
             raise LimitError(f"filter 'items' got {size:,} items (more than {limit:,})", limit="max_items", value=limit)
-        budget.count(size)
+        budget.iterations += size  # budget.count(size), inline: count(0) raises or reads the clock
+        if budget.iterations > budget.iter_limit or budget.due:
+            budget.count(0)
         return list(value.items())
 
     new = object.__new__

@@ -195,6 +195,15 @@ def test_inline_checks_are_in_the_generated_code():
     assert "if _ps_b.due: _ps_b.tick()" in code
 
 
+def test_chains_of_three_strings_or_more_are_one_f_string():
+    """'<' + role + '>' + content: one f-string of the parts (each checked to be a str
+    first), two strings a plain +."""
+    template = ChatTemplate("{% for m in messages %}{{ '<' + m.role + '>' + m.content }}{{ m.role + '|' }}{% endfor %}")
+    code = _generate(template._fast.environment, template._fast.environment.parse(template.source))
+    assert "('<' f'{t_" in code and "''.join((" not in code
+    assert template.render(MESSAGES).text == "<user>hiuser|<assistant>helloassistant|"
+
+
 def test_a_printed_name_nothing_sets_prints_nothing_inline():
     """{{ bos_token }} without a bos_token: '' written in place of Jinja's Undefined (which
     prints as nothing) and counted inline as a string of no characters, as print_value
@@ -339,6 +348,10 @@ def _profile():
         " %}{{ m[k] if m[k] is defined else '-' }}{{ m[k] is undefined }}{{ messages[0][k] is defined }}"
         "{{ 'abc'[k] is defined }}{{ nothing[k] is defined }}{% endfor %}{{ m['u' ~ ''] is defined }}"
         "{{ messages[loop_index | default(0)] is defined }}{{ {'x': 1}[messages[0].role] is defined }}",
+        # chains of + and ~ joined as one f-string: constants with braces, quotes, backslashes
+        "{% for m in messages %}{{ '{' + m.role + '}\\'\"' + m.content + '\\n{x}' }}{{ m.role ~ '{}' ~ m.content ~ 1 }}"
+        "{% set y = '<' + m.role + '|' + m.content + '>' %}{{ y }}{{ '{' + m.nope + '}' }}{{ '[' + 1 + ']' }}"
+        "{% endfor %}",
         # a constant in a dict (tested first), a text, a list, an undefined value
         "{% for m in messages %}{{ 'role' in m }}{{ 'x' not in m }}{{ 'h' in m.content }}{{ 'user' in [m.role] }}"
         "{{ 1 in m }}{{ 'a' in m.nope }}{% endfor %}{{ 'a' in nothing }}{{ 'a' not in {'a': 1} }}",

@@ -195,7 +195,7 @@ class InlineBudgetGenerator(CodeGenerator):
         known = sum(len(c) for c in constants if c is not None)
         size = " + ".join([f"len({names[i]})" for i in variable] + [str(known)])
         factor = "2 * " if printed else ""
-        joined = " + ".join(names) if len(names) <= 3 else f"''.join(({', '.join(names)},))"
+        joined = _joined(names, constants)
 
         def slow(values: str, pending: str, counted: bool) -> str:
             text = f"(_ps_plus(({values},), {pending}, {counted}), (_ps_w := 0))[0]"
@@ -284,7 +284,7 @@ class InlineBudgetGenerator(CodeGenerator):
         if all(c is not None for c in constants):
             return False
         names = [repr(c) if c is not None else self.temporary_identifier() for c in constants]
-        joined = " + ".join(names) if len(names) <= 4 else f"''.join(({', '.join(names)},))"
+        joined = _joined(names, constants)
         self.write(f"({joined} if ")
         first = True
         for name, item, constant in zip(names, items, constants):
@@ -321,3 +321,17 @@ class InlineBudgetGenerator(CodeGenerator):
             and not (node.args or node.kwargs or node.dyn_args or node.dyn_kwargs)
             and any(_const_str(item) is None for item in node.node.items)
         )
+
+
+def _joined(names: list[str], constants: list[str | None]) -> str:
+    """The code of the strings ``names`` (``constants[i]`` is the text of a constant part,
+    ``None`` for a variable that holds a str) joined: one f-string of three parts or more
+    (one ``BUILD_STRING``, which takes an exact str as it is: no tuple, no method call, no
+    string between), ``a + b`` of two."""
+    if len(names) <= 2:
+        return " + ".join(names)
+    return (
+        "("
+        + " ".join(name if constant is not None else f"f'{{{name}}}'" for name, constant in zip(names, constants))
+        + ")"
+    )

@@ -263,6 +263,7 @@ def test_a_selection_of_nothing_taken_whole_is_an_empty_list_inline():
     fast, jinja = ChatTemplate(source), ChatTemplate(source, engine="jinja")
     code = _generate(fast._fast.environment, fast._fast.environment.parse(source))
     assert "is None or type(" in code and "and not _ps_b.due) else " in code
+    assert "len(((t_" in code  # x|list|length: the length of the list, no type tests
     assert fast.render(MESSAGES).text == jinja.render(MESSAGES).text == "0[]hi[]"
     tools = [{"type": "x"}, {"type": "y"}]
     assert fast.render(MESSAGES, tools=tools).text == jinja.render(MESSAGES, tools=tools).text == "1[]hi[]"

@@ -199,6 +199,18 @@ class BufferedRootGenerator(CodeGenerator):
         for line in self._module_lines:
             self.writeline(line)
 
+    def _inline_list(self, node: nodes.Node) -> bool:
+        """Whether ``node`` is ``x|list`` that :meth:`_inline_selection` writes inline: a
+        list (a copy, or the guarded filter's list)."""
+        return (
+            isinstance(node, nodes.Filter)
+            and node.name == "list"
+            and self._inline_budget
+            and node.node is not None
+            and not (node.args or node.kwargs or node.dyn_args or node.dyn_kwargs)
+            and self._jinja_filter("list")
+        )
+
     def _inline_selection(self, node: nodes.Filter, frame: Frame) -> bool:
         """Jinja's filters that only read their value, written inline for the common
         types (``length``, ``first``, ``last``, ``default``, ``string``; and ``list``
@@ -220,6 +232,12 @@ class BufferedRootGenerator(CodeGenerator):
         elif node.args:
             return False
         value, guarded = self.temporary_identifier(), self.filters[name]
+        if name in ("length", "count") and self._inline_list(node.node):
+            # x|list|length: the inline list filter gives a list, whatever x is.
+            self.write("len(")
+            self.visit(node.node, frame)
+            self.write(")")
+            return True
         self.write("(")
         if name in ("length", "count"):
             self.write(f"len({value}) if type({value} := ")

@@ -324,47 +324,39 @@ class ChatTemplate:
                         chat = prepare(messages)
                 else:
                     chat = prepare(messages)
-                if not cfm:
-                    try:
-                        context = take()
-                    except IndexError:
-                        context = copy()
-                    context["messages"] = chat
-                    context["add_generation_prompt"] = agp
-                    text = run(context)
-                    context["messages"] = None  # nothing of this render is kept
-                    give(context)  # (as many as renders run at once)
-                    if not direct:
-                        return ModelInput(text, messages)
-                    # ModelInput(text, messages), made directly: a call of the dataclass's
-                    # __init__ (from C) costs as much as the checks above.
-                    made = new(ModelInput)
-                    made.text = text
-                    made.messages = messages
-                    made.token_ids = made.context_token_ids = made.continuation_token_ids = None
-                    made.token_report = made.assistant_spans = None
-                    return made
-                if agp:
-                    raise ValueError(_CONFLICT)
-                if cfm is True and chat is messages and content_read:
-                    # tag_final_message for {"role": str, "content": str} messages, inline.
-                    chat = list(chat)  # tagged: never the caller's list or message
-                    final = chat[-1]["content"]
-                    chat[-1] = tagged = chat[-1].copy()
-                    tagged["content"] = final + continue_tag
-                else:
-                    chat = list(chat)
-                    final = tag(chat, cfm, source)
+                if cfm:
+                    if agp:
+                        raise ValueError(_CONFLICT)
+                    if cfm is True and chat is messages and content_read:
+                        # tag_final_message for {"role": str, "content": str} messages, inline.
+                        chat = list(chat)  # tagged: never the caller's list or message
+                        final = chat[-1]["content"]
+                        chat[-1] = tagged = chat[-1].copy()
+                        tagged["content"] = final + continue_tag
+                    else:
+                        chat = list(chat)
+                        final = tag(chat, cfm, source)
                 try:
                     context = take()
                 except IndexError:
                     context = copy()
                 context["messages"] = chat
-                context["add_generation_prompt"] = False
+                context["add_generation_prompt"] = agp
                 text = run(context)
-                context["messages"] = None
-                give(context)
-                return ModelInput(cut(text, final)[0], messages)
+                context["messages"] = None  # nothing of this render is kept
+                give(context)  # (as many as renders run at once)
+                if cfm:
+                    text = cut(text, final)[0]
+                if not direct:
+                    return ModelInput(text, messages)
+                # ModelInput(text, messages), made directly: a call of the dataclass's
+                # __init__ (from C) costs as much as the checks above.
+                made = new(ModelInput)
+                made.text = text
+                made.messages = messages
+                made.token_ids = made.context_token_ids = made.continuation_token_ids = None
+                made.token_report = made.assistant_spans = None
+                return made
             except PromptStyleError as exc:
                 error = exc.locate(file=origin)
                 if isinstance(error, ChatTemplateError):

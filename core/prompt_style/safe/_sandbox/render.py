@@ -390,7 +390,7 @@ def bound_runner(render: Any, template: Any = None, name: str | None = None) -> 
             if budget.limits is not limits:
                 _set_limits(budget, limits)
             else:
-                budget.work_check = budget.step if budget.step <= limits.max_work else limits.max_work
+                budget.work_check = budget.work_start
         token = _ACTIVE_SET(budget)
         _RUNNING_ADD(budget)
         if _deadline._kick:

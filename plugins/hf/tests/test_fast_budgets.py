@@ -353,6 +353,10 @@ def _profile():
         "{% for m in messages %}{{ '{' + m.role + '}\\'\"' + m.content + '\\n{x}' }}{{ m.role ~ '{}' ~ m.content ~ 1 }}"
         "{% set y = '<' + m.role + '|' + m.content + '>' %}{{ y }}{{ '{' + m.nope + '}' }}{{ '[' + 1 + ']' }}"
         "{% endfor %}",
+        # a name the loop body assigns starts each iteration as the context has it (read once)
+        "{% set x = 'outer' %}{% for m in messages %}[{{ x }}{% set x = m.role %}{{ x }}{% for c in 'ab' %}"
+        "{{ x }}{% set x = c %}{{ x }}{% endfor %}{{ x }}]{% endfor %}{{ x }}{% macro f() %}{% for i in [1, 2] %}"
+        "{{ y }}{% set y = i %}{% endfor %}{% endmacro %}{{ f() }}{% set y = 'late' %}{{ f() }}",
         # a constant in a dict (tested first), a text, a list, an undefined value
         "{% for m in messages %}{{ 'role' in m }}{{ 'x' not in m }}{{ 'h' in m.content }}{{ 'user' in [m.role] }}"
         "{{ 1 in m }}{{ 'a' in m.nope }}{% endfor %}{{ 'a' in nothing }}{{ 'a' not in {'a': 1} }}",

@@ -20,7 +20,7 @@ class FastCodeGenerator(LoopGenerator, AccessGenerator, BufferedRootGenerator, I
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._fast_loops: dict[str, tuple[str, str, str]] = {}
-        self._hoisted: set[str] = set()
+        self._hoisted: dict[str, str | None] = {}
         self._buffered_root = False
         self._root_frame: Frame | None = None
         self._commons_written = False

@@ -13,7 +13,7 @@ from prompt_style import safe as _safe
 
 from .analysis import _const_str, _plus_chain
 
-_RESOLVED_NAME = re.compile(r"l_\d+_\w+")
+_RESOLVED_NAME = re.compile(r"l_\d+_\w+|t_\d+")
 _SMALL_DIVISOR = 1 << 64  # `%` by a smaller int is linear in the dividend
 _RESOLVED_KEY = re.compile(r"'[A-Za-z_][A-Za-z_0-9]*'")
 

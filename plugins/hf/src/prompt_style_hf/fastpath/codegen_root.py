@@ -106,11 +106,14 @@ class BufferedRootGenerator(CodeGenerator):
             finally:
                 loads.update(saved)
             return
-        hoisted, self._hoisted = self._hoisted, set()  # for the loop frame being entered only
+        hoisted, self._hoisted = self._hoisted, {}  # for the loop frame being entered only
         if not hoisted:
             super().enter_frame(frame)
             return
         saved = {target: frame.symbols.loads.pop(target) for target in hoisted if target in frame.symbols.loads}
+        for target, outer in hoisted.items():
+            if outer is not None and target in saved:
+                self.writeline(f"{target} = {outer}")  # read before the loop (see visit_For)
         try:
             super().enter_frame(frame)
         finally:

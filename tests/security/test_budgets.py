@@ -344,6 +344,39 @@ def test_custom_renderers_run_within_budgets():
     assert J.AMPLIFYING_STR_METHODS >= {"replace", "join", "center"}
 
 
+def test_a_bound_runner_keeps_run_s_budgets():
+    """bound_runner's run(arg) is run() in one function: each render a budget of its own
+    (made like new when reused, under the scope's limits when they change), active while
+    it runs and released after, max_output checked, errors translated."""
+    from prompt_style.safe import _deadline
+
+    env = J.environment(J.FIELDS)
+    tree = J.prepare_tree(env.parse("{% for i in xs %}{% endfor %}{{ 'x' * m }}"))
+    compiled = env.from_string(tree)
+    seen = []
+
+    def render(variables):
+        budget = J.budget_getter()()
+        seen.append((budget, budget.iterations, budget.work, budget.limits, budget in _deadline.RUNNING))
+        return "".join(compiled.root_render_func(compiled.new_context(variables)))
+
+    run = J.bound_runner(render, compiled)
+    with L.limits_scope(SMALL):
+        assert run({"xs": [0] * 40, "m": 3}) == "xxx"
+        assert run({"xs": [0] * 40, "m": 3}) == "xxx"  # a reused budget starts from nothing
+        with pytest.raises(LimitError) as info:
+            run({"xs": [0] * 600, "m": 0})
+        assert info.value.limit == "max_loop_iterations"
+        with pytest.raises(LimitError) as info:
+            J.bound_runner(lambda _: "x" * 2000)(None)
+        assert info.value.limit == "max_output"
+    assert run({"xs": [0] * 600, "m": 2000}) == "x" * 2000  # the process's limits again
+    assert [entry[1:3] for entry in seen[:2]] == [(0, 0), (0, 0)]
+    assert all(entry[3] is SMALL and entry[4] for entry in seen[:3])
+    assert seen[3][3] is not SMALL
+    assert J.budget_getter()() is None and not any(entry[0] in _deadline.RUNNING for entry in seen)
+
+
 # -- how the deadline is watched -------------------------------------------------------
 
 FANOUT = "{% macro a(n) %}{% if n %}{% set x = a(n-1) %}{% set y = a(n-1) %}{% endif %}{% endmacro %}{{ a(40) }}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 from prompt_style_hf.chat_template import ChatTemplate
 from prompt_style_hf.fastpath.codegen import FastCodeGenerator
+from prompt_style_hf.fastpath.template import _generate
 
 from prompt_style import JinjaLimits, LimitError
 from prompt_style.safe import jinja_env
@@ -194,6 +195,80 @@ def test_inline_checks_are_in_the_generated_code():
     assert "if _ps_b.due: _ps_b.tick()" in code
 
 
+def test_chains_of_three_strings_or_more_are_one_f_string():
+    """'<' + role + '>' + content: one f-string of the parts (each checked to be a str
+    first), two strings a plain +."""
+    template = ChatTemplate("{% for m in messages %}{{ '<' + m.role + '>' + m.content }}{{ m.role + '|' }}{% endfor %}")
+    code = _generate(template._fast.environment, template._fast.environment.parse(template.source))
+    assert "('<' f'{t_" in code and "''.join((" not in code
+    assert template.render(MESSAGES).text == "<user>hiuser|<assistant>helloassistant|"
+
+
+def test_a_printed_name_nothing_sets_prints_nothing_inline():
+    """{{ bos_token }} without a bos_token: '' written in place of Jinja's Undefined (which
+    prints as nothing) and counted inline as a string of no characters, as print_value
+    charges nothing for it; a name set by the template, or an argument, reads as before."""
+    template = ChatTemplate("{{ bos_token }}{% macro f(a) %}{{ a }}{% endmacro %}{{ f() }}{{ f('a') }}")
+    assert template._fast is not None
+    code = _generate(template._fast.environment, template._fast.environment.parse(template.source))
+    assert "('' if l_0_bos_token is missing else l_0_bos_token)" in code
+    assert "undefined(name='bos_token')" not in code
+    assert template.render(MESSAGES).text == "a"
+    assert template.render(MESSAGES, variables={"bos_token": "<s>"}).text == "<s>a"
+    with limits_scope(SMALL), pytest.raises(LimitError) as info:
+        template.render(MESSAGES, variables={"bos_token": "b" * 2000})
+    assert info.value.limit == "max_output"
+
+
+def test_a_str_filter_of_an_undefined_value_is_checked_as_the_guard_checks_it():
+    """``param.description|trim`` where there is none: Jinja's Undefined trimmed is '',
+    after the guard's checks (its size as text against max_string), which depend on the
+    limits only; once the guarded filter let one through under some limits, the same
+    limits give '' directly, and other limits are checked again by the guard."""
+    source = "{% for m in messages %}[{{ m.nope|trim }}{{ m.nope|upper }}{{ nothing|lower }}]{% endfor %}"
+    fast, jinja = ChatTemplate(source), ChatTemplate(source, engine="jinja")
+    assert fast._fast is not None
+    for _ in range(3):
+        assert fast.render(MESSAGES).text == jinja.render(MESSAGES).text == "[][]"
+    tiny = SMALL.replace(max_string=5)  # an undefined value sizes as 9 characters of text
+    for template in (jinja, fast, fast):
+        with limits_scope(tiny), pytest.raises(LimitError) as info:
+            template.render(MESSAGES)
+        assert info.value.limit == "max_string"
+    with limits_scope(SMALL):
+        assert fast.render(MESSAGES).text == "[][]"
+
+
+def test_a_key_known_when_it_runs_is_tested_inline_when_a_dict_lacks_it():
+    """``map[key] is defined``: a str key the dict does not hold and that names nothing of a
+    dict is undefined, inline; a key naming a dict method goes to the sandbox (defined)."""
+    source = (
+        "{% set m = {'a': 1} %}{% for k in ['a', 'b', 'items', '__class__', 'get'] %}"
+        "{{ m[k] is defined }}{{ m[k] is undefined }}{% endfor %}"
+    )
+    fast, jinja = ChatTemplate(source), ChatTemplate(source, engine="jinja")
+    code = _generate(fast._fast.environment, fast._fast.environment.parse(source))
+    assert "not in _ps_dict_attributes else" in code
+    expected = "TrueFalse" + "FalseTrue" + "TrueFalse" + "FalseTrue" + "TrueFalse"
+    assert fast.render(MESSAGES).text == jinja.render(MESSAGES).text == expected
+
+
+def test_a_selection_of_nothing_taken_whole_is_an_empty_list_inline():
+    """``tools|selectattr(...)|list`` without tools: [] inline while the render is not
+    due (the filter's check point), the prepared filter otherwise; as Jinja renders it."""
+    source = (
+        "{{ tools|selectattr('type', 'equalto', 'x')|list|length }}{{ []|selectattr('type')|list }}"
+        "{{ (messages|selectattr('role', 'equalto', 'user')|list)[0].content }}{{ nothing|select|list }}"
+    )
+    fast, jinja = ChatTemplate(source), ChatTemplate(source, engine="jinja")
+    code = _generate(fast._fast.environment, fast._fast.environment.parse(source))
+    assert "is None or type(" in code and "and not _ps_b.due) else " in code
+    assert "len(((t_" in code  # x|list|length: the length of the list, no type tests
+    assert fast.render(MESSAGES).text == jinja.render(MESSAGES).text == "0[]hi[]"
+    tools = [{"type": "x"}, {"type": "y"}]
+    assert fast.render(MESSAGES, tools=tools).text == jinja.render(MESSAGES, tools=tools).text == "1[]hi[]"
+
+
 def _profile():
     from prompt_style_hf.environment import HF_CHAT
 
@@ -274,6 +349,22 @@ def _profile():
         " %}{{ m[k] if m[k] is defined else '-' }}{{ m[k] is undefined }}{{ messages[0][k] is defined }}"
         "{{ 'abc'[k] is defined }}{{ nothing[k] is defined }}{% endfor %}{{ m['u' ~ ''] is defined }}"
         "{{ messages[loop_index | default(0)] is defined }}{{ {'x': 1}[messages[0].role] is defined }}",
+        # chains of + and ~ joined as one f-string: constants with braces, quotes, backslashes
+        "{% for m in messages %}{{ '{' + m.role + '}\\'\"' + m.content + '\\n{x}' }}{{ m.role ~ '{}' ~ m.content ~ 1 }}"
+        "{% set y = '<' + m.role + '|' + m.content + '>' %}{{ y }}{{ '{' + m.nope + '}' }}{{ '[' + 1 + ']' }}"
+        "{% endfor %}",
+        # a name the loop body assigns starts each iteration as the context has it (read once)
+        "{% set x = 'outer' %}{% for m in messages %}[{{ x }}{% set x = m.role %}{{ x }}{% for c in 'ab' %}"
+        "{{ x }}{% set x = c %}{{ x }}{% endfor %}{{ x }}]{% endfor %}{{ x }}{% macro f() %}{% for i in [1, 2] %}"
+        "{{ y }}{% set y = i %}{% endfor %}{% endmacro %}{{ f() }}{% set y = 'late' %}{{ f() }}",
+        # a constant in a dict (tested first), a text, a list, an undefined value
+        "{% for m in messages %}{{ 'role' in m }}{{ 'x' not in m }}{{ 'h' in m.content }}{{ 'user' in [m.role] }}"
+        "{{ 1 in m }}{{ 'a' in m.nope }}{% endfor %}{{ 'a' in nothing }}{{ 'a' not in {'a': 1} }}",
+        # a printed name that nothing sets: nothing printed (Jinja's Undefined), in the root, a
+        # loop and a macro; a name set later in the loop, or by a macro's argument
+        "{{ nothing }}|{{ bos_token }}{% for m in messages %}{{ x }}{% set x = m.role %}{{ x }}{{ nothing }}"
+        "{% endfor %}{% macro f(a, b) %}{{ a }}{{ b }}{{ nothing }}{% endmacro %}{{ f(1) }}|{{ f(1, 2) }}"
+        "{% set bos_token = 'B' %}{{ bos_token }}",
         "{% set k = 'role' %}{{ messages[0][k] }}{{ messages[1][k ~ ''] }}{{ {}[k] }}{{ messages[0][k ~ 'x'] }}",
         # a loop over |items: a dict's items taken whole; anything else through the filter
         "{% for k, v in messages[0]|items %}{{ k }}={{ v }}{{ loop.index }}/{{ loop.length }};{% endfor %}"

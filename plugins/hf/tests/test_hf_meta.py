@@ -184,6 +184,26 @@ def test_conversation_defaults_are_transformers_defaults():
     assert hf_meta({**L3, "add_generation_prompt": True}).apply_messages(CHAT).text == L3_CHAT + L3_GEN
 
 
+def test_generation_flags_given_as_keywords_take_the_path_their_values_need():
+    """add_generation_prompt and continue_final_message are keywords of their own: bools
+    (or a key to continue) take the one-call path, anything else (None, 1) the general
+    one, which reads them as transformers does; with other variables, the general path."""
+    meta = hf_meta(L3)
+    assert meta._plain is not None
+    chat = [*CHAT, {"role": "assistant", "content": "Hello, I am "}]
+    assert meta.apply_messages(CHAT, add_generation_prompt=False).text == L3_CHAT
+    assert meta.apply_messages(CHAT, add_generation_prompt=None).text == L3_CHAT
+    assert meta.apply_messages(CHAT, add_generation_prompt=1).text == L3_CHAT + L3_GEN
+    assert meta.apply_messages(CHAT, add_generation_prompt=True, date_string="x").text.endswith(L3_GEN)
+    continued = meta.apply_messages(chat, continue_final_message=True).text
+    assert continued.endswith("Hello, I am")
+    assert meta.apply_messages(chat, continue_final_message="content").text == continued
+    assert meta.apply_messages(chat, continue_final_message=1, add_generation_prompt=False).text == continued
+    assert meta.apply_messages(chat, continue_final_message=None).text.endswith("Hello, I am<|eot_id|>")
+    with pytest.raises(ChatTemplateError, match="not compatible"):
+        meta.apply_messages(CHAT, continue_final_message=1, add_generation_prompt=1)
+
+
 def test_continue_final_message():
     chat = [*CHAT, {"role": "assistant", "content": "Hello, I am "}]
     text = hf_meta(L3).apply_messages(chat, continue_final_message=True).text
@@ -407,6 +427,30 @@ def test_meta_template_pickles():
     meta = hf_meta({**L3, "system_policy": "merge"})
     again = pickle.loads(pickle.dumps(meta))
     assert again.apply_messages(CHAT).text == meta.apply_messages(CHAT).text
+
+
+def test_the_commonest_call_is_answered_by_the_instance_and_pickles():
+    """A meta template whose options allow it answers apply_messages with a function of
+    its own (the commonest call in one function); it is made again after pickling, and
+    the system-turn hint is added on that path too."""
+    meta = hf_meta(L3)
+    assert "apply_messages" in vars(meta) and meta.apply_messages.__doc__ == HFChat.apply_messages.__doc__
+    again = pickle.loads(pickle.dumps(meta))
+    assert "apply_messages" in vars(again) and again.apply_messages is not meta.apply_messages
+    for made in (meta, again):
+        assert made.apply_messages(CHAT).text == HFChat.apply_messages(made, CHAT).text == L3_CHAT
+        result = made.apply_messages(CHAT, add_generation_prompt=True)
+        assert (result.text, result.messages, result.token_ids, result.assistant_spans) == (
+            L3_CHAT + L3_GEN,
+            CHAT,
+            None,
+            None,
+        )
+    assert "apply_messages" not in vars(hf_meta({**L3, "system_policy": "merge"}))
+    gemma = hf_meta({"template": str(GEMMA2)})
+    with pytest.raises(ChatTemplateError) as caught:
+        gemma.apply_messages(CHAT)
+    assert "system_policy=merge" in caught.value.hint
 
 
 # -- prompt-style chat with hf ----------------------------------------------------------------------------

@@ -115,8 +115,30 @@ def test_tools_changed_in_place_are_seen(template):
     one = check()
     default["default"] = True  # == 1, but another JSON value
     assert check() != one
+    default["default"] = 1.0
+    assert check() != one
     tools.append(_tools(5)[4])
     assert "tool_4" in check()
+    before = check()
+    parameters = tools[1]["function"]["parameters"]
+    parameters["type"] = parameters.pop("type")  # the same keys and values, in another order
+    assert check() != before
+
+
+def test_the_copy_of_unchanged_tools_is_reused():
+    """The same tools, render after render: one copy (the first renders may make it
+    again while the serialized bytes settle, never after)."""
+    tool_cache.clear()
+    tools = _tools(4)
+    copies = [tool_cache.cached_tools(tools, _plain_copy) for _ in range(6)]
+    assert copies[-1] == tools and copies[-1] is not tools
+    assert all(copy is copies[-1] for copy in copies[2:])
+
+
+def _plain_copy(value):
+    from prompt_style_hf.conversation import plain_data
+
+    return plain_data(value)
 
 
 def test_tools_that_are_not_plain_json_are_prepared_each_time():
@@ -152,3 +174,41 @@ def test_a_tojson_text_made_before_is_served_within_the_budgets():
     with limits_scope(JinjaLimits(max_string=60)), pytest.raises(LimitError) as info:
         meta.apply_messages(messages, tools=tools, add_generation_prompt=True)
     assert info.value.limit == "max_string"
+
+
+@pytest.mark.parametrize(
+    "limits, stopped",
+    [
+        ({"max_string": 400}, "max_string"),  # each text is past the per-operation size
+        ({"max_work": 4000}, "max_work"),  # five texts charged (and printed): past the render's work
+        ({}, None),
+    ],
+)
+def test_tojson_with_no_arguments_is_served_from_the_cache_within_the_budgets(limits, stopped):
+    """``{{ tool.parameters|tojson }}`` (no arguments) from the cache, in the filter's
+    one-function path: the deadline's check point, ``max_string`` and the charge to the
+    render as the general path makes them, render after render, as the Jinja engine."""
+    from prompt_style import JinjaLimits, LimitError
+    from prompt_style.safe.limits import limits_scope
+
+    source = "{% for t in tools %}{{ t.function.parameters|tojson }}{% endfor %}"
+    tools = [
+        {"type": "function", "function": {"name": f"f{i}", "parameters": {"type": "object", "x": "p" * 450}}}
+        for i in range(5)
+    ]
+    messages = [{"role": "user", "content": "hi"}]
+    tool_cache.clear()
+    fast, jinja = hf_meta({"chat_template": source}), hf_meta({"chat_template": source, "engine": "jinja"})
+    expected = "".join(json.dumps(t["function"]["parameters"]) for t in tools)
+    for _ in range(3):
+        assert fast.apply_messages(messages, tools=tools).text == expected  # (made, then served)
+    found = tool_cache.JSON_TEXTS.get(id(tool_cache.cached_tools(tools, _plain_copy)[0]["function"]["parameters"]))
+    assert found is not None and list(found[1].values()) == [json.dumps(tools[0]["function"]["parameters"])]
+    for meta in (fast, jinja, fast):
+        with limits_scope(JinjaLimits(**limits)):
+            if stopped is None:
+                assert meta.apply_messages(messages, tools=tools).text == expected
+                continue
+            with pytest.raises(LimitError) as info:
+                meta.apply_messages(messages, tools=tools)
+        assert info.value.limit == stopped

@@ -55,6 +55,7 @@ class Budget:
         "work",
         "work_check",
         "step",
+        "work_start",
         "now",
         "due",
         "out",
@@ -73,6 +74,7 @@ class Budget:
         if derived is None or derived[0] is not limits:
             derived = _derive(limits)
         _, self.step, self.work_check, self.iter_limit, self.call_limit = derived
+        self.work_start = self.work_check  # work_check when a render starts (the budget reused)
 
     def tick(self) -> None:
         """A check point that reads the clock: raise when the render is past its deadline."""
@@ -284,13 +286,19 @@ def _take_budget(limits: JinjaLimits, now: Any) -> Budget:
     budget.due = False
     budget.out = None
     if budget.limits is not limits:
-        derived = _DERIVED.get(id(limits))
-        if derived is None or derived[0] is not limits:
-            derived = _derive(limits)
-        budget.limits, budget.step, budget.work_check, budget.iter_limit, budget.call_limit = derived
+        _set_limits(budget, limits)
     else:
-        budget.work_check = budget.step if budget.step <= limits.max_work else limits.max_work
+        budget.work_check = budget.work_start
     return budget
+
+
+def _set_limits(budget: Budget, limits: JinjaLimits) -> None:
+    """A reused budget's limits (and what is derived from them), for a render under other limits."""
+    derived = _DERIVED.get(id(limits))
+    if derived is None or derived[0] is not limits:
+        derived = _derive(limits)
+    budget.limits, budget.step, budget.work_check, budget.iter_limit, budget.call_limit = derived
+    budget.work_start = budget.work_check
 
 
 # Budgets of finished renders of run_budgeted, to reuse: a render's objects (lazy filters,

@@ -22,6 +22,10 @@ from .budget import (
     _ACTIVE_RESET,
     _ACTIVE_SET,
     _SPARE_APPEND,
+    _SPARE_POP,
+    _UNSET,
+    Budget,
+    _set_limits,
     _take_budget,
     _too_long,
     active_budget,
@@ -362,10 +366,53 @@ def run_budgeted(
 def bound_runner(render: Any, template: Any = None, name: str | None = None) -> Any:
     """``run(arg)``: :func:`run_budgeted` of ``render(arg)`` for one render function,
     made once (a hot path renders through it many times): the process's or the
-    scope's limits, the real clock."""
+    scope's limits, the real clock.
+
+    The same steps as :func:`run_budgeted`, in one function: a short chat template
+    renders in about 2 µs, of which the call through ``run_budgeted`` and
+    ``_take_budget`` (two frames, the arguments packed and unpacked) was a tenth."""
+    spare_pop = _SPARE_POP
+    unset = _UNSET
+    new_budget = Budget
 
     def run(arg: Any) -> Any:
-        return run_budgeted(render, None, template, name, None, (arg,))
+        limits = _SCOPE_GET() or _DEFAULT_LIMITS_GET(JinjaLimits) or jinja_limits()
+        # _take_budget(limits, None), inline.
+        try:
+            budget = spare_pop()
+        except IndexError:
+            budget = new_budget(limits, None)
+        else:
+            budget.stop_at = unset
+            budget.iterations = budget.calls = budget.work = 0
+            budget.now = budget.out = None
+            budget.due = False
+            if budget.limits is not limits:
+                _set_limits(budget, limits)
+            else:
+                budget.work_check = budget.work_start
+        token = _ACTIVE_SET(budget)
+        _RUNNING_ADD(budget)
+        if _deadline._kick:
+            _deadline.register(budget)
+        try:
+            result = render(arg)
+            if type(result) is str and len(result) > limits.max_output:
+                raise output_too_long(limits)
+            if budget.due:
+                budget.tick()
+            return result
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                raise
+            translated = _translate(exc, template, name)
+            if translated is exc:
+                raise
+            raise translated from None
+        finally:
+            _RUNNING_DISCARD(budget)
+            _ACTIVE_RESET(token)
+            _SPARE_APPEND(budget)
 
     return run
 

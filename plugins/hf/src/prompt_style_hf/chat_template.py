@@ -3,6 +3,7 @@ transformers' ``apply_chat_template(tokenize=False)``."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from datetime import datetime
@@ -234,20 +235,32 @@ class ChatTemplate:
             return self._fast.render_owned(context)
         return safe.render(self._compiled, context)
 
-    def plain_renderer(self, variables: Mapping[str, Any], now: datetime | None) -> Any:
-        """A function ``render(messages, add_generation_prompt, continue_final_message=False)
-        -> ModelInput`` (its ``text``, ``messages`` and, for a template with
-        ``{% generation %}`` blocks, ``assistant_spans``) for the commonest render,
-        with everything that does not change prepared once: plain ``variables``, the
-        clock, no tools, no documents. ``None`` when the template needs the general
-        :meth:`render` (the Jinja engine)."""
+    def plain_renderer(
+        self,
+        variables: Mapping[str, Any],
+        now: datetime | None,
+        defaults: tuple[bool, bool | str] = (False, False),
+        general: Any = None,
+        hint: Any = None,
+    ) -> Any:
+        """A function with the signature of ``HFChat.apply_messages`` (``messages``, then
+        ``tools``, ``documents``, ``add_generation_prompt``, ``continue_final_message``
+        and variables by keyword) returning a ``ModelInput`` (its ``text``, ``messages``
+        and, for a template with ``{% generation %}`` blocks, ``assistant_spans``), that
+        renders the commonest conversation itself, with everything that does not change
+        prepared once: plain ``variables``, the clock, no tools, no documents, the flags
+        ``defaults`` unless given (as bools, or a key to continue). Any other call goes
+        to ``general(messages, **keywords)``. ``hint(error, messages)`` may add a hint to
+        a ``ChatTemplateError`` before it is raised. ``None`` when the template needs the
+        general :meth:`render` (the Jinja engine)."""
         if self._fast is None:
             return None
         fixed = {**self._globals, **({"strftime_now": fixed_strftime_now(now)} if now is not None else {}), **variables}
         fixed = {**fixed, "tools": None, "documents": None}
+        hint = hint or _no_hint
         if self.has_generation:
             fixed[TRACK_GENERATION] = True
-            return self._plain_spans_renderer(fixed)
+            return _with_signature(self._plain_spans_renderer(fixed, hint), defaults, general)
         copy = fixed.copy
         fast = self._fast
         run = fast.run_owned  # fast.render_owned(context), without its frame
@@ -255,6 +268,8 @@ class ChatTemplate:
         origin = self.origin
         source = self._names
         tag, cut = conv.tag_final_message, conv.cut_at_tag
+        new, direct = _new, _MODEL_INPUT_DIRECT
+        default_agp, default_cfm = defaults
 
         content_read = "content" in source  # what continue_final_message asks of the template
         continue_tag = conv.CONTINUE_TAG
@@ -262,7 +277,34 @@ class ChatTemplate:
         spare: list[dict[str, Any]] = []
         take, give = spare.pop, spare.append
 
-        def render(messages: Any, add_generation_prompt: bool, continue_final_message: bool | str = False) -> str:
+        # (One function from the caller to the template's code: the checks of the call, of
+        # the messages and the flags, the render's variables, the result.)
+        def render(
+            messages: Any,
+            *,
+            tools: Any = None,
+            documents: Any = None,
+            add_generation_prompt: Any = ABSENT,
+            continue_final_message: Any = ABSENT,
+            **variables: Any,
+        ) -> Any:
+            agp = default_agp if add_generation_prompt is ABSENT else add_generation_prompt
+            cfm = default_cfm if continue_final_message is ABSENT else continue_final_message
+            if (
+                tools is not None
+                or documents is not None
+                or variables
+                or type(agp) is not bool
+                or not (cfm is False or cfm is True or type(cfm) is str)
+            ):
+                return general(
+                    messages,
+                    tools=tools,
+                    documents=documents,
+                    add_generation_prompt=add_generation_prompt,
+                    continue_final_message=continue_final_message,
+                    **variables,
+                )
             try:
                 chat = messages
                 if type(messages) is list and messages:
@@ -282,46 +324,52 @@ class ChatTemplate:
                         chat = prepare(messages)
                 else:
                     chat = prepare(messages)
-                if not continue_final_message:
-                    try:
-                        context = take()
-                    except IndexError:
-                        context = copy()
-                    context["messages"] = chat
-                    context["add_generation_prompt"] = add_generation_prompt
-                    text = run(context)
-                    context["messages"] = None  # nothing of this render is kept
-                    give(context)  # (as many as renders run at once)
-                    return ModelInput(text, messages)  # (text, messages): positional is faster
-                if add_generation_prompt:
-                    raise ValueError(_CONFLICT)
-                if continue_final_message is True and chat is messages and content_read:
-                    # tag_final_message for {"role": str, "content": str} messages, inline.
-                    chat = list(chat)  # tagged: never the caller's list or message
-                    final = chat[-1]["content"]
-                    chat[-1] = tagged = chat[-1].copy()
-                    tagged["content"] = final + continue_tag
-                else:
-                    chat = list(chat)
-                    final = tag(chat, continue_final_message, source)
+                if cfm:
+                    if agp:
+                        raise ValueError(_CONFLICT)
+                    if cfm is True and chat is messages and content_read:
+                        # tag_final_message for {"role": str, "content": str} messages, inline.
+                        chat = list(chat)  # tagged: never the caller's list or message
+                        final = chat[-1]["content"]
+                        chat[-1] = tagged = chat[-1].copy()
+                        tagged["content"] = final + continue_tag
+                    else:
+                        chat = list(chat)
+                        final = tag(chat, cfm, source)
                 try:
                     context = take()
                 except IndexError:
                     context = copy()
                 context["messages"] = chat
-                context["add_generation_prompt"] = False
+                context["add_generation_prompt"] = agp
                 text = run(context)
-                context["messages"] = None
-                give(context)
-                return ModelInput(cut(text, final)[0], messages)
+                context["messages"] = None  # nothing of this render is kept
+                give(context)  # (as many as renders run at once)
+                if cfm:
+                    text = cut(text, final)[0]
+                if not direct:
+                    return ModelInput(text, messages)
+                # ModelInput(text, messages), made directly: a call of the dataclass's
+                # __init__ (from C) costs as much as the checks above.
+                made = new(ModelInput)
+                made.text = text
+                made.messages = messages
+                made.token_ids = made.context_token_ids = made.continuation_token_ids = None
+                made.token_report = made.assistant_spans = None
+                return made
             except PromptStyleError as exc:
-                raise exc.locate(file=origin) from None
+                error = exc.locate(file=origin)
+                if isinstance(error, ChatTemplateError):
+                    hint(error, messages)
+                raise error from None
             except Exception as exc:  # as in render()
-                raise ChatTemplateError(str(exc), file=origin, line=_template_line(exc, fast)) from exc
+                error = ChatTemplateError(str(exc), file=origin, line=_template_line(exc, fast))
+                hint(error, messages)
+                raise error from exc
 
         return render
 
-    def _plain_spans_renderer(self, fixed: dict[str, Any]) -> Any:
+    def _plain_spans_renderer(self, fixed: dict[str, Any], hint: Any) -> Any:
         """:meth:`plain_renderer` for a template with ``{% generation %}`` blocks: the
         spans tracked, the text and the spans as :meth:`render` gives them."""
         fast = self._fast
@@ -349,9 +397,72 @@ class ChatTemplate:
                     text, at = cut(text, final)
                     spans = [(a, min(b, at)) for a, b in spans if a < at]
             except PromptStyleError as exc:
-                raise exc.locate(file=origin) from None
+                error = exc.locate(file=origin)
+                if isinstance(error, ChatTemplateError):
+                    hint(error, messages)
+                raise error from None
             except Exception as exc:  # as in render()
-                raise ChatTemplateError(str(exc), file=origin, line=_template_line(exc, fast)) from exc
+                error = ChatTemplateError(str(exc), file=origin, line=_template_line(exc, fast))
+                hint(error, messages)
+                raise error from exc
             return ModelInput(text, messages, None, None, None, None, spans)
 
         return render
+
+
+ABSENT: Any = object()
+"""A keyword argument not given (``None`` is a value of its own)."""
+
+
+def _no_hint(error: ChatTemplateError, messages: Any) -> None:
+    pass
+
+
+_new = object.__new__
+_MODEL_INPUT_DIRECT = {f.name: f.default for f in dataclasses.fields(ModelInput)} == {
+    "text": None,
+    "messages": None,
+    "token_ids": None,
+    "context_token_ids": None,
+    "continuation_token_ids": None,
+    "token_report": None,
+    "assistant_spans": None,
+}
+"""Whether ``ModelInput`` has the fields the plain renderer sets when it makes one directly
+(should it change, it is made by its own ``__init__`` again)."""
+
+
+def _with_signature(render: Any, defaults: tuple[bool, bool | str], general: Any) -> Any:
+    """``render(messages, add_generation_prompt, continue_final_message)`` with the
+    signature :meth:`ChatTemplate.plain_renderer` gives (see there)."""
+    default_agp, default_cfm = defaults
+
+    def apply(
+        messages: Any,
+        *,
+        tools: Any = None,
+        documents: Any = None,
+        add_generation_prompt: Any = ABSENT,
+        continue_final_message: Any = ABSENT,
+        **variables: Any,
+    ) -> Any:
+        agp = default_agp if add_generation_prompt is ABSENT else add_generation_prompt
+        cfm = default_cfm if continue_final_message is ABSENT else continue_final_message
+        if (
+            tools is not None
+            or documents is not None
+            or variables
+            or type(agp) is not bool
+            or not (cfm is False or cfm is True or type(cfm) is str)
+        ):
+            return general(
+                messages,
+                tools=tools,
+                documents=documents,
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message,
+                **variables,
+            )
+        return render(messages, agp, cfm)
+
+    return apply

@@ -165,6 +165,9 @@ def prepare_messages(messages: Any) -> list[dict[str, Any]]:
     return chat
 
 
+_DICT_ONLY = frozenset({dict})
+
+
 def prepare_tools(tools: Any, read: bool = True) -> list[Any] | None:
     """Tool schemas as the template sees them: JSON schemas pass, Python functions
     are converted with their type hints and docstring (transformers' ``get_json_schema``).
@@ -174,9 +177,11 @@ def prepare_tools(tools: Any, read: bool = True) -> list[Any] | None:
         return None
     if not isinstance(tools, (list, tuple)):
         raise ChatTemplateError(f"tools must be a list of JSON schemas, not {type(tools).__name__}", key="tools")
-    if not read and all(type(tool) is dict for tool in tools):
+    # (Whether every tool is a dict: the set of their types, made in C, once.)
+    only_dicts = {*map(type, tools)} <= _DICT_ONLY
+    if not read and only_dicts:
         return tools  # never read: what plain_data would make of it cannot matter
-    if type(tools) is list and all(type(tool) is dict for tool in tools):
+    if type(tools) is list and only_dicts:
         # The same tools at every render (an evaluation's): prepared once (see tool_cache).
         cached = tool_cache.cached_tools(tools, plain_data)
         if cached is not None:

@@ -29,7 +29,7 @@ from jinja2.ext import Extension
 from jinja2.utils import Namespace
 
 from prompt_style import JinjaProfile
-from prompt_style.safe import check_method_call, current_budget
+from prompt_style.safe import budget_getter, check_method_call, current_budget
 
 from . import tool_cache
 from .json_indent import dumps
@@ -99,6 +99,25 @@ def tojson_filter(environment: Any, x: Any, *args: Any, **kwargs: Any) -> str:
     fails as ``json.dumps`` fails on it in transformers ("Object of type generator is
     not JSON serializable"), not as printing one fails in the sandbox; anything else
     goes to :func:`tojson` through the sandbox's budget checks."""
+    kind = type(x)
+    if (kind is dict or kind is list) and not args and not kwargs:
+        # The commonest call, {{ tool.parameters|tojson }} of a tool made before:
+        # _cached_tojson's steps for the default arguments, in one function (it runs once
+        # per tool and render). Anything else takes the general path below.
+        found = _JSON_TEXTS_GET(id(x))
+        if found is not None and found[0] is x:
+            text = found[1].get(_DEFAULT_KEY)
+            if text is not None:
+                budget = _active() or current_budget()
+                if budget.due:
+                    budget.tick()
+                size = len(text)
+                if size <= budget.limits.max_string:
+                    budget.work += size  # budget.charge(size), inline
+                    if budget.work > budget.work_check:
+                        budget.over()
+                    return text
+        return environment.filters[_TOJSON](x)
     if hasattr(x, "__next__") and not isinstance(x, (str, bytes, list, tuple, dict)):
         # The sandbox may wrap the lazy result of a filter to count its items; its
         # type is the wrapped iterator's.
@@ -113,6 +132,10 @@ def tojson_filter(environment: Any, x: Any, *args: Any, **kwargs: Any) -> str:
 
 _TOJSON_PARAMS = ("ensure_ascii", "indent", "separators", "sort_keys")
 _TOJSON_DEFAULTS = (False, None, None, False)
+_DEFAULT_KEY = (False, bool, None, type(None), None, False, bool)
+"""_cached's key for tojson's default arguments."""
+_JSON_TEXTS_GET = tool_cache.JSON_TEXTS.get
+_active = budget_getter()
 
 
 def _cached_tojson(x: Any, args: tuple, kwargs: dict) -> str | None:
@@ -130,7 +153,7 @@ def _cached_tojson(x: Any, args: tuple, kwargs: dict) -> str | None:
     text = _cached(x, *values)[1]
     if text is None:
         return None
-    budget = current_budget()
+    budget = _active() or current_budget()
     if budget.due:
         budget.tick()
     if len(text) > budget.limits.max_string:

@@ -10,11 +10,13 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from prompt_style import ChatTemplateError, ModelInput, OptionError, StyleError, api_role, message_pieces
 
+from .chat_template import ABSENT as _ABSENT
 from .chat_template import RESERVED_VARIABLES, ChatTemplate, Rendered
 from .conversation import plain_data
 from .sources import SPECIAL_TOKENS, TemplateSource, load_source
@@ -178,6 +180,12 @@ class HFChat:
             except OptionError:
                 self._single = None
         self._plain = self._plain_renderer()
+        if self._plain is not None:
+            # The commonest call (one template, no tools or documents, at most the generation
+            # flags) in one function from the caller to the template's code: an attribute of
+            # the instance, over the method (which it calls for anything else).
+            self.apply_messages = self._plain
+            self._plain.__doc__ = HFChat.apply_messages.__doc__
 
     # -- which template ----------------------------------------------------------
 
@@ -377,6 +385,8 @@ class HFChat:
         *,
         tools: Any = None,
         documents: Any = None,
+        add_generation_prompt: Any = _ABSENT,
+        continue_final_message: Any = _ABSENT,
         **variables: Any,
     ) -> ModelInput:
         """Render a conversation as transformers' ``apply_chat_template(tokenize=False)``.
@@ -384,32 +394,19 @@ class HFChat:
         :param messages: the messages, passed to the template as they are.
         :param tools: tool schemas (default: the ``tools`` option).
         :param documents: documents (default: the ``documents`` option).
-        :param variables: ``add_generation_prompt``, ``continue_final_message`` and
-            template variables for this conversation, over the options.
+        :param add_generation_prompt: end with the header of an assistant turn (default: the option).
+        :param continue_final_message: leave the final message open (default: the option).
+        :param variables: template variables for this conversation, over the options.
+
+        When the options allow it (one template, no tools or documents, system turns as
+        given), an instance answers this through a function of its own, made once (see
+        ``ChatTemplate.plain_renderer``), which renders the commonest call itself and calls
+        this method for any other.
         """
-        plain = self._plain
-        if plain is not None and tools is None and documents is None:
-            # The common case in one call: no tools, no documents, at most the generation flags.
-            agp, cfm = self._plain_flags
-            if not variables:
-                pass
-            elif len(variables) == 1 and type(variables.get("add_generation_prompt")) is bool:
-                agp = variables["add_generation_prompt"]
-            else:
-                agp = variables.get("add_generation_prompt", agp)
-                cfm = variables.get("continue_final_message", cfm)
-                if (
-                    len(variables) != ("add_generation_prompt" in variables) + ("continue_final_message" in variables)
-                    or type(agp) is not bool
-                    or not (cfm is False or cfm is True or type(cfm) is str)
-                ):
-                    plain = None
-            if plain is not None:
-                try:
-                    return plain(messages, agp, cfm)
-                except ChatTemplateError as exc:
-                    self._hint_system(exc, messages)
-                    raise
+        if add_generation_prompt is not _ABSENT:
+            variables["add_generation_prompt"] = add_generation_prompt
+        if continue_final_message is not _ABSENT:
+            variables["continue_final_message"] = continue_final_message
         flags = self._flags(variables, False, None) if variables else self._default_flags or self._flags({}, False)
         if tools is None:
             tools = self.tools
@@ -438,11 +435,14 @@ class HFChat:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_plain"] = None  # a closure: made again on arrival
+        state.pop("apply_messages", None)
         return state
 
     def __setstate__(self, state: Mapping[str, Any]) -> None:
         self.__dict__.update(state)
         self._plain = self._plain_renderer()
+        if self._plain is not None:
+            self.apply_messages = self._plain
 
     def _plain_renderer(self) -> Any:
         """The one-call renderer of the commonest conversation (see apply_messages), when
@@ -455,8 +455,9 @@ class HFChat:
         ):
             return None
         flags = self._default_flags or self._flags({}, False)
-        self._plain_flags = (flags.add_generation_prompt, flags.continue_final_message)
-        return self._single.plain_renderer(self.variables, self.now)
+        defaults = (flags.add_generation_prompt, flags.continue_final_message)
+        general = partial(HFChat.apply_messages, self)
+        return self._single.plain_renderer(self.variables, self.now, defaults, general, self._hint_system)
 
     def __repr__(self) -> str:
         return f"HFChat({self.name!r}, template={self.source.origin!r})"

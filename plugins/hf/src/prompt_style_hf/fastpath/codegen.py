@@ -20,7 +20,7 @@ class FastCodeGenerator(LoopGenerator, AccessGenerator, BufferedRootGenerator, I
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._fast_loops: dict[str, tuple[str, str, str]] = {}
-        self._hoisted: set[str] = set()
+        self._hoisted: dict[str, str | None] = {}
         self._buffered_root = False
         self._root_frame: Frame | None = None
         self._commons_written = False
@@ -34,6 +34,7 @@ class FastCodeGenerator(LoopGenerator, AccessGenerator, BufferedRootGenerator, I
         self._eager_selections: set[int] = set()
         self._direct_macros: dict[str, int] = {}
         self._truth_nodes: set[int] = set()
+        self._printed_names: set[int] = set()
         self._no_loop_vars = False
         self._owned_context = False
         self._hoist_next_def = False

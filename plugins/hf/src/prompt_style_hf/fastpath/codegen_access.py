@@ -289,9 +289,11 @@ class AccessGenerator(CodeGenerator):
 
     def _dynamic_defined_test(self, node: nodes.Test, frame: Frame) -> bool:
         """``map[key] is defined`` with a key known only when it runs: a str key a dict
-        holds is tested inline (its value is defined unless it is an undefined value);
-        anything else as Jinja does, through fast_getitem (a missing key may name a dict
-        method, which is defined)."""
+        holds is tested inline (its value is defined unless it is an undefined value), and
+        so is a str key it does not hold that names no attribute of a dict (the sandbox's
+        getitem then gives an undefined value: Hermes' ``basic_type_map[json_spec.type]``
+        for an ``object`` parameter); anything else as Jinja does, through fast_getitem (a
+        missing key may name a dict method, which is defined)."""
         target = node.node
         if (
             not self._sandbox_access
@@ -302,11 +304,16 @@ class AccessGenerator(CodeGenerator):
             return False
         value, key = self.temporary_identifier(), self.temporary_identifier()
         negate = "" if node.name == "defined" else "not "
-        self.write(f"({negate}(not isinstance({value}[{key}], Undefined)) if (type({value} := ")
+        absent = "False" if node.name == "defined" else "True"
+        test = f"{self.tests[node.name]}(fast_getitem({value}, {key}))"
+        self.write(
+            f"(({negate}(not isinstance({value}[{key}], Undefined)) if {key} in {value}"
+            f" else {absent} if {key} not in _ps_dict_attributes else {test}) if (type({value} := "
+        )
         self.visit(target.node, frame)
         self.write(f") is dict) & (type({key} := ")
         self.visit(target.arg, frame)
-        self.write(f") is str) and {key} in {value} else {self.tests[node.name]}(fast_getitem({value}, {key})))")
+        self.write(f") is str) else {test})")
         return True
 
     def _defined_name_test(self, node: nodes.Test, frame: Frame) -> str | None:
@@ -345,12 +352,14 @@ class AccessGenerator(CodeGenerator):
         return key
 
     def visit_Name(self, node: nodes.Name, frame: Frame) -> None:
-        if node.ctx == "load" and id(node) in self._truth_nodes:
+        if node.ctx == "load" and (id(node) in self._truth_nodes or id(node) in self._printed_names):
             ref = frame.symbols.ref(node.name)
             load = frame.symbols.find_load(ref)
             if not (load is not None and load[0] == VAR_LOAD_PARAMETER and not self.parameter_is_undeclared(ref)):
-                # {% if tools %}: a name that is not set is false (only its truth is read).
-                self.write(f"(False if {ref} is missing else {ref})")
+                # {% if tools %}: a name that is not set is false (only its truth is read);
+                # {{ bos_token }}: it prints as nothing (see _output_child_pre).
+                absent = "False" if id(node) in self._truth_nodes else "''"
+                self.write(f"({absent} if {ref} is missing else {ref})")
                 return
         super().visit_Name(node, frame)
 

@@ -7,12 +7,13 @@ from typing import Any
 
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
+from jinja2.runtime import Undefined
 
 from prompt_style import safe as _safe
 
 from .analysis import _const_str, _plus_chain
 
-_RESOLVED_NAME = re.compile(r"l_\d+_\w+")
+_RESOLVED_NAME = re.compile(r"l_\d+_\w+|t_\d+")
 _SMALL_DIVISOR = 1 << 64  # `%` by a smaller int is linear in the dividend
 _RESOLVED_KEY = re.compile(r"'[A-Za-z_][A-Za-z_0-9]*'")
 
@@ -115,6 +116,11 @@ class InlineBudgetGenerator(CodeGenerator):
             return
         value = self.temporary_identifier()
         self._print_temps.append(value)
+        if isinstance(node, nodes.Name) and node.ctx == "load" and self.environment.undefined is Undefined:
+            # {{ bos_token }} where nothing sets it prints Jinja's Undefined: nothing, and no
+            # charge but the pending count (print_value's). Written as '', without the
+            # Undefined made and taken through the sandbox's print (see visit_Name).
+            self._printed_names.add(id(node))
         self.write(f"({value} if type({value} := ")
 
     def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
@@ -189,7 +195,7 @@ class InlineBudgetGenerator(CodeGenerator):
         known = sum(len(c) for c in constants if c is not None)
         size = " + ".join([f"len({names[i]})" for i in variable] + [str(known)])
         factor = "2 * " if printed else ""
-        joined = " + ".join(names) if len(names) <= 3 else f"''.join(({', '.join(names)},))"
+        joined = _joined(names, constants)
 
         def slow(values: str, pending: str, counted: bool) -> str:
             text = f"(_ps_plus(({values},), {pending}, {counted}), (_ps_w := 0))[0]"
@@ -278,7 +284,7 @@ class InlineBudgetGenerator(CodeGenerator):
         if all(c is not None for c in constants):
             return False
         names = [repr(c) if c is not None else self.temporary_identifier() for c in constants]
-        joined = " + ".join(names) if len(names) <= 4 else f"''.join(({', '.join(names)},))"
+        joined = _joined(names, constants)
         self.write(f"({joined} if ")
         first = True
         for name, item, constant in zip(names, items, constants):
@@ -315,3 +321,17 @@ class InlineBudgetGenerator(CodeGenerator):
             and not (node.args or node.kwargs or node.dyn_args or node.dyn_kwargs)
             and any(_const_str(item) is None for item in node.node.items)
         )
+
+
+def _joined(names: list[str], constants: list[str | None]) -> str:
+    """The code of the strings ``names`` (``constants[i]`` is the text of a constant part,
+    ``None`` for a variable that holds a str) joined: one f-string of three parts or more
+    (one ``BUILD_STRING``, which takes an exact str as it is: no tuple, no method call, no
+    string between), ``a + b`` of two."""
+    if len(names) <= 2:
+        return " + ".join(names)
+    return (
+        "("
+        + " ".join(name if constant is not None else f"f'{{{name}}}'" for name, constant in zip(names, constants))
+        + ")"
+    )

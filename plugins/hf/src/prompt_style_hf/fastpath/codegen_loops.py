@@ -54,12 +54,18 @@ class LoopGenerator(CodeGenerator):
         # the context's variables cannot change while a loop runs (only top-level
         # assignments write them). A name the body also assigns is read afresh at
         # every iteration, as in Jinja (an assignment lasts one iteration).
-        hoisted = set()
+        hoisted: dict[str, str | None] = {}
         stores = loop_frame.symbols.stores
         for target, (action, param) in loop_frame.symbols.loads.items():
             if action == VAR_LOAD_RESOLVE and param not in stores:
                 self.writeline(f"{target} = {self.get_resolve_func()}({param!r})")
-                hoisted.add(target)
+                hoisted[target] = None
+            elif action == VAR_LOAD_RESOLVE and self._inline_budget:
+                # A name the body assigns starts each iteration as the context has it, which
+                # does not change while the loop runs: read once, assigned at each iteration.
+                outer = self.temporary_identifier()
+                self.writeline(f"{outer} = {self.get_resolve_func()}({param!r})")
+                hoisted[target] = outer
         seq, index, length = (self.temporary_identifier() for _ in range(3))
         counted = node.iter
         if (
@@ -171,7 +177,7 @@ class LoopGenerator(CodeGenerator):
         loop_frame: Frame,
         else_frame: Frame,
         loop_ref: str | None,
-        hoisted: set,
+        hoisted: dict[str, str | None],
         seq: str,
         index: str,
         length: str,

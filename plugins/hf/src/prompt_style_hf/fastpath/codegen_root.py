@@ -106,11 +106,14 @@ class BufferedRootGenerator(CodeGenerator):
             finally:
                 loads.update(saved)
             return
-        hoisted, self._hoisted = self._hoisted, set()  # for the loop frame being entered only
+        hoisted, self._hoisted = self._hoisted, {}  # for the loop frame being entered only
         if not hoisted:
             super().enter_frame(frame)
             return
         saved = {target: frame.symbols.loads.pop(target) for target in hoisted if target in frame.symbols.loads}
+        for target, outer in hoisted.items():
+            if outer is not None and target in saved:
+                self.writeline(f"{target} = {outer}")  # read before the loop (see visit_For)
         try:
             super().enter_frame(frame)
         finally:
@@ -187,6 +190,7 @@ class BufferedRootGenerator(CodeGenerator):
             "generation_start",
             "generation_end",
             "dict_items",
+            "dict_attributes",
             "function",
             "Mapping",
         ):
@@ -197,6 +201,18 @@ class BufferedRootGenerator(CodeGenerator):
         super().visit_Template(node, frame)
         for line in self._module_lines:
             self.writeline(line)
+
+    def _inline_list(self, node: nodes.Node) -> bool:
+        """Whether ``node`` is ``x|list`` that :meth:`_inline_selection` writes inline: a
+        list (a copy, or the guarded filter's list)."""
+        return (
+            isinstance(node, nodes.Filter)
+            and node.name == "list"
+            and self._inline_budget
+            and node.node is not None
+            and not (node.args or node.kwargs or node.dyn_args or node.dyn_kwargs)
+            and self._jinja_filter("list")
+        )
 
     def _inline_selection(self, node: nodes.Filter, frame: Frame) -> bool:
         """Jinja's filters that only read their value, written inline for the common
@@ -219,6 +235,12 @@ class BufferedRootGenerator(CodeGenerator):
         elif node.args:
             return False
         value, guarded = self.temporary_identifier(), self.filters[name]
+        if name in ("length", "count") and self._inline_list(node.node):
+            # x|list|length: the inline list filter gives a list, whatever x is.
+            self.write("len(")
+            self.visit(node.node, frame)
+            self.write(")")
+            return True
         self.write("(")
         if name in ("length", "count"):
             self.write(f"len({value}) if type({value} := ")
@@ -280,11 +302,15 @@ class BufferedRootGenerator(CodeGenerator):
                     # (as the sandbox's check_compare sizes it)
                     per = max(len(items[0].value), 1)
                     cheap = f"({cheap} or len({right}) * {per} <= _ps_b.limits.max_op_cost)"
-            else:
-                cheap = "True"
+                # 'tool_calls' in message: a dict, the commonest case, tested first (the
+                # same test: a dict is neither a list nor a tuple).
+                self.write(f"({constant} {python} {right} if type({right} := ")
+                self.visit(items[1], frame)
+                self.write(f") is dict or {cheap} else _ps_compare(({constant}, {right}), {op!r}))")
+                return True
             self.write(f"({constant} {python} {right} if (({right} := ")
             self.visit(items[1], frame)
-            self.write(f") is {right}) and {cheap} else _ps_compare(({constant}, {right}), {op!r}))")
+            self.write(f") is {right}) else _ps_compare(({constant}, {right}), {op!r}))")
             return True
         if op in ("in", "notin"):
             # a text in a list or tuple: its length times the list's, within max_op_cost (as the
@@ -378,9 +404,17 @@ class BufferedRootGenerator(CodeGenerator):
             return False
         lazy, eager = self.temporary_identifier(), self.temporary_identifier()
         self._module_lines.append(f"{lazy}, {eager} = _ps_fast['selector']({node.name!r}, {args!r}, {kwargs!r})")
-        self.write(f"{eager if id(node) in self._eager_selections else lazy}(")
+        if id(node) not in self._eager_selections:
+            self.write(f"{lazy}(")
+            self.visit(node.node, frame)
+            self.write(")")
+            return True
+        # Taken whole: nothing to select from (`tools|selectattr(...)|list` without tools) is
+        # an empty list after the filter's check point, inline (as `eager` does it).
+        value = self.temporary_identifier()
+        self.write(f"([] if ((({value} := ")
         self.visit(node.node, frame)
-        self.write(")")
+        self.write(f") is None or type({value}) is list and not {value}) and not _ps_b.due) else {eager}({value}))")
         return True
 
     def _mark_eager(self, node: nodes.Node) -> None:

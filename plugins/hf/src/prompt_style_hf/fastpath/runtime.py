@@ -56,9 +56,12 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
     env_getitem = environment.getitem
     env_call = environment.call
     undefined = environment.undefined
+    plain_undefined = undefined is Undefined
     tests = environment.tests
     namespace_attrs = NAMESPACE_ATTRIBUTES.__get__
     env_range = environment.globals.get("range")
+    # The render's budget in one call of C (current_budget() is two calls of Python).
+    active = _safe.budget_getter()
 
     def fast_getattr(obj: Any, attribute: str) -> Any:
         kind = type(obj)
@@ -129,7 +132,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                 kind = type(result)
                 if kind is str or kind is list:
                     # What the sandbox's call charges: strings and lists built (upper, split...).
-                    budget = current_budget()
+                    budget = active() or current_budget()
                     size = len(result)
                     if kind is list and size > budget.limits.max_items:
                         limit = budget.limits.max_items
@@ -173,7 +176,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             kwargs.pop("_loop_vars", None)
             kwargs.pop("_block_vars", None)
             if not kwargs:
-                budget = current_budget()
+                budget = active() or current_budget()
                 if budget.due:
                     budget.tick()
                 result = func(*args)
@@ -220,7 +223,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
 
     def sized_input(name: str, value: Any) -> Any:
         """The guard's checks before an iterating filter runs; the render's budget."""
-        budget = current_budget()
+        budget = active() or current_budget()
         if budget.due:
             budget.tick()
         if hasattr(value, "__len__") and not isinstance(value, Undefined) and len(value) > budget.limits.max_items:
@@ -314,7 +317,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
             if value is None or ((kind is list or kind is tuple) and not value):
                 # Nothing to filter (Jinja's filter yields nothing for a false value): the
                 # guard's check point only.
-                budget = current_budget()
+                budget = active() or current_budget()
                 if budget.due:
                     budget.tick()
                 return []
@@ -378,19 +381,41 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
                     budget.count(0)
                 yield func(item)
 
+    # The limits under which the guarded trim/lower/upper/capitalize let Jinja's plain
+    # Undefined through (see str_filter).
+    undefined_passes: list[Any] = [None]
+
     def str_filter(func: Any, value: Any, pending: int, factor: int) -> Any:
-        """The slow path of an inline trim/lower/upper: charge what was counted inline
-        (``factor`` times the value's length for a string), then the guarded filter."""
+        """The slow path of an inline trim/lower/upper/capitalize: charge what was counted
+        inline (``factor`` times the value's length for a string), then the guarded filter.
+
+        Of Jinja's plain ``Undefined`` (``param.description|trim`` where a parameter has
+        none), each of them makes ``''``, and what the guard checks first (the value's
+        size as text against ``max_string``) and charges (nothing) depends on the limits
+        only: once the guarded filter has let one through under a budget's limits, an
+        ``Undefined`` under the same limits is ``''`` after the guard's check point."""
+        budget = None
         if pending:
             if type(value) is str:
                 pending -= factor * len(value)
-            current_budget().charge(pending)
+            budget = active() or current_budget()
+            budget.charge(pending)
+        if type(value) is undefined and plain_undefined:
+            budget = budget or active() or current_budget()
+            if budget.limits is undefined_passes[0]:
+                if budget.due:
+                    budget.tick()
+                return ""
+            text = func(value)
+            if text == "" and type(text) is str:
+                undefined_passes[0] = budget.limits
+            return text
         return func(value)
 
     def spill(pending: int, size: int) -> int:
         """Charge ``pending`` characters counted inline, the last operation having built
         ``size`` (checked against ``max_string``); the count starts again from 0."""
-        budget = current_budget()
+        budget = active() or current_budget()
         budget.work += pending
         if budget.work > budget.work_check:
             budget.over_size(size, "a macro's result")
@@ -400,14 +425,16 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         """``value|items`` of a dict whose items a ``for`` loop takes whole: the guarded
         filter's checks (the deadline, ``max_items``) and the iterations its lazy counter
         counts as the loop reads them, at once; the items as a list."""
-        budget = current_budget()
+        budget = active() or current_budget()
         if budget.due:
             budget.tick()
         size = len(value)
         if size > budget.limits.max_items:
             limit = budget.limits.max_items
             raise LimitError(f"filter 'items' got {size:,} items (more than {limit:,})", limit="max_items", value=limit)
-        budget.count(size)
+        budget.iterations += size  # budget.count(size), inline: count(0) raises or reads the clock
+        if budget.iterations > budget.iter_limit or budget.due:
+            budget.count(0)
         return list(value.items())
 
     new = object.__new__
@@ -496,7 +523,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "fast_map": fast_map,
         "selector": selector,
         "budget": current_budget,
-        "active": _safe.budget_getter(),
+        "active": active,
         "loop_items": _safe.loop_items,
         "binop": partial(_safe.binop_value, environment),
         "plus": partial(_safe.plus_values, environment),
@@ -516,6 +543,7 @@ def helpers(environment: Any) -> dict[str, Callable[..., Any]]:
         "generation_start": GENERATION_START,
         "generation_end": GENERATION_END,
         "dict_items": dict_items,
+        "dict_attributes": _DICT_ATTRIBUTES,
     }
     _HELPERS[id(environment)] = (environment, made)
     return made

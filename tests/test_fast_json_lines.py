@@ -142,3 +142,55 @@ def test_small_files_do_not_import_msgspec(tmp_path, monkeypatch):
     path.write_text('{"a": 1}\n{"a": 2}\n', encoding="utf-8")
     assert list(D.iter_records(path, "test")) == [{"a": 1}, {"a": 2}]
     assert D._FAST == []  # not looked up for a block under _FAST_BLOCK
+
+
+def _many_blocks(middle: bytes, tail: bytes = b"") -> bytes:
+    """Several 64 KiB blocks of good lines, ``middle`` in the middle, ``tail`` at the end."""
+    line = json.dumps(FILLER).encode() + b"\n"
+    pad = line * (3 * D._BLOCK // len(line))
+    return pad + middle + pad + tail
+
+
+FILES = {
+    "plain": _many_blocks(b""),
+    "bom": D._BOM + _many_blocks(b""),
+    "crlf": _many_blocks(b"").replace(b"\n", b"\r\n"),
+    "one-crlf-line": _many_blocks(b'{"a": 1}\r\n'),
+    "lone-cr": _many_blocks(b'{"a": 1}\r{"b": 2}\n'),
+    "no-final-newline": _many_blocks(b"", b'{"last": "line"}'),
+    "blank-lines": _many_blocks(b"\n\n   \n"),
+    "bad-utf8": _many_blocks(b'{"a": "\xff"}\n'),
+    "encoded-surrogate": _many_blocks(b'{"a": "\xed\xa0\x80"}\n'),
+    "bad-json": _many_blocks(b'{"a": tru}\n'),
+    "not-an-object": _many_blocks(b"[1, 2]\n"),
+    "long-line": _many_blocks(b'{"long": "' + b"x" * (3 * D._BLOCK) + b'"}\n'),
+    "long-non-ascii-line": _many_blocks(b'{"long": "' + "é".encode() * (2 * D._BLOCK) + b'"}\n'),
+    "u2028": _many_blocks('{"a": "x\u2028y\x85z"}\n'.encode()),
+    "bom-mid-file": _many_blocks(D._BOM + b'{"a": 1}\n'),
+}
+
+
+@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("max_line_length", [None, 100_000, 1000])
+def test_byte_reader_gives_the_text_readers_records_and_errors(name, max_line_length, tmp_path, monkeypatch):
+    from prompt_style.safe.limits import configured
+
+    path = tmp_path / "test.jsonl"
+    path.write_bytes(FILES[name])
+    with configured({} if max_line_length is None else {"max_line_length": max_line_length}):
+        fast, without = _both(path, monkeypatch)
+    assert _same(fast, without), name
+
+
+def test_byte_reader_maps_with_the_same_indices(tmp_path, monkeypatch):
+    path = tmp_path / "test.jsonl"
+    path.write_bytes(FILES["one-crlf-line"])  # the bytes, then the text reader from that block
+
+    def fn(record, index):
+        return (index, record.get("a"))
+
+    fast = list(D.map_records(path, "test", fn, fn))
+    with monkeypatch.context() as m:
+        m.setattr(D, "_FAST", [None])
+        without = list(D.map_records(path, "test", fn, fn))
+    assert fast == without and [i for i, _ in fast] == list(range(len(fast)))

@@ -154,22 +154,46 @@ def _mapped(records: Iterator[Mapping[str, Any]], fn: Any, fallback: Any) -> Ite
         yield made if made is not None else fallback(record, index)
 
 
-def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, many: Any = None) -> Iterator[Any]:
+def _json_lines(
+    path: Path,
+    split: str,
+    fn: Any = None,
+    fallback: Any = None,
+    many: Any = None,
+    *,
+    offset: int = 0,
+    count: int = 0,
+    before: int = 0,
+    as_text: bool = False,
+) -> Iterator[Any]:
     """The records of a JSON Lines file; with ``fn``, what :func:`map_records` gives.
 
     Read a block at a time: a line longer than a block is gathered in pieces and joined
-    once (linear in its length), up to ``max_line_length`` characters."""
-    count = 0
-    before = 0  # lines in the blocks already done
+    once (linear in its length), up to ``max_line_length`` characters. A large file is
+    read as bytes by msgspec when the ``fast`` extra is installed (:func:`_byte_lines`),
+    which hands the rest of the file back here at the first block it does not take
+    whole (``offset``: its first byte; ``count`` records and ``before`` lines before it;
+    ``as_text``: read as text, from there).
+    """
+    if not as_text:
+        try:
+            size = os.stat(path).st_size
+        except (OSError, ValueError):
+            size = 0  # opening it says what is wrong
+        if size >= _FAST_BLOCK:
+            decode_lines = _FAST[0] if _FAST else _fast_decoder()
+            if decode_lines is not None:
+                yield from _byte_lines(path, split, fn, fallback, many, decode_lines)
+                return
     scan = _scan
     limit = yaml_limits().max_line_length
     try:
         # universal newlines; a leading BOM dropped, as datasets does (the utf-8-sig
         # codec would too, with a decoder written in Python)
-        with _open_text(path, split, "utf-8", small=True) as handle:
+        with _open_text(path, split, "utf-8", small=True, offset=offset) as handle:
             pieces: list[str] = []  # the unfinished line, in the blocks read since its start
             pending = 0  # its length
-            first = True
+            first = offset == 0
             while True:
                 chunk = handle.read(_BLOCK)
                 if first:
@@ -269,6 +293,86 @@ _FAST_BLOCK = 1 << 14  # smaller blocks (small files) are not worth its import
 _DEEP_LINE = 1800  # a line nesting 900 levels holds at least 1,800 brackets
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _byte_lines(path: Path, split: str, fn: Any, fallback: Any, many: Any, decode_lines: Any) -> Iterator[Any]:
+    """:func:`_json_lines` of a large file, its blocks of whole lines read as bytes and
+    parsed by msgspec (no text made of them: msgspec checks the UTF-8 itself). The first
+    block it does not take whole — a carriage return (universal newlines), a line
+    longer than a block or than ``max_line_length``, a line that is not one object, bad
+    UTF-8, the last line without a newline — and the rest of the file are read by
+    :func:`_json_lines` from that block's first byte, with the same records and errors."""
+    count = before = 0
+    limit = yaml_limits().max_line_length
+    offset = 0
+    with _open_text(path, split, binary=True) as handle:
+        read = handle.read
+        rest = b""
+        first = True
+        while True:
+            chunk = read(_BLOCK)
+            if first:
+                first = False
+                if chunk[:3] == _BOM:  # dropped, as the text reader drops it
+                    chunk = chunk[3:]
+                    offset = 3
+            if not chunk:
+                break
+            data = rest + chunk if rest else chunk
+            cut = data.rfind(b"\n") + 1
+            if not cut:
+                break
+            block = data[:cut]
+            records = _fast_block(decode_lines, block, limit)
+            if records is None:
+                break
+            rest = data[cut:]
+            if fn is None:
+                yield from records
+            elif many is not None:
+                yield from many(records, fallback, count)
+            else:
+                for index, record in enumerate(records, count):
+                    made = fn(record, index)
+                    yield made if made is not None else fallback(record, index)
+            count += len(records)
+            before += len(records)  # one line each
+            offset += cut
+    # the rest (nothing at the end of the file; then the text reader says whether the
+    # file held no records at all)
+    yield from _json_lines(path, split, fn, fallback, many, offset=offset, count=count, before=before, as_text=True)
+
+
+def _fast_block(decode_lines: Any, block: bytes, limit: int) -> list[dict[str, Any]] | None:
+    """The records of a block of whole lines (bytes), as :func:`_whole_lines` gives them
+    for its text; ``None`` where the text reader must decide."""
+    if len(block) > limit or b"\r" in block:
+        return None
+    if len(block) >= _DEEP_LINE * 2 and _has_deep_line_bytes(block):
+        return None
+    try:
+        records = decode_lines(block)
+    except Exception:  # DecodeError, UnicodeDecodeError, RecursionError...: the text reader says what
+        return None
+    if len(records) != block.count(b"\n"):  # a blank line (msgspec skips it)
+        return None
+    for record in records:
+        if type(record) is not dict:
+            return None
+    return records
+
+
+def _has_deep_line_bytes(block: bytes) -> bool:
+    """:func:`_has_deep_line` of bytes."""
+    if block.count(b"[") + block.count(b"{") < _DEEP_LINE // 2:
+        return False
+    lines = block.split(b"\n")
+    if max(map(len, lines)) < _DEEP_LINE:
+        return False
+    return any(len(line) >= _DEEP_LINE and line.count(b"[") + line.count(b"{") >= _DEEP_LINE // 2 for line in lines)
+
+
 def _fast_decoder() -> Any:
     if not _FAST:
         try:
@@ -358,7 +462,9 @@ def _line_too_long(split: str, path: Path, line: int, limit: int) -> DataError:
     )
 
 
-def _open_text(path: Path, split: str, encoding: str = "utf-8-sig", small: bool = False, binary: bool = False) -> Any:
+def _open_text(
+    path: Path, split: str, encoding: str = "utf-8-sig", small: bool = False, binary: bool = False, offset: int = 0
+) -> Any:
     """``path`` opened as text (universal newlines; ``utf-8-sig``: a leading BOM dropped,
     as datasets does): a regular file only, never blocked on (a FIFO, a device).
     ``small``: a file of at most a block is read at once (:class:`_WholeText`, whose
@@ -377,9 +483,11 @@ def _open_text(path: Path, split: str, encoding: str = "utf-8-sig", small: bool 
             raise DataError(f"split '{split}': data file not found", file=str(path))
         if not stat.S_ISREG(mode):
             raise DataError(f"split '{split}': the data file is not a regular file", file=str(path))
+        if offset:  # (the rest of a file read in part as bytes)
+            os.lseek(fd, offset, os.SEEK_SET)
         if binary:
             return open(fd, "rb", closefd=True)
-        if small and info.st_size < _BLOCK:
+        if small and info.st_size - offset < _BLOCK:
             return _WholeText(fd, encoding)
         return open(fd, encoding=encoding, closefd=True)
     except BaseException:

@@ -125,9 +125,10 @@ def test_many_brackets_on_shallow_lines_stay_on_the_fast_path(tmp_path):
     assert D._fast_lines(DECODE_LINES, text, len(text)) is not None
 
 
-def test_byte_blocks_of_the_parallel_reader_agree(tmp_path, monkeypatch):
-    text = _block([*AGREEING, *DIFFERING])
-    block = text.replace("\n", "\r\n").encode("utf-8")  # CR LF kept as read in bytes
+@pytest.mark.parametrize("lines", [AGREEING, [*AGREEING, *DIFFERING], [*AGREEING, "", "[1]"]])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])  # CR LF kept as read in bytes
+def test_byte_blocks_of_the_parallel_reader_agree(lines, newline, tmp_path, monkeypatch):
+    block = _block(lines).replace("\n", newline).encode("utf-8")
     path = tmp_path / "test.jsonl"
     got = D.block_records(block, "test", path, 1, 0)
     with monkeypatch.context() as m:

@@ -666,6 +666,12 @@ def block_records(
     """The records of a block of :func:`byte_blocks` (``number``: its first line's number
     in the file, ``index``: its first record's index), and the error that stopped them
     (the records before it are given), as :func:`iter_records` reads and reports them."""
+    if len(block) >= _FAST_BLOCK:
+        decode_lines = _FAST[0] if _FAST else _fast_decoder()
+        if decode_lines is not None:  # msgspec, on the bytes (see _byte_lines)
+            records = _fast_block(decode_lines, block, yaml_limits().max_line_length if limit is None else limit)
+            if records is not None:
+                return records, None
     try:
         text = block.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -349,7 +349,7 @@ def _fast_block(decode_lines: Any, block: bytes, limit: int) -> list[dict[str, A
     for its text; ``None`` where the text reader must decide."""
     if len(block) > limit or b"\r" in block:
         return None
-    if len(block) >= _DEEP_LINE * 2 and _has_deep_line_bytes(block):
+    if len(block) >= _DEEP_LINE * 2 and _has_deep_line(block):
         return None
     try:
         records = decode_lines(block)
@@ -361,16 +361,6 @@ def _fast_block(decode_lines: Any, block: bytes, limit: int) -> list[dict[str, A
         if type(record) is not dict:
             return None
     return records
-
-
-def _has_deep_line_bytes(block: bytes) -> bool:
-    """:func:`_has_deep_line` of bytes."""
-    if block.count(b"[") + block.count(b"{") < _DEEP_LINE // 2:
-        return False
-    lines = block.split(b"\n")
-    if max(map(len, lines)) < _DEEP_LINE:
-        return False
-    return any(len(line) >= _DEEP_LINE and line.count(b"[") + line.count(b"{") >= _DEEP_LINE // 2 for line in lines)
 
 
 def _fast_decoder() -> Any:
@@ -404,14 +394,15 @@ def _fast_lines(decode_lines: Any, text: str, stop: int) -> list[dict[str, Any]]
     return records
 
 
-def _has_deep_line(body: str) -> bool:
-    """Whether a line of ``body`` has enough brackets to nest 900 levels."""
-    if body.count("[") + body.count("{") < _DEEP_LINE // 2:
+def _has_deep_line(body: Any) -> bool:
+    """Whether a line of ``body`` (``str`` or ``bytes``) has enough brackets to nest 900 levels."""
+    newline, square, curly = ("\n", "[", "{") if type(body) is str else (b"\n", b"[", b"{")
+    if body.count(square) + body.count(curly) < _DEEP_LINE // 2:
         return False
-    lines = body.split("\n")
+    lines = body.split(newline)
     if max(map(len, lines)) < _DEEP_LINE:  # (text with braces of its own: short lines)
         return False
-    return any(len(line) >= _DEEP_LINE and line.count("[") + line.count("{") >= _DEEP_LINE // 2 for line in lines)
+    return any(len(line) >= _DEEP_LINE and line.count(square) + line.count(curly) >= _DEEP_LINE // 2 for line in lines)
 
 
 def _whole_lines(text: str, stop: int) -> list[dict[str, Any]] | None:

@@ -388,13 +388,7 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         w.add(f"{var} = {inner}[{w.value('K', node[2])}]")
         return var, None
     if op == "item":
-        if inner_type is not None and inner_type not in (str, list):
-            raise _NotSimple
-        if inner_type is None and inner not in w.containers:
-            w.add(f"t = type({inner})")
-            w.add("if t is not dict and t is not list and t is not str and t is not tuple:")
-            w.add("    return SLOW")
-            w.containers.add(inner)  # later steps on it need not ask again
+        _check_container(w, inner, inner_type)
         w.add(f"{var} = {inner}[{w.value('K', node[2])}]")
         return var, None
     if op == "call":
@@ -441,18 +435,24 @@ def _emit_index(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type 
     return var, int
 
 
+def _check_container(w: _Writer, var: str, known: type | None) -> None:
+    """Code that hands the record to the sandbox unless ``var`` is a container the
+    sandbox's ``getitem`` subscripts as it is (``dict``, ``list``, ``str``, ``tuple``)."""
+    if known is not None and known not in (str, list):
+        raise _NotSimple
+    if known is None and var not in w.containers:
+        w.add(f"t = type({var})")
+        w.add("if t is not dict and t is not list and t is not str and t is not tuple:")
+        w.add("    return SLOW")
+        w.containers.add(var)  # later steps on it need not ask again
+
+
 def _emit_pair(w: _Writer, node: tuple[Any, ...], left: str, left_type: type | None) -> tuple[str, type | None]:
     """``a + b`` and ``container[key]`` with a key computed per record."""
     right, right_type = _emit(w, node[2])
     var = w.var()
     if node[0] == "getitem":
-        if left_type is not None and left_type not in (str, list):
-            raise _NotSimple
-        if left_type is None and left not in w.containers:
-            w.add(f"t = type({left})")
-            w.add("if t is not dict and t is not list and t is not str and t is not tuple:")
-            w.add("    return SLOW")
-            w.containers.add(left)
+        _check_container(w, left, left_type)
         if right_type is None:
             w.add(f"t = type({right})")
             w.add("if t is not int and t is not str:")  # a record's key: nothing else is hashed or compared

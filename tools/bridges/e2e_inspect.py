@@ -33,6 +33,7 @@ from _e2e import (  # noqa: E402
     differ,
     finish,
     harness_from_args,
+    json_lines,
     option_words,
     parser,
     run_cases,
@@ -139,8 +140,7 @@ def run_case(harness: Harness, case: Case) -> Result:
         harness.run(argv)
     expected = harness.expected(case)
     received: dict[Any, list[dict[str, Any]]] = {}
-    for line in record.read_text(encoding="utf-8").splitlines():
-        entry = json.loads(line)
+    for entry in json_lines(record.read_text(encoding="utf-8")):
         received[entry["sample_id"]] = entry["messages"]
     log = _log(logs)
     samples = {s["id"]: s for s in log["samples"]}

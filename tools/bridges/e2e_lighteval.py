@@ -23,7 +23,6 @@ prompt_style_lighteval.workarounds``). Exit status 1 when any case differs.
 
 from __future__ import annotations
 
-import json
 import shlex
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from _e2e import (  # noqa: E402
     differ,
     finish,
     harness_from_args,
+    json_lines,
     option_words,
     parser,
     render_flags,
@@ -101,8 +101,7 @@ def _received(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
     """``{task name: {record id: request}}``."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            entry = json.loads(line)
+        for entry in json_lines(path.read_text(encoding="utf-8")):
             out.setdefault(entry["task"].rsplit("|", 1)[0], {})[entry["id"]] = entry
     return out
 

@@ -267,11 +267,13 @@ def lm_eval_runs(tmp_path_factory) -> dict[str, Any]:
 
 def _logged_samples(out: Path, task: str) -> list[dict[str, Any]]:
     """The samples lm-eval logged for ``task``, arguments as lists (``--log_samples`` writes them by name)."""
-    files = sorted(out.glob(f"*/samples_{task}_*.jsonl"))
+    # samples_{task}_{date}.jsonl: a task named like another's prefix (x and x_chat) is not x's
+    files = sorted(f for f in out.glob(f"*/samples_{task}_*.jsonl") if f.name[len(f"samples_{task}_") :][:1].isdigit())
     assert files, f"lm-eval logged no samples for {task}"
     samples = []
     for file in files:
-        for line in file.read_text(encoding="utf-8").splitlines():
+        # lm-eval writes U+2028 and U+2029 unescaped: lines end at "\n" only
+        for line in filter(None, file.read_text(encoding="utf-8").split("\n")):
             sample = json.loads(line)
             sample["arguments"] = [list(args.values()) for args in sample["arguments"].values()]
             samples.append(sample)
@@ -281,7 +283,7 @@ def _logged_samples(out: Path, task: str) -> list[dict[str, Any]]:
 def _rendered(task: Path, args: tuple[str, ...]) -> list[dict[str, Any]]:
     done = _prompt_style("render", str(task), *args, "--format", "jsonl")
     assert done.returncode == 0, done.stderr
-    return [json.loads(line) for line in done.stdout.splitlines()]
+    return [json.loads(line) for line in done.stdout.split("\n") if line]
 
 
 def _expected(record: dict[str, Any], output_type: str, chat: bool) -> list[list[Any]]:

@@ -144,7 +144,7 @@ def _run(args: list[str], cwd: Path | None = None, env: dict[str, str] | None = 
 
 def _render(case: Case) -> list[dict[str, Any]]:
     out = _run([sys.executable, "-m", "prompt_style", "render", case.path, *case.args, "--format", "jsonl"])
-    return [json.loads(line) for line in out.splitlines()]
+    return [json.loads(line) for line in out.split("\n") if line]
 
 
 def _export(case: Case, out: Path) -> str:
@@ -235,7 +235,7 @@ def _expected(case: Case, rendered: list[dict[str, Any]]) -> list[dict[str, Any]
 def _received(case: Case, records: Path, tag: str) -> list[dict[str, Any]]:
     files = sorted(records.glob(f"{case.name}.{tag}.*.jsonl"))
     assert files, f"OpenCompass handed {case.name}'s model nothing ({tag})"
-    lines = [json.loads(line) for path in files for line in path.read_text(encoding="utf-8").splitlines()]
+    lines = [json.loads(line) for path in files for line in path.read_text(encoding="utf-8").split("\n") if line]
     key = "messages" if case.api else "prompt"
     out = []
     for line in lines:

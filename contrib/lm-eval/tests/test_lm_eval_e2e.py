@@ -405,3 +405,35 @@ def test_lm_eval_sends_what_the_original_harness_builds(lm_eval_runs, run, case,
         if want.get("until") is not None:
             assert sample["arguments"][0][1]["until"] == want["until"], (golden, doc_id)
     _report(case.name, run, len(samples), "lm-evaluation-harness 0.4.13")
+
+
+def _lm_eval_cli(tmp: Path, include: Path, task: str, *args: str) -> subprocess.CompletedProcess:
+    command = [PYTHON, "-m", "lm_eval", "run", "--model", "dummy", "--tasks", task, "--include_path", str(include)]
+    command += ["--limit", "1", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=_offline_env(tmp), cwd=tmp)
+
+
+def _one_line_error(done: subprocess.CompletedProcess) -> str:
+    """lm-eval's command line stopped by a prompt-style error: exit status 2, one line, no traceback."""
+    errors = [line for line in done.stderr.splitlines() if line.startswith("prompt-style: error:")]
+    assert done.returncode == 2 and len(errors) == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    return errors[0]
+
+
+def test_a_num_fewshot_the_task_cannot_give_stops_lm_eval_with_one_line(tmp_path):
+    include = tmp_path / "tasks"
+    done = _prompt_style("export", "lm-eval", str(MMLU), "--out", str(include), "--name", "too_many")
+    assert done.returncode == 0, done.stderr
+    error = _one_line_error(_lm_eval_cli(tmp_path, include, "too_many", "--num_fewshot", "50"))
+    assert "--num_fewshot 50" in error and "few-shot pool" in error and str(MMLU) in error
+
+
+def test_an_export_whose_task_file_is_gone_stops_lm_eval_with_one_line(tmp_path):
+    task = tmp_path / "gone.yaml"
+    task.write_bytes(MMLU.read_bytes().replace(b"data/", str(MMLU.parent / "data").encode() + b"/"))
+    include = tmp_path / "tasks"
+    done = _prompt_style("export", "lm-eval", str(task), "--out", str(include), "--name", "gone")
+    assert done.returncode == 0, done.stderr
+    task.unlink()
+    error = _one_line_error(_lm_eval_cli(tmp_path, include, "gone"))
+    assert "not there any more" in error and "gone.yaml" in error

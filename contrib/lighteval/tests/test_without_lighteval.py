@@ -205,6 +205,13 @@ def test_perplexity_prompts_have_no_lighteval_request(tmp_path, capsys):
     assert "record 0: perplexity prompts (one whole prompt per label) have no lighteval request" in err
 
 
+def test_a_multi_turn_task_is_refused_naming_its_file(tmp_path, capsys):
+    task = HERE.parents[2] / "examples" / "opencompass_multiturn" / "task.yaml"
+    assert main(["export", "lighteval", str(task), "--out", str(tmp_path / "t.py")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"prompt-style: error: {task}") and "multi-turn" in err and len(err.splitlines()) == 1
+
+
 def test_export_never_overwrites_a_foreign_file(task_file, tmp_path, capsys):
     out = tmp_path / "mine.py"
     out.write_text("print('my code')\n")

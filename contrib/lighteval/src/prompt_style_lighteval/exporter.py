@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from prompt_style import ExportRequest, ExportResult, OptionError, check_options
+from prompt_style import ExportRequest, ExportResult, OptionError, PromptStyleError, check_options
 
 from .mapping import render_parts
 from .spec import bridge_options
@@ -137,7 +137,10 @@ class LightevalExporter:
             raise OptionError(f"--out {out} is not a Python file", key="--out", hint="e.g. --out tasks.py")
         if request.source is None:
             raise OptionError("the task must be a file to export to lighteval", key="TASK")
-        system = render_parts(request.task).system  # what lighteval could not send is reported now
+        try:
+            system = render_parts(request.task).system  # what lighteval could not send is reported now
+        except PromptStyleError as exc:
+            raise exc.locate(file=str(request.source)) from None
         name = ours.get("name") or request.task.name
         entry = {
             "task": str(request.source),

@@ -125,6 +125,11 @@ def test_what_lighteval_cannot_send_names_the_record():
     [prompt, *_] = _render(meta="messages")
     with pytest.raises(RenderError, match="record 0: lighteval builds a conversation"):
         doc_parts(replace(prompt, messages=[{"role": "assistant", "content": "x"}]))
+    # an answer prefill (gen_prefix): single-turn few-shot would not help, plain text would
+    prefill = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "The answer is"}]
+    with pytest.raises(RenderError, match="ends with an assistant prefill") as exc:
+        doc_parts(replace(prompt, messages=prefill))
+    assert "meta=plain" in str(exc.value) and "fewshot_as_multiturn" not in str(exc.value)
     parts = [{"role": "user", "content": [{"type": "text", "text": "x"}]}]
     with pytest.raises(RenderError, match="content is not text"):
         doc_parts(replace(prompt, messages=[{"role": "user", "content": parts}]))

@@ -72,6 +72,10 @@ CASE_LIST = [
     Case("opencompass-chat", "oc/dataset_cfg.yaml", {"meta": "messages"}),
     Case("lm-eval-task-plain", "lm_eval/task.yaml"),
     Case("lm-eval-task-chat", "lm_eval/task.yaml", {"meta": "messages"}),
+    Case("awkward-generation", "awkward/gen.yaml"),
+    Case("awkward-generation-chat", "awkward/gen.yaml", {"meta": "messages"}),
+    Case("awkward-cloze-7-choices", "awkward/cloze.yaml"),
+    Case("opencompass-answer-turn-chat", "awkward/oc_bot.yaml", {"meta": "messages"}),
     Case("solver-renders-again", "mcq/task.yaml", {"meta": "messages", "shots": 1}, "solver"),
     Case("record-to-sample", "mcq/task_random.yaml", {"shots": 3}, "python"),
 ]

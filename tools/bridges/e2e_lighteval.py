@@ -67,6 +67,9 @@ CASE_LIST = [
     Case("opencompass_chat", "oc/dataset_cfg.yaml", {"meta": "messages"}),
     Case("lm_eval_task_plain", "lm_eval/task.yaml"),
     Case("lm_eval_task_chat", "lm_eval/task.yaml", {"meta": "messages"}),
+    Case("awkward_generation", "awkward/gen.yaml"),
+    Case("awkward_cloze_7_choices", "awkward/cloze.yaml", {"meta": "chatml"}),
+    Case("opencompass_answer_turn_chat", "awkward/oc_bot.yaml", {"meta": "messages"}),
     Case("exported_module", "mcq/task_random.yaml", {"shots": 3, "system_instruction": "Answer, briefly."}, "export"),
     Case("exported_chat_system_prompt", "mcq/task.yaml", {"meta": "messages", "shots": 2}, "pipeline"),
 ]

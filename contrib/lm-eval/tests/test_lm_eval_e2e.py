@@ -99,6 +99,7 @@ OC_ARC = _data(
     train=OC / "records" / "ARC_c_few_shot_gen_e9b043" / "train.jsonl",
 )
 MMLU = ROOT / "examples" / "mmlu" / "task.yaml"
+AWKWARD = ROOT / "tools" / "bridges" / "cases" / "awkward"
 
 CASES = [
     Case("mmlu_0shot", MMLU, ("--shots", "0")),
@@ -148,6 +149,12 @@ CASES = [
         (*_data(test=INPUTS / "wikitext" / "test.jsonl"), "--trust-code"),
         golden=(("plain", "wikitext_0shot"),),
     ),
+    # awkward records (U+2028, CRLF, emoji, braces, Jinja-looking text, |||): generation with stop
+    # sequences and a per-record random retriever, a cloze task of seven choices, an OpenCompass
+    # config whose template holds the answer's BOT turn
+    Case("awkward_gen", AWKWARD / "gen.yaml"),
+    Case("awkward_cloze", AWKWARD / "cloze.yaml"),
+    Case("awkward_oc_bot", AWKWARD / "oc_bot.yaml"),
     # lm-eval's own arc_easy.yaml with class: and a prompt_style block added: records read by prompt-style
     # (dataset_path: json) or handed over by lm-eval from its own dataset (a local dataset folder).
     Case("block_json", Path("block_json.yaml"), exported=False),
@@ -364,6 +371,18 @@ def test_lm_eval_sends_what_render_gives(lm_eval_runs, run, case):
         seen.add(sample["doc_id"])
     assert seen == set(range(min(LIMIT, len(rendered))))
     _report(case.name, run, len(seen))
+
+
+def test_an_opencompass_config_under_a_chat_template_gets_what_opencompass_chat_models_get(lm_eval_runs):
+    """lm-eval's --apply_chat_template on an exported OpenCompass config: the messages OpenCompass
+    hands a chat model (its API template parser, what ``--meta opencompass::api`` renders and
+    test_opencompass_e2e.py checks against OpenCompass), without the answer's BOT turn."""
+    api = _rendered(AWKWARD / "oc_bot.yaml", ("--meta", "opencompass::api"))
+    samples = lm_eval_runs["chat"]["awkward_oc_bot"]
+    assert samples
+    for sample in samples:
+        messages = json.loads(sample["arguments"][0][0])
+        assert messages == {"messages": api[sample["doc_id"]]["messages"], "add_generation_prompt": True}
 
 
 GOLDEN_CASES = [(run, case, golden) for case in CASES for run, golden in case.golden]

@@ -119,6 +119,13 @@ CASES = [
     Case("lmeval_arc", "repo:examples/lm_eval/arc/arc_easy.yaml", [*ARC, "--shots", "2"], route="render"),
     Case("lmeval_qa", "lm_eval_qa.yaml", QA, route="render"),
     Case("lmeval_qa_meta", "lm_eval_qa.yaml", [*QA, "--meta", META], route="render"),
+    # awkward records (U+2028, CRLF, emoji, braces, Jinja-looking text, |||)
+    Case("awkward_gen", "repo:tools/bridges/cases/awkward/gen.yaml", route="render"),
+    Case("awkward_cloze", "repo:tools/bridges/cases/awkward/cloze.yaml", route="render"),
+    Case("awkward_oc_bot", "repo:tools/bridges/cases/awkward/oc_bot.yaml"),
+    Case(
+        "awkward_oc_bot_api", "repo:tools/bridges/cases/awkward/oc_bot.yaml", ["--meta", "opencompass::api"], api=True
+    ),
     # a task-template file (SciRIFF's format)
     Case("tt_sciq", "repo:examples/sciq/sciq_mcq.yaml", ["--shots", "2", "--meta", META], route="render"),
 ]

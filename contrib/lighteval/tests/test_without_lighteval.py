@@ -244,3 +244,18 @@ def test_sources_use_the_public_api_only():
     for path in (HERE.parent / "src" / "prompt_style_lighteval").glob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"from prompt_style\.|import prompt_style\.", text), path.name
+
+
+def test_an_exported_module_is_python_whatever_the_system_prompt_holds(tmp_path, capsys):
+    """A system message holding triple quotes, backslashes and line breaks: the module (whose
+    docstring shows the command to run) still compiles, and shows the command as printed."""
+    task = HERE.parents[2] / "tools" / "bridges" / "cases" / "awkward" / "gen.yaml"
+    out = tmp_path / "tasks.py"
+    system = 'He said """hi""" and \'ok\' \\d\nnext \u2028 line'
+    argv = ["export", "lighteval", str(task), "--out", str(out), "--meta", "messages", "--system-instruction", system]
+    assert main(argv) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    module = ast.parse(out.read_text(encoding="utf-8"))
+    usage = next(line for line in printed.splitlines() if line.startswith("run it with: ")).split(": ", 1)[1]
+    assert usage in ast.get_docstring(module)
+    assert read_entries(out)[0]["load_options"]["system_instruction"] == system

@@ -95,6 +95,12 @@ def _py(value: Any) -> str:
     return "{" + ", ".join(f"{_py(k)}: {_py(v)}" for k, v in value.items()) + "}"
 
 
+def _in_docstring(text: str) -> str:
+    """``text`` inside the module's docstring, reading back as it is (the system prompt in the
+    command may hold backslashes and triple quotes)."""
+    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+
+
 def module_text(entries: list[dict[str, Any]], usage: str) -> str:
     blocks = ["    {\n" + "".join(f"        {_py(k)}: {_py(v)},\n" for k, v in e.items()) + "    },\n" for e in entries]
     listing = "[\n" + "".join(blocks) + "]"
@@ -103,7 +109,7 @@ def module_text(entries: list[dict[str, Any]], usage: str) -> str:
 
 Run with:
 
-    {usage}
+    {_in_docstring(usage)}
 
 prompt-style renders every record when lighteval imports this module, with the
 task files and options below; exporting another task to this file adds it.

@@ -176,3 +176,27 @@ def test_a_process_loads_the_task_once_however_often_the_function_is_unpickled(m
     again = pickle.loads(payload)  # as a Ray task unpickles the function for each block
     assert again(batch_of(RECORDS[:2]), [0, 1]) == first(batch_of(RECORDS[:2]), [0, 1])
     assert loads == []
+
+
+def test_a_task_whose_process_docs_changes_its_records_takes_the_processed_ones(tmp_path):
+    """``process_docs`` works on the whole split, which a map over batches of rows cannot
+    apply: the map function refuses raw rows of such a task (their prompts would not be
+    render's) and takes the task's processed records with ``processed=True``."""
+    (tmp_path / "utils.py").write_text(
+        "def process_docs(dataset):\n    return dataset.map(lambda doc: {**doc, 'q': doc['q'].upper()})\n"
+    )
+    (tmp_path / "test.jsonl").write_text('{"q": "one", "a": "1"}\n{"q": "two", "a": "2"}\n')
+    task = tmp_path / "shout.yaml"
+    task.write_text(
+        "task: shout\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: test.jsonl\n"
+        "test_split: test\noutput_type: generate_until\nprocess_docs: !function utils.process_docs\n"
+        'doc_to_text: "Q: {{q}}"\ndoc_to_target: a\n'
+    )
+    with pytest.raises(OptionError, match="process_docs") as exc:
+        as_map_function(task, trust_code=True)
+    assert "shout.yaml" in str(exc.value) and "processed=True" in str(exc.value)
+    loaded = prompt_style.load_task(task, trust_code=True)
+    records = list(loaded.records())
+    fn = pickle.loads(pickle.dumps(as_map_function(task, trust_code=True, processed=True)))
+    out = fn(batch_of(records), [0, 1])
+    assert out["prompt_text"] == [p.text for p in loaded.render()] == ["Q: ONE", "Q: TWO"]

@@ -165,6 +165,39 @@ def test_api_meta_gives_messages_and_opencompass_format(pm):
     assert own.messages[0] == {"role": "HUMAN", "prompt": "Solve.\n2+2=?"}
 
 
+def test_chat_meta_templates_stop_a_generation_prompt_at_its_answer_turn(pm, pm_all):
+    """OpenCompass's chat models (``HuggingFacewithChatTemplate``'s default meta template, API
+    models) stop a generation prompt at the BOT turn of its last round: a chat meta template
+    (messages, chatml, hf) sends no assistant turn for the masked answer, and no prefill."""
+    config = dataset(DIALOGUE_PROMPT, DIALOGUE_ICE, FIXK)
+    asked = [
+        {"role": "system", "content": "Solve."},
+        {"role": "user", "content": "2+2=?"},
+        {"role": "assistant", "content": "4"},
+        {"role": "user", "content": "3+3=?"},
+        {"role": "assistant", "content": "6"},
+        {"role": "user", "content": "1+1=?"},
+    ]
+    (chat,) = render(config, QA, POOL, pm=pm, meta="messages")
+    assert chat.messages == asked
+    (api,) = render(config, QA, POOL, pm=pm, meta=API)
+    assert api.messages == [{"role": "user", "content": "Solve.\n2+2=?"}, *asked[2:]]
+    # a BOT prompt with text around the answer column: OpenCompass's chat models drop it whole
+    answer = {"round": [{"role": "HUMAN", "prompt": "Q: {question}"}, {"role": "BOT", "prompt": " {answer}\n"}]}
+    config = dataset(
+        {"type": "PromptTemplate", "template": {"begin": "</E>", **answer}, "ice_token": "</E>"}, answer, FIXK
+    )
+    (chat,) = render(config, QA, POOL, pm=pm_all, meta="chatml")
+    assert chat.text.endswith("<|im_start|>user\nQ: 1+1=?<|im_end|>\n<|im_start|>assistant\n")
+    assert chat.messages[-1] == {"role": "user", "content": "Q: 1+1=?"}
+    # without a chat meta template the answer turn stays (OpenCompass's plain join), and
+    # perplexity prompts keep the answer
+    (plain,) = render(config, QA, POOL, pm=pm)
+    assert plain.text.endswith("Q: 1+1=?\n \n")
+    (ppl,) = render(dataset(DIALOGUE_PROMPT, DIALOGUE_ICE, FIXK), QA, POOL, pm=pm, meta="messages", mode="ppl")
+    assert ppl.candidates[0].messages[-1] == {"role": "assistant", "content": "2"}
+
+
 def test_ice_template_alone_serves_both_zero_shot_included(pm):
     ice = {
         "type": "PromptTemplate",

@@ -587,7 +587,10 @@ def _assemble(
         meta_built = _meta(manager, settings.meta, settings.meta_options, prepared.trust_code)
     built_meta, meta_used = meta_built
     chat = bool(getattr(built_meta, "chat", False))
-    built_style, used["format_prompt"] = _style(config, manager, settings.style, chat, settings.mode)
+    generate_role = bool(getattr(built_meta, "generate_role", False))
+    built_style, used["format_prompt"] = _style(
+        config, manager, settings.style, chat, settings.mode, generate_role=generate_role
+    )
     used["apply_meta_template"] = meta_used
     _check_repeated_texts(config, settings.meta_options)
     rules = _chat_rules(config, chat, settings.system_instruction, settings.fewshot_as_multiturn)
@@ -880,6 +883,8 @@ def _style(
     chat: bool,
     mode: str | None = None,
     extra_options: Mapping[str, Any] | None = None,
+    *,
+    generate_role: bool = False,
 ) -> tuple[Any, dict[str, Any]]:
     name, options = config.style_spec()
     if extra_options:
@@ -895,6 +900,7 @@ def _style(
         continuation_delimiter=continuation_delimiter(config.target_delimiter, config.gen_prefix) if chat else None,
         fewshot_target_delimiter=fewshot.get("target_delimiter"),
         mode=mode,
+        chat=chat and not generate_role,
     )
     built = _build(provider, where, config.lines, options=options, settings=settings)
     if override is not None and name == "passthrough" and override != name:

@@ -106,6 +106,7 @@ class PromptMapper:
         columns: Sequence[str],
         prefix: str,
         index_column: str | None,
+        processed: bool = False,
         _spec: tuple[Any, ...] | None = None,
     ) -> None:
         self.task = task
@@ -114,6 +115,7 @@ class PromptMapper:
         self.columns = tuple(columns)
         self.prefix = prefix
         self.index_column = index_column
+        self.processed = processed
         self._loaded: Task | None = None
         self._spec = _spec if _spec is not None else self._describe()
 
@@ -126,6 +128,15 @@ class PromptMapper:
                 "function cannot give as one row per record",
                 hint="render it with prompt-style render (--replies for the model's replies)",
             )
+        if loaded.config.process_docs is not None and not self.processed:
+            raise OptionError(
+                f"task {loaded.name!r} has a process_docs, which changes the evaluated split's records as a "
+                "whole before they are rendered; a map function sees batches of rows and cannot apply it, so "
+                "the prompts of raw rows would not be prompt-style render's",
+                key="process_docs",
+                hint="map the task's processed records (datasets.Dataset.from_list(list(load_task(TASK).records())))"
+                " and say so with processed=True",
+            ).locate(**loaded.config.where("process_docs"))
         try:
             options = json.dumps(self.load_options, sort_keys=True, default=str)
         except (TypeError, ValueError):
@@ -159,7 +170,7 @@ class PromptMapper:
         # Only the description travels: the same bytes in every process (datasets'
         # fingerprint), and each worker loads the task itself.
         arguments = (self.task, self.load_options)
-        keywords = (self.batched, self.columns, self.prefix, self.index_column, self._spec)
+        keywords = (self.batched, self.columns, self.prefix, self.index_column, self.processed, self._spec)
         return (_restore, (arguments, keywords))
 
     def _indices(self, batch: Mapping[str, Any], indices: Any, size: int) -> list[int]:
@@ -270,7 +281,7 @@ def _is_arrow_table(batch: Any) -> bool:
 
 def _restore(arguments: tuple[Any, ...], keywords: tuple[Any, ...]) -> PromptMapper:
     task, load_options = arguments
-    batched, columns, prefix, index_column, spec = keywords
+    batched, columns, prefix, index_column, processed, spec = keywords
     return PromptMapper(
         task,
         load_options,
@@ -278,6 +289,7 @@ def _restore(arguments: tuple[Any, ...], keywords: tuple[Any, ...]) -> PromptMap
         columns=columns,
         prefix=prefix,
         index_column=index_column,
+        processed=processed,
         _spec=spec,
     )
 
@@ -289,6 +301,7 @@ def as_map_function(
     columns: Sequence[str] = DEFAULT_COLUMNS,
     prefix: str = "prompt_",
     index_column: str | None = None,
+    processed: bool = False,
     **load_options: Any,
 ) -> PromptMapper:
     """A task as a picklable map function that adds prompt columns to records.
@@ -313,6 +326,10 @@ def as_map_function(
     :param prefix: the prefix of the added columns' names.
     :param index_column: a column holding each record's index, for engines that do
         not pass indices (Ray).
+    :param processed: the rows are the task's records after its ``process_docs``
+        (:meth:`~prompt_style.Task.records`); a task with a ``process_docs`` (an
+        lm-evaluation-harness task file) is refused without it, since a map over
+        batches cannot apply a function of the whole split.
     :param load_options: the keyword arguments of :func:`load_task` (``shots``,
         ``style``, ``meta``, ``data``, ...): JSON-like values, since they are pickled.
     :returns: the :class:`PromptMapper`.
@@ -326,4 +343,12 @@ def as_map_function(
         )
     if isinstance(task, (str, Path)):
         task = str(Path(task).resolve())  # the same description from any process and directory
-    return PromptMapper(task, load_options, batched=batched, columns=columns, prefix=prefix, index_column=index_column)
+    return PromptMapper(
+        task,
+        load_options,
+        batched=batched,
+        columns=columns,
+        prefix=prefix,
+        index_column=index_column,
+        processed=processed,
+    )

@@ -239,6 +239,11 @@ class StyleSettings:
     mode: str | None = None
     """``gen`` or ``ppl`` when the user chose one (``--mode``, ``load_task(mode=)``);
     styles with modes (a ``modes`` attribute) honour it, others are never given one."""
+    chat: bool = False
+    """The meta template is a chat format (its ``chat`` attribute) that sends the dialogue's
+    turns as they are, a last assistant turn being a prefill the model continues; not an
+    OpenCompass meta template, which places the answer by its own ``generate`` role (its
+    ``generate_role`` attribute)."""
 
 
 FieldExtractor = Callable[[Mapping[str, Any]], Any]

@@ -133,7 +133,13 @@ class Harness:
         out = self.run(
             [*self.bin("prompt-style"), "render", str(case.path), "--format", "jsonl", *render_flags(case.options)]
         )
-        return [json.loads(line) for line in out.splitlines() if line.strip()]
+        return json_lines(out)
+
+
+def json_lines(text: str) -> list[Any]:
+    """The JSON values of a JSON Lines text. Lines end at ``\\n`` only: ``str.splitlines()``
+    would also split a prompt holding U+2028, U+2029 or U+0085 written unescaped."""
+    return [json.loads(line) for line in text.split("\n") if line.strip()]
 
 
 def overlay_venv(harness_venv: Path, dest: Path, bridge: str) -> Path:

@@ -33,6 +33,7 @@ from _e2e import (  # noqa: E402
     differ,
     finish,
     harness_from_args,
+    json_lines,
     option_words,
     parser,
     run_cases,
@@ -71,6 +72,10 @@ CASE_LIST = [
     Case("opencompass-chat", "oc/dataset_cfg.yaml", {"meta": "messages"}),
     Case("lm-eval-task-plain", "lm_eval/task.yaml"),
     Case("lm-eval-task-chat", "lm_eval/task.yaml", {"meta": "messages"}),
+    Case("awkward-generation", "awkward/gen.yaml"),
+    Case("awkward-generation-chat", "awkward/gen.yaml", {"meta": "messages"}),
+    Case("awkward-cloze-7-choices", "awkward/cloze.yaml"),
+    Case("opencompass-answer-turn-chat", "awkward/oc_bot.yaml", {"meta": "messages"}),
     Case("solver-renders-again", "mcq/task.yaml", {"meta": "messages", "shots": 1}, "solver"),
     Case("record-to-sample", "mcq/task_random.yaml", {"shots": 3}, "python"),
 ]
@@ -139,8 +144,7 @@ def run_case(harness: Harness, case: Case) -> Result:
         harness.run(argv)
     expected = harness.expected(case)
     received: dict[Any, list[dict[str, Any]]] = {}
-    for line in record.read_text(encoding="utf-8").splitlines():
-        entry = json.loads(line)
+    for entry in json_lines(record.read_text(encoding="utf-8")):
         received[entry["sample_id"]] = entry["messages"]
     log = _log(logs)
     samples = {s["id"]: s for s in log["samples"]}

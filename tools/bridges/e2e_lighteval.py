@@ -23,7 +23,6 @@ prompt_style_lighteval.workarounds``). Exit status 1 when any case differs.
 
 from __future__ import annotations
 
-import json
 import shlex
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from _e2e import (  # noqa: E402
     differ,
     finish,
     harness_from_args,
+    json_lines,
     option_words,
     parser,
     render_flags,
@@ -67,6 +67,9 @@ CASE_LIST = [
     Case("opencompass_chat", "oc/dataset_cfg.yaml", {"meta": "messages"}),
     Case("lm_eval_task_plain", "lm_eval/task.yaml"),
     Case("lm_eval_task_chat", "lm_eval/task.yaml", {"meta": "messages"}),
+    Case("awkward_generation", "awkward/gen.yaml"),
+    Case("awkward_cloze_7_choices", "awkward/cloze.yaml", {"meta": "chatml"}),
+    Case("opencompass_answer_turn_chat", "awkward/oc_bot.yaml", {"meta": "messages"}),
     Case("exported_module", "mcq/task_random.yaml", {"shots": 3, "system_instruction": "Answer, briefly."}, "export"),
     Case("exported_chat_system_prompt", "mcq/task.yaml", {"meta": "messages", "shots": 2}, "pipeline"),
 ]
@@ -101,8 +104,7 @@ def _received(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
     """``{task name: {record id: request}}``."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            entry = json.loads(line)
+        for entry in json_lines(path.read_text(encoding="utf-8")):
             out.setdefault(entry["task"].rsplit("|", 1)[0], {})[entry["id"]] = entry
     return out
 

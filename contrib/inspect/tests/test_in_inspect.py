@@ -221,3 +221,14 @@ def test_offline_model_records_and_replies(tmp_path):
     assert output.completion == "C"
     assert json.loads(record.read_text())["messages"] == [{"role": "user", "content": "hi"}]
     assert asyncio.run(model.count_text_tokens("a" * 40)) == 10
+
+
+def test_offline_model_records_any_text_one_line_each(tmp_path):
+    """U+2028 (a line end to str.splitlines) and a lone surrogate (no UTF-8 for it) in a prompt:
+    still one JSON line per request, decoding to the same text."""
+    record = tmp_path / "received.jsonl"
+    model = OfflineModel("echo", record=str(record))
+    text = "a\u2028b\u2029c\x85d\ud800e ✓"
+    asyncio.run(model.generate([ChatMessageUser(content=text)], [], "none", GenerateConfig()))
+    lines = record.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["messages"] == [{"role": "user", "content": text}]

@@ -117,3 +117,20 @@ def test_generation_stops_and_references(tmp_path):
     assert config.generation_size == 16 and [m.metric_name for m in config.metrics] == ["em"]
     [doc] = [config.prompt_function({"ps_index": 0}, "g")]
     assert doc.query == "Q: Capital of France?\nA:" and doc.get_golds() == ["Paris"]
+
+
+def test_the_offline_model_records_any_text_one_line_each(tmp_path, monkeypatch):
+    """U+2028 (a line end to str.splitlines) and a lone surrogate (no UTF-8 for it) in a prompt:
+    still one JSON line per request, decoding to the same text."""
+    from types import SimpleNamespace
+
+    from lighteval.tasks.requests import Doc
+    from prompt_style_lighteval import offline_model
+
+    record = tmp_path / "received.jsonl"
+    monkeypatch.setenv(offline_model.RECORD, str(record))
+    text = "a\u2028b\u2029c\x85d\ud800e ✓"
+    doc = Doc(query=text, choices=[" A", " B"], gold_index=0, task_name="t|0", id="0")
+    offline_model.PromptRecorder(SimpleNamespace(system_prompt=None))._record(doc, "loglikelihood")
+    lines = record.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["text"] == text

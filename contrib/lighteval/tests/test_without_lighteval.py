@@ -125,6 +125,11 @@ def test_what_lighteval_cannot_send_names_the_record():
     [prompt, *_] = _render(meta="messages")
     with pytest.raises(RenderError, match="record 0: lighteval builds a conversation"):
         doc_parts(replace(prompt, messages=[{"role": "assistant", "content": "x"}]))
+    # an answer prefill (gen_prefix): single-turn few-shot would not help, plain text would
+    prefill = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "The answer is"}]
+    with pytest.raises(RenderError, match="ends with an assistant prefill") as exc:
+        doc_parts(replace(prompt, messages=prefill))
+    assert "meta=plain" in str(exc.value) and "fewshot_as_multiturn" not in str(exc.value)
     parts = [{"role": "user", "content": [{"type": "text", "text": "x"}]}]
     with pytest.raises(RenderError, match="content is not text"):
         doc_parts(replace(prompt, messages=[{"role": "user", "content": parts}]))
@@ -205,6 +210,13 @@ def test_perplexity_prompts_have_no_lighteval_request(tmp_path, capsys):
     assert "record 0: perplexity prompts (one whole prompt per label) have no lighteval request" in err
 
 
+def test_a_multi_turn_task_is_refused_naming_its_file(tmp_path, capsys):
+    task = HERE.parents[2] / "examples" / "opencompass_multiturn" / "task.yaml"
+    assert main(["export", "lighteval", str(task), "--out", str(tmp_path / "t.py")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"prompt-style: error: {task}") and "multi-turn" in err and len(err.splitlines()) == 1
+
+
 def test_export_never_overwrites_a_foreign_file(task_file, tmp_path, capsys):
     out = tmp_path / "mine.py"
     out.write_text("print('my code')\n")
@@ -232,3 +244,18 @@ def test_sources_use_the_public_api_only():
     for path in (HERE.parent / "src" / "prompt_style_lighteval").glob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"from prompt_style\.|import prompt_style\.", text), path.name
+
+
+def test_an_exported_module_is_python_whatever_the_system_prompt_holds(tmp_path, capsys):
+    """A system message holding triple quotes, backslashes and line breaks: the module (whose
+    docstring shows the command to run) still compiles, and shows the command as printed."""
+    task = HERE.parents[2] / "tools" / "bridges" / "cases" / "awkward" / "gen.yaml"
+    out = tmp_path / "tasks.py"
+    system = 'He said """hi""" and \'ok\' \\d\nnext \u2028 line'
+    argv = ["export", "lighteval", str(task), "--out", str(out), "--meta", "messages", "--system-instruction", system]
+    assert main(argv) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    module = ast.parse(out.read_text(encoding="utf-8"))
+    usage = next(line for line in printed.splitlines() if line.startswith("run it with: ")).split(": ", 1)[1]
+    assert usage in ast.get_docstring(module)
+    assert read_entries(out)[0]["load_options"]["system_instruction"] == system

@@ -99,6 +99,7 @@ OC_ARC = _data(
     train=OC / "records" / "ARC_c_few_shot_gen_e9b043" / "train.jsonl",
 )
 MMLU = ROOT / "examples" / "mmlu" / "task.yaml"
+AWKWARD = ROOT / "tools" / "bridges" / "cases" / "awkward"
 
 CASES = [
     Case("mmlu_0shot", MMLU, ("--shots", "0")),
@@ -148,6 +149,12 @@ CASES = [
         (*_data(test=INPUTS / "wikitext" / "test.jsonl"), "--trust-code"),
         golden=(("plain", "wikitext_0shot"),),
     ),
+    # awkward records (U+2028, CRLF, emoji, braces, Jinja-looking text, |||): generation with stop
+    # sequences and a per-record random retriever, a cloze task of seven choices, an OpenCompass
+    # config whose template holds the answer's BOT turn
+    Case("awkward_gen", AWKWARD / "gen.yaml"),
+    Case("awkward_cloze", AWKWARD / "cloze.yaml"),
+    Case("awkward_oc_bot", AWKWARD / "oc_bot.yaml"),
     # lm-eval's own arc_easy.yaml with class: and a prompt_style block added: records read by prompt-style
     # (dataset_path: json) or handed over by lm-eval from its own dataset (a local dataset folder).
     Case("block_json", Path("block_json.yaml"), exported=False),
@@ -267,11 +274,13 @@ def lm_eval_runs(tmp_path_factory) -> dict[str, Any]:
 
 def _logged_samples(out: Path, task: str) -> list[dict[str, Any]]:
     """The samples lm-eval logged for ``task``, arguments as lists (``--log_samples`` writes them by name)."""
-    files = sorted(out.glob(f"*/samples_{task}_*.jsonl"))
+    # samples_{task}_{date}.jsonl: a task named like another's prefix (x and x_chat) is not x's
+    files = sorted(f for f in out.glob(f"*/samples_{task}_*.jsonl") if f.name[len(f"samples_{task}_") :][:1].isdigit())
     assert files, f"lm-eval logged no samples for {task}"
     samples = []
     for file in files:
-        for line in file.read_text(encoding="utf-8").splitlines():
+        # lm-eval writes U+2028 and U+2029 unescaped: lines end at "\n" only
+        for line in filter(None, file.read_text(encoding="utf-8").split("\n")):
             sample = json.loads(line)
             sample["arguments"] = [list(args.values()) for args in sample["arguments"].values()]
             samples.append(sample)
@@ -281,7 +290,7 @@ def _logged_samples(out: Path, task: str) -> list[dict[str, Any]]:
 def _rendered(task: Path, args: tuple[str, ...]) -> list[dict[str, Any]]:
     done = _prompt_style("render", str(task), *args, "--format", "jsonl")
     assert done.returncode == 0, done.stderr
-    return [json.loads(line) for line in done.stdout.splitlines()]
+    return [json.loads(line) for line in done.stdout.split("\n") if line]
 
 
 def _expected(record: dict[str, Any], output_type: str, chat: bool) -> list[list[Any]]:
@@ -364,6 +373,18 @@ def test_lm_eval_sends_what_render_gives(lm_eval_runs, run, case):
     _report(case.name, run, len(seen))
 
 
+def test_an_opencompass_config_under_a_chat_template_gets_what_opencompass_chat_models_get(lm_eval_runs):
+    """lm-eval's --apply_chat_template on an exported OpenCompass config: the messages OpenCompass
+    hands a chat model (its API template parser, what ``--meta opencompass::api`` renders and
+    test_opencompass_e2e.py checks against OpenCompass), without the answer's BOT turn."""
+    api = _rendered(AWKWARD / "oc_bot.yaml", ("--meta", "opencompass::api"))
+    samples = lm_eval_runs["chat"]["awkward_oc_bot"]
+    assert samples
+    for sample in samples:
+        messages = json.loads(sample["arguments"][0][0])
+        assert messages == {"messages": api[sample["doc_id"]]["messages"], "add_generation_prompt": True}
+
+
 GOLDEN_CASES = [(run, case, golden) for case in CASES for run, golden in case.golden]
 
 
@@ -403,3 +424,35 @@ def test_lm_eval_sends_what_the_original_harness_builds(lm_eval_runs, run, case,
         if want.get("until") is not None:
             assert sample["arguments"][0][1]["until"] == want["until"], (golden, doc_id)
     _report(case.name, run, len(samples), "lm-evaluation-harness 0.4.13")
+
+
+def _lm_eval_cli(tmp: Path, include: Path, task: str, *args: str) -> subprocess.CompletedProcess:
+    command = [PYTHON, "-m", "lm_eval", "run", "--model", "dummy", "--tasks", task, "--include_path", str(include)]
+    command += ["--limit", "1", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=_offline_env(tmp), cwd=tmp)
+
+
+def _one_line_error(done: subprocess.CompletedProcess) -> str:
+    """lm-eval's command line stopped by a prompt-style error: exit status 2, one line, no traceback."""
+    errors = [line for line in done.stderr.splitlines() if line.startswith("prompt-style: error:")]
+    assert done.returncode == 2 and len(errors) == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    return errors[0]
+
+
+def test_a_num_fewshot_the_task_cannot_give_stops_lm_eval_with_one_line(tmp_path):
+    include = tmp_path / "tasks"
+    done = _prompt_style("export", "lm-eval", str(MMLU), "--out", str(include), "--name", "too_many")
+    assert done.returncode == 0, done.stderr
+    error = _one_line_error(_lm_eval_cli(tmp_path, include, "too_many", "--num_fewshot", "50"))
+    assert "--num_fewshot 50" in error and "few-shot pool" in error and str(MMLU) in error
+
+
+def test_an_export_whose_task_file_is_gone_stops_lm_eval_with_one_line(tmp_path):
+    task = tmp_path / "gone.yaml"
+    task.write_bytes(MMLU.read_bytes().replace(b"data/", str(MMLU.parent / "data").encode() + b"/"))
+    include = tmp_path / "tasks"
+    done = _prompt_style("export", "lm-eval", str(task), "--out", str(include), "--name", "gone")
+    assert done.returncode == 0, done.stderr
+    task.unlink()
+    error = _one_line_error(_lm_eval_cli(tmp_path, include, "gone"))
+    assert "not there any more" in error and "gone.yaml" in error

@@ -6,6 +6,7 @@ The runs in a real lm-evaluation-harness are test_lm_eval_e2e.py.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -282,3 +283,33 @@ def test_an_export_whose_task_file_is_gone(tmp_path):
     copy.unlink()
     with pytest.raises(TaskFileError, match="which is not there any more"):
         source_of(lm_eval_config(out / "mmlu_example" / "mmlu_example.yaml"))
+
+
+def test_options_holding_line_breaks_keep_the_task_file_valid(tmp_path, capsys):
+    """A system instruction or a chat template of several lines (and U+2028, which YAML reads as
+    a line break): the header's render command stays one comment line, so the file is YAML
+    lm-eval loads, the options read back as given, and the command gives them back in bash."""
+    out = tmp_path / "tasks"
+    instruction = "Be brief.\nUse one word.\u2028Really 'one'."
+    template = "{% for m in messages %}<{{ m.role }}>{{ m.content }}\n{% endfor %}"
+    argv = ["export", "lm-eval", str(MMLU), "--out", str(out), "--name", "lines", "--meta", "hf"]
+    argv += ["--meta-option", f"chat_template={template}", "--system-instruction", instruction]
+    assert main(argv) == 0, capsys.readouterr().err
+    path = out / "lines" / "lines.yaml"
+    config = read_yaml(path)
+    options = config["metadata"]["prompt_style_export"]["options"]
+    assert options["system_instruction"] == instruction and options["meta_options"]["chat_template"] == template
+    header = path.read_text(encoding="utf-8").split("\ntask: lines\n")[0]
+    assert all(line.startswith("#") for line in header.split("\n"))
+    assert not any(c in header for c in "\r\x85\u2028\u2029")
+    command = next(line for line in header.split("\n") if "prompt-style render" in line)
+    shell = command.split("prompt-style render ", 1)[1]
+    echoed = (
+        subprocess.run(
+            ["bash", "-c", f'for w in {shell}; do printf "%s\\0" "$w"; done'], capture_output=True, cwd=path.parent
+        )
+        .stdout.decode("utf-8")
+        .split("\0")
+    )
+    assert f"system_instruction={instruction}" not in echoed  # given as --system-instruction VALUE
+    assert instruction in echoed and f"chat_template={template}" in echoed

@@ -119,6 +119,13 @@ CASES = [
     Case("lmeval_arc", "repo:examples/lm_eval/arc/arc_easy.yaml", [*ARC, "--shots", "2"], route="render"),
     Case("lmeval_qa", "lm_eval_qa.yaml", QA, route="render"),
     Case("lmeval_qa_meta", "lm_eval_qa.yaml", [*QA, "--meta", META], route="render"),
+    # awkward records (U+2028, CRLF, emoji, braces, Jinja-looking text, |||)
+    Case("awkward_gen", "repo:tools/bridges/cases/awkward/gen.yaml", route="render"),
+    Case("awkward_cloze", "repo:tools/bridges/cases/awkward/cloze.yaml", route="render"),
+    Case("awkward_oc_bot", "repo:tools/bridges/cases/awkward/oc_bot.yaml"),
+    Case(
+        "awkward_oc_bot_api", "repo:tools/bridges/cases/awkward/oc_bot.yaml", ["--meta", "opencompass::api"], api=True
+    ),
     # a task-template file (SciRIFF's format)
     Case("tt_sciq", "repo:examples/sciq/sciq_mcq.yaml", ["--shots", "2", "--meta", META], route="render"),
 ]
@@ -144,7 +151,7 @@ def _run(args: list[str], cwd: Path | None = None, env: dict[str, str] | None = 
 
 def _render(case: Case) -> list[dict[str, Any]]:
     out = _run([sys.executable, "-m", "prompt_style", "render", case.path, *case.args, "--format", "jsonl"])
-    return [json.loads(line) for line in out.splitlines()]
+    return [json.loads(line) for line in out.split("\n") if line]
 
 
 def _export(case: Case, out: Path) -> str:
@@ -235,7 +242,7 @@ def _expected(case: Case, rendered: list[dict[str, Any]]) -> list[dict[str, Any]
 def _received(case: Case, records: Path, tag: str) -> list[dict[str, Any]]:
     files = sorted(records.glob(f"{case.name}.{tag}.*.jsonl"))
     assert files, f"OpenCompass handed {case.name}'s model nothing ({tag})"
-    lines = [json.loads(line) for path in files for line in path.read_text(encoding="utf-8").splitlines()]
+    lines = [json.loads(line) for path in files for line in path.read_text(encoding="utf-8").split("\n") if line]
     key = "messages" if case.api else "prompt"
     out = []
     for line in lines:

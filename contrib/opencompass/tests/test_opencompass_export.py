@@ -379,3 +379,16 @@ def test_literals():
     assert identifier("mmlu-demo") == "mmlu_demo" and identifier("1x") == "_1x" and identifier("class") == "_class"
     with pytest.raises(NotLiteral, match="a.b"):
         check_literal({"a": {"b": object()}})
+
+
+def test_the_recording_models_record_any_text_one_line_each(tmp_path):
+    """U+2028 (a line end to str.splitlines) and a lone surrogate (no UTF-8 for it) in a prompt:
+    still one JSON line per prompt, decoding to the same text."""
+    recording = pytest.importorskip("prompt_style_opencompass.recording", reason="needs OpenCompass")
+    recorder = recording._Recorder()
+    recorder.record_file = str(tmp_path / "received.{pid}.jsonl")
+    text = "a\u2028b\u2029c\x85d\ud800e ✓"
+    recorder._record([{"mode": "gen", "prompt": text}])
+    [path] = tmp_path.glob("received.*.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["prompt"] == text

@@ -230,6 +230,10 @@ class OpenCompassMeta:
     """API messages as ``openai`` (``{"role": "user", "content": ...}``) or
     ``opencompass`` (``{"role": "HUMAN", "prompt": ...}``, what OpenCompass hands its API models)."""
     spec: MetaTemplateSpec | None = field(default=None, init=False, repr=False, compare=False)
+    # The answer's place in a generation prompt is this meta template's to decide (its
+    # ``generate`` role): the opencompass style leaves the dialogue whole for it
+    # (prompt_style.types.StyleSettings.chat).
+    generate_role: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if self.api_format not in ("openai", "opencompass"):

@@ -307,6 +307,10 @@ class TokenizedMeta:
         return bool(getattr(self._inner, "chat", False))
 
     @property
+    def generate_role(self) -> bool:
+        return bool(getattr(self._inner, "generate_role", False))
+
+    @property
     def meta(self) -> Any:
         """The wrapped meta template."""
         return self._inner

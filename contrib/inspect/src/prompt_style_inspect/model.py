@@ -87,7 +87,8 @@ class OfflineModel(ModelAPI):
             sample_id, epoch = _active_sample()
             line = {"sample_id": sample_id, "epoch": epoch, "messages": message_dicts(input)}
             with self.record.open("a", encoding="utf-8") as out:
-                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+                # ASCII: one line whatever the text holds (U+2028, a lone surrogate)
+                out.write(json.dumps(line) + "\n")
         if self.model_name == "echo":
             users = [m for m in input if m.role == "user"]
             content = users[-1].text if users else ""

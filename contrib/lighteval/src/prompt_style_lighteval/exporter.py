@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from prompt_style import ExportRequest, ExportResult, OptionError, check_options
+from prompt_style import ExportRequest, ExportResult, OptionError, PromptStyleError, check_options
 
 from .mapping import render_parts
 from .spec import bridge_options
@@ -95,6 +95,12 @@ def _py(value: Any) -> str:
     return "{" + ", ".join(f"{_py(k)}: {_py(v)}" for k, v in value.items()) + "}"
 
 
+def _in_docstring(text: str) -> str:
+    """``text`` inside the module's docstring, reading back as it is (the system prompt in the
+    command may hold backslashes and triple quotes)."""
+    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+
+
 def module_text(entries: list[dict[str, Any]], usage: str) -> str:
     blocks = ["    {\n" + "".join(f"        {_py(k)}: {_py(v)},\n" for k, v in e.items()) + "    },\n" for e in entries]
     listing = "[\n" + "".join(blocks) + "]"
@@ -103,7 +109,7 @@ def module_text(entries: list[dict[str, Any]], usage: str) -> str:
 
 Run with:
 
-    {usage}
+    {_in_docstring(usage)}
 
 prompt-style renders every record when lighteval imports this module, with the
 task files and options below; exporting another task to this file adds it.
@@ -137,7 +143,10 @@ class LightevalExporter:
             raise OptionError(f"--out {out} is not a Python file", key="--out", hint="e.g. --out tasks.py")
         if request.source is None:
             raise OptionError("the task must be a file to export to lighteval", key="TASK")
-        system = render_parts(request.task).system  # what lighteval could not send is reported now
+        try:
+            system = render_parts(request.task).system  # what lighteval could not send is reported now
+        except PromptStyleError as exc:
+            raise exc.locate(file=str(request.source)) from None
         name = ours.get("name") or request.task.name
         entry = {
             "task": str(request.source),

@@ -121,11 +121,18 @@ def _text(message: Any, index: int) -> str:
 
 def _not_a_conversation(messages: Sequence[Any], index: int) -> RenderError:
     roles = ", ".join(str(m.get("role")) for m in messages) or "empty"
+    if len(messages) > 1 and messages[-1].get("role") == "assistant" and messages[-2].get("role") == "user":
+        return RenderError(
+            f"the conversation ({roles}) ends with an assistant prefill (the task's gen_prefix), which "
+            "lighteval's requests cannot send: they end with the user's message",
+            index=index,
+            hint="use meta=plain to send the prompt, prefill included, as one text",
+        )
     return RenderError(
         f"lighteval builds a conversation as an optional system message, user/assistant pairs "
         f"and a last user message; this one is {roles}",
         index=index,
-        hint="use meta=plain to send the prompt as one text, or --no-fewshot-as-multiturn",
+        hint="use meta=plain to send the prompt as one text, or fewshot_as_multiturn=false",
     )
 
 

@@ -80,7 +80,8 @@ class PromptRecorder(LightevalModel):
         if kind == "generate":
             line["stop_sequences"] = list(doc.stop_sequences or [])
         with open(path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            # ASCII: one line whatever the text holds (U+2028, a lone surrogate)
+            out.write(json.dumps(line) + "\n")
 
     def greedy_until(self, docs: list[Any]) -> list[ModelResponse]:
         reply = os.environ.get(REPLY, "A")

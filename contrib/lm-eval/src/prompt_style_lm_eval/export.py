@@ -293,7 +293,7 @@ def _task_yaml(
     # `class:` is a tag PyYAML's safe dumper does not write: it goes after `task:`.
     head, sep, rest = dumped.partition("\n")
     lines = [
-        f"# Written by prompt-style export lm-eval ({_versions()['prompt-style']}) from {request.source}.",
+        f"# Written by prompt-style export lm-eval ({_versions()['prompt-style']}) from {_quote(str(request.source))}.",
         "# Run it:  lm-eval run --model ... --include_path <this folder's parent> --tasks " + name,
         "# Its prompts are prompt-style's; from this folder, see them with:",
         "#   prompt-style render " + _render_command(request.source, load_options, data_files),
@@ -335,7 +335,7 @@ def _render_command(source: Any, options: Mapping[str, Any], data_files: Mapping
         "mode": "--mode",
         "model_args": "--model-args",
     }
-    parts = [str(source)]
+    parts = [_quote(str(source))]
     for key, flag in flags.items():
         if key in options:
             parts.append(f"{flag} {_quote(str(options[key]))}")
@@ -351,8 +351,22 @@ def _render_command(source: Any, options: Mapping[str, Any], data_files: Mapping
     return " ".join(parts)
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+"""Characters a word of the header's one-line command cannot hold as they are (YAML and the
+shell would break the line): written as bash's ANSI-C escapes, ``$'...'``."""
+
+
 def _quote(text: str) -> str:
-    return text if re.fullmatch(r"[A-Za-z0-9_.:/=@+\-]+", text) else "'" + text.replace("'", "'\\''") + "'"
+    """``text`` as one shell word of one line."""
+    if re.fullmatch(r"[A-Za-z0-9_.:/=@+\-]+", text):
+        return text
+    if _CONTROL.search(text) is None:
+        return "'" + text.replace("'", "'\\''") + "'"
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'")
+    escaped = _CONTROL.sub(
+        lambda m: {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group(), f"\\u{ord(m.group()):04x}"), escaped
+    )
+    return "$'" + escaped + "'"
 
 
 def _plain(value: Any) -> bool:

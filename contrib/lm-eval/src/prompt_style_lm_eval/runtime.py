@@ -158,7 +158,10 @@ class Prompts:
         if known is None:
             changes = self.changes(settings)
             options = {**self.options, **changes}
-            known = self.default if not changes else self._checked(load_task(self.task_file, **options))
+            try:
+                known = self.default if not changes else self._checked(load_task(self.task_file, **options))
+            except PromptStyleError as exc:
+                raise _run_option(exc, settings, changes, self.task_file) from None
             self._tasks[settings] = known
         fast = self._fast.get(id(known), _UNSET)
         if fast is _UNSET:
@@ -328,6 +331,17 @@ class Prompts:
         if output_type == "loglikelihood_rolling":
             return ((prompt.text,),)
         raise PromptStyleError(f"unknown output_type {output_type!r}", key="output_type")
+
+
+def _run_option(
+    exc: PromptStyleError, settings: RunSettings, changes: Mapping[str, Any], task_file: str | Path
+) -> PromptStyleError:
+    """``exc``, raised loading the task for a run's options, saying which lm-eval option asked
+    for what the task cannot give (``--num_fewshot K`` beyond the few-shot pool, say)."""
+    options = {"shots": f"--num_fewshot {settings.num_fewshot}", "seed": f"--fewshot_random_seed {settings.seed}"}
+    if exc.key in options and exc.key in changes:
+        exc.key = f"lm-eval's {options[exc.key]}"
+    return exc.locate(file=str(task_file))
 
 
 def _text(value: Any) -> str:

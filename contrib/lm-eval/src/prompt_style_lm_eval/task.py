@@ -13,14 +13,18 @@ bridge does not.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
+
+from prompt_style import PromptStyleError
 
 from .runtime import Docs, LazyRows, Prompts, RunSettings
 from .source import Source, source_of
@@ -30,9 +34,35 @@ __all__ = ["PromptStyleTask"]
 log = logging.getLogger(__name__)
 
 
+def _by_lm_eval_cli() -> bool:
+    """Whether this process is lm-eval's command line (``lm-eval``, ``python -m lm_eval``),
+    where a traceback through lm-eval's code is noise."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path()
+    return script.name in ("lm-eval", "lm_eval") or (script.name == "__main__.py" and script.parent.name == "lm_eval")
+
+
+def _one_line(method: Callable[..., Any]) -> Callable[..., Any]:
+    """On lm-eval's command line, a prompt-style error stops the run as ``prompt-style``
+    does: one line on stderr, exit status 2 (on a line of its own: lm-eval's progress bar
+    may be on the current one). Elsewhere (``simple_evaluate``) the typed error propagates."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except PromptStyleError as exc:
+            if not _by_lm_eval_cli():
+                raise
+            print(f"\nprompt-style: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    return wrapper
+
+
 class PromptStyleTask(ConfigurableTask):
     """An lm-evaluation-harness task whose prompts prompt-style renders."""
 
+    @_one_line
     def __init__(
         self,
         data_dir: Any = None,
@@ -107,6 +137,7 @@ class PromptStyleTask(ConfigurableTask):
 
     # -- prompts ---------------------------------------------------------------------
 
+    @_one_line
     def fewshot_context(
         self,
         doc: Mapping[str, Any],
@@ -129,6 +160,7 @@ class PromptStyleTask(ConfigurableTask):
     def doc_to_prefix(self, doc: Mapping[str, Any]) -> None:
         return None  # gen_prefix is part of prompt-style's prompt
 
+    @_one_line
     def construct_requests(self, doc: Mapping[str, Any], ctx: str | list[str], **kwargs: Any) -> Any:
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)

@@ -54,7 +54,8 @@ class _Recorder:
         # One file per process ({pid} in the name): OpenCompass's runners run tasks side by side.
         path = self.record_file.replace("{pid}", str(os.getpid()))
         with open(path, "a", encoding="utf-8") as out:
-            out.write("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+            # ASCII: one line whatever the text holds (U+2028, a lone surrogate)
+            out.write("".join(json.dumps(line) + "\n" for line in lines))
 
 
 class RecordingModel(_Recorder, BaseModel):

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import FieldError, OptionError, PromptStyleError, StyleError, cut
+from ...meta.roles import api_role
 from ...options import check_options
-from ...types import FormattedPrompt, Sample, StyleSettings
+from ...types import Dialogue, FormattedPrompt, Sample, StyleSettings
 from .chat import CHAT_INFER_MODES, ChatBuilder
 from .infer import InferPrompts
-from .template import Ice, compile_template
+from .template import RAW, Ice, compile_template
 
 __all__ = ["OpenCompassStyle", "opencompass_style", "MODES", "INFERENCERS"]
 
@@ -213,9 +214,10 @@ class OpenCompassStyle:
             # PPLOnlyInferencer: the generation prompt, scored whole (parsed in perplexity mode).
             return FormattedPrompt(self.prompts.gen(record, ice), (), sample.target, mode="ppl")
         if self.mode == "gen":
-            return FormattedPrompt(
-                self.prompts.gen(record, ice), (), sample.target, mode="gen", infer_mode=self.infer_mode
-            )
+            dialogue = self.prompts.gen(record, ice)
+            if self.settings.chat and self.infer_mode is None:
+                dialogue = stop_at_answer(dialogue)
+            return FormattedPrompt(dialogue, (), sample.target, mode="gen", infer_mode=self.infer_mode)
         candidates = tuple(self.prompts.ppl(record, ice, self.labels))
         continuations = (self._cont(record),) if self.inferencer == "ll" else ()
         return FormattedPrompt((), continuations, sample.target, candidates=candidates, mode="ppl")
@@ -245,6 +247,38 @@ class OpenCompassStyle:
     def __setstate__(self, state: Mapping[str, Any]) -> None:
         self.__dict__.update(state)
         self._reset()
+
+
+_CHAT_ROUND = {"user": 0, "system": 1, "assistant": 2}
+"""The round of the meta template OpenCompass's chat models use when they have none
+(``HuggingFacewithChatTemplate``'s ``_get_meta_template``): HUMAN, SYSTEM, BOT (``generate``)."""
+
+
+def stop_at_answer(dialogue: Dialogue) -> Dialogue:
+    """A generation dialogue as OpenCompass's chat models send it: up to the BOT turn of the
+    last round of the ``round`` section, the answer's place (``APITemplateParser`` stops at
+    the ``generate`` role there), which is left out with all that follows. Rounds are split
+    as OpenCompass splits them (a role not later than the one before in the round starts a
+    new one); a dialogue with other roles is left as it is."""
+    rounds = [i for i, turn in enumerate(dialogue) if turn.section == "round" and turn.role != RAW]
+    if not rounds:
+        return dialogue
+    positions = {}
+    last, start = -1, rounds[0]
+    for i in rounds:
+        turn = dialogue[i]
+        position = _CHAT_ROUND.get(api_role(turn.role))
+        if position is None and turn.fallback_role:
+            position = _CHAT_ROUND.get(api_role(turn.fallback_role))
+        if position is None:
+            return dialogue
+        if position <= last:
+            start = i
+        positions[i] = last = position
+    for i in rounds:
+        if i >= start and positions[i] == _CHAT_ROUND["assistant"]:
+            return tuple(dialogue[:i])
+    return dialogue
 
 
 def opencompass_style(*, options: dict[str, Any], settings: StyleSettings) -> OpenCompassStyle:

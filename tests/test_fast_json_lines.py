@@ -87,14 +87,14 @@ def test_records_are_json_loads_records(line, tmp_path, monkeypatch):
 @pytest.mark.parametrize("line", AGREEING)
 def test_msgspec_reads_the_blocks_it_agrees_on(line, tmp_path):
     text = _block([line])
-    records = D._fast_lines(DECODE_LINES, text, len(text))
+    records = D._fast_records(DECODE_LINES, text)
     assert records is not None and _same(records, _stdlib(text))
 
 
 @pytest.mark.parametrize("line", DIFFERING)
 def test_msgspec_gives_up_on_what_it_does_not_read(line, tmp_path):
     text = _block([line])
-    assert D._fast_lines(DECODE_LINES, text, len(text)) is None
+    assert D._fast_records(DECODE_LINES, text) is None
 
 
 @pytest.mark.parametrize(
@@ -122,7 +122,7 @@ def test_bad_or_odd_lines_give_the_same_records_or_error(line, tmp_path, monkeyp
 
 def test_many_brackets_on_shallow_lines_stay_on_the_fast_path(tmp_path):
     text = _block(['{"m": [' + "[[1], [2]], " * 10 + "0]}"] * 100)
-    assert D._fast_lines(DECODE_LINES, text, len(text)) is not None
+    assert D._fast_records(DECODE_LINES, text) is not None
 
 
 @pytest.mark.parametrize("lines", [AGREEING, [*AGREEING, *DIFFERING], [*AGREEING, "", "[1]"]])

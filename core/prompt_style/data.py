@@ -175,7 +175,7 @@ def _json_lines(
     whole (``offset``: its first byte; ``count`` records and ``before`` lines before it;
     ``as_text``: read as text, from there).
     """
-    if not as_text:
+    if not as_text and (not _FAST or _FAST[0] is not None):  # (no stat once msgspec is known absent)
         try:
             size = os.stat(path).st_size
         except (OSError, ValueError):
@@ -318,6 +318,8 @@ def _byte_lines(path: Path, split: str, fn: Any, fallback: Any, many: Any, decod
                     chunk = chunk[3:]
                     offset = 3
             if not chunk:
+                if not rest and count:
+                    return  # all read: nothing for the text reader to say
                 break
             data = rest + chunk if rest else chunk
             cut = data.rfind(b"\n") + 1
@@ -339,28 +341,17 @@ def _byte_lines(path: Path, split: str, fn: Any, fallback: Any, many: Any, decod
             count += len(records)
             before += len(records)  # one line each
             offset += cut
-    # the rest (nothing at the end of the file; then the text reader says whether the
-    # file held no records at all)
+    # the rest: from the block not taken, or the last line without a newline
     yield from _json_lines(path, split, fn, fallback, many, offset=offset, count=count, before=before, as_text=True)
 
 
 def _fast_block(decode_lines: Any, block: bytes, limit: int) -> list[dict[str, Any]] | None:
     """The records of a block of whole lines (bytes), as :func:`_whole_lines` gives them
-    for its text; ``None`` where the text reader must decide."""
+    for its text; ``None`` where the text reader must decide (a carriage return, which
+    universal newlines would turn into a line break; a line that may be too long)."""
     if len(block) > limit or b"\r" in block:
         return None
-    if len(block) >= _DEEP_LINE * 2 and _has_deep_line(block):
-        return None
-    try:
-        records = decode_lines(block)
-    except Exception:  # DecodeError, UnicodeDecodeError, RecursionError...: the text reader says what
-        return None
-    if len(records) != block.count(b"\n"):  # a blank line (msgspec skips it)
-        return None
-    for record in records:
-        if type(record) is not dict:
-            return None
-    return records
+    return _fast_records(decode_lines, block)
 
 
 def _fast_decoder() -> Any:
@@ -374,19 +365,20 @@ def _fast_decoder() -> Any:
     return _FAST[0]
 
 
-def _fast_lines(decode_lines: Any, text: str, stop: int) -> list[dict[str, Any]] | None:
-    """:func:`_whole_lines` with msgspec's ``decode_lines``; ``None`` for a block it
-    refuses, with a line that is not one JSON object, or with a line long enough to
-    nest near the recursion limit."""
-    body = text[:stop]
-    lines = body.count("\n") + (body[-1:] != "\n")
-    if stop >= _DEEP_LINE * 2 and _has_deep_line(body):
+def _fast_records(decode_lines: Any, body: Any) -> list[dict[str, Any]] | None:
+    """The records of ``body`` (text or bytes, whole lines) by msgspec's ``decode_lines``;
+    ``None`` for a body it refuses, with a line that is not one JSON object (a blank one,
+    which msgspec skips, included), or with a line long enough to nest near the recursion
+    limit: the scanner reads those."""
+    newline = "\n" if type(body) is str else b"\n"
+    lines = body.count(newline) + (body[-1:] != newline)
+    if len(body) >= _DEEP_LINE * 2 and _has_deep_line(body):
         return None
     try:
         records = decode_lines(body)
-    except Exception:  # msgspec.DecodeError, ValidationError, RecursionError: the scanner decides
+    except Exception:  # msgspec.DecodeError, ValidationError, UnicodeDecodeError, RecursionError
         return None
-    if len(records) != lines:  # a blank line (msgspec skips it): the line loop reads the block
+    if len(records) != lines:
         return None
     for record in records:
         if type(record) is not dict:
@@ -412,11 +404,11 @@ def _whole_lines(text: str, stop: int) -> list[dict[str, Any]] | None:
     object, two values, one value over two lines), which the line-by-line loop reads.
     One tight loop, no search for each line's end: every object must end at a newline,
     and there must be as many objects as lines. A large block goes to msgspec first
-    when it is installed (:func:`_fast_lines`)."""
+    when it is installed (:func:`_fast_records`)."""
     if stop >= _FAST_BLOCK:
         decode_lines = _FAST[0] if _FAST else _fast_decoder()
         if decode_lines is not None:
-            records = _fast_lines(decode_lines, text, stop)
+            records = _fast_records(decode_lines, text[:stop])
             if records is not None:
                 return records
     scan = _scan

@@ -880,3 +880,18 @@ def test_many_joins_of_a_large_text_go_to_the_sandbox():
     chain = "{{ q" + "|lower" * 30 + " }}"
     assert not taken(chain, J.FIELDS, {"q": "y" * 60_000})
     same(chain, J.FIELDS, {"q": "y" * 60_000})
+
+
+def test_lm_eval_quick_target_text_keeps_the_printed_budget():
+    # lm-eval prints a target: a text over max_output stops there, through the quick path too
+    field = LmEvalField("{{answer}}", "doc_to_target", "target", True)
+    fast = field.fast_getter()
+    record = {"answer": "x" * 50}
+    with limits_scope(JinjaLimits(max_output=20)):
+        want = outcome(field, record)
+        assert want[0] == "error" and "max_output" in want[2]  # the FieldError of the LimitError
+        try:
+            got = ("ok", fast(record))
+        except Exception as exc:  # handed back to the field, or the same stop
+            got = ("error", type(exc), str(exc))
+        assert got[0] == "error", got

@@ -38,6 +38,7 @@ from ...fields.jinja_compiler import compile_simple, template_renderer
 from ...fields.multiple_input import ContextChoice
 from ...safe import jinja_env as _jinja
 from ...safe.jinja_env import JinjaProfile, compile_template, regex_replace
+from ...safe.limits import SIZE_FLOOR
 from .code import TASK_CODE_PREFIX, load_function
 
 __all__ = ["LM_EVAL_JINJA", "LmEvalField", "check_template"]
@@ -217,7 +218,12 @@ class LmEvalField:
                     if digits and value >= 0 and value.bit_length() < 13_000:  # printed: under 4,000 digits
                         return value
                 elif of is str:
-                    if not (digits and value.isdigit()) and not (value[:1] == "[" and value[-1:] == "]"):
+                    # (printed, a text longer than the least size threshold may meet a budget)
+                    if (
+                        len(value) <= SIZE_FLOOR[0]
+                        and not (digits and value.isdigit())
+                        and not (value[:1] == "[" and value[-1:] == "]")
+                    ):
                         return value
                 return rendered(record)
 

@@ -11,7 +11,7 @@ import pytest
 
 from prompt_style import load_task
 from prompt_style.jsonl import _fused
-from prompt_style.lines import PromptEncoder, _strings
+from prompt_style.lines import PromptEncoder, json_strings
 from prompt_style.safe.json_lines import dumps_line
 
 AWKWARD = [
@@ -187,4 +187,17 @@ def test_a_bad_record_after_good_ones_is_located(pm_all, tmp_path):
     ],
 )
 def test_string_lists_are_json_dumps_lists(items):
-    assert _strings(items) == dumps_line(list(items)).encode("utf-8")
+    assert json_strings(items) == dumps_line(list(items)).encode("utf-8")
+
+
+def test_string_lists_are_json_dumps_lists_on_random_items():
+    # the separators' escapes counted: any item needing an escape of its own, next to
+    # line ends, lone surrogates and non-ASCII text, takes the item-by-item route
+    import random
+
+    rng = random.Random(7)
+    alphabet = ["a", " ", '"', "\\", "\n", "\x00", "\x1f", "\x7f", "é", "\u2028", "\u2029", "\x85", "\ud800", "😀", "'"]
+    for _ in range(3000):
+        items = tuple("".join(rng.choices(alphabet, k=rng.randint(0, 4))) for _ in range(rng.randint(1, 4)))
+        expected = dumps_line(list(items)).encode("utf-8", "surrogatepass")
+        assert json_strings(items) == expected, items

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 __all__ = ["FoundEntryPoint", "Installed", "entry_points", "distribution_version"]
 
 _SUFFIXES = (".dist-info", ".egg-info")
-_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+))?\s*(?:\[.*\])?\s*$")
+_VALUE = r"(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+))?\s*(?:\[.*\])?\s*$"
+"""An entry point's value in full (spaces, extras); compiled only for a value that is
+more than a dotted module and attribute (``re`` caches it), not on every start-up."""
 
 
 @dataclass(frozen=True)
@@ -34,13 +36,21 @@ class FoundEntryPoint:
         return self.value.split(":")[0].strip()
 
     def load(self) -> object:
-        match = _VALUE.match(self.value)
-        if match is None:
-            raise ValueError(f"malformed entry point value {self.value!r}")
-        obj: object = importlib.import_module(match.group("module"))
-        for attr in filter(None, (match.group("attr") or "").split(".")):
+        module, colon, attrs = self.value.partition(":")
+        if not (_dotted(module) and (not colon or _dotted(attrs))):  # spaces, extras, ...: the full syntax
+            match = re.match(_VALUE, self.value)
+            if match is None:
+                raise ValueError(f"malformed entry point value {self.value!r}")
+            module, attrs = match.group("module"), match.group("attr") or ""
+        obj: object = importlib.import_module(module)
+        for attr in filter(None, attrs.split(".")):
             obj = getattr(obj, attr)
         return obj
+
+
+def _dotted(text: str) -> bool:
+    """Whether ``text`` is ASCII ``[\\w.]+``: what :data:`_VALUE` takes as it is."""
+    return text.isascii() and text.replace(".", "a").replace("_", "a").isalnum()
 
 
 def _normalize(name: str) -> str:

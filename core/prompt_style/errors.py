@@ -35,8 +35,8 @@ long it was (a safety net: the code quotes values through :func:`cut` already)."
 
 # Python's text for functions, methods, classes and objects names their addresses and
 # modules: messages quoting one (an exception raised on a template's behalf) say what it
-# is instead.
-_INTERNALS = re.compile(
+# is instead. (Patterns, compiled by ``re`` when an error is shown: start-up skips them.)
+_INTERNALS = (
     r"<(?:built-in (?P<bkind>method|function) (?P<bname>[\w.]+)[^<>]*"
     r"|bound method (?P<mname>[\w.<>]+)[^<>]*"
     r"|(?P<fkind>function|method|coroutine|generator) (?P<fname>[\w.<>]+)(?: at 0x[0-9a-fA-F]+)?[^<>]*"
@@ -44,7 +44,7 @@ _INTERNALS = re.compile(
     r"|(?:method-wrapper|slot wrapper|wrapper_descriptor) '(?P<wname>\w+)'[^<>]*"
     r"|(?P<oname>[\w.]+) object at 0x[0-9a-fA-F]+)>"
 )
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]{4,}")
+_ADDRESS = r" at 0x[0-9a-fA-F]{4,}"
 
 
 def _name(dotted: str) -> str:
@@ -86,7 +86,7 @@ def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
     text for functions, classes and objects (``<function f at 0x7f...>``) replaced by what
     they are, and a longer text cut in the middle, saying how long it was."""
     if "<" in text or " at 0x" in text:
-        text = _ADDRESS.sub("", _INTERNALS.sub(_internal, text))
+        text = re.sub(_ADDRESS, "", re.sub(_INTERNALS, _internal, text))
     total = len(text)
     if total > 4 * limit:  # only what is kept gets escaped (escaping can only lengthen it)
         text = text[: 2 * limit] + text[-2 * limit :]

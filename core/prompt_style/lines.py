@@ -38,12 +38,12 @@ from typing import Any
 
 from .safe.json_lines import dumps_json, encode_str, safe_utf8
 
-__all__ = ["PromptEncoder"]
+__all__ = ["PromptEncoder", "json_strings"]
 
 _int_repr = int.__repr__
 
 
-def _strings(items: Sequence[Any]) -> bytes:
+def json_strings(items: Sequence[Any]) -> bytes:
     """A sequence of ``str`` as a JSON list, safe UTF-8 (``TypeError`` for another item)."""
     if not items:
         return b"[]"
@@ -155,7 +155,7 @@ class PromptEncoder:
         if continuations is self._conts:
             conts = self._conts_json
         else:
-            conts = _strings(continuations)
+            conts = json_strings(continuations)
             if type(continuations) is tuple:
                 self._conts, self._conts_json = continuations, conts
         kind = type(target)
@@ -172,7 +172,7 @@ class PromptEncoder:
         if until is self._until:
             stops = self._until_json
         else:
-            stops = _strings(until)
+            stops = json_strings(until)
             if type(until) is tuple:
                 self._until, self._until_json = until, stops
         return b', "continuations": %b, "target": %b, "until": %b' % (conts, gold, stops)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .errors import RenderError
-from .lines import PromptEncoder
+from .lines import PromptEncoder, json_strings
 from .safe.json_lines import dumps_line, safe_utf8
 
 __all__ = ["Provenance", "PROVENANCE_KEYS", "fingerprint", "verify_fingerprint"]
@@ -181,25 +181,46 @@ class Provenance:
         after_id = self._after_doc_id(shared.fewshot_indices)[:-1]
         fresh = hashlib.sha256(b"{" + before).copy  # the hash of every line, up to its own text
         rest = encoder.rest
+        strings = json_strings
         join = b"".join
+        # the continuations last seen (kept alive, so that their identity is never another
+        # object's) and their JSON: the same tuple for every record of most tasks
+        last: list[Any] = [None, b""]
+        stops = b"" if until is None else b', "until": ' + strings(until)
 
         def line(index: int, text: str, continuations: Any, target: Any) -> bytes | None:
             if type(index) is not int or type(text) is not str:
                 return None
             own = safe_utf8(_encode_str(text))[1:-1]
-            try:
-                tail = rest(index, continuations, target, until)
-            except TypeError:
-                return None
-            if chat_after is None:
-                middle = join((own, after, tail, b', "doc_id": %d' % index, after_id))
+            kind = type(target)
+            if kind is int or kind is str:  # rest()'s work, inline, for the commonest targets
+                if continuations is last[0]:
+                    conts = last[1]
+                else:
+                    try:
+                        conts = strings(continuations)
+                    except TypeError:
+                        return None
+                    if type(continuations) is tuple:
+                        last[0] = continuations
+                        last[1] = conts
+                gold = b"%d" % target if kind is int else safe_utf8(_encode_str(target))
+                tail = b', "continuations": %b, "target": %b%b, "doc_id": ' % (conts, gold, stops)
             else:
-                middle = join((own, after, own, chat_after, tail, b', "doc_id": %d' % index, after_id))
+                try:
+                    tail = rest(index, continuations, target, until) + b', "doc_id": '
+                except TypeError:
+                    return None
+            digits = b"%d" % index
+            if chat_after is None:
+                middle = join((own, after, tail, digits, after_id))
+            else:
+                middle = join((own, after, own, chat_after, tail, digits, after_id))
             digest = fresh()
             digest.update(middle)
             digest.update(b"}")
             sha = digest.hexdigest().encode()
-            return join((b'{"index": %d, ' % index, before, middle, b', "fingerprint": "sha256:', sha, b'"}\n'))
+            return join((b'{"index": ', digits, b", ", before, middle, b', "fingerprint": "sha256:', sha, b'"}\n'))
 
         return line
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import shutil
-import tempfile
 from typing import Any, TextIO
 
 from ._common import (
@@ -152,6 +150,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
         # each worker makes the lines of a block of the data file into a file of its own,
         # which this process copies to the output in order
+        import shutil  # (only here: --jobs; every other run skips their imports)
+        import tempfile
+
         spill = tempfile.mkdtemp(prefix="prompt-style-", dir=_SHM if os.access(_SHM, os.W_OK) else None)
         try:
             blocks = json_line_blocks(task, jobs=args.jobs, limit=args.limit, default_for=_not_json, spill=spill)

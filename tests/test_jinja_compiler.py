@@ -195,6 +195,28 @@ TEMPLATES: list[str] = [
     "{{ q if q else c }}",
     "{{ q if q is defined }}",
     "{{ q - 1 }}",
+    # '-', {% if %}, {% for %} (a hand-written choice list)
+    "{{ q|int - 1 }} {{ c[0]|int - d.text|int }} {{ 3 - 5 }}",
+    "{% if q %}[{{q}}]{% endif %}|{% if not q %}none{% else %}some{% endif %}",
+    "{% if missing %}m{% elif q %}{{q}}{% elif c %}c{% else %}e{% endif %}",
+    "{% if q is defined %}{{q}}{% endif %}{% if q is none %}N{% endif %}{% if d.text is not none %}T{% endif %}",
+    "{%- if q -%}\n  {{ q }}  \n{%- endif %}\n",
+    "{{q}}\n{% for x in c %}{{ 'ABCD'[loop.index0] }}. {{ x }}\n{% endfor %}Answer:",
+    "{% for x in c %}{{loop.index}}/{{loop.length}}{% if loop.first %}F{% endif %}"
+    "{% if not loop.last %}, {% endif %}{{loop.revindex}}{{loop.revindex0}}{% endfor %}",
+    "{% for x in c %}{% for y in c %}{{x}}{{y}}{{loop.index0}}{% endfor %}{{loop.index}}{% endfor %}",
+    "{% for x in d.text %}<{{x}}>{% endfor %}",
+    "{% for q in c %}{{q}}{% endfor %}{{q}}",
+    "{% for x in c %}{{x|upper}}{{x.strip()}}{{ x + '!' }}{% endfor %}",
+    "{% for x in [q, 'lit'] %}<{{x}}>{% endfor %}",
+    "{% for x in c %}{% if x %}{{x}}{% else %}-{% endif %}{% endfor %}",
+    "{% for x in c %}{{loop}}{% endfor %}",
+    "{% for x in c %}{{ loop.cycle('a', 'b') }}{% endfor %}",
+    "{% for x in c %}{% else %}empty{% endfor %}",
+    "{% for x in c if x %}{{x}}{% endfor %}",
+    "{% for k, v in d.items() %}{{k}}{% endfor %}",
+    "{% for x in 'abc' %}{{x}}{% endfor %}",
+    "{% for x in c %}{{ x if x is defined else q }}{% endfor %}",
 ]
 
 
@@ -235,6 +257,9 @@ EXPRESSIONS = [
     "q if q is defined else c",
     "c if q is none else q",
     "q.strip() if missing is defined else 'fallback'",
+    "q|int - 1",
+    "q - c[0]",
+    "c[0]|int - 1",
 ]
 
 
@@ -273,6 +298,43 @@ def test_compiled_path_is_taken_for_plain_records():
         assert not taken(source, J.FIELDS, RECORDS[0])  # the sandbox decides
 
 
+def test_conditions_loops_and_differences_are_taken_for_plain_records():
+    # (other tests' budgets lower the process's least loop budget: the default here, and
+    # never above what it was afterwards)
+    floor = jc._limits.ITER_FLOOR
+    before = floor[0]
+    floor[0] = JinjaLimits().max_loop_iterations
+    try:
+        _conditions_loops_and_differences()
+    finally:
+        floor[0] = min(floor[0], before)
+
+
+def _conditions_loops_and_differences() -> None:
+    record = {"q": "What?", "c": ["a", "b", "c", "d"], "n": "3", "ctx": ""}
+    for source, kind, expected in [
+        (
+            "{{q}}\n{% for x in c %}{{ 'ABCD'[loop.index0] }}. {{ x }}\n{% endfor %}Answer:",
+            "template",
+            "What?\nA. a\nB. b\nC. c\nD. d\nAnswer:",
+        ),
+        ("{% if ctx %}Context: {{ctx}}\n{% endif %}Q: {{q}}", "template", "Q: What?"),
+        ("{% for x in c %}{{x}}{% if not loop.last %}, {% endif %}{% endfor %}", "template", "a, b, c, d"),
+        ("n|int - 1", "expression", 2),
+    ]:
+        for profile in PROFILES.values():
+            assert jc.compile_simple(source, profile, kind).function(record) == expected
+            same(source, profile, record, kind)
+    # past the loop cap, or a loop budget below the iterations: the sandbox's
+    many = {"q": "Q", "c": ["x"] * (jc._LOOP_CAP + 1)}
+    assert not taken("{% for x in c %}{{x}}{% endfor %}", J.FIELDS, many)
+    same("{% for x in c %}{{x}}{% endfor %}", J.FIELDS, many)
+    with limits_scope(JinjaLimits(max_loop_iterations=2)):
+        assert not taken("{% for x in c %}{{x}}{% endfor %}", J.FIELDS, record)
+        got = same("{% for x in c %}{{x}}{% endfor %}", J.FIELDS, record)
+    assert got[0] == "error" and "max_loop_iterations" in got[2]
+
+
 def test_index_of_a_value_compiles():
     # lm-evaluation-harness's ARC, OpenBookQA and MathQA targets
     arc = {"choices": {"label": ["A", "B", "C"], "text": ["x", "y", "z"]}, "answerKey": " B"}
@@ -297,11 +359,14 @@ def test_index_of_a_value_compiles():
 
 def test_what_does_not_compile():
     for source in (
-        "{% if q %}{{q}}{% endif %}",
+        "{% if q == 'x' %}{{q}}{% endif %}",
+        "{% for x in c %}{{loop}}{% endfor %}",
+        "{% for x in c %}{% else %}e{% endfor %}",
+        "{% set x = q %}{{x}}",
         "{{q|title}}",
         "{{q|trim(' ')}}",
         "{{q ~ c}}",
-        "{{q - 1}}",
+        "{{q * 2}}",
         "{{c[0:2]}}",
         "{{q.split()}}",
         "{{q.replace('a', 'b')}}",
@@ -325,6 +390,7 @@ BUDGETS = [
     JinjaLimits(max_work=30, max_output=1000),
     JinjaLimits(max_items=3),
     JinjaLimits(max_int_bits=20),
+    JinjaLimits(max_loop_iterations=3),
 ]
 
 
@@ -344,6 +410,9 @@ def test_budget_errors_are_the_sandboxs(limits):
         "{{c[0]|int}}",
         "{{c[q]}}",
         "{{q if q is defined else c}}",
+        "{% for x in c %}{{x}}, {% endfor %}",
+        "{% for x in c %}{% for y in c %}.{% endfor %}{% endfor %}",
+        "{% if q %}{{q}}{% endif %}",
     ]
     records = [
         {"q": "short", "c": ["a", "b"]},
@@ -626,6 +695,9 @@ def test_generated_code_holds_only_its_own_names():
                 "else",
                 "elif",
                 "in",
+                "for",
+                "pass",
+                "bool",
             }
             assert names <= allowed | {n for n in names if jc._OWN.fullmatch(n)}, names - allowed
             assert not re.search(r"[\"#\\]", compiled.code)  # no string literals or comments
@@ -705,7 +777,7 @@ from prompt_style import JinjaLimits
 from prompt_style.fields import jinja_compiler as jc
 from prompt_style.formats.lm_eval.fields import LM_EVAL_JINJA
 from prompt_style.safe import jinja_env as J
-from prompt_style.safe.limits import SIZE_FLOOR, limits_scope
+from prompt_style.safe.limits import ITER_FLOOR, SIZE_FLOOR, limits_scope
 
 # a fresh process: no small budget made yet, so the compiled code reads none within the floor
 assert SIZE_FLOOR[0] >= 100_000, SIZE_FLOOR
@@ -741,6 +813,8 @@ cases = [
     ("Q: {{a}} {{b}}", "template"),
     ("k|int", "expression"),
     ("{{a.split(' ')}} {{b|upper}}", "template"),
+    ("{% for x in c %}{{x}}. {% if a %}{{a}}{% endif %}{% endfor %}", "template"),
+    ("k|int - 1", "expression"),
 ]
 records = [
     {"a": "x", "b": "y", "c": ["p", "q"], "k": "q"},
@@ -754,10 +828,11 @@ for profile in PROFILES.values():
             same(source, profile, record, kind)
     assert taken("[a, b]", profile, records[0], "expression")
     assert taken("k|int", profile, records[3], "expression")  # 13 digits: no max_int_bits check
+    assert taken("{% for x in c %}{{x}}. {% if a %}{{a}}{% endif %}{% endfor %}", profile, records[0], "template")
 # budgets made afterwards lower the floor: the compiled code then reads them, and stops
 # where the sandbox stops
-small = JinjaLimits(max_output=12, max_work=12, max_int_bits=40)
-assert SIZE_FLOOR[0] <= 12
+small = JinjaLimits(max_output=12, max_work=12, max_int_bits=40, max_loop_iterations=5)
+assert SIZE_FLOOR[0] <= 12 and ITER_FLOOR[0] == 5
 for profile in PROFILES.values():  # a text of 13 digits is the sandbox's to check now
     assert not taken("k|int", profile, records[3], "expression")
 with limits_scope(small):

@@ -123,6 +123,9 @@ TEXT_TEMPLATES = [
     "{{ options[gold] }} {{ ['x', 'y'][gold] }} {{ q[gold] }}",
     "{{ q if q is defined else a }} {{ a if q is none else q }}",
     "{{ gold | int }} {{ q | int }}",
+    "{% if q %}[{{ q }}]{% else %}-{% endif %}{% if q is none %}N{% endif %}",
+    "{% for x in q %}{{ 'ABCD'[loop.index0] }}. {{ x }}\n{% endfor %}{{ gold | int - 1 }}",
+    "{% for x in options %}{% for y in q %}{{ y }}{{ loop.index }}{% endfor %}{{ x }}{% endfor %}",
 ]
 
 

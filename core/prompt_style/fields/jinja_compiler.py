@@ -24,7 +24,17 @@ lexer and parser, with the profile's settings), and ``{{ ... }}`` outputs of
 - ``str`` methods with one literal text argument (``answer.split('####')``,
   :data:`ARG_METHODS`), on a text short enough that the sandbox calls them as they are;
 - ``a if test else b`` with the tests ``name is defined``, ``is undefined``, ``is none``
-  and their ``not`` (lm-evaluation-harness's GSM8K target): only the branch taken runs.
+  and their ``not`` (lm-evaluation-harness's GSM8K target): only the branch taken runs;
+- ``a - b`` of two ints (``{{ answer|int - 1 }}``);
+
+and, in a template, the statements
+
+- ``{% if %}`` / ``{% elif %}`` / ``{% else %}`` on those tests, on ``not``, or on a value's
+  truth (plain data only: Python's truth is Jinja's);
+- ``{% for x in sequence %}`` over a ``list`` or ``tuple`` (no ``else``, filter or
+  recursion; at most :data:`_MAX_LOOPS` deep), its item and ``loop.index``, ``index0``,
+  ``first``, ``last``, ``length``, ``revindex`` and ``revindex0`` in the body: the
+  hand-written choice list ``{% for c in choices %}{{ 'ABCD'[loop.index0] }}. {{ c }}``.
 
 **Same result, or the sandbox.** The function computes what the sandbox would,
 step by step, only on plain data (``dict``, ``list``, ``tuple``, ``str``,
@@ -60,10 +70,13 @@ would run on a text longer than that threshold: below it no budget can stop the
 sandbox's render, and above it the sandbox renders and stops exactly as it
 always did. Expressions check their value as the sandbox does (a non-text value
 within ``max_output`` as printed). The **deadline** cannot fire in compiled
-code, and needs no check point there: the code is straight-line (no loop, no
-call into the template), and each step works on at most the threshold's
-characters (1 Mi at most), so a render takes microseconds, or at most a few
-milliseconds for values near the threshold — far below any deadline that lets
+code, and needs no check point there: the code has no call into the template, its
+loops run at most :data:`_LOOP_CAP` iterations in all (and never more than the least
+``max_loop_iterations`` of the process's budgets, :data:`~prompt_style.safe.limits.ITER_FLOOR`:
+past either, the sandbox renders), charging the literal text of each iteration as the
+sandbox charges it, and all a render builds stays within the threshold's characters
+(1 Mi at most, checked after each iteration), so a render takes microseconds, or at
+most a few milliseconds for values near the threshold — far below any deadline that lets
 the sandbox render the same template (its own fixed cost is larger). A larger
 render goes to the sandbox, where the deadline is watched as always.
 
@@ -87,7 +100,8 @@ from typing import Any
 from ..safe import jinja_env as _jinja
 from ..safe import limits as _limits
 from ..safe.jinja_env import FIELDS, JinjaProfile
-from ..safe.limits import JinjaLimits, jinja_limits
+from ..safe.limits import JinjaLimits
+from .jinja_budgets import _DEFAULTS_GET, _LAST, _SCOPE_GET, _budgets, budget_threshold, printed_size_bound
 
 __all__ = [
     "SLOW",
@@ -117,12 +131,16 @@ TEXT_FILTERS = {"trim": "strip", "lower": "lower", "upper": "upper", "capitalize
 (``string`` gives the text itself): Jinja's own filters, which the sandbox calls directly
 on a text of at most :data:`_CHEAP_FILTER` characters and charges the result's length."""
 
+LOOP_ATTRS = frozenset({"index", "index0", "first", "last", "length", "revindex", "revindex0"})
+"""The attributes of a ``{% for %}`` loop's ``loop`` that compile (numbers and flags
+Jinja's ``LoopContext`` works out from the position and the length)."""
+
+_LOOP_CAP = 1024  # the most loop iterations compiled code runs in one render (more: the sandbox)
+_MAX_LOOPS = 4  # loops nested deeper are the sandbox's
 _CHEAP = 4096  # the sandbox's CHEAP (_sandbox/costs.py): a method on a text this short is called as it is
 _CHEAP_FILTER = 1 << 16  # the sandbox's _CHEAP_TEXT (_sandbox/filters.py): the same for the filters above
 _CLOCK_CAP = _limits.CLOCK_CAP
 """The most characters compiled code handles in one render (see the module doc)."""
-_MAX_NESTING = 200
-"""The sandbox refuses to print values nested this deep (as ``check_value``)."""
 # Names Jinja's code generator gives a meaning of its own in some places.
 _SPECIAL_NAMES = frozenset({"self", "super", "loop", "caller", "varargs", "kwargs"})
 _CODE_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|[ \n():=,.\[\]{}<>+*'\"f-]")
@@ -143,41 +161,53 @@ class Compiled:
 # ("name", key) | ("attr", node, key) | ("item", node, key) | ("call", node, method name)
 # | ("const", value) | ("list", (node, ...)) | ("getitem", node, key node)
 # | ("call1", node, method name, text) | ("add", node, node) | ("filter", node, name)
-# | ("int", node) | ("cond", test, node, node)
+# | ("int", node) | ("cond", test, node, node) | ("sub", node, node)
+# | ("item_of", loop depth) | ("loop", loop depth, attribute)
 # tests: ("defined", name, True/False) | ("none", node, True/False)
+# template parts: text | node | ("if", condition, parts, parts) | ("for", node, parts, cost)
+# conditions: ("test", test) | ("not", condition) | ("truthy", node)
 
 
 class _NotSimple(Exception):
     pass
 
 
-def _convert(node: Any, profile: JinjaProfile) -> tuple[Any, ...]:
-    """The intermediate form of a Jinja expression node, or :class:`_NotSimple`."""
+def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> tuple[Any, ...]:
+    """The intermediate form of a Jinja expression node, or :class:`_NotSimple`. ``scope``:
+    the names of the ``{% for %}`` loops the node is in, outermost first."""
     from jinja2 import nodes
 
     kind = type(node)
     if kind is nodes.Name:
+        if node.ctx == "load" and node.name in scope:  # the innermost loop's item of that name
+            return ("item_of", len(scope) - 1 - scope[::-1].index(node.name))
         if node.ctx != "load" or node.name in _SPECIAL_NAMES or not node.name.isidentifier():
             raise _NotSimple
         return ("name", node.name)
     if kind is nodes.Getattr:
         if node.ctx != "load" or not isinstance(node.attr, str):
             raise _NotSimple
+        if type(node.node) is nodes.Name and node.node.name == "loop" and "loop" not in scope:
+            if not scope or node.attr not in LOOP_ATTRS:
+                raise _NotSimple  # the loop object itself, or outside a loop: the sandbox's
+            return ("loop", len(scope) - 1, node.attr)
         if not profile.record_fields_first and hasattr(dict, node.attr):
             raise _NotSimple  # Jinja's getattr gives the dict method (or refuses it)
-        return ("attr", _convert(node.node, profile), node.attr)
+        return ("attr", _convert(node.node, profile, scope), node.attr)
     if kind is nodes.Getitem:
         if node.ctx != "load":
             raise _NotSimple
         try:
-            return ("item", _convert(node.node, profile), _key(node.arg))
+            return ("item", _convert(node.node, profile, scope), _key(node.arg))
         except _NotSimple:
             if type(node.arg) is nodes.Slice:
                 raise
             # choices[label], ['no', 'yes'][label]: a key known only per record
-            return ("getitem", _convert(node.node, profile), _convert(node.arg, profile))
+            return ("getitem", _convert(node.node, profile, scope), _convert(node.arg, profile, scope))
     if kind is nodes.Add:
-        return ("add", _convert(node.left, profile), _convert(node.right, profile))
+        return ("add", _convert(node.left, profile, scope), _convert(node.right, profile, scope))
+    if kind is nodes.Sub:
+        return ("sub", _convert(node.left, profile, scope), _convert(node.right, profile, scope))
     if kind is nodes.Filter:
         if (
             node.node is None
@@ -189,12 +219,13 @@ def _convert(node: Any, profile: JinjaProfile) -> tuple[Any, ...]:
             or not _jinjas_own(profile, "filters", node.name)
         ):
             raise _NotSimple
-        inner = _convert(node.node, profile)
+        inner = _convert(node.node, profile, scope)
         return ("int", inner) if node.name == "int" else ("filter", inner, node.name)
     if kind is nodes.CondExpr:
         if node.expr2 is None:
             raise _NotSimple  # Jinja's undefined-if-false value
-        return ("cond", _test(node.test, profile), _convert(node.expr1, profile), _convert(node.expr2, profile))
+        test = _test(node.test, profile, scope)
+        return ("cond", test, _convert(node.expr1, profile, scope), _convert(node.expr2, profile, scope))
     if kind is nodes.Call:
         target = node.node
         if (
@@ -208,7 +239,7 @@ def _convert(node: Any, profile: JinjaProfile) -> tuple[Any, ...]:
             and node.dyn_args is None
             and node.dyn_kwargs is None
         ):
-            return ("call1", _convert(target.node, profile), target.attr, node.args[0].value)
+            return ("call1", _convert(target.node, profile, scope), target.attr, node.args[0].value)
         if (
             type(target) is nodes.Getattr
             and target.attr == "index"
@@ -218,7 +249,7 @@ def _convert(node: Any, profile: JinjaProfile) -> tuple[Any, ...]:
             and node.dyn_kwargs is None
         ):
             # choices.label.index(answerKey): lm-evaluation-harness's ARC, OpenBookQA, MathQA
-            return ("index", _convert(target.node, profile), _convert(node.args[0], profile))
+            return ("index", _convert(target.node, profile, scope), _convert(node.args[0], profile, scope))
         if (
             type(target) is not nodes.Getattr
             or target.attr not in STR_METHODS
@@ -228,13 +259,13 @@ def _convert(node: Any, profile: JinjaProfile) -> tuple[Any, ...]:
             or node.dyn_kwargs is not None
         ):
             raise _NotSimple
-        return ("call", _convert(target.node, profile), target.attr)
+        return ("call", _convert(target.node, profile, scope), target.attr)
     if kind is nodes.Const:
         if type(node.value) not in (str, int, float, bool, type(None)):
             raise _NotSimple
         return ("const", node.value)
     if kind is nodes.List:
-        return ("list", tuple(_convert(item, profile) for item in node.items))
+        return ("list", tuple(_convert(item, profile, scope) for item in node.items))
     raise _NotSimple
 
 
@@ -249,13 +280,13 @@ def _jinjas_own(profile: JinjaProfile, kind: str, name: str) -> bool:
     return own is not None and (given is own or getattr(given, "__wrapped__", None) is own)
 
 
-def _test(node: Any, profile: JinjaProfile) -> tuple[Any, ...]:
+def _test(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> tuple[Any, ...]:
     """A condition: ``name is defined`` / ``is undefined``, ``value is none``, or
     ``not`` one of them; else :class:`_NotSimple`."""
     from jinja2 import nodes
 
     if type(node) is nodes.Not:
-        test = _test(node.node, profile)
+        test = _test(node.node, profile, scope)
         return (test[0], test[1], not test[2])
     if (
         type(node) is not nodes.Test
@@ -267,12 +298,12 @@ def _test(node: Any, profile: JinjaProfile) -> tuple[Any, ...]:
     ):
         raise _NotSimple
     if node.name in ("defined", "undefined"):
-        name = _convert(node.node, profile)
+        name = _convert(node.node, profile, scope)
         if name[0] != "name" or name[1] in _jinja.environment(profile).globals:
             raise _NotSimple  # a global's name, or a path: the sandbox's to resolve
         return ("defined", name[1], node.name == "defined")
     if node.name == "none":
-        return ("none", _convert(node.node, profile), True)
+        return ("none", _convert(node.node, profile, scope), True)
     raise _NotSimple
 
 
@@ -290,8 +321,6 @@ def _key(arg: Any) -> int | str:
 def _parse(source: str, profile: JinjaProfile, kind: str) -> list[Any]:
     """The parts of a simple template (literal ``str`` or an expression's tuple), or
     the one expression of an expression source (a list of one); :class:`_NotSimple`."""
-    from jinja2 import nodes
-
     if profile.extensions:
         raise _NotSimple  # an extension may change what tags and names mean
     env = _jinja.environment(profile)
@@ -304,17 +333,77 @@ def _parse(source: str, profile: JinjaProfile, kind: str) -> list[Any]:
         if not parser.stream.eos:
             raise _NotSimple
         return [_convert(expr, profile)]
-    tree = env.parse(source)
+    return _items(env.parse(source).body, profile, ())
+
+
+def _items(body: list[Any], profile: JinjaProfile, scope: tuple[str, ...]) -> list[Any]:
+    """The parts of a template's body: literal ``str``, an expression's tuple,
+    ``("if", condition, parts, else parts)`` and ``("for", sequence, parts, literal
+    characters per iteration)``; :class:`_NotSimple` for any other statement."""
+    from jinja2 import nodes
+
     parts: list[Any] = []
-    for stmt in tree.body:
-        if type(stmt) is not nodes.Output:
+    for stmt in body:
+        kind = type(stmt)
+        if kind is nodes.Output:
+            for child in stmt.nodes:
+                if type(child) is nodes.TemplateData:
+                    parts.append(child.data)
+                else:
+                    parts.append(_convert(child, profile, scope))
+        elif kind is nodes.If:
+            rest = _items(stmt.else_, profile, scope)
+            for clause in reversed(stmt.elif_):  # elif: an if in the else part
+                rest = [("if", _condition(clause.test, profile, scope), _items(clause.body, profile, scope), rest)]
+            parts.append(("if", _condition(stmt.test, profile, scope), _items(stmt.body, profile, scope), rest))
+        elif kind is nodes.For:
+            target = stmt.target
+            if (
+                stmt.else_
+                or stmt.test is not None
+                or stmt.recursive
+                or type(target) is not nodes.Name
+                or target.name in _SPECIAL_NAMES
+                or not target.name.isidentifier()
+                or len(scope) >= _MAX_LOOPS
+            ):
+                raise _NotSimple
+            sequence = _convert(stmt.iter, profile, scope)
+            inner = _items(stmt.body, profile, (*scope, target.name))
+            parts.append(("for", sequence, inner, _literal_cost(stmt.body)))
+        else:
             raise _NotSimple
-        for child in stmt.nodes:
-            if type(child) is nodes.TemplateData:
-                parts.append(child.data)
-            else:
-                parts.append(_convert(child, profile))
     return parts
+
+
+def _condition(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any, ...]:
+    """An ``{% if %}``'s test: ``("test", test)`` for :func:`_test`'s, ``("not", condition)``,
+    or ``("truthy", value)``: the value's truth, as Python (and Jinja) take it."""
+    from jinja2 import nodes
+
+    try:
+        return ("test", _test(node, profile, scope))
+    except _NotSimple:
+        pass
+    if type(node) is nodes.Not:
+        return ("not", _condition(node.node, profile, scope))
+    return ("truthy", _convert(node, profile, scope))
+
+
+def _literal_cost(body: list[Any]) -> int:
+    """The literal characters a loop body prints per iteration, nested loops aside: what
+    the sandbox charges per iteration (``_sandbox/environment.py``'s rewrite)."""
+    from jinja2 import nodes
+
+    total = 0
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nodes.TemplateData):
+            total += len(node.data)
+        elif not isinstance(node, (nodes.For, nodes.Macro, nodes.CallBlock)):
+            stack.extend(node.iter_child_nodes())
+    return total
 
 
 # -- code generation -------------------------------------------------------------------
@@ -332,6 +421,7 @@ class _Writer:
         self.containers: set[str] = set()
         self.methods = 0
         self.list_items: dict[str, list[str]] = {}  # a list literal's variable: its items'
+        self.loops: list[tuple[str, str, str]] = []  # the loops the code is in: (position, length, item)
 
     def value(self, prefix: str, value: Any) -> str:
         name = f"{prefix}{len(self.values)}"
@@ -368,7 +458,13 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         return var, list
     if op == "cond":
         return _emit_cond(w, node)
+    if op == "item_of":  # a loop's item
+        return w.loops[node[1]][2], None
+    if op == "loop":
+        return _emit_loop_attr(w, node)
     inner, inner_type = _emit(w, node[1])
+    if op == "sub":
+        return _emit_sub(w, node, inner, inner_type)
     if op == "index":
         return _emit_index(w, node, inner, inner_type)
     if op in ("add", "getitem"):
@@ -485,6 +581,42 @@ def _emit_pair(w: _Writer, node: tuple[Any, ...], left: str, left_type: type | N
     w.add("    return SLOW")
     w.methods += 1
     return var, None
+
+
+def _emit_sub(w: _Writer, node: tuple[Any, ...], left: str, left_type: type | None) -> tuple[str, type]:
+    """``a - b`` of two ints: the sandbox's ``call_binop`` subtracts them, checking and
+    charging nothing (any other pair is the sandbox's: its error, or a float)."""
+    right, right_type = _emit(w, node[2])
+    for var, known in ((left, left_type), (right, right_type)):
+        if known is None:
+            w.add(f"if type({var}) is not int:")
+            w.add("    return SLOW")
+        elif known is not int:
+            raise _NotSimple
+    var = w.var()
+    w.add(f"{var} = {left} - {right}")
+    return var, int
+
+
+_LOOP_CODE = {
+    "index0": ("{i}", int),
+    "index": ("{i} + 1", int),
+    "first": ("{i} == 0", bool),
+    "last": ("{i} == {n} - 1", bool),
+    "length": ("{n}", int),
+    "revindex": ("{n} - {i}", int),
+    "revindex0": ("{n} - {i} - 1", int),
+}
+
+
+def _emit_loop_attr(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type]:
+    """``loop.index0``, ``loop.last``...: what Jinja's ``LoopContext`` gives, from the
+    loop's position and its sequence's length."""
+    position, length, _ = w.loops[node[1]]
+    code, kind = _LOOP_CODE[node[2]]
+    var = w.var()
+    w.add(f"{var} = {code.format(i=position, n=length)}")
+    return var, kind
 
 
 def _emit_int(w: _Writer, inner: str, inner_type: type | None) -> tuple[str, type]:
@@ -605,6 +737,8 @@ def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
             ]
         body.append(f"return {var}")
         return _source(body, w.names), w.names, w.values
+    if any(type(part) is tuple and part[0] in ("if", "for") for part in parts):
+        return _generate_blocks(parts)
     pieces: list[str] = []
     literal = 0
     for part in parts:
@@ -652,6 +786,140 @@ def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
             "return out",
         ]
     return _source(body, w.names), w.names, w.values
+
+
+def _generate_blocks(parts: list[Any]) -> tuple[str, list[str], list[Any]]:
+    """A template with ``{% if %}`` or ``{% for %}``: its text made piece by piece into a
+    list, each printed piece charged as the sandbox charges it (its length; a value that
+    is not text, its estimate), and each loop its iterations (within :data:`_LOOP_CAP` and
+    every budget's ``max_loop_iterations``) and its literal text per iteration."""
+    w = _Writer()
+    w.add("p = []")
+    w.add("app = p.append")
+    w.add("iters = 0")
+    _emit_parts(w, parts)
+    w.lines += [
+        f"out = {w.value('M', ''.join)}(p)",
+        "if work > FLOOR[0] or len(out) > FLOOR[0]:",
+        *("    " + line for line in _BUDGETS_CODE),
+        "    if work > cap or len(out) > max_output:",
+        "        return SLOW",
+        "return out",
+    ]
+    return _source(w.lines, w.names), w.names, w.values
+
+
+def _emit_parts(w: _Writer, parts: list[Any]) -> None:
+    for part in parts:
+        if isinstance(part, str):
+            if part:
+                w.add(f"app({w.value('L', part)})")
+            continue
+        if part[0] == "if":
+            _emit_if(w, part)
+            continue
+        if part[0] == "for":
+            _emit_for(w, part)
+            continue
+        var, known = _emit(w, part)
+        if known is str:
+            w.add(f"app({var})")
+            w.add(f"work += len({var})")
+            continue
+        text = w.var()
+        indent = ""
+        if known is None:
+            w.add(f"if type({var}) is str:")
+            w.add(f"    {text} = {var}")
+            w.add(f"    work += len({var})")
+            w.add("else:")
+            indent = "    "
+        w.add(f"{indent}size = bound({var}, CAP)")
+        w.add(f"{indent}if size is None:")
+        w.add(f"{indent}    return SLOW")
+        w.add(f"{indent}{text} = str({var})")
+        w.add(f"{indent}work += size")
+        w.add(f"app({text})")
+
+
+def _branch(w: _Writer, emit: Callable[[], None]) -> list[str]:
+    """The lines ``emit`` writes, as a block of their own: names looked up in it are not
+    known to be looked up after it (it may not run)."""
+    saved = (w.lines, w.looked_up, w.containers)
+    w.lines, w.looked_up, w.containers = [], dict(saved[1]), set(saved[2])
+    try:
+        emit()
+        return ["    " + line for line in w.lines] or ["    pass"]
+    finally:
+        w.lines, w.looked_up, w.containers = saved
+
+
+def _emit_if(w: _Writer, part: tuple[Any, ...]) -> None:
+    condition = _emit_condition(w, part[1])
+    then = _branch(w, lambda: _emit_parts(w, part[2]))
+    otherwise = _branch(w, lambda: _emit_parts(w, part[3])) if part[3] else None
+    w.add(f"if {condition}:")
+    w.lines += then
+    if otherwise is not None:
+        w.add("else:")
+        w.lines += otherwise
+
+
+def _emit_condition(w: _Writer, condition: tuple[Any, ...]) -> str:
+    """Code computing what a condition needs; the Python condition itself."""
+    if condition[0] == "not":
+        return f"not ({_emit_condition(w, condition[1])})"
+    if condition[0] == "test":
+        test = condition[1]
+        if test[0] == "defined":
+            code = f"{w.value('K', test[1])} in record"  # not a global's name (_test)
+        else:
+            value, _ = _emit(w, test[1])
+            code = f"{value} is None"
+        return code if test[2] else f"not ({code})"
+    value, known = _emit(w, condition[1])
+    if known is None:  # the truth of plain data only: Python's is Jinja's
+        w.add(f"t = type({value})")
+        w.add(
+            "if t is not str and t is not list and t is not dict and t is not tuple and t is not int"
+            f" and t is not float and t is not bool and {value} is not None:"
+        )
+        w.add("    return SLOW")
+    return value
+
+
+def _emit_for(w: _Writer, part: tuple[Any, ...]) -> None:
+    """``{% for x in sequence %}`` over a ``list`` or ``tuple``: its iterations counted
+    (the sandbox's ``loop_items``), its literal text charged per iteration, and all the
+    render built kept within :data:`_CLOCK_CAP` after each iteration (the time stays bounded
+    without a deadline check)."""
+    sequence, known = _emit(w, part[1])
+    if known is not None and known is not list:
+        raise _NotSimple  # a constant text: its characters, the sandbox's
+    if known is None:
+        w.add(f"t = type({sequence})")
+        w.add("if t is not list and t is not tuple:")
+        w.add("    return SLOW")
+    length, position, item = w.var(), w.var(), w.var()
+    w.add(f"{length} = len({sequence})")
+    w.add(f"iters += {length}")
+    w.add(f"if iters > {_LOOP_CAP} or iters > {w.value('K', _limits.ITER_FLOOR)}[0]:")
+    w.add("    return SLOW")
+    if part[3]:
+        w.add(f"work += {w.value('N', part[3])} * {length}")
+    w.add("if work > CAP:")
+    w.add("    return SLOW")
+    w.loops.append((position, length, item))
+
+    def body() -> None:
+        _emit_parts(w, part[2])
+        w.add("if work > CAP:")
+        w.add("    return SLOW")
+
+    lines = _branch(w, body)
+    w.loops.pop()
+    w.add(f"for {position}, {item} in enumerate({sequence}):")
+    w.lines += lines
 
 
 # The budgets in effect (as budgets() finds them), without a call when they are the last ones.
@@ -713,98 +981,10 @@ _CODE_NAMES = frozenset(
     }
     | {"SCOPE", "DEFAULTS", "JinjaLimits", "LAST", "limits", "last", "INT_BITS"}
     | {"type", "dict", "list", "str", "tuple", "int", "float", "len", "index", "Exception", "size", "out", "f"}
+    | {"p", "app", "append", "iters", "enumerate", "bool"}
     | STR_METHODS
     | ARG_METHODS
 )
-
-
-# -- budgets ---------------------------------------------------------------------------
-
-_LAST: list[Any] = [(None, (0, 0))]
-"""``[(limits, (threshold, max_output))]`` of the last budgets read: one tuple, read and
-replaced at once, so that threads never see a mix of two."""
-# What jinja_limits() returns, read the way the sandbox reads it for every render
-# (the innermost limits_scope, else the process defaults once read).
-_SCOPE_GET = _limits._SCOPE.get
-_DEFAULTS_GET = _limits._cache.get
-
-
-def _budgets() -> tuple[int, int]:
-    """``(threshold, max_output)`` of the budgets a render gets now (see the module doc)."""
-    limits = _SCOPE_GET() or _DEFAULTS_GET(JinjaLimits) or jinja_limits()
-    last = _LAST[0]
-    if last[0] is limits:
-        return last[1]
-    cap = limits.size_threshold()
-    made = (cap, limits.max_output)
-    _LAST[0] = (limits, made)
-    return made
-
-
-def budget_threshold() -> int:
-    """The characters a render may build under the budgets in effect without any budget
-    being able to stop it in the sandbox (at most 1 Mi): for fast paths that call str
-    methods themselves, and hand larger results to the sandbox."""
-    limits = _SCOPE_GET() or _DEFAULTS_GET(JinjaLimits)
-    last = _LAST[0]
-    if limits is not None and limits is last[0]:
-        return last[1][0]
-    return _budgets()[0]
-
-
-_JUST_STR = {str}
-
-
-def printed_size_bound(value: Any, limit: int) -> int | None:
-    """An upper bound of the size the sandbox charges for printing ``value`` (its
-    ``check_value`` estimate), or ``None`` when it is above ``limit``, when ``value``
-    is not plain data all the way down (``dict``, ``list``, ``tuple``, ``str``,
-    ``int``, ``float``, ``bool``, ``None``), or nested too deep to print."""
-    kind = type(value)
-    if kind is str:
-        size = 10 * len(value) + 2
-        return size if size <= limit else None
-    if kind is int:
-        size = value.bit_length() // 3 + 2
-        return size if size <= limit else None  # a number's text is charged as any other
-    if kind is float or kind is bool or value is None:
-        return 32 if 32 <= limit else None
-    if kind is not list and kind is not dict and kind is not tuple:
-        return None
-    if kind is not dict and value and set(map(type, value)) == _JUST_STR:
-        # a list of choices: what the walk below adds up, in one step
-        size = 2 + 4 * len(value) + 10 * len("".join(value))
-        return size if size <= limit else None
-    size = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        item, depth = pop()
-        kind = type(item)
-        if kind is str:
-            size += 10 * len(item) + 2
-        elif kind is int:
-            size += item.bit_length() // 3 + 2
-        elif kind is float or kind is bool or item is None:
-            size += 32
-        elif kind is list or kind is tuple or kind is dict:
-            if depth >= _MAX_NESTING - 1:
-                return None
-            size += 2 + 2 * len(item)
-            if size > limit:
-                return None
-            if kind is dict:
-                for key, val in item.items():
-                    push((key, depth + 1))
-                    push((val, depth + 1))
-            else:
-                for sub in item:
-                    push((sub, depth + 1))
-        else:
-            return None
-        if size > limit:
-            return None
-    return size
 
 
 # -- the public functions ----------------------------------------------------------------

@@ -62,6 +62,12 @@ INT_BITS_FLOOR: list[int] = [14_000]
 characters into a number (the ``int`` filter) where the sandbox checks nothing either."""
 
 
+ITER_FLOOR: list[int] = [10_000_000]
+"""``[n]``: no :class:`JinjaLimits` made in this process has ``max_loop_iterations`` below
+``n`` (the default, or the least one made): compiled code runs a ``{% for %}`` loop of at
+most ``n`` iterations in all where the sandbox would not stop it either."""
+
+
 SECONDS_PER_STEP = 3e-7
 """The wall-clock time a scaled deadline allows per loop iteration and macro call: about
 three times what one iteration of a real chat template's loop costs in ``hf``'s code
@@ -149,6 +155,9 @@ class JinjaLimits:
         bits = self.max_int_bits
         if type(bits) is int and bits < INT_BITS_FLOOR[0]:
             INT_BITS_FLOOR[0] = max(bits, 0)
+        iterations = self.max_loop_iterations
+        if type(iterations) is int and iterations < ITER_FLOOR[0]:
+            ITER_FLOOR[0] = max(iterations, 0)
 
     def size_threshold(self) -> int:
         """The characters a render may build without any of these budgets being able to

@@ -40,6 +40,12 @@ Workloads (``--workload``, repeatable; default all):
 ``hellaswag`` HellaSwag-shaped records, zero-shot: ``{{ctx_b|capitalize}}`` in the text, the
            choices a field ``{{endings}}`` with non-ASCII, the target ``{{label|int}}`` of a
            text label (compiled filters)
+``loop``   MMLU-shaped records, zero-shot, the choices listed by a Jinja loop
+           (``{% for c in choices %}{{ 'ABCD'[loop.index0] }}. {{ c }}``), constant letters
+``squad``  SQuAD-shaped generation, zero-shot: ``{% if context %}Context: ...{% endif %}``,
+           the target ``{{answers.text[0]}}``, ``until: ["\\n"]``
+``wino``   Winogrande-shaped records, ``mcq::mmlu`` zero-shot: the text a field name, the
+           choices ``{{[option1, option2]}}``, the target ``{{answer|int - 1}}``
 
 Run: ``uv run python bench/cli_jsonl_bench.py [--records N ...] [--rounds N] [--workload NAME ...]``
 (default 200,000 records, 5 rounds).
@@ -157,6 +163,25 @@ def boolq_record(i: int, rng: random.Random) -> dict[str, Any]:
         "question": f"does the river {v['a']} have more than {v['d']} bridges",
         "label": rng.randrange(2),
         "idx": i,
+    }
+
+
+def squad_record(i: int, rng: random.Random) -> dict[str, Any]:
+    v = _values(i, rng)
+    return {
+        "context": f"The bridge {v['a']} spans {v['c']} m over the “river” {{Ost}}." if i % 3 else "",
+        "question": f"How long is bridge {v['a']}?",
+        "answers": {"text": [f"{v['c']} m", f"{v['c']} metres"]},
+    }
+
+
+def wino_record(i: int, rng: random.Random) -> dict[str, Any]:
+    v = _values(i, rng)
+    return {
+        "sentence": f"Sarah gave Maria {v['a']} apples because _ was generous.",
+        "option1": "Sarah",
+        "option2": "Maria" if i % 4 else "Zoë",
+        "answer": str(1 + rng.randrange(2)),
     }
 
 
@@ -350,6 +375,68 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         conts = [" " + e for e in doc["endings"]]
         o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": int(doc["label"])}) + "\\n")
 """
+LOOP_TASK = """\
+task: loop_mcq
+data:
+  test: test.jsonl
+  dev: dev.jsonl
+doc_to_text: "{{question}}\\n{% for c in choices %}{{ 'ABCD'[loop.index0] }}. {{ c }}\\n{% endfor %}Answer:"
+doc_to_choice: ["A", "B", "C", "D"]
+doc_to_target: answer
+template: passthrough
+"""
+LOOP_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        body = "".join(f"{'ABCD'[k]}. {c}\\n" for k, c in enumerate(doc["choices"]))
+        text = f"{doc['question']}\\n{body}Answer:"
+        conts = [" A", " B", " C", " D"]
+        o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": doc["answer"]}) + "\\n")
+"""
+SQUAD_TASK = """\
+task: squad_like
+data:
+  test: test.jsonl
+  dev: dev.jsonl
+output_type: generate_until
+doc_to_text: "{% if context %}Context: {{context}}\\n{% endif %}Question: {{question}}\\nAnswer:"
+doc_to_target: "{{answers.text[0]}}"
+template: passthrough
+until: ["\\n"]
+"""
+SQUAD_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        ctx = f"Context: {doc['context']}\\n" if doc["context"] else ""
+        text = f"{ctx}Question: {doc['question']}\\nAnswer:"
+        o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": doc["answers"]["text"][0]}) + "\\n")
+"""
+WINO_TASK = """\
+task: wino_like
+data:
+  test: test.jsonl
+  dev: dev.jsonl
+doc_to_text: sentence
+doc_to_choice: "{{[option1, option2]}}"
+doc_to_target: "{{answer|int - 1}}"
+template: mcq::mmlu
+"""
+WINO_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        text = f"{doc['sentence']}\\nA. {doc['option1']}\\nB. {doc['option2']}\\nAnswer:"
+        target = int(doc["answer"]) - 1
+        o.write(json.dumps({"index": i, "text": text, "continuations": [" A", " B"], "target": target}) + "\\n")
+"""
 CHAT_SCRIPT = """\
 import json, sys
 test, dev, out = sys.argv[1:4]
@@ -390,6 +477,9 @@ WORKLOADS = {
     "piqa": Workload("piqa", PIQA_TASK, PIQA_SCRIPT, piqa_record, "train.jsonl", 10),
     "boolq": Workload("boolq", BOOLQ_TASK, BOOLQ_SCRIPT, boolq_record, "dev.jsonl", 3),
     "hellaswag": Workload("hellaswag", HELLASWAG_TASK, HELLASWAG_SCRIPT, hellaswag_record, "dev.jsonl", 3),
+    "loop": Workload("loop", LOOP_TASK, LOOP_SCRIPT, mmlu_record, "dev.jsonl", 3),
+    "squad": Workload("squad", SQUAD_TASK, SQUAD_SCRIPT, squad_record, "dev.jsonl", 3),
+    "wino": Workload("wino", WINO_TASK, WINO_SCRIPT, wino_record, "dev.jsonl", 3),
 }
 
 

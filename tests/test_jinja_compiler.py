@@ -217,6 +217,15 @@ TEMPLATES: list[str] = [
     "{% for k, v in d.items() %}{{k}}{% endfor %}",
     "{% for x in 'abc' %}{{x}}{% endfor %}",
     "{% for x in c %}{{ x if x is defined else q }}{% endfor %}",
+    # |length, comparisons with a constant, range()
+    "{{ c|length }} {{ q|length }} {{ d|length }} {{ d.text|length }}",
+    "{% for i in range(c|length) %}\t{{ 'ABCD'[i] }}: {{ c[i] }}\n{% endfor %}",
+    "{% for i in range(q) %}{{ i }}{% endfor %}",
+    "{{ 'A' if q == 'What?' else 'B' if q != 3 else c }}",
+    "{% if c|length > 2 %}many{% elif c|length >= 1 %}one{% else %}none{% endif %}",
+    "{% if q == none %}N{% endif %}{% if q < 5 %}L{% endif %}{% if 1.5 <= q %}G{% endif %}",
+    "{{ q if q else c }} {{ c[0] if c else 'empty' }}",
+    "{{ range }}{% for i in range(2) %}{{ i }}{% endfor %}",
 ]
 
 
@@ -260,6 +269,10 @@ EXPRESSIONS = [
     "q|int - 1",
     "q - c[0]",
     "c[0]|int - 1",
+    "c|length",
+    "q == 'What?'",
+    "q if q != none else c",
+    "range(q|length)",
 ]
 
 
@@ -359,7 +372,9 @@ def test_index_of_a_value_compiles():
 
 def test_what_does_not_compile():
     for source in (
-        "{% if q == 'x' %}{{q}}{% endif %}",
+        "{% if q == c %}{{q}}{% endif %}",
+        "{% if q is string %}{{q}}{% endif %}",
+        "{{ 1 < q < 3 }}",
         "{% for x in c %}{{loop}}{% endfor %}",
         "{% for x in c %}{% else %}e{% endfor %}",
         "{% set x = q %}{{x}}",
@@ -371,7 +386,7 @@ def test_what_does_not_compile():
         "{{q.split()}}",
         "{{q.replace('a', 'b')}}",
         "{{q if q}}",
-        "{{q if q == 'x' else c}}",
+        "{{q if q == c else c}}",
         "{{q if range is defined else c}}",
     ):
         assert jc.compile_simple(source) is None
@@ -391,6 +406,7 @@ BUDGETS = [
     JinjaLimits(max_items=3),
     JinjaLimits(max_int_bits=20),
     JinjaLimits(max_loop_iterations=3),
+    JinjaLimits(max_range=1),
 ]
 
 
@@ -413,6 +429,7 @@ def test_budget_errors_are_the_sandboxs(limits):
         "{% for x in c %}{{x}}, {% endfor %}",
         "{% for x in c %}{% for y in c %}.{% endfor %}{% endfor %}",
         "{% if q %}{{q}}{% endif %}",
+        "{% for i in range(c|length) %}{{c[i]}}{% endfor %}",
     ]
     records = [
         {"q": "short", "c": ["a", "b"]},
@@ -777,7 +794,7 @@ from prompt_style import JinjaLimits
 from prompt_style.fields import jinja_compiler as jc
 from prompt_style.formats.lm_eval.fields import LM_EVAL_JINJA
 from prompt_style.safe import jinja_env as J
-from prompt_style.safe.limits import ITER_FLOOR, SIZE_FLOOR, limits_scope
+from prompt_style.safe.limits import ITER_FLOOR, RANGE_FLOOR, SIZE_FLOOR, limits_scope
 
 # a fresh process: no small budget made yet, so the compiled code reads none within the floor
 assert SIZE_FLOOR[0] >= 100_000, SIZE_FLOOR
@@ -815,6 +832,7 @@ cases = [
     ("{{a.split(' ')}} {{b|upper}}", "template"),
     ("{% for x in c %}{{x}}. {% if a %}{{a}}{% endif %}{% endfor %}", "template"),
     ("k|int - 1", "expression"),
+    ("{% for i in range(c|length) %}{{ c[i] }}{% if c[i] == 'q' %}!{% endif %}{% endfor %}", "template"),
 ]
 records = [
     {"a": "x", "b": "y", "c": ["p", "q"], "k": "q"},
@@ -829,10 +847,11 @@ for profile in PROFILES.values():
     assert taken("[a, b]", profile, records[0], "expression")
     assert taken("k|int", profile, records[3], "expression")  # 13 digits: no max_int_bits check
     assert taken("{% for x in c %}{{x}}. {% if a %}{{a}}{% endif %}{% endfor %}", profile, records[0], "template")
+    assert taken("{% for i in range(c|length) %}{{ c[i] }}{% if c[i] == 'q' %}!{% endif %}{% endfor %}", profile, records[0], "template")
 # budgets made afterwards lower the floor: the compiled code then reads them, and stops
 # where the sandbox stops
-small = JinjaLimits(max_output=12, max_work=12, max_int_bits=40, max_loop_iterations=5)
-assert SIZE_FLOOR[0] <= 12 and ITER_FLOOR[0] == 5
+small = JinjaLimits(max_output=12, max_work=12, max_int_bits=40, max_loop_iterations=5, max_range=3)
+assert SIZE_FLOOR[0] <= 12 and ITER_FLOOR[0] == 5 and RANGE_FLOOR[0] == 3
 for profile in PROFILES.values():  # a text of 13 digits is the sandbox's to check now
     assert not taken("k|int", profile, records[3], "expression")
 with limits_scope(small):

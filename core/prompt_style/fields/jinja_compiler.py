@@ -25,13 +25,15 @@ lexer and parser, with the profile's settings), and ``{{ ... }}`` outputs of
   :data:`ARG_METHODS`), on a text short enough that the sandbox calls them as they are;
 - ``a if test else b`` with the tests ``name is defined``, ``is undefined``, ``is none``
   and their ``not`` (lm-evaluation-harness's GSM8K target): only the branch taken runs;
-- ``a - b`` of two ints (``{{ answer|int - 1 }}``);
+- ``a - b`` of two ints (``{{ answer|int - 1 }}``), the ``length`` filter, one comparison
+  (``==``, ``!=``, ``<``...) with a constant on one side, which the sandbox runs as Python
+  does, and ``range(n)`` (the sandbox's, within ``max_range``);
 
 and, in a template, the statements
 
-- ``{% if %}`` / ``{% elif %}`` / ``{% else %}`` on those tests, on ``not``, or on a value's
-  truth (plain data only: Python's truth is Jinja's);
-- ``{% for x in sequence %}`` over a ``list`` or ``tuple`` (no ``else``, filter or
+- ``{% if %}`` / ``{% elif %}`` / ``{% else %}`` (and ``a if test else b``) on those tests,
+  a comparison, ``not``, or a value's truth (plain data only: Python's truth is Jinja's);
+- ``{% for x in sequence %}`` over a ``list``, ``tuple`` or ``range`` (no ``else``, filter or
   recursion; at most :data:`_MAX_LOOPS` deep), its item and ``loop.index``, ``index0``,
   ``first``, ``last``, ``length``, ``revindex`` and ``revindex0`` in the body: the
   hand-written choice list ``{% for c in choices %}{{ 'ABCD'[loop.index0] }}. {{ c }}``.
@@ -215,16 +217,20 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
             or node.kwargs
             or node.dyn_args is not None
             or node.dyn_kwargs is not None
-            or (node.name not in TEXT_FILTERS and node.name != "int")
+            or (node.name not in TEXT_FILTERS and node.name not in ("int", "length"))
             or not _jinjas_own(profile, "filters", node.name)
         ):
             raise _NotSimple
         inner = _convert(node.node, profile, scope)
-        return ("int", inner) if node.name == "int" else ("filter", inner, node.name)
+        if node.name in ("int", "length"):
+            return (node.name, inner)
+        return ("filter", inner, node.name)
+    if kind is nodes.Compare:
+        return _compare(node, profile, scope)
     if kind is nodes.CondExpr:
         if node.expr2 is None:
             raise _NotSimple  # Jinja's undefined-if-false value
-        test = _test(node.test, profile, scope)
+        test = _condition(node.test, profile, scope)
         return ("cond", test, _convert(node.expr1, profile, scope), _convert(node.expr2, profile, scope))
     if kind is nodes.Call:
         target = node.node
@@ -250,6 +256,18 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
         ):
             # choices.label.index(answerKey): lm-evaluation-harness's ARC, OpenBookQA, MathQA
             return ("index", _convert(target.node, profile, scope), _convert(node.args[0], profile, scope))
+        if (
+            type(target) is nodes.Name
+            and target.name == "range"
+            and "range" not in scope
+            and len(node.args) == 1
+            and not node.kwargs
+            and node.dyn_args is None
+            and node.dyn_kwargs is None
+            and _jinja.environment(profile).globals.get("range") is _sandbox_range()
+        ):
+            # range(choices|length): the sandbox's own range(), unless the record has a field so named
+            return ("range", _convert(node.args[0], profile, scope))
         if (
             type(target) is not nodes.Getattr
             or target.attr not in STR_METHODS
@@ -278,6 +296,32 @@ def _jinjas_own(profile: JinjaProfile, kind: str, name: str) -> bool:
     given = getattr(_jinja.environment(profile), kind).get(name)
     own = (jinja2.filters.FILTERS if kind == "filters" else jinja2.tests.TESTS).get(name)
     return own is not None and (given is own or getattr(given, "__wrapped__", None) is own)
+
+
+_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "gt": ">", "lteq": "<=", "gteq": ">="}
+
+
+def _compare(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any, ...]:
+    """``a == 'x'``, ``n > 4``: one comparison with a constant text, number, flag or
+    ``none`` on one side, which the sandbox runs as Python compares (with no constant
+    side it sizes both first: not compiled)."""
+    from jinja2 import nodes
+
+    if len(node.ops) != 1 or node.ops[0].op not in _COMPARISONS:
+        raise _NotSimple
+    left, right = node.expr, node.ops[0].expr
+    if not any(type(side) is nodes.Const and type(side.value) in _CONSTANTS for side in (left, right)):
+        raise _NotSimple
+    return ("compare", _COMPARISONS[node.ops[0].op], _convert(left, profile, scope), _convert(right, profile, scope))
+
+
+_CONSTANTS = (str, int, float, bool, type(None))
+
+
+def _sandbox_range() -> Any:
+    from ..safe._sandbox import filters
+
+    return filters._range
 
 
 def _test(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> tuple[Any, ...]:
@@ -462,7 +506,13 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         return w.loops[node[1]][2], None
     if op == "loop":
         return _emit_loop_attr(w, node)
+    if op == "compare":
+        return _emit_compare(w, node)
     inner, inner_type = _emit(w, node[1])
+    if op == "length":
+        return _emit_length(w, inner, inner_type)
+    if op == "range":
+        return _emit_range(w, inner, inner_type)
     if op == "sub":
         return _emit_sub(w, node, inner, inner_type)
     if op == "index":
@@ -598,6 +648,59 @@ def _emit_sub(w: _Writer, node: tuple[Any, ...], left: str, left_type: type | No
     return var, int
 
 
+def _emit_length(w: _Writer, inner: str, inner_type: type | None) -> tuple[str, type]:
+    """The ``length`` filter (Jinja's own: ``len``) of a text, list, tuple or dict: the
+    sandbox charges its result one unit of work."""
+    if inner_type is None:
+        w.add(f"t = type({inner})")
+        w.add("if t is not str and t is not list and t is not tuple and t is not dict:")
+        w.add("    return SLOW")
+    elif inner_type not in (str, list):
+        raise _NotSimple
+    var = w.var()
+    w.add(f"{var} = len({inner})")
+    w.methods += 1
+    w.add("work += 1")
+    return var, int
+
+
+def _emit_range(w: _Writer, inner: str, inner_type: type | None) -> tuple[str, type]:
+    """``range(n)`` of an int: the sandbox's ``range`` (a record's field named ``range``
+    hides it: then the sandbox's), within the least ``max_range`` of the process's
+    budgets and the loop cap, charged ``n // 16`` as the sandbox charges it."""
+    if inner_type is not None and inner_type is not int:
+        raise _NotSimple
+    w.add(f"if {w.value('K', 'range')} in record or type({inner}) is not int:")
+    w.add("    return SLOW")
+    w.add(f"if {inner} > {_LOOP_CAP} or {inner} > {w.value('K', _limits.RANGE_FLOOR)}[0]:")
+    w.add("    return SLOW")
+    var = w.var()
+    w.add(f"{var} = range({inner})")
+    w.methods += 1
+    w.add(f"work += len({var}) // 16")
+    return var, range
+
+
+def _emit_compare(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type]:
+    """One comparison with a constant side, as Python runs it (the sandbox does too):
+    plain data only (a value of another type might compare as it likes)."""
+    left, left_type = _emit(w, node[2])
+    right, right_type = _emit(w, node[3])
+    for var, known in ((left, left_type), (right, right_type)):
+        if known is None:
+            w.add(f"t = type({var})")
+            w.add(
+                "if t is not str and t is not int and t is not float and t is not bool and t is not list"
+                f" and t is not tuple and t is not dict and {var} is not None:"
+            )
+            w.add("    return SLOW")
+    if node[1] not in _COMPARISONS.values():
+        raise _NotSimple  # pragma: no cover - _compare makes only these
+    var = w.var()
+    w.add(f"{var} = {left} {node[1]} {right}")
+    return var, bool
+
+
 _LOOP_CODE = {
     "index0": ("{i}", int),
     "index": ("{i} + 1", int),
@@ -681,14 +784,7 @@ def _emit_text_call(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: t
 def _emit_cond(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
     """``a if test else b``: the test, then only the branch it picks (each branch's own
     lookups: a name read in one is not known to be read in the other)."""
-    test = node[1]
-    if test[0] == "defined":
-        condition = f"{w.value('K', test[1])} in record"  # not a global's name (_test)
-    else:
-        value, known = _emit(w, test[1])
-        condition = f"{value} is None"
-    if not test[2]:
-        condition = f"not ({condition})"
+    condition = _emit_condition(w, node[1])
     saved = (w.lines, w.looked_up, w.containers)
     result = w.var()
     branches = []
@@ -894,7 +990,7 @@ def _emit_for(w: _Writer, part: tuple[Any, ...]) -> None:
     render built kept within :data:`_CLOCK_CAP` after each iteration (the time stays bounded
     without a deadline check)."""
     sequence, known = _emit(w, part[1])
-    if known is not None and known is not list:
+    if known is not None and known is not list and known is not range:
         raise _NotSimple  # a constant text: its characters, the sandbox's
     if known is None:
         w.add(f"t = type({sequence})")
@@ -981,7 +1077,7 @@ _CODE_NAMES = frozenset(
     }
     | {"SCOPE", "DEFAULTS", "JinjaLimits", "LAST", "limits", "last", "INT_BITS"}
     | {"type", "dict", "list", "str", "tuple", "int", "float", "len", "index", "Exception", "size", "out", "f"}
-    | {"p", "app", "append", "iters", "enumerate", "bool"}
+    | {"p", "app", "append", "iters", "enumerate", "bool", "range"}
     | STR_METHODS
     | ARG_METHODS
 )

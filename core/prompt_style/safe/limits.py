@@ -68,6 +68,11 @@ ITER_FLOOR: list[int] = [10_000_000]
 most ``n`` iterations in all where the sandbox would not stop it either."""
 
 
+RANGE_FLOOR: list[int] = [100_000]
+"""``[n]``: no :class:`JinjaLimits` made in this process has ``max_range`` below ``n``:
+compiled code makes a ``range()`` of at most ``n`` items where the sandbox would not stop."""
+
+
 SECONDS_PER_STEP = 3e-7
 """The wall-clock time a scaled deadline allows per loop iteration and macro call: about
 three times what one iteration of a real chat template's loop costs in ``hf``'s code
@@ -158,6 +163,9 @@ class JinjaLimits:
         iterations = self.max_loop_iterations
         if type(iterations) is int and iterations < ITER_FLOOR[0]:
             ITER_FLOOR[0] = max(iterations, 0)
+        items = self.max_range
+        if type(items) is int and items < RANGE_FLOOR[0]:
+            RANGE_FLOOR[0] = max(items, 0)
 
     def size_threshold(self) -> int:
         """The characters a render may build without any of these budgets being able to

@@ -48,7 +48,8 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
 from .fields.extractors import CallableField, Expression, RecordField, Template
-from .fields.jinja_compiler import _SPECIAL_NAMES, budget_threshold
+from .fields.jinja_compiler import budget_threshold
+from .fields.jinja_parse import _SPECIAL_NAMES
 from .fields.multiple_input import ContextChoice
 from .render import RenderedPrompt
 from .safe.json_lines import encode_str

@@ -1,0 +1,327 @@
+"""Jinja's parsed tree of a field template or expression, turned into the small
+intermediate form ``jinja_compiler`` generates code from (tuples, see below), or
+:class:`_NotSimple` for anything it does not compile. Names and keys come validated
+by Jinja's own lexer and parser; nothing here runs a template or sees a record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..safe import jinja_env as _jinja
+from ..safe.jinja_env import JinjaProfile
+
+STR_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold", "swapcase"})
+"""Zero-argument ``str`` methods that compile: each returns a ``str`` of at most a
+few times its input, and the sandbox calls them directly and charges the result."""
+
+ARG_METHODS = frozenset({"split", "rsplit", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix"})
+"""``str`` methods that compile with one literal text argument (``answer.split('####')``):
+the sandbox calls them directly on a text of at most :data:`_CHEAP` characters and
+charges the result (a text's length, a list's items)."""
+
+TEXT_FILTERS = {"trim": "strip", "lower": "lower", "upper": "upper", "capitalize": "capitalize", "string": ""}
+"""Filters without arguments that compile, with the ``str`` method each is on a text
+(``string`` gives the text itself): Jinja's own filters, which the sandbox calls directly
+on a text of at most :data:`_CHEAP_FILTER` characters and charges the result's length."""
+
+LOOP_ATTRS = frozenset({"index", "index0", "first", "last", "length", "revindex", "revindex0"})
+"""The attributes of a ``{% for %}`` loop's ``loop`` that compile (numbers and flags
+Jinja's ``LoopContext`` works out from the position and the length)."""
+
+_LOOP_CAP = 1024  # the most loop iterations compiled code runs in one render (more: the sandbox)
+_MAX_LOOPS = 4  # loops nested deeper are the sandbox's
+_CHEAP = 4096  # the sandbox's CHEAP (_sandbox/costs.py): a method on a text this short is called as it is
+_CHEAP_FILTER = 1 << 16  # the sandbox's _CHEAP_TEXT (_sandbox/filters.py): the same for the filters above
+# Names Jinja's code generator gives a meaning of its own in some places.
+_SPECIAL_NAMES = frozenset({"self", "super", "loop", "caller", "varargs", "kwargs"})
+
+
+# -- the intermediate form: a tiny tree of tuples ------------------------------------
+# ("name", key) | ("attr", node, key) | ("item", node, key) | ("call", node, method name)
+# | ("const", value) | ("list", (node, ...)) | ("getitem", node, key node)
+# | ("call1", node, method name, text) | ("add", node, node) | ("filter", node, name)
+# | ("int", node) | ("cond", test, node, node) | ("sub", node, node)
+# | ("item_of", loop depth) | ("loop", loop depth, attribute)
+# tests: ("defined", name, True/False) | ("none", node, True/False)
+# template parts: text | node | ("if", condition, parts, parts) | ("for", node, parts, cost)
+# conditions: ("test", test) | ("not", condition) | ("truthy", node)
+
+
+class _NotSimple(Exception):
+    pass
+
+
+def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> tuple[Any, ...]:
+    """The intermediate form of a Jinja expression node, or :class:`_NotSimple`. ``scope``:
+    the names of the ``{% for %}`` loops the node is in, outermost first."""
+    from jinja2 import nodes
+
+    kind = type(node)
+    if kind is nodes.Name:
+        if node.ctx == "load" and node.name in scope:  # the innermost loop's item of that name
+            return ("item_of", len(scope) - 1 - scope[::-1].index(node.name))
+        if node.ctx != "load" or node.name in _SPECIAL_NAMES or not node.name.isidentifier():
+            raise _NotSimple
+        return ("name", node.name)
+    if kind is nodes.Getattr:
+        if node.ctx != "load" or not isinstance(node.attr, str):
+            raise _NotSimple
+        if type(node.node) is nodes.Name and node.node.name == "loop" and "loop" not in scope:
+            if not scope or node.attr not in LOOP_ATTRS:
+                raise _NotSimple  # the loop object itself, or outside a loop: the sandbox's
+            return ("loop", len(scope) - 1, node.attr)
+        if not profile.record_fields_first and hasattr(dict, node.attr):
+            raise _NotSimple  # Jinja's getattr gives the dict method (or refuses it)
+        return ("attr", _convert(node.node, profile, scope), node.attr)
+    if kind is nodes.Getitem:
+        if node.ctx != "load":
+            raise _NotSimple
+        try:
+            return ("item", _convert(node.node, profile, scope), _key(node.arg))
+        except _NotSimple:
+            if type(node.arg) is nodes.Slice:
+                raise
+            # choices[label], ['no', 'yes'][label]: a key known only per record
+            return ("getitem", _convert(node.node, profile, scope), _convert(node.arg, profile, scope))
+    if kind is nodes.Add:
+        return ("add", _convert(node.left, profile, scope), _convert(node.right, profile, scope))
+    if kind is nodes.Sub:
+        return ("sub", _convert(node.left, profile, scope), _convert(node.right, profile, scope))
+    if kind is nodes.Filter:
+        if (
+            node.node is None
+            or node.args
+            or node.kwargs
+            or node.dyn_args is not None
+            or node.dyn_kwargs is not None
+            or (node.name not in TEXT_FILTERS and node.name not in ("int", "length"))
+            or not _jinjas_own(profile, "filters", node.name)
+        ):
+            raise _NotSimple
+        inner = _convert(node.node, profile, scope)
+        if node.name in ("int", "length"):
+            return (node.name, inner)
+        return ("filter", inner, node.name)
+    if kind is nodes.Compare:
+        return _compare(node, profile, scope)
+    if kind is nodes.CondExpr:
+        if node.expr2 is None:
+            raise _NotSimple  # Jinja's undefined-if-false value
+        test = _condition(node.test, profile, scope)
+        return ("cond", test, _convert(node.expr1, profile, scope), _convert(node.expr2, profile, scope))
+    if kind is nodes.Call:
+        target = node.node
+        if (
+            type(target) is nodes.Getattr
+            and target.attr in ARG_METHODS
+            and len(node.args) == 1
+            and type(node.args[0]) is nodes.Const
+            and type(node.args[0].value) is str
+            and len(node.args[0].value) <= _CHEAP
+            and not node.kwargs
+            and node.dyn_args is None
+            and node.dyn_kwargs is None
+        ):
+            return ("call1", _convert(target.node, profile, scope), target.attr, node.args[0].value)
+        if (
+            type(target) is nodes.Getattr
+            and target.attr == "index"
+            and len(node.args) == 1
+            and not node.kwargs
+            and node.dyn_args is None
+            and node.dyn_kwargs is None
+        ):
+            # choices.label.index(answerKey): lm-evaluation-harness's ARC, OpenBookQA, MathQA
+            return ("index", _convert(target.node, profile, scope), _convert(node.args[0], profile, scope))
+        if (
+            type(target) is nodes.Name
+            and target.name == "range"
+            and "range" not in scope
+            and len(node.args) == 1
+            and not node.kwargs
+            and node.dyn_args is None
+            and node.dyn_kwargs is None
+            and _jinja.environment(profile).globals.get("range") is _sandbox_range()
+        ):
+            # range(choices|length): the sandbox's own range(), unless the record has a field so named
+            return ("range", _convert(node.args[0], profile, scope))
+        if (
+            type(target) is not nodes.Getattr
+            or target.attr not in STR_METHODS
+            or node.args
+            or node.kwargs
+            or node.dyn_args is not None
+            or node.dyn_kwargs is not None
+        ):
+            raise _NotSimple
+        return ("call", _convert(target.node, profile, scope), target.attr)
+    if kind is nodes.Const:
+        if type(node.value) not in (str, int, float, bool, type(None)):
+            raise _NotSimple
+        return ("const", node.value)
+    if kind is nodes.List:
+        return ("list", tuple(_convert(item, profile, scope) for item in node.items))
+    raise _NotSimple
+
+
+def _jinjas_own(profile: JinjaProfile, kind: str, name: str) -> bool:
+    """Whether the profile's filter (or test) ``name`` is Jinja's own, as the sandbox
+    wraps it: a profile may give a name a function of its own."""
+    import jinja2.filters
+    import jinja2.tests
+
+    given = getattr(_jinja.environment(profile), kind).get(name)
+    own = (jinja2.filters.FILTERS if kind == "filters" else jinja2.tests.TESTS).get(name)
+    return own is not None and (given is own or getattr(given, "__wrapped__", None) is own)
+
+
+_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "gt": ">", "lteq": "<=", "gteq": ">="}
+
+
+def _compare(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any, ...]:
+    """``a == 'x'``, ``n > 4``: one comparison with a constant text, number, flag or
+    ``none`` on one side, which the sandbox runs as Python compares (with no constant
+    side it sizes both first: not compiled)."""
+    from jinja2 import nodes
+
+    if len(node.ops) != 1 or node.ops[0].op not in _COMPARISONS:
+        raise _NotSimple
+    left, right = node.expr, node.ops[0].expr
+    if not any(type(side) is nodes.Const and type(side.value) in _CONSTANTS for side in (left, right)):
+        raise _NotSimple
+    return ("compare", _COMPARISONS[node.ops[0].op], _convert(left, profile, scope), _convert(right, profile, scope))
+
+
+_CONSTANTS = (str, int, float, bool, type(None))
+
+
+def _sandbox_range() -> Any:
+    from ..safe._sandbox import filters
+
+    return filters._range
+
+
+def _test(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> tuple[Any, ...]:
+    """A condition: ``name is defined`` / ``is undefined``, ``value is none``, or
+    ``not`` one of them; else :class:`_NotSimple`."""
+    from jinja2 import nodes
+
+    if type(node) is nodes.Not:
+        test = _test(node.node, profile, scope)
+        return (test[0], test[1], not test[2])
+    if (
+        type(node) is not nodes.Test
+        or node.args
+        or node.kwargs
+        or node.dyn_args is not None
+        or node.dyn_kwargs is not None
+        or not _jinjas_own(profile, "tests", node.name)
+    ):
+        raise _NotSimple
+    if node.name in ("defined", "undefined"):
+        name = _convert(node.node, profile, scope)
+        if name[0] != "name" or name[1] in _jinja.environment(profile).globals:
+            raise _NotSimple  # a global's name, or a path: the sandbox's to resolve
+        return ("defined", name[1], node.name == "defined")
+    if node.name == "none":
+        return ("none", _convert(node.node, profile, scope), True)
+    raise _NotSimple
+
+
+def _key(arg: Any) -> int | str:
+    """A subscript's literal key: an int (``0``, ``-1``) or a str."""
+    from jinja2 import nodes
+
+    if type(arg) is nodes.Const and type(arg.value) in (int, str):
+        return arg.value
+    if type(arg) is nodes.Neg and type(arg.node) is nodes.Const and type(arg.node.value) is int:
+        return -arg.node.value
+    raise _NotSimple
+
+
+def _parse(source: str, profile: JinjaProfile, kind: str) -> list[Any]:
+    """The parts of a simple template (literal ``str`` or an expression's tuple), or
+    the one expression of an expression source (a list of one); :class:`_NotSimple`."""
+    if profile.extensions:
+        raise _NotSimple  # an extension may change what tags and names mean
+    env = _jinja.environment(profile)
+    if kind == "expression":
+        # what Environment.compile_expression parses: one expression, nothing after it
+        from jinja2.parser import Parser
+
+        parser = Parser(env, source, state="variable")
+        expr = parser.parse_expression()
+        if not parser.stream.eos:
+            raise _NotSimple
+        return [_convert(expr, profile)]
+    return _items(env.parse(source).body, profile, ())
+
+
+def _items(body: list[Any], profile: JinjaProfile, scope: tuple[str, ...]) -> list[Any]:
+    """The parts of a template's body: literal ``str``, an expression's tuple,
+    ``("if", condition, parts, else parts)`` and ``("for", sequence, parts, literal
+    characters per iteration)``; :class:`_NotSimple` for any other statement."""
+    from jinja2 import nodes
+
+    parts: list[Any] = []
+    for stmt in body:
+        kind = type(stmt)
+        if kind is nodes.Output:
+            for child in stmt.nodes:
+                if type(child) is nodes.TemplateData:
+                    parts.append(child.data)
+                else:
+                    parts.append(_convert(child, profile, scope))
+        elif kind is nodes.If:
+            rest = _items(stmt.else_, profile, scope)
+            for clause in reversed(stmt.elif_):  # elif: an if in the else part
+                rest = [("if", _condition(clause.test, profile, scope), _items(clause.body, profile, scope), rest)]
+            parts.append(("if", _condition(stmt.test, profile, scope), _items(stmt.body, profile, scope), rest))
+        elif kind is nodes.For:
+            target = stmt.target
+            if (
+                stmt.else_
+                or stmt.test is not None
+                or stmt.recursive
+                or type(target) is not nodes.Name
+                or target.name in _SPECIAL_NAMES
+                or not target.name.isidentifier()
+                or len(scope) >= _MAX_LOOPS
+            ):
+                raise _NotSimple
+            sequence = _convert(stmt.iter, profile, scope)
+            inner = _items(stmt.body, profile, (*scope, target.name))
+            parts.append(("for", sequence, inner, _literal_cost(stmt.body)))
+        else:
+            raise _NotSimple
+    return parts
+
+
+def _condition(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any, ...]:
+    """An ``{% if %}``'s test: ``("test", test)`` for :func:`_test`'s, ``("not", condition)``,
+    or ``("truthy", value)``: the value's truth, as Python (and Jinja) take it."""
+    from jinja2 import nodes
+
+    try:
+        return ("test", _test(node, profile, scope))
+    except _NotSimple:
+        pass
+    if type(node) is nodes.Not:
+        return ("not", _condition(node.node, profile, scope))
+    return ("truthy", _convert(node, profile, scope))
+
+
+def _literal_cost(body: list[Any]) -> int:
+    """The literal characters a loop body prints per iteration, nested loops aside: what
+    the sandbox charges per iteration (``_sandbox/environment.py``'s rewrite)."""
+    from jinja2 import nodes
+
+    total = 0
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nodes.TemplateData):
+            total += len(node.data)
+        elif not isinstance(node, (nodes.For, nodes.Macro, nodes.CallBlock)):
+            stack.extend(node.iter_child_nodes())
+    return total

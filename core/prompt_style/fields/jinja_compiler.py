@@ -498,7 +498,13 @@ def _emit_cond(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
     return result, both if both is branches[1][1] else None
 
 
-def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
+def _generate(
+    parts: list[Any], kind: str, guard: bool = False, digits: bool = False
+) -> tuple[str, list[str], list[Any]]:
+    """The code of ``make()`` and its values' names and values. ``guard``: the record is
+    the sandbox's when it holds the key ``G`` (a value given after the others);
+    ``digits``: a template's text that is all digits is the sandbox's (the caller reads
+    such text as a number)."""
     w = _Writer()
     if kind == "expression":
         var, known = _emit(w, parts[0])
@@ -528,9 +534,9 @@ def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
                 "        return SLOW",
             ]
         body.append(f"return {var}")
-        return _source(body, w.names), w.names, w.values
+        return _source(body, w.names, guard), w.names, w.values
     if any(type(part) is tuple and part[0] in ("if", "for") for part in parts):
-        return _generate_blocks(parts)
+        return _generate_blocks(parts, guard, digits)
     pieces: list[str] = []
     literal = 0
     for part in parts:
@@ -575,12 +581,12 @@ def _generate(parts: list[Any], kind: str) -> tuple[str, list[str], list[Any]]:
             *("    " + line for line in _BUDGETS_CODE),
             "    if work > cap or len(out) > max_output:",
             "        return SLOW",
-            "return out",
+            *_DIGITS_CODE[digits],
         ]
-    return _source(body, w.names), w.names, w.values
+    return _source(body, w.names, guard), w.names, w.values
 
 
-def _generate_blocks(parts: list[Any]) -> tuple[str, list[str], list[Any]]:
+def _generate_blocks(parts: list[Any], guard: bool, digits: bool) -> tuple[str, list[str], list[Any]]:
     """A template with ``{% if %}`` or ``{% for %}``: its text made piece by piece into a
     list, each printed piece charged as the sandbox charges it (its length; a value that
     is not text, its estimate), and each loop its iterations (within :data:`_LOOP_CAP` and
@@ -596,9 +602,12 @@ def _generate_blocks(parts: list[Any]) -> tuple[str, list[str], list[Any]]:
         *("    " + line for line in _BUDGETS_CODE),
         "    if work > cap or len(out) > max_output:",
         "        return SLOW",
-        "return out",
+        *_DIGITS_CODE[digits],
     ]
-    return _source(w.lines, w.names), w.names, w.values
+    return _source(w.lines, w.names, guard), w.names, w.values
+
+
+_DIGITS_CODE = {False: ("return out",), True: ("if out.isdigit():", "    return SLOW", "return out")}
 
 
 def _emit_parts(w: _Writer, parts: list[Any]) -> None:
@@ -725,13 +734,13 @@ _BUDGETS_CODE = (
 )
 
 
-def _source(body: list[str], names: list[str]) -> str:
+def _source(body: list[str], names: list[str], guard: bool = False) -> str:
     lines = "".join(f"            {line}\n" for line in body)
-    params = "".join(f", {name}" for name in names)
+    params = "".join(f", {name}" for name in names) + (", G" if guard else "")
     return (
         f"def make(SLOW, bound, budgets, CAP, FLOOR, SCOPE, DEFAULTS, JinjaLimits, LAST, INT_BITS{params}):\n"
         "    def function(record):\n"
-        "        if type(record) is not dict:\n"
+        f"        if type(record) is not dict{' or G in record' if guard else ''}:\n"
         "            return SLOW\n"
         "        work = 0\n"
         "        try:\n"
@@ -773,7 +782,7 @@ _CODE_NAMES = frozenset(
     }
     | {"SCOPE", "DEFAULTS", "JinjaLimits", "LAST", "limits", "last", "INT_BITS"}
     | {"type", "dict", "list", "str", "tuple", "int", "float", "len", "index", "Exception", "size", "out", "f"}
-    | {"p", "app", "append", "iters", "enumerate", "bool", "range"}
+    | {"p", "app", "append", "iters", "enumerate", "bool", "range", "G", "isdigit"}
     | STR_METHODS
     | ARG_METHODS
 )
@@ -783,10 +792,23 @@ _CODE_NAMES = frozenset(
 
 
 @functools.lru_cache(maxsize=4096)
-def compile_simple(source: str, profile: JinjaProfile = FIELDS, kind: str = "template") -> Compiled | None:
+def compile_simple(
+    source: str,
+    profile: JinjaProfile = FIELDS,
+    kind: str = "template",
+    *,
+    absent: str | None = None,
+    digits: bool = False,
+) -> Compiled | None:
     """``source`` compiled to plain Python when it is simple (see the module doc), else
     ``None``. ``kind`` is ``"template"`` (renders to text) or ``"expression"`` (the
-    inside of a ``{{ }}``, evaluated to a value). Cached per process."""
+    inside of a ``{{ }}``, evaluated to a value). Cached per process.
+
+    :param absent: a key whose presence in the record makes the function give
+        :data:`SLOW` (lm-evaluation-harness reads a column named like the template).
+    :param digits: a template's text made only of digits gives :data:`SLOW`
+        (lm-evaluation-harness then reads a number).
+    """
     if kind not in ("template", "expression"):
         raise ValueError(f"kind must be 'template' or 'expression', not {kind!r}")
     try:
@@ -796,9 +818,11 @@ def compile_simple(source: str, profile: JinjaProfile = FIELDS, kind: str = "tem
         else:
             _jinja.compile_expression(source, profile)
         parts = _parse(source, profile, kind)
-        code, names, values = _generate(parts, kind)
+        code, names, values = _generate(parts, kind, absent is not None, digits and kind == "template")
     except Exception:  # _NotSimple, or anything the sandbox reports on its own path
         return None
+    if absent is not None:
+        values = [*values, absent]
     function = _maker(code)(
         SLOW,
         printed_size_bound,

@@ -164,8 +164,9 @@ class LmEvalField:
 
     def fast_getter(self) -> Any:
         """For the renderer's fast path: a quicker function of the record that gives
-        the same value wherever this field gives one, and raises (anything) where in
-        doubt, the renderer then calling the field itself; ``None`` if there is none."""
+        the same value wherever this field gives one, and raises (anything) or gives
+        compiled Jinja's ``SLOW`` where in doubt, the renderer then calling the field
+        itself; ``None`` if there is none."""
         source, kind = self.source, self.kind
         if type(source) is list and kind == "choice":
             return lambda record: source  # what _checked returns: the list itself
@@ -188,6 +189,13 @@ class LmEvalField:
 
             return literal
         compiled = compile_simple(source, LM_EVAL_JINJA)
+        if compiled is not None and kind in ("text", "resolve"):
+            # the compiled text itself, without a call around it: it gives SLOW (which the
+            # renderer's type checks hand back to the field) for a record with a column named
+            # like the template, and for a text of digits lm-evaluation-harness reads as a number
+            guarded = compile_simple(source, LM_EVAL_JINJA, absent=source, digits=digits)
+            if guarded is not None:
+                return guarded.function
         render = template_renderer(source, LM_EVAL_JINJA) if compiled is None else compiled.function
         plain = kind == "resolve" or (kind == "text" and not digits)
         one = _ONE_OUTPUT.fullmatch(source) if kind in ("choice", "target") and compiled is not None else None

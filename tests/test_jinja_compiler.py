@@ -226,6 +226,8 @@ TEMPLATES: list[str] = [
     "{% if q == none %}N{% endif %}{% if q < 5 %}L{% endif %}{% if 1.5 <= q %}G{% endif %}",
     "{{ q if q else c }} {{ c[0] if c else 'empty' }}",
     "{{ range }}{% for i in range(2) %}{{ i }}{% endfor %}",
+    "{{ c|join(', ') }}|{{ c|join('') }}|{{ [q, 'x']|join('\\n') }}|{{ d.text|join('-') }}",
+    "{{ c|join }} {{ c|join(sep) }} {{ c|join(', ', 'a') }}",
 ]
 
 
@@ -273,6 +275,7 @@ EXPRESSIONS = [
     "q == 'What?'",
     "q if q != none else c",
     "range(q|length)",
+    "c|join(', ')",
 ]
 
 
@@ -430,6 +433,7 @@ def test_budget_errors_are_the_sandboxs(limits):
         "{% for x in c %}{% for y in c %}.{% endfor %}{% endfor %}",
         "{% if q %}{{q}}{% endif %}",
         "{% for i in range(c|length) %}{{c[i]}}{% endfor %}",
+        "{{ c|join(', ') }}",
     ]
     records = [
         {"q": "short", "c": ["a", "b"]},
@@ -715,6 +719,7 @@ def test_generated_code_holds_only_its_own_names():
                 "for",
                 "pass",
                 "bool",
+                "join",
             }
             assert names <= allowed | {n for n in names if jc._OWN.fullmatch(n)}, names - allowed
             assert not re.search(r"[\"#\\]", compiled.code)  # no string literals or comments
@@ -833,6 +838,7 @@ cases = [
     ("{% for x in c %}{{x}}. {% if a %}{{a}}{% endif %}{% endfor %}", "template"),
     ("k|int - 1", "expression"),
     ("{% for i in range(c|length) %}{{ c[i] }}{% if c[i] == 'q' %}!{% endif %}{% endfor %}", "template"),
+    ("{{ c|join(', ') }}", "template"),
 ]
 records = [
     {"a": "x", "b": "y", "c": ["p", "q"], "k": "q"},

@@ -127,6 +127,7 @@ TEXT_TEMPLATES = [
     "{% for x in q %}{{ 'ABCD'[loop.index0] }}. {{ x }}\n{% endfor %}{{ gold | int - 1 }}",
     "{% for x in options %}{% for y in q %}{{ y }}{{ loop.index }}{% endfor %}{{ x }}{% endfor %}",
     "{% for i in range(q|length) %}{{ q[i] }}{% endfor %}{{ 'A' if q == 'x' else gold > 0 }}",
+    "{{ q|join(', ') }} {{ options|join('\\n') }}",
 ]
 
 

@@ -25,7 +25,8 @@ lexer and parser, with the profile's settings), and ``{{ ... }}`` outputs of
   :data:`ARG_METHODS`), on a text short enough that the sandbox calls them as they are;
 - ``a if test else b`` with the tests ``name is defined``, ``is undefined``, ``is none``
   and their ``not`` (lm-evaluation-harness's GSM8K target): only the branch taken runs;
-- ``a - b`` of two ints (``{{ answer|int - 1 }}``), the ``length`` filter, one comparison
+- ``a - b`` of two ints (``{{ answer|int - 1 }}``), the ``length`` filter, ``join`` with a
+  literal separator on a list of texts (the sandbox's own ``join``), one comparison
   (``==``, ``!=``, ``<``...) with a constant on one side, which the sandbox runs as Python
   does, and ``range(n)`` (the sandbox's, within ``max_range``);
 
@@ -209,6 +210,8 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         return _emit_length(w, inner, inner_type)
     if op == "range":
         return _emit_range(w, inner, inner_type)
+    if op == "join":
+        return _emit_join(w, node, inner, inner_type)
     if op == "sub":
         return _emit_sub(w, node, inner, inner_type)
     if op == "index":
@@ -375,6 +378,39 @@ def _emit_range(w: _Writer, inner: str, inner_type: type | None) -> tuple[str, t
     w.methods += 1
     w.add(f"work += len({var}) // 16")
     return var, range
+
+
+def _all_text(items: Any) -> bool:
+    for item in items:
+        if type(item) is not str:
+            return False
+    return True
+
+
+_JOIN_ITEM = 150  # the sandbox's cost of each item joined (_sandbox/filters.py)
+
+
+def _emit_join(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type | None) -> tuple[str, type]:
+    """``join`` with a literal separator, of a ``list`` or ``tuple`` of texts: the
+    sandbox's ``join`` checks its items' cost (150 steps each: within ``max_op_cost`` when
+    they are fewer than ``FLOOR * 40 / 150``), charges the joined size with a separator
+    per item, and the guard around every filter the result's length."""
+    if inner_type is not None and inner_type is not list:
+        raise _NotSimple
+    if inner_type is None:
+        w.add(f"t = type({inner})")
+        w.add("if t is not list and t is not tuple:")
+        w.add("    return SLOW")
+    w.add(f"if len({inner}) * {_JOIN_ITEM} > FLOOR[0] * 40 or not {w.value('M', _all_text)}({inner}):")
+    w.add("    return SLOW")
+    separator = w.value("K", node[2])
+    var = w.var()
+    w.add("if work > CAP:")  # all the render built so far (see _emit_pair)
+    w.add("    return SLOW")
+    w.add(f"{var} = {separator}.join({inner})")
+    w.add(f"work += 2 * len({var}) + (len({separator}) if {inner} else 0)")
+    w.methods += 1
+    return var, str
 
 
 def _emit_compare(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type]:
@@ -782,7 +818,7 @@ _CODE_NAMES = frozenset(
     }
     | {"SCOPE", "DEFAULTS", "JinjaLimits", "LAST", "limits", "last", "INT_BITS"}
     | {"type", "dict", "list", "str", "tuple", "int", "float", "len", "index", "Exception", "size", "out", "f"}
-    | {"p", "app", "append", "iters", "enumerate", "bool", "range", "G", "isdigit"}
+    | {"p", "app", "append", "iters", "enumerate", "bool", "range", "G", "isdigit", "join"}
     | STR_METHODS
     | ARG_METHODS
 )

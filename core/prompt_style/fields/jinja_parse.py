@@ -87,6 +87,8 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
         return ("add", _convert(node.left, profile, scope), _convert(node.right, profile, scope))
     if kind is nodes.Sub:
         return ("sub", _convert(node.left, profile, scope), _convert(node.right, profile, scope))
+    if kind is nodes.Filter and node.name == "join":
+        return _join(node, profile, scope)
     if kind is nodes.Filter:
         if (
             node.node is None
@@ -173,6 +175,27 @@ def _jinjas_own(profile: JinjaProfile, kind: str, name: str) -> bool:
     given = getattr(_jinja.environment(profile), kind).get(name)
     own = (jinja2.filters.FILTERS if kind == "filters" else jinja2.tests.TESTS).get(name)
     return own is not None and (given is own or getattr(given, "__wrapped__", None) is own)
+
+
+def _join(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any, ...]:
+    """``items|join(', ')``: the sandbox's own ``join``, with one literal text separator."""
+    from jinja2 import nodes
+
+    from ..safe._sandbox import filters
+
+    if (
+        node.node is None
+        or len(node.args) != 1
+        or type(node.args[0]) is not nodes.Const
+        or type(node.args[0].value) is not str
+        or len(node.args[0].value) > _CHEAP
+        or node.kwargs
+        or node.dyn_args is not None
+        or node.dyn_kwargs is not None
+        or getattr(_jinja.environment(profile).filters.get("join"), "__wrapped__", None) is not filters._join
+    ):
+        raise _NotSimple
+    return ("join", _convert(node.node, profile, scope), node.args[0].value)
 
 
 _COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "gt": ">", "lteq": "<=", "gteq": ">="}

@@ -7,9 +7,15 @@ Compared, each in a fresh process, on the same JSON Lines file:
 - ``datasets 1`` / ``datasets 2``: ``Dataset.map(as_map_function(TASK), batched=True,
   with_indices=True, num_proc=N)`` over the file loaded with ``datasets`` (loading and
   Arrow conversion untimed; the map writes its cache, as datasets does);
-- ``ray num_cpus=1`` / ``ray num_cpus=2``: ``ray.data.read_json(FILE).map_batches(as_map_function(TASK,
-  index_column="index"))`` on a local Ray with that many CPUs, consumed with ``iter_batches``
-  (Ray's start-up untimed).
+- ``ray num_cpus=1`` / ``ray num_cpus=2``: ``ray.data.read_json(FILE, override_num_blocks=20)
+  .map_batches(as_map_function(TASK, index_column="index"), batch_format="pyarrow")`` on a
+  local Ray with that many CPUs, consumed with ``iter_batches`` (Ray's start-up untimed,
+  including the stats and autoscaling-coordinator actors that Ray Data starts once per
+  cluster, on a first small dataset). 20 blocks rather than the 200 Ray Data reads one
+  file as: every block costs Ray's driver and raylet 25-30 ms of CPU beside the
+  workers, and on 2 cores that CPU is taken from the workers (docs/scale.md);
+- ``ray default num_cpus=1`` / ``=2`` (``--engines ray-default``, not run by default):
+  the same with Ray's own block count and no warm-up, for comparison.
 
 Each path's figure is records per second over wall time, its speed-up over the same
 engine in one process (``x 1 proc``) and over the single-process render (``x render``;
@@ -86,9 +92,17 @@ from prompt_style import as_map_function
 task, data, check = sys.argv[1], sys.argv[2], sys.argv[4]
 ray.init(num_cpus=int(sys.argv[3]), include_dashboard=False, log_to_driver=False)
 ray.data.DataContext.get_current().enable_progress_bars = False
+tuned = os.environ.get("SCALE_BENCH_RAY_DEFAULT") != "1"  # "ray default": Ray's own settings
+if tuned:
+    # Ray Data's first dataset in a cluster starts its stats and autoscaling-coordinator
+    # actors (about 1 s of CPU each, importing Ray Data): the cluster's start-up, untimed
+    ray.data.range(8, override_num_blocks=2).map_batches(lambda b: b, batch_format="pyarrow").materialize()
 fn = as_map_function(task, index_column="index")
 start = time.perf_counter()
-ds = ray.data.read_json(data).map_batches(fn, batch_size=1000, batch_format="pyarrow")
+# 20 blocks, not the 200 Ray reads one file as: each block costs the driver's
+# scheduling loop and the raylet 25-30 ms of CPU, beside the workers
+ds = ray.data.read_json(data, **({"override_num_blocks": 20} if tuned else {}))
+ds = ds.map_batches(fn, batch_size=1000, batch_format="pyarrow")
 texts = {}
 count = 0
 # consumed as Arrow tables (the rows counted; with a check, read back): a driver that
@@ -169,7 +183,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--engines", nargs="+", default=["render", "jobs", "datasets", "ray"])
+    parser.add_argument(
+        "--engines",
+        nargs="+",
+        default=["render", "jobs", "datasets", "ray"],
+        help="render, jobs, datasets, ray; ray-default: Ray with its own block count and no warm-up",
+    )
     args = parser.parse_args()
     have_datasets = subprocess.run([sys.executable, "-c", "import datasets"], capture_output=True).returncode == 0
     have_ray = subprocess.run([sys.executable, "-c", "import ray.data"], capture_output=True).returncode == 0
@@ -194,6 +213,10 @@ def main() -> int:
             if "ray" in args.engines and have_ray:
                 for n in (1, 2):
                     paths[f"ray num_cpus={n}"] = [sys.executable, "-c", RAY, str(task), str(data), str(n)]
+            if "ray-default" in args.engines and have_ray:
+                for n in (1, 2):
+                    cmd = ["env", "SCALE_BENCH_RAY_DEFAULT=1", sys.executable, "-c", RAY, str(task), str(data), str(n)]
+                    paths[f"ray default num_cpus={n}"] = cmd
             if texts is not None:  # outputs first: the timings compare the same work
                 for name, cmd in paths.items():
                     if name.startswith("render"):

@@ -146,12 +146,14 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         progress = Progress(task.name, _record_count(task, args.limit))
     blocks = None
     if args.jobs > 1 and args.format == "jsonl" and replies is None:
+        # (imported only here: a run without --jobs skips them)
+        import shutil
+        import tempfile
+
         from ..parallel import json_line_blocks
 
         # each worker makes the lines of a block of the data file into a file of its own,
         # which this process copies to the output in order
-        import shutil  # (only here: --jobs; every other run skips their imports)
-        import tempfile
 
         spill = tempfile.mkdtemp(prefix="prompt-style-", dir=_SHM if os.access(_SHM, os.W_OK) else None)
         try:

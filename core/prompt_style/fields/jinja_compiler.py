@@ -420,12 +420,7 @@ def _emit_compare(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type]:
     right, right_type = _emit(w, node[3])
     for var, known in ((left, left_type), (right, right_type)):
         if known is None:
-            w.add(f"t = type({var})")
-            w.add(
-                "if t is not str and t is not int and t is not float and t is not bool and t is not list"
-                f" and t is not tuple and t is not dict and {var} is not None:"
-            )
-            w.add("    return SLOW")
+            _check_plain(w, var)
     if node[1] not in _COMPARISONS.values():
         raise _NotSimple  # pragma: no cover - _compare makes only these
     var = w.var()
@@ -716,13 +711,20 @@ def _emit_condition(w: _Writer, condition: tuple[Any, ...]) -> str:
         return code if test[2] else f"not ({code})"
     value, known = _emit(w, condition[1])
     if known is None:  # the truth of plain data only: Python's is Jinja's
-        w.add(f"t = type({value})")
-        w.add(
-            "if t is not str and t is not list and t is not dict and t is not tuple and t is not int"
-            f" and t is not float and t is not bool and {value} is not None:"
-        )
-        w.add("    return SLOW")
+        _check_plain(w, value)
     return value
+
+
+def _check_plain(w: _Writer, var: str) -> None:
+    """Code that hands the record to the sandbox unless ``var`` is plain data at its top
+    (``str``, ``int``, ``float``, ``bool``, ``list``, ``tuple``, ``dict`` or ``None``),
+    whose truth and comparisons are Python's (another type may define its own)."""
+    w.add(f"t = type({var})")
+    w.add(
+        "if t is not str and t is not int and t is not float and t is not bool and t is not list"
+        f" and t is not tuple and t is not dict and {var} is not None:"
+    )
+    w.add("    return SLOW")
 
 
 def _emit_for(w: _Writer, part: tuple[Any, ...]) -> None:

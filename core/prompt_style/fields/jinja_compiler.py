@@ -512,21 +512,23 @@ def _emit_cond(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
     """``a if test else b``: the test, then only the branch it picks (each branch's own
     lookups: a name read in one is not known to be read in the other)."""
     condition = _emit_condition(w, node[1])
-    saved = (w.lines, w.looked_up, w.containers)
     result = w.var()
-    branches = []
-    for branch in node[2:4]:
-        w.lines, w.looked_up, w.containers = [], dict(saved[1]), set(saved[2])
-        var, known = _emit(w, branch)
-        w.add(f"{result} = {var}")
-        branches.append((w.lines, known))
-    w.lines, w.looked_up, w.containers = saved
+    kinds: list[type | None] = []
+
+    def branch(expression: tuple[Any, ...]) -> Callable[[], None]:
+        def emit() -> None:
+            var, known = _emit(w, expression)
+            w.add(f"{result} = {var}")
+            kinds.append(known)
+
+        return emit
+
+    then, otherwise = _branch(w, branch(node[2])), _branch(w, branch(node[3]))
     w.add(f"if {condition}:")
-    w.lines += ["    " + line for line in branches[0][0]]
+    w.lines += then
     w.add("else:")
-    w.lines += ["    " + line for line in branches[1][0]]
-    both = branches[0][1]
-    return result, both if both is branches[1][1] else None
+    w.lines += otherwise
+    return result, kinds[0] if kinds[0] is kinds[1] else None
 
 
 def _generate(

@@ -188,14 +188,14 @@ class LmEvalField:
                 return value
 
             return literal
-        compiled = compile_simple(source, LM_EVAL_JINJA)
-        if compiled is not None and kind in ("text", "resolve"):
+        if kind in ("text", "resolve"):
             # the compiled text itself, without a call around it: it gives SLOW (which the
             # renderer's type checks hand back to the field) for a record with a column named
             # like the template, and for a text of digits lm-evaluation-harness reads as a number
             guarded = compile_simple(source, LM_EVAL_JINJA, absent=source, digits=digits)
             if guarded is not None:
                 return guarded.function
+        compiled = compile_simple(source, LM_EVAL_JINJA)
         render = template_renderer(source, LM_EVAL_JINJA) if compiled is None else compiled.function
         plain = kind == "resolve" or (kind == "text" and not digits)
         one = _ONE_OUTPUT.fullmatch(source) if kind in ("choice", "target") and compiled is not None else None

@@ -935,13 +935,28 @@ def test_lm_eval_fast_getters_read_what_the_field_reads(source, kind):
 
 
 def _fast_getter_reads_what_the_field_reads(field: LmEvalField) -> None:
-    fast = field.fast_getter()
+    getter, fallback = field.fast_getters()
+    _getter_reads_what_the_field_reads(field, field.fast_getter())
+    _getter_reads_what_the_field_reads(field, getter, fallback)
+    if fallback is not None:
+        # the getter itself, not its fallback, takes the common values
+        common = {"choice": ["a", "b"], "target": "B"}[field.kind]
+        if field({"choices": {"text": common}}) == common:  # (not "{{[choices.text, 'x']}}")
+            assert getter({"choices": {"text": common}}) == common
+            if field.digits and field.kind == "target":
+                assert getter({"choices": {"text": 7}}) == 7
+        assert getter({"choices": {"text": common}, field.source: "column"}) is jc.SLOW
+
+
+def _getter_reads_what_the_field_reads(field: LmEvalField, fast: Any, fallback: Any = None) -> None:
     source = field.source
     for value in [*LM_EVAL_VALUES, "[x]", "[", "]", "", "A", " 1", "1 ", 10**3999, 10**4001, 0]:
         record = {"choices": {"text": value}}
         want = outcome(field, record)
         try:
             got = ("ok", fast(record))
+            if got[1] is jc.SLOW and fallback is not None:
+                got = ("ok", fallback(record))
         except Exception:
             continue  # handed back: the renderer calls the field itself
         if got[1] is jc.SLOW:
@@ -950,6 +965,29 @@ def _fast_getter_reads_what_the_field_reads(field: LmEvalField) -> None:
         assert type(got[1]) is type(want[1])
         if type(want[1]) is list:
             assert got[1] is not value  # a fresh list, as the printed route makes
+
+
+@pytest.mark.parametrize("max_output", [5, 20, 40, 2000])
+def test_lm_eval_fast_getters_are_budgeted_as_the_field(max_output):
+    """Under small budgets the getter gives SLOW for what printing would overrun, and
+    getter-then-fallback gives what the field gives (the value or its error)."""
+    with limits_scope(JinjaLimits(max_output=max_output)):
+        for source, kind in (("{{choices.text}}", "choice"), ("{{choices.text}}", "target")):
+            for digits in (True, False):
+                field = LmEvalField(source, f"doc_to_{kind}", kind, digits)
+                _getter_reads_what_the_field_reads(field, *field.fast_getters())
+                getter = field.fast_getters()[0]
+                for value in (["ab"] * 40, "x" * 300, 10**300):
+                    got = getter({"choices": {"text": value}})
+                    want = outcome(field, {"choices": {"text": value}})
+                    assert got is jc.SLOW or (want[0] == "ok" and want[1] == got), (value, want)
+
+
+def test_compile_simple_result_is_for_expressions_only():
+    with pytest.raises(ValueError, match="result"):
+        jc.compile_simple("{{ q }}", J.FIELDS, "template", result="texts")
+    with pytest.raises(ValueError, match="result"):
+        jc.compile_simple("q", J.FIELDS, "expression", result="list")
 
 
 def test_lm_eval_text_getter_hands_back_a_column_named_like_the_template():

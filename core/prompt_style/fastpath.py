@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
 from .fields.extractors import CallableField, Expression, RecordField, Template
-from .fields.jinja_compiler import budget_threshold
+from .fields.jinja_compiler import SLOW, budget_threshold
 from .fields.jinja_parse import _SPECIAL_NAMES
 from .fields.multiple_input import ContextChoice
 from .render import RenderedPrompt
@@ -362,6 +362,20 @@ def _getter(extractor: Any) -> Any:
     return extractor
 
 
+def _getters(extractor: Any) -> tuple[Any, Any]:
+    """``(getter, fallback)``: :func:`_getter`'s, or where a reader's field spec offers a
+    quicker getter that gives ``SLOW`` for what it leaves to a fallback
+    (lm-evaluation-harness's ``doc_to_*``: ``fast_getters()``), that getter and its
+    fallback, which the fast path calls for a record given ``SLOW`` (``None``: none)."""
+    if type(extractor) is CallableField and extractor.pure:
+        offer = getattr(extractor.spec, "fast_getters", None)
+        if offer is not None:
+            getter, fallback = offer()
+            if getter is not None:
+                return getter, fallback
+    return _getter(extractor), None
+
+
 def _key_of(extractor: Any, text: bool = False) -> tuple[str, tuple[Any, ...]] | None:
     """``(key, str methods)`` when ``extractor`` reads one key of a dict record and
     calls zero-argument ``str`` methods on a ``str`` value (``question``,
@@ -444,7 +458,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         if all(k is not None for k in keys) and not keys[1][1] and not keys[2][1] and len(keys[0][1]) <= 1:
             get3 = itemgetter(keys[0][0], keys[1][0], keys[2][0])
             q_method = keys[0][1][0] if keys[0][1] else None
-    text_of, choice_of, target_of = _getter(text_of), _getter(choice_of), _getter(target_of)
+    (text_of, text_slow), (choice_of, choice_slow), (target_of, target_slow) = map(_getters, (text_of, choice_of, target_of))
     meta = renderer.meta
     affixes = getattr(meta, "affixes", None)
     # a chat format that says how its text stands around the last turn's content
@@ -582,6 +596,10 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "text_of": text_of,
         "choice_of": choice_of,
         "target_of": target_of,
+        "text_slow": text_slow,
+        "choice_slow": choice_slow,
+        "target_slow": target_slow,
+        "SLOW": SLOW,
         "describe": describe,
         "compiled": compiled,
         "compile_n": compile_n,
@@ -639,6 +657,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         checked_description=check_description is not None,
         choice_answers=choice_answers,
         generation=(generation, target_of is not None) if generation else None,
+        fallbacks=frozenset(
+            name for name, fallback in (("text", text_slow), ("choice", choice_slow), ("target", target_slow)) if fallback
+        ),
     )
     make = _maker(code)
     # positional, in the order of its parameters: some fifty keywords would be matched by name
@@ -726,6 +747,7 @@ def _code(
     generation: tuple[bool, bool] | None = None,
     choice_answers: bool = False,
     any_n: bool = False,
+    fallbacks: frozenset[str] = frozenset(),
 ) -> str:
     body: list[str] = []
     add = body.append
@@ -846,6 +868,8 @@ def _code(
     def indent(lines: list[str], depth: int) -> str:
         return "".join("    " * depth + line + "\n" for line in lines)
 
+    if fallbacks:
+        body = _with_fallbacks(body, fallbacks)
     own_body = _own_text(body)
 
     params = ", ".join(
@@ -890,6 +914,25 @@ def _code(
         "\n"
         "    return fast, many, lines\n"
     )
+
+
+_FIELD_READS = {"text": "q = text_of(record)", "choice": "c = choice_of(record)", "target": "target = target_of(record)"}
+
+
+def _with_fallbacks(body: list[str], fallbacks: frozenset[str]) -> list[str]:
+    """``body`` calling the fallback of each field in ``fallbacks`` (``text_slow``, ...)
+    where its getter gives ``SLOW`` (see :func:`_getters`)."""
+    reads = {_FIELD_READS[name]: name for name in fallbacks}
+    out: list[str] = []
+    for line in body:
+        out.append(line)
+        stripped = line.lstrip()
+        name = reads.get(stripped)
+        if name is not None:
+            pad = line[: len(line) - len(stripped)]
+            var = stripped.split(" = ", 1)[0]
+            out += [f"{pad}if {var} is SLOW:", f"{pad}    {var} = {name}_slow(record)"]
+    return out
 
 
 def _own_text(body: list[str]) -> list[str]:
@@ -944,6 +987,10 @@ _PARAMS = frozenset(
         "text_of",
         "choice_of",
         "target_of",
+        "text_slow",
+        "choice_slow",
+        "target_slow",
+        "SLOW",
         "describe",
         "compiled",
         "compile_n",

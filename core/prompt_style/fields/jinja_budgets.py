@@ -46,9 +46,6 @@ def budget_threshold() -> int:
     return _budgets()[0]
 
 
-_JUST_STR = {str}
-
-
 def printed_size_bound(value: Any, limit: int) -> int | None:
     """An upper bound of the size the sandbox charges for printing ``value`` (its
     ``check_value`` estimate), or ``None`` when it is above ``limit``, when ``value``
@@ -65,10 +62,15 @@ def printed_size_bound(value: Any, limit: int) -> int | None:
         return 32 if 32 <= limit else None
     if kind is not list and kind is not dict and kind is not tuple:
         return None
-    if kind is not dict and value and set(map(type, value)) == _JUST_STR:
-        # a list of choices: what the walk below adds up, in one step
-        size = 2 + 4 * len(value) + 10 * len("".join(value))
-        return size if size <= limit else None
+    if kind is not dict and value:
+        # a list of choices: what the walk below adds up, in one step (the types checked
+        # in a loop that stops at the first other: quicker than a set of them for a few)
+        for item in value:
+            if type(item) is not str:
+                break
+        else:
+            size = 2 + 4 * len(value) + 10 * len("".join(value))
+            return size if size <= limit else None
     size = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
     pop, push = stack.pop, stack.append

@@ -532,17 +532,20 @@ def _emit_cond(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
 
 
 def _generate(
-    parts: list[Any], kind: str, guard: bool = False, digits: bool = False
+    parts: list[Any], kind: str, guard: bool = False, digits: bool = False, result: str | None = None
 ) -> tuple[str, list[str], list[Any]]:
     """The code of ``make()`` and its values' names and values. ``guard``: the record is
     the sandbox's when it holds the key ``G`` (a value given after the others);
     ``digits``: a template's text that is all digits is the sandbox's (the caller reads
-    such text as a number)."""
+    such text as a number); ``result``: what an expression's value must be (see
+    :func:`compile_simple`)."""
     w = _Writer()
     if kind == "expression":
         var, known = _emit(w, parts[0])
         body = w.lines
-        if known is not str:
+        if result is not None:
+            body += _result_check(var, known, result, digits)
+        elif known is not str:
             # the sandbox checks a value that is not text as if printed (max_output);
             # within the least threshold of the process (FLOOR) no budget read is needed
             items = w.list_items.get(var)
@@ -566,7 +569,7 @@ def _generate(
                 "    if work > cap:",
                 "        return SLOW",
             ]
-        body.append(f"return {var}")
+        body.append(f"return {var}[:]" if result == "texts" else f"return {var}")
         return _source(body, w.names, guard), w.names, w.values
     if any(type(part) is tuple and part[0] in ("if", "for") for part in parts):
         return _generate_blocks(parts, guard, digits)
@@ -774,6 +777,50 @@ _BUDGETS_CODE = (
 )
 
 
+def _result_check(var: str, known: Any, result: str, digits: bool) -> list[str]:
+    """The checks of an expression's value ``var`` for ``result`` (see
+    :func:`compile_simple`): anything else gives ``SLOW``. Each value taken is charged as
+    the sandbox charges printing it (``bound()``'s estimate, inline)."""
+    over = ["if size > FLOOR[0]:", *("    " + line for line in _BUDGETS_CODE), "    if size > cap:", "        return SLOW"]
+    if result == "texts":
+        return [
+            f"if type({var}) is not list:",
+            "    return SLOW",
+            f"for t in {var}:",
+            "    if type(t) is not str:",
+            "        return SLOW",
+            f"size = 2 + 4 * len({var}) + 10 * len(''.join({var}))",
+            *over,
+        ]
+    if result != "scalar":
+        raise ValueError(f"result must be 'texts' or 'scalar', not {result!r}")
+    number = [
+        f"if {var} < 0 or {var}.bit_length() >= 13000:",  # printed: 4,000 digits or more
+        "    return SLOW",
+        f"size = {var}.bit_length() // 3 + 2",
+        *over,
+    ]
+    text = [
+        f"if len({var}) > FLOOR[0] or ({var}[:1] == '[' and {var}[-1:] == ']'){f' or {var}.isdigit()' if digits else ''}:",
+        "    return SLOW",
+    ]
+    if known is int:
+        return number if digits else ["return SLOW"]
+    if known is str:
+        return text
+    if not digits:
+        return [f"if type({var}) is not str:", "    return SLOW", *text]
+    return [
+        f"t = type({var})",
+        "if t is int:",
+        *("    " + line for line in number),
+        "elif t is str:",
+        *("    " + line for line in text),
+        "else:",
+        "    return SLOW",
+    ]
+
+
 def _source(body: list[str], names: list[str], guard: bool = False) -> str:
     lines = "".join(f"            {line}\n" for line in body)
     params = "".join(f", {name}" for name in names) + (", G" if guard else "")
@@ -839,6 +886,7 @@ def compile_simple(
     *,
     absent: str | None = None,
     digits: bool = False,
+    result: str | None = None,
 ) -> Compiled | None:
     """``source`` compiled to plain Python when it is simple (see the module doc), else
     ``None``. ``kind`` is ``"template"`` (renders to text) or ``"expression"`` (the
@@ -847,10 +895,19 @@ def compile_simple(
     :param absent: a key whose presence in the record makes the function give
         :data:`SLOW` (lm-evaluation-harness reads a column named like the template).
     :param digits: a template's text made only of digits gives :data:`SLOW`
-        (lm-evaluation-harness then reads a number).
+        (lm-evaluation-harness then reads a number); with ``result="scalar"``, an
+        ``int`` is taken (else it gives ``SLOW``) and a text of digits gives ``SLOW``.
+    :param result: for an expression, the values it gives, every other giving
+        :data:`SLOW`: those that print as text that lm-evaluation-harness reads back
+        as the same value, within the size no budget can stop. ``"texts"``: a
+        ``list`` of ``str`` (a copy of it, as reading it back makes a new list);
+        ``"scalar"``: a ``str`` that is not ``[...]`` (nor digits, with ``digits``), or
+        with ``digits`` an ``int`` from 0 to under 4,000 digits.
     """
     if kind not in ("template", "expression"):
         raise ValueError(f"kind must be 'template' or 'expression', not {kind!r}")
+    if result is not None and (kind != "expression" or result not in ("texts", "scalar")):
+        raise ValueError(f"result must be None, or 'texts' or 'scalar' for an expression, not {result!r}")
     try:
         # The sandbox compiles it first: a template it refuses (syntax, size) is its to report.
         if kind == "template":
@@ -858,7 +915,7 @@ def compile_simple(
         else:
             _jinja.compile_expression(source, profile)
         parts = _parse(source, profile, kind)
-        code, names, values = _generate(parts, kind, absent is not None, digits and kind == "template")
+        code, names, values = _generate(parts, kind, absent is not None, digits, result)
     except Exception:  # _NotSimple, or anything the sandbox reports on its own path
         return None
     if absent is not None:

@@ -162,6 +162,32 @@ class LmEvalField:
             return list(source.values())
         return self._checked(source)
 
+    def fast_getters(self) -> tuple[Any, Any]:
+        """``(getter, fallback)`` for the renderer's fast path: ``getter`` is
+        :meth:`fast_getter`'s function, or quicker still for ``{{ expression }}`` choices
+        and targets, where it is the compiled expression itself, without a call around
+        it: it gives the value lm-evaluation-harness reads back from its printed text
+        where that is the value itself (a list of texts; a text; a number, for a target
+        read as digits), else compiled Jinja's ``SLOW``, and then ``fallback`` (the
+        function :meth:`fast_getter` gives) is called. ``fallback`` is ``None`` when
+        ``getter`` has no such case; both are ``None`` when there is no getter."""
+        getter = self.fast_getter()
+        source, kind = self.source, self.kind
+        if getter is None or type(source) is not str or self.literal or kind not in ("choice", "target"):
+            return getter, None
+        one = _ONE_OUTPUT.fullmatch(source)
+        if one is None or compile_simple(source, LM_EVAL_JINJA) is None:
+            return getter, None
+        compiled = compile_simple(
+            one.group(1),
+            LM_EVAL_JINJA,
+            "expression",
+            absent=source,
+            digits=self.digits,
+            result="texts" if kind == "choice" else "scalar",
+        )
+        return (getter, None) if compiled is None else (compiled.function, getter)
+
     def fast_getter(self) -> Any:
         """For the renderer's fast path: a quicker function of the record that gives
         the same value wherever this field gives one, and raises (anything) or gives

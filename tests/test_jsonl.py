@@ -10,7 +10,7 @@ import random
 import pytest
 
 from prompt_style import load_task
-from prompt_style.jsonl import _fused
+from prompt_style.jsonl import _fused, json_line_batches
 from prompt_style.lines import PromptEncoder, json_strings
 from prompt_style.safe.json_lines import dumps_line
 
@@ -128,6 +128,16 @@ def test_lines_are_the_prompts_lines(tmp_path, pm_all, kind, shots, meta):
     assert got == reference(load_task(path, plugins=pm_all, shots=shots, **options))
     assert [json.loads(line)["index"] for line in got] == list(range(len(test)))
     assert list(task.json_lines(limit=7)) == got[:7]
+    assert flat(json_line_batches(task)) == got
+    assert flat(json_line_batches(task, 7)) == got[:7]
+
+
+def flat(batches):
+    out = []
+    for batch in batches:
+        assert type(batch) is list and batch
+        out += batch
+    return out
 
 
 def test_the_fused_loop_is_used_where_it_can_be(tmp_path, pm_all):
@@ -169,6 +179,46 @@ def test_a_bad_record_after_good_ones_is_located(pm_all, tmp_path):
             out.append(line)
     assert len(out) == 3
     assert info.value.line == 4 and info.value.key == "data.test"
+    with pytest.raises(DataError) as info:
+        for batch in json_line_batches(task):
+            out += batch
+    assert len(out) == 6
+    assert info.value.line == 4 and info.value.key == "data.test"
+
+
+LM_EVAL_TASK = """\
+task: t
+dataset_path: local
+output_type: multiple_choice
+test_split: test
+doc_to_text: "Q: {{question}}"
+doc_to_choice: "{{choices.text}}"
+doc_to_target: "{{choices.label.index(answerKey)}}"
+"""
+
+
+@pytest.mark.parametrize("lm_eval", [False, True])
+def test_batches_of_a_large_file_stop_at_an_error_after_the_lines_before_it(pm_all, tmp_path, lm_eval):
+    """Several blocks of the data file: a list per block, and a record the general path
+    refuses (no question) comes after every line before it, then its error."""
+    from prompt_style.errors import PromptStyleError
+
+    test = records(3000)
+    del test[2100]["question"]
+    path = write_task(tmp_path, test, records(4), **TASKS["cloze"])
+    if lm_eval:  # lm-evaluation-harness's task file: its getters and their fallbacks
+        path.write_text(LM_EVAL_TASK, encoding="utf-8")
+        task = load_task(path, plugins=pm_all, data={"test": str(path.parent / "test.jsonl")})
+    else:
+        task = load_task(path, plugins=pm_all, shots=0)
+    got = []
+    with pytest.raises(PromptStyleError) as info:
+        for batch in json_line_batches(task):
+            got.append(batch)
+    assert len(got) > 2  # more than one block
+    lines = flat(got)
+    assert len(lines) == 2100 and lines == list(task.json_lines(limit=2100))
+    assert "2100" in str(info.value)
 
 
 @pytest.mark.parametrize(

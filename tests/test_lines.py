@@ -114,6 +114,30 @@ def test_line_writer_binary_stream(batch):
     assert len(data.splitlines()) == len(items) + 1  # U+2028 and friends escaped: one line per prompt
 
 
+@pytest.mark.parametrize("binary", [False, True])
+def test_line_writer_batches(binary):
+    """write_batches writes each list of lines joined, to the text or the binary layer,
+    and what came before an error is written before the error propagates."""
+    items = prompts()
+    encoder = PromptEncoder()
+    lines = [encoder.line(p) for p in items]
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", write_through=False) if binary else io.StringIO()
+    out.write("before\n")
+    assert LineWriter(out).write_batches([lines[:2], lines[2:]]) == len(items)
+    got = raw.getvalue().decode("utf-8") if binary else out.getvalue()
+    assert got == "before\n" + expected_lines(items)
+
+    def failing():
+        yield lines[:2]
+        raise ValueError("stop")
+
+    out = io.StringIO()
+    with pytest.raises(ValueError, match="stop"):
+        LineWriter(out).write_batches(failing())
+    assert out.getvalue() == "".join(line.decode("utf-8") for line in lines[:2])
+
+
 def test_escape_unsafe_leaves_safe_text_alone():
     text = json.dumps("Ünïcødé", ensure_ascii=False)
     assert escape_unsafe(text) is text

@@ -49,6 +49,7 @@ PROVENANCE_KEYS = (
 
 _RESERVED = frozenset(PROVENANCE_KEYS)
 _encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_CONTS, _TARGET, _DOC_ID = b', "continuations": ', b', "target": ', b', "doc_id": '
 
 
 def fingerprint(content: str) -> str:
@@ -191,7 +192,10 @@ class Provenance:
         def line(index: int, text: str, continuations: Any, target: Any) -> bytes | None:
             if type(index) is not int or type(text) is not str:
                 return None
-            own = safe_utf8(_encode_str(text))[1:-1]
+            own = _encode_str(text)
+            # (safe_utf8's first case, inline: an ASCII text is its own UTF-8, and safe)
+            own = own.encode()[1:-1] if own.isascii() else safe_utf8(own)[1:-1]
+            digits = b"%d" % index
             kind = type(target)
             if kind is int or kind is str:  # rest()'s work, inline, for the commonest targets
                 if continuations is last[0]:
@@ -204,18 +208,26 @@ class Provenance:
                     if type(continuations) is tuple:
                         last[0] = continuations
                         last[1] = conts
-                gold = b"%d" % target if kind is int else safe_utf8(_encode_str(target))
-                tail = b', "continuations": %b, "target": %b%b, "doc_id": ' % (conts, gold, stops)
+                if kind is int:
+                    gold = b"%d" % target
+                else:
+                    gold = _encode_str(target)
+                    gold = gold.encode() if gold.isascii() else safe_utf8(gold)
+                if chat_after is None:
+                    middle = join((own, after, _CONTS, conts, _TARGET, gold, stops, _DOC_ID, digits, after_id))
+                else:
+                    middle = join(
+                        (own, after, own, chat_after, _CONTS, conts, _TARGET, gold, stops, _DOC_ID, digits, after_id)
+                    )
             else:
                 try:
-                    tail = rest(index, continuations, target, until) + b', "doc_id": '
+                    tail = rest(index, continuations, target, until)
                 except TypeError:
                     return None
-            digits = b"%d" % index
-            if chat_after is None:
-                middle = join((own, after, tail, digits, after_id))
-            else:
-                middle = join((own, after, own, chat_after, tail, digits, after_id))
+                if chat_after is None:
+                    middle = join((own, after, tail, _DOC_ID, digits, after_id))
+                else:
+                    middle = join((own, after, own, chat_after, tail, _DOC_ID, digits, after_id))
             digest = fresh()
             digest.update(middle)
             digest.update(b"}")

@@ -178,10 +178,19 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         pieces = map_rendered(task, fn, jobs=args.jobs, limit=args.limit, replies=replies)
     else:
         if args.format == "jsonl" and progress is None:
-            # made in the render's loop (the fast path's records need no prompt object)
-            pieces = task.json_lines(args.limit, replies=replies, default_for=_not_json)
-        else:
-            pieces = _serial(task, task.render(limit=args.limit, replies=replies), args.format, progress)
+            # made in the render's loop (the fast path's records need no prompt object),
+            # in lists (a block of the data file's records each), each written joined
+            from ..jsonl import json_line_batches
+            from ..safe.json_lines import LineWriter
+
+            batches = json_line_batches(task, args.limit, replies=replies, default_for=_not_json)
+            if to_file:
+                with atomic_output(args.output) as handle:
+                    LineWriter(handle).write_batches(batches)
+            else:
+                LineWriter(out).write_batches(batches)
+            return 0
+        pieces = _serial(task, task.render(limit=args.limit, replies=replies), args.format, progress)
     # serial JSON lines come as UTF-8 bytes, written a batch at a time
     binary = args.jobs <= 1 and args.format == "jsonl"
     try:

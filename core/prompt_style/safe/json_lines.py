@@ -123,6 +123,27 @@ class LineWriter:
                 self.out.flush()
         return count
 
+    def write_batches(self, batches: Iterable[list[bytes]]) -> int:
+        """Write every line of ``batches`` (lists of lines), each list joined; returns how
+        many. When ``batches`` raises, the lines it gave before are written, then the
+        error propagates."""
+        count = 0
+        buffer = self._buffer
+        if buffer is not None:
+            self.out.flush()
+        write = buffer.write if buffer is not None else self._write_text
+        join = b"".join
+        try:
+            for batch in batches:
+                count += len(batch)
+                write(join(batch))
+        finally:
+            if buffer is not None:
+                buffer.flush()
+            else:
+                self.out.flush()
+        return count
+
     def _write_text(self, data: bytes) -> None:
         self.out.write(data.decode("utf-8"))
 

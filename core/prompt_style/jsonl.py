@@ -86,10 +86,12 @@ def json_line_batches(
     if loop is None or isinstance(source, list):
         lines = json_lines(task, limit, replies=replies, default_for=default_for)
         while True:
-            batch = list(itertools.islice(lines, _BATCH))
-            if not batch:
+            count = 0
+            for batch in _collected(itertools.islice(lines, _BATCH)):
+                count = len(batch)
+                yield batch
+            if count < _BATCH:
                 return
-            yield batch
     fast_line, general_line, many = loop
 
     def one(record: Any, index: int) -> list[bytes] | None:
@@ -101,14 +103,7 @@ def json_line_batches(
 
     def block(records: Any, fallback: Any, start: int) -> Iterator[list[bytes]]:
         # (fallback is general(): the fast path's loop is given general_line itself)
-        out: list[bytes] = []
-        try:
-            out.extend(many(records, general_line, start))
-        except BaseException:
-            if out:  # the lines before the error are written, then it propagates
-                yield out
-            raise
-        yield out
+        return _collected(many(records, general_line, start))
 
     split = task.config.test_split
     try:
@@ -118,6 +113,20 @@ def json_line_batches(
 
 
 _BATCH = 256  # lines per list where they come one at a time
+
+
+def _collected(lines: Iterator[bytes]) -> Iterator[list[bytes]]:
+    """``lines`` in one list, made by ``list.extend`` (no generator resumed per line).
+    When ``lines`` raises, the lines before the error come first, then the error."""
+    out: list[bytes] = []
+    try:
+        out.extend(lines)
+    except BaseException:
+        if out:
+            yield out
+        raise
+    if out:
+        yield out
 
 
 def _fused(task: Any, encoder: PromptEncoder, line_of: Callable[[Any], bytes]) -> tuple[Any, Any, Any] | None:

@@ -435,7 +435,9 @@ def _guard_filter(name: str, func: Any) -> Any:
     skip = 1 if _PassArg.from_obj(func) is not None else 0
     checked = name in _PRE_CHECKED
     text_only = name in _TEXT_ONLY
-    params = _parameters(func, skip)
+    # its parameter names, looked up when first needed (inspect.signature of every filter
+    # costs each process a few milliseconds at start-up)
+    params: list[tuple[str, ...]] = []
     alone = skip + 1
 
     @functools.wraps(func)
@@ -447,7 +449,9 @@ def _guard_filter(name: str, func: Any) -> Any:
             checked
             and not (text_only and len(args) == alone and type(args[skip]) is str and len(args[skip]) <= _CHEAP_TEXT)
         ):
-            _pre_filter(name, args[skip:], kwargs, budget, params)
+            if not params:
+                params.append(_parameters(func, skip))
+            _pre_filter(name, args[skip:], kwargs, budget, params[0])
             if len(args) > skip and _lazy(args[skip]) and not isinstance(args[skip], _Counted):
                 # An iterator no loop counts (zip(...)): its items count as loop iterations.
                 args = (*args[:skip], _Counted(args[skip], budget, 0), *args[skip + 1 :])

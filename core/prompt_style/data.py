@@ -370,9 +370,11 @@ def _fast_records(decode_lines: Any, body: Any) -> list[dict[str, Any]] | None:
     ``None`` for a body it refuses, with a line that is not one JSON object (a blank one,
     which msgspec skips, included), or with a line long enough to nest near the recursion
     limit: the scanner reads those."""
-    newline = "\n" if type(body) is str else b"\n"
-    lines = body.count(newline) + (body[-1:] != newline)
-    if len(body) >= _DEEP_LINE * 2 and _has_deep_line(body):
+    # (split once: the lines counted, and the longest found, with no search for brackets in
+    # a block of short lines)
+    parts = body.split("\n" if type(body) is str else b"\n")
+    lines = len(parts) - (not parts[-1])
+    if len(body) >= _DEEP_LINE and max(map(len, parts)) >= _DEEP_LINE and _has_deep_line(parts):
         return None
     try:
         records = decode_lines(body)
@@ -386,14 +388,9 @@ def _fast_records(decode_lines: Any, body: Any) -> list[dict[str, Any]] | None:
     return records
 
 
-def _has_deep_line(body: Any) -> bool:
-    """Whether a line of ``body`` (``str`` or ``bytes``) has enough brackets to nest 900 levels."""
-    newline, square, curly = ("\n", "[", "{") if type(body) is str else (b"\n", b"[", b"{")
-    if body.count(square) + body.count(curly) < _DEEP_LINE // 2:
-        return False
-    lines = body.split(newline)
-    if max(map(len, lines)) < _DEEP_LINE:  # (text with braces of its own: short lines)
-        return False
+def _has_deep_line(lines: list[Any]) -> bool:
+    """Whether one of ``lines`` (``str`` or ``bytes``) has enough brackets to nest 900 levels."""
+    square, curly = ("[", "{") if type(lines[0]) is str else (b"[", b"{")
     return any(len(line) >= _DEEP_LINE and line.count(square) + line.count(curly) >= _DEEP_LINE // 2 for line in lines)
 
 

@@ -969,3 +969,32 @@ def test_text_targets_resolve_on_the_fast_path(pm):
     assert [o[4] for o in outcomes[:2]] == [1, 1]
     templated = {**task, "doc_to_target": "{{a}}"}  # a template's digit string: read as lm-eval reads it
     assert_same(templated, pm, records)
+
+
+@pytest.mark.parametrize("max_output", [None, 30])
+def test_a_one_key_choice_field_is_read_by_its_compiled_expression(max_output):
+    """``{{endings}}`` as the choices: the compiled expression itself (a list measured
+    inline), giving the extractor's value, or SLOW where the sandbox decides."""
+    from prompt_style.fastpath import _getter
+    from prompt_style.fields.extractors import Expression
+    from prompt_style.fields.jinja_compiler import SLOW
+
+    field = Expression("{{endings}}", "doc_to_choice", "endings")
+    getter = _getter(field, choice=True)
+    assert getter is field.fast_function()
+    text = _getter(field)  # for a text: a str value read directly, anything else compiled
+    values = [["a", "b"], [], ["x" * 40] * 3, ["a", 1], [["n"]], "plain", 7, ("t", "u")]
+    with limits_scope(JinjaLimits(**({} if max_output is None else {"max_output": max_output}))):
+        for value in values:
+            record = {"endings": value}
+            try:
+                want = ("ok", field(record))
+            except Exception as exc:
+                want = ("error", type(exc))
+            for get in (getter, text):
+                got = get(record)
+                assert got is SLOW or (want[0] == "ok" and got == want[1] and type(got) is type(want[1])), value
+        if max_output is None:
+            assert getter({"endings": ["a", "b"]}) == ["a", "b"]
+        else:
+            assert getter({"endings": ["x" * 40] * 3}) is SLOW

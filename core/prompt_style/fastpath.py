@@ -295,11 +295,12 @@ def _one_key(extractor: Any) -> bool:
     return steps is not None and len(steps) == 1 and steps[0] not in _SPECIAL_NAMES
 
 
-def _getter(extractor: Any) -> Any:
+def _getter(extractor: Any, choice: bool = False) -> Any:
     """A quicker stand-in for a built-in extractor, giving the same value wherever the
     extractor gives one (it may raise other exceptions where the extractor raises a
     FieldError, or give compiled Jinja's ``SLOW``, which no type check of the fast
-    path lets through: the fast path then hands the record to the general path)."""
+    path lets through: the fast path then hands the record to the general path).
+    ``choice``: the task's choices (a list, not a text, is the value expected)."""
     if type(extractor) is RecordField:
         return itemgetter(extractor.spec)
     if type(extractor) is CallableField and extractor.pure:
@@ -315,13 +316,17 @@ def _getter(extractor: Any) -> Any:
         if type(key) is not str:
             return extractor
         if not methods:
+            compiled = extractor.fast_function()
+            if choice and compiled is not None:
+                return compiled  # ({{endings}}: a list, which the compiled code measures)
+            other = extractor if compiled is None else compiled
 
             def get(record: Any) -> Any:
                 if type(record) is dict:
                     value = record[key]
                     if type(value) is str:  # the sandbox checks a value that is not text (its size as printed)
                         return value
-                return extractor(record)
+                return other(record)
 
             return get
         if len(methods) == 1:
@@ -362,7 +367,7 @@ def _getter(extractor: Any) -> Any:
     return extractor
 
 
-def _getters(extractor: Any) -> tuple[Any, Any]:
+def _getters(extractor: Any, choice: bool = False) -> tuple[Any, Any]:
     """``(getter, fallback)``: :func:`_getter`'s, or where a reader's field spec offers a
     quicker getter that gives ``SLOW`` for what it leaves to a fallback
     (lm-evaluation-harness's ``doc_to_*``: ``fast_getters()``), that getter and its
@@ -373,7 +378,7 @@ def _getters(extractor: Any) -> tuple[Any, Any]:
             getter, fallback = offer()
             if getter is not None:
                 return getter, fallback
-    return _getter(extractor), None
+    return _getter(extractor, choice), None
 
 
 def _key_of(extractor: Any, text: bool = False) -> tuple[str, tuple[Any, ...]] | None:
@@ -458,7 +463,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         if all(k is not None for k in keys) and not keys[1][1] and not keys[2][1] and len(keys[0][1]) <= 1:
             get3 = itemgetter(keys[0][0], keys[1][0], keys[2][0])
             q_method = keys[0][1][0] if keys[0][1] else None
-    (text_of, text_slow), (choice_of, choice_slow), (target_of, target_slow) = map(_getters, (text_of, choice_of, target_of))
+    text_of, text_slow = _getters(text_of)
+    choice_of, choice_slow = _getters(choice_of, choice=True)
+    target_of, target_slow = _getters(target_of)
     meta = renderer.meta
     affixes = getattr(meta, "affixes", None)
     # a chat format that says how its text stands around the last turn's content

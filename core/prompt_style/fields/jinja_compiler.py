@@ -556,12 +556,27 @@ def _generate(
                 size = f"{2 + 4 * len(items)} + 10 * ({' + '.join(f'len({item})' for item in items)})"
                 body.append(f"if not ({strs} and {size} <= FLOOR[0]):")
             else:
-                body.append(f"if type({var}) is not str and bound({var}, FLOOR[0]) is None:")
-            body += [
-                *("    " + line for line in _BUDGETS_CODE),
-                f"    if bound({var}, cap) is None:",
-                "        return SLOW",
-            ]
+                # a list of texts (choices) measured inline, as bound() measures it
+                body += [
+                    f"if type({var}) is not str:",
+                    "    size = -1",
+                    f"    if type({var}) is list:",
+                    f"        for t in {var}:",
+                    "            if type(t) is not str:",
+                    "                break",
+                    "        else:",
+                    f"            size = 2 + 4 * len({var}) + 10 * len(''.join({var}))",
+                    f"    if size < 0 and bound({var}, FLOOR[0]) is None or size > FLOOR[0]:",
+                    *("        " + line for line in _BUDGETS_CODE),
+                    f"        if (bound({var}, cap) is None) if size < 0 else size > cap:",
+                    "            return SLOW",
+                ]
+            if known is int or items:
+                body += [
+                    *("    " + line for line in _BUDGETS_CODE),
+                    f"    if bound({var}, cap) is None:",
+                    "        return SLOW",
+                ]
         if w.methods:
             body += [
                 "if work > FLOOR[0]:",

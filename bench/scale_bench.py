@@ -9,7 +9,9 @@ Compared, each in a fresh process, on the same JSON Lines file:
   Arrow conversion untimed; the map writes its cache, as datasets does);
 - ``ray num_cpus=1`` / ``ray num_cpus=2``: ``ray.data.read_json(FILE, override_num_blocks=20)
   .map_batches(as_map_function(TASK, index_column="index"), batch_format="pyarrow")`` on a
-  local Ray with that many CPUs, consumed with ``iter_batches`` (Ray's start-up untimed,
+  local Ray with that many CPUs, consumed with ``iter_batches(batch_size=None)`` (the
+  blocks as they come: re-batching to a fixed size copies every prompt in the driver)
+  (Ray's start-up untimed,
   including the stats and autoscaling-coordinator actors that Ray Data starts once per
   cluster, on a first small dataset). 20 blocks rather than the 200 Ray Data reads one
   file as: every block costs Ray's driver and raylet 25-30 ms of CPU beside the
@@ -107,7 +109,7 @@ texts = {}
 count = 0
 # consumed as Arrow tables (the rows counted; with a check, read back): a driver that
 # turned every prompt into a Python string would time its own conversion, in one process
-for batch in ds.iter_batches(batch_size=4096, batch_format="pyarrow"):
+for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
     count += batch.num_rows
     if check != "-":
         for i, t, g in zip(*(batch.column(c).to_pylist() for c in ("index", "prompt_text", "prompt_target"))):

@@ -40,13 +40,7 @@ def json_lines(
     :param default_for: given a prompt's ``index``, the ``default`` for ``json.dumps``
         (for values JSON cannot hold), as :class:`~prompt_style.lines.PromptEncoder` takes it.
     """
-    encoder = PromptEncoder(default_for)
-    line_bytes = task.provenance.line_bytes
-
-    def line_of(prompt: Any) -> bytes:
-        return line_bytes(prompt, encoder)
-
-    loop = _fused(task, encoder, line_of)
+    line_of, loop = _lines_of(task, default_for)
     if loop is None:
         for prompt in task.render(limit, replies=replies):
             yield line_of(prompt)
@@ -75,15 +69,9 @@ def json_line_batches(
     list per block of the data file, made by ``list.extend`` (no generator resumed per
     line). When making a line raises, the lines made before it come first, then the
     error."""
-    encoder = PromptEncoder(default_for)
-    line_bytes = task.provenance.line_bytes
-
-    def line_of(prompt: Any) -> bytes:
-        return line_bytes(prompt, encoder)
-
-    loop = _fused(task, encoder, line_of) if limit is None and replies is None else None
+    loop = _lines_of(task, default_for)[1] if limit is None else None
     source = task.source() if loop is not None else None
-    if loop is None or isinstance(source, list):
+    if loop is None or isinstance(source, list):  # (the lines one by one, in lists of _BATCH)
         lines = json_lines(task, limit, replies=replies, default_for=default_for)
         while True:
             count = 0
@@ -127,6 +115,18 @@ def _collected(lines: Iterator[bytes]) -> Iterator[list[bytes]]:
         raise
     if out:
         yield out
+
+
+def _lines_of(task: Any, default_for: Any) -> tuple[Callable[[Any], bytes], tuple[Any, Any, Any] | None]:
+    """``(line_of, loop)``: a prompt's line, and :func:`fused_loop` of ``task`` (``None``
+    when its prompts' lines are made one by one)."""
+    encoder = PromptEncoder(default_for)
+    line_bytes = task.provenance.line_bytes
+
+    def line_of(prompt: Any) -> bytes:
+        return line_bytes(prompt, encoder)
+
+    return line_of, _fused(task, encoder, line_of)
 
 
 def _fused(task: Any, encoder: PromptEncoder, line_of: Callable[[Any], bytes]) -> tuple[Any, Any, Any] | None:

@@ -665,7 +665,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         choice_answers=choice_answers,
         generation=(generation, target_of is not None) if generation else None,
         fallbacks=frozenset(
-            name for name, fallback in (("text", text_slow), ("choice", choice_slow), ("target", target_slow)) if fallback
+            name
+            for name, fallback in (("text", text_slow), ("choice", choice_slow), ("target", target_slow))
+            if fallback
         ),
     )
     make = _maker(code)
@@ -923,7 +925,11 @@ def _code(
     )
 
 
-_FIELD_READS = {"text": "q = text_of(record)", "choice": "c = choice_of(record)", "target": "target = target_of(record)"}
+_FIELD_READS = {
+    "text": "q = text_of(record)",
+    "choice": "c = choice_of(record)",
+    "target": "target = target_of(record)",
+}
 
 
 def _with_fallbacks(body: list[str], fallbacks: frozenset[str]) -> list[str]:

@@ -796,7 +796,12 @@ def _result_check(var: str, known: Any, result: str, digits: bool) -> list[str]:
     """The checks of an expression's value ``var`` for ``result`` (see
     :func:`compile_simple`): anything else gives ``SLOW``. Each value taken is charged as
     the sandbox charges printing it (``bound()``'s estimate, inline)."""
-    over = ["if size > FLOOR[0]:", *("    " + line for line in _BUDGETS_CODE), "    if size > cap:", "        return SLOW"]
+    over = [
+        "if size > FLOOR[0]:",
+        *("    " + line for line in _BUDGETS_CODE),
+        "    if size > cap:",
+        "        return SLOW",
+    ]
     if result == "texts":
         return [
             f"if type({var}) is not list:",
@@ -815,10 +820,8 @@ def _result_check(var: str, known: Any, result: str, digits: bool) -> list[str]:
         f"size = {var}.bit_length() // 3 + 2",
         *over,
     ]
-    text = [
-        f"if len({var}) > FLOOR[0] or ({var}[:1] == '[' and {var}[-1:] == ']'){f' or {var}.isdigit()' if digits else ''}:",
-        "    return SLOW",
-    ]
+    digit = f" or {var}.isdigit()" if digits else ""  # (read back as a number)
+    text = [f"if len({var}) > FLOOR[0] or ({var}[:1] == '[' and {var}[-1:] == ']'){digit}:", "    return SLOW"]
     if known is int:
         return number if digits else ["return SLOW"]
     if known is str:

@@ -550,11 +550,11 @@ def _generate(
             # within the least threshold of the process (FLOOR) no budget read is needed
             items = w.list_items.get(var)
             if known is int:  # bound()'s charge for an int, inline
-                body.append(f"if {var}.bit_length() // 3 + 2 > FLOOR[0]:")
+                body += _capped(f"{var}.bit_length() // 3 + 2 > FLOOR[0]", f"bound({var}, cap) is None")
             elif items:  # a list of fields ([sol1, sol2]): bound()'s charge when each is a str
                 strs = " and ".join(f"type({item}) is str" for item in items)
                 size = f"{2 + 4 * len(items)} + 10 * ({' + '.join(f'len({item})' for item in items)})"
-                body.append(f"if not ({strs} and {size} <= FLOOR[0]):")
+                body += _capped(f"not ({strs} and {size} <= FLOOR[0])", f"bound({var}, cap) is None")
             else:
                 # a list of texts (choices) measured inline, as bound() measures it
                 body += [
@@ -565,25 +565,17 @@ def _generate(
                     "            if type(t) is not str:",
                     "                break",
                     "        else:",
-                    f"            size = 2 + 4 * len({var}) + 10 * len(''.join({var}))",
-                    f"    if size < 0 and bound({var}, FLOOR[0]) is None or size > FLOOR[0]:",
-                    *("        " + line for line in _BUDGETS_CODE),
-                    f"        if (bound({var}, cap) is None) if size < 0 else size > cap:",
-                    "            return SLOW",
-                ]
-            if known is int or items:
-                body += [
-                    *("    " + line for line in _BUDGETS_CODE),
-                    f"    if bound({var}, cap) is None:",
-                    "        return SLOW",
+                    f"            size = {_texts_size(var)}",
+                    *(
+                        "    " + line
+                        for line in _capped(
+                            f"size < 0 and bound({var}, FLOOR[0]) is None or size > FLOOR[0]",
+                            f"(bound({var}, cap) is None) if size < 0 else size > cap",
+                        )
+                    ),
                 ]
         if w.methods:
-            body += [
-                "if work > FLOOR[0]:",
-                *("    " + line for line in _BUDGETS_CODE),
-                "    if work > cap:",
-                "        return SLOW",
-            ]
+            body += _capped("work > FLOOR[0]", "work > cap")
         body.append(f"return {var}[:]" if result == "texts" else f"return {var}")
         return _source(body, w.names, guard), w.names, w.values
     if any(type(part) is tuple and part[0] in ("if", "for") for part in parts):
@@ -628,10 +620,7 @@ def _generate(
             f"work += len(out) - {w.value('N', literal)}",
             # within the least threshold of the process no budget can stop the render
             # (max_output is at least the threshold): no budget read
-            "if work > FLOOR[0] or len(out) > FLOOR[0]:",
-            *("    " + line for line in _BUDGETS_CODE),
-            "    if work > cap or len(out) > max_output:",
-            "        return SLOW",
+            *_capped("work > FLOOR[0] or len(out) > FLOOR[0]", "work > cap or len(out) > max_output"),
             *_DIGITS_CODE[digits],
         ]
     return _source(body, w.names, guard), w.names, w.values
@@ -649,10 +638,7 @@ def _generate_blocks(parts: list[Any], guard: bool, digits: bool) -> tuple[str, 
     _emit_parts(w, parts)
     w.lines += [
         f"out = {w.value('M', ''.join)}(p)",
-        "if work > FLOOR[0] or len(out) > FLOOR[0]:",
-        *("    " + line for line in _BUDGETS_CODE),
-        "    if work > cap or len(out) > max_output:",
-        "        return SLOW",
+        *_capped("work > FLOOR[0] or len(out) > FLOOR[0]", "work > cap or len(out) > max_output"),
         *_DIGITS_CODE[digits],
     ]
     return _source(w.lines, w.names, guard), w.names, w.values
@@ -792,16 +778,24 @@ _BUDGETS_CODE = (
 )
 
 
+def _capped(over_floor: str, over_cap: str) -> list[str]:
+    """``SLOW`` when ``over_cap`` holds under the budgets in effect, read only when
+    ``over_floor`` holds (past the least threshold of the process, ``FLOOR``)."""
+    budgets = ["    " + line for line in _BUDGETS_CODE]
+    return [f"if {over_floor}:", *budgets, f"    if {over_cap}:", "        return SLOW"]
+
+
+def _texts_size(var: str) -> str:
+    """What the sandbox charges for printing ``var``, a list of ``str``
+    (:func:`~.jinja_budgets.printed_size_bound`'s one step)."""
+    return f"2 + 4 * len({var}) + 10 * len(''.join({var}))"
+
+
 def _result_check(var: str, known: Any, result: str, digits: bool) -> list[str]:
     """The checks of an expression's value ``var`` for ``result`` (see
     :func:`compile_simple`): anything else gives ``SLOW``. Each value taken is charged as
     the sandbox charges printing it (``bound()``'s estimate, inline)."""
-    over = [
-        "if size > FLOOR[0]:",
-        *("    " + line for line in _BUDGETS_CODE),
-        "    if size > cap:",
-        "        return SLOW",
-    ]
+    over = _capped("size > FLOOR[0]", "size > cap")
     if result == "texts":
         return [
             f"if type({var}) is not list:",
@@ -809,7 +803,7 @@ def _result_check(var: str, known: Any, result: str, digits: bool) -> list[str]:
             f"for t in {var}:",
             "    if type(t) is not str:",
             "        return SLOW",
-            f"size = 2 + 4 * len({var}) + 10 * len(''.join({var}))",
+            f"size = {_texts_size(var)}",
             *over,
         ]
     if result != "scalar":

@@ -176,29 +176,24 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
         fn = functools.partial(_jsonl_line, task.provenance) if args.format == "jsonl" else _text_block
         pieces = map_rendered(task, fn, jobs=args.jobs, limit=args.limit, replies=replies)
-    else:
-        if args.format == "jsonl" and progress is None:
-            # made in the render's loop (the fast path's records need no prompt object),
-            # in lists (a block of the data file's records each), each written joined
-            from ..jsonl import json_line_batches
-            from ..safe.json_lines import LineWriter
+        kind = "text"
+    elif args.format == "jsonl" and progress is None:
+        # made in the render's loop (the fast path's records need no prompt object), in
+        # lists (a block of the data file's records each), each written joined
+        from ..jsonl import json_line_batches
 
-            batches = json_line_batches(task, args.limit, replies=replies, default_for=_not_json)
-            if to_file:
-                with atomic_output(args.output) as handle:
-                    LineWriter(handle).write_batches(batches)
-            else:
-                LineWriter(out).write_batches(batches)
-            return 0
+        pieces = json_line_batches(task, args.limit, replies=replies, default_for=_not_json)
+        kind = "batches"
+    else:
         pieces = _serial(task, task.render(limit=args.limit, replies=replies), args.format, progress)
-    # serial JSON lines come as UTF-8 bytes, written a batch at a time
-    binary = args.jobs <= 1 and args.format == "jsonl"
+        # serial JSON lines come as UTF-8 bytes, written a batch at a time
+        kind = "lines" if args.format == "jsonl" else "text"
     try:
         if to_file:
             with atomic_output(args.output) as handle:
-                _write(pieces, handle, progress if args.jobs > 1 else None, binary)
+                _write(pieces, handle, progress if args.jobs > 1 else None, kind)
         else:
-            _write(pieces, out, progress if args.jobs > 1 else None, binary)
+            _write(pieces, out, progress if args.jobs > 1 else None, kind)
     finally:
         if progress is not None:
             progress.close()
@@ -223,13 +218,15 @@ def _serial(task: Any, prompts: Any, format: str, progress: Any) -> Any:
             yield _text_block(result)
 
 
-def _write(pieces: Any, out: TextIO, progress: Any, binary: bool = False) -> None:
+def _write(pieces: Any, out: TextIO, progress: Any, kind: str = "text") -> None:
     """Write every piece; ``progress`` counts them (the serial path counts records itself).
-    ``binary``: the pieces are lines of UTF-8 (LineWriter writes them a batch at a time)."""
-    if binary:
+    ``kind``: ``"text"``, ``"lines"`` (lines of UTF-8, which LineWriter writes a batch at a
+    time) or ``"batches"`` (lists of such lines, each written joined)."""
+    if kind != "text":
         from ..safe.json_lines import LineWriter
 
-        LineWriter(out).write_all(pieces)
+        writer = LineWriter(out)
+        (writer.write_batches if kind == "batches" else writer.write_all)(pieces)
         return
     write = out.write
     if progress is None:

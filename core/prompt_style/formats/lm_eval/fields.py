@@ -172,21 +172,29 @@ class LmEvalField:
         function :meth:`fast_getter` gives) is called. ``fallback`` is ``None`` when
         ``getter`` has no such case; both are ``None`` when there is no getter."""
         getter = self.fast_getter()
-        source, kind = self.source, self.kind
-        if getter is None or type(source) is not str or self.literal or kind not in ("choice", "target"):
-            return getter, None
-        one = _ONE_OUTPUT.fullmatch(source)
-        if one is None or compile_simple(source, LM_EVAL_JINJA) is None:
+        inside = self._one_expression() if getter is not None else None
+        if inside is None:
             return getter, None
         compiled = compile_simple(
-            one.group(1),
+            inside,
             LM_EVAL_JINJA,
             "expression",
-            absent=source,
+            absent=self.source,
             digits=self.digits,
-            result="texts" if kind == "choice" else "scalar",
+            result="texts" if self.kind == "choice" else "scalar",
         )
         return (getter, None) if compiled is None else (compiled.function, getter)
+
+    def _one_expression(self) -> str | None:
+        """The inside of a choice's or target's ``{{ expression }}`` template that
+        compiles to plain Python (``"choices.text"``), else ``None``."""
+        source = self.source
+        if type(source) is not str or self.literal or self.kind not in ("choice", "target"):
+            return None
+        if compile_simple(source, LM_EVAL_JINJA) is None:
+            return None
+        one = _ONE_OUTPUT.fullmatch(source)
+        return None if one is None else one.group(1)
 
     def fast_getter(self) -> Any:
         """For the renderer's fast path: a quicker function of the record that gives
@@ -224,8 +232,8 @@ class LmEvalField:
         compiled = compile_simple(source, LM_EVAL_JINJA)
         render = template_renderer(source, LM_EVAL_JINJA) if compiled is None else compiled.function
         plain = kind == "resolve" or (kind == "text" and not digits)
-        one = _ONE_OUTPUT.fullmatch(source) if kind in ("choice", "target") and compiled is not None else None
-        value_of = compile_simple(one.group(1), LM_EVAL_JINJA, "expression") if one else None
+        inside = self._one_expression()
+        value_of = compile_simple(inside, LM_EVAL_JINJA, "expression") if inside is not None else None
         if value_of is not None:
             # "{{choices.text}}", "{{label}}": lm-evaluation-harness prints the value and reads
             # the text back (ast.literal_eval for a list, or digits; a target text as it is).

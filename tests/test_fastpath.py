@@ -387,6 +387,29 @@ def test_lm_eval_task_files_take_the_fast_path(pm, shots):
     assert any(o[0] == "error" for o in outcomes)
 
 
+def test_lm_eval_description_read_from_a_column_of_its_name(pm):
+    """lm-evaluation-harness reads a record's column named like the description text
+    instead of the text (``resolve_field``): the fast path checks for that key per
+    record (rather than calling the field) and leaves such a record to the general path."""
+    pool = _lm_eval_records([{**r, "c": [*r["c"], "x", "y", "z"][:4]} for r in POOL] * 2)
+    plain = {"question": "q", "choices": ["a", "b", "c", "d"], "answer": 3}
+    probe = load_task(LM_EVAL_MMLU, plugins=pm, data={"test": [plain], "dev": pool}, shots=2)
+    description = probe.renderer._description.spec.source
+    assert probe.renderer._description.spec.fast_constant() == (description, description)
+    records = [plain, {**plain, description: "Its own description. "}, {**plain, description: 7}, plain]
+    data = {"test": records, "dev": pool}
+    fast = load_task(LM_EVAL_MMLU, plugins=pm, data=data, shots=2)
+    assert fast.renderer.fast_render() is not None
+    general = load_task(LM_EVAL_MMLU, plugins=pm, data=data, shots=2).renderer
+    general._fast = None
+    texts = [outcome(functools.partial(general.render, r, i)) for i, r in enumerate(records)]
+    assert [outcome(functools.partial(fast.renderer.render, r, i)) for i, r in enumerate(records)] == texts
+    assert [p.text for p in fast.render()] == [t[5] for t in texts]  # the loop over many records
+    assert texts[0][5].startswith(description) and texts[1][5].startswith("Its own description. ")
+    assert type(fast.renderer.render(records[0], 0)) is LazyDialoguePrompt
+    assert type(fast.renderer.render(records[1], 1)) is not LazyDialoguePrompt
+
+
 @pytest.mark.parametrize("description", ["none", "literal"])
 @pytest.mark.parametrize(
     "options",

@@ -154,28 +154,20 @@ def _mapped(records: Iterator[Mapping[str, Any]], fn: Any, fallback: Any) -> Ite
         yield made if made is not None else fallback(record, index)
 
 
-def _json_lines(
-    path: Path,
-    split: str,
-    fn: Any = None,
-    fallback: Any = None,
-    many: Any = None,
-    *,
-    offset: int = 0,
-    count: int = 0,
-    before: int = 0,
-    as_text: bool = False,
-) -> Iterator[Any]:
+def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, many: Any = None) -> Iterator[Any]:
     """The records of a JSON Lines file; with ``fn``, what :func:`map_records` gives.
 
     Read a block at a time: a line longer than a block is gathered in pieces and joined
     once (linear in its length), up to ``max_line_length`` characters. A large file is
     read as bytes by msgspec when the ``fast`` extra is installed (:func:`_byte_lines`),
-    which hands the rest of the file back here at the first block it does not take
-    whole (``offset``: its first byte; ``count`` records and ``before`` lines before it;
-    ``as_text``: read as text, from there).
+    which hands the rest of the file to :func:`_text_lines` at the first block it does
+    not take whole.
+
+    Not a generator itself: it returns the reader's, so that a record passes through
+    one generator fewer on its way to the caller. Nothing is read before the first
+    record is asked for; every error is raised then.
     """
-    if not as_text and (not _FAST or _FAST[0] is not None):  # (no stat once msgspec is known absent)
+    if not _FAST or _FAST[0] is not None:  # (no stat once msgspec is known absent)
         try:
             size = os.stat(path).st_size
         except (OSError, ValueError):
@@ -183,8 +175,15 @@ def _json_lines(
         if size >= _FAST_BLOCK:
             decode_lines = _FAST[0] if _FAST else _fast_decoder()
             if decode_lines is not None:
-                yield from _byte_lines(path, split, fn, fallback, many, decode_lines)
-                return
+                return _byte_lines(path, split, fn, fallback, many, decode_lines)
+    return _text_lines(path, split, fn, fallback, many, 0, 0, 0)
+
+
+def _text_lines(
+    path: Path, split: str, fn: Any, fallback: Any, many: Any, offset: int, count: int, before: int
+) -> Iterator[Any]:
+    """:func:`_json_lines` read as text (from byte ``offset``, after ``count`` records
+    on ``before`` lines)."""
     scan = _scan
     limit = yaml_limits().max_line_length
     try:
@@ -342,7 +341,7 @@ def _byte_lines(path: Path, split: str, fn: Any, fallback: Any, many: Any, decod
             before += len(records)  # one line each
             offset += cut
     # the rest: from the block not taken, or the last line without a newline
-    yield from _json_lines(path, split, fn, fallback, many, offset=offset, count=count, before=before, as_text=True)
+    yield from _text_lines(path, split, fn, fallback, many, offset, count, before)
 
 
 def _fast_block(decode_lines: Any, block: bytes, limit: int) -> list[dict[str, Any]] | None:

@@ -367,6 +367,17 @@ def _getter(extractor: Any, choice: bool = False) -> Any:
     return extractor
 
 
+def _constant(extractor: Any) -> tuple[str, str] | None:
+    """``(text, key)`` when ``extractor`` gives ``text`` for every record without the key
+    ``key``: what a reader's field spec says of itself (lm-evaluation-harness's
+    description without Jinja syntax: ``fast_constant()``); else ``None``."""
+    if type(extractor) is CallableField and extractor.pure:
+        offer = getattr(extractor.spec, "fast_constant", None)
+        if offer is not None:
+            return offer()
+    return None
+
+
 def _getters(extractor: Any, choice: bool = False) -> tuple[Any, Any]:
     """``(getter, fallback)``: :func:`_getter`'s, or where a reader's field spec offers a
     quicker getter that gives ``SLOW`` for what it leaves to a fallback
@@ -497,6 +508,11 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
 
     constant_description = describe is None or getattr(describe, "kind", None) in ("literal", "constant")
     check_description = None  # the description every record must give to take this path
+    description_key = None  # or: the key a record must not have to take it (see _constant)
+    if not constant_description:
+        constant = _constant(describe)
+        if constant is not None:
+            description_key, constant_description = constant[1], True
     if not constant_description:
         # pure: the text when the description needs no field. A probe, so on small
         # budgets: a description that runs long or builds much here is left to each
@@ -634,6 +650,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "MISSING": _MISSING,
         "check_description": check_description,
         "description0": description if check_description is not None else None,
+        "D_KEY": description_key,
         "P_H": head,
         "P_T": tail,
         "P_START": len(head),
@@ -662,6 +679,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         answers_vary=answers_vary,
         passthrough=passthrough,
         checked_description=check_description is not None,
+        description_key=description_key is not None,
         choice_answers=choice_answers,
         generation=(generation, target_of is not None) if generation else None,
         fallbacks=frozenset(
@@ -753,6 +771,7 @@ def _code(
     answers_vary: bool,
     passthrough: bool = False,
     checked_description: bool = False,
+    description_key: bool = False,
     generation: tuple[bool, bool] | None = None,
     choice_answers: bool = False,
     any_n: bool = False,
@@ -843,6 +862,9 @@ def _code(
     if checked_description:
         add("value = check_description(record)")
         add("if value is not description0 and (type(value) is not str or value != description0):")
+        add("    raise Bail")
+    if description_key:
+        add("if D_KEY in record:")  # the description is that column's, not the constant text
         add("    raise Bail")
     if described:
         add("value = describe(record)")
@@ -1031,6 +1053,7 @@ _PARAMS = frozenset(
         "MISSING",
         "check_description",
         "description0",
+        "D_KEY",
         "P_H",
         "P_T",
         "P_C",

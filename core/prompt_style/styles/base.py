@@ -36,6 +36,14 @@ DEFAULT_LABELS: tuple[str, ...] = tuple(string.ascii_uppercase)
 
 _UNSET: Any = object()
 
+_new_tuple = tuple.__new__  # Turn(role, content, sep, section="ice") without the keyword call
+
+
+def _ice_turn(role: str, content: str, sep: str) -> Turn:
+    """``Turn(role, content, sep, section="ice")``: a few per example, for every task's
+    first record (the named tuple's keyword call costs three times this)."""
+    return _new_tuple(Turn, (role, content, sep, None, "ice", None))
+
 
 def resolve_target(target: Any, answers: Sequence[Any], *also: Sequence[Any]) -> int | list[int]:
     """The index of the gold choice: :func:`prompt_style.resolve_gold` for a
@@ -145,14 +153,14 @@ class QAStyle:
             sep = tgt if has_answer else ""
         if has_answer:
             answer = maybe_delimit(prefix, self.example_answer(shot))
-            rest: tuple[Turn, ...] = (Turn("assistant", answer, sep, section="ice"),)
+            rest: tuple[Turn, ...] = (_ice_turn("assistant", answer, sep),)
             trailing = settings.fewshot_delimiter
         else:
-            rest = (Turn("assistant", prefix, sep, section="ice"),) if prefix else ()
+            rest = (_ice_turn("assistant", prefix, sep),) if prefix else ()
             trailing = "" if prefix else sep
         return (
-            Turn("user", text, "", section="ice"),
-            Turn("user", text, settings.fewshot_delimiter, section="ice"),
+            _ice_turn("user", text, ""),
+            _ice_turn("user", text, settings.fewshot_delimiter),
             rest,
             trailing,
         )
@@ -249,6 +257,8 @@ class QAStyle:
         state.pop("_shot_turns", None)
         state.pop("_last_block", None)
         state.pop("_questions", None)
+        state.pop("_labels_n", None)  # styles.compiled's caches
+        state.pop("_layouts", None)
         return state
 
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..errors import StyleError
 from ..types import Sample
 
 if TYPE_CHECKING:
@@ -74,12 +75,25 @@ def format_problem(fmt: str) -> str | None:
 def style_labels(style: ChoiceStyle, n: int) -> Sequence[str] | None:
     """The labels ``style`` gives a record with ``n`` choices (``_labels_for``), or
     ``None`` when such a record is an error (no choices, too few labels)."""
-    from ..errors import StyleError
-
+    # asked several times per number of choices when a task's fast path is built (the
+    # examples, the layout, the continuations): worked out once per style
+    cache = _cache(style, "_labels_n")
+    if n in cache:
+        return cache[n]
     try:
-        return style._labels_for(Sample(0, {}, None, [None] * n))
+        labels = style._labels_for(Sample(0, {}, None, [None] * n))
     except StyleError:
-        return None
+        labels = None
+    cache[n] = labels
+    return labels
+
+
+def _cache(style: ChoiceStyle, name: str) -> dict[int, Any]:
+    """The per-style dict ``name`` (a style is not changed once it renders)."""
+    cache = style.__dict__.get(name)
+    if cache is None:
+        cache = style.__dict__[name] = {}
+    return cache
 
 
 def _field(value: Any, spec: str, conversion: str | None) -> str:
@@ -115,12 +129,25 @@ class Layout:
             "    return question\n"
         )
 
+    @functools.cached_property
+    def maker(self) -> Callable[..., Callable[[str, Sequence[Any]], str | None]]:
+        """``make`` of :meth:`code`, looked up once per layout (the tasks sharing it)."""
+        return _maker(self.code())
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("maker", None)  # a generated function: compiled again where it is needed
+        return state
+
 
 def layout(style: ChoiceStyle, n: int) -> Layout | None:
     """``style``'s layout for records with ``n`` choices; ``None`` when such records
     are errors under the style, or the choice format has nested fields in a spec."""
     if not 0 < n <= MAX_CHOICES:
         return None
+    cache = _cache(style, "_layouts")
+    if n in cache:
+        return cache[n]
     labels = style_labels(style, n)
     if labels is None:
         return None
@@ -135,7 +162,8 @@ def layout(style: ChoiceStyle, n: int) -> Layout | None:
         style.choice_delimiter,
         style.suffix,
     )
-    return _layout(key, tuple(labels[:n]))
+    made = cache[n] = _layout(key, tuple(labels[:n]))
+    return made
 
 
 def question_function(
@@ -155,7 +183,7 @@ def question_function(
     values = list(made.values)
     values[0] = head + values[0]  # the first and last names are always literal text
     values[1] = values[1] + tail
-    return _maker(made.code())(*values)
+    return made.maker(*values)
 
 
 @functools.lru_cache(maxsize=256)

@@ -162,6 +162,20 @@ class LmEvalField:
             return list(source.values())
         return self._checked(source)
 
+    def fast_constant(self) -> tuple[str, str] | None:
+        """For the renderer's fast path: ``(value, key)`` when this field gives the text
+        ``value`` for every record that has no key ``key`` (text without Jinja syntax:
+        lm-evaluation-harness reads a column of that name instead), else ``None``. A
+        task's description then costs each record one key lookup, not a call."""
+        source = self.source
+        if not self.literal or self.kind not in ("text", "resolve"):
+            return None
+        try:
+            value = self._read(source)
+        except Exception:
+            return None
+        return (value, source) if type(value) is str else None
+
     def fast_getters(self) -> tuple[Any, Any]:
         """``(getter, fallback)`` for the renderer's fast path: ``getter`` is
         :meth:`fast_getter`'s function, or quicker still for ``{{ expression }}`` choices

@@ -369,11 +369,13 @@ def _fast_records(decode_lines: Any, body: Any) -> list[dict[str, Any]] | None:
     ``None`` for a body it refuses, with a line that is not one JSON object (a blank one,
     which msgspec skips, included), or with a line long enough to nest near the recursion
     limit: the scanner reads those."""
-    # (split once: the lines counted, and the longest found, with no search for brackets in
-    # a block of short lines)
-    parts = body.split("\n" if type(body) is str else b"\n")
-    lines = len(parts) - (not parts[-1])
-    if len(body) >= _DEEP_LINE and max(map(len, parts)) >= _DEEP_LINE and _has_deep_line(parts):
+    # (the lines counted without making them; a block is split, and its brackets counted,
+    # only when it holds a line long enough to nest that deep)
+    nl = "\n" if type(body) is str else b"\n"
+    lines = body.count(nl)
+    if body[-1:] != nl and body:
+        lines += 1  # the last line without its newline
+    if len(body) >= _DEEP_LINE and _has_long_line(body, nl) and _has_deep_line(body.split(nl)):
         return None
     try:
         records = decode_lines(body)
@@ -385,6 +387,24 @@ def _fast_records(decode_lines: Any, body: Any) -> list[dict[str, Any]] | None:
         if type(record) is not dict:
             return None
     return records
+
+
+def _has_long_line(body: Any, nl: Any) -> bool:
+    """Whether ``body`` (``str`` or ``bytes``) has a line of :data:`_DEEP_LINE` characters
+    or more. Such a line holds one of the positions ``_DEEP_LINE - 1`` apart, so only
+    the lines at those positions are measured (two searches each, in C)."""
+    size, step = len(body), _DEEP_LINE - 1
+    find, rfind = body.find, body.rfind
+    at = step
+    while at < size:
+        start = rfind(nl, 0, at) + 1
+        end = find(nl, at)
+        if end < 0:
+            end = size
+        if end - start >= _DEEP_LINE:
+            return True
+        at = end + step  # the next line that could be long enough holds this position
+    return False
 
 
 def _has_deep_line(lines: list[Any]) -> bool:

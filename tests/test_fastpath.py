@@ -397,6 +397,9 @@ def test_lm_eval_description_read_from_a_column_of_its_name(pm):
     description = probe.renderer._description.spec.source
     assert probe.renderer._description.spec.fast_constant() == (description, description)
     records = [plain, {**plain, description: "Its own description. "}, {**plain, description: 7}, plain]
+    # doc_to_target: answer, read in the loop (the column, or the text 'answer' without it)
+    records += [{"question": "q", "choices": ["a"]}, {**plain, "answer": "B"}, {**plain, "answer": True}]
+    records += [{**plain, "answer": None}, {**plain, "answer": 1.0}, {**plain, "answer": "answer"}]
     data = {"test": records, "dev": pool}
     fast = load_task(LM_EVAL_MMLU, plugins=pm, data=data, shots=2)
     assert fast.renderer.fast_render() is not None
@@ -404,10 +407,15 @@ def test_lm_eval_description_read_from_a_column_of_its_name(pm):
     general._fast = None
     texts = [outcome(functools.partial(general.render, r, i)) for i, r in enumerate(records)]
     assert [outcome(functools.partial(fast.renderer.render, r, i)) for i, r in enumerate(records)] == texts
-    assert [p.text for p in fast.render()] == [t[5] for t in texts]  # the loop over many records
+    good = [r for r, t in zip(records, texts) if t[0] == "ok"]
+    assert len(good) >= 6 and any(t[0] == "error" for t in texts)
+    loop = load_task(LM_EVAL_MMLU, plugins=pm, data={"test": good, "dev": pool}, shots=2)
+    assert [p.text for p in loop.render()] == [t[5] for t in texts if t[0] == "ok"]  # the loop over many records
     assert texts[0][5].startswith(description) and texts[1][5].startswith("Its own description. ")
     assert type(fast.renderer.render(records[0], 0)) is LazyDialoguePrompt
     assert type(fast.renderer.render(records[1], 1)) is not LazyDialoguePrompt
+    code = fast.renderer._fast_path.code  # the constant choices and the target column: no calls
+    assert "c = C_CONST" in code and "target = record[T_KEY] if T_KEY in record else T_DEFAULT" in code
 
 
 @pytest.mark.parametrize("description", ["none", "literal"])

@@ -550,3 +550,32 @@ def test_digit_string_target_means_the_same_for_any_number_of_choices_in_cloze(p
         [record], doc_to_text="q", doc_to_choice="c", doc_to_target="{{t}}", template="cloze::pure", plugins=pm_all
     )
     assert result.target == 2
+
+
+def test_example_turns_are_the_named_tuples_keyword_call_would_make():
+    """``_ice_turn`` builds a few-shot example's turns without the keyword call: the
+    same value, field for field, as ``Turn(role, content, sep, section="ice")``."""
+    from prompt_style import Turn
+    from prompt_style.styles.base import _ice_turn
+
+    made = _ice_turn("assistant", "B", " ")
+    assert made == Turn("assistant", "B", " ", section="ice") and type(made) is Turn
+    assert made._asdict() == Turn("assistant", "B", " ", section="ice")._asdict()
+
+
+def test_compiled_layouts_are_cached_per_style_and_dropped_when_pickled(pm):
+    import pickle
+
+    from prompt_style import Sample
+    from prompt_style.styles.compiled import layout, question_function, style_labels
+
+    style = load_task({"task": "t", **MCQ}, plugins=pm, data={"test": TEST}).renderer.style
+    first = layout(style, 4)
+    assert layout(style, 4) is first and style_labels(style, 4) is style_labels(style, 4)
+    assert question_function(style, 4)("Q?", ["a", "b", "c", "d"]) == style.question_text(
+        Sample(0, {}, "Q?", ["a", "b", "c", "d"])
+    )
+    copy = pickle.loads(pickle.dumps(style))
+    assert "_layouts" not in copy.__dict__ and "_labels_n" not in copy.__dict__
+    assert layout(copy, 4) == first
+    assert "maker" not in pickle.loads(pickle.dumps(first)).__dict__

@@ -367,12 +367,24 @@ def _getter(extractor: Any, choice: bool = False) -> Any:
     return extractor
 
 
-def _constant(extractor: Any) -> tuple[str, str] | None:
-    """``(text, key)`` when ``extractor`` gives ``text`` for every record without the key
-    ``key``: what a reader's field spec says of itself (lm-evaluation-harness's
-    description without Jinja syntax: ``fast_constant()``); else ``None``."""
+def _constant(extractor: Any) -> tuple[Any, str | None] | None:
+    """``(value, key)`` when ``extractor`` gives ``value`` for every record without the
+    key ``key`` (for every record: ``key`` ``None``): what a reader's field spec says of
+    itself (lm-evaluation-harness's description without Jinja syntax, its list of
+    choices: ``fast_constant()``); else ``None``."""
+    return _offer(extractor, "fast_constant")
+
+
+def _column(extractor: Any) -> tuple[str, Any] | None:
+    """``(key, default)`` when ``extractor`` gives ``record[key]`` for a record with the
+    key and ``default`` for one without (lm-evaluation-harness's ``doc_to_target:
+    answer``: ``fast_column()``); else ``None``."""
+    return _offer(extractor, "fast_column")
+
+
+def _offer(extractor: Any, name: str) -> Any:
     if type(extractor) is CallableField and extractor.pure:
-        offer = getattr(extractor.spec, "fast_constant", None)
+        offer = getattr(extractor.spec, name, None)
         if offer is not None:
             return offer()
     return None
@@ -474,6 +486,11 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         if all(k is not None for k in keys) and not keys[1][1] and not keys[2][1] and len(keys[0][1]) <= 1:
             get3 = itemgetter(keys[0][0], keys[1][0], keys[2][0])
             q_method = keys[0][1][0] if keys[0][1] else None
+    # a constant list of choices, a target read from a column: read in the loop, no call
+    constant_choices = _constant(choice_of) if choice_of is not None and get3 is None else None
+    if constant_choices is not None and (constant_choices[1] is not None or type(constant_choices[0]) is not list):
+        constant_choices = None
+    target_column = _column(target_of) if target_of is not None and get3 is None else None
     text_of, text_slow = _getters(text_of)
     choice_of, choice_slow = _getters(choice_of, choice=True)
     target_of, target_slow = _getters(target_of)
@@ -511,7 +528,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     description_key = None  # or: the key a record must not have to take it (see _constant)
     if not constant_description:
         constant = _constant(describe)
-        if constant is not None:
+        if constant is not None and type(constant[0]) is str:
             description_key, constant_description = constant[1], True
     if not constant_description:
         # pure: the text when the description needs no field. A probe, so on small
@@ -651,6 +668,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "check_description": check_description,
         "description0": description if check_description is not None else None,
         "D_KEY": description_key,
+        "C_CONST": None if constant_choices is None else constant_choices[0],
+        "T_KEY": None if target_column is None else target_column[0],
+        "T_DEFAULT": None if target_column is None else target_column[1],
         "P_H": head,
         "P_T": tail,
         "P_START": len(head),
@@ -686,6 +706,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             name
             for name, fallback in (("text", text_slow), ("choice", choice_slow), ("target", target_slow))
             if fallback
+        ),
+        inline_reads=frozenset(
+            name for name, made in (("choice", constant_choices), ("target", target_column)) if made is not None
         ),
     )
     make = _maker(code)
@@ -776,6 +799,7 @@ def _code(
     choice_answers: bool = False,
     any_n: bool = False,
     fallbacks: frozenset[str] = frozenset(),
+    inline_reads: frozenset[str] = frozenset(),
 ) -> str:
     body: list[str] = []
     add = body.append
@@ -831,12 +855,12 @@ def _code(
         "    continuations = " + answers,
     ]
     if generation is not None:
-        add("text = P_H + q + P_T")
+        add("text = f'{P_H}{q}{P_T}'")  # one copy of the head, not two
         add("continuations = ()")
     elif passthrough:
         # PassthroughStyle: the question text is the record's text; the continuations
         # are the choices (str ones: str() of anything else is the general path's).
-        add("text = P_H + q + P_T")
+        add("text = f'{P_H}{q}{P_T}'")  # one copy of the head, not two
         add("if c is P_C and c == P_CC:")
         add("    continuations = P_CT")
         add("else:")
@@ -901,6 +925,9 @@ def _code(
 
     if fallbacks:
         body = _with_fallbacks(body, fallbacks)
+    if inline_reads:
+        reads = {_FIELD_READS[name]: _INLINE_READS[name] for name in inline_reads}
+        body = [line[: len(line) - len(line.lstrip())] + reads.get(line.lstrip(), line.lstrip()) for line in body]
     own_body = _own_text(body)
 
     params = ", ".join(
@@ -940,7 +967,7 @@ def _code(
         "                continue\n"
         "            line = emit(index, text, continuations, target)\n"
         "            if line is None:\n"
-        "                text = P_H + text + P_T\n" + indent(make, 4) + "                line = line_of(made)\n"
+        "                text = f'{P_H}{text}{P_T}'\n" + indent(make, 4) + "                line = line_of(made)\n"
         "            yield line\n"
         "\n"
         "    return fast, many, lines\n"
@@ -952,6 +979,13 @@ _FIELD_READS = {
     "choice": "c = choice_of(record)",
     "target": "target = target_of(record)",
 }
+
+
+_INLINE_READS = {
+    "choice": "c = C_CONST",
+    "target": "target = record[T_KEY] if T_KEY in record else T_DEFAULT",
+}
+"""What replaces a field's call where :func:`_constant` or :func:`_column` says what it gives."""
 
 
 def _with_fallbacks(body: list[str], fallbacks: frozenset[str]) -> list[str]:
@@ -977,7 +1011,7 @@ def _own_text(body: list[str]) -> list[str]:
     for i, line in enumerate(body):
         stripped = line.lstrip()
         pad = line[: len(line) - len(stripped)]
-        if stripped == "text = P_H + q + P_T":
+        if stripped == "text = f'{P_H}{q}{P_T}'":
             line = pad + "text = q"
         elif stripped.startswith("text = f'"):  # the inline layout: its own first and last texts
             line = line.replace("{F_H}", "{G_H}").replace("{F_T}", "{G_T}")
@@ -1054,6 +1088,9 @@ _PARAMS = frozenset(
         "check_description",
         "description0",
         "D_KEY",
+        "C_CONST",
+        "T_KEY",
+        "T_DEFAULT",
         "P_H",
         "P_T",
         "P_C",

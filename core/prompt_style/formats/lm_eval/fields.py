@@ -162,19 +162,32 @@ class LmEvalField:
             return list(source.values())
         return self._checked(source)
 
-    def fast_constant(self) -> tuple[str, str] | None:
-        """For the renderer's fast path: ``(value, key)`` when this field gives the text
-        ``value`` for every record that has no key ``key`` (text without Jinja syntax:
-        lm-evaluation-harness reads a column of that name instead), else ``None``. A
-        task's description then costs each record one key lookup, not a call."""
+    def fast_constant(self) -> tuple[Any, str | None] | None:
+        """For the renderer's fast path: ``(value, key)`` when this field gives ``value``
+        for every record that has no key ``key`` (text without Jinja syntax:
+        lm-evaluation-harness reads a column of that name instead), or for every record
+        (``key`` ``None``: a list of choices); else ``None``. A task's description then
+        costs each record one key lookup, and its choices none, rather than a call."""
         source = self.source
-        if not self.literal or self.kind not in ("text", "resolve"):
+        if type(source) is list and self.kind == "choice":
+            return source, None  # what _checked gives: the list itself
+        if not self.literal:
             return None
         try:
             value = self._read(source)
         except Exception:
             return None
-        return (value, source) if type(value) is str else None
+        return value, source
+
+    def fast_column(self) -> tuple[str, Any] | None:
+        """For the renderer's fast path: ``(key, default)`` when this field gives
+        ``record[key]`` for a record with that key and ``default`` for one without (a
+        target without Jinja syntax, ``answer``: the column, as lm-evaluation-harness
+        reads it), else ``None``: read in the fast path's loop, without a call."""
+        if self.kind not in ("target", "resolve"):
+            return None  # (a text or a choice read from a column is checked)
+        constant = self.fast_constant()
+        return None if constant is None else (self.source, constant[0])
 
     def fast_getters(self) -> tuple[Any, Any]:
         """``(getter, fallback)`` for the renderer's fast path: ``getter`` is

@@ -383,6 +383,7 @@ def _column(extractor: Any) -> tuple[str, Any] | None:
 
 
 def _offer(extractor: Any, name: str) -> Any:
+    """What a pure reader field's spec answers to ``name()``, if it has that method."""
     if type(extractor) is CallableField and extractor.pure:
         offer = getattr(extractor.spec, name, None)
         if offer is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,48 @@ def test_task_examples_from_a_registered_plugin_object(tmp_path, jsonl):
     assert provider.factory == task and provider.plugin.name == "ships"
     [prompt] = prompt_style.load_task(os.fspath(provider.factory), plugins=pm).render()
     assert prompt.text == "from an object?"
+
+
+def test_output_to_a_device_writes_it_and_never_replaces_it(capsys, tmp_path):
+    """``-o /dev/null`` (or ``/dev/stdout``): written as the shell's ``>`` writes it. A
+    file renamed over it would replace the device itself."""
+    before = os.stat("/dev/null")
+    code, out, err = run(capsys, "render", MMLU, "--format", "jsonl", "-o", "/dev/null")
+    assert code == 0, err
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev and after.st_ino == before.st_ino
+    assert not [p for p in os.listdir("/dev") if p.startswith(".null.")]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_output_to_a_named_pipe_reaches_its_reader(capsys, tmp_path):
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text(encoding="utf-8")))
+    reader.start()
+    code, out, err = run(capsys, "render", MMLU, "--format", "jsonl", "--limit", "3", "-o", fifo)
+    reader.join(10)
+    assert code == 0, err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still the pipe
+    assert len(got) == 1 and len(got[0].splitlines()) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+def test_output_through_a_symbolic_link_replaces_the_file_it_names(capsys, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "out.jsonl").write_text("old\n", encoding="utf-8")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real / "out.jsonl")
+    code, out, err = run(capsys, "render", MMLU, "--format", "jsonl", "--limit", "2", "-o", link)
+    assert code == 0, err
+    assert link.is_symlink() and len((real / "out.jsonl").read_text(encoding="utf-8").splitlines()) == 2
+    assert sorted(p.name for p in real.iterdir()) == ["out.jsonl"]
+
+
+def test_output_to_a_directory_is_one_error_line_before_any_work(capsys, tmp_path):
+    code, out, err = run(capsys, "render", MMLU, "-o", tmp_path)
+    assert code == 2 and len(err.splitlines()) == 1 and "it is a directory" in err

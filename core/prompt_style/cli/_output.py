@@ -18,12 +18,32 @@ def atomic_output(path: str) -> Iterator[TextIO]:
     """A text file that appears at ``path`` only when the block ends without an
     error: written to a temporary file in the same directory, then renamed over
     ``path`` (an atomic replace on one file system). On any error, ``KeyboardInterrupt``
-    included, the temporary file is removed and ``path`` is left as it was."""
+    included, the temporary file is removed and ``path`` is left as it was.
+
+    A symbolic link is followed: the file it names is replaced, the link kept. What is
+    not a file (``/dev/null``, ``/dev/stdout``, a named pipe) is written directly, as
+    the shell's ``>`` writes it: renaming a file over it would replace the device or
+    the pipe itself (``/dev/null`` for every program, when run as root)."""
+    import stat
     import tempfile
 
     from ..errors import PromptStyleError
 
-    target = os.path.abspath(path)
+    target = os.path.realpath(path)
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        mode = None  # a new file (or a folder that is not there: mkstemp says so)
+    if mode is not None and stat.S_ISDIR(mode):
+        raise PromptStyleError("cannot write the output: it is a directory", file=path)
+    if mode is not None and not stat.S_ISREG(mode):
+        try:
+            handle = open(target, "w", encoding="utf-8", errors="backslashreplace", newline="\n")
+        except OSError as exc:
+            raise PromptStyleError(f"cannot write the output: {exc.strerror}", file=path) from None
+        with handle:
+            yield handle
+        return
     folder = os.path.dirname(target)
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder)

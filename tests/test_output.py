@@ -225,3 +225,18 @@ def test_output_through_a_symbolic_link_replaces_the_file_it_names(capsys, tmp_p
 def test_output_to_a_directory_is_one_error_line_before_any_work(capsys, tmp_path):
     code, out, err = run(capsys, "render", MMLU, "-o", tmp_path)
     assert code == 2 and len(err.splitlines()) == 1 and "it is a directory" in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="no /dev/stdout here")
+def test_output_to_dev_stdout_through_a_pipe(tmp_path):
+    import subprocess
+    import sys
+
+    made = subprocess.run(
+        [sys.executable, "-m", "prompt_style", "render", MMLU, "--format", "jsonl", "--limit", "3", "-o", "/dev/stdout"],
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    assert len(made.stdout.splitlines()) == 3 and os.path.islink("/dev/stdout")

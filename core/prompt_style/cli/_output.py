@@ -29,21 +29,21 @@ def atomic_output(path: str) -> Iterator[TextIO]:
 
     from ..errors import PromptStyleError
 
-    target = os.path.realpath(path)
     try:
-        mode = os.stat(target).st_mode
+        mode = os.stat(path).st_mode  # (links followed: what a write would reach)
     except OSError:
         mode = None  # a new file (or a folder that is not there: mkstemp says so)
     if mode is not None and stat.S_ISDIR(mode):
         raise PromptStyleError("cannot write the output: it is a directory", file=path)
     if mode is not None and not stat.S_ISREG(mode):
-        try:
-            handle = open(target, "w", encoding="utf-8", errors="backslashreplace", newline="\n")
+        try:  # (by the name given: /dev/stdout's link names a pipe, not a path)
+            handle = open(path, "w", encoding="utf-8", errors="backslashreplace", newline="\n")
         except OSError as exc:
             raise PromptStyleError(f"cannot write the output: {exc.strerror}", file=path) from None
         with handle:
             yield handle
         return
+    target = os.path.realpath(path)
     folder = os.path.dirname(target)
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder)

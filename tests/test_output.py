@@ -233,7 +233,19 @@ def test_output_to_dev_stdout_through_a_pipe(tmp_path):
     import sys
 
     made = subprocess.run(
-        [sys.executable, "-m", "prompt_style", "render", MMLU, "--format", "jsonl", "--limit", "3", "-o", "/dev/stdout"],
+        [
+            sys.executable,
+            "-m",
+            "prompt_style",
+            "render",
+            MMLU,
+            "--format",
+            "jsonl",
+            "--limit",
+            "3",
+            "-o",
+            "/dev/stdout",
+        ],
         capture_output=True,
         cwd=tmp_path,
         timeout=120,

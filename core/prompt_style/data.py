@@ -371,11 +371,9 @@ def _fast_records(decode_lines: Any, body: Any) -> list[dict[str, Any]] | None:
     limit: the scanner reads those."""
     # (the lines counted without making them; a block is split, and its brackets counted,
     # only when it holds a line long enough to nest that deep)
-    nl = "\n" if type(body) is str else b"\n"
-    lines = body.count(nl)
-    if body[-1:] != nl and body:
-        lines += 1  # the last line without its newline
-    if len(body) >= _DEEP_LINE and _has_long_line(body, nl) and _has_deep_line(body.split(nl)):
+    newline = "\n" if type(body) is str else b"\n"
+    lines = body.count(newline) + (body[-1:] != newline)
+    if len(body) >= _DEEP_LINE and _has_long_line(body, newline) and _has_deep_line(body.split(newline)):
         return None
     try:
         records = decode_lines(body)
@@ -389,7 +387,7 @@ def _fast_records(decode_lines: Any, body: Any) -> list[dict[str, Any]] | None:
     return records
 
 
-def _has_long_line(body: Any, nl: Any) -> bool:
+def _has_long_line(body: Any, newline: Any) -> bool:
     """Whether ``body`` (``str`` or ``bytes``) has a line of :data:`_DEEP_LINE` characters
     or more. Such a line holds one of the positions ``_DEEP_LINE - 1`` apart, so only
     the lines at those positions are measured (two searches each, in C)."""
@@ -397,8 +395,8 @@ def _has_long_line(body: Any, nl: Any) -> bool:
     find, rfind = body.find, body.rfind
     at = step
     while at < size:
-        start = rfind(nl, 0, at) + 1
-        end = find(nl, at)
+        start = rfind(newline, 0, at) + 1
+        end = find(newline, at)
         if end < 0:
             end = size
         if end - start >= _DEEP_LINE:

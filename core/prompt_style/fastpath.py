@@ -396,12 +396,9 @@ def _getters(extractor: Any, choice: bool = False) -> tuple[Any, Any]:
     quicker getter that gives ``SLOW`` for what it leaves to a fallback
     (lm-evaluation-harness's ``doc_to_*``: ``fast_getters()``), that getter and its
     fallback, which the fast path calls for a record given ``SLOW`` (``None``: none)."""
-    if type(extractor) is CallableField and extractor.pure:
-        offer = getattr(extractor.spec, "fast_getters", None)
-        if offer is not None:
-            getter, fallback = offer()
-            if getter is not None:
-                return getter, fallback
+    offered = _offer(extractor, "fast_getters")
+    if offered is not None and offered[0] is not None:
+        return offered
     return _getter(extractor, choice), None
 
 
@@ -927,8 +924,7 @@ def _code(
     if fallbacks:
         body = _with_fallbacks(body, fallbacks)
     if inline_reads:
-        reads = {_FIELD_READS[name]: _INLINE_READS[name] for name in inline_reads}
-        body = [line[: len(line) - len(line.lstrip())] + reads.get(line.lstrip(), line.lstrip()) for line in body]
+        body = _inlined(body, inline_reads)
     own_body = _own_text(body)
 
     params = ", ".join(
@@ -987,6 +983,17 @@ _INLINE_READS = {
     "target": "target = record[T_KEY] if T_KEY in record else T_DEFAULT",
 }
 """What replaces a field's call where :func:`_constant` or :func:`_column` says what it gives."""
+
+
+def _inlined(body: list[str], names: frozenset[str]) -> list[str]:
+    """``body`` reading each field in ``names`` in the loop (:data:`_INLINE_READS`)
+    rather than calling its getter."""
+    reads = {_FIELD_READS[name]: _INLINE_READS[name] for name in names}
+    out: list[str] = []
+    for line in body:
+        stripped = line.lstrip()
+        out.append(line[: len(line) - len(stripped)] + reads.get(stripped, stripped))
+    return out
 
 
 def _with_fallbacks(body: list[str], fallbacks: frozenset[str]) -> list[str]:

@@ -229,17 +229,15 @@ class LmEvalField:
         compiled Jinja's ``SLOW`` where in doubt, the renderer then calling the field
         itself; ``None`` if there is none."""
         source, kind = self.source, self.kind
-        if type(source) is list and kind == "choice":
+        constant = self.fast_constant()
+        if constant is not None and constant[1] is None:
             return lambda record: source  # what _checked returns: the list itself
         if type(source) is not str:
             return None
         checked = self._checked if kind in ("text", "choice") else None
         read, digits = self._read, self.digits
         if self.literal:
-            try:
-                value = self._read(source)
-            except Exception:
-                return None
+            value = None if constant is None else constant[0]
             if type(value) is not str:
                 return None
 

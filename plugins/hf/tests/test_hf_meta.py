@@ -548,3 +548,36 @@ def test_sanitize_control_tokens_is_refused_never_ignored(tmp_path):
     conversation = tmp_path / "c.json"
     conversation.write_text(json.dumps({"messages": CHAT, "kwargs": {"sanitize_control_tokens": True}}))
     assert main(["chat", str(conversation), "--meta-option", f"template={LLAMA3}"]) == 2
+
+
+@pytest.mark.parametrize(
+    "rendered, final, expected",
+    [
+        ("<u>Hi, I amCONTINUE_FINAL_MESSAGE_TAG </u>", "Hi, I am", "<u>Hi, I am"),
+        # the template trimmed the tag's space (and the message's)
+        ("<u>Hi, I am CONTINUE_FINAL_MESSAGE_TAG</u>", "Hi, I am ", "<u>Hi, I am"),
+        # the message is elsewhere than before the tag (transformers asks only that it is there)
+        ("Hi!<u>hiCONTINUE_FINAL_MESSAGE_TAG </u>", "Hi!", "Hi!<u>hi"),
+        # the message is longer than the text before the tag
+        ("aCONTINUE_FINAL_MESSAGE_TAG bbbbbbbbbbbbbbbbbbbbbbb", "bbbbbbbbbbbbbbbbbbbbbbb", "a"),
+        # the last tag is the one cut at
+        ("xCONTINUE_FINAL_MESSAGE_TAG yCONTINUE_FINAL_MESSAGE_TAG z", "y", "xCONTINUE_FINAL_MESSAGE_TAG y"),
+        ("<u>CONTINUE_FINAL_MESSAGE_TAG </u>", "", "<u>"),
+    ],
+)
+def test_cut_at_tag_cuts_where_transformers_does(rendered, final, expected):
+    from prompt_style_hf.conversation import cut_at_tag
+
+    text, at = cut_at_tag(rendered, final)
+    assert text == expected and at == len(expected)
+
+
+@pytest.mark.parametrize(
+    "rendered, final",
+    [("<u>Hi</u>", "Hi"), ("<u>HeyCONTINUE_FINAL_MESSAGE_TAG </u>", "Hi"), ("CONTINUE_FINAL_MESSAGE_TAG ", "Hi")],
+)
+def test_cut_at_tag_refuses_a_text_without_the_message_or_the_tag(rendered, final):
+    from prompt_style_hf.conversation import cut_at_tag
+
+    with pytest.raises(ValueError, match="the final message does not appear in the chat"):
+        cut_at_tag(rendered, final)

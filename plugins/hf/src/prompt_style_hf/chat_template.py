@@ -264,6 +264,12 @@ class ChatTemplate:
         copy = fixed.copy
         fast = self._fast
         run = fast.run_owned  # fast.render_owned(context), without its frame
+        # For messages that are all plain ({"role": str, "content": str}, as most are):
+        # the template compiled to read them without asking what they are (the same
+        # lines of code, so errors map to the same template lines).
+        from .fastpath import compile_fast
+
+        run_plain = compile_fast(fast.environment, self.source, plain_messages=True).run_owned
         prepare = conv.prepare_messages
         origin = self.origin
         source = self._names
@@ -324,11 +330,13 @@ class ChatTemplate:
                         chat = prepare(messages)
                 else:
                     chat = prepare(messages)
+                runner = run_plain if chat is messages else run
                 if cfm:
                     if agp:
                         raise ValueError(_CONFLICT)
                     if cfm is True and chat is messages and content_read:
-                        # tag_final_message for {"role": str, "content": str} messages, inline.
+                        # tag_final_message for {"role": str, "content": str} messages, inline
+                        # (the tagged message is as plain).
                         chat = list(chat)  # tagged: never the caller's list or message
                         final = chat[-1]["content"]
                         chat[-1] = tagged = chat[-1].copy()
@@ -336,13 +344,14 @@ class ChatTemplate:
                     else:
                         chat = list(chat)
                         final = tag(chat, cfm, source)
+                        runner = run
                 try:
                     context = take()
                 except IndexError:
                     context = copy()
                 context["messages"] = chat
                 context["add_generation_prompt"] = agp
-                text = run(context)
+                text = runner(context)
                 context["messages"] = None  # nothing of this render is kept
                 give(context)  # (as many as renders run at once)
                 if cfm:

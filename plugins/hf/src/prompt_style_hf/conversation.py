@@ -34,6 +34,7 @@ REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 """Names a message's reasoning is passed under; templates read the first (or ``thinking``)."""
 
 CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+_TAG = CONTINUE_TAG.strip()  # what transformers looks for (a template may trim the space)
 
 
 def _is_numpy_scalar(value: Any) -> bool:
@@ -257,8 +258,17 @@ def tag_final_message(chat: list[dict[str, Any]], continue_final_message: bool |
 
 def cut_at_tag(rendered: str, final_message: Any) -> tuple[str, int]:
     """The rendered chat cut where the final message ends, and the cut position."""
-    tag = CONTINUE_TAG.strip()
-    if (final_message.strip() not in rendered) or (tag not in rendered):
+    at = rendered.rfind(_TAG)
+    # transformers asks whether the final message (stripped) is anywhere in the text; it
+    # is when the text has it just before the tag, as templates print it (one search).
+    if at < 0 or not (
+        (
+            type(final_message) is str
+            and len(final_message) <= at
+            and rendered.startswith(final_message, at - len(final_message))
+        )
+        or final_message.strip() in rendered
+    ):
         raise ValueError(
             "continue_final_message is set but the final message does not appear in the chat after "
             "applying the chat template! This can happen if the chat template deletes portions of "
@@ -266,8 +276,7 @@ def cut_at_tag(rendered: str, final_message: Any) -> tuple[str, int]:
             "ensure they are compatible."
             f"Final message to continue: {final_message.strip()}\nRendered chat:\n{rendered}"
         )
-    at = rendered.rindex(tag)
-    if rendered[at : at + len(CONTINUE_TAG)] == CONTINUE_TAG:
+    if rendered.startswith(CONTINUE_TAG, at):
         return rendered[:at], at
     # The template trimmed the message's trailing space (and the tag's).
     cut = rendered[:at].rstrip()

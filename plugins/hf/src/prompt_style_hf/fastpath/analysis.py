@@ -146,3 +146,49 @@ def _charge_printed_constants(tree: nodes.Template) -> None:
             stack.extend(node.iter_child_nodes())
         if extra:
             counted.args[0] = nodes.Const(counted.args[0].value + extra, lineno=counted.args[0].lineno)
+
+
+PLAIN_MESSAGE_KEYS = frozenset({"role", "content"})
+"""The keys of a plain message: a ``dict`` of exactly these, both strings (see
+:func:`_plain_message_reads`)."""
+
+
+def _plain_message_reads(tree: nodes.Template) -> set[int]:
+    """The ids of the names that read a message of ``messages`` in the body of a
+    ``{% for message in messages %}`` loop, where a render whose messages are all
+    plain (``{"role": str, "content": str}``, nothing else) may read
+    ``message.role`` and ``message['content']`` without asking what the message is.
+
+    Only where nothing can make the name mean anything else: the template never
+    assigns ``messages`` (nor imports), the loop is not recursive, its target is
+    one name that its body never assigns; names in the loop's ``else`` (which
+    runs without a message) and in macros, call blocks and blocks (which may run
+    after the loop, or read the name from elsewhere) are left out."""
+    if any(n.name == "messages" and n.ctx != "load" for n in tree.find_all(nodes.Name)):
+        return set()
+    if tree.find(nodes.Import) is not None or tree.find(nodes.FromImport) is not None:
+        return set()
+    found: set[int] = set()
+    for loop in tree.find_all(nodes.For):
+        counted = loop.iter
+        if isinstance(counted, nodes.Filter) and counted.name == _safe.LOOP_FILTER:
+            counted = counted.node  # the sandbox's counting filter (jinja_env.prepare_tree)
+        if (
+            loop.recursive
+            or not isinstance(loop.target, nodes.Name)
+            or not (isinstance(counted, nodes.Name) and counted.name == "messages" and counted.ctx == "load")
+        ):
+            continue
+        name = loop.target.name
+        body = nodes.Scope(loop.body)  # (a node to search: the body only, not the else)
+        if any(n.name == name and n.ctx != "load" for n in body.find_all(nodes.Name)):
+            continue
+        stack: list[nodes.Node] = list(loop.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (nodes.Macro, nodes.CallBlock, nodes.Block)):
+                continue
+            if isinstance(node, nodes.Name) and node.name == name:
+                found.add(id(node))
+            stack.extend(node.iter_child_nodes())
+    return found

@@ -34,6 +34,7 @@ class FastCodeGenerator(LoopGenerator, AccessGenerator, BufferedRootGenerator, I
         self._eager_selections: set[int] = set()
         self._direct_macros: dict[str, int] = {}
         self._truth_nodes: set[int] = set()
+        self._plain_messages: set[int] = set()  # names read as plain messages (_plain_message_reads)
         self._printed_names: set[int] = set()
         self._no_loop_vars = False
         self._owned_context = False

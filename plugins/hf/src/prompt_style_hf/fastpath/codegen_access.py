@@ -11,6 +11,7 @@ from jinja2.idtracking import VAR_LOAD_PARAMETER
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..environment import GenerationBlocks
+from .analysis import PLAIN_MESSAGE_KEYS
 from .names import (
     _DICT_ATTRIBUTES,
     _INLINE_STR_METHODS,
@@ -108,6 +109,12 @@ class AccessGenerator(CodeGenerator):
         ``truth``: only the value's truth is read (see _truth_tested), and a dict
         without the key gives false instead of an undefined value."""
         key = repr(name)
+        if id(subject) in self._plain_messages and name in PLAIN_MESSAGE_KEYS:
+            code = self._simple_code(subject, frame)
+            if code is not None:
+                # A plain message (see _plain_message_reads): a dict with the key.
+                self.write(f"{code}[{key}]")
+                return
 
         def miss(value: str) -> str:
             if truth:
@@ -200,6 +207,12 @@ class AccessGenerator(CodeGenerator):
         operand = node.ops[0]
         op = {"eq": "==", "ne": "!="}[operand.op]
         constant = repr(operand.expr.value)
+        if id(node.expr.node) in self._plain_messages and key in PLAIN_MESSAGE_KEYS:
+            code = self._simple_code(node.expr.node, frame)
+            if code is not None:
+                # A plain message (see _plain_message_reads): a dict with the key.
+                self.write(f"({code}[{key!r}] {op} {constant})")
+                return
         subject = self.temporary_identifier()
         access = "fast_getattr" if isinstance(node.expr, nodes.Getattr) else "fast_getitem"
         missing = "False" if operand.op == "eq" else "True"

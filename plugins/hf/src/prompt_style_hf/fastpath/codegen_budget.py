@@ -11,7 +11,7 @@ from jinja2.runtime import Undefined
 
 from prompt_style import safe as _safe
 
-from .analysis import _const_str, _plus_chain
+from .analysis import PLAIN_MESSAGE_KEYS, _const_str, _plus_chain
 
 _RESOLVED_NAME = re.compile(r"l_\d+_\w+|t_\d+")
 _SMALL_DIVISOR = 1 << 64  # `%` by a smaller int is linear in the dividend
@@ -121,7 +121,7 @@ class InlineBudgetGenerator(CodeGenerator):
             # charge but the pending count (print_value's). Written as '', without the
             # Undefined made and taken through the sandbox's print (see visit_Name).
             self._printed_names.add(id(node))
-        self.write(f"({value} if type({value} := ")
+        self.write(f"({value} if {self._str_test_head(node)}{value} := ")
 
     def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
         value = self._print_temps.pop()
@@ -133,7 +133,7 @@ class InlineBudgetGenerator(CodeGenerator):
             return
         # A printed string: counted inline; anything else: the sandbox's finalize.
         self.write(
-            f") is str and (_ps_w := _ps_w + len({value})) < _ps_room"
+            f"{self._str_test_tail(node)} and (_ps_w := _ps_w + len({value})) < _ps_room"
             f" else (_ps_print(context.eval_ctx, {value}, _ps_w), (_ps_w := 0))[0])"
         )
 
@@ -158,16 +158,17 @@ class InlineBudgetGenerator(CodeGenerator):
             # A string constant and something else: only the other operand's type is checked.
             other = self.temporary_identifier()
             if constant is not None:
-                self.write(f"({constant!r} + {other} if type({other} := ")
+                checked = node.right
+                self.write(f"({constant!r} + {other} if {self._str_test_head(checked)}{other} := ")
                 self.visit(node.right, frame)
                 operands = f"{constant!r}, {other}"
             else:
-                constant = _const_str(node.right)
-                self.write(f"({other} + {constant!r} if type({other} := ")
+                constant, checked = _const_str(node.right), node.left
+                self.write(f"({other} + {constant!r} if {self._str_test_head(checked)}{other} := ")
                 self.visit(node.left, frame)
                 operands = f"{other}, {constant!r}"
             self.write(
-                f") is str and (_ps_w := _ps_w + len({other}) + {len(constant)}) < _ps_room"
+                f"{self._str_test_tail(checked)} and (_ps_w := _ps_w + len({other}) + {len(constant)}) < _ps_room"
                 f" else (_ps_binop('+', {operands}, _ps_w), (_ps_w := 0))[0])"
             )
             return
@@ -214,9 +215,9 @@ class InlineBudgetGenerator(CodeGenerator):
         )
         for k in reversed(range(len(variable))):
             position = variable[k]
-            self.write(f" if type({names[position]} := ")
+            self.write(f" if {self._str_test_head(operands[position])}{names[position]} := ")
             self.visit(operands[position], frame)
-            self.write(") is str else ")
+            self.write(f"{self._str_test_tail(operands[position])} else ")
             # Operand `position` is not a string: the sum so far, then the rest one at a time.
             if printed:
                 self.write("(_ps_print(context.eval_ctx, ")
@@ -275,6 +276,27 @@ class InlineBudgetGenerator(CodeGenerator):
             return ref is not None and ref in self._fast_loops
         return False
 
+    def _known_str(self, node: nodes.Node) -> bool:
+        """Whether ``node`` is a str whatever the data: a plain message's ``role`` or
+        ``content`` in a template compiled for plain messages (see
+        ``analysis._plain_message_reads``)."""
+        if isinstance(node, nodes.Getattr):
+            key = node.attr
+        elif isinstance(node, nodes.Getitem) and type(node.arg) is nodes.Const:
+            key = node.arg.value
+        else:
+            return False
+        return key in PLAIN_MESSAGE_KEYS and id(node.node) in self._plain_messages
+
+    # `type(v := value) is str`, the test of a value that must be a str (the parts around
+    # the value's code); for a value known to be one, `(v := value) is not None` (true).
+
+    def _str_test_head(self, node: nodes.Node) -> str:
+        return "(" if self._known_str(node) else "type("
+
+    def _str_test_tail(self, node: nodes.Node) -> str:
+        return ") is not None" if self._known_str(node) else ") is str"
+
     def _inline_concat(self, node: nodes.Filter, frame: Frame) -> bool:
         """``a ~ b ~ ...`` (``ps-concat`` of a tuple) of strings, counted inline."""
         items = node.node.items if isinstance(node.node, nodes.Tuple) else None
@@ -290,10 +312,10 @@ class InlineBudgetGenerator(CodeGenerator):
         for name, item, constant in zip(names, items, constants):
             if constant is not None:
                 continue  # a string constant: nothing to check
-            self.write(f"{'' if first else ' & '}(type({name} := ")
+            self.write(f"{'' if first else ' & '}({self._str_test_head(item)}{name} := ")
             first = False
             self.visit(item, frame)
-            self.write(") is str)")
+            self.write(f"{self._str_test_tail(item)})")
         sizes = " + ".join(
             [f"len({name})" for name, c in zip(names, constants) if c is None]
             + [str(sum(len(c) for c in constants if c is not None))]

@@ -12,7 +12,7 @@ from jinja2.runtime import Context
 
 from prompt_style import safe as _safe
 
-from .analysis import _charge_printed_constants
+from .analysis import _charge_printed_constants, _plain_message_reads
 from .codegen import FastCodeGenerator
 from .hoist import hoist_macros
 from .names import _CONTEXT_FIELDS_OK
@@ -26,12 +26,17 @@ class FastTemplate:
 
     :param environment: the sandboxed environment (from the profile).
     :param source: the template source.
+    :param plain_messages: compile for renders whose messages are all plain
+        (``{"role": str, "content": str}``, nothing else): a ``{% for message in
+        messages %}`` loop reads ``message.role`` and ``message.content`` directly
+        (see ``analysis._plain_message_reads``). Such a template must only be given
+        such messages; :attr:`specialized` says whether it reads any that way.
     """
 
-    def __init__(self, environment: Any, source: str) -> None:
+    def __init__(self, environment: Any, source: str, *, plain_messages: bool = False) -> None:
         self.environment = environment
         ast = environment.parse(source)
-        python, self._root_takes_parent = _generated(environment, ast)
+        python, self._root_takes_parent, self.specialized = _generated(environment, ast, plain_messages)
         code = compile(python, _FILENAME, "exec")
         self.template = Template.from_code(environment, code, dict(environment.globals))
         self._root = self.template.root_render_func
@@ -114,17 +119,21 @@ class FastTemplate:
         return _FILENAME
 
 
-def _generate(environment: Any, ast: nodes.Template) -> str:
-    return _generated(environment, ast)[0]
+def _generate(environment: Any, ast: nodes.Template, plain_messages: bool = False) -> str:
+    return _generated(environment, ast, plain_messages)[0]
 
 
-def _generated(environment: Any, ast: nodes.Template) -> tuple[str, bool]:
-    """The Python source of ``ast`` from :class:`FastCodeGenerator`. A sandbox with
-    budgets rewrites the tree first (``jinja_env.prepare_tree``: every loop counted,
-    every ``~`` sized), as its own compiler does."""
+def _generated(environment: Any, ast: nodes.Template, plain_messages: bool = False) -> tuple[str, bool, bool]:
+    """The Python source of ``ast`` from :class:`FastCodeGenerator`, whether its root
+    takes the parent mapping, and whether it reads plain messages directly (only with
+    ``plain_messages``: see :class:`FastTemplate`). A sandbox with budgets rewrites the
+    tree first (``jinja_env.prepare_tree``: every loop counted, every ``~`` sized), as
+    its own compiler does."""
     ast = _safe.prepare_tree(ast)
     _charge_printed_constants(ast)
     generator = FastCodeGenerator(environment, None, _FILENAME, optimized=environment.optimized)
+    if plain_messages:
+        generator._plain_messages = _plain_message_reads(ast)
     generator.visit(ast)
     source = generator.stream.getvalue()
     if generator._owned_context:
@@ -137,7 +146,7 @@ def _generated(environment: Any, ast: nodes.Template) -> tuple[str, bool]:
                 source = source.replace(line, "    pass", 1)
     if generator._owned_context:
         source = hoist_macros(source, generator._hoisted_macros, _FILENAME)
-    return source, generator._owned_context
+    return source, generator._owned_context, bool(generator._plain_messages)
 
 
 _PREAMBLE = [
@@ -151,12 +160,19 @@ _PREAMBLE = [
 
 
 _FAST: dict[tuple[int, str], FastTemplate] = {}
+_FAST_PLAIN: dict[tuple[int, str], FastTemplate] = {}
 
 
-def compile_fast(environment: Any, source: str) -> FastTemplate:
-    """The fast template for ``source`` (compiled once per process and environment)."""
+def compile_fast(environment: Any, source: str, *, plain_messages: bool = False) -> FastTemplate:
+    """The fast template for ``source`` (compiled once per process and environment);
+    with ``plain_messages``, the one for renders of plain messages (see
+    :class:`FastTemplate`), which is the general one when no loop reads them."""
     key = (id(environment), source)
-    found = _FAST.get(key)
+    cache = _FAST_PLAIN if plain_messages else _FAST
+    found = cache.get(key)
     if found is None or found.environment is not environment:
-        found = _FAST[key] = FastTemplate(environment, source)
+        found = FastTemplate(environment, source, plain_messages=plain_messages)
+        if plain_messages and not found.specialized:
+            found = compile_fast(environment, source)
+        cache[key] = found
     return found

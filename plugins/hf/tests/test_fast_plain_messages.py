@@ -1,0 +1,181 @@
+"""Templates compiled for plain messages: ``{% for message in messages %}`` reading
+``message.role`` and ``message['content']`` directly when every message is
+``{"role": str, "content": str}`` and nothing else (``analysis._plain_message_reads``).
+
+``HFChat.apply_messages`` renders such conversations with that compilation and any
+other with the general one; both must give transformers' text on every template
+and conversation of the goldens."""
+
+from __future__ import annotations
+
+import pytest
+from _hf_test_support import CORPUS_COPY, FROZEN_NOW, GOLDEN, load_json, same
+from prompt_style_hf.chat_template import ChatTemplate
+from prompt_style_hf.environment import HF_CHAT
+from prompt_style_hf.fastpath import compile_fast
+from prompt_style_hf.fastpath.template import _generate
+from prompt_style_hf.meta import hf_meta
+
+from prompt_style import ChatTemplateError, PromptStyleError
+from prompt_style.safe import jinja_env
+
+GOLDEN_DATA = load_json(GOLDEN / "expected.json")
+PUBLISHED = GOLDEN / "published"
+PUBLISHED_DATA = load_json(PUBLISHED / "expected.json")
+CONVERSATIONS = {
+    **load_json(CORPUS_COPY / "expected.json")["meta"]["conversations"],
+    **load_json(GOLDEN / "conversations.json")["conversations"],
+}
+PLAIN = [{"role": "user", "content": "ab"}, {"role": "assistant", "content": ""}, {"role": "user", "content": "c"}]
+
+
+def template_path(name, origin):
+    if origin == "corpus":
+        return CORPUS_COPY / "templates" / load_json(CORPUS_COPY / "index.json")[name]["file"]
+    if origin == "published":
+        return PUBLISHED / "templates" / load_json(PUBLISHED / "index.json")[name]["file"]
+    return GOLDEN / "templates" / f"{name}.jinja"
+
+
+def cases():
+    results = {**GOLDEN_DATA["results"], **PUBLISHED_DATA["results"]}
+    return [pytest.param(name, entry, id=name) for name, entry in sorted(results.items())]
+
+
+def meta_for(tmp_path, source: str):
+    path = tmp_path / "chat_template.jinja"
+    path.write_text(source, encoding="utf-8")
+    return hf_meta({"template": str(path)})
+
+
+def code(source: str, plain: bool = True) -> str:
+    env = jinja_env.environment(HF_CHAT)
+    return _generate(env, env.parse(source), plain)
+
+
+@pytest.mark.parametrize("name, entry", cases())
+def test_apply_messages_matches_transformers(name, entry):
+    """The commonest call (HFChat.apply_messages): plain conversations through the
+    plain compilation, the others (tools, documents, more keys) through the general."""
+    path = template_path(name, entry["origin"])
+    options = {"template": str(path), "now": FROZEN_NOW}
+    options.update({k: entry[k] for k in ("bos_token", "eos_token") if entry.get(k) is not None})
+    meta = hf_meta(options)
+    wrong = []
+    for conv, expected in sorted(entry["renders"].items()):
+        conversation = CONVERSATIONS[conv]
+        try:
+            out = meta.apply_messages(
+                conversation["messages"],
+                tools=conversation.get("tools"),
+                documents=conversation.get("documents"),
+                **conversation.get("kwargs", {}),
+            )
+            ours = {"ok": True, "text": out.text}
+            if out.assistant_spans is not None:
+                ours["spans"] = [list(s) for s in out.assistant_spans]
+        except ChatTemplateError as exc:
+            ours = {"ok": False, "error": exc.template_message}
+        if not same(ours, expected):
+            wrong.append(f"{conv}:\n  ours: {ours!r}\n  transformers: {expected!r}")
+    assert not wrong, f"{name}: " + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("name, entry", cases())
+def test_errors_map_to_the_same_template_lines(name, entry):
+    """Both compilations have the same lines of code, so an error's template line
+    (read off the general one's debug information) is right for either."""
+    source = template_path(name, entry["origin"]).read_text(encoding="utf-8")
+    env = jinja_env.environment(HF_CHAT)
+    general, plain = compile_fast(env, source), compile_fast(env, source, plain_messages=True)
+    assert plain.template.debug_info == general.template.debug_info
+
+
+def test_the_loop_reads_plain_messages_directly(tmp_path):
+    source = (
+        "{% for message in messages %}{% if message['role'] == 'user' %}{{ message.content }}"
+        "{% elif message.role != 'system' %}{{ message['content'] | trim }}{% endif %}"
+        "{% if message.content %}!{% endif %}{{ message.name }}"
+        "{% if 'tool_calls' in message %}{{ '<' + message.role + '>' }}{% endif %}{% endfor %}"
+    )
+    plain, general = code(source), code(source, plain=False)
+    assert "(l_1_message['role'] == 'user')" in plain
+    assert "(l_1_message['role'] != 'system')" in plain
+    assert "type(l_1_message) is dict and 'content'" not in plain
+    assert "('tool_calls' in l_1_message)" in plain
+    # role and content are strs: printed, and added, without asking
+    assert ":= l_1_message['content']) is not None and" in plain
+    assert ":= l_1_message['role']) is not None else" in plain
+    # A key a plain message does not have is read as before.
+    assert "fast_getattr(l_1_message, 'name')" in plain
+    assert "type(l_1_message) is dict and 'content'" in general
+    fast, jinja = ChatTemplate(source), ChatTemplate(source, engine="jinja")
+    meta = meta_for(tmp_path, source)
+    others = [{"role": "system", "content": " x "}, {"role": "user", "content": "y", "name": "n", "tool_calls": []}]
+    for messages in (PLAIN, others):
+        assert meta.apply_messages(messages).text == fast.render(messages).text == jinja.render(messages).text
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # messages may be something else
+        "{% set messages = messages[1:] %}{% for message in messages %}{{ message.role }}{% endfor %}",
+        "{% for messages in [messages] %}{% endfor %}{% for message in messages %}{{ message.role }}{% endfor %}",
+        "{% macro f(messages) %}{% endmacro %}{% for message in messages %}{{ message.role }}{% endfor %}",
+        # the loop's name may be something else
+        "{% for message in messages %}{% set message = {'role': 1} %}{{ message.role }}{% endfor %}",
+        "{% for message in messages %}{% for message in [1] %}{% endfor %}{{ message.role }}{% endfor %}",
+        "{% for message in messages recursive %}{{ message.role }}{% endfor %}",
+        "{% for message, x in messages %}{{ message.role }}{% endfor %}",
+        "{% for message in messages|reverse %}{{ message.role }}{% endfor %}",
+        "{% for message in loop_messages %}{{ message.role }}{% endfor %}",
+        # the name outside the loop's body
+        "{% for message in messages %}{% else %}{{ message.role }}{% endfor %}",
+        "{% for message in messages %}{% macro f() %}{{ message.role }}{% endmacro %}{% endfor %}",
+        "{% for message in messages %}{% call f() %}{{ message.role }}{% endcall %}{% endfor %}",
+    ],
+)
+def test_names_that_may_not_be_a_plain_message_are_read_as_before(source):
+    assert code(source) == code(source, plain=False)
+
+
+def test_a_template_with_nothing_to_specialize_is_compiled_once():
+    env = jinja_env.environment(HF_CHAT)
+    source = "{{ messages[0].content }}"
+    assert compile_fast(env, source, plain_messages=True) is compile_fast(env, source)
+    loop = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    assert compile_fast(env, loop, plain_messages=True) is not compile_fast(env, loop)
+    assert compile_fast(env, loop, plain_messages=True).specialized
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [{"role": "user", "content": "a", "name": "n"}],  # a key more
+        [{"role": "user", "content": None}],  # None is dropped (transformers)
+        [{"role": "user"}],  # a key less
+        [{"role": "user", "content": [{"type": "text", "text": "a"}]}],  # parts
+        [("role", "user")],  # not a message
+    ],
+)
+def test_messages_that_are_not_plain_render_through_the_general_compilation(tmp_path, messages):
+    source = "{% for m in messages %}[{{ m.role }}|{{ m.content }}|{{ m.name }}]{% endfor %}"
+    meta, jinja = meta_for(tmp_path, source), ChatTemplate(source, engine="jinja")
+    try:
+        expected = jinja.render(messages).text
+    except PromptStyleError as exc:
+        with pytest.raises(type(exc)):
+            meta.apply_messages(messages)
+    else:
+        assert meta.apply_messages(messages).text == expected
+
+
+def test_an_error_in_the_loop_names_its_template_line(tmp_path):
+    source = (
+        "{% for message in messages %}\n{{ message.content }}\n"
+        "{{ raise_exception('no ' + message.role) }}\n{% endfor %}"
+    )
+    with pytest.raises(ChatTemplateError) as caught:
+        meta_for(tmp_path, source).apply_messages(PLAIN)
+    assert caught.value.template_message == "no user" and caught.value.line == 3

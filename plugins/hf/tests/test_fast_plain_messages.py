@@ -120,7 +120,9 @@ def test_the_loop_reads_plain_messages_directly(tmp_path):
     "source",
     [
         # messages may be something else
-        "{% set messages = messages[1:] %}{% for message in messages %}{{ message.role }}{% endfor %}",
+        "{% set messages = messages[0] %}{% for message in messages %}{{ message.role }}{% endfor %}",
+        "{% set messages = other[1:] %}{% for message in messages %}{{ message.role }}{% endfor %}",
+        "{% set messages, x = messages[1:], 1 %}{% for message in messages %}{{ message.role }}{% endfor %}",
         "{% for messages in [messages] %}{% endfor %}{% for message in messages %}{{ message.role }}{% endfor %}",
         "{% macro f(messages) %}{% endmacro %}{% for message in messages %}{{ message.role }}{% endfor %}",
         # the loop's name may be something else
@@ -179,3 +181,15 @@ def test_an_error_in_the_loop_names_its_template_line(tmp_path):
     with pytest.raises(ChatTemplateError) as caught:
         meta_for(tmp_path, source).apply_messages(PLAIN)
     assert caught.value.template_message == "no user" and caught.value.line == 3
+
+
+def test_a_slice_of_the_messages_is_plain_messages(tmp_path):
+    """{% set messages = messages[1:] %} (Llama 3's templates): still plain messages."""
+    source = (
+        "{% if messages[0].role == 'system' %}{% set messages = messages[1:] %}{% endif %}"
+        "{% for message in messages %}{{ message.role + ':' + message.content }}{% endfor %}"
+    )
+    assert "l_1_message['role']) is not None" in code(source)
+    meta, jinja = meta_for(tmp_path, source), ChatTemplate(source, engine="jinja")
+    chat = [{"role": "system", "content": "s"}, *PLAIN]
+    assert meta.apply_messages(chat).text == jinja.render(chat).text == "user:abassistant:user:c"

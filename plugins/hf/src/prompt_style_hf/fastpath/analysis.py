@@ -159,12 +159,22 @@ def _plain_message_reads(tree: nodes.Template) -> set[int]:
     plain (``{"role": str, "content": str}``, nothing else) may read
     ``message.role`` and ``message['content']`` without asking what the message is.
 
-    Only where nothing can make the name mean anything else: the template never
-    assigns ``messages`` (nor imports), the loop is not recursive, its target is
-    one name that its body never assigns; names in the loop's ``else`` (which
-    runs without a message) and in macros, call blocks and blocks (which may run
-    after the loop, or read the name from elsewhere) are left out."""
-    if any(n.name == "messages" and n.ctx != "load" for n in tree.find_all(nodes.Name)):
+    Only where nothing can make the name mean anything else: the template assigns
+    ``messages`` nothing but a slice of itself (``{% set messages = messages[1:] %}``)
+    and imports nothing, the loop is not recursive, its target is one name that its
+    body never assigns; names in the loop's ``else`` (which runs without a message)
+    and in macros, call blocks and blocks (which may run after the loop, or read the
+    name from elsewhere) are left out."""
+    slices = {
+        id(assign.target)
+        for assign in tree.find_all(nodes.Assign)
+        if isinstance(assign.target, nodes.Name)
+        and isinstance(assign.node, nodes.Getitem)
+        and isinstance(assign.node.arg, nodes.Slice)
+        and isinstance(assign.node.node, nodes.Name)
+        and assign.node.node.name == "messages"
+    }
+    if any(n.name == "messages" and n.ctx != "load" and id(n) not in slices for n in tree.find_all(nodes.Name)):
         return set()
     if tree.find(nodes.Import) is not None or tree.find(nodes.FromImport) is not None:
         return set()

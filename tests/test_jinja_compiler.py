@@ -1049,3 +1049,26 @@ def test_lm_eval_quick_target_text_keeps_the_printed_budget():
         except Exception as exc:  # handed back to the field, or the same stop
             got = ("error", type(exc), str(exc))
         assert got[0] == "error", got
+
+
+@pytest.mark.parametrize(
+    "source, checked",
+    [
+        ("{{ q }}", True),
+        ("{{ q }}1{{ a }}", True),
+        ("{{ q }}\u0663", True),
+        ("Q: {{ q }}", False),
+        ("{{ q }}\nA. {{ a }}", False),
+    ],
+)
+def test_a_text_that_cannot_be_all_digits_is_not_asked_whether_it_is(source, checked):
+    """``digits``: a text of digits is read as a number; literal text with anything
+    but digits never renders to digits alone, so the check is left out, and the text
+    is the same."""
+    compiled = jc.compile_simple(source, LM_EVAL_JINJA, digits=True)
+    assert ("isdigit()" in compiled.code) is checked
+    for q, a in [("1", "2"), ("x", "2"), ("", ""), ("\u0663", "")]:
+        record = {"q": q, "a": a}
+        expected = J.render(J.compile_template(source, LM_EVAL_JINJA), record, record=True)
+        got = compiled.function(record)
+        assert got == (jc.SLOW if expected.isdigit() else expected)

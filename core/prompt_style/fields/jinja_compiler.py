@@ -621,9 +621,15 @@ def _generate(
             # within the least threshold of the process no budget can stop the render
             # (max_output is at least the threshold): no budget read
             *_capped("work > FLOOR[0] or len(out) > FLOOR[0]", "work > cap or len(out) > max_output"),
-            *_DIGITS_CODE[digits],
+            # (a text whose literal parts hold anything but digits is never all digits)
+            *_DIGITS_CODE[digits and _digits_only("".join(part for part in parts if isinstance(part, str)))],
         ]
     return _source(body, w.names, guard), w.names, w.values
+
+
+def _digits_only(text: str) -> bool:
+    """Whether ``text`` (a template's literal text) could be part of an all-digits output."""
+    return text == "" or text.isdigit()
 
 
 def _generate_blocks(parts: list[Any], guard: bool, digits: bool) -> tuple[str, list[str], list[Any]]:

@@ -193,3 +193,18 @@ def test_a_slice_of_the_messages_is_plain_messages(tmp_path):
     meta, jinja = meta_for(tmp_path, source), ChatTemplate(source, engine="jinja")
     chat = [{"role": "system", "content": "s"}, *PLAIN]
     assert meta.apply_messages(chat).text == jinja.render(chat).text == "user:abassistant:user:c"
+
+
+def test_chat_template_render_takes_the_plain_compilation_for_plain_messages():
+    """ChatTemplate.render (HFChat.apply, a task's dialogue): plain messages through the
+    plain compilation (compiled when first needed), the others through the general."""
+    source = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% if m.name %}({{ m.name }}){% endif %}{% endfor %}"
+    template, jinja = ChatTemplate(source), ChatTemplate(source, engine="jinja")
+    assert template._fast_plain is None
+    named = [{"role": "user", "content": "a", "name": "n"}]
+    assert template.render(named).text == jinja.render(named).text == "<user>a(n)"
+    assert template._fast_plain is None  # not needed yet
+    assert template.render(PLAIN).text == jinja.render(PLAIN).text
+    assert template._fast_plain is not None and template._fast_plain is not template._fast
+    continued = template.render(PLAIN, continue_final_message=True).text
+    assert continued == jinja.render(PLAIN, continue_final_message=True).text == "<user>ab<assistant><user>c"

@@ -140,7 +140,7 @@ class ChatTemplate:
                 file=self.origin,
                 line=exc.lineno,
             ) from None
-        self._fast = None
+        self._fast = self._fast_plain = None
         self._globals: dict[str, Any] = {}  # Jinja's own render adds the environment's globals itself
         if self.engine != "jinja":
             from .fastpath import compile_fast
@@ -194,7 +194,10 @@ class ChatTemplate:
             refuse the conversation; the message is the template's own.
         """
         try:
-            chat = conv.prepare_messages(messages)
+            # All {"role": str, "content": str} (and still so once tagged to continue its
+            # content): the template compiled for plain messages renders it.
+            plain = conv.plain_messages(messages) and continue_final_message in (False, True, "content")
+            chat = messages.copy() if plain else conv.prepare_messages(messages)
             if continue_final_message and add_generation_prompt:
                 raise ValueError(_CONFLICT)
             # The template's variables: the fixed clock, then the caller's variables
@@ -216,7 +219,7 @@ class ChatTemplate:
                 final = conv.tag_final_message(chat, continue_final_message, self._names)
             if self.has_generation:
                 context[TRACK_GENERATION] = True
-            text = self._render(context)
+            text = self._render(context, plain)
             spans = None
             if self.has_generation:
                 text, spans = _spans(text)
@@ -230,10 +233,23 @@ class ChatTemplate:
             raise ChatTemplateError(str(exc), file=self.origin, line=_template_line(exc, self._fast)) from exc
         return Rendered(text, spans if self.has_generation else None)
 
-    def _render(self, context: dict[str, Any]) -> str:
+    def _render(self, context: dict[str, Any], plain: bool = False) -> str:
         if self._fast is not None:
+            if plain:
+                return self._plain_fast().render_owned(context)
             return self._fast.render_owned(context)
         return safe.render(self._compiled, context)
+
+    def _plain_fast(self) -> Any:
+        """The template compiled for plain messages (see ``FastTemplate``), made when
+        first asked for: the same lines of code as the general one, so errors map to
+        the same template lines."""
+        fast = self._fast_plain
+        if fast is None:
+            from .fastpath import compile_fast
+
+            fast = self._fast_plain = compile_fast(self._fast.environment, self.source, plain_messages=True)
+        return fast
 
     def plain_renderer(
         self,
@@ -267,9 +283,7 @@ class ChatTemplate:
         # For messages that are all plain ({"role": str, "content": str}, as most are):
         # the template compiled to read them without asking what they are (the same
         # lines of code, so errors map to the same template lines).
-        from .fastpath import compile_fast
-
-        run_plain = compile_fast(fast.environment, self.source, plain_messages=True).run_owned
+        run_plain = self._plain_fast().run_owned
         prepare = conv.prepare_messages
         origin = self.origin
         source = self._names

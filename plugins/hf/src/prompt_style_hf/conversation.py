@@ -23,6 +23,7 @@ __all__ = [
     "REASONING_FIELDS",
     "CONTINUE_TAG",
     "plain_data",
+    "plain_messages",
     "prepare_messages",
     "prepare_tools",
     "prepare_documents",
@@ -112,24 +113,31 @@ def _plain_message(message: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def plain_messages(messages: Any) -> bool:
+    """Whether ``messages`` is a non-empty list of messages that are all
+    ``{"role": str, "content": str}`` and nothing else (the commonest conversation:
+    read as it is, and by the templates compiled for it)."""
+    if type(messages) is not list or not messages:
+        return False
+    for message in messages:
+        if not (
+            type(message) is dict
+            and len(message) == 2
+            and type(message.get("content")) is str
+            and type(message.get("role")) is str
+        ):
+            return False
+    return True
+
+
 def prepare_messages(messages: Any) -> list[dict[str, Any]]:
     """``messages`` as the template sees it: a fresh list; a message that is not
     already plain JSON data without ``None`` values is copied.
 
     :raises ChatTemplateError: for an empty conversation or a message that is not an object.
     """
-    if type(messages) is list and messages:
-        # The common case first: every message {"role": str, "content": str}, read as it is.
-        for message in messages:
-            if not (
-                type(message) is dict
-                and len(message) == 2
-                and type(message.get("content")) is str
-                and type(message.get("role")) is str
-            ):
-                break
-        else:
-            return messages.copy()
+    if plain_messages(messages):
+        return messages.copy()  # the common case: read as it is
     if not isinstance(messages, (list, tuple)):
         raise ChatTemplateError(
             f"a conversation is a list of messages, not {type(messages).__name__}",

@@ -11,6 +11,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -148,8 +149,8 @@ def map_records(
     return _mapped(open_records(path, split), fn, fallback)
 
 
-def _mapped(records: Iterator[Mapping[str, Any]], fn: Any, fallback: Any) -> Iterator[Any]:
-    for index, record in enumerate(records):
+def _mapped(records: Iterator[Mapping[str, Any]], fn: Any, fallback: Any, start: int = 0) -> Iterator[Any]:
+    for index, record in enumerate(records, start):
         made = fn(record, index)
         yield made if made is not None else fallback(record, index)
 
@@ -301,7 +302,15 @@ def _byte_lines(path: Path, split: str, fn: Any, fallback: Any, many: Any, decod
     block it does not take whole — a carriage return (universal newlines), a line
     longer than a block or than ``max_line_length``, a line that is not one object, bad
     UTF-8, the last line without a newline — and the rest of the file are read by
-    :func:`_json_lines` from that block's first byte, with the same records and errors."""
+    :func:`_json_lines` from that block's first byte, with the same records and errors.
+
+    The blocks' results are chained in C (:func:`_byte_blocks` gives an iterator a
+    block): a record passes through no generator of the reader's on its way out."""
+    return chain.from_iterable(_byte_blocks(path, split, fn, fallback, many, decode_lines))
+
+
+def _byte_blocks(path: Path, split: str, fn: Any, fallback: Any, many: Any, decode_lines: Any) -> Iterator[Any]:
+    """:func:`_byte_lines`' results, an iterator (or list) a block, the text reader's last."""
     count = before = 0
     limit = yaml_limits().max_line_length
     offset = 0
@@ -329,19 +338,18 @@ def _byte_lines(path: Path, split: str, fn: Any, fallback: Any, many: Any, decod
             if records is None:
                 break
             rest = data[cut:]
+            # (each consumed whole before this generator resumes: count is the records before the next)
             if fn is None:
-                yield from records
+                yield records
             elif many is not None:
-                yield from many(records, fallback, count)
+                yield many(records, fallback, count)
             else:
-                for index, record in enumerate(records, count):
-                    made = fn(record, index)
-                    yield made if made is not None else fallback(record, index)
+                yield _mapped(records, fn, fallback, count)
             count += len(records)
             before += len(records)  # one line each
             offset += cut
     # the rest: from the block not taken, or the last line without a newline
-    yield from _text_lines(path, split, fn, fallback, many, offset, count, before)
+    yield _text_lines(path, split, fn, fallback, many, offset, count, before)
 
 
 def _fast_block(decode_lines: Any, block: bytes, limit: int) -> list[dict[str, Any]] | None:

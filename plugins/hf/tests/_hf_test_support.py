@@ -53,6 +53,24 @@ def conversations():
     return load_json(GOLDEN / "conversations.json")["conversations"]
 
 
+PUBLISHED = GOLDEN / "published"
+
+
+def template_path(name: str, origin: str) -> Path:
+    """The file of a template of the goldens: the corpus's, a published one, or ours."""
+    if origin == "corpus":
+        return CORPUS_COPY / "templates" / load_json(CORPUS_COPY / "index.json")[name]["file"]
+    if origin == "published":
+        return PUBLISHED / "templates" / load_json(PUBLISHED / "index.json")[name]["file"]
+    return GOLDEN / "templates" / f"{name}.jinja"
+
+
+def golden_results() -> dict[str, Any]:
+    """Every template with transformers' renders: the corpus's and ours (expected.json),
+    and the published templates (published/expected.json)."""
+    return {**golden()["results"], **load_json(PUBLISHED / "expected.json")["results"]}
+
+
 _TEMPLATES: dict[tuple[str, str], ChatTemplate] = {}
 
 

@@ -9,7 +9,7 @@ and conversation of the goldens."""
 from __future__ import annotations
 
 import pytest
-from _hf_test_support import CORPUS_COPY, FROZEN_NOW, GOLDEN, load_json, same
+from _hf_test_support import CORPUS_COPY, FROZEN_NOW, GOLDEN, golden_results, load_json, same, template_path
 from prompt_style_hf.chat_template import ChatTemplate
 from prompt_style_hf.environment import HF_CHAT
 from prompt_style_hf.fastpath import compile_fast
@@ -19,9 +19,6 @@ from prompt_style_hf.meta import hf_meta
 from prompt_style import ChatTemplateError, PromptStyleError
 from prompt_style.safe import jinja_env
 
-GOLDEN_DATA = load_json(GOLDEN / "expected.json")
-PUBLISHED = GOLDEN / "published"
-PUBLISHED_DATA = load_json(PUBLISHED / "expected.json")
 CONVERSATIONS = {
     **load_json(CORPUS_COPY / "expected.json")["meta"]["conversations"],
     **load_json(GOLDEN / "conversations.json")["conversations"],
@@ -29,17 +26,8 @@ CONVERSATIONS = {
 PLAIN = [{"role": "user", "content": "ab"}, {"role": "assistant", "content": ""}, {"role": "user", "content": "c"}]
 
 
-def template_path(name, origin):
-    if origin == "corpus":
-        return CORPUS_COPY / "templates" / load_json(CORPUS_COPY / "index.json")[name]["file"]
-    if origin == "published":
-        return PUBLISHED / "templates" / load_json(PUBLISHED / "index.json")[name]["file"]
-    return GOLDEN / "templates" / f"{name}.jinja"
-
-
 def cases():
-    results = {**GOLDEN_DATA["results"], **PUBLISHED_DATA["results"]}
-    return [pytest.param(name, entry, id=name) for name, entry in sorted(results.items())]
+    return [pytest.param(name, entry, id=name) for name, entry in sorted(golden_results().items())]
 
 
 def meta_for(tmp_path, source: str):

@@ -20,12 +20,15 @@ from _hf_test_support import (
     CORPUS_COPY,
     FROZEN_NOW,
     GOLDEN,
+    PUBLISHED,
     conversations,
     golden,
+    golden_results,
     load_json,
     render_case,
     same,
     template,
+    template_path,
 )
 from prompt_style_hf.meta import hf_meta
 from prompt_style_hf.tool_schema import get_json_schema
@@ -38,24 +41,13 @@ CORPUS_CONVS = load_json(CORPUS_COPY / "expected.json")["meta"]["conversations"]
 ALL_CONVS = {**CORPUS_CONVS, **conversations()}
 
 
-PUBLISHED = GOLDEN / "published"
 PUBLISHED_DATA = load_json(PUBLISHED / "expected.json")
 
 
-def template_path(name, origin):
-    if origin == "corpus":
-        return CORPUS_COPY / "templates" / load_json(CORPUS_COPY / "index.json")[name]["file"]
-    if origin == "published":
-        return PUBLISHED / "templates" / load_json(PUBLISHED / "index.json")[name]["file"]
-    return GOLDEN / "templates" / f"{name}.jinja"
-
-
 def render_cases():
-    """Every template with transformers' renders: the corpus's and ours
-    (expected.json), and the published templates (published/expected.json, data-driven:
-    a template added to published/index.json and rendered by make_chat_golden.py is tested)."""
-    results = {**GOLDEN_DATA["results"], **PUBLISHED_DATA["results"]}
-    return [pytest.param(name, entry, id=name) for name, entry in sorted(results.items())]
+    """Every template with transformers' renders (golden_results; data-driven: a template
+    added to published/index.json and rendered by make_chat_golden.py is tested)."""
+    return [pytest.param(name, entry, id=name) for name, entry in sorted(golden_results().items())]
 
 
 @pytest.mark.parametrize("engine", ["auto", "jinja"])

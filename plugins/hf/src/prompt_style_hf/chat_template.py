@@ -282,8 +282,9 @@ class ChatTemplate:
         run = fast.run_owned  # fast.render_owned(context), without its frame
         # For messages that are all plain ({"role": str, "content": str}, as most are):
         # the template compiled to read them without asking what they are (the same
-        # lines of code, so errors map to the same template lines).
-        run_plain = self._plain_fast().run_owned
+        # lines of code, so errors map to the same template lines), made by the first.
+        run_plain = None
+        plain_fast = self._plain_fast
         prepare = conv.prepare_messages
         origin = self.origin
         source = self._names
@@ -308,6 +309,7 @@ class ChatTemplate:
             continue_final_message: Any = ABSENT,
             **variables: Any,
         ) -> Any:
+            nonlocal run_plain
             agp = default_agp if add_generation_prompt is ABSENT else add_generation_prompt
             cfm = default_cfm if continue_final_message is ABSENT else continue_final_message
             if (
@@ -344,7 +346,12 @@ class ChatTemplate:
                         chat = prepare(messages)
                 else:
                     chat = prepare(messages)
-                runner = run_plain if chat is messages else run
+                if chat is messages:
+                    runner = run_plain
+                    if runner is None:
+                        runner = run_plain = plain_fast().run_owned
+                else:
+                    runner = run
                 if cfm:
                     if agp:
                         raise ValueError(_CONFLICT)

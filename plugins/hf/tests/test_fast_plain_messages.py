@@ -199,16 +199,15 @@ def test_chat_template_render_takes_the_plain_compilation_for_plain_messages():
 
 
 def test_apply_messages_compiles_the_plain_template_when_first_needed(tmp_path):
-    """Made by the first plain conversation, not when the meta template is built: a run
-    that renders none (tools in every conversation, one conversation with a name) does
-    not compile the template twice."""
+    """Made by the first plain conversation (with tools or without: only the messages
+    are read as plain), not when the meta template is built."""
     source = "{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}<{{ tools | length if tools else 0 }}>"
     meta = meta_for(tmp_path, source)
     template = meta._single
     assert template._fast_plain is None
-    tool = [{"type": "function", "function": {"name": "f"}}]
-    assert meta.apply_messages(PLAIN, tools=tool).text == "[user]ab[assistant][user]c<1>"
     assert meta.apply_messages([{"role": "user", "content": "a", "name": "n"}]).text == "[user]a<0>"
     assert template._fast_plain is None
-    assert meta.apply_messages(PLAIN).text == "[user]ab[assistant][user]c<0>"
+    tool = [{"type": "function", "function": {"name": "f"}}]
+    assert meta.apply_messages(PLAIN, tools=tool).text == "[user]ab[assistant][user]c<1>"
     assert template._fast_plain is not None and template._fast_plain is not template._fast
+    assert meta.apply_messages(PLAIN).text == "[user]ab[assistant][user]c<0>"

@@ -27,6 +27,26 @@ GOLDEN = ROOT / "tests" / "golden" / "transformers_chat"
 CORPUS_COPY = GOLDEN / "corpus"
 FROZEN_NOW = datetime(2025, 7, 10, 12, 0, 0)
 
+# Message contents of the seeded random conversations: empty, whitespace, template syntax,
+# special-token text, unicode, reasoning tags.
+TEXTS = [
+    "",
+    " ",
+    "\n",
+    "Hello",
+    "  padded  ",
+    "multi\nline\n",
+    "{{ x }}",
+    "{% if %}",
+    "<|im_end|>",
+    "</s>",
+    "é 你好 🤖",
+    "\t",
+    "</think>x",
+    "<think>r</think>answer",
+    "[INST]",
+]
+
 
 def live_corpus() -> Path | None:
     """The corpus directory next to this checkout, if there is one."""

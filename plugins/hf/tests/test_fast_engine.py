@@ -12,30 +12,13 @@ from __future__ import annotations
 import random
 
 import pytest
-from _hf_test_support import CORPUS_COPY, FROZEN_NOW, GOLDEN
+from _hf_test_support import CORPUS_COPY, FROZEN_NOW, GOLDEN, TEXTS
 from prompt_style_hf.chat_template import ChatTemplate
 from prompt_style_hf.fastpath.codegen import FastCodeGenerator
 
 import prompt_style
 from prompt_style import ChatTemplateError, PromptStyleError
 
-TEXTS = [
-    "",
-    " ",
-    "\n",
-    "Hello",
-    "  padded  ",
-    "multi\nline\n",
-    "{{ x }}",
-    "{% if %}",
-    "<|im_end|>",
-    "</s>",
-    "é 你好 🤖",
-    "\t",
-    "</think>x",
-    "<think>r</think>answer",
-    "[INST]",
-]
 TOOLS = [
     {
         "type": "function",

@@ -8,8 +8,19 @@ and conversation of the goldens."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
-from _hf_test_support import CORPUS_COPY, FROZEN_NOW, GOLDEN, golden_results, load_json, same, template_path
+from _hf_test_support import (
+    CORPUS_COPY,
+    FROZEN_NOW,
+    GOLDEN,
+    TEXTS,
+    golden_results,
+    load_json,
+    same,
+    template_path,
+)
 from prompt_style_hf.chat_template import ChatTemplate
 from prompt_style_hf.environment import HF_CHAT
 from prompt_style_hf.fastpath import compile_fast
@@ -23,6 +34,7 @@ CONVERSATIONS = {
     **load_json(CORPUS_COPY / "expected.json")["meta"]["conversations"],
     **load_json(GOLDEN / "conversations.json")["conversations"],
 }
+TEMPLATES = sorted([*(CORPUS_COPY / "templates").glob("*.jinja"), *(GOLDEN / "templates").glob("*.jinja")])
 PLAIN = [{"role": "user", "content": "ab"}, {"role": "assistant", "content": ""}, {"role": "user", "content": "c"}]
 
 
@@ -211,3 +223,41 @@ def test_apply_messages_compiles_the_plain_template_when_first_needed(tmp_path):
     assert meta.apply_messages(PLAIN, tools=tool).text == "[user]ab[assistant][user]c<1>"
     assert template._fast_plain is not None and template._fast_plain is not template._fast
     assert meta.apply_messages(PLAIN).text == "[user]ab[assistant][user]c<0>"
+
+
+def _plain_conversations(seed: int, count: int):
+    rng = random.Random(seed)
+    roles = ["user", "assistant", "system", "tool", "developer", "ipython"]
+    for _ in range(count):
+        messages = [
+            {"role": rng.choice(roles[:2]) if rng.random() < 0.7 else rng.choice(roles), "content": rng.choice(TEXTS)}
+            for _ in range(rng.randint(1, 6))
+        ]
+        if rng.random() < 0.5:
+            messages = [{"content": m["content"] + rng.choice(TEXTS), "role": m["role"]} for m in messages]
+        yield messages, rng.choice([{}, {"add_generation_prompt": True}, {"continue_final_message": True}])
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.stem)
+def test_plain_conversations_render_as_jinja_renders_them(tmp_path, path):
+    """Seeded random plain conversations (roles of every kind, the contents of
+    test_fast_engine: empty, whitespace, template syntax, special tokens, unicode), with
+    each flag: apply_messages (the plain compilation) gives Jinja's own text, or its error."""
+    source = path.read_text(encoding="utf-8")
+    options = {"template": str(path), "now": FROZEN_NOW, "bos_token": "<s>", "eos_token": "</s>"}
+    meta, jinja = hf_meta(options), ChatTemplate(source, engine="jinja")
+    for messages, flags in _plain_conversations(hash(path.name) % 10_000, 20):
+        try:
+            expected = (
+                "ok",
+                jinja.render(
+                    messages, variables={"bos_token": "<s>", "eos_token": "</s>"}, now=FROZEN_NOW, **flags
+                ).text,
+            )
+        except ChatTemplateError as exc:
+            expected = ("error", exc.template_message)
+        try:
+            got = ("ok", meta.apply_messages(messages, **flags).text)
+        except ChatTemplateError as exc:
+            got = ("error", exc.template_message)
+        assert got == expected, (messages, flags)

@@ -261,3 +261,59 @@ def test_plain_conversations_render_as_jinja_renders_them(tmp_path, path):
         except ChatTemplateError as exc:
             got = ("error", exc.template_message)
         assert got == expected, (messages, flags)
+
+
+LOOP_MESSAGES = (
+    "{% if messages[0].role == 'system' %}{% set loop_messages = messages[1:] %}"
+    "{% else %}{% set loop_messages = messages %}{% endif %}"
+    "{% for message in loop_messages %}[{{ message.role }}]{{ message.content }}{% endfor %}"
+)
+
+
+def test_a_list_assigned_from_the_messages_is_read_as_plain(tmp_path):
+    """{% set loop_messages = messages[1:] %} (Mistral's, Command R's templates): its
+    messages are plain too; a variable of that name renders through the general
+    compilation (it is what such a loop reads where the template assigns nothing)."""
+    env = jinja_env.environment(HF_CHAT)
+    plain = compile_fast(env, LOOP_MESSAGES, plain_messages=True)
+    assert plain.specialized and plain.plain_names == {"loop_messages"}
+    assert "l_1_message['role']) is not None" in code(LOOP_MESSAGES)
+    meta, jinja = meta_for(tmp_path, LOOP_MESSAGES), ChatTemplate(LOOP_MESSAGES, engine="jinja")
+    chat = [{"role": "system", "content": "s"}, *PLAIN]
+    for messages in (chat, PLAIN):
+        assert meta.apply_messages(messages).text == jinja.render(messages).text
+    assert meta.apply_messages(chat).text == "[user]ab[assistant][user]c"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # read where the template assigns nothing: the variable's value
+        "{% if false %}{% set loop_messages = messages %}{% endif %}"
+        "{% for m in loop_messages %}[{{ m.role }}|{{ m.content }}]{% endfor %}",
+        # assigned from each other only
+        "{% set a = b[1:] %}{% set b = a %}{% for m in a %}[{{ m.role }}|{{ m.content }}]{% endfor %}",
+    ],
+)
+def test_a_variable_named_like_a_plain_list_is_read_as_before(tmp_path, source):
+    template, jinja = ChatTemplate(source), ChatTemplate(source, engine="jinja")
+    given = [{"content": "x"}, {"role": 1, "content": 2, "name": "n"}]
+    for name in ("loop_messages", "a", "b"):
+        expected = _outcome(jinja.render, PLAIN, variables={name: given})
+        assert _outcome(template.render, PLAIN, variables={name: given}) == expected
+        meta = hf_meta({"template": _written(tmp_path, source), name: given})
+        assert _outcome(meta.apply_messages, PLAIN) == expected
+    assert _outcome(template.render, PLAIN) == _outcome(jinja.render, PLAIN)
+
+
+def _outcome(render, messages, **keywords):
+    try:
+        return "ok", render(messages, **keywords).text
+    except ChatTemplateError as exc:
+        return "error", exc.template_message
+
+
+def _written(tmp_path, source: str) -> str:
+    path = tmp_path / "t.jinja"
+    path.write_text(source, encoding="utf-8")
+    return str(path)

@@ -219,6 +219,8 @@ class ChatTemplate:
                 final = conv.tag_final_message(chat, continue_final_message, self._names)
             if self.has_generation:
                 context[TRACK_GENERATION] = True
+            if plain and self._fast is not None and not self._plain_fast().plain_names.isdisjoint(context):
+                plain = False  # a variable named like a list the plain compilation reads as plain
             text = self._render(context, plain)
             spans = None
             if self.has_generation:
@@ -349,7 +351,9 @@ class ChatTemplate:
                 if chat is messages:
                     runner = run_plain
                     if runner is None:
-                        runner = run_plain = plain_fast().run_owned
+                        made = plain_fast()
+                        # (a variable named like a list it reads as plain: the general one)
+                        runner = run_plain = made.run_owned if made.plain_names.isdisjoint(fixed) else run
                 else:
                     runner = run
                 if cfm:

@@ -38,9 +38,10 @@ creation of a ``Context`` per render. This package subclasses Jinja's
 * **Plain messages**: a second compilation, for conversations whose messages are
   all ``{"role": str, "content": str}`` (``HFChat.apply_messages`` checks them
   anyway), reads ``message.role`` and ``message['content']`` in a ``{% for message
-  in messages %}`` loop directly, as the strings they are (where nothing can make
-  the name mean anything else: ``analysis._plain_message_reads``). It has the same
-  lines of code as the general one, so errors name the same template lines.
+  in messages %}`` loop (or over ``loop_messages``, a slice of them) directly, as
+  the strings they are (where nothing can make the name mean anything else:
+  ``analysis._plain_message_reads``). It has the same lines of code as the general
+  one, so errors name the same template lines.
 * A render builds its ``Context`` directly (same attributes as Jinja's), and
   reuses those of finished renders; root-level macros are functions made once per
   render instance (``hoist.py``), not once per render.

@@ -153,31 +153,47 @@ PLAIN_MESSAGE_KEYS = frozenset({"role", "content"})
 :func:`_plain_message_reads`)."""
 
 
-def _plain_message_reads(tree: nodes.Template) -> set[int]:
-    """The ids of the names that read a message of ``messages`` in the body of a
-    ``{% for message in messages %}`` loop, where a render whose messages are all
-    plain (``{"role": str, "content": str}``, nothing else) may read
-    ``message.role`` and ``message['content']`` without asking what the message is.
+def _plain_message_reads(tree: nodes.Template) -> tuple[set[int], frozenset[str]]:
+    """The ids of the names that read a message in the body of a ``{% for message in
+    messages %}`` loop, where a render whose messages are all plain (``{"role": str,
+    "content": str}``, nothing else) may read ``message.role`` and
+    ``message['content']`` without asking what the message is; and the names other
+    than ``messages`` that such loops go over (``loop_messages``), which a render
+    through these reads must not be given as variables.
 
-    Only where nothing can make the name mean anything else: the template assigns
-    ``messages`` nothing but a slice of itself (``{% set messages = messages[1:] %}``)
-    and imports nothing, the loop is not recursive, its target is one name that its
-    body never assigns; names in the loop's ``else`` (which runs without a message)
-    and in macros, call blocks and blocks (which may run after the loop, or read the
-    name from elsewhere) are left out."""
-    slices = {
-        id(assign.target)
-        for assign in tree.find_all(nodes.Assign)
-        if isinstance(assign.target, nodes.Name)
-        and isinstance(assign.node, nodes.Getitem)
-        and isinstance(assign.node.arg, nodes.Slice)
-        and isinstance(assign.node.node, nodes.Name)
-        and assign.node.node.name == "messages"
-    }
-    if any(n.name == "messages" and n.ctx != "load" and id(n) not in slices for n in tree.find_all(nodes.Name)):
-        return set()
+    Only where nothing can make the names mean anything else:
+
+    - the lists: ``messages``, and a name the template assigns nothing but such a list
+      or a slice of one (``{% set loop_messages = messages[1:] %}``, ``{% set messages
+      = messages[1:] %}``, as Mistral's and Llama 3's templates do); never a loop
+      target, a macro argument or a ``with`` name; nothing imported;
+    - the loop: over one of those lists, not recursive, its target one name that its
+      body never assigns; names in the loop's ``else`` (which runs without a message)
+      and in macros, call blocks and blocks (which may run after the loop, or read the
+      name from elsewhere) are left out."""
     if tree.find(nodes.Import) is not None or tree.find(nodes.FromImport) is not None:
-        return set()
+        return set(), frozenset()
+    values = {id(a.target): a.node for a in tree.find_all(nodes.Assign) if isinstance(a.target, nodes.Name)}
+    stores: dict[str, list[nodes.Name]] = {}
+    for name in tree.find_all(nodes.Name):
+        if name.ctx != "load":
+            stores.setdefault(name.name, []).append(name)
+    lists = {"messages", *stores}
+
+    def listed(value: Any) -> bool:
+        if isinstance(value, nodes.Getitem) and isinstance(value.arg, nodes.Slice):
+            value = value.node
+        return isinstance(value, nodes.Name) and value.ctx == "load" and value.name in lists
+
+    changed = True
+    while changed:  # (each pass can only drop names)
+        changed = False
+        for name in list(lists):
+            if any(id(store) not in values or not listed(values[id(store)]) for store in stores.get(name, ())):
+                lists.discard(name)
+                changed = True
+    if "messages" not in lists:
+        return set(), frozenset()
     found: set[int] = set()
     for loop in tree.find_all(nodes.For):
         counted = loop.iter
@@ -186,7 +202,7 @@ def _plain_message_reads(tree: nodes.Template) -> set[int]:
         if (
             loop.recursive
             or not isinstance(loop.target, nodes.Name)
-            or not (isinstance(counted, nodes.Name) and counted.name == "messages" and counted.ctx == "load")
+            or not (isinstance(counted, nodes.Name) and counted.name in lists and counted.ctx == "load")
         ):
             continue
         name = loop.target.name
@@ -201,4 +217,4 @@ def _plain_message_reads(tree: nodes.Template) -> set[int]:
             if isinstance(node, nodes.Name) and node.name == name:
                 found.add(id(node))
             stack.extend(node.iter_child_nodes())
-    return found
+    return found, frozenset(lists - {"messages"}) if found else frozenset()

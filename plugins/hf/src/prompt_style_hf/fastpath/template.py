@@ -30,13 +30,21 @@ class FastTemplate:
         (``{"role": str, "content": str}``, nothing else): a ``{% for message in
         messages %}`` loop reads ``message.role`` and ``message.content`` directly
         (see ``analysis._plain_message_reads``). Such a template must only be given
-        such messages; :attr:`specialized` says whether it reads any that way.
+        such messages, and no variable named in :attr:`plain_names`;
+        :attr:`specialized` says whether it reads any that way.
     """
 
     def __init__(self, environment: Any, source: str, *, plain_messages: bool = False) -> None:
         self.environment = environment
         ast = environment.parse(source)
-        python, self._root_takes_parent, self.specialized = _generated(environment, ast, plain_messages)
+        python, self._root_takes_parent, self.plain_names = _generated(environment, ast, plain_messages)
+        self.specialized = self.plain_names is not None
+        """Whether it reads plain messages directly (only with ``plain_messages``)."""
+        if self.plain_names is None:
+            self.plain_names = frozenset()
+        """The names other than ``messages`` whose lists of messages it reads as plain
+        (``loop_messages``): a render's variables must not name them (or it must be
+        rendered by the general compilation)."""
         code = compile(python, _FILENAME, "exec")
         self.template = Template.from_code(environment, code, dict(environment.globals))
         self._root = self.template.root_render_func
@@ -123,17 +131,21 @@ def _generate(environment: Any, ast: nodes.Template, plain_messages: bool = Fals
     return _generated(environment, ast, plain_messages)[0]
 
 
-def _generated(environment: Any, ast: nodes.Template, plain_messages: bool = False) -> tuple[str, bool, bool]:
+def _generated(
+    environment: Any, ast: nodes.Template, plain_messages: bool = False
+) -> tuple[str, bool, frozenset[str] | None]:
     """The Python source of ``ast`` from :class:`FastCodeGenerator`, whether its root
-    takes the parent mapping, and whether it reads plain messages directly (only with
-    ``plain_messages``: see :class:`FastTemplate`). A sandbox with budgets rewrites the
+    takes the parent mapping, and, when it reads plain messages directly (only with
+    ``plain_messages``: see :class:`FastTemplate`), the names of the lists it reads
+    them from besides ``messages`` (else ``None``). A sandbox with budgets rewrites the
     tree first (``jinja_env.prepare_tree``: every loop counted, every ``~`` sized), as
     its own compiler does."""
     ast = _safe.prepare_tree(ast)
     _charge_printed_constants(ast)
     generator = FastCodeGenerator(environment, None, _FILENAME, optimized=environment.optimized)
+    names = None
     if plain_messages:
-        generator._plain_messages = _plain_message_reads(ast)
+        generator._plain_messages, names = _plain_message_reads(ast)
     generator.visit(ast)
     source = generator.stream.getvalue()
     if generator._owned_context:
@@ -146,7 +158,7 @@ def _generated(environment: Any, ast: nodes.Template, plain_messages: bool = Fal
                 source = source.replace(line, "    pass", 1)
     if generator._owned_context:
         source = hoist_macros(source, generator._hoisted_macros, _FILENAME)
-    return source, generator._owned_context, bool(generator._plain_messages)
+    return source, generator._owned_context, names if generator._plain_messages else None
 
 
 _PREAMBLE = [

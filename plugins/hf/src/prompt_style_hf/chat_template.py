@@ -194,10 +194,11 @@ class ChatTemplate:
             refuse the conversation; the message is the template's own.
         """
         try:
+            plain = conv.plain_messages(messages)
+            chat = messages.copy() if plain else conv.prepare_each(messages)
             # All {"role": str, "content": str} (and still so once tagged to continue its
             # content): the template compiled for plain messages renders it.
-            plain = conv.plain_messages(messages) and continue_final_message in (False, True, "content")
-            chat = messages.copy() if plain else conv.prepare_messages(messages)
+            plain = plain and continue_final_message in (False, True, "content")
             if continue_final_message and add_generation_prompt:
                 raise ValueError(_CONFLICT)
             # The template's variables: the fixed clock, then the caller's variables
@@ -219,8 +220,6 @@ class ChatTemplate:
                 final = conv.tag_final_message(chat, continue_final_message, self._names)
             if self.has_generation:
                 context[TRACK_GENERATION] = True
-            if plain and self._fast is not None and not self._plain_fast().plain_names.isdisjoint(context):
-                plain = False  # a variable named like a list the plain compilation reads as plain
             text = self._render(context, plain)
             spans = None
             if self.has_generation:
@@ -237,21 +236,21 @@ class ChatTemplate:
 
     def _render(self, context: dict[str, Any], plain: bool = False) -> str:
         if self._fast is not None:
-            if plain:
-                return self._plain_fast().render_owned(context)
-            return self._fast.render_owned(context)
+            return (self._fast_for(context) if plain else self._fast).render_owned(context)
         return safe.render(self._compiled, context)
 
-    def _plain_fast(self) -> Any:
-        """The template compiled for plain messages (see ``FastTemplate``), made when
-        first asked for: the same lines of code as the general one, so errors map to
-        the same template lines."""
+    def _fast_for(self, variables: Mapping[str, Any]) -> Any:
+        """The fast template for renders of plain messages with ``variables``: the one
+        compiled for them (see ``FastTemplate``), made when first asked for, unless
+        ``variables`` name a list of messages it reads as plain (``loop_messages``, where
+        the template assigns none), then the general one. Both have the same lines of
+        code, so errors map to the same template lines."""
         fast = self._fast_plain
         if fast is None:
             from .fastpath import compile_fast
 
             fast = self._fast_plain = compile_fast(self._fast.environment, self.source, plain_messages=True)
-        return fast
+        return fast if fast.plain_names.isdisjoint(variables) else self._fast
 
     def plain_renderer(
         self,
@@ -283,11 +282,10 @@ class ChatTemplate:
         fast = self._fast
         run = fast.run_owned  # fast.render_owned(context), without its frame
         # For messages that are all plain ({"role": str, "content": str}, as most are):
-        # the template compiled to read them without asking what they are (the same
-        # lines of code, so errors map to the same template lines), made by the first.
+        # the template compiled to read them without asking what they are, made by the first.
         run_plain = None
-        plain_fast = self._plain_fast
-        prepare = conv.prepare_messages
+        fast_for = self._fast_for
+        prepare = conv.prepare_each  # (after the test of plain_messages, inline below)
         origin = self.origin
         source = self._names
         tag, cut = conv.tag_final_message, conv.cut_at_tag
@@ -332,8 +330,9 @@ class ChatTemplate:
             try:
                 chat = messages
                 if type(messages) is list and messages:
-                    # prepare_messages' common case, inline: {"role": str, "content": str} messages
-                    # are read as they are (the template cannot change them).
+                    # conversation.plain_messages, inline (a call costs as much as the test):
+                    # {"role": str, "content": str} messages are read as they are (the
+                    # template cannot change them).
                     try:
                         for message in messages:
                             if (
@@ -351,9 +350,7 @@ class ChatTemplate:
                 if chat is messages:
                     runner = run_plain
                     if runner is None:
-                        made = plain_fast()
-                        # (a variable named like a list it reads as plain: the general one)
-                        runner = run_plain = made.run_owned if made.plain_names.isdisjoint(fixed) else run
+                        runner = run_plain = fast_for(fixed).run_owned
                 else:
                     runner = run
                 if cfm:

@@ -25,6 +25,7 @@ __all__ = [
     "plain_data",
     "plain_messages",
     "prepare_messages",
+    "prepare_each",
     "prepare_tools",
     "prepare_documents",
     "tag_final_message",
@@ -138,6 +139,16 @@ def prepare_messages(messages: Any) -> list[dict[str, Any]]:
     """
     if plain_messages(messages):
         return messages.copy()  # the common case: read as it is
+    return prepare_each(messages)
+
+
+def prepare_each(messages: Any) -> list[dict[str, Any]]:
+    """:func:`prepare_messages` for a caller that has found the messages not all plain
+    (:func:`plain_messages`): each message read, and copied where it is not plain JSON
+    data without ``None`` values.
+
+    :raises ChatTemplateError: for an empty conversation or a message that is not an object.
+    """
     if not isinstance(messages, (list, tuple)):
         raise ChatTemplateError(
             f"a conversation is a list of messages, not {type(messages).__name__}",
@@ -232,7 +243,7 @@ def tag_final_message(chat: list[dict[str, Any]], continue_final_message: bool |
     field = continue_final_message if isinstance(continue_final_message, str) else "content"
     last = chat[-1]
     # A copy: the caller's message is never changed.
-    if type(last) is dict and len(last) == 2 and type(last.get("content")) is str and type(last.get("role")) is str:
+    if plain_messages([last]):
         chat[-1] = dict(last)  # plain already (what plain_data would make of it)
     else:
         chat[-1] = plain_data(last)

@@ -217,4 +217,4 @@ def _plain_message_reads(tree: nodes.Template) -> tuple[set[int], frozenset[str]
             if isinstance(node, nodes.Name) and node.name == name:
                 found.add(id(node))
             stack.extend(node.iter_child_nodes())
-    return found, frozenset(lists - {"messages"}) if found else frozenset()
+    return found, frozenset(lists - {"messages"})

@@ -109,12 +109,10 @@ class AccessGenerator(CodeGenerator):
         ``truth``: only the value's truth is read (see _truth_tested), and a dict
         without the key gives false instead of an undefined value."""
         key = repr(name)
-        if id(subject) in self._plain_messages and name in PLAIN_MESSAGE_KEYS:
-            code = self._simple_code(subject, frame)
-            if code is not None:
-                # A plain message (see _plain_message_reads): a dict with the key.
-                self.write(f"{code}[{key}]")
-                return
+        code = self._plain_message(subject, frame, name)
+        if code is not None:
+            self.write(f"{code}[{key}]")  # a dict with the key
+            return
 
         def miss(value: str) -> str:
             if truth:
@@ -139,6 +137,14 @@ class AccessGenerator(CodeGenerator):
         self.write(f"({value}[{key}] if type({value} := ")
         self.visit(subject, frame)
         self.write(f") is dict and {key} in {value} else {miss(value)})")
+
+    def _plain_message(self, node: nodes.Node, frame: Frame, key: str | None = None) -> str | None:
+        """The code of ``node`` when it is a plain message (``{"role": str, "content":
+        str}``, see ``analysis._plain_message_reads``) and ``key``, if given, one of its
+        keys; else ``None``."""
+        if id(node) not in self._plain_messages or (key is not None and key not in PLAIN_MESSAGE_KEYS):
+            return None
+        return self._simple_code(node, frame)
 
     def _simple_code(self, node: nodes.Node, frame: Frame) -> str | None:
         """The code of ``node`` when it is a plain local variable (so it may be
@@ -207,12 +213,10 @@ class AccessGenerator(CodeGenerator):
         operand = node.ops[0]
         op = {"eq": "==", "ne": "!="}[operand.op]
         constant = repr(operand.expr.value)
-        if id(node.expr.node) in self._plain_messages and key in PLAIN_MESSAGE_KEYS:
-            code = self._simple_code(node.expr.node, frame)
-            if code is not None:
-                # A plain message (see _plain_message_reads): a dict with the key.
-                self.write(f"({code}[{key!r}] {op} {constant})")
-                return
+        code = self._plain_message(node.expr.node, frame, key)
+        if code is not None:
+            self.write(f"({code}[{key!r}] {op} {constant})")  # a dict with the key
+            return
         subject = self.temporary_identifier()
         access = "fast_getattr" if isinstance(node.expr, nodes.Getattr) else "fast_getitem"
         missing = "False" if operand.op == "eq" else "True"

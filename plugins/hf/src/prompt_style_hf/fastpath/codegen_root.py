@@ -295,10 +295,9 @@ class BufferedRootGenerator(CodeGenerator):
             # 'tool_calls' in message: the constant is written as it is, and for anything but
             # `in` a constant of a plain type makes the comparison cheap (known now).
             constant = repr(items[0].value)
-            plain = self._simple_code(items[1], frame) if id(items[1]) in self._plain_messages else None
-            if op in ("in", "notin") and plain is not None:
-                # 'tool_calls' in message, for a plain message (see analysis._plain_message_reads): a dict.
-                self.write(f"({constant} {python} {plain})")
+            plain = self._plain_message(items[1], frame) if op in ("in", "notin") else None
+            if plain is not None:
+                self.write(f"({constant} {python} {plain})")  # 'tool_calls' in message: a plain message's dict
                 return True
             if op in ("in", "notin"):
                 cheap = f"type({right}) is not list and type({right}) is not tuple"

@@ -37,11 +37,10 @@ class FastTemplate:
     def __init__(self, environment: Any, source: str, *, plain_messages: bool = False) -> None:
         self.environment = environment
         ast = environment.parse(source)
-        python, self._root_takes_parent, self.plain_names = _generated(environment, ast, plain_messages)
-        self.specialized = self.plain_names is not None
+        python, self._root_takes_parent, names = _generated(environment, ast, plain_messages)
+        self.specialized = names is not None
         """Whether it reads plain messages directly (only with ``plain_messages``)."""
-        if self.plain_names is None:
-            self.plain_names = frozenset()
+        self.plain_names: frozenset[str] = names or frozenset()
         """The names other than ``messages`` whose lists of messages it reads as plain
         (``loop_messages``): a render's variables must not name them (or it must be
         rendered by the general compilation)."""

@@ -73,6 +73,15 @@ def conversations():
     return load_json(GOLDEN / "conversations.json")["conversations"]
 
 
+def all_conversations() -> dict[str, Any]:
+    """The corpus's conversations and the goldens' (conversations.json), by name."""
+    return {**load_json(CORPUS_COPY / "expected.json")["meta"]["conversations"], **conversations()}
+
+
+TEMPLATE_FILES = sorted([*(CORPUS_COPY / "templates").glob("*.jinja"), *(GOLDEN / "templates").glob("*.jinja")])
+"""The corpus's templates (the committed copy) and the feature templates of the goldens."""
+
+
 PUBLISHED = GOLDEN / "published"
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from _hf_test_support import CORPUS_COPY, FROZEN_NOW, GOLDEN, TEXTS
+from _hf_test_support import FROZEN_NOW, TEMPLATE_FILES, TEXTS
 from prompt_style_hf.chat_template import ChatTemplate
 from prompt_style_hf.fastpath.codegen import FastCodeGenerator
 
@@ -29,7 +29,6 @@ TOOLS = [
         },
     }
 ]
-TEMPLATES = sorted([*(CORPUS_COPY / "templates").glob("*.jinja"), *(GOLDEN / "templates").glob("*.jinja")])
 
 
 def conversations(seed: int, count: int):
@@ -77,7 +76,7 @@ def outcome(template: ChatTemplate, messages, flags, tools):
         return ("error", str(exc))
 
 
-@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", TEMPLATE_FILES, ids=lambda p: p.stem)
 def test_fast_engine_equals_jinja(path):
     source = path.read_text(encoding="utf-8")
     fast, jinja = ChatTemplate(source), ChatTemplate(source, engine="jinja")

@@ -94,7 +94,7 @@ def test_nothing_of_a_render_stays_in_its_instance():
     template = ChatTemplate(HOISTED[0])
     template.render([{"role": "user", "content": "kept?"}])
     # (plain messages: rendered by the compilation for them, the general one if it is the same)
-    module = template._plain_fast().template.root_render_func.__globals__
+    module = template._fast_for({}).template.root_render_func.__globals__
     (instance,) = module["_ps_roots"]
     cells = dict(zip(instance.__code__.co_freevars, instance.__closure__ or ()))
     shared = {name for name in cells if not name.startswith("_ps_m") and name not in ("missing", "environment")}

@@ -12,12 +12,11 @@ import random
 
 import pytest
 from _hf_test_support import (
-    CORPUS_COPY,
     FROZEN_NOW,
-    GOLDEN,
+    TEMPLATE_FILES,
     TEXTS,
+    all_conversations,
     golden_results,
-    load_json,
     same,
     template_path,
 )
@@ -30,11 +29,7 @@ from prompt_style_hf.meta import hf_meta
 from prompt_style import ChatTemplateError, PromptStyleError
 from prompt_style.safe import jinja_env
 
-CONVERSATIONS = {
-    **load_json(CORPUS_COPY / "expected.json")["meta"]["conversations"],
-    **load_json(GOLDEN / "conversations.json")["conversations"],
-}
-TEMPLATES = sorted([*(CORPUS_COPY / "templates").glob("*.jinja"), *(GOLDEN / "templates").glob("*.jinja")])
+CONVERSATIONS = all_conversations()
 PLAIN = [{"role": "user", "content": "ab"}, {"role": "assistant", "content": ""}, {"role": "user", "content": "c"}]
 
 
@@ -42,10 +37,11 @@ def cases():
     return [pytest.param(name, entry, id=name) for name, entry in sorted(golden_results().items())]
 
 
-def meta_for(tmp_path, source: str):
+def meta_for(tmp_path, source: str, **options):
+    """The hf meta template of ``source`` (written to a file), with ``options``."""
     path = tmp_path / "chat_template.jinja"
     path.write_text(source, encoding="utf-8")
-    return hf_meta({"template": str(path)})
+    return hf_meta({"template": str(path), **options})
 
 
 def code(source: str, plain: bool = True) -> str:
@@ -238,7 +234,7 @@ def _plain_conversations(seed: int, count: int):
         yield messages, rng.choice([{}, {"add_generation_prompt": True}, {"continue_final_message": True}])
 
 
-@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", TEMPLATE_FILES, ids=lambda p: p.stem)
 def test_plain_conversations_render_as_jinja_renders_them(tmp_path, path):
     """Seeded random plain conversations (roles of every kind, the contents of
     test_fast_engine: empty, whitespace, template syntax, special tokens, unicode), with
@@ -246,21 +242,10 @@ def test_plain_conversations_render_as_jinja_renders_them(tmp_path, path):
     source = path.read_text(encoding="utf-8")
     options = {"template": str(path), "now": FROZEN_NOW, "bos_token": "<s>", "eos_token": "</s>"}
     meta, jinja = hf_meta(options), ChatTemplate(source, engine="jinja")
+    tokens = {"bos_token": "<s>", "eos_token": "</s>"}
     for messages, flags in _plain_conversations(hash(path.name) % 10_000, 20):
-        try:
-            expected = (
-                "ok",
-                jinja.render(
-                    messages, variables={"bos_token": "<s>", "eos_token": "</s>"}, now=FROZEN_NOW, **flags
-                ).text,
-            )
-        except ChatTemplateError as exc:
-            expected = ("error", exc.template_message)
-        try:
-            got = ("ok", meta.apply_messages(messages, **flags).text)
-        except ChatTemplateError as exc:
-            got = ("error", exc.template_message)
-        assert got == expected, (messages, flags)
+        expected = _outcome(jinja.render, messages, variables=tokens, now=FROZEN_NOW, **flags)
+        assert _outcome(meta.apply_messages, messages, **flags) == expected, (messages, flags)
 
 
 LOOP_MESSAGES = (
@@ -301,7 +286,7 @@ def test_a_variable_named_like_a_plain_list_is_read_as_before(tmp_path, source):
     for name in ("loop_messages", "a", "b"):
         expected = _outcome(jinja.render, PLAIN, variables={name: given})
         assert _outcome(template.render, PLAIN, variables={name: given}) == expected
-        meta = hf_meta({"template": _written(tmp_path, source), name: given})
+        meta = meta_for(tmp_path, source, **{name: given})
         assert _outcome(meta.apply_messages, PLAIN) == expected
     assert _outcome(template.render, PLAIN) == _outcome(jinja.render, PLAIN)
 
@@ -311,9 +296,3 @@ def _outcome(render, messages, **keywords):
         return "ok", render(messages, **keywords).text
     except ChatTemplateError as exc:
         return "error", exc.template_message
-
-
-def _written(tmp_path, source: str) -> str:
-    path = tmp_path / "t.jinja"
-    path.write_text(source, encoding="utf-8")
-    return str(path)

@@ -17,10 +17,10 @@ import importlib.util
 
 import pytest
 from _hf_test_support import (
-    CORPUS_COPY,
     FROZEN_NOW,
     GOLDEN,
     PUBLISHED,
+    all_conversations,
     conversations,
     golden,
     golden_results,
@@ -37,8 +37,7 @@ import prompt_style
 from prompt_style import ChatTemplateError
 
 GOLDEN_DATA = golden()
-CORPUS_CONVS = load_json(CORPUS_COPY / "expected.json")["meta"]["conversations"]
-ALL_CONVS = {**CORPUS_CONVS, **conversations()}
+ALL_CONVS = all_conversations()
 
 
 PUBLISHED_DATA = load_json(PUBLISHED / "expected.json")

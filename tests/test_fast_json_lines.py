@@ -84,7 +84,10 @@ def test_records_are_json_loads_records(line, tmp_path, monkeypatch):
         assert _same(fast[1], _stdlib(text))
 
 
-@pytest.mark.parametrize("line", AGREEING)
+PADDED = ' {"padded": "line"}  '  # read by the scanner: a line break without } before it
+
+
+@pytest.mark.parametrize("line", [line for line in AGREEING if line != PADDED])
 def test_msgspec_reads_the_blocks_it_agrees_on(line, tmp_path):
     text = _block([line])
     records = D._fast_records(DECODE_LINES, text)
@@ -118,6 +121,77 @@ def test_bad_or_odd_lines_give_the_same_records_or_error(line, tmp_path, monkeyp
     path.write_text(_block([line]), encoding="utf-8")
     fast, without = _both(path, monkeypatch)
     assert fast == without
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # two records on one line, and one record over two lines: as many records as lines
+        ['{"a": 1} {"b": 2}', '{"c":', "3}"],
+        ['{"a": 1}{"b": 2}', '{"c": {}', "}"],
+        # two on one line, and a blank line
+        ['{"a": 1} {"b": 2}', ""],
+        ["", '{"a": 1} {"b": 2}'],
+        ['{"a": 1} {"b": 2}', "  "],
+        # a string broken over two lines is not JSON; with a comma between two records
+        ['{"a": "x}', '{"}', '{"b": 1}'],
+    ],
+)
+def test_lines_that_cancel_out_are_not_counted_as_records(lines, tmp_path, monkeypatch):
+    # the same number of records as line breaks, but not one record a line: the scanner
+    # reads the block, and says which line is wrong
+    text = _block(lines)
+    assert D._fast_records(DECODE_LINES, text) is None
+    assert D._fast_records(DECODE_LINES, text.encode()) is None
+    path = tmp_path / "test.jsonl"
+    path.write_text(text, encoding="utf-8")
+    fast, without = _both(path, monkeypatch)
+    assert fast == without and fast[0] == "error"
+
+
+def test_random_blocks_give_json_loads_records_or_none():
+    # blocks mixing good lines with every kind of line that is not one record: msgspec
+    # gives exactly json.loads's records, line by line, or leaves the block to the scanner
+    import random
+
+    rng = random.Random(7)
+    kinds = [
+        '{"q": "a } { b", "n": [1, {"k": {}}]}',
+        '{"q": "x"}',
+        "{}",
+        ' {"pad": 1}',
+        '{"pad": 2} ',
+        '{"a": 1} {"b": 2}',
+        '{"a": 1}{"b": 2}',
+        '{"a": 1},{"b": 2}',
+        "",
+        "   ",
+        '{"c":',
+        "3}",
+        '{"d": {}',
+        "}",
+        '{"e": "x}',
+        '{"}',
+        "[1]",
+        "7",
+    ]
+    filler = json.dumps(FILLER)
+    seen = {"fast": 0, "none": 0}
+    for _ in range(400):
+        lines = [rng.choice(kinds) if rng.random() < 0.3 else filler for _ in range(rng.randint(1, 12))]
+        text = "\n".join(lines) + ("\n" if rng.random() < 0.8 else "")
+        read = text.split("\n")
+        if text.endswith("\n"):
+            read.pop()  # the last line's line break
+        try:
+            want: Any = [json.loads(line) for line in read]
+        except ValueError:
+            want = None
+        for body in (text, text.encode()):
+            got = D._fast_records(DECODE_LINES, body)
+            seen["none" if got is None else "fast"] += 1
+            assert got is None or (want is not None and _same(got, want)), text
+    assert min(seen.values()) > 100  # both outcomes were tried
 
 
 def test_many_brackets_on_shallow_lines_stay_on_the_fast_path(tmp_path):

@@ -134,9 +134,16 @@ class Layout:
         """``make`` of :meth:`code`, looked up once per layout (the tasks sharing it)."""
         return _maker(self.code())
 
+    @functools.cached_property
+    def question(self) -> Callable[[str, Sequence[Any]], str | None]:
+        """``question(q, c)`` of this layout alone (no text around it): made once, shared
+        by the styles that have this layout (every task of one format)."""
+        return self.maker(*self.values)
+
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.pop("maker", None)  # a generated function: compiled again where it is needed
+        state.pop("maker", None)  # generated functions: compiled again where they are needed
+        state.pop("question", None)
         return state
 
 
@@ -180,6 +187,8 @@ def question_function(
     made = layout(style, n)
     if made is None:
         return None
+    if not head and not tail:
+        return made.question  # the style's own text: one function for every style sharing the layout
     values = list(made.values)
     values[0] = head + values[0]  # the first and last names are always literal text
     values[1] = values[1] + tail

@@ -22,6 +22,15 @@ RECORDS = [dict(BASE[i % len(BASE)], question=f"{BASE[i % len(BASE)]['question']
 OPTIONS = {"shots": 3, "seed": 7}
 
 
+def _report(case: str, records: int) -> None:
+    """One line for tools/harnesses/run.py's summary (``$PROMPT_STYLE_E2E_REPORT``)."""
+    path = os.environ.get("PROMPT_STYLE_E2E_REPORT")
+    if path:
+        line = {"bridge": "scale", "case": case, "compared_with": "render", "records": records}
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line) + "\n")
+
+
 @pytest.fixture(scope="module")
 def task_file(tmp_path_factory):
     """The MMLU example with a seeded random retriever, so that prompts depend on the record index."""
@@ -49,6 +58,7 @@ def test_datasets_map(task_file, expected, tmp_path, monkeypatch, num_proc, batc
     assert out["prompt_target"] == [e["target"] for e in expected]
     assert out["prompt_continuations"] == [e["continuations"] for e in expected]
     assert out["question"] == [r["question"] for r in RECORDS]  # the records' own columns stay
+    _report(f"datasets Dataset.map num_proc={num_proc} batch_size={batch_size}", len(RECORDS))
 
 
 @pytest.mark.slow
@@ -115,5 +125,6 @@ def test_ray_map_batches(task_file, expected, monkeypatch):
             assert [o["prompt_text"] for o in out] == [e["text"] for e in expected]
             assert [int(o["prompt_target"]) for o in out] == [e["target"] for e in expected]
             assert [list(o["prompt_continuations"]) for o in out] == [e["continuations"] for e in expected]
+            _report(f"Ray map_batches {partitions} blocks, batch_size={batch_size}, {batch_format}", len(out))
     finally:
         ray.shutdown()

@@ -4,6 +4,7 @@
     python tools/harnesses/run.py --harness lm-eval    # one (comma-separated for several)
     python tools/harnesses/run.py --list               # the harnesses, their releases, their tests
     python tools/harnesses/run.py --rebuild            # build the venvs afresh
+    python tools/harnesses/run.py --skip-unavailable   # a release pip cannot install is reported, not failed (CI)
 
 Needs only Python (3.10+) and pip. Each harness is a spec in tools/harnesses/specs/NAME.json:
 
@@ -23,7 +24,9 @@ are reinstalled (editable, quick) on every run. The venvs live in ``--venvs`` (d
 has no tests yet are listed and skipped. Each end-to-end test appends what it compared to
 ``$PROMPT_STYLE_E2E_REPORT``; the summary counts the records compared per harness.
 
-Exit status: 0 when every harness selected passed, 1 otherwise, 2 for bad arguments.
+Exit status: 0 when every harness selected passed (or, with ``--skip-unavailable``, could not
+be installed: its ``install`` steps failed, which says nothing of the bridges), 1 otherwise, 2
+for bad arguments.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ class Spec:
 @dataclass
 class Outcome:
     harness: str
-    status: str  # passed, failed, skipped
+    status: str  # passed, failed, skipped (no tests), unavailable (--skip-unavailable)
     build_seconds: float = 0.0
     install_seconds: float = 0.0
     test_seconds: float = 0.0
@@ -96,19 +99,31 @@ def run(command: list[str], log, **kwargs) -> None:
         raise RuntimeError(f"{shlex.join(command[:6])}{' ...' if len(command) > 6 else ''} exited {done.returncode}")
 
 
+class Unavailable(RuntimeError):
+    """The harness release (or pytest) could not be installed: pip failed on the spec's
+    ``install`` steps, before any of this repository's code ran."""
+
+
 def build(spec: Spec, venv: Path, rebuild: bool, log) -> bool:
-    """Build the harness's venv unless an identical one is there; ``True`` when built."""
+    """Build the harness's venv unless an identical one is there; ``True`` when built.
+
+    :raises Unavailable: when the venv or the release cannot be installed.
+    :raises RuntimeError: when an ``after_install`` command fails.
+    """
     marker = venv / ".harness-spec"
     if not rebuild and marker.is_file() and marker.read_text().strip() == spec.digest:
         return False
     shutil.rmtree(venv, ignore_errors=True)
-    run([sys.executable, "-m", "venv", str(venv)], log)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check"]
-    for step in spec.install:
-        run([*pip, *shlex.split(step)], log)
-    # pytest runs the tests; hatchling builds prompt-style's distributions without a build
-    # environment per package (an editable install each run is then a matter of seconds).
-    run([*pip, "pytest", "hatchling>=1.21", "editables"], log)
+    try:
+        run([sys.executable, "-m", "venv", str(venv)], log)
+        for step in spec.install:
+            run([*pip, *shlex.split(step)], log)
+        # pytest runs the tests; hatchling builds prompt-style's distributions without a build
+        # environment per package (an editable install each run is then a matter of seconds).
+        run([*pip, "pytest", "hatchling>=1.21", "editables"], log)
+    except RuntimeError as exc:
+        raise Unavailable(str(exc)) from None
     python = str(venv / "bin" / "python")
     for command in spec.after_install:
         run(shlex.split(command.replace("{python}", python)), log, cwd=ROOT)
@@ -135,7 +150,10 @@ def run_tests(spec: Spec, venv: Path, report: Path, log) -> None:
     run([*command, *(str(ROOT / test) for test in spec.tests)], log, cwd=ROOT, env=env)
 
 
-def one(spec: Spec, venvs: Path, rebuild: bool, logs: Path) -> Outcome:
+def one(spec: Spec, venvs: Path, rebuild: bool, logs: Path, skip_unavailable: bool = False) -> Outcome:
+    """Build, install and test one harness. ``status`` is ``passed``, ``failed``, ``skipped``
+    (no tests) or, with ``skip_unavailable``, ``unavailable`` (its release could not be
+    installed)."""
     outcome = Outcome(spec.harness, "skipped")
     if not spec.tests:
         outcome.detail = "no end-to-end tests yet" + (f" ({spec.notes})" if spec.notes else "")
@@ -159,6 +177,9 @@ def one(spec: Spec, venvs: Path, rebuild: bool, logs: Path) -> Outcome:
             finally:
                 outcome.test_seconds = time.perf_counter() - start
             outcome.status = "passed"
+        except Unavailable as exc:
+            outcome.status = "unavailable" if skip_unavailable else "failed"
+            outcome.detail = f"{step}: {exc} (log: {log_path})"
         except RuntimeError as exc:
             outcome.status = "failed"
             outcome.detail = f"{step}: {exc} (log: {log_path})"
@@ -176,6 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild", action="store_true", help="build the venvs afresh")
     parser.add_argument("--list", action="store_true", help="list the harnesses and exit")
     parser.add_argument("--json", type=Path, help="also write the outcomes as JSON to this file")
+    parser.add_argument(
+        "--skip-unavailable",
+        action="store_true",
+        help="report a harness whose release pip cannot install (its install steps fail) without failing the run",
+    )
     args = parser.parse_args(argv)
 
     specs = load_specs()
@@ -195,15 +221,15 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = []
     for name in names:
         print(f"== {name} ({specs[name].release})", flush=True)
-        outcome = one(specs[name], args.venvs, args.rebuild, logs)
+        outcome = one(specs[name], args.venvs, args.rebuild, logs, args.skip_unavailable)
         outcomes.append(outcome)
         timing = (
             f"build {outcome.build_seconds:.0f}s, install {outcome.install_seconds:.0f}s, "
             f"tests {outcome.test_seconds:.0f}s"
         )
         compared = f"{outcome.comparisons} comparisons of {outcome.records} records"
-        if outcome.status == "skipped":
-            print(f"   skipped: {outcome.detail}")
+        if outcome.status in ("skipped", "unavailable"):
+            print(f"   {outcome.status}: {outcome.detail}")
         else:
             print(f"   {outcome.status}: {compared}; {timing}" + (f"\n   {outcome.detail}" if outcome.detail else ""))
     if args.json:

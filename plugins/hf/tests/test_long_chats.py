@@ -37,14 +37,12 @@ def golden() -> dict:
         return json.load(file)
 
 
-# tools/golden/make_long_chat_golden.py rendered with transformers' real clock, on this day:
-# templates that print today's date (Llama 3.2 Vision, gpt-oss, Mistral Small, Granite) read
-# the same clock here, not the machine's (they failed from midnight on).
-GOLDEN_DAY = "2026-11-28T12:00:00"
-
-
 def _meta(path, tokens):
-    return hf_meta({"template": str(path), "now": GOLDEN_DAY, **{k: v for k, v in tokens.items() if v is not None}})
+    # tools/golden/make_long_chat_golden.py freezes transformers' clock (generator.frozen_now):
+    # templates that print today's date (Llama 3.2 Vision, gpt-oss, Mistral Small, Granite)
+    # read that moment here too, never the machine's clock
+    now = golden()["generator"]["frozen_now"]
+    return hf_meta({"template": str(path), "now": now, **{k: v for k, v in tokens.items() if v is not None}})
 
 
 def _render(meta, conversation: dict) -> dict:

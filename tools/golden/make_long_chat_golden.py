@@ -71,6 +71,7 @@ def _freeze_clock():
 
     chat_template_utils.datetime = _FrozenDatetime  # strftime_now reads datetime.now()
 
+
 TOOLS = [
     {
         "type": "function",

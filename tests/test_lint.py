@@ -179,3 +179,48 @@ def test_cli_lint_bad_input_is_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["lint", str(tmp_path / "x.yaml"), "--select", "nonsense"])
     assert exit_.value.code == 2 and "unknown check 'nonsense'" in capsys.readouterr().err
+
+
+BAD = [
+    RECORDS[0],
+    {"q": "Null choice?", "c": ["x", None], "a": 0},  # 1: a choice that would read 'None'
+    {"q": "Target past the end?", "c": ["x", "y"], "a": 5},  # 2
+    {"c": ["x", "y"], "a": 0},  # 3: no question
+    RECORDS[0],  # 4: a duplicate of 0, still checked after the bad records
+]
+
+
+def test_cli_lint_reports_every_record_it_cannot_render_naming_each(tmp_path, capsys):
+    path = seeded(tmp_path, BAD)
+    code, out, err = run(capsys, "lint", str(path))
+    assert code == 2
+    # the records that render are still checked
+    assert out.splitlines() == [
+        f"{path}: split 'test' record 4: duplicate-record: the same question and choices as record 0 "
+        "(fix: drop one of the two records)"
+    ]
+    errors = [line for line in err.splitlines() if line.startswith("prompt-style: error: ")]
+    assert len(errors) == 3
+    for record, key in ((1, "doc_to_choice"), (2, "doc_to_target"), (3, "doc_to_text")):
+        assert any(f"task.yaml:" in e and f"{key}: split 'test' record {record}: " in e for e in errors), (record, err)
+    assert err.splitlines()[-1] == f"prompt-style: {path}: 3 records cannot be rendered, 1 finding in the others"
+
+
+def test_lint_task_raises_the_first_bad_record_located_without_errors(tmp_path):
+    task = load_task(seeded(tmp_path, BAD))
+    with pytest.raises(Exception) as caught:
+        list(lint_task(task))
+    message = str(caught.value)
+    assert "task.yaml:" in message and "doc_to_choice: split 'test' record 1: choice 1 is null" in message
+    errors: list = []
+    findings = list(lint_task(task, errors=errors))
+    assert [e.index for e in errors] == [1, 2, 3] and [f.index for f in findings] == [4]
+
+
+def test_renderer_sample_and_examples_name_the_record(tmp_path):
+    renderer = load_task(seeded(tmp_path, BAD)).renderer
+    with pytest.raises(Exception) as caught:
+        renderer.sample(BAD[3], 3)
+    assert "task.yaml:" in str(caught.value) and "doc_to_text: split 'test' record 3: field 'q' is missing" in str(
+        caught.value
+    )

@@ -184,12 +184,21 @@ def _view(task: Task, record: Mapping[str, Any], index: int, sample: Any) -> _Vi
     return _View(str(sample.question) if not isinstance(sample.question, Mapping) else "", None, None, [])
 
 
-def lint_task(task: Task, *, limit: int | None = None, checks: Sequence[str] | None = None) -> Iterator[Finding]:
+def lint_task(
+    task: Task,
+    *,
+    limit: int | None = None,
+    checks: Sequence[str] | None = None,
+    errors: list[PromptStyleError] | None = None,
+) -> Iterator[Finding]:
     """The findings of ``task``'s checks (all of :data:`CHECKS`, or ``checks``), in
     record order (task-level findings first).
 
+    :param errors: where a record the task cannot render goes (its error, naming the
+        record), the other records still checked, so that every bad record of a file
+        is reported at once; without it, the first such error is raised.
     :raises PromptStyleError: for a record the task cannot render at all (bad data is
-        an error, not a finding).
+        an error, not a finding), unless ``errors`` is given.
     """
     wanted = set(CHECKS if checks is None else checks)
     renderer = task.renderer
@@ -215,11 +224,14 @@ def lint_task(task: Task, *, limit: int | None = None, checks: Sequence[str] | N
         if limit is not None and index >= limit:
             break
         try:
-            sample = renderer.sample(record, index)
             prompt = renderer.render(record, index)
+            sample = renderer.sample(record, index)
             shots = renderer.examples(record, index)
-        except PromptStyleError:
-            raise
+        except PromptStyleError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
+            continue
         view = _view(task, record, index, sample)
         text = _prompt_text(prompt)
         found: list[Finding] = []

@@ -373,8 +373,15 @@ class TaskRenderer:
         self._setup()
 
     def sample(self, record: Mapping[str, Any], index: int, *, description: bool = True) -> Sample:
-        """Extract the fields of one record."""
-        return self._extract(record, index, self._fields, description)
+        """Extract the fields of one record.
+
+        :raises PromptStyleError: for bad data, naming the task file, the key and the
+            record, as :meth:`render` does.
+        """
+        try:
+            return self._extract(record, index, self._fields, description)
+        except PromptStyleError as exc:
+            raise self._locate(exc, index) from None
 
     def _extract(
         self,
@@ -501,11 +508,15 @@ class TaskRenderer:
         """The few-shot examples record ``index`` gets, as extracted ``Sample`` objects (their
         ``index`` is their position in the few-shot pool, :attr:`pool_split`).
 
-        :raises PromptStyleError: for an example with bad data, naming it.
+        :raises PromptStyleError: for an example with bad data, naming it; for a
+            retriever's error, naming the record, as :meth:`render` does.
         """
-        shared = self._shared_ids
-        ids = shared if shared is not None else self._select(index, record)
-        return tuple([self._shot(i) for i in ids]) if ids else ()
+        try:
+            shared = self._shared_ids
+            ids = shared if shared is not None else self._select(index, record)
+            return tuple([self._shot(i) for i in ids]) if ids else ()
+        except PromptStyleError as exc:
+            raise self._locate(exc.locate(key=exc.key or "retriever"), index) from None
 
     def shared_shots(self) -> tuple[Sample, ...] | None:
         """The few-shot examples every record gets, when the retriever's selection does

@@ -17,6 +17,7 @@ DESCRIPTION = (
 )
 
 EXIT_FINDINGS = 1
+EXIT_ERRORS = 2  # a record the task cannot render (as for a task it cannot read)
 
 
 def _codes(text: str) -> list[str]:
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def _lint(task: Any, args: argparse.Namespace, out: TextIO) -> int:
     import sys
 
+    from ..errors import PromptStyleError
     from ..lint import CHECKS, lint_task
     from ..safe.json_lines import dumps_line
 
@@ -63,15 +65,33 @@ def _lint(task: Any, args: argparse.Namespace, out: TextIO) -> int:
     source = args.task
     counts: dict[str, int] = {}
     records: set[int | None] = set()
-    for finding in lint_task(task, limit=args.limit, checks=checks):
-        counts[finding.code] = counts.get(finding.code, 0) + 1
-        records.add(finding.index)
-        if args.format == "json":
-            out.write(dumps_line({"file": source, **finding.to_json()}) + "\n")
-        else:
-            out.write(finding.line(source) + "\n")
+    errors: list[Any] = []  # every record the task cannot render, reported at the end
+    try:
+        for finding in lint_task(task, limit=args.limit, checks=checks, errors=errors):
+            counts[finding.code] = counts.get(finding.code, 0) + 1
+            records.add(finding.index)
+            if args.format == "json":
+                out.write(dumps_line({"file": source, **finding.to_json()}) + "\n")
+            else:
+                out.write(finding.line(source) + "\n")
+    except PromptStyleError:
+        # the data cannot be read on (a line that is not JSON): the records already found
+        # bad are reported with it
+        out.flush()
+        for error in errors:
+            print(f"prompt-style: error: {error}", file=sys.stderr)
+        raise
     out.flush()
     total = sum(counts.values())
+    if errors:
+        for error in errors:
+            print(f"prompt-style: error: {error}", file=sys.stderr)
+        found = f", {total} finding{'s' * (total != 1)} in the others" if total else ""
+        print(
+            f"prompt-style: {source}: {len(errors)} record{'s' * (len(errors) != 1)} cannot be rendered{found}",
+            file=sys.stderr,
+        )
+        return EXIT_ERRORS
     if total:
         summary = ", ".join(f"{code} {n}" for code, n in sorted(counts.items()))
         print(f"prompt-style: {source}: {total} finding{'s' * (total != 1)} ({summary})", file=sys.stderr)

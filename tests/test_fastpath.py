@@ -1029,3 +1029,52 @@ def test_a_one_key_choice_field_is_read_by_its_compiled_expression(max_output):
             assert getter({"endings": ["a", "b"]}) == ["a", "b"]
         else:
             assert getter({"endings": ["x" * 40] * 3}) is SLOW
+
+
+def _write_task(tmp_path, text_spec, records, **more):
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    lines = ["data: {test: test.jsonl}", f"doc_to_text: {json.dumps(text_spec)}", "doc_to_target: a"]
+    lines += [f"{key}: {json.dumps(value)}" for key, value in more.items()]
+    path = tmp_path / "task.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_question_the_sandbox_gives_as_a_number_is_evaluated_once(tmp_path, monkeypatch):
+    # An expression the compiler leaves to the sandbox (batch) giving a number: the fast path
+    # hands the record to the general path, which takes the value rather than evaluating again.
+    from prompt_style.fields.extractors import Expression
+
+    records = [{"q": "abc", "a": "x"}, {"q": "de", "a": "y"}, {"q": "fghi", "a": "z"}]
+    path = _write_task(tmp_path, "{{ q|batch(1)|list|length }}", records)
+    calls: list[str] = []
+    evaluate = Expression._evaluate
+
+    def counted(self, record):
+        calls.append(record.get("q"))
+        return evaluate(self, record)
+
+    monkeypatch.setattr(Expression, "_evaluate", counted)
+    task = load_task(path)
+    assert [r.text for r in task.render()] == ["3", "2", "4"]
+    assert calls == ["abc", "de", "fghi"]
+    # the same as the general path alone
+    general = load_task(path)
+    general.renderer._fast = None
+    assert [r.text for r in general.render()] == ["3", "2", "4"]
+
+
+def test_a_kept_question_value_is_never_taken_for_another_or_a_changed_record(tmp_path):
+    records = [{"q": "abc", "a": "x"}]
+    renderer = load_task(_write_task(tmp_path, "{{ q|batch(1)|list|length }}", records)).renderer
+    record = {"q": "abc", "a": "x"}
+    assert renderer.render(record, 0).text == "3"
+    record["q"] = "abcdef"  # the same object, changed: evaluated afresh
+    assert renderer.render(record, 0).text == "6"
+    assert renderer.render({"q": "ab", "a": "x"}, 1).text == "2"
+    # a value kept for one record and not taken is dropped by the next call, whatever its record
+    text_of = renderer._text
+    text_of.remembering(record)
+    assert text_of({"q": "z", "a": "x"}) == 1 and text_of._pending is None
+    # a text value is never kept: the fast path takes it
+    assert load_task(_write_task(tmp_path, "{{ q|batch(1)|join }}", records)).renderer._text._pending is None

@@ -202,7 +202,7 @@ def test_cli_lint_reports_every_record_it_cannot_render_naming_each(tmp_path, ca
     errors = [line for line in err.splitlines() if line.startswith("prompt-style: error: ")]
     assert len(errors) == 3
     for record, key in ((1, "doc_to_choice"), (2, "doc_to_target"), (3, "doc_to_text")):
-        assert any(f"task.yaml:" in e and f"{key}: split 'test' record {record}: " in e for e in errors), (record, err)
+        assert any("task.yaml:" in e and f"{key}: split 'test' record {record}: " in e for e in errors), (record, err)
     assert err.splitlines()[-1] == f"prompt-style: {path}: 3 records cannot be rendered, 1 finding in the others"
 
 

@@ -295,12 +295,13 @@ def _one_key(extractor: Any) -> bool:
     return steps is not None and len(steps) == 1 and steps[0] not in _SPECIAL_NAMES
 
 
-def _getter(extractor: Any, choice: bool = False) -> Any:
+def _getter(extractor: Any, choice: bool = False, text: bool = False) -> Any:
     """A quicker stand-in for a built-in extractor, giving the same value wherever the
     extractor gives one (it may raise other exceptions where the extractor raises a
     FieldError, or give compiled Jinja's ``SLOW``, which no type check of the fast
     path lets through: the fast path then hands the record to the general path).
-    ``choice``: the task's choices (a list, not a text, is the value expected)."""
+    ``choice``: the task's choices (a list, not a text, is the value expected);
+    ``text``: the question (any value but a ``str`` sends the record to the general path)."""
     if type(extractor) is RecordField:
         return itemgetter(extractor.spec)
     if type(extractor) is CallableField and extractor.pure:
@@ -364,6 +365,10 @@ def _getter(extractor: Any, choice: bool = False) -> Any:
         function = extractor.fast_function()
         if function is not None:
             return function
+        if type(extractor) is Expression and text:
+            # the sandbox's value: one that is not text (the question, a target) sends the
+            # record to the general path, which then takes it rather than evaluating again
+            return extractor.remembering
     return extractor
 
 
@@ -391,7 +396,7 @@ def _offer(extractor: Any, name: str) -> Any:
     return None
 
 
-def _getters(extractor: Any, choice: bool = False) -> tuple[Any, Any]:
+def _getters(extractor: Any, choice: bool = False, text: bool = False) -> tuple[Any, Any]:
     """``(getter, fallback)``: :func:`_getter`'s, or where a reader's field spec offers a
     quicker getter that gives ``SLOW`` for what it leaves to a fallback
     (lm-evaluation-harness's ``doc_to_*``: ``fast_getters()``), that getter and its
@@ -399,7 +404,7 @@ def _getters(extractor: Any, choice: bool = False) -> tuple[Any, Any]:
     offered = _offer(extractor, "fast_getters")
     if offered is not None and offered[0] is not None:
         return offered
-    return _getter(extractor, choice), None
+    return _getter(extractor, choice, text), None
 
 
 def _key_of(extractor: Any, text: bool = False) -> tuple[str, tuple[Any, ...]] | None:
@@ -489,7 +494,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     if constant_choices is not None and (constant_choices[1] is not None or type(constant_choices[0]) is not list):
         constant_choices = None
     target_column = _column(target_of) if target_of is not None and get3 is None else None
-    text_of, text_slow = _getters(text_of)
+    text_of, text_slow = _getters(text_of, text=True)
     choice_of, choice_slow = _getters(choice_of, choice=True)
     target_of, target_slow = _getters(target_of)
     meta = renderer.meta

@@ -173,7 +173,7 @@ class RecordField(FieldExtractorBase):
 class Expression(FieldExtractorBase):
     """A single ``{{ expression }}``: the value keeps its type (a list stays a list)."""
 
-    __slots__ = ("source", "steps", "methods", "_fast")
+    __slots__ = ("source", "steps", "methods", "_fast", "_pending")
     kind = "expression"
 
     def __init__(self, spec: Any, key: str, source: str) -> None:
@@ -183,6 +183,9 @@ class Expression(FieldExtractorBase):
         """The path of a simple ``a.b[0]`` expression and its trailing str methods
         (``None`` for anything else): the renderer's fast path reads them."""
         self._fast: Any = _UNSET
+        self._pending: tuple[Any, Any] | None = None
+        """``(record, value)`` that :meth:`remembering` gave the fast path and that the
+        general path, which renders that record next, takes instead of evaluating again."""
 
     @staticmethod
     def _parse_path(source: str) -> tuple[str | int, ...] | None:
@@ -209,6 +212,11 @@ class Expression(FieldExtractorBase):
             raise exc.locate(key=self.key) from None
 
     def __call__(self, record: Mapping[str, Any]) -> Any:
+        pending = self._pending
+        if pending is not None:
+            self._pending = None  # taken by the next call, whichever record it is for
+            if pending[0] is record:
+                return pending[1]
         # A simple expression (a path, str methods, constants, lists of these) runs as
         # plain Python (fields/jinja_compiler.py), which gives the sandbox's value or
         # hands the record to it: then the sandbox gives the value, or the error.
@@ -232,6 +240,16 @@ class Expression(FieldExtractorBase):
             compiled = compile_simple(self.source, _jinja.FIELDS, "expression")
             fast = self._fast = None if compiled is None else compiled.function
         return fast
+
+    def remembering(self, record: Mapping[str, Any]) -> Any:
+        """This extractor's value, for the renderer's fast path when the expression does
+        not compile: a value that is not text sends the record to the general path, which
+        calls this extractor next, for the same record; the value is kept for that call, so
+        that an expression (bounded, but perhaps costly) is not evaluated twice."""
+        value = self(record)
+        if type(value) is not str:
+            self._pending = (record, value)
+        return value
 
     def _evaluate(self, record: Mapping[str, Any]) -> Any:
         # evaluate() raises for a missing name anywhere in the value ("[q, zz]"),

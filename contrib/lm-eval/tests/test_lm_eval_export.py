@@ -173,6 +173,19 @@ def test_perplexity_mode_is_refused(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+def test_records_that_cannot_be_rendered_are_all_named_before_anything_is_written(tmp_path, capsys):
+    records = [{"q": "fine", "c": ["a", "b"], "a": 0}, {"q": "null", "c": ["a", None], "a": 0}]
+    records += [{"q": f"past the end {i}", "c": ["a", "b"], "a": 7} for i in range(12)]
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    task = tmp_path / "task.yaml"
+    task.write_text("data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: c\ndoc_to_target: a\n")
+    assert main(["export", "lm-eval", str(task), "--out", str(tmp_path / "o")]) == 2
+    err = one_error(capsys)
+    assert "13 of 14 records cannot be rendered" in err and "record 1: choice 1 is null" in err
+    assert "record 2: index 7 is out of range" in err and "; and 3 more" in err and "prompt-style lint" in err
+    assert not (tmp_path / "o").exists()
+
+
 def test_multi_turn_is_refused(tmp_path, capsys):
     task = ROOT / "examples" / "opencompass_multiturn" / "task.yaml"
     assert main(["export", "lm-eval", str(task), "--out", str(tmp_path / "o")]) == 2

@@ -87,6 +87,7 @@ class LmEvalExporter:
                 hint="export a task file, not a task given in memory",
             )
         first = _check_expressible(task)
+        _check_records(task)
         out = Path(request.out)
         _check_out(out, name)
         out.mkdir(parents=True, exist_ok=True)
@@ -165,6 +166,34 @@ def _check_expressible(task: Task) -> RenderedPrompt:
             **where,
         )
     return first
+
+
+_SHOWN_ERRORS = 10
+
+
+def _check_records(task: Task) -> None:
+    """Every record rendered once, as lm-eval will ask for it: the records that cannot be
+    rendered are reported now, all of them, rather than the first when lm-eval builds its
+    requests. (Fast: the task's compiled fast path, microseconds a record.)"""
+    renderer = task.renderer
+    bad: list[PromptStyleError] = []
+    count = 0
+    for index, record in enumerate(task.records()):
+        count = index + 1
+        try:
+            renderer.render(record, index)
+        except PromptStyleError as exc:
+            bad.append(exc)
+    if bad:
+        shown = "; ".join(str(exc) for exc in bad[:_SHOWN_ERRORS])
+        more = f"; and {len(bad) - _SHOWN_ERRORS} more" if len(bad) > _SHOWN_ERRORS else ""
+        config = task.config
+        raise PromptStyleError(
+            f"{len(bad)} of {count} records cannot be rendered, so lm-eval would stop at the first: {shown}{more}",
+            key=f"data.{config.test_split}",
+            hint="fix the records (prompt-style lint TASK names every one) and export again",
+            file=str(config.path) if config.path else None,
+        )
 
 
 def _check_out(out: Path, name: str) -> None:

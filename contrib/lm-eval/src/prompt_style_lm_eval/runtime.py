@@ -94,11 +94,13 @@ class Prompts:
         self._tasks: dict[RunSettings, Task] = {}
         self._docs: Docs | None = None
         self._positions: dict[int, int] = {}
-        # index -> (target, continuations) of its first prompt (not the prompt: its text and
-        # messages may go once lm-eval has them)
-        self._gold: list[tuple[Any, tuple[str, ...]] | None] = []  # by index, made with the documents
+        # index -> (target, choices) of its first prompt, what gold() gives (not the prompt:
+        # its text and messages may go once lm-eval has them)
+        self._gold: list[tuple[Any, list[Any] | None] | None] = []  # by index, made with the documents
         self._multiple: set[int] = set()  # records of a multiple-input task (one context per choice)
         self._choices: dict[int, tuple[tuple[str, ...], list[str]]] = {}  # id(continuations) -> choices
+        self._conts: Any = None  # the continuations seen last, and their choices
+        self._conts_choices: list[str] | None = None
         self._last_index = -1  # the record rendered last, and its prompt (construct_requests reads it)
         self._last: RenderedPrompt | None = None
         self._settings: RunSettings | None = None  # the last settings asked for, and their task
@@ -211,9 +213,29 @@ class Prompts:
     def _keep(self, index: int, prompt: RenderedPrompt, multiple_input: bool) -> None:
         self._last_index, self._last = index, prompt
         if self._gold[index] is None:
-            self._gold[index] = (prompt.target, prompt.continuations)
+            self._gold[index] = (prompt.target, self._choices_of(prompt.continuations))
             if multiple_input:
                 self._multiple.add(index)
+
+    def _choices_of(self, continuations: tuple[str, ...] | None) -> list[str] | None:
+        """The choices lm-eval measures for ``acc_norm``: each continuation without the
+        target delimiter (one list per continuations tuple: tasks share one per shape)."""
+        if continuations is self._conts:
+            return self._conts_choices
+        if not continuations:
+            return None
+        known = self._choices.get(id(continuations))
+        if known is not None and known[0] is continuations:
+            choices = known[1]
+        else:
+            delimiter = self.target_delimiter
+            if delimiter and all(c.startswith(delimiter) for c in continuations):
+                choices = [c[len(delimiter) :] for c in continuations]
+            else:
+                choices = list(continuations)
+            self._choices[id(continuations)] = (continuations, choices)
+        self._conts, self._conts_choices = continuations, choices
+        return choices
 
     def render(self, doc: Mapping[str, Any], settings: RunSettings | None = None) -> RenderedPrompt:
         """``doc`` rendered for ``settings`` (the default run when ``None``)."""
@@ -233,7 +255,7 @@ class Prompts:
             index = self.index_of(doc)
         if settings is not self._settings:
             self.task_for(settings)
-        task, fast = self._settings_task, self._settings_fast
+        fast = self._settings_fast
         prompt = fast(doc, index) if fast is not None else None
         if prompt is not None and chat_template is None:
             # The compiled fast path: a multiple-choice text prompt, one context.
@@ -241,10 +263,12 @@ class Prompts:
             self._last = prompt
             gold = self._gold
             if gold[index] is None:
-                gold[index] = (prompt.target, prompt.continuations)
+                continuations = prompt.continuations
+                choices = self._conts_choices if continuations is self._conts else self._choices_of(continuations)
+                gold[index] = (prompt.target, choices)
             return prompt.text
         if prompt is None:
-            prompt = task.renderer.render(doc, index)
+            prompt = self._settings_task.renderer.render(doc, index)
         self._keep(index, prompt, prompt.contexts is not None)
         return self.context(prompt, chat_template)
 
@@ -266,21 +290,9 @@ class Prompts:
         if known is None:
             self.render(doc)
             known = self._gold[index]
-        target, continuations = known
-        if index in self._multiple:  # a multiple-input task: the options
-            return target, list(self.default.renderer.sample(doc, index).choices or [])
-        if not continuations:
-            return target, None
-        known = self._choices.get(id(continuations))  # tasks share one continuations tuple per shape
-        if known is not None and known[0] is continuations:
-            return target, known[1]
-        delimiter = self.target_delimiter
-        if delimiter and all(c.startswith(delimiter) for c in continuations):
-            choices = [c[len(delimiter) :] for c in continuations]
-        else:
-            choices = list(continuations)
-        self._choices[id(continuations)] = (continuations, choices)
-        return target, choices
+        if self._multiple and index in self._multiple:  # a multiple-input task: the options
+            return known[0], list(self.default.renderer.sample(doc, index).choices or [])
+        return known  # type: ignore[return-value]
 
     @staticmethod
     def context(prompt: RenderedPrompt, chat_template: Callable[..., str] | None = None) -> str | list[str]:

@@ -65,6 +65,9 @@ import shutil
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from frozen_clock import freeze_transformers_clock  # noqa: E402  (beside this script)
+
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "transformers_chat"
 CORPUS = GOLDEN / "corpus"
@@ -72,18 +75,6 @@ OURS = GOLDEN / "templates"
 PUBLISHED = GOLDEN / "published"
 MODELS = GOLDEN / "models"
 FROZEN = _datetime.datetime(2025, 7, 10, 12, 0, 0)
-
-
-class _FrozenDatetime(_datetime.datetime):
-    @classmethod
-    def now(cls, tz=None):
-        return FROZEN
-
-
-def _freeze_clock():
-    from transformers.utils import chat_template_utils
-
-    chat_template_utils.datetime = _FrozenDatetime  # strftime_now reads datetime.now()
 
 
 def _tokenizer(bos, eos, template):
@@ -343,7 +334,7 @@ def main(argv=None) -> int:
     import tokenizers
     import transformers
 
-    _freeze_clock()
+    freeze_transformers_clock(FROZEN)
     corpus_expected = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
     corpus_convs = corpus_expected["meta"]["conversations"]
     ours_convs = json.loads((GOLDEN / "conversations.json").read_text(encoding="utf-8"))["conversations"]

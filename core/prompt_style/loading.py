@@ -30,6 +30,7 @@ from .plugins import PluginManager, Provider, default_plugin_manager
 from .provenance import Provenance
 from .render import RenderedPrompt, TaskRenderer
 from .safe.limits import JinjaLimits, limits_scope
+from .split_rendering import render_past_errors, with_doc_id
 from .task import TASK_KEYS, TaskConfig
 from .types import ReadOptions, StyleSettings
 
@@ -193,6 +194,7 @@ class Task:
         limit: int | None = None,
         *,
         replies: Callable[[RenderedPrompt], str] | Sequence[Sequence[str]] | None = None,
+        errors: list[PromptStyleError] | None = None,
     ) -> Iterator[RenderedPrompt]:
         """Render the evaluated split in order, lazily (constant memory for JSON Lines).
 
@@ -202,7 +204,16 @@ class Task:
         ``replies``: a callback given each request, or one list of replies per
         record (``replies[index][turn]``). See :meth:`TaskRenderer.converse` to
         hand replies back one at a time.
+
+        :param errors: where a record that cannot be rendered goes: its error (naming
+            the record) is appended and the render goes on with the next record, so
+            that a caller can report every bad record at once (:class:`RecordErrors`);
+            that record gives no prompt. Without it, the first such error is raised.
+            A data file that cannot be read on (a line that is not JSON) raises either way.
         """
+        if errors is not None:
+            yield from render_past_errors(self, limit, replies, errors)
+            return
         try:
             split = self.config.test_split
             source = self.source()
@@ -222,7 +233,7 @@ class Task:
                 general = self.renderer._render
                 many = self.renderer._fast_path.many
                 if self.renderer._doc_id is not None:  # each prompt carries its record's own id
-                    fast, general, many = _with_doc_id(fast, self.renderer), _with_doc_id(general, self.renderer), None
+                    fast, general, many = with_doc_id(fast, self.renderer), with_doc_id(general, self.renderer), None
                 if isinstance(source, list) and limit is None and many is not None:  # records in memory
                     yield from many(_given_records(source, split), general)
                     return
@@ -244,19 +255,6 @@ class Task:
                 yield from converse(record, index, reply)
         except DataError as exc:
             raise exc.locate(key=f"data.{self.config.test_split}") from None
-
-
-def _with_doc_id(render: Callable[[Any, int], Any], renderer: TaskRenderer) -> Callable[[Any, int], Any]:
-    """``render``, with the record's own id (the task's ``doc_id``) set on what it makes."""
-    doc_id = renderer.doc_id
-
-    def with_id(record: Any, index: int) -> Any:
-        made = render(record, index)
-        if made is not None:
-            made.doc_id = doc_id(record, index)
-        return made
-
-    return with_id
 
 
 def _plugin_error(provider: Provider, exc: Exception) -> PluginError:

@@ -182,7 +182,7 @@ def test_records_that_cannot_be_rendered_are_all_named_before_anything_is_writte
     assert main(["export", "lm-eval", str(task), "--out", str(tmp_path / "o")]) == 2
     err = one_error(capsys)
     assert "13 of 14 records cannot be rendered" in err and "record 1: choice 1 is null" in err
-    assert "record 2: index 7 is out of range" in err and "; and 3 more" in err and "prompt-style lint" in err
+    assert "record 2: index 7 is out of range" in err and "; and 8 more" in err and "prompt-style lint" in err
     assert not (tmp_path / "o").exists()
 
 

@@ -20,7 +20,16 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
-from prompt_style import OptionError, PromptStyleError, RenderedPrompt, RenderError, Task, load_task, task_options
+from prompt_style import (
+    OptionError,
+    PromptStyleError,
+    RecordErrors,
+    RenderedPrompt,
+    RenderError,
+    Task,
+    load_task,
+    task_options,
+)
 
 from .messages import check_input, prompt_input
 
@@ -206,15 +215,18 @@ def task_samples(
     :param source: ``{"file": ..., "options": ...}`` that load the task again
         (kept in the metadata, for a solver that renders with other options).
     :param limit: only the first ``limit`` records.
-    :raises PromptStyleError: naming the record, for a record that does not render.
+    :raises RecordErrors: naming every record that does not render, after the pass
+        over them all.
     """
     check_input(input)
     check_task(task)
     name, key, source = task.name, key_of(task), dict(source) if source is not None else None
     out: list[Sample] = []
-    prompts = iter(task.render(limit=limit))
+    errors: list[PromptStyleError] = []
+    prompts = iter(task.render(limit=limit, errors=errors))
     first = next(prompts, None)
     if first is None:
+        _no_bad_records(task, errors, 0)
         return out
     # What holds for one prompt of a task holds for all (its style, mode and meta
     # template are the task's): checked once, not per record.
@@ -241,7 +253,20 @@ def task_samples(
     finally:
         if collecting:
             gc.enable()
+    _no_bad_records(task, errors, len(out))
     return out
+
+
+def _no_bad_records(task: Task, errors: list[PromptStyleError], rendered: int) -> None:
+    """Raise :class:`RecordErrors` for the records that did not render, all of them."""
+    if errors:
+        config = task.config
+        raise RecordErrors(
+            errors,
+            total=rendered + len(errors),
+            key=f"data.{config.test_split}",
+            file=str(config.path) if config.path else None,
+        )
 
 
 def record_to_sample(

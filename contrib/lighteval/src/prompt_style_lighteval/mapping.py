@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prompt_style import OptionError, PromptStyleError, RenderedPrompt, RenderError, Task
+from prompt_style import OptionError, PromptStyleError, RecordErrors, RenderedPrompt, RenderError, Task
 
 __all__ = ["DocParts", "RenderedTask", "doc_parts", "render_parts", "check_kind", "rows_dataset", "ROW_KEY"]
 
@@ -215,18 +215,21 @@ def render_parts(task: Task, build: Callable[[RenderedPrompt, DocParts | None], 
         :attr:`RenderedTask.built` (the bridge makes each record's ``Doc`` there,
         while the record is at hand, rather than in a second pass over them all).
 
-    :raises PromptStyleError: naming the record, for a record that does not
-        render, that lighteval cannot send as rendered, or whose system message
-        differs from the first record's (lighteval has one system prompt per model).
+    :raises PromptStyleError: naming the record, for a record that lighteval cannot
+        send as rendered, or whose system message differs from the first record's
+        (lighteval has one system prompt per model); :class:`RecordErrors` naming every
+        record that does not render, after the pass over them all.
     """
     check_kind(task)
     where = str(task.config.path) if task.config.path else None
+    errors: list[PromptStyleError] = []
     collecting = gc.isenabled()
     gc.disable()  # many small objects and no cycles: the collector would only rescan them
     try:
-        prompts = iter(task.render())
+        prompts = iter(task.render(errors=errors))
         first = next(prompts, None)
         if first is None:
+            _no_bad_records(task, errors, 0)
             raise OptionError("the evaluated split has no records", key=f"data.{task.config.test_split}")
         # What holds for one prompt of a task holds for all (its style, mode and meta
         # template are the task's): checked once, not per record. The renderer has
@@ -235,12 +238,15 @@ def render_parts(task: Task, build: Callable[[RenderedPrompt, DocParts | None], 
         built: list[Any] | None = None
         if first.text is not None:  # text prompts: each is the whole query, as rendered
             if build is None:
-                return RenderedTask([first, *prompts], None, None, part.multiple_choice)
+                texts = [first, *prompts]
+                _no_bad_records(task, errors, len(texts))
+                return RenderedTask(texts, None, None, part.multiple_choice)
             texts = [first]
             built = [build(first, None)]
             for prompt in prompts:
                 texts.append(prompt)
                 built.append(build(prompt, None))
+            _no_bad_records(task, errors, len(texts))
             return RenderedTask(texts, None, None, part.multiple_choice, built)
         parts = [part]
         if build is not None:
@@ -258,12 +264,20 @@ def render_parts(task: Task, build: Callable[[RenderedPrompt, DocParts | None], 
             parts.append(part)
             if built is not None:
                 built.append(build(prompt, part))  # type: ignore[misc]
+        _no_bad_records(task, errors, len(parts))
         return RenderedTask(None, parts, parts[0].system, parts[0].multiple_choice, built)
     except PromptStyleError as exc:
         raise exc.locate(file=where) from None
     finally:
         if collecting:
             gc.enable()
+
+
+def _no_bad_records(task: Task, errors: list[PromptStyleError], rendered: int) -> None:
+    """Raise :class:`RecordErrors` for the records that did not render, all of them
+    (lighteval's rows are the records by position: none may be missing)."""
+    if errors:
+        raise RecordErrors(errors, total=rendered + len(errors), key=f"data.{task.config.test_split}")
 
 
 def _cache_root() -> Path:

@@ -38,6 +38,7 @@ from prompt_style import (
     ExportResult,
     OptionError,
     PromptStyleError,
+    RecordErrors,
     RenderedPrompt,
     Task,
     TaskFileError,
@@ -168,28 +169,18 @@ def _check_expressible(task: Task) -> RenderedPrompt:
     return first
 
 
-_SHOWN_ERRORS = 10
-
-
 def _check_records(task: Task) -> None:
     """Every record rendered once, as lm-eval will ask for it: the records that cannot be
     rendered are reported now, all of them, rather than the first when lm-eval builds its
     requests. (Fast: the task's compiled fast path, microseconds a record.)"""
-    renderer = task.renderer
-    bad: list[PromptStyleError] = []
-    count = 0
-    for index, record in enumerate(task.records()):
-        count = index + 1
-        try:
-            renderer.render(record, index)
-        except PromptStyleError as exc:
-            bad.append(exc)
-    if bad:
-        shown = "; ".join(str(exc) for exc in bad[:_SHOWN_ERRORS])
-        more = f"; and {len(bad) - _SHOWN_ERRORS} more" if len(bad) > _SHOWN_ERRORS else ""
+    errors: list[PromptStyleError] = []
+    count = sum(1 for _ in task.render(errors=errors)) + len(errors)
+    if errors:
         config = task.config
-        raise PromptStyleError(
-            f"{len(bad)} of {count} records cannot be rendered, so lm-eval would stop at the first: {shown}{more}",
+        raise RecordErrors(
+            errors,
+            total=count,
+            consequence=", so lm-eval would stop at the first",
             key=f"data.{config.test_split}",
             hint="fix the records (prompt-style lint TASK names every one) and export again",
             file=str(config.path) if config.path else None,

@@ -39,10 +39,11 @@ def render_past_errors(
             fast = renderer.fast_render()
             general = renderer.render if fast is None else renderer._render
             if fast is not None:
+                many = renderer._fast_path.many  # the fast path's own loop (it never raises: general does)
                 if renderer._doc_id is not None:
-                    fast, general = with_doc_id(fast, renderer), with_doc_id(general, renderer)
+                    fast, general, many = with_doc_id(fast, renderer), with_doc_id(general, renderer), None
                 fast, general = _kept(fast, errors), _kept(general, errors)
-                rendered = map_records(source, split, fast, general)
+                rendered = map_records(source, split, fast, general, many)
                 if limit is not None:
                     rendered = itertools.islice(rendered, limit)
                 for made in rendered:

@@ -193,6 +193,17 @@ def test_errors_are_one_line_and_typed(task_file, tmp_path):
         OfflineModel("gpt")
 
 
+def test_every_record_that_does_not_render_is_named_at_once(task_file, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    records = [RECORDS[0], {**RECORDS[1], "a": 7}, RECORDS[2], {"c": ["x"], "a": 0}]
+    bad.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    with pytest.raises(PromptStyleInspectError) as exc:
+        prompt_style_task(str(task_file), data=f"test={bad}")
+    assert isinstance(exc.value.error, prompt_style.RecordErrors)
+    assert [e.index for e in exc.value.error.errors] == [1, 3]
+    assert "2 of 4 records cannot be rendered" in str(exc.value) and "\n" not in str(exc.value)
+
+
 def test_messages_with_images_and_what_inspect_cannot_hold():
     messages = [
         {

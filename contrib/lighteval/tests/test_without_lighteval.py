@@ -146,6 +146,17 @@ def test_a_system_message_must_be_the_same_for_every_record(task_file):
     assert render_parts(prompt_style.load_task(task_file)).system is None  # plain: the description is in the text
 
 
+def test_every_record_that_does_not_render_is_named_at_once(task_file, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    records = [RECORDS[0], {**RECORDS[1], "a": 7}, RECORDS[2], {**RECORDS[0], "c": ["x", None]}]
+    bad.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    for meta in ("plain", "messages"):
+        with pytest.raises(prompt_style.RecordErrors) as exc:
+            render_parts(prompt_style.load_task(task_file, meta=meta, data={"test": str(bad)}))
+        assert [e.index for e in exc.value.errors] == [1, 3]
+        assert str(exc.value).startswith(f"{task_file}: data.test: 2 of 4 records cannot be rendered: ")
+
+
 def test_rows_dataset_is_written_once(tmp_path):
     folder = rows_dataset(3, tmp_path)
     lines = (folder / "test.jsonl").read_text().splitlines()

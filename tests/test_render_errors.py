@@ -19,29 +19,25 @@ BAD = {
 MIXED = [BAD.get(i, record) for i, record in enumerate(GOOD)]
 
 
-def write(tmp_path, records, **task):
-    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    (tmp_path / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in GOOD[:3]))
-    lines = {
-        "data": {"test": "test.jsonl", "dev": "dev.jsonl"},
-        "fewshot_split": "dev",
-        "doc_to_text": "q",
-        "doc_to_choice": "c",
-        "doc_to_target": "a",
-        "template": "mcq::mmlu",
-        "num_fewshot": 1,
-        **task,
-    }
-    path = tmp_path / "task.yaml"
-    path.write_text("".join(f"{key}: {json.dumps(value)}\n" for key, value in lines.items()))
-    return path
+MCQ = {
+    "fewshot_split": "dev",
+    "doc_to_text": "q",
+    "doc_to_choice": "c",
+    "doc_to_target": "a",
+    "template": "mcq::mmlu",
+    "num_fewshot": 1,
+}
 
 
-def expected(tmp_path, task, load):
+@pytest.fixture
+def write(make_task):
+    """``write(records, **task keys)``: the task file, records as its test split."""
+    return lambda records, **task: make_task({"test": records, "dev": GOOD[:3]}, **MCQ, **task)
+
+
+def expected(write, task, load):
     """The prompts of the good records, rendered from a file holding them alone, by index."""
-    clean = tmp_path / "clean"
-    clean.mkdir()
-    prompts = list(load_task(write(clean, GOOD, **task), **load).render())
+    prompts = list(load_task(write(GOOD, **task), **load).render())
     return {p.index: p for p in prompts if p.index not in BAD}
 
 
@@ -54,12 +50,12 @@ TASKS = {  # name -> (task keys, load_task options)
 
 
 @pytest.mark.parametrize("name", list(TASKS))
-def test_every_bad_record_collected_and_the_others_rendered_as_ever(tmp_path, name):
+def test_every_bad_record_collected_and_the_others_rendered_as_ever(write, name):
     options, load = TASKS[name]
     errors: list[PromptStyleError] = []
-    task = load_task(write(tmp_path, MIXED, **options), **load)
+    task = load_task(write(MIXED, **options), **load)
     prompts = list(task.render(errors=errors))
-    good = expected(tmp_path, options, load)
+    good = expected(write, options, load)
     assert [p.index for p in prompts] == sorted(good)
     for prompt in prompts:
         assert prompt == good[prompt.index]
@@ -68,26 +64,26 @@ def test_every_bad_record_collected_and_the_others_rendered_as_ever(tmp_path, na
     assert all(isinstance(e, FieldError) and "task.yaml:" in str(e) for e in errors)
     # without errors: the first bad record stops the render, named
     with pytest.raises(FieldError) as caught:
-        list(load_task(write(tmp_path, MIXED, **options), **load).render())
+        list(load_task(write(MIXED, **options), **load).render())
     assert caught.value.index == 2
 
 
-def test_limit_counts_the_records_read_bad_ones_included(tmp_path):
+def test_limit_counts_the_records_read_bad_ones_included(write):
     errors: list[PromptStyleError] = []
-    prompts = list(load_task(write(tmp_path, MIXED)).render(limit=5, errors=errors))
+    prompts = list(load_task(write(MIXED)).render(limit=5, errors=errors))
     assert [p.index for p in prompts] == [0, 1, 3] and [e.index for e in errors] == [2, 4]
 
 
-def test_records_in_memory(tmp_path):
+def test_records_in_memory(write):
     errors: list[PromptStyleError] = []
-    task = load_task(write(tmp_path, GOOD), data={"test": MIXED, "dev": GOOD[:3]})
+    task = load_task(write(GOOD), data={"test": MIXED, "dev": GOOD[:3]})  # records given in memory
     assert [p.index for p in task.render(errors=errors)] == [0, 1, 3, 6, 7]
     assert [e.index for e in errors] == [2, 4, 5]
 
 
-def test_a_line_that_is_not_json_still_stops_the_render(tmp_path):
-    path = write(tmp_path, GOOD)
-    with (tmp_path / "test.jsonl").open("a") as handle:
+def test_a_line_that_is_not_json_still_stops_the_render(write):
+    path = write(GOOD)
+    with (path.parent / "data" / "test.jsonl").open("a") as handle:
         handle.write("{not json}\n")
     with pytest.raises(DataError) as caught:
         list(load_task(path).render(errors=[]))

@@ -30,7 +30,7 @@ from .plugins import PluginManager, Provider, default_plugin_manager
 from .provenance import Provenance
 from .render import RenderedPrompt, TaskRenderer
 from .safe.limits import JinjaLimits, limits_scope
-from .split_rendering import render_past_errors, with_doc_id
+from .split_rendering import SKIPPED, kept, with_doc_id
 from .task import TASK_KEYS, TaskConfig
 from .types import ReadOptions, StyleSettings
 
@@ -211,9 +211,9 @@ class Task:
             that record gives no prompt. Without it, the first such error is raised.
             A data file that cannot be read on (a line that is not JSON) raises either way.
         """
-        if errors is not None:
-            yield from render_past_errors(self, limit, replies, errors)
-            return
+        # With errors, each way of rendering a record is wrapped: a record that cannot be
+        # rendered gives SKIPPED, its error kept, and the render goes on.
+        keep = None if errors is None else functools.partial(kept, errors=errors)
         try:
             split = self.config.test_split
             source = self.source()
@@ -223,9 +223,11 @@ class Task:
                 records = open_records(source, split)
                 if limit is not None:
                     records = itertools.islice(records, limit)
-                ordered = self.renderer.render_ordered
+                ordered = self.renderer.render_ordered if keep is None else keep(self.renderer.render_ordered)
                 for index, record in enumerate(records):
-                    yield from ordered(record, index)
+                    made = ordered(record, index)
+                    if made is not SKIPPED:
+                        yield from made
                 return
             fast = None if self.multiturn else self.renderer.fast_render()
             if fast is not None:
@@ -234,25 +236,39 @@ class Task:
                 many = self.renderer._fast_path.many
                 if self.renderer._doc_id is not None:  # each prompt carries its record's own id
                     fast, general, many = with_doc_id(fast, self.renderer), with_doc_id(general, self.renderer), None
+                if keep is not None:  # (the fast path's own loop never raises: general does)
+                    fast, general = keep(fast), keep(general)
                 if isinstance(source, list) and limit is None and many is not None:  # records in memory
-                    yield from many(_given_records(source, split), general)
-                    return
-                # JSON Lines are read and rendered in one loop.
-                rendered = map_records(source, split, fast, general, many)
-                yield from rendered if limit is None else itertools.islice(rendered, limit)
+                    rendered = many(_given_records(source, split), general)
+                else:
+                    # JSON Lines are read and rendered in one loop.
+                    rendered = map_records(source, split, fast, general, many)
+                    if limit is not None:
+                        rendered = itertools.islice(rendered, limit)
+                yield from rendered if keep is None else (made for made in rendered if made is not SKIPPED)
                 return
             records = open_records(source, split)
             if limit is not None:
                 records = itertools.islice(records, limit)
             if not self.multiturn:
-                render = self.renderer.render
+                render = self.renderer.render if keep is None else keep(self.renderer.render)
                 for index, record in enumerate(records):
-                    yield render(record, index)
+                    made = render(record, index)
+                    if made is not SKIPPED:
+                        yield made
                 return
             reply = reply_callback(replies)
             converse = self.renderer.converse
+            if keep is None:
+                for index, record in enumerate(records):
+                    yield from converse(record, index, reply)
+                return
+            # a record's requests all at once: none of a record that stops halfway
+            conversation = keep(lambda record, index: list(converse(record, index, reply)))
             for index, record in enumerate(records):
-                yield from converse(record, index, reply)
+                made = conversation(record, index)
+                if made is not SKIPPED:
+                    yield from made
         except DataError as exc:
             raise exc.locate(key=f"data.{self.config.test_split}") from None
 

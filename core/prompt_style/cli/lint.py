@@ -57,7 +57,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def _lint(task: Any, args: argparse.Namespace, out: TextIO) -> int:
     import sys
 
-    from ..errors import PromptStyleError
     from ..lint import CHECKS, lint_task
     from ..safe.json_lines import dumps_line
 
@@ -74,18 +73,14 @@ def _lint(task: Any, args: argparse.Namespace, out: TextIO) -> int:
                 out.write(dumps_line({"file": source, **finding.to_json()}) + "\n")
             else:
                 out.write(finding.line(source) + "\n")
-    except PromptStyleError:
-        # the data cannot be read on (a line that is not JSON): the records already found
-        # bad are reported with it
+    finally:
+        # each record found bad, also when the data cannot be read on (a line that is not
+        # JSON: its own error follows)
         out.flush()
         for error in errors:
             print(f"prompt-style: error: {error}", file=sys.stderr)
-        raise
-    out.flush()
     total = sum(counts.values())
     if errors:
-        for error in errors:
-            print(f"prompt-style: error: {error}", file=sys.stderr)
         found = f", {total} finding{'s' * (total != 1)} in the others" if total else ""
         print(
             f"prompt-style: {source}: {len(errors)} record{'s' * (len(errors) != 1)} cannot be rendered{found}",

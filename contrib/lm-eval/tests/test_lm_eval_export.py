@@ -186,6 +186,17 @@ def test_records_that_cannot_be_rendered_are_all_named_before_anything_is_writte
     assert not (tmp_path / "o").exists()
 
 
+def test_a_bad_first_record_is_named_with_the_others(tmp_path, capsys):
+    records = [{"q": "null", "c": ["a", None], "a": 0}, {"q": "fine", "c": ["a", "b"], "a": 0}]
+    records.append({"q": "past the end", "c": ["a", "b"], "a": 7})
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    task = tmp_path / "task.yaml"
+    task.write_text("data: {test: test.jsonl}\ndoc_to_text: q\ndoc_to_choice: c\ndoc_to_target: a\n")
+    assert main(["export", "lm-eval", str(task), "--out", str(tmp_path / "o")]) == 2
+    err = one_error(capsys)
+    assert "2 of 3 records cannot be rendered" in err and "record 0: choice 1 is null" in err and "record 2:" in err
+
+
 def test_multi_turn_is_refused(tmp_path, capsys):
     task = ROOT / "examples" / "opencompass_multiturn" / "task.yaml"
     assert main(["export", "lm-eval", str(task), "--out", str(tmp_path / "o")]) == 2

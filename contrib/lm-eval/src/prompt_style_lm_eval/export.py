@@ -88,7 +88,6 @@ class LmEvalExporter:
                 hint="export a task file, not a task given in memory",
             )
         first = _check_expressible(task)
-        _check_records(task)
         out = Path(request.out)
         _check_out(out, name)
         out.mkdir(parents=True, exist_ok=True)
@@ -146,10 +145,7 @@ def _check_expressible(task: Task) -> RenderedPrompt:
             hint="render it with prompt-style render --replies, or export a single-turn task",
             **where,
         )
-    try:
-        first = next(iter(task.render(limit=1)))
-    except StopIteration:
-        raise PromptStyleError("the evaluated split has no records", key=f"data.{config.test_split}", **where) from None
+    first = _check_records(task)
     if first.candidates is not None:
         raise PromptStyleError(
             "OpenCompass perplexity mode (one whole prompt per label, scored by perplexity) cannot be expressed "
@@ -169,14 +165,21 @@ def _check_expressible(task: Task) -> RenderedPrompt:
     return first
 
 
-def _check_records(task: Task) -> None:
-    """Every record rendered once, as lm-eval will ask for it: the records that cannot be
-    rendered are reported now, all of them, rather than the first when lm-eval builds its
-    requests. (Fast: the task's compiled fast path, microseconds a record.)"""
+def _check_records(task: Task) -> RenderedPrompt:
+    """The first record's prompt, every record rendered once, as lm-eval will ask for it:
+    the records that cannot be rendered are reported now, all of them, rather than the
+    first when lm-eval builds its requests. (Fast: the task's compiled fast path,
+    microseconds a record.)"""
+    config = task.config
     errors: list[PromptStyleError] = []
-    count = sum(1 for _ in task.render(errors=errors)) + len(errors)
+    first = None
+    count = 0
+    for prompt in task.render(errors=errors):
+        if first is None:
+            first = prompt
+        count += 1
+    count += len(errors)
     if errors:
-        config = task.config
         raise RecordErrors(
             errors,
             total=count,
@@ -185,6 +188,10 @@ def _check_records(task: Task) -> None:
             hint="fix the records (prompt-style lint TASK names every one) and export again",
             file=str(config.path) if config.path else None,
         )
+    if first is None:
+        where = str(config.path) if config.path else None
+        raise PromptStyleError("the evaluated split has no records", key=f"data.{config.test_split}", file=where)
+    return first
 
 
 def _check_out(out: Path, name: str) -> None:

@@ -228,6 +228,15 @@ TEMPLATES: list[str] = [
     "{{ range }}{% for i in range(2) %}{{ i }}{% endfor %}",
     "{{ c|join(', ') }}|{{ c|join('') }}|{{ [q, 'x']|join('\\n') }}|{{ d.text|join('-') }}",
     "{{ c|join }} {{ c|join(sep) }} {{ c|join(', ', 'a') }}",
+    # '~', replace, top-level {% set %}
+    "{{ q ~ c }}|{{ 'Q: ' ~ q ~ '\\nA:' }}|{{ c[0] ~ 1 ~ none ~ d.text }}|{{ q|trim ~ q|length }}",
+    "{{ q|replace('a', 'b') }}|{{ q|replace('\\n', ' ')|trim }}|{{ q|replace('', '-') }}|{{ q|replace('?', '') }}",
+    "{{ q.replace('W', 'w') }}|{{ c[0].replace('', 'xy') }}|{{ d.text.replace(' ', '') }}",
+    "{% set x = q.strip() %}Q: {{ x }}|{{ x ~ '!' }}{% if x %}T{% endif %}",
+    "{% set a = c %}{% set n = a|length %}{{ n }}{% for y in a %}{{ y }}{% endfor %}{{ q }}",
+    "{% set x = q %}{% for x in c %}{{ x }}{% endfor %}{{ x }}",
+    "{% set x = missing %}{{ q }}",
+    "{% set q = c %}{{ q }}",
 ]
 
 
@@ -276,6 +285,10 @@ EXPRESSIONS = [
     "q if q != none else c",
     "range(q|length)",
     "c|join(', ')",
+    "q ~ c[0]",
+    "'[' ~ q ~ ']'",
+    "q|replace(' ', '_')",
+    "q.replace('?', '')",
 ]
 
 
@@ -351,6 +364,25 @@ def _conditions_loops_and_differences() -> None:
     assert got[0] == "error" and "max_loop_iterations" in got[2]
 
 
+def test_concatenation_replace_and_set_compile():
+    record = {"q": "  Line one\nline two?  ", "c": ["a", "b"], "n": 3}
+    for profile in PROFILES.values():
+        for source, kind, expected in [
+            ("{{ 'Q: ' ~ q|trim ~ '\\nA:' }}", "template", "Q: Line one\nline two?\nA:"),
+            ("{{ c[0] ~ n ~ none }}", "template", "a3None"),
+            ("{{ q|replace('\\n', ' ')|trim }}", "template", "Line one line two?"),
+            ("{{ q.replace('line', 'LINE') }}", "template", "  Line one\nLINE two?  "),
+            ("{% set x = q.strip() %}Q: {{ x }}{% if x %}.{% endif %}", "template", "Q: Line one\nline two?."),
+            ("{% set k = c|length %}{% for y in c %}{{ y }}/{{ k }} {% endfor %}", "template", "a/2 b/2 "),
+            ("'[' ~ n ~ ']'", "expression", "[3]"),
+        ]:
+            assert jc.compile_simple(source, profile, kind).function(record) == expected, source
+            assert same(source, profile, record, kind) == ("ok", expected)
+    # a replace that would grow past what compiled code builds: the sandbox's
+    big = {"q": "x" * 4000}
+    assert not taken("{{ q.replace('x', 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy' * 6) }}", J.FIELDS, big)
+
+
 def test_index_of_a_value_compiles():
     # lm-evaluation-harness's ARC, OpenBookQA and MathQA targets
     arc = {"choices": {"label": ["A", "B", "C"], "text": ["x", "y", "z"]}, "answerKey": " B"}
@@ -380,14 +412,23 @@ def test_what_does_not_compile():
         "{{ 1 < q < 3 }}",
         "{% for x in c %}{{loop}}{% endfor %}",
         "{% for x in c %}{% else %}e{% endfor %}",
-        "{% set x = q %}{{x}}",
         "{{q|title}}",
         "{{q|trim(' ')}}",
-        "{{q ~ c}}",
         "{{q * 2}}",
         "{{c[0:2]}}",
         "{{q.split()}}",
-        "{{q.replace('a', 'b')}}",
+        "{{q.replace('a', 'b', 1)}}",
+        "{{q|replace('a', c)}}",
+        "{{q|replace('a', 'b', 1)}}",
+        # {% set %}: only in the template's own body, a name, set once, not read before
+        "{% if q %}{% set x = q %}{% endif %}{{x}}",
+        "{% for y in c %}{% set x = y %}{{x}}{% endfor %}",
+        "{% set x, y = q, c %}{{x}}",
+        "{{x}}{% set x = q %}{{x}}",
+        "{% set x = q %}{% set x = c %}{{x}}",
+        "{% set x = q %}{{ x if x is defined else c }}",
+        "{% set range = q %}{{range}}",
+        "{% set x %}block{% endset %}{{x}}",
         "{{q if q}}",
         "{{q if q == c else c}}",
         "{{q if range is defined else c}}",
@@ -434,6 +475,9 @@ def test_budget_errors_are_the_sandboxs(limits):
         "{% if q %}{{q}}{% endif %}",
         "{% for i in range(c|length) %}{{c[i]}}{% endfor %}",
         "{{ c|join(', ') }}",
+        "{{ q ~ c[0] ~ c }}",
+        "{{ q|replace(' ', '___') }}{{ q.replace('', '--') }}",
+        "{% set x = q|upper %}{{ x ~ x }}",
     ]
     records = [
         {"q": "short", "c": ["a", "b"]},

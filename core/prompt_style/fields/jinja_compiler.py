@@ -163,6 +163,7 @@ class _Writer:
         self.methods = 0
         self.list_items: dict[str, list[str]] = {}  # a list literal's variable: its items'
         self.loops: list[tuple[str, str, str]] = []  # the loops the code is in: (position, length, item)
+        self.sets: dict[str, tuple[str, type | None]] = {}  # a {% set %} name: its variable and type
 
     def value(self, prefix: str, value: Any) -> str:
         name = f"{prefix}{len(self.values)}"
@@ -205,7 +206,13 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         return _emit_loop_attr(w, node)
     if op == "compare":
         return _emit_compare(w, node)
+    if op == "setvar":  # a top-level {% set %}'s value (set before: _bind_sets)
+        return w.sets[node[1]]
+    if op == "concat":
+        return _emit_concat(w, node)
     inner, inner_type = _emit(w, node[1])
+    if op == "replace":
+        return _emit_replace(w, node, inner, inner_type)
     if op == "length":
         return _emit_length(w, inner, inner_type)
     if op == "range":
@@ -508,6 +515,63 @@ def _emit_text_call(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: t
     return var, str
 
 
+def _emit_concat(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type]:
+    """``a ~ b``: each value as text (a value that is not text printed as the sandbox's
+    ``_text`` prints it: ``str()`` after its size estimate, charged), joined, and the
+    result's length charged (the sandbox's ``ps-concat``)."""
+    texts = [_as_text(w, *_emit(w, item)) for item in node[1]]
+    w.add(f"if work + {' + '.join(f'len({t})' for t in texts)} > CAP:")
+    w.add("    return SLOW")
+    var = w.var()
+    w.add(f"{var} = f'{''.join('{' + t + '}' for t in texts)}'")
+    w.add(f"work += len({var})")
+    w.methods += 1  # (an expression's value then has its work checked too)
+    return var, str
+
+
+def _as_text(w: _Writer, var: str, known: type | None) -> str:
+    """``var`` as text: itself when it is a ``str``, else ``str()`` of it within the
+    bound's estimate (charged; a value the bound refuses is the sandbox's)."""
+    if known is str:
+        return var
+    text = w.var()
+    indent = ""
+    if known is None:
+        w.add(f"if type({var}) is str:")
+        w.add(f"    {text} = {var}")
+        w.add("else:")
+        indent = "    "
+    w.add(f"{indent}size = bound({var}, CAP)")
+    w.add(f"{indent}if size is None:")
+    w.add(f"{indent}    return SLOW")
+    w.add(f"{indent}{text} = str({var})")
+    w.add(f"{indent}work += size")
+    return text
+
+
+def _emit_replace(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type | None) -> tuple[str, type]:
+    """``text|replace(old, new)`` and ``text.replace(old, new)`` on a text short enough
+    that the sandbox replaces in it as it is (``node[4]``): the result's size is known
+    before it is made (the sandbox's ``_replace_size``), and it and the text are charged."""
+    if inner_type is not None and inner_type is not str:
+        raise _NotSimple
+    if inner_type is None:
+        w.add(f"if type({inner}) is not str:")
+        w.add("    return SLOW")
+    old, new = node[2], node[3]
+    w.add(f"if work > CAP or len({inner}) > {int(node[4])}:")
+    w.add("    return SLOW")
+    if len(new) > len(old):  # it grows: by how much, before it is made
+        found = f"(len({inner}) + 1)" if not old else f"{inner}.count({w.value('K', old)})"
+        w.add(f"if work + 2 * len({inner}) + {found} * {len(new) - len(old)} > CAP:")
+        w.add("    return SLOW")
+    var = w.var()
+    w.add(f"{var} = {inner}.replace({w.value('K', old)}, {w.value('K', new)})")
+    w.add(f"work += len({inner}) + len({var})")
+    w.methods += 1
+    return var, str
+
+
 def _emit_cond(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
     """``a if test else b``: the test, then only the branch it picks (each branch's own
     lookups: a name read in one is not known to be read in the other)."""
@@ -588,6 +652,9 @@ def _generate(
                 pieces.append(w.value("L", part))
                 literal += len(part)
             continue
+        if part[0] == "set":
+            w.sets[part[1]] = _emit(w, part[2])
+            continue
         var, known = _emit(w, part)
         if known is str:
             pieces.append(var)
@@ -664,6 +731,9 @@ def _emit_parts(w: _Writer, parts: list[Any]) -> None:
             continue
         if part[0] == "for":
             _emit_for(w, part)
+            continue
+        if part[0] == "set":  # (top level only: its variable is set before any later part runs)
+            w.sets[part[1]] = _emit(w, part[2])
             continue
         var, known = _emit(w, part)
         if known is str:
@@ -887,7 +957,7 @@ _CODE_NAMES = frozenset(
     }
     | {"SCOPE", "DEFAULTS", "JinjaLimits", "LAST", "limits", "last", "INT_BITS"}
     | {"type", "dict", "list", "str", "tuple", "int", "float", "len", "index", "Exception", "size", "out", "f"}
-    | {"p", "app", "append", "iters", "enumerate", "bool", "range", "G", "isdigit", "join"}
+    | {"p", "app", "append", "iters", "enumerate", "bool", "range", "G", "isdigit", "join", "count", "replace"}
     | STR_METHODS
     | ARG_METHODS
 )

@@ -42,8 +42,10 @@ _SPECIAL_NAMES = frozenset({"self", "super", "loop", "caller", "varargs", "kwarg
 # | ("call1", node, method name, text) | ("add", node, node) | ("filter", node, name)
 # | ("int", node) | ("cond", test, node, node) | ("sub", node, node)
 # | ("item_of", loop depth) | ("loop", loop depth, attribute)
+# | ("concat", (node, ...)) | ("replace", node, old, new, limit) | ("setvar", name)
 # tests: ("defined", name, True/False) | ("none", node, True/False)
 # template parts: text | node | ("if", condition, parts, parts) | ("for", node, parts, cost)
+# | ("set", name, node) (at the top level only)
 # conditions: ("test", test) | ("not", condition) | ("truthy", node)
 
 
@@ -89,6 +91,12 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
         return ("sub", _convert(node.left, profile, scope), _convert(node.right, profile, scope))
     if kind is nodes.Filter and node.name == "join":
         return _join(node, profile, scope)
+    if kind is nodes.Filter and node.name == "replace":
+        if node.node is None or not _jinjas_own(profile, "filters", "replace"):
+            raise _NotSimple
+        return _replace(node, node.node, _CHEAP_FILTER, profile, scope)
+    if kind is nodes.Concat:  # a ~ b: each printed as text, joined (the sandbox's ps-concat)
+        return ("concat", tuple(_convert(item, profile, scope) for item in node.nodes))
     if kind is nodes.Filter:
         if (
             node.node is None
@@ -125,6 +133,8 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
             and node.dyn_kwargs is None
         ):
             return ("call1", _convert(target.node, profile, scope), target.attr, node.args[0].value)
+        if type(target) is nodes.Getattr and target.attr == "replace":
+            return _replace(node, target.node, _CHEAP, profile, scope)
         if (
             type(target) is nodes.Getattr
             and target.attr == "index"
@@ -196,6 +206,22 @@ def _join(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any
     ):
         raise _NotSimple
     return ("join", _convert(node.node, profile, scope), node.args[0].value)
+
+
+def _replace(node: Any, inner: Any, limit: int, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any, ...]:
+    """``text|replace('a', 'b')`` (Jinja's own filter) and ``text.replace('a', 'b')``: two
+    literal texts, no count; ``limit``: the longest text the sandbox replaces in as it is."""
+    from jinja2 import nodes
+
+    if (
+        len(node.args) != 2
+        or any(type(arg) is not nodes.Const or type(arg.value) is not str or len(arg.value) > _CHEAP for arg in node.args)
+        or node.kwargs
+        or node.dyn_args is not None
+        or node.dyn_kwargs is not None
+    ):
+        raise _NotSimple
+    return ("replace", _convert(inner, profile, scope), node.args[0].value, node.args[1].value, limit)
 
 
 _COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "gt": ">", "lteq": "<=", "gteq": ">="}
@@ -277,19 +303,25 @@ def _parse(source: str, profile: JinjaProfile, kind: str) -> list[Any]:
         if not parser.stream.eos:
             raise _NotSimple
         return [_convert(expr, profile)]
-    return _items(env.parse(source).body, profile, ())
+    return _bind_sets(_items(env.parse(source).body, profile, (), top=True), env.globals)
 
 
-def _items(body: list[Any], profile: JinjaProfile, scope: tuple[str, ...]) -> list[Any]:
+def _items(body: list[Any], profile: JinjaProfile, scope: tuple[str, ...], top: bool = False) -> list[Any]:
     """The parts of a template's body: literal ``str``, an expression's tuple,
-    ``("if", condition, parts, else parts)`` and ``("for", sequence, parts, literal
-    characters per iteration)``; :class:`_NotSimple` for any other statement."""
+    ``("if", condition, parts, else parts)``, ``("for", sequence, parts, literal
+    characters per iteration)`` and, in the template's own body (``top``), ``("set",
+    name, value)``; :class:`_NotSimple` for any other statement."""
     from jinja2 import nodes
 
     parts: list[Any] = []
     for stmt in body:
         kind = type(stmt)
-        if kind is nodes.Output:
+        if kind is nodes.Assign and top:
+            target = stmt.target
+            if type(target) is not nodes.Name or target.name in _SPECIAL_NAMES or not target.name.isidentifier():
+                raise _NotSimple  # a, b = ... or a namespace's attribute
+            parts.append(("set", target.name, _convert(stmt.node, profile, scope)))
+        elif kind is nodes.Output:
             for child in stmt.nodes:
                 if type(child) is nodes.TemplateData:
                     parts.append(child.data)
@@ -318,6 +350,49 @@ def _items(body: list[Any], profile: JinjaProfile, scope: tuple[str, ...]) -> li
         else:
             raise _NotSimple
     return parts
+
+
+def _bind_sets(parts: list[Any], globals_: Any) -> list[Any]:
+    """``parts`` with each name a top-level ``{% set %}`` assigned read, after it, as that
+    value (``("setvar", name)``). Not simple (the sandbox's): a name set twice, read
+    before its ``set`` (the record's field until then), asked ``is defined`` after it, or
+    one of the template's globals (``range``)."""
+    bound: set[str] = set()
+    made: list[Any] = []
+    for part in parts:
+        if type(part) is tuple and part[0] == "set":
+            name = part[1]
+            if name in bound or name in globals_ or _reads(made, name):
+                raise _NotSimple
+            made.append(("set", name, _substitute(part[2], bound)))
+            bound.add(name)
+        else:
+            made.append(_substitute(part, bound) if bound else part)
+    return made
+
+
+def _reads(tree: Any, name: str) -> bool:
+    """Whether ``tree`` (parts or a node) reads the name ``name``."""
+    if type(tree) is tuple:
+        if len(tree) >= 2 and tree[0] in ("name", "defined") and tree[1] == name:
+            return True
+        return any(_reads(item, name) for item in tree)
+    if type(tree) is list:
+        return any(_reads(item, name) for item in tree)
+    return False
+
+
+def _substitute(tree: Any, bound: set[str]) -> Any:
+    """``tree`` with each read of a name in ``bound`` made ``("setvar", name)``."""
+    if type(tree) is tuple:
+        if len(tree) == 2 and tree[0] == "name" and tree[1] in bound:
+            return ("setvar", tree[1])
+        if tree and tree[0] == "defined" and tree[1] in bound:
+            raise _NotSimple  # defined by the set, whatever the record holds
+        return tuple(_substitute(item, bound) for item in tree)
+    if type(tree) is list:
+        return [_substitute(item, bound) for item in tree]
+    return tree
 
 
 def _condition(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any, ...]:

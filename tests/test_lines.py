@@ -12,7 +12,8 @@ import pytest
 from prompt_style import RenderedPrompt, render_records
 from prompt_style.errors import RenderError
 from prompt_style.lines import PromptEncoder
-from prompt_style.safe.json_lines import LineWriter, dumps_line, escape_unsafe, safe_utf8
+from prompt_style.safe import json_lines
+from prompt_style.safe.json_lines import LineWriter, dumps_line, encode_str, escape_unsafe, json_utf8, safe_utf8
 
 AWKWARD = [
     "plain ascii",
@@ -80,6 +81,28 @@ def test_safe_utf8_is_escape_unsafe_encoded():
     # pieces made safe one by one join to the whole made safe
     whole = "".join(AWKWARD)
     assert b"".join(safe_utf8(t) for t in AWKWARD) == safe_utf8(whole)
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["msgspec", "stdlib"])
+def test_json_utf8_is_the_safe_json_string_whoever_makes_it(fast, monkeypatch):
+    if fast:
+        pytest.importorskip("msgspec")
+    else:
+        monkeypatch.setattr(json_lines, "_ENCODE", [None])
+
+    class Text(str):
+        pass
+
+    texts = [*AWKWARD, Text("a subclass\n"), "\x7f DEL", "/ slash"]
+    # every code point, a block at a time (a lone surrogate among them: its own text)
+    for start in range(0, 0x110000, 0x2000):
+        texts.append("".join(chr(c) for c in range(start, min(start + 0x2000, 0x110000)) if not 0xD800 <= c < 0xE000))
+    texts += [chr(c) for c in (*range(0x20), 0x7F, 0x85, 0x2028, 0x2029, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0x10FFFF)]
+    for text in texts:
+        assert json_utf8(text) == safe_utf8(encode_str(text)), repr(text[:20])
+    for value in (1, None, ["a"], b"x"):
+        with pytest.raises(TypeError):
+            json_utf8(value)
 
 
 def test_encoder_shared_tuples_are_reused_but_never_confused():

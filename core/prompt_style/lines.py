@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .safe.json_lines import dumps_json, encode_str, safe_utf8
+from .safe.json_lines import dumps_json, json_utf8, safe_utf8
 
 __all__ = ["PromptEncoder", "json_strings"]
 
@@ -52,7 +52,7 @@ def json_strings(items: Sequence[Any]) -> bytes:
     # escape per item (the quotes counted are the separators')
     if body.isascii() and body.isprintable() and "\\" not in body and body.count('"') == 2 * len(items) - 2:
         return b'["' + body.encode("ascii") + b'"]'
-    return safe_utf8("[" + ", ".join(map(encode_str, items)) + "]")
+    return b"[" + b", ".join(map(json_utf8, items)) + b"]"
 
 
 class PromptEncoder:
@@ -124,14 +124,14 @@ class PromptEncoder:
                 before, after, chat_after = self._pieces
                 start = shared.start
                 question = text[start : len(text) - shared.stop]
-                own = safe_utf8(encode_str(question))[1:-1]
+                own = json_utf8(question)[1:-1]
                 parts = [before, own, after]
                 if chat_after is not None:  # a chat format's messages, around the same question
                     parts.append(own)
                     parts.append(chat_after)
             else:
                 if type(text) is str:
-                    text = safe_utf8(encode_str(text))
+                    text = json_utf8(text)
                 elif text is None:
                     text = b"null"
                 else:
@@ -162,7 +162,7 @@ class PromptEncoder:
         if kind is int:
             gold = b"%d" % target
         elif kind is str:
-            gold = safe_utf8(encode_str(target))
+            gold = json_utf8(target)
         elif target is None:
             gold = b"null"
         else:
@@ -190,8 +190,8 @@ class PromptEncoder:
         """The JSON of what every prompt with ``shared`` holds around its question."""
         head = text[: shared.start]
         tail = text[len(text) - shared.stop :]
-        before = b'"text": "' + safe_utf8(encode_str(head))[1:-1]
-        after = safe_utf8(encode_str(tail))[1:-1] + b'", "messages": '
+        before = b'"text": "' + json_utf8(head)[1:-1]
+        after = json_utf8(tail)[1:-1] + b'", "messages": '
         chat = shared.messages
         if chat is None:
             after += b"null"

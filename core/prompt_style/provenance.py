@@ -29,7 +29,7 @@ from typing import Any
 
 from .errors import RenderError
 from .lines import PromptEncoder, json_strings
-from .safe.json_lines import dumps_line, safe_utf8
+from .safe.json_lines import dumps_line, json_utf8, safe_utf8
 
 __all__ = ["Provenance", "PROVENANCE_KEYS", "fingerprint", "verify_fingerprint"]
 
@@ -192,9 +192,7 @@ class Provenance:
         def line(index: int, text: str, continuations: Any, target: Any) -> bytes | None:
             if type(index) is not int or type(text) is not str:
                 return None
-            own = _encode_str(text)
-            # (safe_utf8's first case, inline: an ASCII text is its own UTF-8, and safe)
-            own = own.encode()[1:-1] if own.isascii() else safe_utf8(own)[1:-1]
+            own = json_utf8(text)[1:-1]
             digits = b"%d" % index
             kind = type(target)
             if kind is int or kind is str:  # rest()'s work, inline, for the commonest targets
@@ -211,8 +209,7 @@ class Provenance:
                 if kind is int:
                     gold = b"%d" % target
                 else:
-                    gold = _encode_str(target)
-                    gold = gold.encode() if gold.isascii() else safe_utf8(gold)
+                    gold = json_utf8(target)
                 # (each shape its own join: one tuple of pieces unpacked into a shared join
                 # costs about 1,000 instructions a line, 1.2% of a line's)
                 if chat_after is None:

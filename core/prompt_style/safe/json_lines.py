@@ -25,7 +25,16 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
-__all__ = ["dumps_line", "escape_unsafe", "dumps_json", "encode_str", "safe_utf8", "LineWriter", "json_objects"]
+__all__ = [
+    "dumps_line",
+    "escape_unsafe",
+    "dumps_json",
+    "encode_str",
+    "safe_utf8",
+    "json_utf8",
+    "LineWriter",
+    "json_objects",
+]
 
 _UNSAFE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
 
@@ -76,6 +85,36 @@ def safe_utf8(text: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate
         return _UNSAFE.sub(_escape, text).encode("utf-8")
+
+
+def json_utf8(text: str) -> bytes:
+    """``safe_utf8(encode_str(text))``: a ``str`` as a JSON string (quotes included), in
+    safe UTF-8. msgspec's encoder (the ``fast`` extra), when installed, makes these bytes
+    in one pass, about four times as fast as the two steps (it writes every character as
+    ``json.dumps(ensure_ascii=False)`` does, in UTF-8: checked on every code point); what
+    it does not make safe (U+0085, U+2028, U+2029, a lone surrogate, which it refuses)
+    takes the two steps, so the bytes never depend on whether it is installed."""
+    encode = _ENCODE[0] if _ENCODE else _encoder()
+    if type(text) is str and encode is not None and "\u2028" not in text and "\u2029" not in text and "\x85" not in text:
+        try:
+            return encode(text)
+        except UnicodeEncodeError:  # a lone surrogate
+            pass
+    return safe_utf8(encode_str(text))  # (a TypeError for what is not a str)
+
+
+_ENCODE: list[Any] = []  # [msgspec's encode, or None], looked up on the first call
+
+
+def _encoder() -> Any:
+    if not _ENCODE:
+        try:
+            import msgspec.json
+        except ImportError:
+            _ENCODE.append(None)
+        else:
+            _ENCODE.append(msgspec.json.Encoder().encode)
+    return _ENCODE[0]
 
 
 class LineWriter:

@@ -238,11 +238,11 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         w.add(f"if type({inner}) is not dict:")
         w.add("    return SLOW")
         w.add(f"{var} = {inner}[{w.value('K', node[2])}]")
-        return var, None
+        return var, str if inner_type is str else None  # (a character of a text, or an error)
     if op == "item":
         _check_container(w, inner, inner_type)
         w.add(f"{var} = {inner}[{w.value('K', node[2])}]")
-        return var, None
+        return var, str if inner_type is str else None  # (a character of a text, or an error)
     if op == "call":
         if inner_type is not None and inner_type is not str:
             raise _NotSimple
@@ -312,7 +312,7 @@ def _emit_pair(w: _Writer, node: tuple[Any, ...], left: str, left_type: type | N
         elif right_type is not int and right_type is not str:
             raise _NotSimple
         w.add(f"{var} = {left}[{right}]")  # Jinja's getitem tries exactly this first
-        return var, None
+        return var, str if left_type is str else None  # (a character of a text, or an error)
     # '+': two texts are joined and their length charged, two ints added (as the
     # sandbox's call_binop does); any other pair is the sandbox's (its error, or a list)
     # (work counts what the render built so far: all of it stays within CAP, however many
@@ -721,23 +721,34 @@ _DIGITS_CODE = {False: ("return out",), True: ("if out.isdigit():", "    return 
 
 
 def _emit_parts(w: _Writer, parts: list[Any]) -> None:
+    # The pieces printed one after another are appended at once, as one f-string (a loop's
+    # body: one append an iteration, not four); a statement appends what came before it.
+    pending: list[str] = []
+
+    def flush() -> None:
+        if len(pending) == 1:
+            w.add(f"app({pending[0]})")
+        elif pending:
+            w.add(f"app(f'{''.join('{' + piece + '}' for piece in pending)}')")
+        pending.clear()
+
     for part in parts:
         if isinstance(part, str):
             if part:
-                w.add(f"app({w.value('L', part)})")
+                pending.append(w.value("L", part))
             continue
-        if part[0] == "if":
-            _emit_if(w, part)
-            continue
-        if part[0] == "for":
-            _emit_for(w, part)
-            continue
-        if part[0] == "set":  # (top level only: its variable is set before any later part runs)
-            w.sets[part[1]] = _emit(w, part[2])
+        if part[0] in ("if", "for", "set"):
+            flush()
+            if part[0] == "if":
+                _emit_if(w, part)
+            elif part[0] == "for":
+                _emit_for(w, part)
+            else:  # (top level only: its variable is set before any later part runs)
+                w.sets[part[1]] = _emit(w, part[2])
             continue
         var, known = _emit(w, part)
         if known is str:
-            w.add(f"app({var})")
+            pending.append(var)
             w.add(f"work += len({var})")
             continue
         text = w.var()
@@ -753,7 +764,8 @@ def _emit_parts(w: _Writer, parts: list[Any]) -> None:
         w.add(f"{indent}    return SLOW")
         w.add(f"{indent}{text} = str({var})")
         w.add(f"{indent}work += size")
-        w.add(f"app({text})")
+        pending.append(text)
+    flush()
 
 
 def _branch(w: _Writer, emit: Callable[[], None]) -> list[str]:

@@ -42,7 +42,7 @@ _SPECIAL_NAMES = frozenset({"self", "super", "loop", "caller", "varargs", "kwarg
 # | ("call1", node, method name, text) | ("add", node, node) | ("filter", node, name)
 # | ("int", node) | ("cond", test, node, node) | ("sub", node, node)
 # | ("item_of", loop depth) | ("loop", loop depth, attribute)
-# | ("concat", (node, ...)) | ("replace", node, old, new, limit) | ("setvar", name)
+# | ("concat", (node, ...)) | ("replace", node, old, new, limit) | ("setvar", name) | ("sort", node)
 # tests: ("defined", name, True/False) | ("none", node, True/False)
 # template parts: text | node | ("if", condition, parts, parts) | ("for", node, parts, cost)
 # | ("set", name, node) (at the top level only)
@@ -104,12 +104,12 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
             or node.kwargs
             or node.dyn_args is not None
             or node.dyn_kwargs is not None
-            or (node.name not in TEXT_FILTERS and node.name not in ("int", "length"))
+            or (node.name not in TEXT_FILTERS and node.name not in ("int", "length", "sort"))
             or not _jinjas_own(profile, "filters", node.name)
         ):
             raise _NotSimple
         inner = _convert(node.node, profile, scope)
-        if node.name in ("int", "length"):
+        if node.name in ("int", "length", "sort"):
             return (node.name, inner)
         return ("filter", inner, node.name)
     if kind is nodes.Compare:

@@ -27,13 +27,23 @@ def get_path(record: Mapping[str, Any], path: str) -> Any:
 
     :raises KeyError: naming the first step that is missing.
     """
+    return _follow(record, _steps(path))
+
+
+def _steps(path: str) -> tuple[tuple[str, bool], ...]:
+    """A path's steps, each with whether it may be a list index (split once per task)."""
+    return tuple((step, step.lstrip("-").isdigit()) for step in path.split("."))
+
+
+def _follow(record: Mapping[str, Any], steps: tuple[tuple[str, bool], ...]) -> Any:
     value: Any = record
-    for step in path.split("."):
-        if isinstance(value, Mapping):
+    for step, digits in steps:
+        kind = type(value)
+        if kind is dict or (kind is not list and kind is not tuple and isinstance(value, Mapping)):
             if step not in value:
                 raise KeyError(step)
             value = value[step]
-        elif isinstance(value, (list, tuple)) and step.lstrip("-").isdigit():
+        elif digits and (kind is list or kind is tuple or isinstance(value, (list, tuple))):
             index = int(step)
             if not -len(value) <= index < len(value):
                 raise KeyError(step)
@@ -63,11 +73,12 @@ def map_fields(
             "formatter 'map_fields': args.fields must map new field names to paths such as 'answers.text.0'",
             key="formatter.args.fields",
         )
+    paths = [(new, path, _steps(path)) for new, path in fields.items()]
     for position, record in enumerate(records):
         out: dict[str, Any] = dict(record) if keep else ({"_id": record["_id"]} if "_id" in record else {})
-        for new, path in fields.items():
+        for new, path, steps in paths:
             try:
-                out[new] = get_path(record, path)
+                out[new] = _follow(record, steps)
             except KeyError as exc:
                 shown = ", ".join(map(str, list(record)[:12]))
                 raise DataError(

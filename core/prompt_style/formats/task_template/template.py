@@ -32,6 +32,7 @@ from typing import Any
 
 from ..._suggest import record_keys, undefined_name
 from ...errors import FieldError, PromptStyleError, TaskFileError
+from ...fields.jinja_compiler import SLOW, compile_simple
 from ...safe import jinja_env
 
 __all__ = [
@@ -164,6 +165,13 @@ def _escape(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _simple(source: str | None, profile: jinja_env.JinjaProfile) -> Any:
+    """``source``'s plain-Python function (see :func:`~prompt_style.fields.jinja_compiler.compile_simple`),
+    or ``None``."""
+    compiled = None if source is None else compile_simple(source, profile)
+    return None if compiled is None else compiled.function
+
+
 def _unescape(text: str) -> str:
     return text.replace(PIPE_PROTECTOR, PIPE)
 
@@ -208,6 +216,10 @@ class TaskTemplate:
     """Added to the message of a missing field (the reader says why a field may be missing)."""
     _compiled: Any = field(default=None, init=False, repr=False)
     _choices: Any = field(default=None, init=False, repr=False)
+    _fast: tuple[Any, Any] = field(default=(None, None), init=False, repr=False)
+    """The answer choices' and the template's plain-Python functions (``compile_simple``),
+    where they are simple: each gives the sandbox's text, or ``SLOW`` for a record the
+    sandbox must render."""
 
     # -- identity -------------------------------------------------------------
 
@@ -258,6 +270,8 @@ class TaskTemplate:
         _prepare()
         self._choices = self._compile("answer_choices", self.answer_choices)
         self._compiled = self._compile("jinja", self.source())
+        if not self.draws_per_record:
+            self._fast = (_simple(self.answer_choices, self.profile), _simple(self.source(), self.profile))
 
     def syntax_errors(self) -> list[tuple[str, Any]]:
         """``(part, TemplateSyntaxError)`` for each of ``answer_choices`` and ``jinja`` that does not compile."""
@@ -310,6 +324,7 @@ class TaskTemplate:
         token = _RNG.set(random.Random(record_seed(self.seed, record))) if self.semantics == "promptsource" else None
         try:
             compiled, compiled_choices = self._compiled, self._choices
+            fast_choices, fast = self._fast
             if self.draws_per_record:
                 # promptsource's order: compile the template, then the answer choices.
                 compiled = self._compile("jinja", self.source(), cache=False)
@@ -317,10 +332,14 @@ class TaskTemplate:
             protected = _escape(record)
             choices = None
             if compiled_choices is not None:
-                rendered = self._render(compiled_choices, protected, "answer_choices", record)
+                rendered = SLOW if fast_choices is None else fast_choices(protected)
+                if rendered is SLOW:
+                    rendered = self._render(compiled_choices, protected, "answer_choices", record)
                 choices = [_unescape(choice.strip()) for choice in rendered.split(PIPE)]
             protected["answer_choices"] = choices
-            text = self._render(compiled, protected, "jinja", record)
+            text = SLOW if fast is None else fast(protected)
+            if text is SLOW:
+                text = self._render(compiled, protected, "jinja", record)
         finally:
             if token is not None:
                 _RNG.reset(token)
@@ -415,6 +434,7 @@ class TaskTemplate:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_compiled"] = state["_choices"] = None
+        state["_fast"] = (None, None)
         state.pop("_draws", None)
         return state
 

@@ -46,6 +46,17 @@ Workloads (``--workload``, repeatable; default all):
            the target ``{{answers.text[0]}}``, ``until: ["\\n"]``
 ``wino``   Winogrande-shaped records, ``mcq::mmlu`` zero-shot: the text a field name, the
            choices ``{{[option1, option2]}}``, the target ``{{answer|int - 1}}``
+``race``   RACE-shaped records: a passage of about 1,400 characters with non-ASCII
+           punctuation, ``passthrough`` zero-shot, the target ``{{['A','B','C','D'].index(answer)}}``
+           (long text: the line's JSON encoding weighs most)
+``filters`` ``{{ question | replace('\\n', ' ') | trim }}`` and ``{{ choices | join(', ') }}`` in the text
+``set``    a generation task whose text sets a variable (``{% set q = question.strip() %}``) and
+           whose target is ``{{ answer.split('####')[-1].strip() }}``
+``concat`` a generation task whose text is one ``~`` expression
+``pro``    MMLU-Pro-shaped records: ten options listed by a Jinja loop, constant letters
+``sciq``   a task-template file (SciRIFF's format, the bundled ``examples/sciq`` task): the
+           ``map_fields`` formatter, answer choices ``{{ [...] | sort | join(' ||| ') }}``, a
+           loop over them, ``input ||| output``
 
 Run: ``uv run python bench/cli_jsonl_bench.py [--records N ...] [--rounds N] [--workload NAME ...]``
 (default 200,000 records, 5 rounds).
@@ -62,6 +73,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -71,6 +83,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parents[1]
 N_RECORDS = 200_000
 ROUNDS = 5
 TARGET = 1.2
@@ -198,6 +211,45 @@ def hellaswag_record(i: int, rng: random.Random) -> dict[str, Any]:
             f"eats {v['c']} cookies — ✓",
         ],
         "label": str(rng.randrange(4)),
+    }
+
+
+WORDS = "the of and to in is was for on that with as by at from this which or be an are it".split()
+
+
+def _words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def race_record(i: int, rng: random.Random) -> dict[str, Any]:
+    article = " ".join(f"{_words(rng, 12).capitalize()} — “{i}”." for _ in range(25))
+    options = [_words(rng, 4) for _ in range(4)]
+    return {"article": article, "question": _words(rng, 9) + "?", "options": options, "answer": "ABCD"[rng.randrange(4)]}
+
+
+def filters_record(i: int, rng: random.Random) -> dict[str, Any]:
+    question = f"  {_words(rng, 6)}\n{_words(rng, 7)} {i}{' – ünï' if i % 5 == 0 else ''}?  "
+    return {"question": question, "choices": [_words(rng, 3) for _ in range(4)], "answer": rng.randrange(4)}
+
+
+def pro_record(i: int, rng: random.Random) -> dict[str, Any]:
+    options = [_words(rng, 3) + f" {k}" for k in range(10)]
+    return {"question": _words(rng, 20) + f" ({i})", "options": options, "answer_index": rng.randrange(10)}
+
+
+def set_record(i: int, rng: random.Random) -> dict[str, Any]:
+    return {"question": f"  {_words(rng, 15)} {i}?\n", "answer": f"{_words(rng, 5)} #### {rng.randrange(1000)}"}
+
+
+def sciq_record(i: int, rng: random.Random) -> dict[str, Any]:
+    v = _values(i, rng)
+    return {
+        "question": f"Which of these is made of {v['a']} cells{' (µm)' if i % 6 == 0 else ''}? ({i})",
+        "choices": {
+            "correct": f"tissue {v['b']}",
+            "distractors": [f"organ {v['c']}", f"Atom {v['d']}", f"molecule {v['a']}"],
+        },
+        "support": f"Tissues are groups of {v['a']} similar cells.",
     }
 
 
@@ -437,6 +489,119 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         target = int(doc["answer"]) - 1
         o.write(json.dumps({"index": i, "text": text, "continuations": [" A", " B"], "target": target}) + "\\n")
 """
+RACE_TASK = """\
+task: race_like
+data:
+  test: test.jsonl
+doc_to_text: "Article: {{article}}\\n\\nQuestion: {{question}}\\nAnswer:"
+doc_to_choice: "{{options}}"
+doc_to_target: "{{['A','B','C','D'].index(answer)}}"
+template: passthrough
+"""
+RACE_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        text = f"Article: {doc['article']}\\n\\nQuestion: {doc['question']}\\nAnswer:"
+        conts = [" " + c for c in doc["options"]]
+        o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": "ABCD".index(doc["answer"])}) + "\\n")
+"""
+FILTERS_TASK = """\
+task: filters_like
+data:
+  test: test.jsonl
+doc_to_text: "{{ question | replace('\\\\n', ' ') | trim }}\\nOptions: {{ choices | join(', ') }}\\nAnswer:"
+doc_to_choice: choices
+doc_to_target: answer
+template: passthrough
+"""
+FILTERS_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        question = doc["question"].replace("\\n", " ").strip()
+        text = f"{question}\\nOptions: {', '.join(doc['choices'])}\\nAnswer:"
+        conts = [" " + c for c in doc["choices"]]
+        o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": doc["answer"]}) + "\\n")
+"""
+SET_TASK = """\
+task: set_like
+data:
+  test: test.jsonl
+output_type: generate_until
+doc_to_text: "{% set q = question.strip() %}Q: {{ q }}\\nA:"
+doc_to_target: "{{ answer.split('####')[-1].strip() }}"
+template: passthrough
+until: ["Q:"]
+"""
+SET_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        text = f"Q: {doc['question'].strip()}\\nA:"
+        target = doc["answer"].split("####")[-1].strip()
+        o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": target}) + "\\n")
+"""
+CONCAT_TASK = """\
+task: concat_like
+data:
+  test: test.jsonl
+output_type: generate_until
+doc_to_text: "{{ 'Q: ' ~ question|trim ~ '\\\\nA:' }}"
+doc_to_target: answer
+template: passthrough
+until: ["Q:"]
+"""
+CONCAT_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        text = "Q: " + doc["question"].strip() + "\\nA:"
+        o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": doc["answer"]}) + "\\n")
+"""
+PRO_TASK = """\
+task: pro_like
+data:
+  test: test.jsonl
+doc_to_text: "Question: {{question}}\\nOptions:\\n{% for c in options %}{{ 'ABCDEFGHIJ'[loop.index0] }}. {{ c }}\\n{% endfor %}Answer:"
+doc_to_choice: ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J"]
+doc_to_target: answer_index
+template: passthrough
+"""
+PRO_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+conts = [" " + x for x in "ABCDEFGHIJ"]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        body = "".join(f"{'ABCDEFGHIJ'[k]}. {c}\\n" for k, c in enumerate(doc["options"]))
+        text = f"Question: {doc['question']}\\nOptions:\\n{body}Answer:"
+        o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": doc["answer_index"]}) + "\\n")
+"""
+SCIQ_TASK = (ROOT / "examples/sciq/sciq_mcq.yaml").read_text(encoding="utf-8")
+SCIQ_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        c = doc["choices"]
+        options = "".join(f"\\n- {x}" for x in sorted([c["correct"], *c["distractors"][:3]], key=str.lower))
+        text = (
+            "Answer the following science question by choosing one of the options.\\n\\n"
+            f"Question: {doc['question']}\\nOptions:{options}\\n\\nRespond with the option only."
+        )
+        o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": c["correct"]}) + "\\n")
+"""
 CHAT_SCRIPT = """\
 import json, sys
 test, dev, out = sys.argv[1:4]
@@ -467,6 +632,7 @@ class Workload:
     pool: str  # the few-shot split's file name (besides test.jsonl)
     pool_size: int
     cli_options: tuple[str, ...] = ()
+    test: str = "test.jsonl"  # the evaluated split's file name (a task-template file's is under data/)
 
 
 WORKLOADS = {
@@ -480,6 +646,20 @@ WORKLOADS = {
     "loop": Workload("loop", LOOP_TASK, LOOP_SCRIPT, mmlu_record, "dev.jsonl", 3),
     "squad": Workload("squad", SQUAD_TASK, SQUAD_SCRIPT, squad_record, "dev.jsonl", 3),
     "wino": Workload("wino", WINO_TASK, WINO_SCRIPT, wino_record, "dev.jsonl", 3),
+    "race": Workload("race", RACE_TASK, RACE_SCRIPT, race_record, "dev.jsonl", 3),
+    "filters": Workload("filters", FILTERS_TASK, FILTERS_SCRIPT, filters_record, "dev.jsonl", 3),
+    "set": Workload("set", SET_TASK, SET_SCRIPT, set_record, "dev.jsonl", 3),
+    "concat": Workload("concat", CONCAT_TASK, CONCAT_SCRIPT, set_record, "dev.jsonl", 3),
+    "pro": Workload("pro", PRO_TASK, PRO_SCRIPT, pro_record, "dev.jsonl", 3),
+    "sciq": Workload(
+        "sciq",
+        SCIQ_TASK,
+        SCIQ_SCRIPT,
+        sciq_record,
+        "data/processed/sciq_mcq/train.jsonl",
+        30,
+        test="data/processed/sciq_mcq/test.jsonl",
+    ),
 }
 
 
@@ -537,7 +717,8 @@ def compare(ours: Path, theirs: Path) -> int:
 def run_workload(w: Workload, n: int, rounds: int, root: Path) -> dict[str, Any]:
     folder = root / f"{w.name}-{n}"
     folder.mkdir()
-    test = write(folder / "test.jsonl", w.make, n, SEED)
+    (folder / w.test).parent.mkdir(parents=True, exist_ok=True)
+    test = write(folder / w.test, w.make, n, SEED)
     pool = write(folder / w.pool, w.make, w.pool_size, SEED + 1, start=3)
     (folder / "task.yaml").write_text(w.task, encoding="utf-8")
     (folder / "script.py").write_text(w.script, encoding="utf-8")
@@ -568,9 +749,7 @@ def run_workload(w: Workload, n: int, rounds: int, root: Path) -> dict[str, Any]
             f"(CPU), ratio {ratios[-1]:.3f}x; load {os.getloadavg()[0]:.1f}",
             flush=True,
         )
-    for path in folder.iterdir():
-        path.unlink()
-    folder.rmdir()
+    shutil.rmtree(folder)
     return {
         "workload": w.name,
         "records": n,

@@ -224,7 +224,12 @@ def _words(rng: random.Random, n: int) -> str:
 def race_record(i: int, rng: random.Random) -> dict[str, Any]:
     article = " ".join(f"{_words(rng, 12).capitalize()} — “{i}”." for _ in range(25))
     options = [_words(rng, 4) for _ in range(4)]
-    return {"article": article, "question": _words(rng, 9) + "?", "options": options, "answer": "ABCD"[rng.randrange(4)]}
+    return {
+        "article": article,
+        "question": _words(rng, 9) + "?",
+        "options": options,
+        "answer": "ABCD"[rng.randrange(4)],
+    }
 
 
 def filters_record(i: int, rng: random.Random) -> dict[str, Any]:

@@ -237,6 +237,13 @@ TEMPLATES: list[str] = [
     "{% set x = q %}{% for x in c %}{{ x }}{% endfor %}{{ x }}",
     "{% set x = missing %}{{ q }}",
     "{% set q = c %}{{ q }}",
+    # first, last, default
+    "{{ c|first }}|{{ c|last }}|{{ q|first }}|{{ q|last }}|{{ d.text|first }}|{{ c[0]|last }}",
+    "{{ q|default('none') }}|{{ missing|default('m') }}|{{ missing|d(3) }}|{{ missing|default }}|{{ d|default(1) }}",
+    "{{ c|first|upper }} {{ (c|last) ~ '!' }} {{ missing|default('x')|upper }}",
+    "{{ range|default('r') }} {{ q.x|default('p') }} {{ q|default('a', true) }}",
+    "{% set x = q %}{{ x|default('n') }}",
+    "{% for y in c %}{{ y|default('z') }}{% endfor %}",
 ]
 
 
@@ -289,6 +296,10 @@ EXPRESSIONS = [
     "'[' ~ q ~ ']'",
     "q|replace(' ', '_')",
     "q.replace('?', '')",
+    "c|first",
+    "c|last",
+    "missing|default('x')",
+    "q|default(none)",
 ]
 
 
@@ -364,7 +375,7 @@ def _conditions_loops_and_differences() -> None:
     assert got[0] == "error" and "max_loop_iterations" in got[2]
 
 
-def test_concatenation_replace_and_set_compile():
+def test_concatenation_replace_set_first_last_and_default_compile():
     record = {"q": "  Line one\nline two?  ", "c": ["a", "b"], "n": 3}
     for profile in PROFILES.values():
         for source, kind, expected in [
@@ -375,6 +386,8 @@ def test_concatenation_replace_and_set_compile():
             ("{% set x = q.strip() %}Q: {{ x }}{% if x %}.{% endif %}", "template", "Q: Line one\nline two?."),
             ("{% set k = c|length %}{% for y in c %}{{ y }}/{{ k }} {% endfor %}", "template", "a/2 b/2 "),
             ("'[' ~ n ~ ']'", "expression", "[3]"),
+            ("{{ c|first }}-{{ c|last }}-{{ q|trim|first }}", "template", "a-b-L"),
+            ("{{ missing|default('none') }}|{{ n|d(0) }}|{{ c|default }}", "template", "none|3|['a', 'b']"),
         ]:
             assert jc.compile_simple(source, profile, kind).function(record) == expected, source
             assert same(source, profile, record, kind) == ("ok", expected)
@@ -478,6 +491,7 @@ def test_budget_errors_are_the_sandboxs(limits):
         "{{ q ~ c[0] ~ c }}",
         "{{ q|replace(' ', '___') }}{{ q.replace('', '--') }}",
         "{% set x = q|upper %}{{ x ~ x }}",
+        "{{ c|first }}{{ c|last }}{{ missing|default('d' * 1) }}{{ q|default('x') }}",
     ]
     records = [
         {"q": "short", "c": ["a", "b"]},

@@ -43,10 +43,14 @@ _SPECIAL_NAMES = frozenset({"self", "super", "loop", "caller", "varargs", "kwarg
 # | ("int", node) | ("cond", test, node, node) | ("sub", node, node)
 # | ("item_of", loop depth) | ("loop", loop depth, attribute)
 # | ("concat", (node, ...)) | ("replace", node, old, new, limit) | ("setvar", name) | ("sort", node)
+# | ("first", node) | ("last", node) | ("default", ("name", key), value)
 # tests: ("defined", name, True/False) | ("none", node, True/False)
 # template parts: text | node | ("if", condition, parts, parts) | ("for", node, parts, cost)
 # | ("set", name, node) (at the top level only)
 # conditions: ("test", test) | ("not", condition) | ("truthy", node)
+
+
+_OWN_FILTERS = frozenset({"int", "length", "sort", "first", "last"})  # each its own node: (name, node)
 
 
 class _NotSimple(Exception):
@@ -91,6 +95,8 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
         return ("sub", _convert(node.left, profile, scope), _convert(node.right, profile, scope))
     if kind is nodes.Filter and node.name == "join":
         return _join(node, profile, scope)
+    if kind is nodes.Filter and node.name in ("default", "d"):
+        return _default(node, profile, scope)
     if kind is nodes.Filter and node.name == "replace":
         if node.node is None or not _jinjas_own(profile, "filters", "replace"):
             raise _NotSimple
@@ -104,12 +110,12 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
             or node.kwargs
             or node.dyn_args is not None
             or node.dyn_kwargs is not None
-            or (node.name not in TEXT_FILTERS and node.name not in ("int", "length", "sort"))
+            or (node.name not in TEXT_FILTERS and node.name not in _OWN_FILTERS)
             or not _jinjas_own(profile, "filters", node.name)
         ):
             raise _NotSimple
         inner = _convert(node.node, profile, scope)
-        if node.name in ("int", "length", "sort"):
+        if node.name in _OWN_FILTERS:
             return (node.name, inner)
         return ("filter", inner, node.name)
     if kind is nodes.Compare:
@@ -208,6 +214,28 @@ def _join(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any
     return ("join", _convert(node.node, profile, scope), node.args[0].value)
 
 
+def _default(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any, ...]:
+    """``name|default(value)`` (Jinja's own, ``d`` too): a record's field, or a constant
+    when the record has none (not a path, nor a global's name, which the sandbox finds)."""
+    from jinja2 import nodes
+
+    args = node.args
+    if (
+        node.node is None
+        or len(args) > 1
+        or (args and (type(args[0]) is not nodes.Const or type(args[0].value) not in _CONSTANTS))
+        or node.kwargs
+        or node.dyn_args is not None
+        or node.dyn_kwargs is not None
+        or not _jinjas_own(profile, "filters", node.name)
+    ):
+        raise _NotSimple
+    inner = _convert(node.node, profile, scope)
+    if inner[0] != "name" or inner[1] in _jinja.environment(profile).globals:
+        raise _NotSimple
+    return ("default", inner, args[0].value if args else "")
+
+
 def _replace(node: Any, inner: Any, limit: int, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any, ...]:
     """``text|replace('a', 'b')`` (Jinja's own filter) and ``text.replace('a', 'b')``: two
     literal texts, no count; ``limit``: the longest text the sandbox replaces in as it is."""
@@ -215,7 +243,7 @@ def _replace(node: Any, inner: Any, limit: int, profile: JinjaProfile, scope: tu
 
     if (
         len(node.args) != 2
-        or any(type(arg) is not nodes.Const or type(arg.value) is not str or len(arg.value) > _CHEAP for arg in node.args)
+        or any(type(a) is not nodes.Const or type(a.value) is not str or len(a.value) > _CHEAP for a in node.args)
         or node.kwargs
         or node.dyn_args is not None
         or node.dyn_kwargs is not None

@@ -95,7 +95,13 @@ def json_utf8(text: str) -> bytes:
     it does not make safe (U+0085, U+2028, U+2029, a lone surrogate, which it refuses)
     takes the two steps, so the bytes never depend on whether it is installed."""
     encode = _ENCODE[0] if _ENCODE else _encoder()
-    if type(text) is str and encode is not None and "\u2028" not in text and "\u2029" not in text and "\x85" not in text:
+    if (
+        encode is not None
+        and type(text) is str
+        and "\u2028" not in text
+        and "\u2029" not in text
+        and "\x85" not in text
+    ):
         try:
             return encode(text)
         except UnicodeEncodeError:  # a lone surrogate

@@ -30,21 +30,35 @@ def get_path(record: Mapping[str, Any], path: str) -> Any:
     return _follow(record, _steps(path))
 
 
-def _steps(path: str) -> tuple[tuple[str, bool], ...]:
-    """A path's steps, each with whether it may be a list index (split once per task)."""
-    return tuple((step, step.lstrip("-").isdigit()) for step in path.split("."))
+def _steps(path: str) -> tuple[tuple[str, int | None], ...]:
+    """A path's steps, each with its list index when it may be one (split once per task)."""
+    return tuple((step, _index(step)) for step in path.split("."))
 
 
-def _follow(record: Mapping[str, Any], steps: tuple[tuple[str, bool], ...]) -> Any:
+def _index(step: str) -> int | None:
+    if not step.lstrip("-").isdigit():
+        return None
+    try:
+        return int(step)
+    except ValueError:  # digits int() does not read ('²'): a key only
+        return None
+
+
+def _follow(record: Mapping[str, Any], steps: tuple[tuple[str, int | None], ...]) -> Any:
     value: Any = record
-    for step, digits in steps:
+    for step, index in steps:
         kind = type(value)
-        if kind is dict or (kind is not list and kind is not tuple and isinstance(value, Mapping)):
+        if kind is dict:
+            value = value[step]  # (a missing key raises KeyError(step))
+        elif index is not None and (kind is list or kind is tuple):
+            if not -len(value) <= index < len(value):
+                raise KeyError(step)
+            value = value[index]
+        elif isinstance(value, Mapping):
             if step not in value:
                 raise KeyError(step)
             value = value[step]
-        elif digits and (kind is list or kind is tuple or isinstance(value, (list, tuple))):
-            index = int(step)
+        elif index is not None and isinstance(value, (list, tuple)):
             if not -len(value) <= index < len(value):
                 raise KeyError(step)
             value = value[index]

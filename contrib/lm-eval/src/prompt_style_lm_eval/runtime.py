@@ -174,7 +174,10 @@ class Prompts:
     def _checked(self, task: Task) -> Task:
         """``task``, after checking that lm-eval can send its prompts: one context per
         record (not a multi-turn dialogue, not OpenCompass's perplexity candidates)."""
-        first = task.renderer.render(self.docs()[0], 0) if not task.multiturn else None
+        docs = self.docs()
+        if not task.multiturn and task.renderer.fast_render() is not None:
+            return task  # the compiled fast path: one prompt per record, never candidates
+        first = task.renderer.render(docs[0], 0) if not task.multiturn else None
         if task.multiturn or first.candidates is not None:
             what = "a multi-turn dialogue" if task.multiturn else "OpenCompass perplexity candidates"
             raise RenderError(

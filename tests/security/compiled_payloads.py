@@ -128,6 +128,11 @@ TEXT_TEMPLATES = [
     "{% for x in options %}{% for y in q %}{{ y }}{{ loop.index }}{% endfor %}{{ x }}{% endfor %}",
     "{% for i in range(q|length) %}{{ q[i] }}{% endfor %}{{ 'A' if q == 'x' else gold > 0 }}",
     "{{ q|join(', ') }} {{ options|join('\\n') }}",
+    "{{ 'Q: ' ~ q ~ ' / ' ~ a }}{{ q ~ gold }}",
+    "{{ q | replace('a', 'bbbb') }}|{{ q.replace(' ', '') }}|{{ q | replace('', '--') }}",
+    "{% set x = q.strip() %}{{ x }}|{{ x ~ x }}{% if x %}!{% endif %}",
+    "{{ q | sort | join(',') }} {{ q | first }} {{ q | last }} {{ options | first }}",
+    "{{ q | default('d') }} {{ missing | default('m') }} {{ gold | d(0) }}",
 ]
 
 

@@ -601,6 +601,46 @@ def test_formatter_plugins_run_on_the_task_s_own_data(task_file):
         next(raw.render())
 
 
+class Counting:
+    """A formatter that counts the instances it has made (``made``)."""
+
+    def __init__(self) -> None:
+        self.made = 0
+
+    @hookimpl
+    def format_instances(self):
+        def counted(records, *, empty=False):
+            for record in records:
+                if empty:
+                    continue
+                self.made += 1
+                yield record
+
+        return {"counted": counted}
+
+
+def test_a_formatted_split_renders_as_it_is_read(task_file):
+    # the evaluated split made by a formatter is streamed: the first prompt comes before
+    # the rest is formatted (constant memory), a bad record stops it where it stands
+    counting = Counting()
+    pm = prompt_style.create_plugin_manager(entry_points=False, environ={}, plugins=[("counting", counting)])
+    records = [*RECORDS[:5], {"question": "no answer"}]
+    path = task_file([QA], splits={"test": records}, formatter={"name": "counted", "args": {}})
+    task = load_task(path, plugins=pm)
+    prompts = task.render()
+    assert next(prompts).text == "Q: q0" and counting.made < len(records)
+    with pytest.raises(PromptStyleError, match="answer") as caught:
+        list(prompts)
+    assert counting.made == len(records) and "record 5" in str(caught.value)
+    assert [r["question"] for r in task.records()] == [r["question"] for r in records]
+    # a formatter that makes no instances: said, not an empty render
+    path = task_file(
+        [QA], name="empty_task", splits={"test": RECORDS[:2]}, formatter={"name": "counted", "args": {"empty": True}}
+    )
+    with pytest.raises(PromptStyleError, match="empty"):
+        list(load_task(path, plugins=pm).render())
+
+
 def test_unknown_formatter_lists_the_installed_ones(task_file, pm, capsys):
     path = task_file([QA], splits={"test": RECORDS[:1]}, formatter={"name": "qasper", "args": None})
     with pytest.raises(PromptStyleError) as info:

@@ -30,10 +30,33 @@ __all__ = [
     "read_block",
     "parse_line",
     "SUPPORTED_SUFFIXES",
+    "StreamedSplit",
 ]
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json")
 _PATH = type(Path())  # PosixPath or WindowsPath
+
+
+class StreamedSplit(Sequence):
+    """A split whose records a reader streams (:meth:`stream`: read afresh, in order)
+    rather than holds, where it reads the split through (rendering it, iterating
+    :func:`iter_records`); as a ``Sequence`` (indexing, ``len``) a subclass reads it whole
+    (a few-shot pool). A task-template file's split made by a formatter is one: its
+    records, streamed, render in constant memory."""
+
+    def stream(self) -> Iterator[Mapping[str, Any]]:
+        raise NotImplementedError
+
+
+def _streamed(records: StreamedSplit, split: str) -> Iterator[Mapping[str, Any]]:
+    """:meth:`StreamedSplit.stream`, checked as :func:`_given` checks records in memory."""
+    index = -1
+    for index, record in enumerate(records.stream()):
+        if type(record) is not dict and not isinstance(record, Mapping):
+            raise DataError(f"split '{split}': record {index} is a {type(record).__name__}, not a mapping")
+        yield record
+    if index < 0:
+        raise DataError(f"split '{split}': the list of records is empty")
 
 
 def _files(path: Any) -> list[Path] | None:
@@ -90,7 +113,7 @@ def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
             yield from iter_records(file, split)
         return
     if not isinstance(path, (str, Path)):
-        yield from _given(path, split)
+        yield from _streamed(path, split) if isinstance(path, StreamedSplit) else _given(path, split)
         return
     path = Path(path)
     _check_suffix(path, split)
@@ -105,7 +128,7 @@ def open_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
     now (the same :class:`DataError`, raised by this call) and iterated directly, a
     JSON Lines file is read by one generator; anything else is :func:`iter_records`."""
     if not isinstance(path, (str, Path)) and _files(path) is None:
-        return iter(_given(path, split))
+        return _streamed(path, split) if isinstance(path, StreamedSplit) else iter(_given(path, split))
     if isinstance(path, (str, Path)):
         if type(path) is not _PATH:
             path = Path(path)

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...data import iter_records
+from ...data import StreamedSplit, iter_records
 from ...errors import DataError
 from .schema import CANONICAL_SPLITS, TaskTemplateFile
 
@@ -154,9 +154,10 @@ def _hub_records(source: SplitSource) -> Iterator[Mapping[str, Any]]:
         yield dict(record)
 
 
-class LazySplit(Sequence):
-    """A split read on first use (the few-shot pool, or the evaluated split when a
-    formatter or the Hub is involved); pickles as its records."""
+class LazySplit(StreamedSplit):
+    """A split made by a formatter or read from the Hub: streamed where it is read
+    through (the evaluated split, rendered in constant memory), read whole on first
+    use as a ``Sequence`` (the few-shot pool); pickles as its records."""
 
     def __init__(self, source: SplitSource | None, plugins: Any = None, *, problem: DataError | None = None) -> None:
         self.source = source
@@ -180,6 +181,15 @@ class LazySplit(Sequence):
                 if enabled:
                     gc.enable()
         return self._records
+
+    def stream(self) -> Iterator[Mapping[str, Any]]:
+        """The records in order: those already read, else read afresh (not kept)."""
+        if self._records is not None:
+            return iter(self._records)
+        if self.problem is not None:
+            raise self.problem
+        assert self.source is not None
+        return self.source.records(self.plugins)
 
     def __len__(self) -> int:
         return len(self.records)

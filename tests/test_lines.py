@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from prompt_style import RenderedPrompt, render_records
+from prompt_style.types import Turn
 from prompt_style.errors import RenderError
 from prompt_style.lines import PromptEncoder
 from prompt_style.safe import json_lines
@@ -36,6 +37,12 @@ def prompts() -> list[RenderedPrompt]:
         out.append(RenderedPrompt(i, text, None, (), 1.5, {}, token_ids=[1, 2, 3]))
         out.append(RenderedPrompt(i, text, None, (), True, {}, turn=2))
         out.append(RenderedPrompt(i, text, None, (), {"k": text}, {}, mode="gen"))
+        # the common keys then mode, dialogue and extra fields: encoded member by member
+        dialogue = (Turn("user", text, fallback_role="HUMAN"), Turn("assistant", "x", section="ice"))
+        extra = {"answer_choices": None, f"key {text}": [text, 1], "nan": float("nan"), "big": [[text], {"k": 1.5}]}
+        out.append(RenderedPrompt(i, text, None, (" A",), 0, {}, dialogue=dialogue, mode="gen", extra=extra))
+        out.append(RenderedPrompt(i, text, None, (), text, {}, until=(text,), extra={"target": "a clash", "x": 1}))
+        out.append(RenderedPrompt(i, None, [{"role": "user", "content": text}], (), None, {}, extra={"c": [text]}))
     return out
 
 

@@ -55,6 +55,9 @@ def json_strings(items: Sequence[Any]) -> bytes:
     return b"[" + b", ".join(map(json_utf8, items)) + b"]"
 
 
+_COMMON = frozenset({"index", "text", "messages", "continuations", "target", "until", "mode", "dialogue"})
+
+
 class PromptEncoder:
     """JSON lines of rendered prompts: ``line(prompt)`` is
     ``(dumps_line(prompt.to_json()) + "\\n").encode("utf-8")`` (see the module's
@@ -86,13 +89,17 @@ class PromptEncoder:
         """The prompt's JSON line, newline included, as safe UTF-8."""
         members = self._members(prompt)
         if members is None:
-            return safe_utf8(dumps_json(prompt.to_json(), self._default(prompt.index))) + b"\n"
+            members = self.more_members(prompt)
+            if members is None:
+                return safe_utf8(dumps_json(prompt.to_json(), self._default(prompt.index))) + b"\n"
         return b'{"index": %d, %b}\n' % (prompt.index, members)
 
     def members(self, prompt: Any) -> bytes:
         """The members of ``prompt.to_json()`` after ``index``, as safe UTF-8: what its
         JSON object holds between ``{"index": N, `` and ``}``."""
         members = self._members(prompt)
+        if members is None:
+            members = self.more_members(prompt)
         if members is None:
             value = prompt.to_json()
             index = value.pop("index")
@@ -103,6 +110,55 @@ class PromptEncoder:
         """The members of ``value`` (a prompt's ``to_json()`` without its ``index``), as
         safe UTF-8."""
         return safe_utf8(dumps_json(value, self._default(index))[1:-1])
+
+    def more_members(self, prompt: Any, taken: frozenset[str] = frozenset()) -> bytes | None:
+        """:meth:`members` for a prompt of the common shape that also holds ``mode`` with
+        its ``dialogue`` and the style's ``extra`` fields (``_json_more()``), each member
+        encoded on its own (a JSON object's text is its members', joined); ``None`` for
+        any other prompt, or one whose extra fields reuse a name of the common keys or of
+        ``taken`` (``to_json()`` then says what they make)."""
+        json_more = getattr(prompt, "_json_more", None)  # a RenderedPrompt's (any object with to_json())
+        more = None if json_more is None else json_more()
+        if more is None or type(prompt.index) is not int:
+            return None
+        index = prompt.index
+        text, messages, continuations, target, until, mode, dialogue, extra = more
+        if extra and not (_COMMON.isdisjoint(extra) and taken.isdisjoint(extra)):
+            return None
+        try:
+            if type(text) is str:
+                text = json_utf8(text)
+            elif text is None:
+                text = b"null"
+            else:
+                return None
+            messages = b"null" if messages is None else safe_utf8(dumps_json(messages, self._default(index)))
+            parts = [b'"text": ', text, b', "messages": ', messages, self.rest(index, continuations, target, until)]
+            if mode is not None:
+                parts += (b', "mode": ', safe_utf8(dumps_json(mode)), b', "dialogue": ')
+                parts.append(safe_utf8(dumps_json(dialogue, self._default(index))))
+            if extra:
+                for key, value in extra.items():
+                    if type(key) is not str:
+                        return None  # (json.dumps writes other keys its own way)
+                    parts += (b", ", json_utf8(key), b": ", self._value(value, index))
+        except TypeError:  # a continuation or a stop sequence that is not a str
+            return None
+        return b"".join(parts)
+
+    def _value(self, value: Any, index: int) -> bytes:
+        """A member's value as safe UTF-8 JSON: a list of texts (the answer choices)
+        without ``json.dumps``."""
+        if type(value) is list:
+            try:
+                return json_strings(value)
+            except TypeError:
+                pass
+        elif type(value) is str:
+            return json_utf8(value)
+        elif value is None:
+            return b"null"
+        return safe_utf8(dumps_json(value, self._default(index)))
 
     def common_members(self, prompt: Any) -> bytes | None:
         """:meth:`members` for a prompt of the common shape (whose keys are ``text``,

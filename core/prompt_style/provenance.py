@@ -128,6 +128,8 @@ class Provenance:
         :raises RenderError: when the style's extra fields use a provenance key's name.
         """
         members = encoder.common_members(prompt)
+        if members is None:
+            members = encoder.more_members(prompt, _RESERVED)
         if members is not None:
             index = prompt.index
         else:  # any other shape: to_json() and json.dumps

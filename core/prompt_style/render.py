@@ -206,6 +206,29 @@ class RenderedPrompt:
             return self.text, self.messages, self.continuations, self.target, self.until, None
         return None
 
+    def _json_more(self) -> tuple[Any, ...] | None:
+        """``(text, messages, continuations, target, until, mode, dialogue, extra)`` when
+        :meth:`to_json` gives the common keys, then only ``mode`` with its ``dialogue``
+        (as JSON) and the style's ``extra`` fields (task-template files' ``answer_choices``,
+        OpenCompass's generation mode), else ``None``: the next shape
+        :class:`~prompt_style.lines.PromptEncoder` writes itself."""
+        if (
+            self.token_ids is None
+            and self.turn is None
+            and self.candidates is None
+            and self.context_token_ids is None
+            and self.continuation_token_ids is None
+            and self.token_report is None
+            and self.assistant_spans is None
+            and self.contexts is None
+            and self.permutation is None
+            and self.rotation is None
+        ):
+            dialogue = dialogue_to_json(self.dialogue) if self.mode is not None else None
+            common = (self.text, self.messages, self.continuations, self.target, self.until)
+            return (*common, self.mode, dialogue, self.extra)
+        return None
+
 
 _UNTRIED: Any = object()  # the fast path is compiled on the first record
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataError, cut
+from .safe.json_lines import msgspec_json
 from .safe.limits import yaml_limits
 
 __all__ = [
@@ -386,12 +387,8 @@ def _fast_block(decode_lines: Any, block: bytes, limit: int) -> list[dict[str, A
 
 def _fast_decoder() -> Any:
     if not _FAST:
-        try:
-            import msgspec.json
-        except ImportError:
-            _FAST.append(None)
-        else:
-            _FAST.append(msgspec.json.Decoder().decode_lines)
+        module = msgspec_json()
+        _FAST.append(None if module is None else module.Decoder().decode_lines)
     return _FAST[0]
 
 

@@ -126,14 +126,10 @@ class PromptEncoder:
         if extra and not (_COMMON.isdisjoint(extra) and taken.isdisjoint(extra)):
             return None
         try:
-            if type(text) is str:
-                text = json_utf8(text)
-            elif text is None:
-                text = b"null"
-            else:
+            parts = self._text_and_messages(text, messages, index)
+            if parts is None:
                 return None
-            messages = b"null" if messages is None else safe_utf8(dumps_json(messages, self._default(index)))
-            parts = [b'"text": ', text, b', "messages": ', messages, self.rest(index, continuations, target, until)]
+            parts.append(self.rest(index, continuations, target, until))
             if mode is not None:
                 parts += (b', "mode": ', safe_utf8(dumps_json(mode)), b', "dialogue": ')
                 parts.append(safe_utf8(dumps_json(dialogue, self._default(index))))
@@ -186,21 +182,26 @@ class PromptEncoder:
                     parts.append(own)
                     parts.append(chat_after)
             else:
-                if type(text) is str:
-                    text = json_utf8(text)
-                elif text is None:
-                    text = b"null"
-                else:
+                made = self._text_and_messages(text, messages, prompt.index)
+                if made is None:
                     return None
-                if messages is None:
-                    messages = b"null"
-                else:
-                    messages = safe_utf8(dumps_json(messages, self._default(prompt.index)))
-                parts = [b'"text": ', text, b', "messages": ', messages]
+                parts = made
             parts.append(self.rest(prompt.index, continuations, target, until))
         except TypeError:  # an item that is not a str: json.dumps says what it makes of it
             return None
         return b"".join(parts)
+
+    def _text_and_messages(self, text: Any, messages: Any, index: int) -> list[bytes] | None:
+        """The ``text`` and ``messages`` members as safe UTF-8 pieces; ``None`` for a text
+        that is neither a ``str`` nor ``None``."""
+        if type(text) is str:
+            text = json_utf8(text)
+        elif text is None:
+            text = b"null"
+        else:
+            return None
+        messages = b"null" if messages is None else safe_utf8(dumps_json(messages, self._default(index)))
+        return [b'"text": ', text, b', "messages": ', messages]
 
     def rest(self, index: int, continuations: Sequence[str], target: Any, until: Sequence[str] | None) -> bytes:
         """The members after ``messages`` of a prompt of the common shape: its

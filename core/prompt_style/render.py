@@ -189,12 +189,17 @@ class RenderedPrompt:
         gives those keys only (and ``index``; ``until`` when not ``None``), else
         ``None``: the shape :class:`~prompt_style.lines.PromptEncoder` writes directly
         (the last item is for the fast path's prompts, see :mod:`prompt_style.lines`)."""
-        if (
+        if self.mode is None and not self.extra and self._plain_json():
+            return self.text, self.messages, self.continuations, self.target, self.until, None
+        return None
+
+    def _plain_json(self) -> bool:
+        """Whether :meth:`to_json` gives nothing beyond the common keys, ``mode`` with its
+        ``dialogue``, and the style's ``extra`` fields."""
+        return (
             self.token_ids is None
             and self.turn is None
-            and self.mode is None
             and self.candidates is None
-            and not self.extra
             and self.context_token_ids is None
             and self.continuation_token_ids is None
             and self.token_report is None
@@ -202,9 +207,7 @@ class RenderedPrompt:
             and self.contexts is None
             and self.permutation is None
             and self.rotation is None
-        ):
-            return self.text, self.messages, self.continuations, self.target, self.until, None
-        return None
+        )
 
     def _json_more(self) -> tuple[Any, ...] | None:
         """``(text, messages, continuations, target, until, mode, dialogue, extra)`` when
@@ -212,22 +215,11 @@ class RenderedPrompt:
         (as JSON) and the style's ``extra`` fields (task-template files' ``answer_choices``,
         OpenCompass's generation mode), else ``None``: the next shape
         :class:`~prompt_style.lines.PromptEncoder` writes itself."""
-        if (
-            self.token_ids is None
-            and self.turn is None
-            and self.candidates is None
-            and self.context_token_ids is None
-            and self.continuation_token_ids is None
-            and self.token_report is None
-            and self.assistant_spans is None
-            and self.contexts is None
-            and self.permutation is None
-            and self.rotation is None
-        ):
-            dialogue = dialogue_to_json(self.dialogue) if self.mode is not None else None
-            common = (self.text, self.messages, self.continuations, self.target, self.until)
-            return (*common, self.mode, dialogue, self.extra)
-        return None
+        if not self._plain_json():
+            return None
+        dialogue = dialogue_to_json(self.dialogue) if self.mode is not None else None
+        common = (self.text, self.messages, self.continuations, self.target, self.until)
+        return (*common, self.mode, dialogue, self.extra)
 
 
 _UNTRIED: Any = object()  # the fast path is compiled on the first record

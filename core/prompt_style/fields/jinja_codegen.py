@@ -151,13 +151,8 @@ def _emit_index(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type 
     """``sequence.index(value)`` on a ``list`` or ``tuple``, for a ``str`` or ``int``
     value: the sandbox calls ``list.index`` as it is and charges its result one unit
     of work (a value missing from the list raises there, with its message)."""
-    if inner_type is not None and inner_type is not list:
-        raise _NotSimple
+    _check_sequence(w, inner, inner_type)
     arg, arg_type = _emit(w, node[2])
-    if inner_type is None:
-        w.add(f"t = type({inner})")
-        w.add("if t is not list and t is not tuple:")
-        w.add("    return SLOW")
     if arg_type is None:
         w.add(f"t = type({arg})")
         w.add("if t is not str and t is not int:")
@@ -283,17 +278,22 @@ def _all_text(items: Any) -> bool:
 _JOIN_ITEM = 150  # the sandbox's cost of each item joined (_sandbox/filters.py)
 
 
+def _check_sequence(w: _Writer, var: str, known: type | None) -> None:
+    """Code that hands the record to the sandbox unless ``var`` is a ``list`` or ``tuple``."""
+    if known is not None and known is not list:
+        raise _NotSimple
+    if known is None:
+        w.add(f"t = type({var})")
+        w.add("if t is not list and t is not tuple:")
+        w.add("    return SLOW")
+
+
 def _emit_join(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type | None) -> tuple[str, type]:
     """``join`` with a literal separator, of a ``list`` or ``tuple`` of texts: the
     sandbox's ``join`` checks its items' cost (150 steps each: within ``max_op_cost`` when
     they are fewer than ``FLOOR * 40 / 150``), charges the joined size with a separator
     per item, and the guard around every filter the result's length."""
-    if inner_type is not None and inner_type is not list:
-        raise _NotSimple
-    if inner_type is None:
-        w.add(f"t = type({inner})")
-        w.add("if t is not list and t is not tuple:")
-        w.add("    return SLOW")
+    _check_sequence(w, inner, inner_type)
     w.add(f"if len({inner}) * {_JOIN_ITEM} > FLOOR[0] * 40 or not {w.value('M', _all_text)}({inner}):")
     w.add("    return SLOW")
     separator = w.value("K", node[2])
@@ -312,12 +312,7 @@ def _emit_sort(w: _Writer, inner: str, inner_type: type | None) -> tuple[str, ty
     ``list`` or ``tuple`` of texts, at most :data:`_LOOP_CAP` of them: the sandbox
     checks its cost (``sort_cost``: within ``max_op_cost`` when charged here a fortieth
     of it) and charges its items."""
-    if inner_type is not None and inner_type is not list:
-        raise _NotSimple
-    if inner_type is None:
-        w.add(f"t = type({inner})")
-        w.add("if t is not list and t is not tuple:")
-        w.add("    return SLOW")
+    _check_sequence(w, inner, inner_type)
     w.add(f"if len({inner}) > {_LOOP_CAP} or not {w.value('M', _all_text)}({inner}):")
     w.add("    return SLOW")
     var = w.var()

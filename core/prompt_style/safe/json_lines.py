@@ -114,13 +114,25 @@ _ENCODE: list[Any] = []  # [msgspec's encode, or None], looked up on the first c
 
 def _encoder() -> Any:
     if not _ENCODE:
+        module = msgspec_json()
+        _ENCODE.append(None if module is None else module.Encoder().encode)
+    return _ENCODE[0]
+
+
+def msgspec_json() -> Any:
+    """``msgspec.json`` when the ``fast`` extra is installed, else ``None`` (its import
+    tried once per process, when first needed: it costs start-up time)."""
+    if not _MSGSPEC:
         try:
             import msgspec.json
         except ImportError:
-            _ENCODE.append(None)
+            _MSGSPEC.append(None)
         else:
-            _ENCODE.append(msgspec.json.Encoder().encode)
-    return _ENCODE[0]
+            _MSGSPEC.append(msgspec.json)
+    return _MSGSPEC[0]
+
+
+_MSGSPEC: list[Any] = []
 
 
 class LineWriter:

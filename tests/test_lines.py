@@ -10,11 +10,11 @@ import sys
 import pytest
 
 from prompt_style import RenderedPrompt, render_records
-from prompt_style.types import Turn
 from prompt_style.errors import RenderError
 from prompt_style.lines import PromptEncoder
 from prompt_style.safe import json_lines
 from prompt_style.safe.json_lines import LineWriter, dumps_line, encode_str, escape_unsafe, json_utf8, safe_utf8
+from prompt_style.types import Turn
 
 AWKWARD = [
     "plain ascii",
@@ -93,9 +93,11 @@ def test_safe_utf8_is_escape_unsafe_encoded():
 @pytest.mark.parametrize("fast", [True, False], ids=["msgspec", "stdlib"])
 def test_json_utf8_is_the_safe_json_string_whoever_makes_it(fast, monkeypatch):
     if fast:
-        pytest.importorskip("msgspec")
+        msgspec_json = pytest.importorskip("msgspec.json")
+        monkeypatch.setattr(json_lines, "_ENCODE", [msgspec_json.Encoder().encode])
     else:
         monkeypatch.setattr(json_lines, "_ENCODE", [None])
+        monkeypatch.setattr(json_lines, "_WAIT", [0])
 
     class Text(str):
         pass
@@ -110,6 +112,15 @@ def test_json_utf8_is_the_safe_json_string_whoever_makes_it(fast, monkeypatch):
     for value in (1, None, ["a"], b"x"):
         with pytest.raises(TypeError):
             json_utf8(value)
+
+
+def test_msgspec_is_looked_up_once_enough_text_was_encoded(monkeypatch):
+    pytest.importorskip("msgspec")
+    monkeypatch.setattr(json_lines, "_ENCODE", [None])
+    monkeypatch.setattr(json_lines, "_WAIT", [10])
+    assert json_utf8("12345") == b'"12345"' and json_lines._ENCODE == [None]
+    assert json_utf8("678901\u2028") == b'"678901\\u2028"' and json_lines._ENCODE[0] is not None
+    assert json_utf8("é\n") == '"é\\n"'.encode()
 
 
 def test_encoder_shared_tuples_are_reused_but_never_confused():

@@ -23,10 +23,11 @@ import pytest
 from prompt_style import FieldError, JinjaLimits, LimitError, compile_field
 from prompt_style.fields import jinja_compiler as jc
 from prompt_style.formats.lm_eval.fields import LM_EVAL_JINJA, LmEvalField
+from prompt_style.formats.task_template.template import PROMPTSOURCE, SCIRIFF
 from prompt_style.safe import jinja_env as J
 from prompt_style.safe.limits import limits_scope
 
-PROFILES = {"fields": J.FIELDS, "lm-eval": LM_EVAL_JINJA}
+PROFILES = {"fields": J.FIELDS, "lm-eval": LM_EVAL_JINJA, "sciriff": SCIRIFF, "promptsource": PROMPTSOURCE}
 TEMPLATES_FILE = Path(__file__).parent / "golden/lm_eval_jinja/templates.json"
 
 

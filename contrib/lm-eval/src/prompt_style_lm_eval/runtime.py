@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prompt_style import PromptStyleError, RenderedPrompt, RenderError, Task, load_task
+from prompt_style import PromptStyleError, RenderedPrompt, RenderError, Task, load_records, load_task
 
 __all__ = ["Docs", "LazyRows", "Prompts", "RunSettings", "LM_EVAL_SEED"]
 
@@ -93,7 +93,12 @@ class Prompts:
         self.target_delimiter = config.target_delimiter
         self._tasks: dict[RunSettings, Task] = {}
         self._docs: Docs | None = None
-        self._positions: dict[int, int] = {}
+        # id(document) -> position, made when a document is not where the cursors expect it
+        self._positions: dict[int, int] | None = None
+        # lm-eval asks for the documents in order, each pass on its own: where each of the
+        # two passes (contexts, gold answers) should find its next document
+        self._next_request = 0
+        self._next_gold = 0
         # index -> (target, choices) of its first prompt, what gold() gives (not the prompt:
         # its text and messages may go once lm-eval has them)
         self._gold: list[tuple[Any, list[Any] | None] | None] = []  # by index, made with the documents
@@ -121,27 +126,30 @@ class Prompts:
             enabled = gc.isenabled()
             gc.disable()  # records hold no cycles: collecting while the split is read only costs time
             try:
-                docs = Docs(self.default.records())
+                # (the split as a list, read by one loop: no generator between the reader and it)
+                docs = Docs(load_records(self.default.source(), self.default.config.test_split))
             finally:
                 if enabled:
                     gc.enable()
-            positions = {id(record): index for index, record in enumerate(docs)}
-            if len(positions) < len(docs):  # one object twice in the split: each position its own
+            if not isinstance(self.default.source(), (str, Path, tuple)):
+                # records given in memory may hold one object twice: each position its own
                 seen: set[int] = set()
                 for index, record in enumerate(docs):
                     if id(record) in seen:
                         docs[index] = record = dict(record)
                     seen.add(id(record))
-                positions = {id(record): index for index, record in enumerate(docs)}
+            # (records read from files are fresh objects, each once)
             if not docs:
                 raise RenderError(f"task {self.default.name!r}: the evaluated split has no records")
-            self._docs, self._positions = docs, positions
+            self._docs = docs
             self._gold = [None] * len(docs)
         return self._docs
 
     def index_of(self, doc: Mapping[str, Any]) -> int:
         """The position of ``doc`` in the evaluated split."""
         docs = self._docs if self._docs is not None else self.docs()
+        if self._positions is None:
+            self._positions = {id(record): index for index, record in enumerate(docs)}
         index = self._positions.get(id(doc))
         if index is not None and docs[index] is doc:
             return index
@@ -208,7 +216,8 @@ class Prompts:
 
     def _index(self, doc: Mapping[str, Any]) -> int:
         docs = self._docs if self._docs is not None else self.docs()
-        index = self._positions.get(id(doc))
+        positions = self._positions
+        index = None if positions is None else positions.get(id(doc))
         if index is None or docs[index] is not doc:
             index = self.index_of(doc)
         return index
@@ -253,9 +262,13 @@ class Prompts:
     ) -> str | list[str]:
         """:meth:`render` then :meth:`context` in one step: what ``fewshot_context``
         returns (the prompt is kept for :meth:`arguments` and :meth:`last`)."""
-        index = self._positions.get(id(doc))
-        if index is None or self._docs[index] is not doc:  # type: ignore[index]
-            index = self.index_of(doc)
+        at = self._next_request
+        try:
+            found = self._docs[at] is doc  # type: ignore[index]
+        except (IndexError, TypeError):  # past the end; the documents not read yet
+            found = False
+        index = at if found else self._index(doc)
+        self._next_request = index + 1
         if settings is not self._settings:
             self.task_for(settings)
         fast = self._settings_fast
@@ -286,9 +299,13 @@ class Prompts:
         """``(target, choices)`` of ``doc``: the gold answer as ``prompt-style render``
         gives it, and the choices lm-eval measures for ``acc_norm`` (each continuation
         without the target delimiter; the options of a multiple-input task)."""
-        index = self._positions.get(id(doc))
-        if index is None or self._docs[index] is not doc:  # type: ignore[index]
-            index = self.index_of(doc)
+        at = self._next_gold
+        try:
+            found = self._docs[at] is doc  # type: ignore[index]
+        except (IndexError, TypeError):
+            found = False
+        index = at if found else self._index(doc)
+        self._next_gold = index + 1
         known = self._gold[index]
         if known is None:
             self.render(doc)

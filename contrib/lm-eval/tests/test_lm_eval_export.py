@@ -275,6 +275,29 @@ def test_a_record_from_elsewhere_is_found_by_value(mmlu_prompts):
         mmlu_prompts.index_of({"question": "?"})
 
 
+def test_documents_are_found_in_any_order(mmlu_prompts):
+    # lm-eval asks in order (a cursor per pass finds each document); any other order, a
+    # repeat or a copy is found too, and each gives its own record's prompt and answer
+    prompts = mmlu_prompts
+    docs = prompts.docs()
+    settings = RunSettings(num_fewshot=prompts.default_shots)
+    expected = list(load_task(MMLU).render())
+    for order in (range(len(docs)), reversed(range(len(docs))), [2, 2, 0, 3, 1, 0]):
+        for index in order:
+            assert prompts.request(docs[index], settings) == expected[index].text
+            assert prompts.gold(docs[index])[0] == expected[index].target
+            assert prompts.gold(dict(docs[index]))[0] == expected[index].target
+
+
+def test_one_object_twice_in_records_given_in_memory(tmp_path):
+    record = {"question": "Q?", "choices": ["a", "b", "c", "d"], "answer": 1}
+    other = {"question": "R?", "choices": ["e", "f", "g", "h"], "answer": 2}
+    prompts = Prompts(MMLU, {"data": {"test": [record, other, record], "dev": [record] * 5}})
+    docs = prompts.docs()
+    assert docs[0] is not docs[2] and docs[0] == docs[2]  # each position its own object
+    assert [prompts.index_of(doc) for doc in docs] == [0, 1, 2]
+
+
 # -- task configs the task class reads ---------------------------------------------------
 
 

@@ -479,16 +479,21 @@ def _emit_concat(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type]:
     return var, str
 
 
-def _as_text(w: _Writer, var: str, known: type | None) -> str:
+def _as_text(w: _Writer, var: str, known: type | None, printed: bool = False) -> str:
     """``var`` as text: itself when it is a ``str``, else ``str()`` of it within the
-    bound's estimate (charged; a value the bound refuses is the sandbox's)."""
+    bound's estimate (charged; a value the bound refuses is the sandbox's). ``printed``:
+    a text is charged its length too (the sandbox's ``finalize`` charges what it prints)."""
     if known is str:
+        if printed:
+            w.add(f"work += len({var})")
         return var
     text = w.var()
     indent = ""
     if known is None:
         w.add(f"if type({var}) is str:")
         w.add(f"    {text} = {var}")
+        if printed:
+            w.add(f"    work += len({var})")
         w.add("else:")
         indent = "    "
     w.add(f"{indent}size = bound({var}, CAP)")
@@ -696,25 +701,7 @@ def _emit_parts(w: _Writer, parts: list[Any]) -> None:
             else:  # (top level only: its variable is set before any later part runs)
                 w.sets[part[1]] = _emit(w, part[2])
             continue
-        var, known = _emit(w, part)
-        if known is str:
-            pending.append(var)
-            w.add(f"work += len({var})")
-            continue
-        text = w.var()
-        indent = ""
-        if known is None:
-            w.add(f"if type({var}) is str:")
-            w.add(f"    {text} = {var}")
-            w.add(f"    work += len({var})")
-            w.add("else:")
-            indent = "    "
-        w.add(f"{indent}size = bound({var}, CAP)")
-        w.add(f"{indent}if size is None:")
-        w.add(f"{indent}    return SLOW")
-        w.add(f"{indent}{text} = str({var})")
-        w.add(f"{indent}work += size")
-        pending.append(text)
+        pending.append(_as_text(w, *_emit(w, part), printed=True))
     flush()
 
 

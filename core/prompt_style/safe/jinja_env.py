@@ -143,6 +143,10 @@ class JinjaProfile:
     as plain Jinja does (a ``SandboxedEnvironment`` instead of the immutable one;
     unsafe attributes stay blocked). promptsource's templates rely on it."""
     filters: tuple[tuple[str, Callable[..., Any]], ...] = ()
+    context_filters: tuple[str, ...] = ()
+    """Names of :attr:`filters` that take the render's context first (Jinja's
+    ``pass_context``), marked so when the environment is built: the filters stay plain
+    functions until then, and jinja2 is imported on first use only."""
     globals: tuple[tuple[str, Any], ...] = ()
     extensions: tuple[Any, ...] = ()
     """Jinja extension classes or import paths."""
@@ -216,7 +220,10 @@ def environment(profile: JinjaProfile = FIELDS):
         extensions=extensions,
         optimized=profile.fold_constants,
     )
-    env.filters.update(dict(profile.filters))
+    filters = dict(profile.filters)
+    for name in profile.context_filters:
+        filters[name] = jinja2.pass_context(filters[name])
+    env.filters.update(filters)
     env.globals.update(dict(profile.globals))
     if profile.strftime_now:
         env.globals["strftime_now"] = sandbox.strftime_now

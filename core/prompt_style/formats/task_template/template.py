@@ -79,14 +79,6 @@ def _random(context, seq):
         return context.environment.undefined("No random item, sequence was empty.")
 
 
-def _prepare() -> None:
-    """Mark ``_random`` as a context filter (as Jinja's is); jinja2 is imported on first use only."""
-    if not hasattr(_random, "jinja_pass_arg"):
-        import jinja2
-
-        jinja2.pass_context(_random)
-
-
 def _most_frequent(items):
     """promptsource's ``most_frequent``: the items that appear most often, in first-seen order."""
     if not items:
@@ -116,6 +108,7 @@ PROMPTSOURCE = jinja_env.JinjaProfile(
         ("most_frequent", _most_frequent),
         ("random", _random),
     ),
+    context_filters=("random",),  # as Jinja's own random filter
 )
 """promptsource 0.2.3's environment: ``Environment(loader=BaseLoader)`` (default
 ``Undefined``) with ``zip`` and the ``highlight``, ``choice`` and ``most_frequent`` filters."""
@@ -267,7 +260,6 @@ class TaskTemplate:
         """Compile now; a syntax error is a :class:`TaskFileError` naming the file, line and key."""
         if self._compiled is not None:
             return
-        _prepare()
         self._choices = self._compile("answer_choices", self.answer_choices)
         self._compiled = self._compile("jinja", self.source())
         if not self.draws_per_record:
@@ -275,7 +267,6 @@ class TaskTemplate:
 
     def syntax_errors(self) -> list[tuple[str, Any]]:
         """``(part, TemplateSyntaxError)`` for each of ``answer_choices`` and ``jinja`` that does not compile."""
-        _prepare()
         found = []
         for part, source in (("answer_choices", self.answer_choices), ("jinja", self.source())):
             if source is None:

@@ -238,6 +238,10 @@ TEMPLATES: list[str] = [
     "{% set x = q %}{% for x in c %}{{ x }}{% endfor %}{{ x }}",
     "{% set x = missing %}{{ q }}",
     "{% set q = c %}{{ q }}",
+    # slices, negative literals
+    "{{ q[1:] }}|{{ q[:-1] }}|{{ q[n:] }}|{{ c[1:3] }}|{{ c[:-1]|join(',') }}|{{ d.text[0:2] }}|{{ q[-3:-1] }}",
+    "{{ q[1:'x'] }}|{{ c[true:] }}|{{ q[::2] }}|{{ d[1:] }}|{{ -3 }}|{{ c[-1] }}",
+    "{{ q.split(' ')[:-1]|join(' ') }} {{ q[missing:] }}",
     # first, last, default
     "{{ c|first }}|{{ c|last }}|{{ q|first }}|{{ q|last }}|{{ d.text|first }}|{{ c[0]|last }}",
     "{{ q|default('none') }}|{{ missing|default('m') }}|{{ missing|d(3) }}|{{ missing|default }}|{{ d|default(1) }}",
@@ -298,6 +302,8 @@ EXPRESSIONS = [
     "q|replace(' ', '_')",
     "q.replace('?', '')",
     "c|first",
+    "q[2:]",
+    "c[:-1]",
     "c|last",
     "missing|default('x')",
     "q|default(none)",
@@ -429,7 +435,7 @@ def test_what_does_not_compile():
         "{{q|title}}",
         "{{q|trim(' ')}}",
         "{{q * 2}}",
-        "{{c[0:2]}}",
+        "{{c[0:2:1]}}",
         "{{q.split()}}",
         "{{q.replace('a', 'b', 1)}}",
         "{{q|replace('a', c)}}",
@@ -493,6 +499,7 @@ def test_budget_errors_are_the_sandboxs(limits):
         "{{ q|replace(' ', '___') }}{{ q.replace('', '--') }}",
         "{% set x = q|upper %}{{ x ~ x }}",
         "{{ c|first }}{{ c|last }}{{ missing|default('d' * 1) }}{{ q|default('x') }}",
+        "{{ q[1:] }}{{ c[:-1] }}",
     ]
     records = [
         {"q": "short", "c": ["a", "b"]},

@@ -63,6 +63,8 @@ def expr(rng: random.Random, depth: int = 0) -> str:
     if kind == 8:
         return f"{rng.choice(FIELDS + ['missing'])} | default({text(rng)})"
     if kind == 9:
+        if rng.random() < 0.5:
+            return f"{inner}[{rng.choice(['1', '-2', 'n', ''])}:{rng.choice(['', '-1', '3', 'n'])}]"
         return f"[{inner}, {expr(rng, depth + 1)}]"
     if kind == 10:
         return f"{inner} if {rng.choice(FIELDS + ['missing'])} is defined else {expr(rng, depth + 1)}"

@@ -133,6 +133,7 @@ TEXT_TEMPLATES = [
     "{% set x = q.strip() %}{{ x }}|{{ x ~ x }}{% if x %}!{% endif %}",
     "{{ q | sort | join(',') }} {{ q | first }} {{ q | last }} {{ options | first }}",
     "{{ q | default('d') }} {{ missing | default('m') }} {{ gold | d(0) }}",
+    "{{ q[1:] }}|{{ q[:-1] }}|{{ options[gold:] }}|{{ q[-5:gold] }}",
 ]
 
 

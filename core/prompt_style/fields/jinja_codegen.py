@@ -105,6 +105,8 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         return _emit_sort(w, inner, inner_type)
     if op in ("first", "last"):
         return _emit_end(w, op, inner, inner_type)
+    if op == "slice":
+        return _emit_slice(w, node, inner, inner_type)
     if op == "sub":
         return _emit_sub(w, node, inner, inner_type)
     if op == "index":
@@ -345,6 +347,37 @@ def _emit_end(w: _Writer, op: str, inner: str, inner_type: type | None) -> tuple
     w.add(f"    work += len({var})")
     w.methods += 1
     return var, str if inner_type is str else None
+
+
+def _emit_slice(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type | None) -> tuple[str, type | None]:
+    """``value[start:stop]`` of a text, list or tuple with ``int`` bounds (or none): Jinja's
+    ``getitem`` slices it as Python does and charges nothing; the copy is charged here
+    (what the render builds stays within the threshold)."""
+    if inner_type is not None and inner_type is not str and inner_type is not list:
+        raise _NotSimple
+    bounds = []
+    for bound in node[2:4]:
+        if bound is None:
+            bounds.append("")
+            continue
+        var, known = _emit(w, bound)
+        if known is None:
+            w.add(f"if type({var}) is not int:")
+            w.add("    return SLOW")
+        elif known is not int:
+            raise _NotSimple
+        bounds.append(var)
+    if inner_type is None:
+        w.add(f"t = type({inner})")
+        w.add("if t is not str and t is not list and t is not tuple:")
+        w.add("    return SLOW")
+    w.add(f"if len({inner}) > CAP:")
+    w.add("    return SLOW")
+    var = w.var()
+    w.add(f"{var} = {inner}[{bounds[0]}:{bounds[1]}]")
+    w.add(f"work += len({var})")
+    w.methods += 1
+    return var, inner_type
 
 
 def _emit_default(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:

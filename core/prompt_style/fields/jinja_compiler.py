@@ -31,8 +31,9 @@ lexer and parser, with the profile's settings), and ``{{ ... }}`` outputs of
   does, and ``range(n)`` (the sandbox's, within ``max_range``);
 - ``a ~ b`` (each value printed as text, joined: the sandbox's ``ps-concat``), ``replace``
   with two literal texts (the filter or the ``str`` method), the ``sort`` filter without
-  arguments on a list of texts, ``first`` and ``last``, and ``name|default(constant)`` of a
-  record's field;
+  arguments on a list of texts, ``first`` and ``last``, ``name|default(constant)`` of a
+  record's field, and slices of a text, list or tuple with ``int`` bounds
+  (``answer[18:]``, ``sentence[start:end]``; no step);
 
 and, in a template, the statements
 

@@ -43,7 +43,7 @@ _SPECIAL_NAMES = frozenset({"self", "super", "loop", "caller", "varargs", "kwarg
 # | ("int", node) | ("cond", test, node, node) | ("sub", node, node)
 # | ("item_of", loop depth) | ("loop", loop depth, attribute)
 # | ("concat", (node, ...)) | ("replace", node, old, new, limit) | ("setvar", name) | ("sort", node)
-# | ("first", node) | ("last", node) | ("default", ("name", key), value)
+# | ("first", node) | ("last", node) | ("default", ("name", key), value) | ("slice", node, start, stop)
 # tests: ("defined", name, True/False) | ("none", node, True/False)
 # template parts: text | node | ("if", condition, parts, parts) | ("for", node, parts, cost)
 # | ("set", name, node) (at the top level only)
@@ -82,6 +82,12 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
     if kind is nodes.Getitem:
         if node.ctx != "load":
             raise _NotSimple
+        if type(node.arg) is nodes.Slice:  # text[18:], choices[:-1], sentence[start:end]
+            part = node.arg
+            if part.step is not None:
+                raise _NotSimple
+            bounds = tuple(None if b is None else _convert(b, profile, scope) for b in (part.start, part.stop))
+            return ("slice", _convert(node.node, profile, scope), *bounds)
         try:
             return ("item", _convert(node.node, profile, scope), _key(node.arg))
         except _NotSimple:
@@ -173,6 +179,8 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
         ):
             raise _NotSimple
         return ("call", _convert(target.node, profile, scope), target.attr)
+    if kind is nodes.Neg and type(node.node) is nodes.Const and type(node.node.value) is int:
+        return ("const", -node.node.value)  # -1: a negative literal
     if kind is nodes.Const:
         if type(node.value) not in (str, int, float, bool, type(None)):
             raise _NotSimple

@@ -238,6 +238,10 @@ TEMPLATES: list[str] = [
     "{% set x = q %}{% for x in c %}{{ x }}{% endfor %}{{ x }}",
     "{% set x = missing %}{{ q }}",
     "{% set q = c %}{{ q }}",
+    # 'and' and 'or' in conditions: the right side only when needed
+    "{% if q is defined and q|length > 2 %}L{% elif c or missing %}C{% else %}N{% endif %}",
+    "{% if not q or c[0] %}a{% endif %}{% if q and (c or d) and not missing is defined %}b{% endif %}",
+    "{{ q if q and c else 'none' }}|{{ 'x' if missing is defined or d else 'y' }}",
     # slices, negative literals
     "{{ q[1:] }}|{{ q[:-1] }}|{{ q[n:] }}|{{ c[1:3] }}|{{ c[:-1]|join(',') }}|{{ d.text[0:2] }}|{{ q[-3:-1] }}",
     "{{ q[1:'x'] }}|{{ c[true:] }}|{{ q[::2] }}|{{ d[1:] }}|{{ -3 }}|{{ c[-1] }}",

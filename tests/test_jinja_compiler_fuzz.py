@@ -78,7 +78,10 @@ def template(rng: random.Random) -> str:
     for _ in range(rng.randrange(1, 4)):
         kind = rng.randrange(5)
         if kind == 0:
-            parts.append(f"{{% if {expr(rng, 2)} %}}[{{{{ {expr(rng)} }}}}]{{% else %}}-{{% endif %}}")
+            test = expr(rng, 2)
+            if rng.random() < 0.5:
+                test = f"{test} {rng.choice(['and', 'or', 'and not'])} {expr(rng, 2)}"
+            parts.append(f"{{% if {test} %}}[{{{{ {expr(rng)} }}}}]{{% else %}}-{{% endif %}}")
         elif kind == 1:
             parts.append(f"{{% for i in {path(rng)} %}}{{{{ loop.index }}}}:{{{{ i }}}},{{% endfor %}}")
         else:

@@ -765,6 +765,14 @@ def _emit_condition(w: _Writer, condition: tuple[Any, ...]) -> str:
     """Code computing what a condition needs; the Python condition itself."""
     if condition[0] == "not":
         return f"not ({_emit_condition(w, condition[1])})"
+    if condition[0] in ("and", "or"):
+        # the right side's code runs only when the left side does not decide (as Jinja's)
+        truth = w.var()
+        w.add(f"{truth} = bool({_emit_condition(w, condition[1])})")
+        right = _branch(w, lambda: w.add(f"{truth} = bool({_emit_condition(w, condition[2])})"))
+        w.add(f"if {truth}:" if condition[0] == "and" else f"if not {truth}:")
+        w.lines += right
+        return truth
     if condition[0] == "test":
         test = condition[1]
         if test[0] == "defined":

@@ -38,7 +38,8 @@ lexer and parser, with the profile's settings), and ``{{ ... }}`` outputs of
 and, in a template, the statements
 
 - ``{% if %}`` / ``{% elif %}`` / ``{% else %}`` (and ``a if test else b``) on those tests,
-  a comparison, ``not``, or a value's truth (plain data only: Python's truth is Jinja's);
+  a comparison, ``not``, ``and``/``or`` (the right side run only when the left does not
+  decide), or a value's truth (plain data only: Python's truth is Jinja's);
 - ``{% for x in sequence %}`` over a ``list``, ``tuple`` or ``range`` (no ``else``, filter or
   recursion; at most :data:`_MAX_LOOPS` deep), its item and ``loop.index``, ``index0``,
   ``first``, ``last``, ``length``, ``revindex`` and ``revindex0`` in the body: the

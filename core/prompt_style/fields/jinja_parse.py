@@ -47,7 +47,7 @@ _SPECIAL_NAMES = frozenset({"self", "super", "loop", "caller", "varargs", "kwarg
 # tests: ("defined", name, True/False) | ("none", node, True/False)
 # template parts: text | node | ("if", condition, parts, parts) | ("for", node, parts, cost)
 # | ("set", name, node) (at the top level only)
-# conditions: ("test", test) | ("not", condition) | ("truthy", node)
+# conditions: ("test", test) | ("not", condition) | ("and"/"or", condition, condition) | ("truthy", node)
 
 
 _OWN_FILTERS = frozenset({"int", "length", "sort", "first", "last"})  # each its own node: (name, node)
@@ -433,7 +433,8 @@ def _substitute(tree: Any, bound: set[str]) -> Any:
 
 def _condition(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any, ...]:
     """An ``{% if %}``'s test: ``("test", test)`` for :func:`_test`'s, ``("not", condition)``,
-    or ``("truthy", value)``: the value's truth, as Python (and Jinja) take it."""
+    ``("and"|"or", condition, condition)``, or ``("truthy", value)``: the value's truth, as
+    Python (and Jinja) take it."""
     from jinja2 import nodes
 
     try:
@@ -442,6 +443,9 @@ def _condition(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tupl
         pass
     if type(node) is nodes.Not:
         return ("not", _condition(node.node, profile, scope))
+    if type(node) in (nodes.And, nodes.Or):  # only the truth matters here, and the right side runs only as needed
+        kind = "and" if type(node) is nodes.And else "or"
+        return (kind, _condition(node.left, profile, scope), _condition(node.right, profile, scope))
     return ("truthy", _convert(node, profile, scope))
 
 

@@ -134,6 +134,7 @@ TEXT_TEMPLATES = [
     "{{ q | sort | join(',') }} {{ q | first }} {{ q | last }} {{ options | first }}",
     "{{ q | default('d') }} {{ missing | default('m') }} {{ gold | d(0) }}",
     "{{ q[1:] }}|{{ q[:-1] }}|{{ options[gold:] }}|{{ q[-5:gold] }}",
+    "{% if q and q|length > 3 or missing %}[{{ q.upper() }}]{% endif %}{{ a if q or a else gold }}",
 ]
 
 

@@ -58,6 +58,17 @@ class _Writer:
     def add(self, line: str) -> None:
         self.lines.append(line)
 
+    def need(self, var: str, *types: str) -> None:
+        """Code that hands the record to the sandbox unless ``var`` is of one of ``types``
+        (names of built-in types); ``t`` holds its type after it."""
+        self.add(f"t = type({var})")
+        self.bail(" and ".join(f"t is not {name}" for name in types))
+
+    def bail(self, condition: str) -> None:
+        """Code that hands the record to the sandbox when ``condition`` holds."""
+        self.lines.append(f"if {condition}:")
+        self.lines.append("    return SLOW")
+
 
 def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
     """Code computing ``node`` into a variable: ``(variable, its type if known)``."""
@@ -123,8 +134,7 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         # checks; otherwise Jinja's rule, which _convert kept to non-dict-attributes)
         if inner_type is not None:
             raise _NotSimple  # a constant's or a method result's attribute
-        w.add(f"if type({inner}) is not dict:")
-        w.add("    return SLOW")
+        w.bail(f"type({inner}) is not dict")
         w.add(f"{var} = {inner}[{w.value('K', node[2])}]")
         return var, str if inner_type is str else None  # (a character of a text, or an error)
     if op == "item":
@@ -135,10 +145,8 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         if inner_type is not None and inner_type is not str:
             raise _NotSimple
         if inner_type is None:
-            w.add(f"if type({inner}) is not str:")
-            w.add("    return SLOW")
-        w.add(f"if len({inner}) > CAP:")  # bounds the time; the budgets are checked at the end
-        w.add("    return SLOW")
+            w.bail(f"type({inner}) is not str")
+        w.bail(f"len({inner}) > CAP")  # bounds the time; the budgets are checked at the end
         method = node[2]
         if method not in STR_METHODS or not method.isidentifier():
             raise _NotSimple  # pragma: no cover - _convert admits only these
@@ -156,13 +164,10 @@ def _emit_index(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type 
     _check_sequence(w, inner, inner_type)
     arg, arg_type = _emit(w, node[2])
     if arg_type is None:
-        w.add(f"t = type({arg})")
-        w.add("if t is not str and t is not int:")
-        w.add("    return SLOW")
+        w.need(arg, "str", "int")
     elif arg_type is not str and arg_type is not int:
         raise _NotSimple
-    w.add(f"if len({inner}) > CAP:")  # bounds the time (each comparison is of a str or an int)
-    w.add("    return SLOW")
+    w.bail(f"len({inner}) > CAP")  # bounds the time (each comparison is of a str or an int)
     var = w.var()
     w.add(f"{var} = {inner}.index({arg})")
     w.methods += 1
@@ -176,9 +181,7 @@ def _check_container(w: _Writer, var: str, known: type | None) -> None:
     if known is not None and known not in (str, list):
         raise _NotSimple
     if known is None and var not in w.containers:
-        w.add(f"t = type({var})")
-        w.add("if t is not dict and t is not list and t is not str and t is not tuple:")
-        w.add("    return SLOW")
+        w.need(var, "dict", "list", "str", "tuple")
         w.containers.add(var)  # later steps on it need not ask again
 
 
@@ -189,9 +192,7 @@ def _emit_pair(w: _Writer, node: tuple[Any, ...], left: str, left_type: type | N
     if node[0] == "getitem":
         _check_container(w, left, left_type)
         if right_type is None:
-            w.add(f"t = type({right})")
-            w.add("if t is not int and t is not str:")  # a record's key: nothing else is hashed or compared
-            w.add("    return SLOW")
+            w.need(right, "int", "str")  # a record's key: nothing else is hashed or compared
         elif right_type is not int and right_type is not str:
             raise _NotSimple
         w.add(f"{var} = {left}[{right}]")  # Jinja's getitem tries exactly this first
@@ -201,8 +202,7 @@ def _emit_pair(w: _Writer, node: tuple[Any, ...], left: str, left_type: type | N
     # (work counts what the render built so far: all of it stays within CAP, however many
     # '+' a template holds, so a render's time stays bounded without a deadline check)
     if left_type is str and right_type is str:
-        w.add(f"if work + len({left}) + len({right}) > CAP:")
-        w.add("    return SLOW")
+        w.bail(f"work + len({left}) + len({right}) > CAP")
         w.add(f"{var} = {left} + {right}")
         w.add(f"work += len({var})")
         return var, str
@@ -228,8 +228,7 @@ def _emit_sub(w: _Writer, node: tuple[Any, ...], left: str, left_type: type | No
     right, right_type = _emit(w, node[2])
     for var, known in ((left, left_type), (right, right_type)):
         if known is None:
-            w.add(f"if type({var}) is not int:")
-            w.add("    return SLOW")
+            w.bail(f"type({var}) is not int")
         elif known is not int:
             raise _NotSimple
     var = w.var()
@@ -241,9 +240,7 @@ def _emit_length(w: _Writer, inner: str, inner_type: type | None) -> tuple[str, 
     """The ``length`` filter (Jinja's own: ``len``) of a text, list, tuple or dict: the
     sandbox charges its result one unit of work."""
     if inner_type is None:
-        w.add(f"t = type({inner})")
-        w.add("if t is not str and t is not list and t is not tuple and t is not dict:")
-        w.add("    return SLOW")
+        w.need(inner, "str", "list", "tuple", "dict")
     elif inner_type not in (str, list):
         raise _NotSimple
     var = w.var()
@@ -259,10 +256,8 @@ def _emit_range(w: _Writer, inner: str, inner_type: type | None) -> tuple[str, t
     budgets and the loop cap, charged ``n // 16`` as the sandbox charges it."""
     if inner_type is not None and inner_type is not int:
         raise _NotSimple
-    w.add(f"if {w.value('K', 'range')} in record or type({inner}) is not int:")
-    w.add("    return SLOW")
-    w.add(f"if {inner} > {_LOOP_CAP} or {inner} > {w.value('K', _limits.RANGE_FLOOR)}[0]:")
-    w.add("    return SLOW")
+    w.bail(f"{w.value('K', 'range')} in record or type({inner}) is not int")
+    w.bail(f"{inner} > {_LOOP_CAP} or {inner} > {w.value('K', _limits.RANGE_FLOOR)}[0]")
     var = w.var()
     w.add(f"{var} = range({inner})")
     w.methods += 1
@@ -285,9 +280,7 @@ def _check_sequence(w: _Writer, var: str, known: type | None) -> None:
     if known is not None and known is not list:
         raise _NotSimple
     if known is None:
-        w.add(f"t = type({var})")
-        w.add("if t is not list and t is not tuple:")
-        w.add("    return SLOW")
+        w.need(var, "list", "tuple")
 
 
 def _emit_join(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type | None) -> tuple[str, type]:
@@ -296,12 +289,10 @@ def _emit_join(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type |
     they are fewer than ``FLOOR * 40 / 150``), charges the joined size with a separator
     per item, and the guard around every filter the result's length."""
     _check_sequence(w, inner, inner_type)
-    w.add(f"if len({inner}) * {_JOIN_ITEM} > FLOOR[0] * 40 or not {w.value('M', _all_text)}({inner}):")
-    w.add("    return SLOW")
+    w.bail(f"len({inner}) * {_JOIN_ITEM} > FLOOR[0] * 40 or not {w.value('M', _all_text)}({inner})")
     separator = w.value("K", node[2])
     var = w.var()
-    w.add("if work > CAP:")  # all the render built so far (see _emit_pair)
-    w.add("    return SLOW")
+    w.bail("work > CAP")  # all the render built so far (see _emit_pair)
     w.add(f"{var} = {separator}.join({inner})")
     w.add(f"work += 2 * len({var}) + (len({separator}) if {inner} else 0)")
     w.methods += 1
@@ -315,8 +306,7 @@ def _emit_sort(w: _Writer, inner: str, inner_type: type | None) -> tuple[str, ty
     checks its cost (``sort_cost``: within ``max_op_cost`` when charged here a fortieth
     of it) and charges its items."""
     _check_sequence(w, inner, inner_type)
-    w.add(f"if len({inner}) > {_LOOP_CAP} or not {w.value('M', _all_text)}({inner}):")
-    w.add("    return SLOW")
+    w.bail(f"len({inner}) > {_LOOP_CAP} or not {w.value('M', _all_text)}({inner})")
     var = w.var()
     w.add(f"{var} = {w.value('M', sorted)}({inner}, key={w.value('M', str.lower)})")
     # (sort_cost(n, True) // 40, rounded up, and the n items)
@@ -334,12 +324,9 @@ def _emit_end(w: _Writer, op: str, inner: str, inner_type: type | None) -> tuple
     if inner_type is not None and inner_type is not str and inner_type is not list:
         raise _NotSimple
     if inner_type is None:
-        w.add(f"t = type({inner})")
-        w.add("if t is not list and t is not tuple and t is not str:")
-        w.add("    return SLOW")
+        w.need(inner, "list", "tuple", "str")
     var = w.var()
-    w.add(f"if not {inner}:")
-    w.add("    return SLOW")
+    w.bail(f"not {inner}")
     w.add(f"{var} = {inner}[{0 if op == 'first' else -1}]")
     w.add(f"t = type({var})")
     w.add("work += 1")
@@ -362,17 +349,13 @@ def _emit_slice(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type 
             continue
         var, known = _emit(w, bound)
         if known is None:
-            w.add(f"if type({var}) is not int:")
-            w.add("    return SLOW")
+            w.bail(f"type({var}) is not int")
         elif known is not int:
             raise _NotSimple
         bounds.append(var)
     if inner_type is None:
-        w.add(f"t = type({inner})")
-        w.add("if t is not str and t is not list and t is not tuple:")
-        w.add("    return SLOW")
-    w.add(f"if len({inner}) > CAP:")
-    w.add("    return SLOW")
+        w.need(inner, "str", "list", "tuple")
+    w.bail(f"len({inner}) > CAP")
     var = w.var()
     w.add(f"{var} = {inner}[{bounds[0]}:{bounds[1]}]")
     w.add(f"work += len({var})")
@@ -469,14 +452,11 @@ def _emit_text_call(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: t
     if inner_type is not None and inner_type is not str:
         raise _NotSimple
     if inner_type is None:
-        w.add(f"if type({inner}) is not str:")
-        w.add("    return SLOW")
+        w.bail(f"type({inner}) is not str")
     var = w.var()
-    w.add("if work > CAP:")  # all the render built so far (see _emit_pair)
-    w.add("    return SLOW")
+    w.bail("work > CAP")  # all the render built so far (see _emit_pair)
     if node[0] == "filter":
-        w.add(f"if len({inner}) > {_CHEAP_FILTER}:")
-        w.add("    return SLOW")
+        w.bail(f"len({inner}) > {_CHEAP_FILTER}")
         method = TEXT_FILTERS[node[2]]
         if method and method not in STR_METHODS:
             raise _NotSimple  # pragma: no cover - TEXT_FILTERS holds only these
@@ -487,8 +467,7 @@ def _emit_text_call(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: t
     method = node[2]
     if method not in ARG_METHODS:
         raise _NotSimple  # pragma: no cover - _convert admits only these
-    w.add(f"if len({inner}) > {_CHEAP}:")
-    w.add("    return SLOW")
+    w.bail(f"len({inner}) > {_CHEAP}")
     w.add(f"{var} = {inner}.{method}({w.value('K', node[3])})")
     w.methods += 1
     if method in ("split", "rsplit"):
@@ -503,8 +482,7 @@ def _emit_concat(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type]:
     ``_text`` prints it: ``str()`` after its size estimate, charged), joined, and the
     result's length charged (the sandbox's ``ps-concat``)."""
     texts = [_as_text(w, *_emit(w, item)) for item in node[1]]
-    w.add(f"if work + {' + '.join(f'len({t})' for t in texts)} > CAP:")
-    w.add("    return SLOW")
+    w.bail(f"work + {' + '.join(f'len({t})' for t in texts)} > CAP")
     var = w.var()
     w.add(f"{var} = f'{''.join('{' + t + '}' for t in texts)}'")
     w.add(f"work += len({var})")
@@ -544,15 +522,12 @@ def _emit_replace(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: typ
     if inner_type is not None and inner_type is not str:
         raise _NotSimple
     if inner_type is None:
-        w.add(f"if type({inner}) is not str:")
-        w.add("    return SLOW")
+        w.bail(f"type({inner}) is not str")
     old, new = node[2], node[3]
-    w.add(f"if work > CAP or len({inner}) > {int(node[4])}:")
-    w.add("    return SLOW")
+    w.bail(f"work > CAP or len({inner}) > {int(node[4])}")
     if len(new) > len(old):  # it grows: by how much, before it is made
         found = f"(len({inner}) + 1)" if not old else f"{inner}.count({w.value('K', old)})"
-        w.add(f"if work + 2 * len({inner}) + {found} * {len(new) - len(old)} > CAP:")
-        w.add("    return SLOW")
+        w.bail(f"work + 2 * len({inner}) + {found} * {len(new) - len(old)} > CAP")
     var = w.var()
     w.add(f"{var} = {inner}.replace({w.value('K', old)}, {w.value('K', new)})")
     w.add(f"work += len({inner}) + len({var})")
@@ -808,24 +783,19 @@ def _emit_for(w: _Writer, part: tuple[Any, ...]) -> None:
     if known is not None and known is not list and known is not range:
         raise _NotSimple  # a constant text: its characters, the sandbox's
     if known is None:
-        w.add(f"t = type({sequence})")
-        w.add("if t is not list and t is not tuple:")
-        w.add("    return SLOW")
+        w.need(sequence, "list", "tuple")
     length, position, item = w.var(), w.var(), w.var()
     w.add(f"{length} = len({sequence})")
     w.add(f"iters += {length}")
-    w.add(f"if iters > {_LOOP_CAP} or iters > {w.value('K', _limits.ITER_FLOOR)}[0]:")
-    w.add("    return SLOW")
+    w.bail(f"iters > {_LOOP_CAP} or iters > {w.value('K', _limits.ITER_FLOOR)}[0]")
     if part[3]:
         w.add(f"work += {w.value('N', part[3])} * {length}")
-    w.add("if work > CAP:")
-    w.add("    return SLOW")
+    w.bail("work > CAP")
     w.loops.append((position, length, item))
 
     def body() -> None:
         _emit_parts(w, part[2])
-        w.add("if work > CAP:")
-        w.add("    return SLOW")
+        w.bail("work > CAP")
 
     lines = _branch(w, body)
     w.loops.pop()

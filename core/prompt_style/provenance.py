@@ -29,7 +29,7 @@ from typing import Any
 
 from .errors import RenderError
 from .lines import PromptEncoder, json_strings
-from .safe.json_lines import dumps_line, json_utf8, safe_utf8
+from .safe.json_lines import dumps_line, encode_str, json_utf8, safe_utf8
 
 __all__ = ["Provenance", "PROVENANCE_KEYS", "fingerprint", "verify_fingerprint"]
 
@@ -48,7 +48,6 @@ PROVENANCE_KEYS = (
 """The keys :meth:`Provenance.line` adds after the prompt's own, in this order."""
 
 _RESERVED = frozenset(PROVENANCE_KEYS)
-_encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 _CONTS, _TARGET, _DOC_ID = b', "continuations": ', b', "target": ', b', "doc_id": '
 
 
@@ -242,7 +241,7 @@ def _doc_id(doc_id: Any, index: int) -> str:
     if doc_id is None:
         return f'"doc_id": {index}'
     if type(doc_id) is str:
-        text = _encode_str(doc_id)
+        text = encode_str(doc_id)
         if "\u2028" in text or "\u2029" in text or "\x85" in text or not text.isprintable():
             text = dumps_line(doc_id)
         return f'"doc_id": {text}'

@@ -123,15 +123,16 @@ class Prompts:
         compiled field readers take directly); a document's position is known from
         the object lm-eval hands back (it passes the documents it was given)."""
         if self._docs is None:
+            source = self.default.source()
             enabled = gc.isenabled()
             gc.disable()  # records hold no cycles: collecting while the split is read only costs time
             try:
                 # (the split as a list, read by one loop: no generator between the reader and it)
-                docs = Docs(load_records(self.default.source(), self.default.config.test_split))
+                docs = Docs(load_records(source, self.default.config.test_split))
             finally:
                 if enabled:
                     gc.enable()
-            if not isinstance(self.default.source(), (str, Path, tuple)):
+            if not isinstance(source, (str, Path, tuple)):
                 # records given in memory may hold one object twice: each position its own
                 seen: set[int] = set()
                 for index, record in enumerate(docs):

@@ -47,18 +47,12 @@ def _index(step: str) -> int | None:
 def _follow(record: Mapping[str, Any], steps: tuple[tuple[str, int | None], ...]) -> Any:
     value: Any = record
     for step, index in steps:
-        kind = type(value)
-        if kind is dict:
-            value = value[step]  # (a missing key raises KeyError(step))
-        elif index is not None and (kind is list or kind is tuple):
-            if not -len(value) <= index < len(value):
-                raise KeyError(step)
-            value = value[index]
-        elif isinstance(value, Mapping):
+        kind = type(value)  # (the exact types first: isinstance of an ABC costs more)
+        if kind is dict or (kind is not list and kind is not tuple and isinstance(value, Mapping)):
             if step not in value:
                 raise KeyError(step)
             value = value[step]
-        elif index is not None and isinstance(value, (list, tuple)):
+        elif index is not None and (kind is list or kind is tuple or isinstance(value, (list, tuple))):
             if not -len(value) <= index < len(value):
                 raise KeyError(step)
             value = value[index]

@@ -57,6 +57,12 @@ class _NotSimple(Exception):
     pass
 
 
+def _extra_args(node: Any) -> bool:
+    """Whether a call or filter node has keyword, ``*args`` or ``**kwargs`` arguments
+    (none of which compiled code takes)."""
+    return bool(node.kwargs) or node.dyn_args is not None or node.dyn_kwargs is not None
+
+
 def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> tuple[Any, ...]:
     """The intermediate form of a Jinja expression node, or :class:`_NotSimple`. ``scope``:
     the names of the ``{% for %}`` loops the node is in, outermost first."""
@@ -113,9 +119,7 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
         if (
             node.node is None
             or node.args
-            or node.kwargs
-            or node.dyn_args is not None
-            or node.dyn_kwargs is not None
+            or _extra_args(node)
             or (node.name not in TEXT_FILTERS and node.name not in _OWN_FILTERS)
             or not _jinjas_own(profile, "filters", node.name)
         ):
@@ -140,21 +144,12 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
             and type(node.args[0]) is nodes.Const
             and type(node.args[0].value) is str
             and len(node.args[0].value) <= _CHEAP
-            and not node.kwargs
-            and node.dyn_args is None
-            and node.dyn_kwargs is None
+            and not _extra_args(node)
         ):
             return ("call1", _convert(target.node, profile, scope), target.attr, node.args[0].value)
         if type(target) is nodes.Getattr and target.attr == "replace":
             return _replace(node, target.node, _CHEAP, profile, scope)
-        if (
-            type(target) is nodes.Getattr
-            and target.attr == "index"
-            and len(node.args) == 1
-            and not node.kwargs
-            and node.dyn_args is None
-            and node.dyn_kwargs is None
-        ):
+        if type(target) is nodes.Getattr and target.attr == "index" and len(node.args) == 1 and not _extra_args(node):
             # choices.label.index(answerKey): lm-evaluation-harness's ARC, OpenBookQA, MathQA
             return ("index", _convert(target.node, profile, scope), _convert(node.args[0], profile, scope))
         if (
@@ -162,21 +157,12 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
             and target.name == "range"
             and "range" not in scope
             and len(node.args) == 1
-            and not node.kwargs
-            and node.dyn_args is None
-            and node.dyn_kwargs is None
+            and not _extra_args(node)
             and _jinja.environment(profile).globals.get("range") is _sandbox_range()
         ):
             # range(choices|length): the sandbox's own range(), unless the record has a field so named
             return ("range", _convert(node.args[0], profile, scope))
-        if (
-            type(target) is not nodes.Getattr
-            or target.attr not in STR_METHODS
-            or node.args
-            or node.kwargs
-            or node.dyn_args is not None
-            or node.dyn_kwargs is not None
-        ):
+        if type(target) is not nodes.Getattr or target.attr not in STR_METHODS or node.args or _extra_args(node):
             raise _NotSimple
         return ("call", _convert(target.node, profile, scope), target.attr)
     if kind is nodes.Neg and type(node.node) is nodes.Const and type(node.node.value) is int:
@@ -213,9 +199,7 @@ def _join(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any
         or type(node.args[0]) is not nodes.Const
         or type(node.args[0].value) is not str
         or len(node.args[0].value) > _CHEAP
-        or node.kwargs
-        or node.dyn_args is not None
-        or node.dyn_kwargs is not None
+        or _extra_args(node)
         or getattr(_jinja.environment(profile).filters.get("join"), "__wrapped__", None) is not filters._join
     ):
         raise _NotSimple
@@ -232,9 +216,7 @@ def _default(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[
         node.node is None
         or len(args) > 1
         or (args and (type(args[0]) is not nodes.Const or type(args[0].value) not in _CONSTANTS))
-        or node.kwargs
-        or node.dyn_args is not None
-        or node.dyn_kwargs is not None
+        or _extra_args(node)
         or not _jinjas_own(profile, "filters", node.name)
     ):
         raise _NotSimple
@@ -252,9 +234,7 @@ def _replace(node: Any, inner: Any, limit: int, profile: JinjaProfile, scope: tu
     if (
         len(node.args) != 2
         or any(type(a) is not nodes.Const or type(a.value) is not str or len(a.value) > _CHEAP for a in node.args)
-        or node.kwargs
-        or node.dyn_args is not None
-        or node.dyn_kwargs is not None
+        or _extra_args(node)
     ):
         raise _NotSimple
     return ("replace", _convert(inner, profile, scope), node.args[0].value, node.args[1].value, limit)
@@ -294,14 +274,7 @@ def _test(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> tupl
     if type(node) is nodes.Not:
         test = _test(node.node, profile, scope)
         return (test[0], test[1], not test[2])
-    if (
-        type(node) is not nodes.Test
-        or node.args
-        or node.kwargs
-        or node.dyn_args is not None
-        or node.dyn_kwargs is not None
-        or not _jinjas_own(profile, "tests", node.name)
-    ):
+    if type(node) is not nodes.Test or node.args or _extra_args(node) or not _jinjas_own(profile, "tests", node.name):
         raise _NotSimple
     if node.name in ("defined", "undefined"):
         name = _convert(node.node, profile, scope)

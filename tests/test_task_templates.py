@@ -641,6 +641,21 @@ def test_a_formatted_split_renders_as_it_is_read(task_file):
         list(load_task(path, plugins=pm).render())
 
 
+def test_an_empty_data_file_under_a_formatter_names_the_file_without_a_line_of_another(task_file, tmp_path):
+    path = task_file(
+        [QA], name="empty_file", splits={"test": RECORDS[:1]}, formatter={"name": "map_fields", "args": {"fields": {}}}
+    )
+    data = tmp_path / "data" / "processed" / "empty_file" / "test.jsonl"
+    data.write_text("", encoding="utf-8")
+    with pytest.raises(PromptStyleError) as caught:
+        list(load_task(path).render())
+    assert caught.value.file == str(data) and caught.value.line is None  # not the task file's line
+    assert str(caught.value).startswith(f"{data}: ") and "no records" in str(caught.value)
+    # the same file's line is kept: a line always belongs to the file it is shown with
+    error = PromptStyleError("x", file="a.yaml")
+    assert error.locate(file="b.yaml", line=4).line is None and error.locate(file="a.yaml", line=4).line == 4
+
+
 def test_unknown_formatter_lists_the_installed_ones(task_file, pm, capsys):
     path = task_file([QA], splits={"test": RECORDS[:1]}, formatter={"name": "qasper", "args": None})
     with pytest.raises(PromptStyleError) as info:

@@ -153,9 +153,13 @@ class PromptStyleError(Exception):
         self.hint = hint
 
     def locate(self, **where: Any) -> "PromptStyleError":
-        """Fill in location fields that are still unknown; returns ``self``."""
+        """Fill in location fields that are still unknown; returns ``self``. A ``line``
+        given with a ``file`` other than the one the error already names is left out: it
+        is a line of that other file."""
+        other = where.get("file")
+        elsewhere = other is not None and self.file is not None and str(other) != str(self.file)
         for name, value in where.items():
-            if value is not None and getattr(self, name) is None:
+            if value is not None and getattr(self, name) is None and not (elsewhere and name == "line"):
                 setattr(self, name, value)
         return self
 

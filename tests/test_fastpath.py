@@ -24,6 +24,7 @@ import prompt_style
 from prompt_style import JinjaLimits, RenderedPrompt, load_task
 from prompt_style.data import _json_lines
 from prompt_style.errors import DataError, OptionError
+from prompt_style.fast_prompts import LazyMessagesPrompt
 from prompt_style.fastpath import LazyDialoguePrompt
 from prompt_style.render import TaskRenderer
 from prompt_style.retrievers.builtin import FirstN, Fixed, Random, Zero
@@ -31,7 +32,7 @@ from prompt_style.retrievers.opencompass import FixK
 from prompt_style.safe.limits import limits_scope
 from prompt_style.styles.base import ChoiceStyle
 from prompt_style.styles.compiled import MAX_CHOICES, question_function
-from prompt_style.types import Sample, StyleSettings
+from prompt_style.types import Sample, StyleSettings, Turn
 
 # -- records -------------------------------------------------------------------------
 
@@ -342,6 +343,38 @@ def test_generation_fast_path_equals_general_path(pm, description, doc_to_text, 
     assert_same(with_null, pm, GENERATION_RECORDS)
 
 
+@pytest.mark.parametrize("doc_to_text", [None, "q", "{{q.strip()}}", "{{ q | trim }}"])
+@pytest.mark.parametrize("doc_to_target", ["a", "{{a}}", "{{q}} {{a}}"])
+@pytest.mark.parametrize("description", ["none", "literal", "jinja"])
+def test_rolling_fast_path_equals_general_path(pm, doc_to_text, doc_to_target, description):
+    """loglikelihood_rolling: the document is the text and the target; a record whose
+    fields the general path reads with an error, or whose document is not text, is the
+    general path's, with its error."""
+    task: dict[str, Any] = {
+        "data": {"test": [{"q": "unused", "a": "x"}], "train": GENERATION_POOL},
+        "fewshot_split": "train",
+        "doc_to_target": doc_to_target,
+        "template": "passthrough",
+        "output_type": "loglikelihood_rolling",
+        "num_fewshot": 2,
+    }
+    if doc_to_text is not None:
+        task["doc_to_text"] = doc_to_text
+    if DESCRIPTIONS[description] is not None:
+        task["description"] = DESCRIPTIONS[description]
+    taken = load_task(task, plugins=pm).renderer.fast_render() is not None
+    assert taken is (description != "jinja")
+    outcomes = assert_same(task, pm, GENERATION_RECORDS)
+    assert any(o[0] == "ok" for o in outcomes) and any(o[0] == "error" for o in outcomes)
+    made = [o for o in outcomes if o[0] == "ok"]
+    assert all(o[1]["continuations"] == [] and o[2] == () and o[-1].fewshot_indices == () for o in made)
+    if taken:
+        assert any(type(o[-1]) is LazyDialoguePrompt for o in made)
+        copied = pickle.loads(pickle.dumps(made[0][-1]))
+        assert copied == made[0][-1] and type(copied) is RenderedPrompt and copied.dialogue == ()
+    assert_same(task, pm, GENERATION_RECORDS[:12], limits=JinjaLimits(max_output=40))
+
+
 def test_generation_with_choices_or_a_prefix_is_not_taken(pm):
     base = {
         "data": {"test": [{"q": "unused", "a": "x"}]},
@@ -420,23 +453,31 @@ def test_lm_eval_description_read_from_a_column_of_its_name(pm):
 
 @pytest.mark.parametrize("description", ["none", "literal"])
 @pytest.mark.parametrize(
-    "options",
-    [{}, {"add_generation_prompt": False}, {"continue_final_message": True}],
-    ids=["default", "no_generation_prompt", "continue_final"],
+    "meta, options",
+    [
+        ("chatml", {}),
+        ("chatml", {"add_generation_prompt": False}),
+        ("chatml", {"continue_final_message": True}),
+        ("messages", {}),
+        ("messages", {"system": False}),
+    ],
+    ids=["default", "no_generation_prompt", "continue_final", "messages", "messages_no_system"],
 )
 @pytest.mark.parametrize("style", ["mcq", "cloze_qa", "passthrough"])
-def test_chatml_takes_the_fast_path_with_its_messages(pm_all, description, options, style):
-    """ChatML says how its text stands around the last turn (last_turn_affixes): the
-    fast path renders its text with string joins and its messages when first read,
+def test_chat_formats_take_the_fast_path_with_their_messages(pm_all, description, meta, options, style):
+    """ChatML says how its text stands around the last turn, API messages that they
+    differ only in the last message's content (last_turn_affixes): the fast path
+    renders the text with string joins (ChatML) and the messages when first read,
     equal to the general path's, and their JSON from the task's."""
     task = task_of("cloze_qa" if style == "cloze_qa" else "mcq", DESCRIPTIONS[description])
     if style == "passthrough":
         task["template"] = "passthrough"
-    kwargs = {"meta": "chatml", "meta_options": options}
+    kwargs = {"meta": meta, "meta_options": options}
     assert load_task(task, plugins=pm_all, **kwargs).renderer.fast_render() is not None
     outcomes = assert_same(task, pm_all, AWKWARD, **kwargs)
     made = [o[-1] for o in outcomes if o[0] == "ok"]
-    assert any(type(p) is LazyDialoguePrompt for p in made)
+    expected = LazyMessagesPrompt if meta == "messages" else LazyDialoguePrompt
+    assert any(type(p) is expected for p in made)
     from prompt_style.lines import PromptEncoder
     from prompt_style.safe.json_lines import dumps_line
 
@@ -444,16 +485,20 @@ def test_chatml_takes_the_fast_path_with_its_messages(pm_all, description, optio
     for prompt in made:
         assert encoder.line(prompt) == (dumps_line(prompt.to_json()) + "\n").encode("utf-8")
     fast = load_task(task, plugins=pm_all, **kwargs).renderer.render(AWKWARD[0], 0)
-    assert fast.messages is fast.messages and fast.messages[-1]["content"] in fast.text
+    if meta == "messages":
+        assert fast.text is None and fast.messages[-1]["content"]
+    else:
+        assert fast.messages is fast.messages and fast.messages[-1]["content"] in fast.text
     fast.messages[0]["content"] = "changed"  # fresh per prompt, as the general path's
     again = load_task(task, plugins=pm_all, **kwargs).renderer.render(AWKWARD[0], 0)
     assert again.messages[0]["content"] != "changed"
+    copied = pickle.loads(pickle.dumps(again))
+    assert copied == again and type(copied) is RenderedPrompt and copied.dialogue == again.dialogue
 
 
 def test_chat_formats_without_the_split_are_not_taken(pm_all):
     task = task_of("mcq", DESCRIPTIONS["literal"])
-    for meta in ("messages", "llama-3"):
-        assert load_task(task, plugins=pm_all, meta=meta).renderer.fast_render() is None
+    assert load_task(task, plugins=pm_all, meta="llama-3").renderer.fast_render() is None
     assert load_task(task, plugins=pm_all, meta="chatml", system_instruction="Be brief.").renderer.fast_render() is None
     assert_same(task, pm_all, AWKWARD[:6], meta="chatml", system_instruction="Be brief.")
     assert_same(task, pm_all, AWKWARD[:6], meta="chatml", fewshot_as_multiturn=False)
@@ -1078,3 +1123,18 @@ def test_a_kept_question_value_is_never_taken_for_another_or_a_changed_record(tm
     assert text_of({"q": "z", "a": "x"}) == 1 and text_of._pending is None
     # a text value is never kept: the fast path takes it
     assert load_task(_write_task(tmp_path, "{{ q|batch(1)|join }}", records)).renderer._text._pending is None
+
+
+@pytest.mark.parametrize("system", [True, False])
+def test_messages_keeps_the_fast_path_promise(system):
+    """API messages promise (last_turn_affixes: ``(None, None)``) that their messages
+    differ only in the last one's content: the conformance kit's check holds."""
+    from prompt_style.meta.builtin import Messages
+    from prompt_style.testing import MetaTemplateConformance
+
+    class Kit(MetaTemplateConformance):
+        def built(self, manager=None):
+            return Messages(system=system)
+
+    Kit().test_fast_path_promises_hold()
+    assert Messages().last_turn_affixes((Turn("user", ({"type": "image_url"},)),)) is None

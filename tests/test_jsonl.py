@@ -113,10 +113,16 @@ TASKS = {
         "until": ["\n\n", "Q:", "\u2028"],
         "template": "passthrough",
     },
+    "rolling": {
+        "doc_to_text": "{{question}}",
+        "doc_to_target": "{{question}} {{answer}}",
+        "output_type": "loglikelihood_rolling",
+        "template": "passthrough",
+    },
 }
 
 
-@pytest.mark.parametrize("meta", [None, "chatml"])
+@pytest.mark.parametrize("meta", [None, "chatml", "messages"])
 @pytest.mark.parametrize("kind", sorted(TASKS))
 @pytest.mark.parametrize("shots", [0, 3])
 def test_lines_are_the_prompts_lines(tmp_path, pm_all, kind, shots, meta):
@@ -130,6 +136,9 @@ def test_lines_are_the_prompts_lines(tmp_path, pm_all, kind, shots, meta):
     assert list(task.json_lines(limit=7)) == got[:7]
     assert flat(json_line_batches(task)) == got
     assert flat(json_line_batches(task, 7)) == got[:7]
+    general = load_task(path, plugins=pm_all, shots=shots, **options)
+    general.renderer._fast = None  # the general path only
+    assert got == reference(general)
 
 
 def flat(batches):

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -47,12 +46,12 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
+from .fast_prompts import ChatMessages, DeferredDialogue, LazyDialoguePrompt, LazyMessagesPrompt
 from .fields.extractors import CallableField, Expression, RecordField, Template
 from .fields.jinja_compiler import SLOW, budget_threshold
 from .fields.jinja_parse import _SPECIAL_NAMES
 from .fields.multiple_input import ContextChoice
 from .render import RenderedPrompt
-from .safe.json_lines import encode_str
 from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
 from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
 from .styles.compiled import MAX_CHOICES, Layout, layout, question_function, style_labels
@@ -69,181 +68,6 @@ FastRender = Callable[[Mapping[str, Any], int], "RenderedPrompt | None"]
 # of them formats differently, so it takes the general path.
 _CHOICE_METHODS = ("format", "question_and_answers", "_question", "_answers", "_answers_of", "_labels_for", "target")
 _MISSING: Any = object()
-
-
-class DeferredDialogue:
-    """The dialogue of a fast-path prompt, before it is built: the turns shared by
-    every record of the task, then the record's question turn, whose text is the
-    prompt's text between the shared prefix (``start`` characters) and the meta
-    template's text after the turn (``stop`` characters). It also holds the fields
-    every prompt of the task shares (``plugins``, ``until``, ``fewshot_indices``), and,
-    for a chat format, how its ``messages`` are made (``messages``)."""
-
-    __slots__ = ("turns", "start", "stop", "sep", "plugins", "until", "fewshot_indices", "messages", "head", "tail")
-
-    def __init__(
-        self,
-        turns: Dialogue,
-        start: int,
-        stop: int,
-        sep: str,
-        plugins: Any = None,
-        until: Any = None,
-        fewshot_indices: Any = None,
-        messages: ChatMessages | None = None,
-        head: str | None = None,
-        tail: str | None = None,
-    ) -> None:
-        self.turns = turns
-        self.start = start
-        self.stop = stop
-        self.sep = sep
-        self.plugins = plugins
-        self.until = until
-        self.fewshot_indices = fewshot_indices
-        self.messages = messages
-        self.head = head
-        """The text before the record's own (``start`` characters), when known."""
-        self.tail = tail
-        """The text after it (``stop`` characters), when known."""
-
-    def content(self, text: str) -> str:
-        """The record's question turn's content, from the prompt's text."""
-        return text[self.start : len(text) - self.stop]
-
-    def resolve(self, text: str) -> Dialogue:
-        return (*self.turns, Turn("user", text[self.start : len(text) - self.stop], self.sep))
-
-
-class ChatMessages:
-    """The ``messages`` of a chat format's fast-path prompts: those of the turns every
-    record shares, then the record's own message, the same but for its ``content``
-    (the meta template promises it: ``last_turn_affixes``). Built when first read;
-    their JSON is written from the task's, around the content."""
-
-    __slots__ = ("head", "last", "json_before", "json_after")
-
-    def __init__(self, messages: list[dict[str, Any]], json_before: str, json_after: str) -> None:
-        self.head = messages[:-1]
-        self.last = messages[-1]
-        self.json_before = json_before
-        self.json_after = json_after
-
-    def make(self, content: str) -> list[dict[str, Any]]:
-        """The messages, fresh (a caller may change them, as the general path's)."""
-        return [*[dict(m) for m in self.head], {**self.last, "content": content}]
-
-    def json(self, content: str) -> str:
-        """``json.dumps(self.make(content), ensure_ascii=False)``."""
-        return f"{self.json_before}{encode_str(content)}{self.json_after}"
-
-    @classmethod
-    def of(cls, messages: Any, content: str) -> ChatMessages | None:
-        """From the messages a meta template made for a dialogue whose last turn holds
-        ``content``; ``None`` when they are not of that shape or not JSON."""
-        if type(messages) is not list or not messages or not all(type(m) is dict for m in messages):
-            return None
-        last = messages[-1]
-        if last.get("content") != content or type(last.get("content")) is not str:
-            return None
-        marker = "\x00prompt-style fast path\x00"
-        probe = [*messages[:-1], {**last, "content": marker}]
-        try:
-            text = json.dumps(probe, ensure_ascii=False)
-        except (TypeError, ValueError):
-            return None
-        parts = text.split(encode_str(marker))
-        if len(parts) != 2:
-            return None
-        return cls(messages, parts[0], parts[1])
-
-
-_SHARED = frozenset({"plugins", "until", "fewshot_indices"})
-_COMPARED = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.compare)
-_SHOWN = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.repr)
-_ALL = tuple(f.name for f in dataclasses.fields(RenderedPrompt))
-# What the fields a fast-path prompt does not set read as: text-only meta templates
-# give no messages, and the other fields take their defaults.
-_DEFAULTS = {
-    "messages": None,
-    **{
-        f.name: f.default
-        for f in dataclasses.fields(RenderedPrompt)
-        if f.default is not dataclasses.MISSING and f.name != "dialogue"
-    },
-}
-
-
-class LazyDialoguePrompt(RenderedPrompt):
-    """A :class:`RenderedPrompt` of the fast path, made with only the fields that
-    vary (``index``, ``text``, ``continuations``, ``target``): ``plugins``,
-    ``until`` and ``fewshot_indices`` read as the task's, the others as their defaults, and ``dialogue``
-    (rarely read: harnesses read ``text``) is built the first time it is read.
-    Otherwise it is a ``RenderedPrompt``: equal to one with the same fields, shown
-    as one, and pickled and copied as one."""
-
-    __slots__ = ("_deferred",)
-
-    def __getattr__(self, name: str) -> Any:
-        # Called only for a slot that was never set.
-        if name == "dialogue":
-            value = self._deferred.resolve(self.text)
-            self.dialogue = value
-            return value
-        if name == "messages":
-            deferred = self._deferred
-            if deferred.messages is None:
-                return None  # text only
-            value = deferred.messages.make(deferred.content(self.text))
-            self.messages = value
-            return value
-        if name in _SHARED:
-            return getattr(self._deferred, name)
-        try:
-            return _DEFAULTS[name]
-        except KeyError:
-            raise AttributeError(f"'RenderedPrompt' object has no attribute {name!r}") from None
-
-    def to_json(self) -> dict[str, Any]:
-        # RenderedPrompt.to_json reads a dozen fields that are unset here (each through
-        # __getattr__); only these can differ from their defaults.
-        if self.permutation is not None:  # a choice order's prompt (render_ordered sets more)
-            return RenderedPrompt.to_json(self)
-        deferred = self._deferred
-        out = {
-            "index": self.index,
-            "text": self.text,
-            "messages": None if deferred.messages is None else self.messages,
-            "continuations": list(self.continuations),
-            "target": self.target,
-        }
-        if deferred.until is not None:
-            out["until"] = list(deferred.until)
-        return out
-
-    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
-        # the text around the question (and a chat format's messages) are the task's:
-        # the encoder writes their JSON once (prompt_style.lines)
-        if self.permutation is not None:  # a choice order's prompt: to_json() and json.dumps
-            return None
-        deferred = self._deferred
-        return self.text, None, self.continuations, self.target, deferred.until, deferred
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, RenderedPrompt):
-            return tuple([getattr(self, name) for name in _COMPARED]) == tuple(
-                [getattr(other, name) for name in _COMPARED]
-            )
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # as RenderedPrompt's
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _SHOWN)
-        return f"RenderedPrompt({shown})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return RenderedPrompt, tuple([getattr(self, name) for name in _ALL])
 
 
 _PLAIN_CLASSES: dict[type, bool] = {}
@@ -453,7 +277,9 @@ _PROBE_SECONDS = 0.05
 
 
 def _compile(renderer: TaskRenderer) -> FastPath | None:
-    if renderer._rolling or renderer.chat is not None or renderer._meta_scored is not None:
+    if renderer._rolling:
+        return _rolling(renderer)
+    if renderer.chat is not None or renderer._meta_scored is not None:
         return None
     style = renderer.style
     passthrough = _plain_passthrough_style(style)
@@ -564,6 +390,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             head_turns = (system._replace(content=description), *block)
             head_text = d_before + description + d_after + block_text
         describe = None
+    textless = False
     if describe is None:
         # The text is one f-string (prefix, question, affixes); the dialogue (and a chat
         # format's messages) are made from it when first read (LazyDialoguePrompt).
@@ -575,6 +402,8 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             if split is None:
                 return None
             head, tail, chat = split
+            if head is None:  # messages only: the record's own text is its message's content
+                textless, head, tail = True, "", ""
         deferred = DeferredDialogue(
             head_turns,
             len(head),
@@ -586,6 +415,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             messages=chat,
             head=head,
             tail=tail,
+            textless=textless,
         )
     elif last_turn is not None:
         return None  # a description per record: a chat format renders the whole dialogue
@@ -651,7 +481,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "gold_of": renderer._gold,
         "add_delimiter": delimiter.__add__ if type(delimiter) is str else None,
         "new_prompt": object.__new__,
-        "LazyDialoguePrompt": LazyDialoguePrompt,
+        "LazyDialoguePrompt": LazyMessagesPrompt if textless else LazyDialoguePrompt,
         "RenderedPrompt": RenderedPrompt,
         "Turn": Turn,
         "plugins": renderer.plugins,
@@ -704,6 +534,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         checked_description=check_description is not None,
         description_key=description_key is not None,
         choice_answers=choice_answers,
+        textless=textless,
         generation=(generation, target_of is not None) if generation else None,
         fallbacks=frozenset(
             name
@@ -732,11 +563,88 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     return FastPath(scoped, None, code)
 
 
-def _chat_split(meta: Any, last_turn: Any, dialogue: Dialogue) -> tuple[str, str, ChatMessages | None] | None:
+def _rolling(renderer: TaskRenderer) -> FastPath | None:
+    """The fast path of a ``loglikelihood_rolling`` task: the document (``doc_to_target``,
+    a ``str``) is the prompt's text and its target, with no context, examples or chat
+    format. A record is taken when the general path would read each of its fields
+    without an error (``doc_to_text`` is read, as it reads it, and its value dropped);
+    anything else is the general path's, with its errors."""
+    text_of, target_of, describe = renderer._text, renderer._target, renderer._description
+    if target_of is None or renderer._choice is not None or renderer._prefix is not None:
+        return None
+    if describe is not None and getattr(describe, "kind", None) not in ("literal", "constant"):
+        return None
+    if not (_pure(text_of) and _pure(target_of)):
+        return None
+    text_get = None if text_of is None else _getter(text_of)
+    target_get = _getter(target_of)
+    deferred = DeferredDialogue((), 0, 0, "", renderer.plugins, None, (), head="", tail="", bare=True)
+    new = object.__new__
+
+    def document(record: Mapping[str, Any]) -> str | None:
+        try:
+            if text_get is not None:
+                question = text_get(record)
+                if question is SLOW or type(question) is ContextChoice:
+                    return None
+            target = target_get(record)
+        except Exception:
+            return None
+        return target if type(target) is str else None
+
+    def prompt(index: int, text: str) -> LazyDialoguePrompt:
+        made = new(LazyDialoguePrompt)
+        made.index = index
+        made.text = text
+        made.continuations = ()
+        made.target = text
+        made._deferred = deferred
+        made.permutation = None
+        made.fewshot_indices = ()
+        made.doc_id = None
+        return made
+
+    def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
+        text = document(record)
+        return None if text is None else prompt(index, text)
+
+    limits = renderer.limits
+    if limits is not None:
+
+        def scoped(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
+            token = _SCOPE.set(limits)  # the task's Jinja budgets, as the general path sets them
+            try:
+                return fast(record, index)
+            finally:
+                _SCOPE.reset(token)
+
+        return FastPath(scoped, None, "rolling")
+
+    def many(records: Any, general: Any, start: int = 0) -> Any:
+        for index, record in enumerate(records, start):
+            text = document(record)
+            yield general(record, index) if text is None else prompt(index, text)
+
+    def lines(records: Any, general: Any, start: int = 0, *, emit: Any, line_of: Any) -> Any:
+        for index, record in enumerate(records, start):
+            text = document(record)
+            if text is None:
+                yield general(record, index)
+                continue
+            line = emit(index, text, (), text)
+            yield line_of(prompt(index, text)) if line is None else line
+
+    return FastPath(fast, many, "rolling", lines, deferred)
+
+
+def _chat_split(
+    meta: Any, last_turn: Any, dialogue: Dialogue
+) -> tuple[str | None, str | None, ChatMessages | None] | None:
     """A chat format's text before and after the last turn's content, and its messages,
     for ``dialogue`` (whose last turn is the record's question, empty here): what
     ``last_turn_affixes`` promises, checked against ``apply`` on this dialogue;
-    ``None`` when it does not hold, or ``apply`` gives more than text and messages."""
+    ``(None, None, messages)`` for a format that gives messages and no text; ``None``
+    when the promise does not hold, or ``apply`` gives more than text and messages."""
     try:
         split = last_turn(dialogue)
         if split is None:
@@ -745,7 +653,10 @@ def _chat_split(meta: Any, last_turn: Any, dialogue: Dialogue) -> tuple[str, str
         made = meta.apply(dialogue)
     except Exception:  # the general path gives the error, for every record
         return None
-    if type(before) is not str or type(after) is not str or made.text != before + after:
+    if before is None and after is None:  # messages and no text (API messages)
+        if made.text is not None or made.messages is None:
+            return None
+    elif type(before) is not str or type(after) is not str or made.text != before + after:
         return None
     others = (made.token_ids, made.context_token_ids, made.continuation_token_ids, made.token_report)
     if any(value is not None for value in others) or made.assistant_spans is not None:
@@ -800,6 +711,7 @@ def _code(
     description_key: bool = False,
     generation: tuple[bool, bool] | None = None,
     choice_answers: bool = False,
+    textless: bool = False,
     any_n: bool = False,
     fallbacks: frozenset[str] = frozenset(),
     inline_reads: frozenset[str] = frozenset(),
@@ -911,7 +823,8 @@ def _code(
         make = [
             "made = new_prompt(LazyDialoguePrompt)",
             "made.index = index",
-            "made.text = text",
+            # a meta template of messages only: no text, the content kept for the messages
+            *(["made.text = None", "made._content = text"] if textless else ["made.text = text"]),
             "made.continuations = continuations",
             "made.target = target",
             "made._deferred = deferred",  # plugins and until are read from it

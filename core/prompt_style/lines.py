@@ -28,7 +28,8 @@ shared)``, where ``shared`` is ``None`` or an object whose ``start`` and ``stop`
 characters of the text are the same for every prompt with that object (the fast
 path's ``DeferredDialogue``), and whose ``messages``, when not ``None``, has
 ``json_before`` and ``json_after``: the messages' JSON around the JSON string of the
-text between them.
+text between them. A ``shared`` whose ``textless`` is true stands for prompts with no
+text (``"text": null``): the ``text`` given is then the last message's content.
 """
 
 from __future__ import annotations
@@ -247,9 +248,17 @@ class PromptEncoder:
         """The JSON of what every prompt with ``shared`` holds around its question."""
         head = text[: shared.start]
         tail = text[len(text) - shared.stop :]
+        chat = shared.messages
+        if getattr(shared, "textless", False):  # no text: the own text is the last message's content
+            self._shared = shared
+            self._pieces = (
+                b'"text": null, "messages": ' + safe_utf8(chat.json_before + '"'),
+                safe_utf8('"' + chat.json_after),
+                None,
+            )
+            return
         before = b'"text": "' + json_utf8(head)[1:-1]
         after = json_utf8(tail)[1:-1] + b'", "messages": '
-        chat = shared.messages
         if chat is None:
             after += b"null"
             chat_after = None

@@ -60,6 +60,15 @@ class Messages:
             messages.append(message)
         return ModelInput(messages=messages)
 
+    def last_turn_affixes(self, dialogue: Dialogue) -> tuple[None, None] | None:
+        """For the renderer's fast path (docs/hooks.md): ``(None, None)``, messages and
+        no text. For any text ``x`` in the last turn, :meth:`apply` gives the same
+        messages but for the last one's ``content``, which is ``x`` as it is. ``None``
+        for a dialogue with multimodal contents or extra keys in its last turn."""
+        if not dialogue or not all(isinstance(turn.content, str) for turn in dialogue) or dialogue[-1].extra:
+            return None
+        return None, None
+
 
 def plain(*, options: dict[str, Any]) -> Plain:
     return check_options(Plain, options, what="meta template 'plain'")

@@ -129,8 +129,9 @@ class MetaTemplateConformance(Conformance):
 
     def test_fast_path_promises_hold(self):
         """``last_turn_affixes`` (a chat format whose text stands around its last turn's
-        content) and ``affixes`` (text as its turns' texts joined) keep their promise
-        for awkward contents: the renderer's fast path relies on them."""
+        content, or whose messages differ only in that content) and ``affixes`` (text as
+        its turns' texts joined) keep their promise for awkward contents: the renderer's
+        fast path relies on them."""
         built = self.built()
         contents = ["", "  padded  \n", "{braces} {{x}} %s", "Ünïcødé — 你好 \u2028", "<|im_end|>\n</s>"]
         split = getattr(built, "last_turn_affixes", None)
@@ -147,7 +148,10 @@ class MetaTemplateConformance(Conformance):
                 for content in contents:
                     turned = (*dialogue[:-1], dialogue[-1]._replace(content=content))
                     result = built.apply(turned)
-                    assert result.text == before + content + after, f"{shape}: text around {content!r}"
+                    if before is None and after is None:  # messages and no text
+                        assert result.text is None and whole.messages is not None, f"{shape}: (None, None)"
+                    else:
+                        assert result.text == before + content + after, f"{shape}: text around {content!r}"
                     if whole.messages is not None:
                         expected = [*whole.messages[:-1], {**whole.messages[-1], "content": content}]
                         assert result.messages == expected, f"{shape}: messages around {content!r}"

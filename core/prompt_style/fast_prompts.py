@@ -1,0 +1,250 @@
+"""The prompts of the compiled fast path (:mod:`prompt_style.fastpath`), made with
+only the fields that vary from record to record.
+
+A task on the fast path shares everything but each record's own question: the turns
+before it, the text around it, the fields every prompt carries. A
+:class:`LazyDialoguePrompt` holds the record's fields and a :class:`DeferredDialogue`
+holding what the task's prompts share; the dialogue (and a chat format's messages)
+are built the first time they are read. :class:`ChatMessages` writes the JSON of a
+chat format's messages around the record's content.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from .render import RenderedPrompt
+from .safe.json_lines import encode_str
+from .types import Dialogue, Turn
+
+__all__ = ["DeferredDialogue", "ChatMessages", "LazyDialoguePrompt", "LazyMessagesPrompt"]
+
+
+class DeferredDialogue:
+    """The dialogue of a fast-path prompt, before it is built: the turns shared by
+    every record of the task, then the record's question turn, whose text is the
+    prompt's text between the shared prefix (``start`` characters) and the meta
+    template's text after the turn (``stop`` characters). It also holds the fields
+    every prompt of the task shares (``plugins``, ``until``, ``fewshot_indices``), and,
+    for a chat format, how its ``messages`` are made (``messages``).
+
+    ``bare``: the prompt's dialogue is ``turns`` alone, with no turn of the record's
+    (``loglikelihood_rolling``, whose text is the document itself). ``textless``: the
+    meta template gives messages and no text (API ``messages``); the prompts are
+    :class:`LazyMessagesPrompt`, whose own content is their last message's."""
+
+    __slots__ = (
+        "turns",
+        "start",
+        "stop",
+        "sep",
+        "plugins",
+        "until",
+        "fewshot_indices",
+        "messages",
+        "head",
+        "tail",
+        "bare",
+        "textless",
+    )
+
+    def __init__(
+        self,
+        turns: Dialogue,
+        start: int,
+        stop: int,
+        sep: str,
+        plugins: Any = None,
+        until: Any = None,
+        fewshot_indices: Any = None,
+        messages: ChatMessages | None = None,
+        head: str | None = None,
+        tail: str | None = None,
+        *,
+        bare: bool = False,
+        textless: bool = False,
+    ) -> None:
+        self.turns = turns
+        self.start = start
+        self.stop = stop
+        self.sep = sep
+        self.plugins = plugins
+        self.until = until
+        self.fewshot_indices = fewshot_indices
+        self.messages = messages
+        self.head = head
+        """The text before the record's own (``start`` characters), when known."""
+        self.tail = tail
+        """The text after it (``stop`` characters), when known."""
+        self.bare = bare
+        self.textless = textless
+
+    def content(self, text: str) -> str:
+        """The record's question turn's content, from the prompt's text."""
+        return text[self.start : len(text) - self.stop]
+
+    def resolve(self, text: str) -> Dialogue:
+        if self.bare:
+            return self.turns
+        return (*self.turns, Turn("user", text[self.start : len(text) - self.stop], self.sep))
+
+
+class ChatMessages:
+    """The ``messages`` of a chat format's fast-path prompts: those of the turns every
+    record shares, then the record's own message, the same but for its ``content``
+    (the meta template promises it: ``last_turn_affixes``). Built when first read;
+    their JSON is written from the task's, around the content."""
+
+    __slots__ = ("head", "last", "json_before", "json_after")
+
+    def __init__(self, messages: list[dict[str, Any]], json_before: str, json_after: str) -> None:
+        self.head = messages[:-1]
+        self.last = messages[-1]
+        self.json_before = json_before
+        self.json_after = json_after
+
+    def make(self, content: str) -> list[dict[str, Any]]:
+        """The messages, fresh (a caller may change them, as the general path's)."""
+        return [*[dict(m) for m in self.head], {**self.last, "content": content}]
+
+    def json(self, content: str) -> str:
+        """``json.dumps(self.make(content), ensure_ascii=False)``."""
+        return f"{self.json_before}{encode_str(content)}{self.json_after}"
+
+    @classmethod
+    def of(cls, messages: Any, content: str) -> ChatMessages | None:
+        """From the messages a meta template made for a dialogue whose last turn holds
+        ``content``; ``None`` when they are not of that shape or not JSON."""
+        if type(messages) is not list or not messages or not all(type(m) is dict for m in messages):
+            return None
+        last = messages[-1]
+        if last.get("content") != content or type(last.get("content")) is not str:
+            return None
+        marker = "\x00prompt-style fast path\x00"
+        probe = [*messages[:-1], {**last, "content": marker}]
+        try:
+            text = json.dumps(probe, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return None
+        parts = text.split(encode_str(marker))
+        if len(parts) != 2:
+            return None
+        return cls(messages, parts[0], parts[1])
+
+
+_SHARED = frozenset({"plugins", "until", "fewshot_indices"})
+_COMPARED = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.compare)
+_SHOWN = tuple(f.name for f in dataclasses.fields(RenderedPrompt) if f.repr)
+_ALL = tuple(f.name for f in dataclasses.fields(RenderedPrompt))
+# What the fields a fast-path prompt does not set read as: text-only meta templates
+# give no messages, and the other fields take their defaults.
+_DEFAULTS = {
+    "messages": None,
+    **{
+        f.name: f.default
+        for f in dataclasses.fields(RenderedPrompt)
+        if f.default is not dataclasses.MISSING and f.name != "dialogue"
+    },
+}
+
+
+class LazyDialoguePrompt(RenderedPrompt):
+    """A :class:`RenderedPrompt` of the fast path, made with only the fields that
+    vary (``index``, ``text``, ``continuations``, ``target``): ``plugins``,
+    ``until`` and ``fewshot_indices`` read as the task's, the others as their defaults, and ``dialogue``
+    (rarely read: harnesses read ``text``) is built the first time it is read.
+    Otherwise it is a ``RenderedPrompt``: equal to one with the same fields, shown
+    as one, and pickled and copied as one."""
+
+    __slots__ = ("_deferred",)
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for a slot that was never set.
+        if name == "dialogue":
+            value = self._deferred.resolve(self.text)
+            self.dialogue = value
+            return value
+        if name == "messages":
+            deferred = self._deferred
+            if deferred.messages is None:
+                return None  # text only
+            value = deferred.messages.make(deferred.content(self.text))
+            self.messages = value
+            return value
+        if name in _SHARED:
+            return getattr(self._deferred, name)
+        try:
+            return _DEFAULTS[name]
+        except KeyError:
+            raise AttributeError(f"'RenderedPrompt' object has no attribute {name!r}") from None
+
+    def to_json(self) -> dict[str, Any]:
+        # RenderedPrompt.to_json reads a dozen fields that are unset here (each through
+        # __getattr__); only these can differ from their defaults.
+        if self.permutation is not None:  # a choice order's prompt (render_ordered sets more)
+            return RenderedPrompt.to_json(self)
+        deferred = self._deferred
+        out = {
+            "index": self.index,
+            "text": self.text,
+            "messages": None if deferred.messages is None else self.messages,
+            "continuations": list(self.continuations),
+            "target": self.target,
+        }
+        if deferred.until is not None:
+            out["until"] = list(deferred.until)
+        return out
+
+    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
+        # the text around the question (and a chat format's messages) are the task's:
+        # the encoder writes their JSON once (prompt_style.lines)
+        if self.permutation is not None:  # a choice order's prompt: to_json() and json.dumps
+            return None
+        deferred = self._deferred
+        return self.text, None, self.continuations, self.target, deferred.until, deferred
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RenderedPrompt):
+            return tuple([getattr(self, name) for name in _COMPARED]) == tuple(
+                [getattr(other, name) for name in _COMPARED]
+            )
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as RenderedPrompt's
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _SHOWN)
+        return f"RenderedPrompt({shown})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return RenderedPrompt, tuple([getattr(self, name) for name in _ALL])
+
+
+class LazyMessagesPrompt(LazyDialoguePrompt):
+    """A :class:`LazyDialoguePrompt` of a meta template that gives messages and no text
+    (API ``messages``): its ``text`` is ``None``, and the record's own content (the
+    last message's) is kept in ``_content``; the messages are built when first read."""
+
+    __slots__ = ("_content",)
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for a slot that was never set.
+        if name == "dialogue":
+            value = self._deferred.resolve(self._content)
+            self.dialogue = value
+            return value
+        if name == "messages":
+            value = self._deferred.messages.make(self._content)
+            self.messages = value
+            return value
+        return LazyDialoguePrompt.__getattr__(self, name)
+
+    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
+        # the encoder writes "text": null and the messages' JSON around the content
+        # (its DeferredDialogue is textless): the content stands where a text would
+        if self.permutation is not None:
+            return None
+        deferred = self._deferred
+        return self._content, None, self.continuations, self.target, deferred.until, deferred

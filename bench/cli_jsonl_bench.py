@@ -54,6 +54,10 @@ Workloads (``--workload``, repeatable; default all):
            whose target is ``{{ answer.split('####')[-1].strip() }}``
 ``concat`` a generation task whose text is one ``~`` expression
 ``pro``    MMLU-Pro-shaped records: ten options listed by a Jinja loop, constant letters
+``messages`` the MMLU workload for an API model (``--meta messages``): ``"text": null`` and the
+           system message, ten few-shot messages and the question's in every line
+``rolling`` WikiText-shaped pages (about 900 characters, paragraphs, `` @-@ ``), scored whole
+           (``output_type: loglikelihood_rolling``, ``doc_to_target: page``)
 ``sciq``   a task-template file (SciRIFF's format, the bundled ``examples/sciq`` task): the
            ``map_fields`` formatter, answer choices ``{{ [...] | sort | join(' ||| ') }}``, a
            loop over them, ``input ||| output``
@@ -244,6 +248,12 @@ def pro_record(i: int, rng: random.Random) -> dict[str, Any]:
 
 def set_record(i: int, rng: random.Random) -> dict[str, Any]:
     return {"question": f"  {_words(rng, 15)} {i}?\n", "answer": f"{_words(rng, 5)} #### {rng.randrange(1000)}"}
+
+
+def page_record(i: int, rng: random.Random) -> dict[str, Any]:
+    title = f" = {_words(rng, 3).title()} {i} = \n"
+    paragraphs = [" ".join(f"{_words(rng, 10)} @-@ {rng.randrange(1900, 2020)} ." for _ in range(5)) for _ in range(3)]
+    return {"page": title + "".join(f" \n {p} \n" for p in paragraphs)}
 
 
 def sciq_record(i: int, rng: random.Random) -> dict[str, Any]:
@@ -592,6 +602,40 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         text = f"Question: {doc['question']}\\nOptions:\\n{body}Answer:"
         o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": doc["answer_index"]}) + "\\n")
 """
+MESSAGES_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:5]
+prefix = [{"role": "system", "content": "The following are multiple choice questions (with answers) about anatomy.\\n\\n"}]
+for s in shots:
+    c = s["choices"]
+    prefix.append({"role": "user", "content": f"{s['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:"})
+    prefix.append({"role": "assistant", "content": "ABCD"[s["answer"]]})
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        c = doc["choices"]
+        q = f"{doc['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:"
+        messages = prefix + [{"role": "user", "content": q}]
+        o.write(json.dumps({"index": i, "text": None, "messages": messages, "continuations": ["A", "B", "C", "D"], "target": doc["answer"]}) + "\\n")
+"""
+ROLLING_TASK = """\
+task: wikitext_like
+data:
+  test: test.jsonl
+output_type: loglikelihood_rolling
+doc_to_target: page
+template: passthrough
+"""
+ROLLING_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        page = json.loads(line)["page"]
+        o.write(json.dumps({"index": i, "text": page, "continuations": [], "target": page}) + "\\n")
+"""
 SCIQ_TASK = (ROOT / "examples/sciq/sciq_mcq.yaml").read_text(encoding="utf-8")
 SCIQ_SCRIPT = """\
 import json, sys
@@ -656,6 +700,8 @@ WORKLOADS = {
     "set": Workload("set", SET_TASK, SET_SCRIPT, set_record, "dev.jsonl", 3),
     "concat": Workload("concat", CONCAT_TASK, CONCAT_SCRIPT, set_record, "dev.jsonl", 3),
     "pro": Workload("pro", PRO_TASK, PRO_SCRIPT, pro_record, "dev.jsonl", 3),
+    "messages": Workload("messages", MMLU_TASK, MESSAGES_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--meta", "messages")),
+    "rolling": Workload("rolling", ROLLING_TASK, ROLLING_SCRIPT, page_record, "dev.jsonl", 3),
     "sciq": Workload(
         "sciq",
         SCIQ_TASK,
@@ -708,12 +754,13 @@ def cpu_run(cmd: list[str], stdout: Path | None, env: dict[str, str], cwd: Path)
 
 
 def compare(ours: Path, theirs: Path) -> int:
-    """Records compared; raises when text, continuations or target differ."""
+    """Records compared; raises when text, continuations or target differ (or the
+    messages, where the script writes them)."""
     n = 0
     with ours.open(encoding="utf-8") as a, theirs.open(encoding="utf-8") as b:
         for n, (la, lb) in enumerate(zip(a, b, strict=True), 1):
             x, y = json.loads(la), json.loads(lb)
-            for key in ("text", "continuations", "target"):
+            for key in ("text", "continuations", "target", *(("messages",) if "messages" in y else ())):
                 if x[key] != y[key]:
                     raise AssertionError(f"record {n - 1}: {key} differs:\n  cli:    {x[key]!r}\n  script: {y[key]!r}")
     return n

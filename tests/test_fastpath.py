@@ -496,12 +496,39 @@ def test_chat_formats_take_the_fast_path_with_their_messages(pm_all, description
     assert copied == again and type(copied) is RenderedPrompt and copied.dialogue == again.dialogue
 
 
+@pytest.mark.parametrize("meta", ["plain", "chatml", "messages"])
+@pytest.mark.parametrize("description", ["none", "literal"])
+@pytest.mark.parametrize("style", ["mcq", "passthrough"])
+def test_a_system_instruction_takes_the_fast_path(pm_all, meta, description, style):
+    """lm-evaluation-harness's chat rules with a system instruction (--system_instruction):
+    the instruction joins the shared turns (before the description's system turn, or as
+    its own), rendered once."""
+    task = task_of("mcq", DESCRIPTIONS[description])
+    if style == "passthrough":
+        task["template"] = "passthrough"
+    for kwargs in (
+        {"system_instruction": "Be brief."},
+        {"system_instruction": "Ünï {x}\n", "fewshot_as_multiturn": False},
+    ):
+        if meta != "plain" and kwargs.get("fewshot_as_multiturn") is False:
+            continue  # one user turn: below
+        taken = load_task(task, plugins=pm_all, meta=meta, **kwargs).renderer.fast_render() is not None
+        assert taken
+        outcomes = assert_same(task, pm_all, AWKWARD, meta=meta, **kwargs)
+        made = [o for o in outcomes if o[0] == "ok"]
+        assert any(isinstance(o[-1], LazyDialoguePrompt) for o in made)
+        instruction = kwargs["system_instruction"]
+        first = made[0][-1]
+        assert instruction in (first.text if first.text is not None else first.messages[0]["content"])
+
+
 def test_chat_formats_without_the_split_are_not_taken(pm_all):
     task = task_of("mcq", DESCRIPTIONS["literal"])
     assert load_task(task, plugins=pm_all, meta="llama-3").renderer.fast_render() is None
-    assert load_task(task, plugins=pm_all, meta="chatml", system_instruction="Be brief.").renderer.fast_render() is None
+    single = {"meta": "chatml", "fewshot_as_multiturn": False}
+    assert load_task(task, plugins=pm_all, **single).renderer.fast_render() is None
+    assert_same(task, pm_all, AWKWARD[:6], **single)
     assert_same(task, pm_all, AWKWARD[:6], meta="chatml", system_instruction="Be brief.")
-    assert_same(task, pm_all, AWKWARD[:6], meta="chatml", fewshot_as_multiturn=False)
     per_record = task_of("mcq", DESCRIPTIONS["jinja_empty_sometimes"])  # a description per record
     assert load_task(per_record, plugins=pm_all, meta="chatml").renderer.fast_render() is None
     assert_same(per_record, pm_all, AWKWARD, meta="chatml")

@@ -122,13 +122,15 @@ TASKS = {
 }
 
 
-@pytest.mark.parametrize("meta", [None, "chatml", "messages"])
+@pytest.mark.parametrize("meta", [None, "chatml", "messages", "chatml+system", "plain+system"])
 @pytest.mark.parametrize("kind", sorted(TASKS))
 @pytest.mark.parametrize("shots", [0, 3])
 def test_lines_are_the_prompts_lines(tmp_path, pm_all, kind, shots, meta):
     test = records(60) + ODD + records(5, seed=9)
     path = write_task(tmp_path, test, records(8, seed=3), **TASKS[kind])
     options = {"meta": meta} if meta else {}
+    if meta and meta.endswith("+system"):  # lm-evaluation-harness's --system_instruction
+        options = {"meta": meta.split("+")[0], "system_instruction": "Be brief. Ünï \u2028"}
     task = load_task(path, plugins=pm_all, shots=shots, **options)
     got = list(task.json_lines())
     assert got == reference(load_task(path, plugins=pm_all, shots=shots, **options))

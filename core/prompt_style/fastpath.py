@@ -13,7 +13,9 @@ the turns again. When a task is in the common case
 - a retriever whose selection does not depend on the record (``shared_selection()``:
   ``first_n`` from another split, ``fixed``, ``fixk``, ``zero``);
 - a meta template whose text is the concatenation of its turns' texts
-  (``affixes(turn)``: ``plain``), with no chat rules and no tokenizer;
+  (``affixes(turn)``: ``plain``), or that says how its output stands around the last
+  turn (``last_turn_affixes``: ``chatml``, API ``messages``); no tokenizer; chat rules
+  that add a system instruction only (not one user turn for examples and question);
 - field extractors that are pure functions of the record (``pure``: field names,
   Jinja, ``{field}`` templates, constants, lm-evaluation-harness's ``doc_to_*``; not
   user callables), and a description that is the same for every record (literal
@@ -279,7 +281,7 @@ _PROBE_SECONDS = 0.05
 def _compile(renderer: TaskRenderer) -> FastPath | None:
     if renderer._rolling:
         return _rolling(renderer)
-    if renderer.chat is not None or renderer._meta_scored is not None:
+    if renderer._meta_scored is not None:
         return None
     style = renderer.style
     passthrough = _plain_passthrough_style(style)
@@ -390,6 +392,23 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             head_turns = (system._replace(content=description), *block)
             head_text = d_before + description + d_after + block_text
         describe = None
+    rules = renderer.chat
+    if rules is not None:
+        # lm-evaluation-harness's chat rules: a system instruction before the shared turns
+        # (fewshot_as_multiturn); one user turn holding examples and question is the
+        # general path's, and so is a description per record
+        if describe is not None or (rules.chat and not rules.fewshot_as_multiturn):
+            return None
+        question_turn = Turn("user", "", sep)
+        ruled = rules.apply((*head_turns, question_turn))
+        if not ruled or ruled[-1] is not question_turn or not all(type(t.content) is str for t in ruled):
+            return None
+        head_turns = ruled[:-1]
+        if affixes is not None:
+            pieces = [affixes(turn) for turn in head_turns]
+            if not all(type(b) is str and type(a) is str for b, a in pieces):
+                return None
+            head_text = "".join([b + turn.content + a for turn, (b, a) in zip(head_turns, pieces)])
     textless = False
     if describe is None:
         # The text is one f-string (prefix, question, affixes); the dialogue (and a chat

@@ -499,36 +499,42 @@ def test_chat_formats_take_the_fast_path_with_their_messages(pm_all, description
 @pytest.mark.parametrize("meta", ["plain", "chatml", "messages"])
 @pytest.mark.parametrize("description", ["none", "literal"])
 @pytest.mark.parametrize("style", ["mcq", "passthrough"])
-def test_a_system_instruction_takes_the_fast_path(pm_all, meta, description, style):
-    """lm-evaluation-harness's chat rules with a system instruction (--system_instruction):
+@pytest.mark.parametrize("shots", [0, 2])
+def test_chat_rules_take_the_fast_path(pm_all, meta, description, style, shots):
+    """lm-evaluation-harness's chat rules (--system_instruction, --fewshot_as_multiturn):
     the instruction joins the shared turns (before the description's system turn, or as
-    its own), rendered once."""
-    task = task_of("mcq", DESCRIPTIONS[description])
+    its own), rendered once; with a chat format and not fewshot_as_multiturn, the
+    examples and the question are one user message, whose examples are rendered once."""
+    task = task_of("mcq", DESCRIPTIONS[description], shots=shots)
     if style == "passthrough":
         task["template"] = "passthrough"
     for kwargs in (
         {"system_instruction": "Be brief."},
         {"system_instruction": "Ünï {x}\n", "fewshot_as_multiturn": False},
+        {"fewshot_as_multiturn": False},
     ):
-        if meta != "plain" and kwargs.get("fewshot_as_multiturn") is False:
-            continue  # one user turn: below
-        taken = load_task(task, plugins=pm_all, meta=meta, **kwargs).renderer.fast_render() is not None
-        assert taken
+        if meta == "plain" and "system_instruction" not in kwargs:
+            continue  # (fewshot_as_multiturn with plain text is an error)
+        assert load_task(task, plugins=pm_all, meta=meta, **kwargs).renderer.fast_render() is not None
         outcomes = assert_same(task, pm_all, AWKWARD, meta=meta, **kwargs)
         made = [o for o in outcomes if o[0] == "ok"]
         assert any(isinstance(o[-1], LazyDialoguePrompt) for o in made)
-        instruction = kwargs["system_instruction"]
         first = made[0][-1]
-        assert instruction in (first.text if first.text is not None else first.messages[0]["content"])
+        shown = first.text if first.text is not None else first.messages[0]["content"]
+        assert kwargs.get("system_instruction", "") in shown
+        if meta != "plain":
+            last = first.messages[-1]
+            assert last["role"] == "user" and last["content"] == first.dialogue[-1].content
+            assert bool(shots and kwargs.get("fewshot_as_multiturn") is False) is ("Shot" in last["content"])
 
 
 def test_chat_formats_without_the_split_are_not_taken(pm_all):
     task = task_of("mcq", DESCRIPTIONS["literal"])
     assert load_task(task, plugins=pm_all, meta="llama-3").renderer.fast_render() is None
-    single = {"meta": "chatml", "fewshot_as_multiturn": False}
-    assert load_task(task, plugins=pm_all, **single).renderer.fast_render() is None
-    assert_same(task, pm_all, AWKWARD[:6], **single)
-    assert_same(task, pm_all, AWKWARD[:6], meta="chatml", system_instruction="Be brief.")
+    single = {"meta": "chatml", "fewshot_as_multiturn": False, "system_instruction": "Be brief."}
+    per_description = task_of("mcq", DESCRIPTIONS["jinja"])  # a description per record
+    assert load_task(per_description, plugins=pm_all, **single).renderer.fast_render() is None
+    assert_same(per_description, pm_all, AWKWARD[:6], **single)
     per_record = task_of("mcq", DESCRIPTIONS["jinja_empty_sometimes"])  # a description per record
     assert load_task(per_record, plugins=pm_all, meta="chatml").renderer.fast_render() is None
     assert_same(per_record, pm_all, AWKWARD, meta="chatml")

@@ -122,7 +122,9 @@ TASKS = {
 }
 
 
-@pytest.mark.parametrize("meta", [None, "chatml", "messages", "chatml+system", "plain+system"])
+@pytest.mark.parametrize(
+    "meta", [None, "chatml", "messages", "chatml+system", "plain+system", "chatml+single", "messages+single"]
+)
 @pytest.mark.parametrize("kind", sorted(TASKS))
 @pytest.mark.parametrize("shots", [0, 3])
 def test_lines_are_the_prompts_lines(tmp_path, pm_all, kind, shots, meta):
@@ -131,6 +133,8 @@ def test_lines_are_the_prompts_lines(tmp_path, pm_all, kind, shots, meta):
     options = {"meta": meta} if meta else {}
     if meta and meta.endswith("+system"):  # lm-evaluation-harness's --system_instruction
         options = {"meta": meta.split("+")[0], "system_instruction": "Be brief. Ünï \u2028"}
+    if meta and meta.endswith("+single"):  # its --fewshot_as_multiturn false: one user message
+        options = {"meta": meta.split("+")[0], "fewshot_as_multiturn": False}
     task = load_task(path, plugins=pm_all, shots=shots, **options)
     got = list(task.json_lines())
     assert got == reference(load_task(path, plugins=pm_all, shots=shots, **options))

@@ -48,6 +48,7 @@ class DeferredDialogue:
         "tail",
         "bare",
         "textless",
+        "lead",
     )
 
     def __init__(
@@ -65,6 +66,7 @@ class DeferredDialogue:
         *,
         bare: bool = False,
         textless: bool = False,
+        lead: str = "",
     ) -> None:
         self.turns = turns
         self.start = start
@@ -80,6 +82,9 @@ class DeferredDialogue:
         """The text after it (``stop`` characters), when known."""
         self.bare = bare
         self.textless = textless
+        self.lead = lead
+        """What the record's turn holds before its own text (lm-evaluation-harness's one
+        user turn for examples and question: the examples)."""
 
     def content(self, text: str) -> str:
         """The record's question turn's content, from the prompt's text."""
@@ -88,50 +93,57 @@ class DeferredDialogue:
     def resolve(self, text: str) -> Dialogue:
         if self.bare:
             return self.turns
-        return (*self.turns, Turn("user", text[self.start : len(text) - self.stop], self.sep))
+        return (*self.turns, Turn("user", self.lead + text[self.start : len(text) - self.stop], self.sep))
 
 
 class ChatMessages:
     """The ``messages`` of a chat format's fast-path prompts: those of the turns every
     record shares, then the record's own message, the same but for its ``content``
-    (the meta template promises it: ``last_turn_affixes``). Built when first read;
-    their JSON is written from the task's, around the content."""
+    (the meta template promises it: ``last_turn_affixes``), which is ``lead`` (text
+    every record's message starts with: the examples of lm-evaluation-harness's one
+    user turn, ``fewshot_as_multiturn=False``) and then the record's own text. Built
+    when first read; their JSON is written from the task's, around the own text:
+    ``json_before`` (up to and with the opening quote and the lead's JSON) and
+    ``json_after`` (from the closing quote)."""
 
-    __slots__ = ("head", "last", "json_before", "json_after")
+    __slots__ = ("head", "last", "lead", "json_before", "json_after")
 
-    def __init__(self, messages: list[dict[str, Any]], json_before: str, json_after: str) -> None:
+    def __init__(self, messages: list[dict[str, Any]], json_before: str, json_after: str, lead: str = "") -> None:
         self.head = messages[:-1]
         self.last = messages[-1]
+        self.lead = lead
         self.json_before = json_before
         self.json_after = json_after
 
     def make(self, content: str) -> list[dict[str, Any]]:
-        """The messages, fresh (a caller may change them, as the general path's)."""
-        return [*[dict(m) for m in self.head], {**self.last, "content": content}]
+        """The messages, the record's own text ``content`` in the last one (after the
+        lead), fresh (a caller may change them, as the general path's)."""
+        return [*[dict(m) for m in self.head], {**self.last, "content": self.lead + content}]
 
     def json(self, content: str) -> str:
         """``json.dumps(self.make(content), ensure_ascii=False)``."""
-        return f"{self.json_before}{encode_str(content)}{self.json_after}"
+        return f"{self.json_before}{encode_str(content)[1:-1]}{self.json_after}"
 
     @classmethod
     def of(cls, messages: Any, content: str) -> ChatMessages | None:
         """From the messages a meta template made for a dialogue whose last turn holds
-        ``content``; ``None`` when they are not of that shape or not JSON."""
+        ``content`` (the lead: what every record's content starts with); ``None`` when
+        they are not of that shape or not JSON."""
         if type(messages) is not list or not messages or not all(type(m) is dict for m in messages):
             return None
         last = messages[-1]
         if last.get("content") != content or type(last.get("content")) is not str:
             return None
         marker = "\x00prompt-style fast path\x00"
-        probe = [*messages[:-1], {**last, "content": marker}]
+        probe = [*messages[:-1], {**last, "content": content + marker}]
         try:
             text = json.dumps(probe, ensure_ascii=False)
         except (TypeError, ValueError):
             return None
-        parts = text.split(encode_str(marker))
+        parts = text.split(encode_str(marker)[1:-1])  # (JSON escapes one character at a time)
         if len(parts) != 2:
             return None
-        return cls(messages, parts[0], parts[1])
+        return cls(messages, parts[0], parts[1], content)
 
 
 _SHARED = frozenset({"plugins", "until", "fewshot_indices"})

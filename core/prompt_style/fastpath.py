@@ -14,8 +14,10 @@ the turns again. When a task is in the common case
   ``first_n`` from another split, ``fixed``, ``fixk``, ``zero``);
 - a meta template whose text is the concatenation of its turns' texts
   (``affixes(turn)``: ``plain``), or that says how its output stands around the last
-  turn (``last_turn_affixes``: ``chatml``, API ``messages``); no tokenizer; chat rules
-  that add a system instruction only (not one user turn for examples and question);
+  turn (``last_turn_affixes``: ``chatml``, API ``messages``); no tokenizer;
+  lm-evaluation-harness's chat rules (a system instruction, and with a chat format
+  ``fewshot_as_multiturn=False``: examples and question in one user message, the
+  examples rendered once as what that message starts with);
 - field extractors that are pure functions of the record (``pure``: field names,
   Jinja, ``{field}`` templates, constants, lm-evaluation-harness's ``doc_to_*``; not
   user callables), and a description that is the same for every record (literal
@@ -392,16 +394,25 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             head_turns = (system._replace(content=description), *block)
             head_text = d_before + description + d_after + block_text
         describe = None
+    lead = ""  # what the record's turn holds before its question (see DeferredDialogue)
     rules = renderer.chat
     if rules is not None:
-        # lm-evaluation-harness's chat rules: a system instruction before the shared turns
-        # (fewshot_as_multiturn); one user turn holding examples and question is the
-        # general path's, and so is a description per record
-        if describe is not None or (rules.chat and not rules.fewshot_as_multiturn):
+        # lm-evaluation-harness's chat rules: a system instruction before the shared turns;
+        # a description per record is the general path's
+        if describe is not None:
             return None
         question_turn = Turn("user", "", sep)
         ruled = rules.apply((*head_turns, question_turn))
-        if not ruled or ruled[-1] is not question_turn or not all(type(t.content) is str for t in ruled):
+        if not ruled or not all(type(t.content) is str for t in ruled):
+            return None
+        if rules.chat and not rules.fewshot_as_multiturn:
+            # one user turn: the examples, then the record's question (its content is
+            # the lead, then the question text); a chat format splits around it
+            last = ruled[-1]
+            if affixes is not None or last != Turn("user", last.content, last.sep):
+                return None
+            lead, sep = last.content, last.sep
+        elif ruled[-1] is not question_turn:
             return None
         head_turns = ruled[:-1]
         if affixes is not None:
@@ -417,12 +428,14 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         if last_turn is None:
             head, tail = head_text + q_before, q_after
         else:
-            split = _chat_split(meta, last_turn, (*head_turns, Turn("user", "", sep)))
+            split = _chat_split(meta, last_turn, (*head_turns, Turn("user", lead, sep)))
             if split is None:
                 return None
             head, tail, chat = split
             if head is None:  # messages only: the record's own text is its message's content
                 textless, head, tail = True, "", ""
+            else:
+                head += lead
         deferred = DeferredDialogue(
             head_turns,
             len(head),
@@ -435,6 +448,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             head=head,
             tail=tail,
             textless=textless,
+            lead=lead,
         )
     elif last_turn is not None:
         return None  # a description per record: a chat format renders the whole dialogue
@@ -660,7 +674,8 @@ def _chat_split(
     meta: Any, last_turn: Any, dialogue: Dialogue
 ) -> tuple[str | None, str | None, ChatMessages | None] | None:
     """A chat format's text before and after the last turn's content, and its messages,
-    for ``dialogue`` (whose last turn is the record's question, empty here): what
+    for ``dialogue`` (whose last turn is the record's question, empty here but for what
+    every record's starts with): what
     ``last_turn_affixes`` promises, checked against ``apply`` on this dialogue;
     ``(None, None, messages)`` for a format that gives messages and no text; ``None``
     when the promise does not hold, or ``apply`` gives more than text and messages."""
@@ -675,7 +690,7 @@ def _chat_split(
     if before is None and after is None:  # messages and no text (API messages)
         if made.text is not None or made.messages is None:
             return None
-    elif type(before) is not str or type(after) is not str or made.text != before + after:
+    elif type(before) is not str or type(after) is not str or made.text != before + dialogue[-1].content + after:
         return None
     others = (made.token_ids, made.context_token_ids, made.continuation_token_ids, made.token_report)
     if any(value is not None for value in others) or made.assistant_spans is not None:

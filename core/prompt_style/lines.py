@@ -27,9 +27,11 @@ module does not write itself, else ``(text, messages, continuations, target, unt
 shared)``, where ``shared`` is ``None`` or an object whose ``start`` and ``stop``
 characters of the text are the same for every prompt with that object (the fast
 path's ``DeferredDialogue``), and whose ``messages``, when not ``None``, has
-``json_before`` and ``json_after``: the messages' JSON around the JSON string of the
-text between them. A ``shared`` whose ``textless`` is true stands for prompts with no
-text (``"text": null``): the ``text`` given is then the last message's content.
+``json_before`` and ``json_after``: the messages' JSON around the JSON of the text
+between them (without its quotes: they are in ``json_before`` and ``json_after``).
+A ``shared`` whose ``textless`` is true stands for prompts with no text (``"text":
+null``): the ``text`` given is then the record's own part of the last message's
+content.
 """
 
 from __future__ import annotations
@@ -252,8 +254,8 @@ class PromptEncoder:
         if getattr(shared, "textless", False):  # no text: the own text is the last message's content
             self._shared = shared
             self._pieces = (
-                b'"text": null, "messages": ' + safe_utf8(chat.json_before + '"'),
-                safe_utf8('"' + chat.json_after),
+                b'"text": null, "messages": ' + safe_utf8(chat.json_before),
+                safe_utf8(chat.json_after),
                 None,
             )
             return
@@ -263,7 +265,7 @@ class PromptEncoder:
             after += b"null"
             chat_after = None
         else:
-            after += safe_utf8(chat.json_before + '"')
-            chat_after = safe_utf8('"' + chat.json_after)
+            after += safe_utf8(chat.json_before)
+            chat_after = safe_utf8(chat.json_after)
         self._shared = shared
         self._pieces = (before, after, chat_after)

@@ -624,14 +624,15 @@ def test_a_formatted_split_renders_as_it_is_read(task_file):
     # the rest is formatted (constant memory), a bad record stops it where it stands
     counting = Counting()
     pm = prompt_style.create_plugin_manager(entry_points=False, environ={}, plugins=[("counting", counting)])
-    records = [*RECORDS[:5], {"question": "no answer"}]
+    # (more records than a block of them: the fast path's loop takes blocks of 256)
+    records = [*RECORDS * 60, {"question": "no answer"}]
     path = task_file([QA], splits={"test": records}, formatter={"name": "counted", "args": {}})
     task = load_task(path, plugins=pm)
     prompts = task.render()
     assert next(prompts).text == "Q: q0" and counting.made < len(records)
     with pytest.raises(PromptStyleError, match="answer") as caught:
         list(prompts)
-    assert counting.made == len(records) and "record 5" in str(caught.value)
+    assert counting.made == len(records) and f"record {len(records) - 1}" in str(caught.value)
     assert [r["question"] for r in task.records()] == [r["question"] for r in records]
     # a formatter that makes no instances: said, not an empty render
     path = task_file(

@@ -170,6 +170,8 @@ def map_records(
         if path.suffix.lower() != ".json":
             _check_suffix(path, split)
             return _json_lines(path, split, fn, fallback, many)
+    if many is not None and isinstance(path, StreamedSplit):
+        return _blocks(open_records(path, split), fallback, many)
     return _mapped(open_records(path, split), fn, fallback)
 
 
@@ -177,6 +179,33 @@ def _mapped(records: Iterator[Mapping[str, Any]], fn: Any, fallback: Any, start:
     for index, record in enumerate(records, start):
         made = fn(record, index)
         yield made if made is not None else fallback(record, index)
+
+
+_STREAMED_BLOCK = 256  # records of a streamed split handed to ``many`` at once
+
+
+def _blocks(records: Iterator[Mapping[str, Any]], fallback: Any, many: Any) -> Iterator[Any]:
+    """:func:`map_records` of a streamed split (a formatter's records): ``many`` over
+    blocks of its records. When reading a record raises, the records read before it are
+    mapped first, then the error is raised."""
+    start = 0
+    while True:
+        block: list[Mapping[str, Any]] = []
+        error = None
+        try:
+            for record in records:
+                block.append(record)
+                if len(block) == _STREAMED_BLOCK:
+                    break
+        except Exception as exc:  # raised after the records before it
+            error = exc
+        if block:
+            yield from many(block, fallback, start)
+            start += len(block)
+        if error is not None:
+            raise error
+        if len(block) < _STREAMED_BLOCK:
+            return
 
 
 def _json_lines(path: Path, split: str, fn: Any = None, fallback: Any = None, many: Any = None) -> Iterator[Any]:

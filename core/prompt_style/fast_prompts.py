@@ -207,13 +207,16 @@ class LazyDialoguePrompt(RenderedPrompt):
         }
         if deferred.until is not None:
             out["until"] = list(deferred.until)
+        extra = self.extra  # a task-template file's answer choices
+        if extra:
+            out.update(extra)
         return out
 
     def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
         # the text around the question (and a chat format's messages) are the task's:
         # the encoder writes their JSON once (prompt_style.lines)
-        if self.permutation is not None:  # a choice order's prompt: to_json() and json.dumps
-            return None
+        if self.permutation is not None or self.extra:  # (a choice order's prompt; extra fields)
+            return None  # to_json() and json.dumps, or the encoder's more_members()
         deferred = self._deferred
         return self.text, None, self.continuations, self.target, deferred.until, deferred
 
@@ -256,7 +259,7 @@ class LazyMessagesPrompt(LazyDialoguePrompt):
     def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
         # the encoder writes "text": null and the messages' JSON around the content
         # (its DeferredDialogue is textless): the content stands where a text would
-        if self.permutation is not None:
+        if self.permutation is not None or self.extra:
             return None
         deferred = self._deferred
         return self._content, None, self.continuations, self.target, deferred.until, deferred

@@ -30,6 +30,10 @@ block is rendered to text **once per task**, and a record's text is that prefix,
 meta template's affixes and the question text from a function compiled per number of
 choices (:mod:`prompt_style.styles.compiled`).
 
+Two shapes have fast paths of their own: ``loglikelihood_rolling`` (the document is
+the text and the target) and a task-template file's task (its template's compiled
+functions, offered by the reader's extractors: ``fast_parts()``).
+
 It is an optimisation, never a second behaviour: a record is rendered here only when
 the general path would take its usual course for it (a ``str`` question, a ``list`` of
 choices without ``None``, an ``int`` target in range, no error anywhere); for anything
@@ -55,10 +59,12 @@ from .fields.extractors import CallableField, Expression, RecordField, Template
 from .fields.jinja_compiler import SLOW, budget_threshold
 from .fields.jinja_parse import _SPECIAL_NAMES
 from .fields.multiple_input import ContextChoice
+from .lines import json_strings
 from .render import RenderedPrompt
 from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
 from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
 from .styles.compiled import MAX_CHOICES, Layout, layout, question_function, style_labels
+from .styles.task_template import TaskTemplateStyle
 from .types import Dialogue, Turn
 
 if TYPE_CHECKING:
@@ -283,6 +289,8 @@ _PROBE_SECONDS = 0.05
 def _compile(renderer: TaskRenderer) -> FastPath | None:
     if renderer._rolling:
         return _rolling(renderer)
+    if type(renderer.style) is TaskTemplateStyle:
+        return _task_template(renderer, renderer.style)
     if renderer._meta_scored is not None:
         return None
     style = renderer.style
@@ -635,6 +643,7 @@ def _rolling(renderer: TaskRenderer) -> FastPath | None:
         made.permutation = None
         made.fewshot_indices = ()
         made.doc_id = None
+        made.extra = None
         return made
 
     def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
@@ -668,6 +677,120 @@ def _rolling(renderer: TaskRenderer) -> FastPath | None:
             yield line_of(prompt(index, text)) if line is None else line
 
     return FastPath(fast, many, "rolling", lines, deferred)
+
+
+def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath | None:
+    """The fast path of a task-template file's task (the ``task_template`` style): the
+    template's input is the prompt's text, its output the target, its answer choices
+    the ``answer_choices`` field, each record rendered once by the template's compiled
+    functions (the reader's extractors offer them: ``fast_parts()``). Zero-shot, no
+    description, no chat rules, a plain or chat meta template; a record the compiled
+    functions do not render whole is the general path's."""
+    text_of, target_of, choice_of = renderer._text, renderer._target, renderer._choice
+    offered = _offer(text_of, "fast_parts")
+    if offered is None or renderer._prefix is not None or renderer._description is not None:
+        return None
+    key, apply = offered[0], offered[1]
+    for extractor, position in ((text_of, 0), (target_of, 1), (choice_of, 2)):
+        parts = _offer(extractor, "fast_parts") if extractor is not None else None
+        if parts is None or parts[0] is not key or parts[2] != position:
+            if extractor is not None or position != 2:
+                return None
+    if renderer.chat is not None or renderer._meta_scored is not None:
+        return None
+    if style.settings.output_type not in (None, "generate_until"):
+        return None
+    try:
+        if renderer.shared_shots() != ():
+            return None
+    except PromptStyleError:
+        return None
+    meta = renderer.meta
+    affixes = getattr(meta, "affixes", None)
+    chat, textless = None, False
+    if affixes is not None:
+        head, tail = affixes(Turn("user", "", ""))
+    else:
+        last_turn = getattr(meta, "last_turn_affixes", None)
+        split = None if last_turn is None else _chat_split(meta, last_turn, (Turn("user", "", ""),))
+        if split is None:
+            return None
+        head, tail, chat = split
+        if head is None:
+            textless, head, tail = True, "", ""
+    if type(head) is not str or type(tail) is not str:
+        return None
+    until, ids = renderer.until, renderer._shared_ids
+    deferred = DeferredDialogue(
+        (),
+        len(head),
+        len(tail),
+        "",
+        renderer.plugins,
+        until,
+        ids,
+        messages=chat,
+        head=head,
+        tail=tail,
+        textless=textless,
+    )
+    new = object.__new__
+    kind = LazyMessagesPrompt if textless else LazyDialoguePrompt
+    with_choices = choice_of is not None
+
+    def prompt(index: int, own: str, output: str, choices: Any) -> RenderedPrompt:
+        made = new(kind)
+        made.index = index
+        if textless:
+            made.text = None
+            made._content = own
+        else:
+            made.text = f"{head}{own}{tail}"
+        made.continuations = ()
+        made.target = output
+        made._deferred = deferred
+        made.permutation = None
+        made.fewshot_indices = ids
+        made.doc_id = None
+        made.extra = {"answer_choices": choices if with_choices else None}
+        return made
+
+    def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
+        made = apply(record)
+        return None if made is None else prompt(index, *made)
+
+    limits = renderer.limits
+    if limits is not None:
+
+        def scoped(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
+            token = _SCOPE.set(limits)  # the task's Jinja budgets, as the general path sets them
+            try:
+                return fast(record, index)
+            finally:
+                _SCOPE.reset(token)
+
+        return FastPath(scoped, None, "task_template")
+
+    def many(records: Any, general: Any, start: int = 0) -> Any:
+        for index, record in enumerate(records, start):
+            made = apply(record)
+            yield general(record, index) if made is None else prompt(index, *made)
+
+    choices_key = b', "answer_choices": '
+    no_choices = choices_key + b"null"
+
+    def lines(records: Any, general: Any, start: int = 0, *, emit: Any, line_of: Any) -> Any:
+        for index, record in enumerate(records, start):
+            made = apply(record)
+            if made is None:
+                yield general(record, index)
+                continue
+            own, output, choices = made
+            more = choices_key + json_strings(choices) if with_choices else no_choices
+            line = emit(index, own, (), output, more)
+            yield line_of(prompt(index, own, output, choices)) if line is None else line
+
+    return FastPath(fast, many, "task_template", lines, deferred)
 
 
 def _chat_split(
@@ -868,6 +991,7 @@ def _code(
             # slot reads for what every JSON line with provenance asks (__getattr__ costs more)
             "made.fewshot_indices = shot_ids",
             "made.doc_id = None",
+            "made.extra = None",
         ]
 
     def indent(lines: list[str], depth: int) -> str:

@@ -165,12 +165,14 @@ class Provenance:
         shown = "null" if ids is None else "[" + ", ".join(map(str, ids)) + "]"
         return safe_utf8(f', "fewshot_indices": {shown}, {self._tail}}}')
 
-    def fast_line(self, encoder: PromptEncoder, shared: Any) -> Callable[[int, str, Any, Any], bytes | None] | None:
+    def fast_line(self, encoder: PromptEncoder, shared: Any) -> Callable[..., bytes | None] | None:
         """:meth:`line_bytes` for the fast path's prompts that share ``shared`` (a
         :class:`~prompt_style.fastpath.DeferredDialogue` knowing its ``head`` and
         ``tail``), made from what varies: ``fn(index, own, continuations, target)``
         gives the line of the prompt with those fields and the text ``head + own +
-        tail`` (no ``doc_id`` of its own), or
+        tail`` (no ``doc_id`` of its own); ``fn(..., more)`` with the JSON members of the
+        prompt's ``extra`` fields (``b', "answer_choices": [...]'``), which follow the
+        target (and ``until``); or
         ``None`` when that prompt is not of the common shape (its line is then
         ``line_bytes(prompt)``). The text before the prompt's own, the same in every
         line, is hashed once. ``None`` when ``shared`` does not qualify."""
@@ -190,7 +192,7 @@ class Provenance:
         last: list[Any] = [None, b""]
         stops = b"" if until is None else b', "until": ' + strings(until)
 
-        def line(index: int, text: str, continuations: Any, target: Any) -> bytes | None:
+        def line(index: int, text: str, continuations: Any, target: Any, more: bytes = b"") -> bytes | None:
             if type(index) is not int or type(text) is not str:
                 return None
             own = json_utf8(text)[1:-1]
@@ -214,10 +216,24 @@ class Provenance:
                 # (each shape its own join: one tuple of pieces unpacked into a shared join
                 # costs about 1,000 instructions a line, 1.2% of a line's)
                 if chat_after is None:
-                    middle = join((own, after, _CONTS, conts, _TARGET, gold, stops, _DOC_ID, digits, after_id))
+                    middle = join((own, after, _CONTS, conts, _TARGET, gold, stops, more, _DOC_ID, digits, after_id))
                 else:
                     middle = join(
-                        (own, after, own, chat_after, _CONTS, conts, _TARGET, gold, stops, _DOC_ID, digits, after_id)
+                        (
+                            own,
+                            after,
+                            own,
+                            chat_after,
+                            _CONTS,
+                            conts,
+                            _TARGET,
+                            gold,
+                            stops,
+                            more,
+                            _DOC_ID,
+                            digits,
+                            after_id,
+                        )
                     )
             else:
                 try:
@@ -225,9 +241,9 @@ class Provenance:
                 except TypeError:
                     return None
                 if chat_after is None:
-                    middle = join((own, after, tail, _DOC_ID, digits, after_id))
+                    middle = join((own, after, tail, more, _DOC_ID, digits, after_id))
                 else:
-                    middle = join((own, after, own, chat_after, tail, _DOC_ID, digits, after_id))
+                    middle = join((own, after, own, chat_after, tail, more, _DOC_ID, digits, after_id))
             digest = fresh()
             digest.update(middle)
             digest.update(b"}")

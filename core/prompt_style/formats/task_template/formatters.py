@@ -86,7 +86,15 @@ def map_fields(
         out: dict[str, Any] = dict(record) if keep else ({"_id": record["_id"]} if "_id" in record else {})
         for new, path, steps in paths:
             try:
-                out[new] = _follow(record, steps)
+                value = record
+                for step, index in steps:  # _follow's walk, with dict keys inline (the common case)
+                    if type(value) is dict and step in value:
+                        value = value[step]
+                    elif type(value) is list and index is not None and -len(value) <= index < len(value):
+                        value = value[index]
+                    else:
+                        value = _follow(value, ((step, index),))
+                out[new] = value
             except KeyError as exc:
                 shown = ", ".join(map(str, list(record)[:12]))
                 raise DataError(

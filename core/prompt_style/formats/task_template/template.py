@@ -339,6 +339,45 @@ class TaskTemplate:
             raise self._parts_error(parts)
         return Applied(parts[0], parts[1], choices)
 
+    def fast_apply(self, record: Any) -> tuple[str, str, list[str] | None] | None:
+        """:meth:`apply`'s ``(input, output, answer_choices)`` for a record whose every
+        part the compiled functions render (``_fast``) and that splits in two; ``None``
+        for anything else (a record :meth:`apply` renders in the sandbox, or where it
+        raises: it then says why). The renderer's fast path calls it."""
+        fast_choices, fast = self._fast
+        if fast is None or type(record) is not dict or "answer_choices" in record:
+            return None
+        try:
+            for value in record.values():
+                if isinstance(value, str) and (type(value) is not str or PIPE in value):
+                    protected = _escape(record)
+                    break
+            else:  # nothing _escape() would change (the common case): a copy, for answer_choices
+                protected = record.copy()
+            choices = None
+            if self.answer_choices is not None:
+                if fast_choices is None:
+                    return None
+                rendered = fast_choices(protected)
+                if type(rendered) is not str:  # SLOW: the sandbox decides
+                    return None
+                choices = [choice.strip().replace(PIPE_PROTECTOR, PIPE) for choice in rendered.split(PIPE)]
+            protected["answer_choices"] = choices
+            text = fast(protected)
+            if type(text) is not str:
+                return None
+            parts = text.split(PIPE)
+            if len(parts) != 2:
+                return None
+            first, second = parts
+            return (
+                first.replace(PIPE_PROTECTOR, PIPE).strip(),
+                second.replace(PIPE_PROTECTOR, PIPE).strip(),
+                choices,
+            )
+        except Exception:  # apply() says what went wrong
+            return None
+
     def _parts_error(self, parts: Sequence[str]) -> FieldError:
         count = f"{len(parts)} part{'s' if len(parts) != 1 else ''}"
         if not any(parts):
@@ -460,11 +499,15 @@ class _Cached:
         self._last = None
 
 
+_PARTS = {"input": 0, "output": 1, "answer_choices": 2}
+
+
 class TemplatePart:
     """A field extractor for one part of a rendered template: ``input``,
     ``output`` or ``answer_choices`` (the core wraps it like any callable spec)."""
 
     __slots__ = ("cache", "part")
+    pure = True  # a function of the record (and the template's seed)
 
     def __init__(self, cache: _Cached, part: str) -> None:
         self.cache = cache
@@ -472,6 +515,19 @@ class TemplatePart:
 
     def __call__(self, record: Mapping[str, Any]) -> Any:
         return getattr(self.cache.get(record), self.part)
+
+    def fast_parts(self) -> tuple[Any, Any, int] | None:
+        """For the renderer's fast path: ``(key, apply, position)``, where ``apply(record)``
+        gives ``(input, output, answer_choices)`` or ``None`` (:meth:`TaskTemplate.fast_apply`),
+        ``position`` is this part's place in it, and the parts of one template share
+        ``key``; ``None`` when the template renders in the sandbox only (promptsource's
+        random draws, what the compiler does not take)."""
+        template = self.cache.template
+        if template._compiled is None:
+            template.compile()
+        if template.draws_per_record or template._fast[1] is None:
+            return None
+        return self.cache, template.fast_apply, _PARTS[self.part]
 
     def __getstate__(self) -> dict[str, Any]:
         return {"cache": self.cache, "part": self.part}

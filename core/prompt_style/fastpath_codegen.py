@@ -1,0 +1,363 @@
+"""The code the compiled fast path (:mod:`prompt_style.fastpath`) generates for a
+task's shape: one function body, used by ``fast`` (a record), ``many`` (records, in
+order) and ``lines`` (their output lines), compiled once per shape and process.
+
+The code holds names and indices only; every text (the few-shot prefix, labels,
+delimiters) is a value passed to the generated ``make()``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from typing import Any
+
+from .styles.compiled import Layout
+
+__all__ = ["generated_code", "maker", "parameters"]
+
+
+@functools.lru_cache(maxsize=128)
+def generated_code(
+    *,
+    combined: bool,
+    q_method: bool,
+    described: bool,
+    inline: Layout | None,
+    answers_vary: bool,
+    passthrough: bool = False,
+    checked_description: bool = False,
+    description_key: bool = False,
+    generation: tuple[bool, bool] | None = None,
+    choice_answers: bool = False,
+    textless: bool = False,
+    any_n: bool = False,
+    fallbacks: frozenset[str] = frozenset(),
+    inline_reads: frozenset[str] = frozenset(),
+) -> str:
+    body: list[str] = []
+    add = body.append
+    if generation is not None:
+        _generation_body(add, combined, q_method, generation[1])
+    elif combined:
+        add("if type(record) is dict:")
+        add("    q, c, target = get3(record)")
+        if q_method:
+            add("    if type(q) is str:")
+            add("        q = q_method(q)")
+            # the sandbox charges the method's result to the render's budget: beyond the
+            # threshold under which no budget can stop it, the general path decides
+            add("        if len(q) > SIZE_FLOOR[0] and len(q) > cap_of():")
+            add("            raise Bail")
+        add("else:")
+        add("    q = text_of(record)")
+        add("    c = choice_of(record)")
+        add("    target = target_of(record)")
+    else:
+        add("q = text_of(record)")
+        add("c = choice_of(record)")
+        add("target = target_of(record)")
+    if generation is None:
+        add("if type(q) is not str or type(c) is not list:")
+        add("    raise Bail")
+        add("if type(target) is not int:")
+        # a choice's text (or a digit string a template gives): the task's gold resolver
+        add("    if type(target) is not str:")
+        add("        raise Bail")
+        add("    target = gold_of(target, c)")
+        add("    if type(target) is not int:")
+        add("        raise Bail")
+        add("n = len(c)")
+        add("if not 0 <= target < n or None in c:")
+        add("    raise Bail")
+    answers = (
+        "tuple(map(add_delimiter, map(str, c)))"
+        if choice_answers
+        else "tuple([delimiter + a for a in answers_of(c, labels)])"
+    )
+    generic = [
+        "made = compiled.get(n, MISSING)",
+        "if made is MISSING:",
+        "    made = compile_n(n)",
+        "if made is None:",
+        "    raise Bail",
+        "question, continuations, labels = made",
+        "text = question(q, c)",
+        "if text is None:",
+        "    raise Bail",
+        "if continuations is None:",
+        "    continuations = " + answers,
+    ]
+    if generation is not None:
+        add("text = f'{P_H}{q}{P_T}'")  # one copy of the head, not two
+        add("continuations = ()")
+    elif passthrough:
+        # PassthroughStyle: the question text is the record's text; the continuations
+        # are the choices (str ones: str() of anything else is the general path's).
+        add("text = f'{P_H}{q}{P_T}'")  # one copy of the head, not two
+        add("if c is P_C and c == P_CC:")
+        add("    continuations = P_CT")
+        add("else:")
+        add("    continuations = tuple(map(add_delimiter, map(str, c)))")
+    elif inline is None:
+        body.extend(generic)
+    else:
+        add("if n == N0 or n in SAME_N:" if any_n else "if n == N0:")
+        if inline.marker:
+            add("    if F_M not in q:")
+            add("        raise Bail")
+        # the layout's names (H, T, L2, ...) are prefixed, so that they cannot meet the body's
+        source = re.sub(r"(?<=\{)(H|T|L\d+)(?=\})", r"F_\1", inline.source)
+        add(f"    text = f'{source}'")
+        if choice_answers:
+            add("    continuations = tuple(map(add_delimiter, map(str, c)))")
+        elif answers_vary:
+            add("    continuations = tuple([delimiter + a for a in answers_of(c, LABELS0)])")
+        else:
+            add("    continuations = C0")
+        add("else:")
+        body.extend("    " + line for line in generic)
+    if checked_description:
+        add("value = check_description(record)")
+        add("if value is not description0 and (type(value) is not str or value != description0):")
+        add("    raise Bail")
+    if description_key:
+        add("if D_KEY in record:")  # the description is that column's, not the constant text
+        add("    raise Bail")
+    if described:
+        add("value = describe(record)")
+        add('description = "" if value is None else str(value)')
+        add("qtext = text")
+        add("text = head_text + q_before + qtext + q_after")
+        add("if description:")
+        add("    text = d_before + description + d_after + text")
+        add('    dialogue = (system._replace(content=description), *head_turns, Turn("user", qtext, sep))')
+        add("else:")
+        add('    dialogue = (*head_turns, Turn("user", qtext, sep))')
+        make = [
+            "made = RenderedPrompt(index, text, None, continuations, target, plugins, dialogue, None, None, until)",
+            "made.fewshot_indices = shot_ids",
+        ]
+    else:
+        make = [
+            "made = new_prompt(LazyDialoguePrompt)",
+            "made.index = index",
+            # a meta template of messages only: no text, the content kept for the messages
+            *(["made.text = None", "made._content = text"] if textless else ["made.text = text"]),
+            "made.continuations = continuations",
+            "made.target = target",
+            "made._deferred = deferred",  # plugins and until are read from it
+            # set (to None) so that reading it is a slot read: a choice order sets it
+            # afterwards, and the JSON view then is RenderedPrompt's
+            "made.permutation = None",
+            # slot reads for what every JSON line with provenance asks (__getattr__ costs more)
+            "made.fewshot_indices = shot_ids",
+            "made.doc_id = None",
+            "made.extra = None",
+        ]
+
+    def indent(lines: list[str], depth: int) -> str:
+        return "".join("    " * depth + line + "\n" for line in lines)
+
+    if fallbacks:
+        body = _with_fallbacks(body, fallbacks)
+    if inline_reads:
+        body = _inlined(body, inline_reads)
+    own_body = _own_text(body)
+
+    params = ", ".join(
+        sorted(
+            _PARAMS
+            | ({"N0", "LABELS0", "C0", "SAME_N", "G_H", "G_T"} | {f"F_{n}" for n in inline.names} if inline else set())
+        )
+    )
+    return (
+        f"def make({params}):\n"
+        "    def fast(record, index):\n"
+        "        try:\n" + indent(body, 3) + "        except Exception:\n"
+        "            return None\n" + indent(make, 2) + "        return made\n"
+        "\n"
+        "    def many(records, general, start=0):\n"
+        "        index = start - 1\n"
+        "        for record in records:\n"
+        "            index += 1\n"
+        "            try:\n" + indent(body, 4) + "            except Exception:\n"
+        "                text = None\n"
+        # outside the except clause, so that the general path's error is not chained to it
+        "            if text is None:\n"
+        "                yield general(record, index)\n"
+        "                continue\n" + indent(make, 3) + "            yield made\n"
+        "\n"
+        # many's loop, making each prompt's line (emit) rather than the prompt
+        # (text is the record's own part of the prompt here: the shared head and tail
+        # are emit's to write, and joined only for a prompt it does not take)
+        "    def lines(records, general, start=0, *, emit, line_of):\n"
+        "        index = start - 1\n"
+        "        for record in records:\n"
+        "            index += 1\n"
+        "            try:\n" + indent(own_body, 4) + "            except Exception:\n"
+        "                text = None\n"
+        "            if text is None:\n"
+        "                yield general(record, index)\n"
+        "                continue\n"
+        "            line = emit(index, text, continuations, target)\n"
+        "            if line is None:\n"
+        "                text = f'{P_H}{text}{P_T}'\n" + indent(make, 4) + "                line = line_of(made)\n"
+        "            yield line\n"
+        "\n"
+        "    return fast, many, lines\n"
+    )
+
+
+_FIELD_READS = {
+    "text": "q = text_of(record)",
+    "choice": "c = choice_of(record)",
+    "target": "target = target_of(record)",
+}
+
+
+_INLINE_READS = {
+    "choice": "c = C_CONST",
+    "target": "target = record[T_KEY] if T_KEY in record else T_DEFAULT",
+}
+"""What replaces a field's call where :func:`_constant` or :func:`_column` says what it gives."""
+
+
+def _inlined(body: list[str], names: frozenset[str]) -> list[str]:
+    """``body`` reading each field in ``names`` in the loop (:data:`_INLINE_READS`)
+    rather than calling its getter."""
+    reads = {_FIELD_READS[name]: _INLINE_READS[name] for name in names}
+    out: list[str] = []
+    for line in body:
+        stripped = line.lstrip()
+        out.append(line[: len(line) - len(stripped)] + reads.get(stripped, stripped))
+    return out
+
+
+def _with_fallbacks(body: list[str], fallbacks: frozenset[str]) -> list[str]:
+    """``body`` calling the fallback of each field in ``fallbacks`` (``text_slow``, ...)
+    where its getter gives ``SLOW`` (see :func:`_getters`)."""
+    reads = {_FIELD_READS[name]: name for name in fallbacks}
+    out: list[str] = []
+    for line in body:
+        out.append(line)
+        stripped = line.lstrip()
+        name = reads.get(stripped)
+        if name is not None:
+            pad = line[: len(line) - len(stripped)]
+            var = stripped.split(" = ", 1)[0]
+            out += [f"{pad}if {var} is SLOW:", f"{pad}    {var} = {name}_slow(record)"]
+    return out
+
+
+def _own_text(body: list[str]) -> list[str]:
+    """``body`` computing the record's own text only (what stands between the shared
+    head ``P_H`` and tail ``P_T``), for ``lines``."""
+    own: list[str] = []
+    for i, line in enumerate(body):
+        stripped = line.lstrip()
+        pad = line[: len(line) - len(stripped)]
+        if stripped == "text = f'{P_H}{q}{P_T}'":
+            line = pad + "text = q"
+        elif stripped.startswith("text = f'"):  # the inline layout: its own first and last texts
+            line = line.replace("{F_H}", "{G_H}").replace("{F_T}", "{G_T}")
+        own.append(line)
+        if stripped == "raise Bail" and i >= 2 and body[i - 2].lstrip() == "text = question(q, c)":
+            # a layout compiled for this number of choices: head and tail cut off
+            own.append(pad[:-4] + "text = text[P_START : len(text) - P_STOP]")
+    return own
+
+
+def _generation_body(add: Callable[[str], None], combined: bool, q_method: bool, has_target: bool) -> None:
+    """The fields of a generation record: a ``str`` question, and an ``int`` or ``str``
+    reference answer (or none, when the task has no ``doc_to_target``); anything
+    else is the general path's (a null target, a list of references, numpy integers)."""
+    if combined:
+        add("if type(record) is dict:")
+        add("    q, target = get3(record)")
+        if q_method:
+            add("    if type(q) is str:")
+            add("        q = q_method(q)")
+            add("        if len(q) > SIZE_FLOOR[0] and len(q) > cap_of():")
+            add("            raise Bail")
+        add("else:")
+        add("    q = text_of(record)")
+        add("    target = target_of(record)")
+    else:
+        add("q = text_of(record)")
+        add("target = target_of(record)" if has_target else "target = None")
+    add("if type(q) is not str:")
+    add("    raise Bail")
+    if has_target:
+        add("if type(target) is not str and type(target) is not int:")
+        add("    raise Bail")
+
+
+_PARAMS = frozenset(
+    {
+        "get3",
+        "q_method",
+        "cap_of",
+        "SIZE_FLOOR",
+        "text_of",
+        "choice_of",
+        "target_of",
+        "text_slow",
+        "choice_slow",
+        "target_slow",
+        "SLOW",
+        "describe",
+        "compiled",
+        "compile_n",
+        "answers_of",
+        "delimiter",
+        "gold_of",
+        "add_delimiter",
+        "new_prompt",
+        "LazyDialoguePrompt",
+        "RenderedPrompt",
+        "Turn",
+        "plugins",
+        "until",
+        "shot_ids",
+        "deferred",
+        "head_turns",
+        "head_text",
+        "q_before",
+        "q_after",
+        "d_before",
+        "d_after",
+        "system",
+        "sep",
+        "Bail",
+        "MISSING",
+        "check_description",
+        "description0",
+        "D_KEY",
+        "C_CONST",
+        "T_KEY",
+        "T_DEFAULT",
+        "P_H",
+        "P_T",
+        "P_C",
+        "P_CC",
+        "P_CT",
+        "P_START",
+        "P_STOP",
+    }
+)
+
+
+def parameters(make: Callable[..., Any]) -> tuple[str, ...]:
+    """The names of ``make``'s parameters, in order."""
+    return make.__code__.co_varnames[: make.__code__.co_argcount]
+
+
+@functools.lru_cache(maxsize=128)
+def maker(code: str) -> Callable[..., Any]:
+    """``make`` of generated ``code``, compiled once per process: tasks of one shape
+    (every MMLU subject) share it, each with its own values."""
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<prompt_style.fastpath>", "exec"), namespace)  # names and indices only
+    return namespace["make"]

@@ -87,11 +87,14 @@ def map_fields(
         for new, path, steps in paths:
             try:
                 value = record
-                for step, index in steps:  # _follow's walk, with dict keys inline (the common case)
+                for step, index in steps:  # _follow's walk, with dict keys and list items inline
                     if type(value) is dict and step in value:
                         value = value[step]
-                    elif type(value) is list and index is not None and -len(value) <= index < len(value):
-                        value = value[index]
+                    elif type(value) is list and index is not None:
+                        try:
+                            value = value[index]
+                        except IndexError:
+                            raise KeyError(step) from None
                     else:
                         value = _follow(value, ((step, index),))
                 out[new] = value

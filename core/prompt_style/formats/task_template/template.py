@@ -349,7 +349,7 @@ class TaskTemplate:
             return None
         try:
             for value in record.values():
-                if isinstance(value, str) and (type(value) is not str or PIPE in value):
+                if (PIPE in value) if type(value) is str else isinstance(value, str):
                     protected = _escape(record)
                     break
             else:  # nothing _escape() would change (the common case): a copy, for answer_choices

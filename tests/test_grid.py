@@ -359,3 +359,19 @@ def test_a_task_pickles_and_its_variants_stay_in_their_process():
     assert [p.text for p in clone.render()] == [p.text for p in task.render()]
     with pytest.raises(Exception, match="has no variants"):
         clone.variant(shots=1)
+
+
+@pytest.mark.parametrize("meta", ["plain", "chatml", "messages"])
+def test_a_variant_with_chat_rules_is_the_task_loaded_with_them(meta):
+    """Task.variant(system_instruction=..., fewshot_as_multiturn=...) gives the prompts
+    load_task gives with the same options (what the lm-eval bridge asks for a run)."""
+    root = Path(__file__).resolve().parents[1] / "examples" / "mmlu" / "task.yaml"
+    task = load_task(root)
+    for rules in ({"system_instruction": "Be brief."}, {"fewshot_as_multiturn": False}, {}):
+        if meta == "plain" and rules.get("fewshot_as_multiturn") is False:
+            continue  # (an error with plain text, as load_task's)
+        made = task.variant(meta=meta, **rules)
+        expected = load_task(root, meta=meta, **rules)
+        assert [(p.text, p.messages, p.dialogue) for p in made.render()] == [
+            (p.text, p.messages, p.dialogue) for p in expected.render()
+        ]

@@ -76,10 +76,13 @@ class Task:
         meta_options: Mapping[str, Any] | None = None,
         choice_order: str | ChoiceOrder | None = None,
         records: list[Any] | None = None,
+        system_instruction: str | None = None,
+        fewshot_as_multiturn: bool | None = None,
     ) -> Task:
         """The same task with another style (a name, or a mapping with ``template_type``
-        and options, as the ``template`` key), number of examples, meta template or
-        choice order. Everything else is shared with this task and not done again:
+        and options, as the ``template`` key), number of examples, meta template, choice
+        order or chat rules (``system_instruction``, ``fewshot_as_multiturn``, as
+        :func:`load_task` takes them). Everything else is shared with this task and not done again:
         the task file is not read, field specs are not compiled, the few-shot pool is
         not read (only the style, retriever and meta template are built: templates
         are compiled once per variant). ``records``: the evaluated split's records,
@@ -104,6 +107,10 @@ class Task:
             config = dataclasses.replace(config, **changes)
         settings = self._settings
         meta_built = self._meta_built
+        if system_instruction is not None:
+            settings = dataclasses.replace(settings, system_instruction=system_instruction)
+        if fewshot_as_multiturn is not None:
+            settings = dataclasses.replace(settings, fewshot_as_multiturn=fewshot_as_multiturn)
         if template is not None:
             settings = dataclasses.replace(settings, style=None)
         if meta is not None:

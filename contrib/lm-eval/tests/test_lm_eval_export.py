@@ -250,6 +250,28 @@ def test_run_settings_load_what_render_loads(mmlu_prompts):
     assert prompts.task_for(settings) is prompts.task_for(settings)  # loaded once
 
 
+def test_a_chat_run_renders_a_variant_and_checks_only_what_it_renders():
+    """A run with lm-eval's chat settings renders a variant of the default task (the task
+    file and few-shot pool shared), through the fast path; the default task, never used,
+    is not checked (its fast path not compiled)."""
+    prompts = Prompts(MMLU, {})
+    settings = RunSettings(5, apply_chat_template=True, system_instruction="Hi.")
+    contexts = [prompts.request(doc, settings, fake_chat_template) for doc in prompts.docs()]
+    expected = list(load_task(MMLU, meta="messages", system_instruction="Hi.").render())
+    assert [json.loads(c) for c in contexts] == [[p.messages, True] for p in expected]
+    assert [prompts.gold(doc) for doc in prompts.docs()] == [(p.target, ["A", "B", "C", "D"]) for p in expected]
+    assert id(prompts.default) not in prompts._checked_ids and prompts.default.renderer._fast_path is None
+    assert prompts.render(prompts.docs()[0]).text == load_task(MMLU).render().__next__().text
+    assert id(prompts.default) in prompts._checked_ids
+
+
+def test_perplexity_candidates_are_refused_when_first_rendered():
+    task = ROOT / "examples" / "opencompass" / "task_ppl.yaml"
+    prompts = Prompts(task, {})
+    with pytest.raises(prompt_style.RenderError, match="perplexity candidates"):
+        prompts.request(prompts.docs()[0], RunSettings(prompts.default_shots))
+
+
 def test_request_arguments(mmlu_prompts):
     prompts = mmlu_prompts
     doc = prompts.docs()[0]

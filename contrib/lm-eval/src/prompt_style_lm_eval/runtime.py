@@ -30,6 +30,10 @@ __all__ = ["Docs", "LazyRows", "Prompts", "RunSettings", "LM_EVAL_SEED"]
 _UNSET: Any = object()
 LM_EVAL_SEED = 1234
 """lm-evaluation-harness's default ``--fewshot_random_seed``: it leaves the task's own seed."""
+_VARIANT_CHANGES = frozenset({"meta", "meta_options", "model_args", "system_instruction", "fewshot_as_multiturn"})
+"""The run settings' changes a variant of the default task takes (``Task.variant``): not the
+seed, nor the number of examples (``load_task`` says which run option a pool too small for it
+comes from)."""
 
 
 class Docs(list):
@@ -101,7 +105,11 @@ class Prompts:
         self._next_gold = 0
         # index -> (target, choices) of its first prompt, what gold() gives (not the prompt:
         # its text and messages may go once lm-eval has them)
-        self._gold: list[tuple[Any, list[Any] | None] | None] = []  # by index, made with the documents
+        # by index, made with the documents: each record's target and choices, _UNSET before
+        # its first prompt (two lists, not a tuple a record: no container per record for the
+        # garbage collector to walk while lm-eval holds its documents)
+        self._targets: list[Any] = []
+        self._choice_lists: list[Any] = []
         self._multiple: set[int] = set()  # records of a multiple-input task (one context per choice)
         self._choices: dict[int, tuple[tuple[str, ...], list[str]]] = {}  # id(continuations) -> choices
         self._conts: Any = None  # the continuations seen last, and their choices
@@ -112,7 +120,9 @@ class Prompts:
         self._fast: dict[int, Any] = {}  # id(task) -> its compiled fast path (None: there is none)
         self._settings_task = self.default
         self._settings_fast: Any = None
-        self._checked(self.default)
+        self._checked_ids: set[int] = set()  # id() of the tasks checked (each kept alive here)
+        if self.default.multiturn:  # refused now; the rest of the check when the default is used
+            self._checked(self.default)
 
     # -- documents ---------------------------------------------------------------
 
@@ -143,7 +153,8 @@ class Prompts:
             if not docs:
                 raise RenderError(f"task {self.default.name!r}: the evaluated split has no records")
             self._docs = docs
-            self._gold = [None] * len(docs)
+            self._targets = [_UNSET] * len(docs)
+            self._choice_lists = [None] * len(docs)
         return self._docs
 
     def index_of(self, doc: Mapping[str, Any]) -> int:
@@ -170,7 +181,7 @@ class Prompts:
             changes = self.changes(settings)
             options = {**self.options, **changes}
             try:
-                known = self.default if not changes else self._checked(load_task(self.task_file, **options))
+                known = self._checked(self.default if not changes else self._variant(changes, options))
             except PromptStyleError as exc:
                 raise _run_option(exc, settings, changes, self.task_file) from None
             self._tasks[settings] = known
@@ -180,19 +191,40 @@ class Prompts:
         self._settings, self._settings_task, self._settings_fast = settings, known, fast
         return known
 
+    def _variant(self, changes: Mapping[str, Any], options: Mapping[str, Any]) -> Task:
+        """The default task with a run's ``changes``: a variant of it (the task file, field
+        specs and few-shot pool shared: ``Task.variant``) when they are the meta template
+        and the chat rules; else loaded again with ``options``."""
+        if set(changes) <= _VARIANT_CHANGES and changes.get("model_args") is None:
+            try:
+                return self.default.variant(
+                    meta=changes.get("meta"),
+                    meta_options=changes.get("meta_options"),
+                    system_instruction=changes.get("system_instruction"),
+                    fewshot_as_multiturn=changes.get("fewshot_as_multiturn"),
+                )
+            except RenderError:  # a task with no variants (not made by load_task here)
+                pass
+        return load_task(self.task_file, **options)
+
     def _checked(self, task: Task) -> Task:
         """``task``, after checking that lm-eval can send its prompts: one context per
-        record (not a multi-turn dialogue, not OpenCompass's perplexity candidates)."""
+        record (not a multi-turn dialogue, not OpenCompass's perplexity candidates).
+        Checked once, when first used: a run with other settings never renders the
+        default task, whose check would compile its fast path for nothing."""
+        if id(task) in self._checked_ids:
+            return task
         docs = self.docs()
-        if not task.multiturn and task.renderer.fast_render() is not None:
-            return task  # the compiled fast path: one prompt per record, never candidates
-        first = task.renderer.render(docs[0], 0) if not task.multiturn else None
-        if task.multiturn or first.candidates is not None:
-            what = "a multi-turn dialogue" if task.multiturn else "OpenCompass perplexity candidates"
-            raise RenderError(
-                f"task {task.name!r} renders {what}; lm-evaluation-harness sends one context per record",
-                hint=None if task.multiturn else "render it in generation mode (--mode gen)",
-            )
+        if task.multiturn or task.renderer.fast_render() is None:
+            # (the compiled fast path gives one prompt per record, never candidates)
+            first = task.renderer.render(docs[0], 0) if not task.multiturn else None
+            if task.multiturn or first.candidates is not None:
+                what = "a multi-turn dialogue" if task.multiturn else "OpenCompass perplexity candidates"
+                raise RenderError(
+                    f"task {task.name!r} renders {what}; lm-evaluation-harness sends one context per record",
+                    hint=None if task.multiturn else "render it in generation mode (--mode gen)",
+                )
+        self._checked_ids.add(id(task))
         return task
 
     def changes(self, settings: RunSettings) -> dict[str, Any]:
@@ -225,8 +257,9 @@ class Prompts:
 
     def _keep(self, index: int, prompt: RenderedPrompt, multiple_input: bool) -> None:
         self._last_index, self._last = index, prompt
-        if self._gold[index] is None:
-            self._gold[index] = (prompt.target, self._choices_of(prompt.continuations))
+        if self._targets[index] is _UNSET:
+            self._targets[index] = prompt.target
+            self._choice_lists[index] = self._choices_of(prompt.continuations)
             if multiple_input:
                 self._multiple.add(index)
 
@@ -253,7 +286,7 @@ class Prompts:
     def render(self, doc: Mapping[str, Any], settings: RunSettings | None = None) -> RenderedPrompt:
         """``doc`` rendered for ``settings`` (the default run when ``None``)."""
         index = self._index(doc)
-        task = self.default if settings is None else self.task_for(settings)
+        task = self._checked(self.default) if settings is None else self.task_for(settings)
         prompt = task.renderer.render(doc, index)
         self._keep(index, prompt, prompt.contexts is not None)
         return prompt
@@ -274,18 +307,23 @@ class Prompts:
             self.task_for(settings)
         fast = self._settings_fast
         prompt = fast(doc, index) if fast is not None else None
-        if prompt is not None and chat_template is None:
-            # The compiled fast path: a multiple-choice text prompt, one context.
+        if prompt is not None:
+            # The compiled fast path: one prompt, one context (never a multiple-input task's).
             self._last_index = index
             self._last = prompt
-            gold = self._gold
-            if gold[index] is None:
+            targets = self._targets
+            if targets[index] is _UNSET:
                 continuations = prompt.continuations
                 choices = self._conts_choices if continuations is self._conts else self._choices_of(continuations)
-                gold[index] = (prompt.target, choices)
-            return prompt.text
-        if prompt is None:
-            prompt = self._settings_task.renderer.render(doc, index)
+                targets[index] = prompt.target
+                self._choice_lists[index] = choices
+            if chat_template is None:
+                return prompt.text
+            messages = prompt.messages
+            if type(messages) is list and messages:  # context()'s work, for one dialogue
+                return chat_template(messages, add_generation_prompt=messages[-1].get("role") != "assistant")
+            return self.context(prompt, chat_template)
+        prompt = self._settings_task.renderer.render(doc, index)
         self._keep(index, prompt, prompt.contexts is not None)
         return self.context(prompt, chat_template)
 
@@ -307,13 +345,13 @@ class Prompts:
             found = False
         index = at if found else self._index(doc)
         self._next_gold = index + 1
-        known = self._gold[index]
-        if known is None:
+        target = self._targets[index]
+        if target is _UNSET:
             self.render(doc)
-            known = self._gold[index]
+            target = self._targets[index]
         if self._multiple and index in self._multiple:  # a multiple-input task: the options
-            return known[0], list(self.default.renderer.sample(doc, index).choices or [])
-        return known  # type: ignore[return-value]
+            return target, list(self.default.renderer.sample(doc, index).choices or [])
+        return target, self._choice_lists[index]
 
     @staticmethod
     def context(prompt: RenderedPrompt, chat_template: Callable[..., str] | None = None) -> str | list[str]:

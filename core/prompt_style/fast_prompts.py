@@ -49,6 +49,7 @@ class DeferredDialogue:
         "bare",
         "textless",
         "lead",
+        "extras",
     )
 
     def __init__(
@@ -67,6 +68,7 @@ class DeferredDialogue:
         bare: bool = False,
         textless: bool = False,
         lead: str = "",
+        extras: bool = False,
     ) -> None:
         self.turns = turns
         self.start = start
@@ -83,6 +85,8 @@ class DeferredDialogue:
         self.bare = bare
         self.textless = textless
         self.lead = lead
+        self.extras = extras
+        """Whether its prompts hold ``extra`` fields (a task-template file's answer choices)."""
         """What the record's turn holds before its own text (lm-evaluation-harness's one
         user turn for examples and question: the examples)."""
 
@@ -207,17 +211,16 @@ class LazyDialoguePrompt(RenderedPrompt):
         }
         if deferred.until is not None:
             out["until"] = list(deferred.until)
-        extra = self.extra  # a task-template file's answer choices
-        if extra:
-            out.update(extra)
+        if deferred.extras:  # a task-template file's answer choices
+            out.update(self.extra or ())
         return out
 
     def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
         # the text around the question (and a chat format's messages) are the task's:
         # the encoder writes their JSON once (prompt_style.lines)
-        if self.permutation is not None or self.extra:  # (a choice order's prompt; extra fields)
-            return None  # to_json() and json.dumps, or the encoder's more_members()
         deferred = self._deferred
+        if self.permutation is not None or deferred.extras:  # (a choice order's prompt; extra fields)
+            return None  # to_json() and json.dumps, or the encoder's more_members()
         return self.text, None, self.continuations, self.target, deferred.until, deferred
 
     def __eq__(self, other: object) -> bool:
@@ -259,7 +262,7 @@ class LazyMessagesPrompt(LazyDialoguePrompt):
     def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
         # the encoder writes "text": null and the messages' JSON around the content
         # (its DeferredDialogue is textless): the content stands where a text would
-        if self.permutation is not None or self.extra:
-            return None
         deferred = self._deferred
+        if self.permutation is not None or deferred.extras:
+            return None
         return self._content, None, self.continuations, self.target, deferred.until, deferred

@@ -642,7 +642,6 @@ def _rolling(renderer: TaskRenderer) -> FastPath | None:
         made.permutation = None
         made.fewshot_indices = ()
         made.doc_id = None
-        made.extra = None
         return made
 
     def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
@@ -732,6 +731,7 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
         head=head,
         tail=tail,
         textless=textless,
+        extras=True,
     )
     new = object.__new__
     kind = LazyMessagesPrompt if textless else LazyDialoguePrompt

@@ -154,7 +154,6 @@ def generated_code(
             # slot reads for what every JSON line with provenance asks (__getattr__ costs more)
             "made.fewshot_indices = shot_ids",
             "made.doc_id = None",
-            "made.extra = None",
         ]
 
     def indent(lines: list[str], depth: int) -> str:

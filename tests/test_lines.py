@@ -41,6 +41,19 @@ def prompts() -> list[RenderedPrompt]:
         dialogue = (Turn("user", text, fallback_role="HUMAN"), Turn("assistant", "x", section="ice"))
         extra = {"answer_choices": None, f"key {text}": [text, 1], "nan": float("nan"), "big": [[text], {"k": 1.5}]}
         out.append(RenderedPrompt(i, text, None, (" A",), 0, {}, dialogue=dialogue, mode="gen", extra=extra))
+        # OpenCompass dialogues: turns every prompt shares (their JSON kept), raw items,
+        # multimodal parts and extra keys (written by json.dumps)
+        shared = (
+            Turn("SYSTEM", "Shared ü \u2028", section="begin", fallback_role="HUMAN"),
+            Turn("", "raw\n", "\n", section="ice"),
+        )
+        out.append(
+            RenderedPrompt(i, text, None, (), "A", {}, dialogue=(*shared, Turn("HUMAN", text, "\n")), mode="gen")
+        )
+        parts = (Turn("user", ({"type": "text", "text": text},)),)
+        out.append(RenderedPrompt(i, None, None, (), None, {}, dialogue=parts, mode="gen"))
+        named = (*shared, Turn("user", text, extra={"name": text}))
+        out.append(RenderedPrompt(i, text, None, (), None, {}, dialogue=named, mode="gen"))
         out.append(RenderedPrompt(i, text, None, (), text, {}, until=(text,), extra={"target": "a clash", "x": 1}))
         out.append(RenderedPrompt(i, None, [{"role": "user", "content": text}], (), None, {}, extra={"c": [text]}))
     return out

@@ -71,7 +71,7 @@ class PromptEncoder:
         prompt holds such a value.
     """
 
-    __slots__ = ("_default_for", "_conts", "_conts_json", "_until", "_until_json", "_shared", "_pieces")
+    __slots__ = ("_default_for", "_conts", "_conts_json", "_until", "_until_json", "_shared", "_pieces", "_turns")
 
     def __init__(self, default_for: Callable[[int], Callable[[Any], Any]] | None = None) -> None:
         self._default_for = default_for
@@ -84,6 +84,7 @@ class PromptEncoder:
         self._until_json = b""
         self._shared: Any = None
         self._pieces: tuple[bytes, bytes, bytes | None] = (b"", b"", None)
+        self._turns: dict[Any, bytes] = {}  # a turn shared by the prompts -> its JSON (dialogue_json)
 
     def _default(self, index: Any) -> Callable[[Any], Any] | None:
         return None if self._default_for is None else self._default_for(index)
@@ -134,8 +135,10 @@ class PromptEncoder:
                 return None
             parts.append(self.rest(index, continuations, target, until))
             if mode is not None:
-                parts += (b', "mode": ', safe_utf8(dumps_json(mode)), b', "dialogue": ')
-                parts.append(safe_utf8(dumps_json(dialogue, self._default(index))))
+                turns = self.dialogue_json(dialogue)
+                if turns is None:
+                    return None  # (turns of other shapes: to_json() says what they make)
+                parts += (b', "mode": ', safe_utf8(dumps_json(mode)), b', "dialogue": ', turns)
             if extra:
                 for key, value in extra.items():
                     if type(key) is not str:
@@ -144,6 +147,28 @@ class PromptEncoder:
         except TypeError:  # a continuation or a stop sequence that is not a str
             return None
         return b"".join(parts)
+
+    def dialogue_json(self, dialogue: Any) -> bytes | None:
+        """The JSON of ``dialogue_to_json(dialogue)`` (OpenCompass's ``PromptList``
+        items: ``role``, ``prompt``, ``section``, ``fallback_role`` when set), as safe
+        UTF-8; ``None`` for a turn of another shape (parts, extra keys). The JSON of a
+        turn outside the ``round`` section (the begin, the in-context examples: the same
+        in every prompt of a task) is kept, up to 4,096 turns."""
+        memo = self._turns
+        parts = []
+        for turn in dialogue:
+            if type(turn.content) is not str or turn.extra:
+                return None
+            made = memo.get(turn)
+            if made is None:
+                item = {"role": turn.role, "prompt": turn.content, "section": turn.section}
+                if turn.fallback_role is not None:
+                    item["fallback_role"] = turn.fallback_role
+                made = safe_utf8(dumps_json(item))
+                if turn.section != "round" and len(memo) < 4096:
+                    memo[turn] = made
+            parts.append(made)
+        return b"[" + b", ".join(parts) + b"]"
 
     def _value(self, value: Any, index: int) -> bytes:
         """A member's value as safe UTF-8 JSON: a list of texts (the answer choices)

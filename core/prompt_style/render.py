@@ -212,12 +212,14 @@ class RenderedPrompt:
     def _json_more(self) -> tuple[Any, ...] | None:
         """``(text, messages, continuations, target, until, mode, dialogue, extra)`` when
         :meth:`to_json` gives the common keys, then only ``mode`` with its ``dialogue``
-        (as JSON) and the style's ``extra`` fields (task-template files' ``answer_choices``,
-        OpenCompass's generation mode), else ``None``: the next shape
-        :class:`~prompt_style.lines.PromptEncoder` writes itself."""
+        (the turns, which :func:`dialogue_to_json` makes JSON) and the style's ``extra``
+        fields (task-template files' ``answer_choices``, OpenCompass's generation mode),
+        else ``None``: the next shape :class:`~prompt_style.lines.PromptEncoder` writes itself."""
         if not self._plain_json():
             return None
-        dialogue = dialogue_to_json(self.dialogue) if self.mode is not None else None
+        # the dialogue as it is (Turn objects): the encoder writes the JSON of
+        # dialogue_to_json(dialogue), the turns every prompt shares made once
+        dialogue = self.dialogue if self.mode is not None else None
         common = (self.text, self.messages, self.continuations, self.target, self.until)
         return (*common, self.mode, dialogue, self.extra)
 

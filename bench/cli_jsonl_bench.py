@@ -58,6 +58,10 @@ Workloads (``--workload``, repeatable; default all):
            system message, ten few-shot messages and the question's in every line
 ``rolling`` WikiText-shaped pages (about 900 characters, paragraphs, `` @-@ ``), scored whole
            (``output_type: loglikelihood_rolling``, ``doc_to_target: page``)
+``opencompass`` an OpenCompass dataset config (the bundled ``examples/opencompass`` task, as
+           YAML: a system prompt, three fixed in-context examples, ``GenInferencer``);
+           each line also holds ``mode`` and the prompt's ``dialogue`` (OpenCompass's
+           ``PromptList``), which the script does not write
 ``sciq``   a task-template file (SciRIFF's format, the bundled ``examples/sciq`` task): the
            ``map_fields`` formatter, answer choices ``{{ [...] | sort | join(' ||| ') }}``, a
            loop over them, ``input ||| output``
@@ -254,6 +258,11 @@ def page_record(i: int, rng: random.Random) -> dict[str, Any]:
     title = f" = {_words(rng, 3).title()} {i} = \n"
     paragraphs = [" ".join(f"{_words(rng, 10)} @-@ {rng.randrange(1900, 2020)} ." for _ in range(5)) for _ in range(3)]
     return {"page": title + "".join(f" \n {p} \n" for p in paragraphs)}
+
+
+def oc_record(i: int, rng: random.Random) -> dict[str, Any]:
+    m = mmlu_record(i, rng)
+    return {"input": m["question"], **dict(zip("ABCD", m["choices"])), "target": "ABCD"[m["answer"]]}
 
 
 def sciq_record(i: int, rng: random.Random) -> dict[str, Any]:
@@ -636,6 +645,21 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         page = json.loads(line)["page"]
         o.write(json.dumps({"index": i, "text": page, "continuations": [], "target": page}) + "\\n")
 """
+OC_TASK = (ROOT / "examples/opencompass/task.yaml").read_text(encoding="utf-8")
+OC_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+def question(d):
+    return f"Question: {d['input']}\\nA. {d['A']}\\nB. {d['B']}\\nC. {d['C']}\\nD. {d['D']}\\nAnswer: "
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:3]
+prefix = "There is a single choice question. Answer the question by replying A, B, C or D."
+prefix += "".join(f"\\n{question(s)}\\n{s['target']}\\n" for s in shots) + "\\n"
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        o.write(json.dumps({"index": i, "text": prefix + question(doc), "continuations": [], "target": doc["target"]}) + "\\n")
+"""
 SCIQ_TASK = (ROOT / "examples/sciq/sciq_mcq.yaml").read_text(encoding="utf-8")
 SCIQ_SCRIPT = """\
 import json, sys
@@ -702,6 +726,7 @@ WORKLOADS = {
     "pro": Workload("pro", PRO_TASK, PRO_SCRIPT, pro_record, "dev.jsonl", 3),
     "messages": Workload("messages", MMLU_TASK, MESSAGES_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--meta", "messages")),
     "rolling": Workload("rolling", ROLLING_TASK, ROLLING_SCRIPT, page_record, "dev.jsonl", 3),
+    "opencompass": Workload("opencompass", OC_TASK, OC_SCRIPT, oc_record, "data/dev.jsonl", 3, test="data/test.jsonl"),
     "sciq": Workload(
         "sciq",
         SCIQ_TASK,

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from prompt_style import load_task
+from prompt_style import PromptStyleError, load_task
 from prompt_style.jsonl import _fused, json_line_batches
 from prompt_style.lines import PromptEncoder, json_strings
 from prompt_style.safe.json_lines import dumps_line
@@ -273,3 +273,26 @@ def test_string_lists_are_json_dumps_lists_on_random_items():
         items = tuple("".join(rng.choices(alphabet, k=rng.randint(0, 4))) for _ in range(rng.randint(1, 4)))
         expected = dumps_line(list(items)).encode("utf-8", "surrogatepass")
         assert json_strings(items) == expected, items
+
+
+@pytest.mark.parametrize("kind", sorted(TASKS))
+def test_a_json_array_split_gives_the_general_path_s_lines(tmp_path, pm_all, kind):
+    """A split given as one JSON array (not JSON Lines) goes through the fast path's loop
+    in blocks of records: the same lines as the general path; a bad record is located."""
+    test = records(300) + ODD + records(5, seed=9)
+    path = write_task(tmp_path, test, records(8, seed=3), **TASKS[kind])
+    (tmp_path / "test.json").write_text(json.dumps(test), encoding="utf-8")
+    options = {"data": {"test": str(tmp_path / "test.json")}, "shots": 3}
+    got = list(load_task(path, plugins=pm_all, **options).json_lines())
+    general = load_task(path, plugins=pm_all, **options)
+    general.renderer._fast = None
+    assert got == reference(general) and len(got) == len(test)
+    assert list(load_task(path, plugins=pm_all, **options).json_lines(limit=3)) == got[:3]
+    (tmp_path / "bad.json").write_text(json.dumps([*test[:260], ["not", "a", "record"]]), encoding="utf-8")
+    lines = load_task(path, plugins=pm_all, data={"test": str(tmp_path / "bad.json")}, shots=3).json_lines()
+    made = []
+    with pytest.raises(PromptStyleError, match="260") as caught:
+        for line in lines:
+            made.append(line)
+    # (a JSON array is read whole and checked before rendering: no line before the error)
+    assert made in ([], got[:260]) and "bad.json" in str(caught.value)

@@ -170,7 +170,7 @@ def map_records(
         if path.suffix.lower() != ".json":
             _check_suffix(path, split)
             return _json_lines(path, split, fn, fallback, many)
-    if many is not None and isinstance(path, StreamedSplit):
+    if many is not None:  # a JSON array, several files, a streamed split, records given
         return _blocks(open_records(path, split), fallback, many)
     return _mapped(open_records(path, split), fn, fallback)
 
@@ -181,13 +181,14 @@ def _mapped(records: Iterator[Mapping[str, Any]], fn: Any, fallback: Any, start:
         yield made if made is not None else fallback(record, index)
 
 
-_STREAMED_BLOCK = 256  # records of a streamed split handed to ``many`` at once
+_STREAMED_BLOCK = 256  # records handed to ``many`` at once
 
 
 def _blocks(records: Iterator[Mapping[str, Any]], fallback: Any, many: Any) -> Iterator[Any]:
-    """:func:`map_records` of a streamed split (a formatter's records): ``many`` over
-    blocks of its records. When reading a record raises, the records read before it are
-    mapped first, then the error is raised."""
+    """:func:`map_records` of records read otherwise than from one JSON Lines file (a
+    JSON array, a formatter's streamed split, ...): ``many`` over blocks of them. When
+    reading a record raises, the records read before it are mapped first, then the
+    error is raised."""
     start = 0
     while True:
         block: list[Mapping[str, Any]] = []

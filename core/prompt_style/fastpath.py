@@ -409,7 +409,10 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         if describe is not None:
             return None
         question_turn = Turn("user", "", sep)
-        ruled = rules.apply((*head_turns, question_turn))
+        try:
+            ruled = rules.apply((*head_turns, question_turn))
+        except Exception:  # the general path gives the error, for every record
+            return None
         if not ruled or not all(type(t.content) is str for t in ruled):
             return None
         if rules.chat and not rules.fewshot_as_multiturn:
@@ -423,7 +426,10 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             return None
         head_turns = ruled[:-1]
         if affixes is not None:
-            pieces = [affixes(turn) for turn in head_turns]
+            try:
+                pieces = [affixes(turn) for turn in head_turns]
+            except Exception:
+                return None
             if not all(type(b) is str and type(a) is str for b, a in pieces):
                 return None
             head_text = "".join([b + turn.content + a for turn, (b, a) in zip(head_turns, pieces)])
@@ -707,7 +713,10 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
     affixes = getattr(meta, "affixes", None)
     chat, textless = None, False
     if affixes is not None:
-        head, tail = affixes(Turn("user", "", ""))
+        try:
+            head, tail = affixes(Turn("user", "", ""))
+        except Exception:  # the general path gives the error, for every record
+            return None
     else:
         last_turn = getattr(meta, "last_turn_affixes", None)
         split = None if last_turn is None else _chat_split(meta, last_turn, (Turn("user", "", ""),))

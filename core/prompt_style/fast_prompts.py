@@ -176,17 +176,21 @@ class LazyDialoguePrompt(RenderedPrompt):
 
     __slots__ = ("_deferred",)
 
+    def _body(self) -> str:
+        """The text the shared head and tail stand around (the prompt's text)."""
+        return self.text
+
     def __getattr__(self, name: str) -> Any:
         # Called only for a slot that was never set.
         if name == "dialogue":
-            value = self._deferred.resolve(self.text)
+            value = self._deferred.resolve(self._body())
             self.dialogue = value
             return value
         if name == "messages":
             deferred = self._deferred
             if deferred.messages is None:
                 return None  # text only
-            value = deferred.messages.make(deferred.content(self.text))
+            value = deferred.messages.make(deferred.content(self._body()))
             self.messages = value
             return value
         if name in _SHARED:
@@ -247,17 +251,8 @@ class LazyMessagesPrompt(LazyDialoguePrompt):
 
     __slots__ = ("_content",)
 
-    def __getattr__(self, name: str) -> Any:
-        # Called only for a slot that was never set.
-        if name == "dialogue":
-            value = self._deferred.resolve(self._content)
-            self.dialogue = value
-            return value
-        if name == "messages":
-            value = self._deferred.messages.make(self._content)
-            self.messages = value
-            return value
-        return LazyDialoguePrompt.__getattr__(self, name)
+    def _body(self) -> str:
+        return self._content  # (its DeferredDialogue's head and tail are empty)
 
     def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
         # the encoder writes "text": null and the messages' JSON around the content

@@ -595,9 +595,14 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     # positional, in the order of its parameters: some fifty keywords would be matched by name
     fast, many, lines = make(*[values[name] for name in parameters(make)])
 
-    limits = renderer.limits
-    if limits is None:
-        return FastPath(fast, many, code, lines if deferred is not None and describe is None else None, deferred)
+    if renderer.limits is not None:
+        return _within(renderer.limits, fast, code)
+    return FastPath(fast, many, code, lines if deferred is not None and describe is None else None, deferred)
+
+
+def _within(limits: Any, fast: Callable[[Mapping[str, Any], int], Any], code: str) -> FastPath:
+    """The fast path of a task with Jinja budgets of its own: each record rendered
+    within them, as the general path renders it (records one by one: no ``many``)."""
 
     def scoped(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
         token = _SCOPE.set(limits)  # the task's Jinja budgets, as the general path sets them
@@ -654,17 +659,8 @@ def _rolling(renderer: TaskRenderer) -> FastPath | None:
         text = document(record)
         return None if text is None else prompt(index, text)
 
-    limits = renderer.limits
-    if limits is not None:
-
-        def scoped(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
-            token = _SCOPE.set(limits)  # the task's Jinja budgets, as the general path sets them
-            try:
-                return fast(record, index)
-            finally:
-                _SCOPE.reset(token)
-
-        return FastPath(scoped, None, "rolling")
+    if renderer.limits is not None:
+        return _within(renderer.limits, fast, "rolling")
 
     def many(records: Any, general: Any, start: int = 0) -> Any:
         for index, record in enumerate(records, start):
@@ -767,17 +763,8 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
         made = apply(record)
         return None if made is None else prompt(index, *made)
 
-    limits = renderer.limits
-    if limits is not None:
-
-        def scoped(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
-            token = _SCOPE.set(limits)  # the task's Jinja budgets, as the general path sets them
-            try:
-                return fast(record, index)
-            finally:
-                _SCOPE.reset(token)
-
-        return FastPath(scoped, None, "task_template")
+    if renderer.limits is not None:
+        return _within(renderer.limits, fast, "task_template")
 
     def many(records: Any, general: Any, start: int = 0) -> Any:
         for index, record in enumerate(records, start):

@@ -50,6 +50,7 @@ class DeferredDialogue:
         "textless",
         "lead",
         "extras",
+        "last",
     )
 
     def __init__(
@@ -69,6 +70,7 @@ class DeferredDialogue:
         textless: bool = False,
         lead: str = "",
         extras: bool = False,
+        last: Turn | None = None,
     ) -> None:
         self.turns = turns
         self.start = start
@@ -86,7 +88,10 @@ class DeferredDialogue:
         self.textless = textless
         self.lead = lead
         self.extras = extras
-        """Whether its prompts hold ``extra`` fields (a task-template file's answer choices)."""
+        """Whether its prompts hold more than the common fields (a task-template file's
+        answer choices, OpenCompass's ``mode``): their JSON is then ``RenderedPrompt``'s."""
+        self.last = last
+        """The record's turn but for its content (``None``: a user turn with ``sep``)."""
         """What the record's turn holds before its own text (lm-evaluation-harness's one
         user turn for examples and question: the examples)."""
 
@@ -97,7 +102,9 @@ class DeferredDialogue:
     def resolve(self, text: str) -> Dialogue:
         if self.bare:
             return self.turns
-        return (*self.turns, Turn("user", self.lead + text[self.start : len(text) - self.stop], self.sep))
+        own = self.lead + text[self.start : len(text) - self.stop]
+        last = self.last
+        return (*self.turns, Turn("user", own, self.sep) if last is None else last._replace(content=own))
 
 
 class ChatMessages:
@@ -203,9 +210,9 @@ class LazyDialoguePrompt(RenderedPrompt):
     def to_json(self) -> dict[str, Any]:
         # RenderedPrompt.to_json reads a dozen fields that are unset here (each through
         # __getattr__); only these can differ from their defaults.
-        if self.permutation is not None:  # a choice order's prompt (render_ordered sets more)
-            return RenderedPrompt.to_json(self)
         deferred = self._deferred
+        if self.permutation is not None or deferred.extras:  # (a choice order's prompt; more fields)
+            return RenderedPrompt.to_json(self)
         out = {
             "index": self.index,
             "text": self.text,
@@ -215,8 +222,6 @@ class LazyDialoguePrompt(RenderedPrompt):
         }
         if deferred.until is not None:
             out["until"] = list(deferred.until)
-        if deferred.extras:  # a task-template file's answer choices
-            out.update(self.extra or ())
         return out
 
     def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:

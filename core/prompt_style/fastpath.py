@@ -30,9 +30,11 @@ block is rendered to text **once per task**, and a record's text is that prefix,
 meta template's affixes and the question text from a function compiled per number of
 choices (:mod:`prompt_style.styles.compiled`).
 
-Two shapes have fast paths of their own: ``loglikelihood_rolling`` (the document is
-the text and the target) and a task-template file's task (its template's compiled
-functions, offered by the reader's extractors: ``fast_parts()``).
+Three shapes have fast paths of their own: ``loglikelihood_rolling`` (the document is
+the text and the target), a task-template file's task (its template's compiled
+functions, offered by the reader's extractors: ``fast_parts()``) and a style whose
+generation dialogue is a shared head and one turn filled from the record
+(``fast_round()``: OpenCompass's dialogue templates).
 
 It is an optimisation, never a second behaviour: a record is rendered here only when
 the general path would take its usual course for it (a ``str`` question, a ``list`` of
@@ -59,7 +61,8 @@ from .fields.jinja_compiler import SLOW, budget_threshold
 from .fields.jinja_parse import _SPECIAL_NAMES
 from .fields.multiple_input import ContextChoice
 from .lines import json_strings
-from .render import RenderedPrompt
+from .render import RenderedPrompt, dialogue_to_json
+from .safe.json_lines import dumps_json, json_utf8, safe_utf8
 from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
 from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
 from .styles.compiled import MAX_CHOICES, layout, question_function, style_labels
@@ -290,6 +293,8 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         return _rolling(renderer)
     if type(renderer.style) is TaskTemplateStyle:
         return _task_template(renderer, renderer.style)
+    if getattr(renderer.style, "fast_round", None) is not None:
+        return _dialogue_round(renderer, renderer.style.fast_round)
     if renderer._meta_scored is not None:
         return None
     style = renderer.style
@@ -786,6 +791,114 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
             yield line_of(prompt(index, own, output, choices)) if line is None else line
 
     return FastPath(fast, many, "task_template", lines, deferred)
+
+
+def _dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> FastPath | None:
+    """The fast path of a style that says its generation dialogue is a head every record
+    shares, then one turn whose content a function of the record gives
+    (``fast_round(shots)``: OpenCompass's dialogue templates, in generation mode): the
+    text is the head's, the turn's separator and that content (a plain-text meta
+    template); the line holds ``mode`` and the dialogue, its head's JSON made once.
+    A record whose fields the general path reads with an error, or whose content is
+    empty, is the general path's."""
+    text_of, target_of = renderer._text, renderer._target
+    if text_of is None or target_of is None or renderer._choice is not None or renderer._prefix is not None:
+        return None
+    if renderer._description is not None or renderer.chat is not None or renderer._meta_scored is not None:
+        return None
+    if not (_pure(text_of) and _pure(target_of)):
+        return None
+    affixes = getattr(renderer.meta, "affixes", None)
+    if affixes is None:
+        return None
+    try:
+        shots = renderer.shared_shots()
+        offered = None if shots is None else fast_round(shots)
+        if offered is None:
+            return None
+        head, text, override, last = offered
+        pieces = [affixes(turn) for turn in (*head, last)]
+    except Exception:  # the general path gives the error, for every record
+        return None
+    if not all(type(b) is str and type(a) is str and not a for b, a in pieces) or not all(
+        type(turn.content) is str and not turn.extra for turn in head
+    ):
+        return None
+    head_text = "".join([b + turn.content for turn, (b, _) in zip(head, pieces)]) + pieces[-1][0]
+    deferred = DeferredDialogue(
+        head,
+        len(head_text),
+        0,
+        last.sep,
+        renderer.plugins,
+        renderer.until,
+        renderer._shared_ids,
+        head=head_text,
+        tail="",
+        extras=True,
+        last=last,
+    )
+    items = safe_utf8(dumps_json(dialogue_to_json(head)))[:-1] + (b", " if head else b"")
+    before = b', "mode": "gen", "dialogue": ' + items + b'{"role": ' + json_utf8(last.role) + b', "prompt": "'
+    after = b'", "section": "round"'
+    if last.fallback_role is not None:
+        after += b', "fallback_role": ' + json_utf8(last.fallback_role)
+    after += b"}]"
+    text_get, target_get = _getter(text_of), _getter(target_of)
+    fill, null_ok, ids = text.fill, renderer.allow_null_target, renderer._shared_ids
+    new = object.__new__
+
+    def own(record: Mapping[str, Any]) -> tuple[str, Any] | None:
+        try:
+            if type(record) is not dict:
+                return None
+            question = text_get(record)
+            target = target_get(record)
+            content = fill(record, override)
+        except Exception:
+            return None
+        if question is None or question is SLOW or type(question) is ContextChoice:
+            return None
+        if not (type(target) is int or type(target) is str or (target is None and null_ok)):
+            return None
+        return (content, target) if content else None
+
+    def prompt(index: int, content: str, target: Any) -> RenderedPrompt:
+        made = new(LazyDialoguePrompt)
+        made.index = index
+        made.text = f"{head_text}{content}"
+        made.continuations = ()
+        made.target = target
+        made._deferred = deferred
+        made.permutation = None
+        made.fewshot_indices = ids
+        made.doc_id = None
+        made.mode = "gen"
+        return made
+
+    def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
+        made = own(record)
+        return None if made is None else prompt(index, *made)
+
+    if renderer.limits is not None:
+        return _within(renderer.limits, fast, "dialogue_round")
+
+    def many(records: Any, general: Any, start: int = 0) -> Any:
+        for index, record in enumerate(records, start):
+            made = own(record)
+            yield general(record, index) if made is None else prompt(index, *made)
+
+    def lines(records: Any, general: Any, start: int = 0, *, emit: Any, line_of: Any) -> Any:
+        for index, record in enumerate(records, start):
+            made = own(record)
+            if made is None:
+                yield general(record, index)
+                continue
+            content, target = made
+            line = emit(index, content, (), target, before + json_utf8(content)[1:-1] + after)
+            yield line_of(prompt(index, content, target)) if line is None else line
+
+    return FastPath(fast, many, "dialogue_round", lines, deferred)
 
 
 def _chat_split(

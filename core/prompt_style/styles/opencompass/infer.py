@@ -83,6 +83,8 @@ class InferPrompts:
                 hint="use RawPromptTemplate for both (message examples go into a message list)",
             )
         self._gen_override = {self.output_column: self.gen_field_replace_token} if self.output_column else None
+        self.gen_override = self._gen_override
+        """What fills the output column's placeholder in generation (``None``: nothing)."""
 
     @property
     def labels(self) -> tuple[Any, ...]:

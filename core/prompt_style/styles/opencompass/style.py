@@ -16,10 +16,10 @@ from typing import Any
 from ...errors import FieldError, OptionError, PromptStyleError, StyleError, cut
 from ...meta.roles import api_role
 from ...options import check_options
-from ...types import Dialogue, FormattedPrompt, Sample, StyleSettings
+from ...types import Dialogue, FormattedPrompt, Sample, StyleSettings, Turn
 from .chat import CHAT_INFER_MODES, ChatBuilder
 from .infer import InferPrompts
-from .template import RAW, Ice, compile_template
+from .template import RAW, Ice, PromptTemplate, compile_template
 
 __all__ = ["OpenCompassStyle", "opencompass_style", "MODES", "INFERENCERS"]
 
@@ -221,6 +221,43 @@ class OpenCompassStyle:
         candidates = tuple(self.prompts.ppl(record, ice, self.labels))
         continuations = (self._cont(record),) if self.inferencer == "ll" else ()
         return FormattedPrompt((), continuations, sample.target, candidates=candidates, mode="ppl")
+
+    def fast_round(self, shots: Sequence[Sample]) -> tuple[Dialogue, Any, Mapping[str, Any] | None, Turn] | None:
+        """For the renderer's fast path: ``(head, text, override, turn)`` when every
+        record's generation dialogue is ``head`` (the same for every record: no field in
+        it, the in-context examples of ``shots``) then ``turn`` with the content
+        ``text.fill(record, override)`` (OpenCompass's filling of the round's one item);
+        a record whose content is empty is not of that shape (its item then has no
+        separator). ``None`` for any other template (a string, labels, a round of more
+        than one item, an ``end`` section, fields in ``begin``), mode or inferencer."""
+        if self.mode != "gen" or self._chat is not None or self.infer_mode is not None or self.settings.chat:
+            return None
+        prompts = self.prompts
+        template = prompts.template
+        if type(template) is not PromptTemplate or template.kind != "dialogue":
+            return None
+        sections = template.dialogue
+        rounds = sections.get("round") or ()
+        if len(rounds) != 1 or sections.get("end"):
+            return None
+        item = rounds[0]
+        if item.role == RAW or len(item.pieces) != 1:
+            return None
+        if any(piece.fields for begin in sections.get("begin") or () for piece in begin.pieces):
+            return None
+        text, override = item.pieces[0], prompts.gen_override
+        try:
+            dialogue = prompts.gen({}, self.ice(shots))
+            content = text.fill({}, override)
+        except PromptStyleError:
+            return None  # (the general path says what, for every record)
+        if (
+            not dialogue
+            or not content
+            or dialogue[-1] != Turn(item.role, content, dialogue[-1].sep, item.fallback_role)
+        ):
+            return None
+        return dialogue[:-1], text, override, dialogue[-1]
 
     @staticmethod
     def _cont(record: Any) -> str:

@@ -1,0 +1,122 @@
+"""OpenCompass dataset configs on the fast path (``fastpath._dialogue_round``): the
+generation dialogue's head rendered once, each record's round item filled as
+OpenCompass fills it; the same prompts, lines and errors as the general path."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from prompt_style import PromptStyleError, RenderedPrompt, load_task
+from prompt_style.fast_prompts import LazyDialoguePrompt
+from prompt_style.lines import PromptEncoder
+from prompt_style.safe.json_lines import dumps_line
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "examples" / "opencompass" / "task.yaml").read_text(encoding="utf-8"))
+DEV = [json.loads(line) for line in (ROOT / "examples/opencompass/data/dev.jsonl").read_text().splitlines()]
+
+
+def record(question: Any, target: Any = "A", **more: Any) -> dict[str, Any]:
+    return {"input": question, "A": "a", "B": "b ü", "C": "{target}", "D": "d", "target": target, **more}
+
+
+RECORDS: list[Any] = [
+    record("Plain question?"),
+    record("Ünïcødé — 你好 \u2028 {input} {B}", "B"),
+    record("  padded  \n", None),
+    record(7, 3),
+    record(None),
+    record("a list target", ["A", "B"]),
+    record("a float target", 1.5),
+    {k: v for k, v in record("no column D").items() if k != "D"},
+    {"input": "", "A": "", "B": "", "C": "", "D": "", "target": "A"},
+    record("text ||| and \x00 nul"),
+    record(["a", "list"], "C"),
+    ["not", "a", "record"],
+]
+
+
+def write(folder: Path, config: dict[str, Any], records: list[Any]) -> Path:
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    (folder / "data/dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in DEV), encoding="utf-8")
+    (folder / "data/test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    path = folder / "task.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def outcome(render: Any) -> tuple[Any, ...]:
+    try:
+        r = render()
+    except PromptStyleError as exc:
+        return ("error", type(exc).__name__, str(exc), exc.key, exc.index)
+    return ("ok", r.to_json(), r.dialogue, r.text, r.messages, r.mode, r.fewshot_indices, r.until, r)
+
+
+def variants() -> dict[str, dict[str, Any]]:
+    plain = copy.deepcopy(CONFIG)
+    zero = copy.deepcopy(CONFIG)
+    zero["infer_cfg"]["retriever"] = {"type": "ZeroRetriever"}
+    no_system = copy.deepcopy(CONFIG)
+    no_system["infer_cfg"]["prompt_template"]["template"]["begin"] = ["</E>"]
+    target_in_round = copy.deepcopy(CONFIG)
+    target_in_round["infer_cfg"]["prompt_template"]["template"]["round"][0]["prompt"] += "{target}"
+    return {"fixk": plain, "zero": zero, "no_system": no_system, "target_in_round": target_in_round}
+
+
+@pytest.mark.parametrize("name", sorted(variants()))
+def test_the_fast_path_equals_the_general_path(tmp_path, pm_all, name):
+    path = write(tmp_path, variants()[name], RECORDS[:1])
+    fast = load_task(path, plugins=pm_all).renderer
+    general = load_task(path, plugins=pm_all).renderer
+    general._fast = None
+    assert fast.fast_render() is not None
+    outcomes = []
+    for index, item in enumerate(RECORDS):
+        a = outcome(functools.partial(fast.render, item, index))
+        b = outcome(functools.partial(general.render, item, index))
+        assert a == b, f"record {index} {item!r}:\nfast    {a!r}\ngeneral {b!r}"
+        outcomes.append(a)
+    made = [o[-1] for o in outcomes if o[0] == "ok"]
+    assert any(o[0] == "error" for o in outcomes) and any(type(p) is LazyDialoguePrompt for p in made)
+    encoder = PromptEncoder()
+    for prompt in made:
+        assert encoder.line(prompt) == (dumps_line(prompt.to_json()) + "\n").encode("utf-8")
+        copied = pickle.loads(pickle.dumps(prompt))
+        assert copied == prompt and type(copied) is RenderedPrompt and copied.dialogue == prompt.dialogue
+
+
+@pytest.mark.parametrize("name", sorted(variants()))
+def test_lines_are_the_general_path_s(tmp_path, pm_all, name):
+    good = [r for r in RECORDS if isinstance(r, dict) and r.get("input") is not None][:6] * 60
+    path = write(tmp_path, variants()[name], good)
+    task = load_task(path, plugins=pm_all)
+    got = list(task.json_lines())
+    general = load_task(path, plugins=pm_all)
+    general.renderer._fast = None
+    encoder = PromptEncoder()
+    assert got == [general.provenance.line_bytes(p, encoder) for p in general.render()]
+    assert len(got) == len(good) and task.renderer.fast_render() is not None
+
+
+def test_other_shapes_stay_on_the_general_path(tmp_path, pm_all):
+    begin_field = copy.deepcopy(CONFIG)
+    begin_field["infer_cfg"]["prompt_template"]["template"]["begin"][0]["prompt"] = "About {input}."
+    two_items = copy.deepcopy(CONFIG)
+    two_items["infer_cfg"]["prompt_template"]["template"]["round"].append({"role": "BOT", "prompt": "{target}"})
+    for config in (begin_field, two_items):
+        path = write(tmp_path, config, RECORDS[:2])
+        assert load_task(path, plugins=pm_all).renderer.fast_render() is None
+    path = write(tmp_path, CONFIG, RECORDS[:2])
+    meta = ROOT / "examples" / "opencompass" / "meta.yaml"
+    assert load_task(path, plugins=pm_all, meta=str(meta)).renderer.fast_render() is None
+    ppl = ROOT / "examples" / "opencompass" / "task_ppl.yaml"
+    assert load_task(ppl, plugins=pm_all).renderer.fast_render() is None

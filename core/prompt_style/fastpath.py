@@ -605,6 +605,44 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     return FastPath(fast, many, code, lines if deferred is not None and describe is None else None, deferred)
 
 
+def _shaped(
+    renderer: TaskRenderer,
+    take: Callable[[Any], tuple[Any, ...] | None],
+    prompt: Callable[..., RenderedPrompt],
+    line_parts: Callable[..., tuple[Any, ...]],
+    code: str,
+    deferred: DeferredDialogue,
+) -> FastPath:
+    """The fast path of a shape of its own (rolling documents, task-template files,
+    OpenCompass dialogues): ``take(record)`` gives the record's fields, or ``None`` for a
+    record the general path renders; ``prompt(index, *fields)`` its prompt;
+    ``line_parts(*fields)`` what ``emit`` writes its line from (own text,
+    continuations, target and, optionally, more members)."""
+
+    def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
+        made = take(record)
+        return None if made is None else prompt(index, *made)
+
+    if renderer.limits is not None:
+        return _within(renderer.limits, fast, code)
+
+    def many(records: Any, general: Any, start: int = 0) -> Any:
+        for index, record in enumerate(records, start):
+            made = take(record)
+            yield general(record, index) if made is None else prompt(index, *made)
+
+    def lines(records: Any, general: Any, start: int = 0, *, emit: Any, line_of: Any) -> Any:
+        for index, record in enumerate(records, start):
+            made = take(record)
+            if made is None:
+                yield general(record, index)
+                continue
+            line = emit(index, *line_parts(*made))
+            yield line_of(prompt(index, *made)) if line is None else line
+
+    return FastPath(fast, many, code, lines, deferred)
+
+
 def _within(limits: Any, fast: Callable[[Mapping[str, Any], int], Any], code: str) -> FastPath:
     """The fast path of a task with Jinja budgets of its own: each record rendered
     within them, as the general path renders it (records one by one: no ``many``)."""
@@ -637,7 +675,7 @@ def _rolling(renderer: TaskRenderer) -> FastPath | None:
     deferred = DeferredDialogue((), 0, 0, "", renderer.plugins, None, (), head="", tail="", bare=True)
     new = object.__new__
 
-    def document(record: Mapping[str, Any]) -> str | None:
+    def document(record: Mapping[str, Any]) -> tuple[str] | None:
         try:
             if text_get is not None:
                 question = text_get(record)
@@ -646,7 +684,7 @@ def _rolling(renderer: TaskRenderer) -> FastPath | None:
             target = target_get(record)
         except Exception:
             return None
-        return target if type(target) is str else None
+        return (target,) if type(target) is str else None
 
     def prompt(index: int, text: str) -> LazyDialoguePrompt:
         made = new(LazyDialoguePrompt)
@@ -660,28 +698,10 @@ def _rolling(renderer: TaskRenderer) -> FastPath | None:
         made.doc_id = None
         return made
 
-    def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
-        text = document(record)
-        return None if text is None else prompt(index, text)
+    def line_parts(text: str) -> tuple[str, Any, Any]:
+        return text, (), text
 
-    if renderer.limits is not None:
-        return _within(renderer.limits, fast, "rolling")
-
-    def many(records: Any, general: Any, start: int = 0) -> Any:
-        for index, record in enumerate(records, start):
-            text = document(record)
-            yield general(record, index) if text is None else prompt(index, text)
-
-    def lines(records: Any, general: Any, start: int = 0, *, emit: Any, line_of: Any) -> Any:
-        for index, record in enumerate(records, start):
-            text = document(record)
-            if text is None:
-                yield general(record, index)
-                continue
-            line = emit(index, text, (), text)
-            yield line_of(prompt(index, text)) if line is None else line
-
-    return FastPath(fast, many, "rolling", lines, deferred)
+    return _shaped(renderer, document, prompt, line_parts, "rolling", deferred)
 
 
 def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath | None:
@@ -764,33 +784,13 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
         made.extra = {"answer_choices": choices if with_choices else None}
         return made
 
-    def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
-        made = apply(record)
-        return None if made is None else prompt(index, *made)
-
-    if renderer.limits is not None:
-        return _within(renderer.limits, fast, "task_template")
-
-    def many(records: Any, general: Any, start: int = 0) -> Any:
-        for index, record in enumerate(records, start):
-            made = apply(record)
-            yield general(record, index) if made is None else prompt(index, *made)
-
     choices_key = b', "answer_choices": '
     no_choices = choices_key + b"null"
 
-    def lines(records: Any, general: Any, start: int = 0, *, emit: Any, line_of: Any) -> Any:
-        for index, record in enumerate(records, start):
-            made = apply(record)
-            if made is None:
-                yield general(record, index)
-                continue
-            own, output, choices = made
-            more = choices_key + json_strings(choices) if with_choices else no_choices
-            line = emit(index, own, (), output, more)
-            yield line_of(prompt(index, own, output, choices)) if line is None else line
+    def line_parts(own: str, output: str, choices: Any) -> tuple[str, Any, Any, bytes]:
+        return own, (), output, choices_key + json_strings(choices) if with_choices else no_choices
 
-    return FastPath(fast, many, "task_template", lines, deferred)
+    return _shaped(renderer, apply, prompt, line_parts, "task_template", deferred)
 
 
 def _dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> FastPath | None:
@@ -876,29 +876,10 @@ def _dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> F
         made.mode = "gen"
         return made
 
-    def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
-        made = own(record)
-        return None if made is None else prompt(index, *made)
+    def line_parts(content: str, target: Any) -> tuple[str, Any, Any, bytes]:
+        return content, (), target, before + json_utf8(content)[1:-1] + after
 
-    if renderer.limits is not None:
-        return _within(renderer.limits, fast, "dialogue_round")
-
-    def many(records: Any, general: Any, start: int = 0) -> Any:
-        for index, record in enumerate(records, start):
-            made = own(record)
-            yield general(record, index) if made is None else prompt(index, *made)
-
-    def lines(records: Any, general: Any, start: int = 0, *, emit: Any, line_of: Any) -> Any:
-        for index, record in enumerate(records, start):
-            made = own(record)
-            if made is None:
-                yield general(record, index)
-                continue
-            content, target = made
-            line = emit(index, content, (), target, before + json_utf8(content)[1:-1] + after)
-            yield line_of(prompt(index, content, target)) if line is None else line
-
-    return FastPath(fast, many, "dialogue_round", lines, deferred)
+    return _shaped(renderer, own, prompt, line_parts, "dialogue_round", deferred)
 
 
 def _chat_split(

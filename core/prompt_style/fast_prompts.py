@@ -19,7 +19,11 @@ from .render import RenderedPrompt
 from .safe.json_lines import encode_str
 from .types import Dialogue, Turn
 
-__all__ = ["DeferredDialogue", "ChatMessages", "LazyDialoguePrompt", "LazyMessagesPrompt"]
+__all__ = ["DeferredDialogue", "ChatMessages", "LazyDialoguePrompt", "LazyMessagesPrompt", "MARKER"]
+
+MARKER = "\x00prompt-style fast path\x00"
+"""A text no record holds, put where a record's own text goes to find, in the JSON of
+what a task's prompts share, what stands before and after it."""
 
 
 class DeferredDialogue:
@@ -145,13 +149,12 @@ class ChatMessages:
         last = messages[-1]
         if last.get("content") != content or type(last.get("content")) is not str:
             return None
-        marker = "\x00prompt-style fast path\x00"
-        probe = [*messages[:-1], {**last, "content": content + marker}]
+        probe = [*messages[:-1], {**last, "content": content + MARKER}]
         try:
             text = json.dumps(probe, ensure_ascii=False)
         except (TypeError, ValueError):
             return None
-        parts = text.split(encode_str(marker)[1:-1])  # (JSON escapes one character at a time)
+        parts = text.split(encode_str(MARKER)[1:-1])  # (JSON escapes one character at a time)
         if len(parts) != 2:
             return None
         return cls(messages, parts[0], parts[1], content)

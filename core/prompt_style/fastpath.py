@@ -54,7 +54,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
-from .fast_prompts import ChatMessages, DeferredDialogue, LazyDialoguePrompt, LazyMessagesPrompt
+from .fast_prompts import MARKER, ChatMessages, DeferredDialogue, LazyDialoguePrompt, LazyMessagesPrompt
 from .fastpath_codegen import generated_code, maker, parameters
 from .fields.extractors import CallableField, Expression, RecordField, Template
 from .fields.jinja_compiler import SLOW, budget_threshold
@@ -838,12 +838,12 @@ def _dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> F
         extras=True,
         last=last,
     )
-    items = safe_utf8(dumps_json(dialogue_to_json(head)))[:-1] + (b", " if head else b"")
-    before = b', "mode": "gen", "dialogue": ' + items + b'{"role": ' + json_utf8(last.role) + b', "prompt": "'
-    after = b'", "section": "round"'
-    if last.fallback_role is not None:
-        after += b', "fallback_role": ' + json_utf8(last.fallback_role)
-    after += b"}]"
+    # the dialogue's JSON (dialogue_to_json's) around the record's content
+    probe = safe_utf8(dumps_json(dialogue_to_json((*head, last._replace(content=MARKER)))))
+    around = probe.split(json_utf8(MARKER)[1:-1])
+    if len(around) != 2:
+        return None
+    before, after = b', "mode": "gen", "dialogue": ' + around[0], around[1]
     text_get, target_get = _getter(text_of), _getter(target_of)
     fill, null_ok, ids = text.fill, renderer.allow_null_target, renderer._shared_ids
     new = object.__new__

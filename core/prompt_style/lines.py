@@ -40,10 +40,31 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .safe.json_lines import dumps_json, json_utf8, safe_utf8
+from .types import Dialogue
 
-__all__ = ["PromptEncoder", "json_strings"]
+__all__ = ["PromptEncoder", "json_strings", "dialogue_to_json"]
 
 _int_repr = int.__repr__
+
+
+def dialogue_to_json(dialogue: Dialogue) -> list[dict[str, Any]]:
+    """A dialogue as JSON, OpenCompass ``PromptList`` style: ``{"role", "prompt",
+    "section"}`` per turn, plus ``fallback_role`` when set; a raw-text item (a
+    plain string of the ``PromptList``) has the role ``""``."""
+    out = []
+    for turn in dialogue:
+        content = turn.content
+        item: dict[str, Any] = {
+            "role": turn.role,
+            "prompt": content if isinstance(content, str) else [dict(p) for p in content],
+            "section": turn.section,
+        }
+        if turn.fallback_role is not None:
+            item["fallback_role"] = turn.fallback_role
+        if turn.extra:
+            item["extra"] = dict(turn.extra)
+        out.append(item)
+    return out
 
 
 def json_strings(items: Sequence[Any]) -> bytes:
@@ -149,9 +170,8 @@ class PromptEncoder:
         return b"".join(parts)
 
     def dialogue_json(self, dialogue: Any) -> bytes | None:
-        """The JSON of ``dialogue_to_json(dialogue)`` (OpenCompass's ``PromptList``
-        items: ``role``, ``prompt``, ``section``, ``fallback_role`` when set), as safe
-        UTF-8; ``None`` for a turn of another shape (parts, extra keys). The JSON of a
+        """The JSON of :func:`dialogue_to_json` of ``dialogue``, as safe UTF-8; ``None``
+        for a turn whose JSON another ``default`` may decide (parts, extra keys). The JSON of a
         turn outside the ``round`` section (the begin, the in-context examples: the same
         in every prompt of a task) is kept, up to 4,096 turns."""
         memo = self._turns
@@ -161,10 +181,7 @@ class PromptEncoder:
                 return None
             made = memo.get(turn)
             if made is None:
-                item = {"role": turn.role, "prompt": turn.content, "section": turn.section}
-                if turn.fallback_role is not None:
-                    item["fallback_role"] = turn.fallback_role
-                made = safe_utf8(dumps_json(item))
+                made = safe_utf8(dumps_json(dialogue_to_json((turn,))[0]))
                 if turn.section != "round" and len(memo) < 4096:
                     memo[turn] = made
             parts.append(made)

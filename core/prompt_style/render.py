@@ -17,30 +17,11 @@ from .errors import FieldError, PromptStyleError, RenderError, TargetError, cut
 from .fields.choices import choice_list
 from .fields.multiple_input import ContextChoice, context_gold
 from .fields.targets import explain_label, gold_resolver, plain_integers
+from .lines import dialogue_to_json
 from .safe.limits import _SCOPE
 from .types import Dialogue, FormattedPrompt, Sample
 
 __all__ = ["RenderedPrompt", "Candidate", "TaskRenderer", "dialogue_to_json"]
-
-
-def dialogue_to_json(dialogue: Dialogue) -> list[dict[str, Any]]:
-    """A dialogue as JSON, OpenCompass ``PromptList`` style: ``{"role", "prompt",
-    "section"}`` per turn, plus ``fallback_role`` when set; a raw-text item (a
-    plain string of the ``PromptList``) has the role ``""``."""
-    out = []
-    for turn in dialogue:
-        content = turn.content
-        item: dict[str, Any] = {
-            "role": turn.role,
-            "prompt": content if isinstance(content, str) else [dict(p) for p in content],
-            "section": turn.section,
-        }
-        if turn.fallback_role is not None:
-            item["fallback_role"] = turn.fallback_role
-        if turn.extra:
-            item["extra"] = dict(turn.extra)
-        out.append(item)
-    return out
 
 
 @dataclass(slots=True)

@@ -449,11 +449,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             split = _chat_split(meta, last_turn, (*head_turns, Turn("user", lead, sep)))
             if split is None:
                 return None
-            head, tail, chat = split
-            if head is None:  # messages only: the record's own text is its message's content
-                textless, head, tail = True, "", ""
-            else:
-                head += lead
+            head, tail, chat, textless = split
         deferred = DeferredDialogue(
             head_turns,
             len(head),
@@ -743,9 +739,7 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
         split = None if last_turn is None else _chat_split(meta, last_turn, (Turn("user", "", ""),))
         if split is None:
             return None
-        head, tail, chat = split
-        if head is None:
-            textless, head, tail = True, "", ""
+        head, tail, chat, textless = split
     if type(head) is not str or type(tail) is not str:
         return None
     until, ids = renderer.until, renderer._shared_ids
@@ -882,15 +876,14 @@ def _dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> F
     return _shaped(renderer, own, prompt, line_parts, "dialogue_round", deferred)
 
 
-def _chat_split(
-    meta: Any, last_turn: Any, dialogue: Dialogue
-) -> tuple[str | None, str | None, ChatMessages | None] | None:
-    """A chat format's text before and after the last turn's content, and its messages,
-    for ``dialogue`` (whose last turn is the record's question, empty here but for what
-    every record's starts with): what
-    ``last_turn_affixes`` promises, checked against ``apply`` on this dialogue;
-    ``(None, None, messages)`` for a format that gives messages and no text; ``None``
-    when the promise does not hold, or ``apply`` gives more than text and messages."""
+def _chat_split(meta: Any, last_turn: Any, dialogue: Dialogue) -> tuple[str, str, ChatMessages | None, bool] | None:
+    """``(head, tail, messages, textless)``: a chat format's text before the record's own
+    text (the last turn's content, empty in ``dialogue`` but for what every record's
+    starts with, which ``head`` ends with) and after it, and its messages, for
+    ``dialogue``: what ``last_turn_affixes`` promises, checked against ``apply`` on this
+    dialogue; ``head`` and ``tail`` empty and ``textless`` true for a format that gives
+    messages and no text; ``None`` when the promise does not hold, or ``apply`` gives more
+    than text and messages."""
     try:
         split = last_turn(dialogue)
         if split is None:
@@ -912,7 +905,9 @@ def _chat_split(
         chat = ChatMessages.of(made.messages, dialogue[-1].content)
         if chat is None:
             return None
-    return before, after, chat
+    if before is None:
+        return "", "", chat, True
+    return before + dialogue[-1].content, after, chat, False
 
 
 class _Bail(Exception):

@@ -40,24 +40,8 @@ def generated_code(
     add = body.append
     if generation is not None:
         _generation_body(add, combined, q_method, generation[1])
-    elif combined:
-        add("if type(record) is dict:")
-        add("    q, c, target = get3(record)")
-        if q_method:
-            add("    if type(q) is str:")
-            add("        q = q_method(q)")
-            # the sandbox charges the method's result to the render's budget: beyond the
-            # threshold under which no budget can stop it, the general path decides
-            add("        if len(q) > SIZE_FLOOR[0] and len(q) > cap_of():")
-            add("            raise Bail")
-        add("else:")
-        add("    q = text_of(record)")
-        add("    c = choice_of(record)")
-        add("    target = target_of(record)")
     else:
-        add("q = text_of(record)")
-        add("c = choice_of(record)")
-        add("target = target_of(record)")
+        _field_reads(add, ("q", "c", "target"), combined, q_method)
     if generation is None:
         add("if type(q) is not str or type(c) is not list:")
         add("    raise Bail")
@@ -268,24 +252,40 @@ def _own_text(body: list[str]) -> list[str]:
     return own
 
 
+_GETTERS = {"q": "text_of", "c": "choice_of", "target": "target_of"}
+
+
+def _field_reads(add: Callable[[str], None], names: tuple[str, ...], combined: bool, q_method: bool) -> None:
+    """The reads of a record's fields (``q``, ``c``, ``target``): each field's getter, or
+    where each is a dict key (``combined``), one ``get3`` for a dict record (and the
+    question's ``str`` method, ``q_method``), the getters for any other record."""
+    if not combined:
+        for name in names:
+            add(f"{name} = {_GETTERS[name]}(record)")
+        return
+    add("if type(record) is dict:")
+    add(f"    {', '.join(names)} = get3(record)")
+    if q_method:
+        add("    if type(q) is str:")
+        add("        q = q_method(q)")
+        # the sandbox charges the method's result to the render's budget: beyond the
+        # threshold under which no budget can stop it, the general path decides
+        add("        if len(q) > SIZE_FLOOR[0] and len(q) > cap_of():")
+        add("            raise Bail")
+    add("else:")
+    for name in names:
+        add(f"    {name} = {_GETTERS[name]}(record)")
+
+
 def _generation_body(add: Callable[[str], None], combined: bool, q_method: bool, has_target: bool) -> None:
     """The fields of a generation record: a ``str`` question, and an ``int`` or ``str``
     reference answer (or none, when the task has no ``doc_to_target``); anything
     else is the general path's (a null target, a list of references, numpy integers)."""
-    if combined:
-        add("if type(record) is dict:")
-        add("    q, target = get3(record)")
-        if q_method:
-            add("    if type(q) is str:")
-            add("        q = q_method(q)")
-            add("        if len(q) > SIZE_FLOOR[0] and len(q) > cap_of():")
-            add("            raise Bail")
-        add("else:")
-        add("    q = text_of(record)")
-        add("    target = target_of(record)")
+    if combined or has_target:
+        _field_reads(add, ("q", "target"), combined, q_method)
     else:
         add("q = text_of(record)")
-        add("target = target_of(record)" if has_target else "target = None")
+        add("target = None")
     add("if type(q) is not str:")
     add("    raise Bail")
     if has_target:

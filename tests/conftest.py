@@ -53,6 +53,37 @@ def pm_all():
     return prompt_style.create_plugin_manager(environ={})
 
 
+def _outcome(renderer: Any, record: Any, index: int) -> tuple[Any, ...]:
+    """What rendering gives: the prompt's observable fields (and the prompt), or the error."""
+    try:
+        r = renderer.render(record, index)
+    except prompt_style.PromptStyleError as exc:
+        return ("error", type(exc).__name__, str(exc), exc.key, exc.index)
+    made = (r.to_json(), r.dialogue, r.text, r.messages, r.extra, r.mode, r.fewshot_indices, r.until)
+    return ("ok", *made, r)
+
+
+@pytest.fixture
+def both_paths():
+    """``both_paths(task_file, records, **load_options)``: each record rendered by a task's
+    renderer with its fast path and by one without (the general path only); the two must
+    agree, prompt or error. Returns the outcomes (``("ok", ..., prompt)`` or ``("error", ...)``)."""
+
+    def render_both(task: Any, records: list[Any], **options: Any) -> list[tuple[Any, ...]]:
+        fast = prompt_style.load_task(task, **options).renderer
+        general = prompt_style.load_task(task, **options).renderer
+        general._fast = None
+        assert fast.fast_render() is not None
+        outcomes = []
+        for index, record in enumerate(records):
+            a, b = _outcome(fast, record, index), _outcome(general, record, index)
+            assert a == b, f"record {index} {record!r}:\nfast    {a!r}\ngeneral {b!r}"
+            outcomes.append(a)
+        return outcomes
+
+    return render_both
+
+
 def write_jsonl(path: Path, records: Iterable[Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:

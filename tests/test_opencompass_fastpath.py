@@ -5,7 +5,6 @@ OpenCompass fills it; the same prompts, lines and errors as the general path."""
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import pickle
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from prompt_style import PromptStyleError, RenderedPrompt, load_task
+from prompt_style import RenderedPrompt, load_task
 from prompt_style.fast_prompts import LazyDialoguePrompt
 from prompt_style.lines import PromptEncoder
 from prompt_style.safe.json_lines import dumps_line
@@ -53,14 +52,6 @@ def write(folder: Path, config: dict[str, Any], records: list[Any]) -> Path:
     return path
 
 
-def outcome(render: Any) -> tuple[Any, ...]:
-    try:
-        r = render()
-    except PromptStyleError as exc:
-        return ("error", type(exc).__name__, str(exc), exc.key, exc.index)
-    return ("ok", r.to_json(), r.dialogue, r.text, r.messages, r.mode, r.fewshot_indices, r.until, r)
-
-
 def variants() -> dict[str, dict[str, Any]]:
     plain = copy.deepcopy(CONFIG)
     zero = copy.deepcopy(CONFIG)
@@ -73,18 +64,9 @@ def variants() -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("name", sorted(variants()))
-def test_the_fast_path_equals_the_general_path(tmp_path, pm_all, name):
+def test_the_fast_path_equals_the_general_path(tmp_path, pm_all, both_paths, name):
     path = write(tmp_path, variants()[name], RECORDS[:1])
-    fast = load_task(path, plugins=pm_all).renderer
-    general = load_task(path, plugins=pm_all).renderer
-    general._fast = None
-    assert fast.fast_render() is not None
-    outcomes = []
-    for index, item in enumerate(RECORDS):
-        a = outcome(functools.partial(fast.render, item, index))
-        b = outcome(functools.partial(general.render, item, index))
-        assert a == b, f"record {index} {item!r}:\nfast    {a!r}\ngeneral {b!r}"
-        outcomes.append(a)
+    outcomes = both_paths(path, RECORDS, plugins=pm_all)
     made = [o[-1] for o in outcomes if o[0] == "ok"]
     assert any(o[0] == "error" for o in outcomes) and any(type(p) is LazyDialoguePrompt for p in made)
     encoder = PromptEncoder()

@@ -4,7 +4,6 @@ general path, whatever the record holds."""
 
 from __future__ import annotations
 
-import functools
 import json
 import pickle
 from pathlib import Path
@@ -90,29 +89,11 @@ def write(folder: Path, template: str, records: list[Any] | None = None, **keys:
     return path
 
 
-def outcome(render: Any) -> tuple[Any, ...]:
-    try:
-        r = render()
-    except PromptStyleError as exc:
-        return ("error", type(exc).__name__, str(exc), exc.key, exc.index)
-    return ("ok", r.to_json(), r.dialogue, r.text, r.messages, r.extra, r.fewshot_indices, r.until, r)
-
-
 @pytest.mark.parametrize("meta", ["plain", "chatml", "messages"])
 @pytest.mark.parametrize("template", sorted(TEMPLATES))
-def test_the_fast_path_equals_the_general_path(tmp_path, pm_all, template, meta):
+def test_the_fast_path_equals_the_general_path(tmp_path, pm_all, both_paths, template, meta):
     path = write(tmp_path, template)
-    options = {"data": {"test": [record("unused")]}, "meta": meta, "plugins": pm_all}
-    fast = load_task(path, **options).renderer
-    general = load_task(path, **options).renderer
-    general._fast = None
-    assert fast.fast_render() is not None
-    outcomes = []
-    for index, item in enumerate(RECORDS):
-        a = outcome(functools.partial(fast.render, item, index))
-        b = outcome(functools.partial(general.render, item, index))
-        assert a == b, f"record {index} {item!r}:\nfast    {a!r}\ngeneral {b!r}"
-        outcomes.append(a)
+    outcomes = both_paths(path, RECORDS, data={"test": [record("unused")]}, meta=meta, plugins=pm_all)
     made = [o[-1] for o in outcomes if o[0] == "ok"]
     assert any(o[0] == "error" for o in outcomes) and made
     kind = LazyMessagesPrompt if meta == "messages" else LazyDialoguePrompt

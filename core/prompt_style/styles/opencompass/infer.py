@@ -82,8 +82,7 @@ class InferPrompts:
                 key=raw,
                 hint="use RawPromptTemplate for both (message examples go into a message list)",
             )
-        self._gen_override = {self.output_column: self.gen_field_replace_token} if self.output_column else None
-        self.gen_override = self._gen_override
+        self.gen_override = {self.output_column: self.gen_field_replace_token} if self.output_column else None
         """What fills the output column's placeholder in generation (``None``: nothing)."""
 
     @property
@@ -135,7 +134,7 @@ class InferPrompts:
     def gen(self, entry: Mapping[str, Any], ice: Ice) -> Dialogue:
         """The generation prompt: the first label's template for a label-keyed
         one, the output column replaced by ``gen_field_replace_token``."""
-        return self.template.fill(entry, self._usable_ice(ice), None, self._gen_override)
+        return self.template.fill(entry, self._usable_ice(ice), None, self.gen_override)
 
     def ppl(
         self, entry: Mapping[str, Any], ice: Ice, labels: Sequence[Any] | None = None

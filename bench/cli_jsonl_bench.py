@@ -62,6 +62,11 @@ Workloads (``--workload``, repeatable; default all):
            YAML: a system prompt, three fixed in-context examples, ``GenInferencer``);
            each line also holds ``mode`` and the prompt's ``dialogue`` (OpenCompass's
            ``PromptList``), which the script does not write
+``sampler`` the MMLU workload with lm-evaluation-harness's default few-shot sampler
+           (``retriever: shared_random``: one ``random.Random(1234)`` for the task, five
+           examples drawn per record from a pool of 100): every record its own examples
+``random`` the same with ``retriever: random`` (each record's examples drawn from
+           ``random.Random(f"1234:{index}")``)
 ``sciq``   a task-template file (SciRIFF's format, the bundled ``examples/sciq`` task): the
            ``map_fields`` formatter, answer choices ``{{ [...] | sort | join(' ||| ') }}``, a
            loop over them, ``input ||| output``
@@ -675,6 +680,29 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         )
         o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": c["correct"]}) + "\\n")
 """
+SAMPLER_TASK = MMLU_TASK.replace("retriever: first_n", "retriever: shared_random")
+RANDOM_TASK = MMLU_TASK.replace("retriever: first_n", "retriever: random")
+SAMPLER_SCRIPT = """\
+import json, random, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    pool = [json.loads(line) for line in f]
+def question(d):
+    c = d["choices"]
+    return f"{d['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:"
+shots = [question(s) + f" {'ABCD'[s['answer']]}\\n\\n" for s in pool]
+description = "The following are multiple choice questions (with answers) about anatomy.\\n\\n"
+n = len(pool)
+rnd = random.Random(1234)
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        ids = DRAW
+        text = description + "".join([shots[j] for j in ids]) + question(doc)
+        o.write(json.dumps({"index": i, "text": text, "continuations": [" A", " B", " C", " D"], "target": doc["answer"]}) + "\\n")
+"""
+RANDOM_SCRIPT = SAMPLER_SCRIPT.replace("DRAW", 'random.Random(f"1234:{i}").sample(range(n), 5)')
+SAMPLER_SCRIPT = SAMPLER_SCRIPT.replace("DRAW", "rnd.sample(range(n), 5)")
 CHAT_SCRIPT = """\
 import json, sys
 test, dev, out = sys.argv[1:4]
@@ -727,6 +755,8 @@ WORKLOADS = {
     "messages": Workload("messages", MMLU_TASK, MESSAGES_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--meta", "messages")),
     "rolling": Workload("rolling", ROLLING_TASK, ROLLING_SCRIPT, page_record, "dev.jsonl", 3),
     "opencompass": Workload("opencompass", OC_TASK, OC_SCRIPT, oc_record, "data/dev.jsonl", 3, test="data/test.jsonl"),
+    "sampler": Workload("sampler", SAMPLER_TASK, SAMPLER_SCRIPT, mmlu_record, "dev.jsonl", 100),
+    "random": Workload("random", RANDOM_TASK, RANDOM_SCRIPT, mmlu_record, "dev.jsonl", 100),
     "sciq": Workload(
         "sciq",
         SCIQ_TASK,

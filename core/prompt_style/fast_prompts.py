@@ -19,7 +19,7 @@ from .render import RenderedPrompt
 from .safe.json_lines import encode_str
 from .types import Dialogue, Turn
 
-__all__ = ["DeferredDialogue", "ChatMessages", "LazyDialoguePrompt", "LazyMessagesPrompt", "MARKER"]
+__all__ = ["DeferredDialogue", "ChatMessages", "LazyDialoguePrompt", "LazyMessagesPrompt", "SelectedPrompt", "MARKER"]
 
 MARKER = "\x00prompt-style fast path\x00"
 """A text no record holds, put where a record's own text goes to find, in the JSON of
@@ -55,6 +55,7 @@ class DeferredDialogue:
         "lead",
         "extras",
         "last",
+        "selected",
     )
 
     def __init__(
@@ -75,6 +76,7 @@ class DeferredDialogue:
         lead: str = "",
         extras: bool = False,
         last: Turn | None = None,
+        selected: Any = None,
     ) -> None:
         self.turns = turns
         self.start = start
@@ -96,6 +98,9 @@ class DeferredDialogue:
         answer choices, OpenCompass's ``mode``): their JSON is then ``RenderedPrompt``'s."""
         self.last = last
         """The record's turn but for its content (``None``: a user turn with ``sep``)."""
+        self.selected = selected
+        """Examples chosen per record (an :class:`~prompt_style.fast_examples.ExampleSelection`):
+        the prompts are :class:`SelectedPrompt`, whose text starts with their examples'."""
         """What the record's turn holds before its own text (lm-evaluation-harness's one
         user turn for examples and question: the examples)."""
 
@@ -269,3 +274,24 @@ class LazyMessagesPrompt(LazyDialoguePrompt):
         if self.permutation is not None or deferred.extras:
             return None
         return self._content, None, self.continuations, self.target, deferred.until, deferred
+
+
+class SelectedPrompt(LazyDialoguePrompt):
+    """A :class:`LazyDialoguePrompt` whose examples the retriever chose for its record
+    (its ``fewshot_indices``, set): its text is their text and then its own, and its
+    dialogue is built from them (its :class:`DeferredDialogue`'s ``selected``)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "dialogue":
+            value = self._deferred.selected.dialogue(self.text, self.fewshot_indices)
+            self.dialogue = value
+            return value
+        return LazyDialoguePrompt.__getattr__(self, name)
+
+    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
+        # no text shared around the question: the encoder writes the whole text
+        if self.permutation is not None:
+            return None
+        return self.text, None, self.continuations, self.target, self._deferred.until, None

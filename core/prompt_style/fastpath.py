@@ -54,7 +54,15 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
-from .fast_prompts import MARKER, ChatMessages, DeferredDialogue, LazyDialoguePrompt, LazyMessagesPrompt
+from .fast_examples import ExampleSelection
+from .fast_prompts import (
+    MARKER,
+    ChatMessages,
+    DeferredDialogue,
+    LazyDialoguePrompt,
+    LazyMessagesPrompt,
+    SelectedPrompt,
+)
 from .fastpath_codegen import generated_code, maker, parameters
 from .fields.extractors import CallableField, Expression, RecordField, Template
 from .fields.jinja_compiler import SLOW, budget_threshold
@@ -349,8 +357,16 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         shots = renderer.shared_shots()
     except PromptStyleError:
         return None
+    selection = None  # examples chosen per record: made into an ExampleSelection below
+    example = None  # an example whose number of choices the code is written for
     if shots is None:
-        return None
+        if not _selects(renderer, style, affixes):
+            return None
+        shots, selection = (), True
+        try:
+            example = renderer._shot(0)
+        except PromptStyleError:
+            example = None
     if any(type(shot.question) is ContextChoice for shot in shots):
         # lm-evaluation-harness's multiple-input mode (winogrande): one context per choice,
         # which only the general path builds. (A record whose doc_to_text gives a number
@@ -408,6 +424,21 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         describe = None
     lead = ""  # what the record's turn holds before its question (see DeferredDialogue)
     rules = renderer.chat
+    if selection is not None:
+        if describe is not None or rules is not None or affixes is None:
+            return None  # (a description per record, chat rules: the general path's)
+        selection = ExampleSelection(
+            shot=renderer._shot,
+            size=len(renderer.pool),
+            example_turns=style._example_turns,
+            shot_block=style.shot_block,
+            affixes=affixes,
+            delimiter=settings.fewshot_delimiter,
+            start=head_text,
+            start_turns=head_turns,
+            after=q_after,
+        )
+        head_turns, head_text, q_before = (), "", ""  # the selection's, per record
     if rules is not None:
         # lm-evaluation-harness's chat rules: a system instruction before the shared turns;
         # a description per record is the general path's
@@ -463,6 +494,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             tail=tail,
             textless=textless,
             lead=lead,
+            selected=selection,
         )
     elif last_turn is not None:
         return None  # a description per record: a chat format renders the whole dialogue
@@ -495,7 +527,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
 
     # The number of choices written into the code: the first example's (tasks
     # usually keep it); records with another number use compile_n's functions.
-    first = shots[0].choices if shots else None
+    first = shots[0].choices if shots else None if example is None else example.choices
     n0 = len(first) if type(first) is list else None
     inline = layout(style, n0) if n0 is not None and not passthrough else None
     if inline is None:
@@ -528,7 +560,11 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "gold_of": renderer._gold,
         "add_delimiter": delimiter.__add__ if type(delimiter) is str else None,
         "new_prompt": object.__new__,
-        "LazyDialoguePrompt": LazyMessagesPrompt if textless else LazyDialoguePrompt,
+        "LazyDialoguePrompt": (
+            SelectedPrompt if selection is not None else LazyMessagesPrompt if textless else LazyDialoguePrompt
+        ),
+        "select": renderer._select,
+        "prefix_of": None if selection is None else selection.prefix,
         "RenderedPrompt": RenderedPrompt,
         "Turn": Turn,
         "plugins": renderer.plugins,
@@ -591,6 +627,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         inline_reads=frozenset(
             name for name, made in (("choice", constant_choices), ("target", target_column)) if made is not None
         ),
+        selected=selection is not None,
     )
     make = maker(code)
     # positional, in the order of its parameters: some fifty keywords would be matched by name
@@ -908,6 +945,20 @@ def _chat_split(meta: Any, last_turn: Any, dialogue: Dialogue) -> tuple[str, str
     if before is None:
         return "", "", chat, True
     return before + dialogue[-1].content, after, chat, False
+
+
+def _selects(renderer: TaskRenderer, style: Any, affixes: Any) -> bool:
+    """Whether the fast path can join the examples a retriever chooses per record: a meta
+    template whose text is its turns' texts joined (``affixes``), a style joining its
+    examples as :class:`QAStyle` does, and a pool."""
+    cls = type(style)
+    return (
+        affixes is not None
+        and renderer.chat is None
+        and bool(renderer.pool)
+        and getattr(cls, "shot_block", None) is QAStyle.shot_block
+        and getattr(cls, "_example_turns", None) is QAStyle._example_turns
+    )
 
 
 class _Bail(Exception):

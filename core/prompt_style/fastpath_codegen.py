@@ -35,6 +35,7 @@ def generated_code(
     any_n: bool = False,
     fallbacks: frozenset[str] = frozenset(),
     inline_reads: frozenset[str] = frozenset(),
+    selected: bool = False,
 ) -> str:
     body: list[str] = []
     add = body.append
@@ -109,6 +110,13 @@ def generated_code(
     if description_key:
         add("if D_KEY in record:")  # the description is that column's, not the constant text
         add("    raise Bail")
+    if selected:
+        # the record's examples (the retriever's choice): the text before its question
+        # is theirs (prefix_of), as the general path joins it, or it is the general path's
+        add("ids = select(index, record)")
+        add("if type(ids) is not tuple:")
+        add("    ids = tuple(ids)")
+        add("pre = prefix_of(ids)")
     if described:
         add("value = describe(record)")
         add('description = "" if value is None else str(value)')
@@ -128,7 +136,11 @@ def generated_code(
             "made = new_prompt(LazyDialoguePrompt)",
             "made.index = index",
             # a meta template of messages only: no text, the content kept for the messages
-            *(["made.text = None", "made._content = text"] if textless else ["made.text = text"]),
+            *(
+                ["made.text = None", "made._content = text"]
+                if textless
+                else ["made.text = pre + text" if selected else "made.text = text"]
+            ),
             "made.continuations = continuations",
             "made.target = target",
             "made._deferred = deferred",  # plugins and until are read from it
@@ -136,7 +148,7 @@ def generated_code(
             # afterwards, and the JSON view then is RenderedPrompt's
             "made.permutation = None",
             # slot reads for what every JSON line with provenance asks (__getattr__ costs more)
-            "made.fewshot_indices = shot_ids",
+            "made.fewshot_indices = ids" if selected else "made.fewshot_indices = shot_ids",
             "made.doc_id = None",
         ]
 
@@ -184,8 +196,12 @@ def generated_code(
         "            if text is None:\n"
         "                yield general(record, index)\n"
         "                continue\n"
-        "            line = emit(index, text, continuations, target)\n"
-        "            if line is None:\n"
+        + (
+            "            line = emit(index, pre + text, continuations, target, ids)\n"
+            if selected
+            else "            line = emit(index, text, continuations, target)\n"
+        )
+        + "            if line is None:\n"
         "                text = f'{P_H}{text}{P_T}'\n" + indent(make, 4) + "                line = line_of(made)\n"
         "            yield line\n"
         "\n"
@@ -344,6 +360,8 @@ _PARAMS = frozenset(
         "P_CT",
         "P_START",
         "P_STOP",
+        "select",
+        "prefix_of",
     }
 )
 

@@ -250,7 +250,20 @@ class Provenance:
             sha = digest.hexdigest().encode()
             return join((b'{"index": ', digits, b", ", before, middle, b', "fingerprint": "sha256:', sha, b'"}\n'))
 
-        return line
+        if getattr(shared, "selected", None) is None:
+            return line
+        # Examples chosen per record: the text is the whole text (the shared head is
+        # empty), and the fewshot_indices are the record's, written here.
+        tail = safe_utf8(f", {self._tail}")
+
+        def selected_line(index: int, text: str, continuations: Any, target: Any, ids: tuple[int, ...]) -> bytes | None:
+            nonlocal after_id  # (read by line(), from this cell)
+            if not all(type(i) is int for i in ids):
+                return None
+            after_id = b', "fewshot_indices": [' + ", ".join(map(str, ids)).encode() + b"]" + tail
+            return line(index, text, continuations, target)
+
+        return selected_line
 
 
 def _doc_id(doc_id: Any, index: int) -> str:

@@ -57,6 +57,7 @@ RECORDS: list[Any] = [
     record("Plain question?"),
     record("Ünïcødé — 你好 \u2028 tab\t", "ans\u2029wer"),
     record("a ||| inside is protected", "one ||| two"),
+    record("a field no template reads holds |||", unread="x ||| y", also=Text("|||")),
     record(f"the protector {PIPE_PROTECTOR} itself"),
     record("  padded  \n", "  spaced answer \n"),
     record("{braces} {{x}} %s"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -705,6 +706,51 @@ def test_map_fields_formatter(task_file, pm):
     )
     with pytest.raises(PromptStyleError, match=r"record 0 has no 'data.q' \(missing 'q'\)"):
         list(load_task(bad, plugins=pm).render())
+
+
+class _Proxy(dict):
+    """A ``dict`` subclass: the general walk's (any Mapping), not the compiled one's."""
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_map_fields_compiled_walk_equals_the_general_one(keep):
+    """``map_fields`` walks a plain dict record by code written for its paths; any other
+    record (or step) is walked as before: the same instances, the same errors."""
+    from types import MappingProxyType
+
+    from prompt_style.formats.task_template import formatters
+
+    fields = {"a": "x.y", "b": "l.0", "c": "l.-1", "d": "m.0.k", "e": "top", "top": "x.y"}
+    records = [
+        {"_id": 0, "x": {"y": 1}, "l": ["p", "q"], "m": [{"k": "v"}], "top": "t"},
+        {"_id": 1, "x": {"y": None}, "l": ("tuple", "items"), "m": [{"k": 2}], "top": 3},
+        {"_id": 2, "x": MappingProxyType({"y": "proxy"}), "l": ["only"], "m": {"0": {"k": "key 0"}}, "top": []},
+        _Proxy({"_id": 3, "x": {"y": "sub"}, "l": [1, 2], "m": [{"k": 0}], "top": "t"}),
+        {"x": {"y": "no id"}, "l": ["a"], "m": [{"k": "z"}], "top": "t"},
+        {"_id": 5, "x": {"y": "s"}, "l": [], "m": [{"k": "z"}], "top": "t"},  # an index past the end
+        {"_id": 6, "x": {}, "l": ["a"], "m": [{"k": "z"}], "top": "t"},  # a missing key
+        {"_id": 7, "x": "text", "l": ["a"], "m": [{"k": "z"}], "top": "t"},  # a step into text
+    ]
+
+    def run(records: list[Any], compiled: bool) -> list[Any]:
+        out = []
+        for record in records:
+            try:
+                made = list(formatters.map_fields([record], fields=fields, keep=keep))
+                out.append(("ok", made, [list(m) for m in made]))
+            except PromptStyleError as exc:
+                out.append(("error", str(exc), exc.key))
+        return out
+
+    compiled = run(records, True)
+    original = formatters._mapper
+    formatters._mapper = lambda paths, keep: lambda record: (_ for _ in ()).throw(LookupError)
+    try:
+        general = run(records, False)
+    finally:
+        formatters._mapper = original
+    assert compiled == general
+    assert [o[0] for o in compiled] == ["ok"] * 5 + ["error"] * 3
 
 
 # -- splits ------------------------------------------------------------------------------------

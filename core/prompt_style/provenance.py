@@ -257,10 +257,9 @@ class Provenance:
         tail = safe_utf8(f", {self._tail}")
 
         def selected_line(index: int, text: str, continuations: Any, target: Any, ids: tuple[int, ...]) -> bytes | None:
+            # ids: int pool indices (the selection takes no other): str() of their list is their JSON
             nonlocal after_id  # (read by line(), from this cell)
-            if not all(type(i) is int for i in ids):
-                return None
-            after_id = b', "fewshot_indices": [' + ", ".join(map(str, ids)).encode() + b"]" + tail
+            after_id = b', "fewshot_indices": ' + str(list(ids)).encode() + tail
             return line(index, text, continuations, target)
 
         return selected_line

@@ -82,7 +82,14 @@ def map_fields(
             key="formatter.args.fields",
         )
     paths = [(new, path, _steps(path)) for new, path in fields.items()]
+    mapped = _mapper(paths, keep)
     for position, record in enumerate(records):
+        if type(record) is dict:
+            try:
+                yield mapped(record)
+                continue
+            except Exception:  # (the loop below gives the value or the error)
+                pass
         out: dict[str, Any] = dict(record) if keep else ({"_id": record["_id"]} if "_id" in record else {})
         for new, path, steps in paths:
             try:
@@ -107,6 +114,40 @@ def map_fields(
                     hint=f"the record has: {shown}",
                 ) from None
         yield out
+
+
+def _mapper(paths: list[tuple[str, str, tuple[tuple[str, int | None], ...]]], keep: bool) -> Any:
+    """``map_fields``'s instance of a ``dict`` record, each path's walk written out
+    (a dict's key, a list's index): what the general walk gives for a record whose
+    every step is a ``dict`` key or a ``list`` item there; it raises for any other
+    record (the general walk then gives its value or its error). The code holds names
+    and indices only: keys and field names are values passed in."""
+    values: dict[str, Any] = {}
+    lines = ["    out = record.copy()" if keep else '    out = {"_id": record["_id"]} if "_id" in record else {}']
+    for n, (new, _path, steps) in enumerate(paths):
+        values[f"N{n}"] = new
+        lines.append("    v = record")
+        for s, (step, index) in enumerate(steps):
+            values[f"K{n}_{s}"] = step
+            if index is None:
+                lines.append("    if type(v) is not dict:")
+                lines.append("        raise LookupError")
+                lines.append(f"    v = v[K{n}_{s}]")
+            else:
+                values[f"I{n}_{s}"] = index
+                lines.append("    if type(v) is dict:")
+                lines.append(f"        v = v[K{n}_{s}]")
+                lines.append("    elif type(v) is list:")
+                lines.append(f"        v = v[I{n}_{s}]")
+                lines.append("    else:")
+                lines.append("        raise LookupError")
+        lines.append(f"    out[N{n}] = v")
+    params = ", ".join(values)
+    code = f"def make({params}):\n  def mapped(record):\n" + "\n".join("  " + line for line in lines)
+    code += "\n      return out\n  return mapped\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<prompt_style.map_fields>", "exec"), namespace)  # names and indices only
+    return namespace["make"](**values)
 
 
 def run_formatter(

@@ -111,15 +111,23 @@ class SplitSource:
             return
         from .formatters import run_formatter
 
+        # (records read from a file are new objects, no one else's: given their _id in place)
+        records = with_ids(self.raw(), fresh=self.path is not None)
         yield from run_formatter(
-            self.formatter, with_ids(self.raw()), plugins=plugins, split=self.split, file=self.file, line=self.line
+            self.formatter, records, plugins=plugins, split=self.split, file=self.file, line=self.line
         )
 
 
-def with_ids(records: Iterator[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Each record with ``_id``, its position in the split (kept when the record has one)."""
+def with_ids(records: Iterator[Mapping[str, Any]], fresh: bool = False) -> Iterator[dict[str, Any]]:
+    """Each record with ``_id``, its position in the split (kept when the record has one):
+    a copy, or with ``fresh`` (records made for this call, no one else's) a ``dict``
+    record itself, given its ``_id``."""
     for index, record in enumerate(records):
-        if "_id" in record:
+        if fresh and type(record) is dict:
+            if "_id" not in record:
+                record["_id"] = index
+            yield record
+        elif "_id" in record:
             yield dict(record)
         else:
             out = dict(record)

@@ -117,6 +117,19 @@ SEMANTICS: Mapping[str, jinja_env.JinjaProfile] = {"sciriff": SCIRIFF, "promptso
 """Values of a template's ``metadata.render_as``."""
 
 
+def _names_read(profile: jinja_env.JinjaProfile, sources: Sequence[str | None]) -> tuple[str, ...]:
+    """The top-level names ``sources`` read (the record's fields), ``answer_choices`` aside."""
+    from jinja2 import meta
+
+    environment = jinja_env.environment(profile)
+    names: set[str] = set()
+    for source in sources:
+        if source is not None:
+            names |= meta.find_undeclared_variables(environment.parse(source))
+    names.discard("answer_choices")
+    return tuple(sorted(names))
+
+
 def _uses_filter(profile: jinja_env.JinjaProfile, sources: Sequence[str | None], name: str) -> bool:
     """Whether any of ``sources`` applies the filter ``name`` (from the parsed template)."""
     from jinja2 import nodes
@@ -210,6 +223,8 @@ class TaskTemplate:
     _compiled: Any = field(default=None, init=False, repr=False)
     _choices: Any = field(default=None, init=False, repr=False)
     _fast: tuple[Any, Any] = field(default=(None, None), init=False, repr=False)
+    _reads: tuple[str, ...] = field(default=(), init=False, repr=False)
+    """The record's fields the compiled functions read (the only ones ``|||`` protection can matter for)."""
     """The answer choices' and the template's plain-Python functions (``compile_simple``),
     where they are simple: each gives the sandbox's text, or ``SLOW`` for a record the
     sandbox must render."""
@@ -264,6 +279,8 @@ class TaskTemplate:
         self._compiled = self._compile("jinja", self.source())
         if not self.draws_per_record:
             self._fast = (_simple(self.answer_choices, self.profile), _simple(self.source(), self.profile))
+            if self._fast[1] is not None:
+                self._reads = _names_read(self.profile, (self.answer_choices, self.source()))
 
     def syntax_errors(self) -> list[tuple[str, Any]]:
         """``(part, TemplateSyntaxError)`` for each of ``answer_choices`` and ``jinja`` that does not compile."""
@@ -348,11 +365,14 @@ class TaskTemplate:
         if fast is None or type(record) is not dict or "answer_choices" in record:
             return None
         try:
-            for value in record.values():
+            get = record.get
+            # only the fields the compiled functions read can carry a ||| into the output
+            for key in self._reads:
+                value = get(key)
                 if (PIPE in value) if type(value) is str else isinstance(value, str):
                     protected = _escape(record)
                     break
-            else:  # nothing _escape() would change (the common case): a copy, for answer_choices
+            else:  # nothing _escape() would change that they read (the common case): a copy
                 protected = record.copy()
             choices = None
             if self.answer_choices is not None:
@@ -361,7 +381,10 @@ class TaskTemplate:
                 rendered = fast_choices(protected)
                 if type(rendered) is not str:  # SLOW: the sandbox decides
                     return None
-                choices = [choice.strip().replace(PIPE_PROTECTOR, PIPE) for choice in rendered.split(PIPE)]
+                if PIPE_PROTECTOR in rendered:
+                    choices = [choice.strip().replace(PIPE_PROTECTOR, PIPE) for choice in rendered.split(PIPE)]
+                else:
+                    choices = list(map(str.strip, rendered.split(PIPE)))
             protected["answer_choices"] = choices
             text = fast(protected)
             if type(text) is not str:
@@ -370,11 +393,13 @@ class TaskTemplate:
             if len(parts) != 2:
                 return None
             first, second = parts
-            return (
-                first.replace(PIPE_PROTECTOR, PIPE).strip(),
-                second.replace(PIPE_PROTECTOR, PIPE).strip(),
-                choices,
-            )
+            if PIPE_PROTECTOR in text:
+                return (
+                    first.replace(PIPE_PROTECTOR, PIPE).strip(),
+                    second.replace(PIPE_PROTECTOR, PIPE).strip(),
+                    choices,
+                )
+            return first.strip(), second.strip(), choices
         except Exception:  # apply() says what went wrong
             return None
 

@@ -75,7 +75,7 @@ Run: ``uv run python bench/cli_jsonl_bench.py [--records N ...] [--rounds N] [--
 (default 200,000 records, 5 rounds).
 
 ``--memory [N ...]`` measures instead the peak resident memory (``ru_maxrss``) of
-``render --format jsonl > /dev/null`` on the MMLU workload at each size (default
+``render --format jsonl > /dev/null`` on the MMLU workload (``--memory-workload NAME``: another) at each size (default
 100,000, 1M and 10M records; the file repeats 10,000 distinct records): flat means the
 peak does not grow with the input.
 """
@@ -938,12 +938,18 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="instead: peak RSS of the CLI over N records each (default 100000 1000000 10000000)",
     )
+    parser.add_argument(
+        "--memory-workload", default="mmlu", choices=tuple(WORKLOADS), help="the workload --memory renders (default mmlu)"
+    )
     args = parser.parse_args(argv)
     if args.memory is not None:
         sizes = args.memory or [100_000, 1_000_000, 10_000_000]
-        print(f"== CLI --format jsonl > /dev/null, peak resident memory (load {os.getloadavg()[0]:.1f})")
+        print(
+            f"== CLI --format jsonl > /dev/null, {args.memory_workload} workload, peak resident memory "
+            f"(load {os.getloadavg()[0]:.1f})"
+        )
         with tempfile.TemporaryDirectory(prefix="prompt-style-cli-mem-", dir=args.tmp) as tmp:
-            rows = peak_memory(sizes, Path(tmp))
+            rows = peak_memory(sizes, Path(tmp), args.memory_workload)
         low, high = rows[0]["peak_rss_mib"], rows[-1]["peak_rss_mib"]
         flat = high <= low * 1.1 + 2
         print(

@@ -891,3 +891,54 @@ def test_literal_reads_as_ast_literal_eval_without_warnings():
             except Exception as exc:
                 want = ("error", type(exc))
         assert got == want, text
+
+
+class _FullMemo:
+    """shared_random as it was: every draw kept (the reference for the bounded one)."""
+
+    def __init__(self, k: int, pool: list[Any], exclude: bool, same_split: bool) -> None:
+        self.k, self.pool, self.exclude, self.same_split = k, pool, exclude, same_split
+        self.rng = random.Random(1234)
+        self.memo: list[tuple[int, ...]] = []
+
+    def select(self, index: int, record: Any) -> tuple[int, ...]:
+        while len(self.memo) < index:
+            j = len(self.memo)
+            self.memo.append(self.draw(self.pool[j] if self.same_split and j < len(self.pool) else "unknown"))
+        if index < len(self.memo):
+            return self.memo[index]
+        self.memo.append(self.draw(record))
+        return self.memo[-1]
+
+    def draw(self, record: Any) -> tuple[int, ...]:
+        n, k, pool = len(self.pool), self.k, self.pool
+        if self.exclude and record:
+            drawn = self.rng.sample(range(n), k + 1)
+            positions = drawn[:k] if record == "unknown" else [p for p in drawn if pool[p] != record][:k]
+        else:
+            positions = self.rng.sample(range(n), k)
+        if len(positions) < k:
+            rest = [p for p in range(n) if pool[p] != record]
+            positions = [rest[q] for q in self.rng.sample(range(len(rest)), k)]
+        return tuple(positions)
+
+
+@pytest.mark.parametrize("exclude", [False, True])
+def test_shared_random_keeps_flat_memory_and_the_same_draws(monkeypatch, exclude):
+    """The last draws and the generator's state now and then are kept, not every draw:
+    a record rendered again long after (or out of order, or after records skipped) gets
+    the examples it got, including after draws that took another sample (records equal
+    to pool records, falsy records)."""
+    from prompt_style.retrievers.shared_random import SharedRandom
+
+    monkeypatch.setattr(SharedRandom, "_KEEP", 5)
+    monkeypatch.setattr(SharedRandom, "_EVERY", 7)
+    # duplicates in the pool make the fallback draw happen for records equal to them
+    pool = [{"q": f"p{i % 4}"} for i in range(6)]
+    records = [pool[i % 6] if i % 5 == 0 else ({} if i % 11 == 0 else {"q": f"r{i}"}) for i in range(120)]
+    bounded = SharedRandom(k=3, pool=pool, exclude_record=exclude, same_split=False)
+    reference = _FullMemo(3, pool, exclude, same_split=False)
+    order = [*range(0, 40), 3, 39, 0, 17, *range(60, 80), 45, 41, 59, 2, *range(80, 120), 100, 7, 64, 119]
+    for index in order:
+        assert bounded.select(index, records[index]) == reference.select(index, records[index]), index
+    assert len(bounded._recent) <= 5 and len(bounded._states) < 60

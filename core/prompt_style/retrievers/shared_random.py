@@ -8,9 +8,12 @@ exists so that lm-evaluation-harness task files get exactly the examples
 lm-evaluation-harness gives them (``fewshot_config: {sampler: default}``, the
 default, with its fewshot seed 1234).
 
-Draws are memoised per record, so rendering a record twice, or out of order,
-gives the same examples; records not seen yet are drawn for in order first (a
-renderer shipped to another process replays the draws from the start).
+Rendering a record twice, or out of order, gives the same examples; records not seen
+yet are drawn for in order first (a renderer shipped to another process replays the
+draws from the start). Memory stays flat however many records are rendered: the
+last draws are kept, and the generator's state every 16,384 draws (and after any draw
+that did not take the usual ``sample``), from which an older record's draw is
+replayed.
 """
 
 from __future__ import annotations
@@ -50,10 +53,22 @@ class SharedRandom:
     def __post_init__(self) -> None:
         self._reset()
 
+    _KEEP = 4096
+    """The last draws kept (a record rendered again soon after: the general path after
+    the fast path)."""
+    _EVERY = 16384
+    """Draws between two kept states of the generator."""
+
     def _reset(self) -> None:
         self._rng = random.Random(self.seed)
-        self._memo: list[tuple[int, ...]] = []
+        self._count = 0  # the records drawn for, in order
+        self._recent: dict[int, tuple[int, ...]] = {}
+        # the generator's state before draw i, for i = 0, every _EVERY draws, and after any
+        # draw that did not take sample(range(len(ids)), usual) (a fallback, a falsy record)
+        self._states: dict[int, Any] = {0: self._rng.getstate()}
         self._ids = list(self.indices) if self.indices is not None else list(range(len(self.pool)))
+        self._usual = self.k + 1 if self.exclude_record else self.k
+        self._skipped: list[tuple[int, int]] = []  # runs of records drawn for before they were seen
 
     def __getstate__(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if not key.startswith("_")}
@@ -63,22 +78,58 @@ class SharedRandom:
         self._reset()
 
     def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
-        memo = self._memo
-        if index < len(memo):
-            return memo[index]
-        while len(memo) < index:
-            # A record not seen yet: on the evaluated split the pool holds it.
-            j = len(memo)
-            memo.append(self._draw(self.pool[j] if self.same_split and j < len(self.pool) else _UNKNOWN))
-        picked = self._draw(record)
-        memo.append(picked)
+        count = self._count
+        if index < count:
+            kept = self._recent.get(index)
+            return kept if kept is not None else self._replay(index, record)
+        if count < index:
+            self._skipped.append((count, index))
+        while self._count < index:
+            self._next(self._unseen(self._count))
+        return self._next(record)
+
+    def _unseen(self, j: int) -> Any:
+        """What record ``j`` is drawn with when it is drawn for before it is seen: on the
+        evaluated split the pool holds it."""
+        return self.pool[j] if self.same_split and j < len(self.pool) else _UNKNOWN
+
+    def _next(self, record: Any) -> tuple[int, ...]:
+        """The draw of the next record in order, kept."""
+        j = self._count
+        if j and j % self._EVERY == 0:
+            self._states[j] = self._rng.getstate()
+        picked, usual = self._draw(self._rng, record)
+        self._count = j + 1
+        if not usual:
+            self._states[j + 1] = self._rng.getstate()
+        recent = self._recent
+        recent[j] = picked
+        if len(recent) > self._KEEP:
+            del recent[next(iter(recent))]  # the oldest (dicts keep insertion order)
         return picked
 
-    def _draw(self, record: Any) -> tuple[int, ...]:
+    def _replay(self, index: int, record: Any) -> tuple[int, ...]:
+        """The draw of an earlier record: from the last state kept before it, the draws
+        between taken as they were (each the usual sample: a draw that was not is
+        followed by a kept state)."""
+        start = max(i for i in self._states if i <= index)
+        rng = random.Random()
+        rng.setstate(self._states[start])
+        if self.k:
+            n = len(self._ids)
+            for _ in range(start, index):
+                rng.sample(range(n), self._usual)
+        if any(a <= index < b for a, b in self._skipped):
+            record = self._unseen(index)  # (drawn so then)
+        return self._draw(rng, record)[0]
+
+    def _draw(self, rng: random.Random, record: Any) -> tuple[tuple[int, ...], bool]:
+        """A record's examples from ``rng``, and whether the draw took the usual sample."""
         k = self.k
         if k == 0:
-            return ()
-        ids, pool, sample = self._ids, self.pool, self._rng.sample
+            return (), True
+        ids, pool, sample = self._ids, self.pool, rng.sample
+        usual = True
         if self.exclude_record and record:
             drawn = sample(range(len(ids)), k + 1)
             if record is _UNKNOWN:
@@ -87,6 +138,7 @@ class SharedRandom:
                 positions = [p for p in drawn if pool[ids[p]] != record][:k]
         else:
             positions = sample(range(len(ids)), k)
+            usual = not self.exclude_record  # (a falsy record drew k, not k + 1)
         if len(positions) < k:
             rest = [p for p in range(len(ids)) if pool[ids[p]] != record]
             if len(rest) < k:
@@ -96,7 +148,8 @@ class SharedRandom:
                     hint="lower num_fewshot or name a larger fewshot_split",
                 )
             positions = [rest[q] for q in sample(range(len(rest)), k)]
-        return tuple([ids[p] for p in positions])
+            usual = False
+        return tuple([ids[p] for p in positions]), usual
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,10 @@ Workloads (``--workload``, repeatable; default all):
            examples drawn per record from a pool of 100): every record its own examples
 ``random`` the same with ``retriever: random`` (each record's examples drawn from
            ``random.Random(f"1234:{index}")``)
+``arc_lm_eval`` an lm-evaluation-harness task file (``dataset_path: json`` with local
+           ``data_files``, ARC-shaped records, lm-eval's ARC ``doc_to_*`` Jinja), 5-shot with
+           lm-eval's default sampler (no ``fewshot_config``: one ``random.Random(1234)``
+           for the task, five of a 50-record train split drawn per record)
 ``sciq``   a task-template file (SciRIFF's format, the bundled ``examples/sciq`` task): the
            ``map_fields`` formatter, answer choices ``{{ [...] | sort | join(' ||| ') }}``, a
            loop over them, ``input ||| output``
@@ -703,6 +707,43 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
 """
 RANDOM_SCRIPT = SAMPLER_SCRIPT.replace("DRAW", 'random.Random(f"1234:{i}").sample(range(n), 5)')
 SAMPLER_SCRIPT = SAMPLER_SCRIPT.replace("DRAW", "rnd.sample(range(n), 5)")
+ARC_LM_EVAL_TASK = """\
+task: arc_like
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    train: train.jsonl
+    test: test.jsonl
+output_type: multiple_choice
+training_split: train
+test_split: test
+doc_to_text: "Question: {{question}}\\nAnswer:"
+doc_to_target: "{{choices.label.index(answerKey)}}"
+doc_to_choice: "{{choices.text}}"
+num_fewshot: 5
+should_decontaminate: true
+doc_to_decontamination_query: "Question: {{question}}\\nAnswer:"
+metric_list:
+  - metric: acc
+"""
+ARC_LM_EVAL_SCRIPT = """\
+import json, random, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    pool = [json.loads(line) for line in f]
+def question(d):
+    return f"Question: {d['question']}\\nAnswer:"
+shots = [question(s) + " " + s["choices"]["text"][s["choices"]["label"].index(s["answerKey"])] + "\\n\\n" for s in pool]
+rnd = random.Random(1234)
+n = len(pool)
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        choices = doc["choices"]
+        text = "".join([shots[j] for j in rnd.sample(range(n), 5)]) + question(doc)
+        conts = [" " + t for t in choices["text"]]
+        o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": choices["label"].index(doc["answerKey"])}) + "\\n")
+"""
 CHAT_SCRIPT = """\
 import json, sys
 test, dev, out = sys.argv[1:4]
@@ -757,6 +798,7 @@ WORKLOADS = {
     "opencompass": Workload("opencompass", OC_TASK, OC_SCRIPT, oc_record, "data/dev.jsonl", 3, test="data/test.jsonl"),
     "sampler": Workload("sampler", SAMPLER_TASK, SAMPLER_SCRIPT, mmlu_record, "dev.jsonl", 100),
     "random": Workload("random", RANDOM_TASK, RANDOM_SCRIPT, mmlu_record, "dev.jsonl", 100),
+    "arc_lm_eval": Workload("arc_lm_eval", ARC_LM_EVAL_TASK, ARC_LM_EVAL_SCRIPT, arc_record, "train.jsonl", 50),
     "sciq": Workload(
         "sciq",
         SCIQ_TASK,
@@ -939,7 +981,10 @@ def main(argv: list[str] | None = None) -> int:
         help="instead: peak RSS of the CLI over N records each (default 100000 1000000 10000000)",
     )
     parser.add_argument(
-        "--memory-workload", default="mmlu", choices=tuple(WORKLOADS), help="the workload --memory renders (default mmlu)"
+        "--memory-workload",
+        default="mmlu",
+        choices=tuple(WORKLOADS),
+        help="the workload --memory renders (default mmlu)",
     )
     args = parser.parse_args(argv)
     if args.memory is not None:

@@ -941,4 +941,4 @@ def test_shared_random_keeps_flat_memory_and_the_same_draws(monkeypatch, exclude
     order = [*range(0, 40), 3, 39, 0, 17, *range(60, 80), 45, 41, 59, 2, *range(80, 120), 100, 7, 64, 119]
     for index in order:
         assert bounded.select(index, records[index]) == reference.select(index, records[index]), index
-    assert len(bounded._recent) <= 5 and len(bounded._states) < 60
+    assert len(bounded._recent) == 5 and len(bounded._states) < 60

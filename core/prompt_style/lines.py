@@ -72,10 +72,12 @@ def json_strings(items: Sequence[Any]) -> bytes:
     if not items:
         return b"[]"
     body = '", "'.join(items)
-    # printable ASCII without a quote or a backslash of its own is its own JSON: no
-    # escape per item (the quotes counted are the separators')
-    if body.isascii() and body.isprintable() and "\\" not in body and body.count('"') == 2 * len(items) - 2:
-        return b'["' + body.encode("ascii") + b'"]'
+    # printable text without a quote or a backslash of its own is its own JSON, as
+    # json.dumps(ensure_ascii=False) writes it: no escape per item (the quotes counted
+    # are the separators'); what safe UTF-8 escapes (U+2028, U+2029, U+0085, a lone
+    # surrogate) is never printable
+    if body.isprintable() and "\\" not in body and body.count('"') == 2 * len(items) - 2:
+        return b'["' + body.encode("utf-8") + b'"]'
     return b"[" + b", ".join(map(json_utf8, items)) + b"]"
 
 

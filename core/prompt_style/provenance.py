@@ -254,12 +254,16 @@ class Provenance:
             return line
         # Examples chosen per record: the text is the whole text (the shared head is
         # empty), and the fewshot_indices are the record's, written here.
-        tail = safe_utf8(f", {self._tail}")
+        tail = safe_utf8(f", {self._tail}").replace(b"%", b"%%")
+        formats: dict[int, bytes] = {}  # number of examples -> their member and the rest, to fill with %
 
         def selected_line(index: int, text: str, continuations: Any, target: Any, ids: tuple[int, ...]) -> bytes | None:
-            # ids: int pool indices (the selection takes no other): str() of their list is their JSON
+            # ids: int pool indices (the selection takes no other), written with %d
             nonlocal after_id  # (read by line(), from this cell)
-            after_id = b', "fewshot_indices": ' + str(list(ids)).encode() + tail
+            made = formats.get(len(ids))
+            if made is None:
+                made = formats[len(ids)] = b', "fewshot_indices": [' + b", ".join([b"%d"] * len(ids)) + b"]" + tail
+            after_id = made % ids
             return line(index, text, continuations, target)
 
         return selected_line

@@ -62,13 +62,17 @@ class SharedRandom:
     def _reset(self) -> None:
         self._rng = random.Random(self.seed)
         self._count = 0  # the records drawn for, in order
-        self._recent: dict[int, tuple[int, ...]] = {}
+        self._recent: list[tuple[int, tuple[int, ...]] | None] = [None] * self._KEEP
         # the generator's state before draw i, for i = 0, every _EVERY draws, and after any
         # draw that did not take sample(range(len(ids)), usual) (a fallback, a falsy record)
         self._states: dict[int, Any] = {0: self._rng.getstate()}
         self._ids = list(self.indices) if self.indices is not None else list(range(len(self.pool)))
         self._usual = self.k + 1 if self.exclude_record else self.k
         self._skipped: list[tuple[int, int]] = []  # runs of records drawn for before they were seen
+        # the common case: k of the whole pool, no record excluded (a draw is one sample)
+        self._plain = self.k > 0 and not self.exclude_record and self.indices is None
+        self._sample = self._rng.sample
+        self._range = range(len(self.pool))
 
     def __getstate__(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if not key.startswith("_")}
@@ -79,9 +83,16 @@ class SharedRandom:
 
     def select(self, index: int, record: Mapping[str, Any]) -> Sequence[int]:
         count = self._count
+        if index == count and self._plain:  # the next record, k of all the pool (_next's work, inline)
+            if count and count % self._EVERY == 0:
+                self._states[count] = self._rng.getstate()
+            picked = tuple(self._sample(self._range, self.k))
+            self._count = count + 1
+            self._recent[count % self._KEEP] = (count, picked)
+            return picked
         if index < count:
-            kept = self._recent.get(index)
-            return kept if kept is not None else self._replay(index, record)
+            kept = self._recent[index % self._KEEP]
+            return kept[1] if kept is not None and kept[0] == index else self._replay(index, record)
         if count < index:
             self._skipped.append((count, index))
         while self._count < index:
@@ -102,10 +113,7 @@ class SharedRandom:
         self._count = j + 1
         if not usual:
             self._states[j + 1] = self._rng.getstate()
-        recent = self._recent
-        recent[j] = picked
-        if len(recent) > self._KEEP:
-            del recent[next(iter(recent))]  # the oldest (dicts keep insertion order)
+        self._recent[j % self._KEEP] = (j, picked)  # a ring: draw j in place of draw j - _KEEP
         return picked
 
     def _replay(self, index: int, record: Any) -> tuple[int, ...]:
@@ -149,6 +157,8 @@ class SharedRandom:
                 )
             positions = [rest[q] for q in sample(range(len(rest)), k)]
             usual = False
+        if self.indices is None:  # (ids[p] is p)
+            return tuple(positions), usual
         return tuple([ids[p] for p in positions]), usual
 
 

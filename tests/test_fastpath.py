@@ -247,7 +247,6 @@ def test_jsonl_task_file_through_both_paths(make_task, pm):
         {"retriever": {"name": "first_n", "exclude_record": True}},
         {"gen_prefix": "The answer is"},
         {"output_type": "generate_until"},
-        {"doc_to_text": lambda record: str(record.get("q"))},
     ],
     ids=lambda c: next(iter(c)) + ("" if not isinstance(next(iter(c.values())), str) else "=" + next(iter(c.values()))),
 )

@@ -942,3 +942,31 @@ def test_shared_random_keeps_flat_memory_and_the_same_draws(monkeypatch, exclude
     for index in order:
         assert bounded.select(index, records[index]) == reference.select(index, records[index]), index
     assert len(bounded._recent) == 5 and len(bounded._states) < 60
+
+
+def test_numpy_imported_by_task_code_later_is_seeded_when_imported(tmp_path):
+    """Loading task code does not import numpy (a tenth of a second a process): numpy is
+    seeded as lm-eval seeds it when first imported, here inside the task's function."""
+    pytest.importorskip("numpy")
+    import subprocess
+    import sys
+
+    write(
+        tmp_path / "utils.py",
+        "def doc_to_text(doc):\n    import numpy\n    return doc['q'] + str(numpy.random.randint(0, 10**9))\n",
+    )
+    path = write(
+        tmp_path / "t.yaml",
+        "task: t\ndataset_path: d\ndoc_to_text: !function utils.doc_to_text\ndoc_to_target: a\ntest_split: test\n",
+    )
+    script = (
+        "import sys, prompt_style\n"
+        f"task = prompt_style.load_task({str(path)!r}, data={{'test': [{{'q': 'x', 'a': 'y'}}]}}, trust_code=True)\n"
+        "assert 'numpy' not in sys.modules, 'loading task code imported numpy'\n"
+        "[prompt] = task.render()\n"
+        "import numpy\n"
+        "numpy.random.seed(1234)\n"
+        "assert prompt.text == 'x' + str(numpy.random.randint(0, 10**9)), prompt.text\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

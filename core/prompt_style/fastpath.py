@@ -130,6 +130,13 @@ def _pure(extractor: Any) -> bool:
     return extractor is None or getattr(extractor, "pure", False) is True
 
 
+def _once(extractor: Any) -> bool:
+    """A field the fast path may read: a pure one, or user code (a callable,
+    lm-evaluation-harness's ``!function``), read through ``remembering``: called once a
+    record, its value kept for the general path should it render the record."""
+    return _pure(extractor) or type(extractor) is CallableField
+
+
 def _one_key(extractor: Any) -> bool:
     """An expression that reads one key of the record: ``{{question}}``, not a name Jinja
     gives a meaning of its own (``{{ self }}`` is the template, whatever the record holds)."""
@@ -148,6 +155,8 @@ def _getter(extractor: Any, choice: bool = False, text: bool = False) -> Any:
     ``text``: the question (any value but a ``str`` sends the record to the general path)."""
     if type(extractor) is RecordField:
         return itemgetter(extractor.spec)
+    if type(extractor) is CallableField and not extractor.pure:
+        return extractor.remembering  # user code: called once a record (see _once)
     if type(extractor) is CallableField and extractor.pure:
         # what CallableField calls, without the call around it; or the quicker stand-in a
         # reader's field spec offers (lm-evaluation-harness's doc_to_*: fast_getter())
@@ -325,8 +334,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             return None
         if text_of is None or choice_of is None or target_of is None or prefix_of is not None:
             return None
-    if not all(_pure(e) for e in (text_of, choice_of, target_of, describe)):
+    if not (all(_once(e) for e in (text_of, choice_of, target_of)) and _pure(describe)):
         return None
+    text_of_field, choice_of_field, target_of_field = text_of, choice_of, target_of
     # The fields in one C call when each is a dict key (the common case).
     get3 = q_method = None
     if generation:
@@ -628,6 +638,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             name for name, made in (("choice", constant_choices), ("target", target_column)) if made is not None
         ),
         selected=selection is not None,
+        ordered=not all(_pure(e) for e in (text_of_field, choice_of_field, target_of_field)),
     )
     make = maker(code)
     # positional, in the order of its parameters: some fifty keywords would be matched by name

@@ -36,13 +36,23 @@ def generated_code(
     fallbacks: frozenset[str] = frozenset(),
     inline_reads: frozenset[str] = frozenset(),
     selected: bool = False,
+    ordered: bool = False,
 ) -> str:
     body: list[str] = []
     add = body.append
+    if selected:
+        # the record's examples (the retriever's choice): the text before its question
+        # is theirs (prefix_of), as the general path joins it, or it is the general path's.
+        # First: making an example's text reads its fields, which takes what a field of
+        # user code kept of this record for the general path (_once)
+        add("ids = select(index, record)")
+        add("if type(ids) is not tuple:")
+        add("    ids = tuple(ids)")
+        add("pre = prefix_of(ids)")
     if generation is not None:
-        _generation_body(add, combined, q_method, generation[1])
+        _generation_body(add, combined, q_method, generation[1], ordered)
     else:
-        _field_reads(add, ("q", "c", "target"), combined, q_method)
+        _field_reads(add, ("q", "c", "target"), combined, q_method, ordered)
     if generation is None:
         add("if type(q) is not str or type(c) is not list:")
         add("    raise Bail")
@@ -110,13 +120,6 @@ def generated_code(
     if description_key:
         add("if D_KEY in record:")  # the description is that column's, not the constant text
         add("    raise Bail")
-    if selected:
-        # the record's examples (the retriever's choice): the text before its question
-        # is theirs (prefix_of), as the general path joins it, or it is the general path's
-        add("ids = select(index, record)")
-        add("if type(ids) is not tuple:")
-        add("    ids = tuple(ids)")
-        add("pre = prefix_of(ids)")
     if described:
         add("value = describe(record)")
         add('description = "" if value is None else str(value)')
@@ -271,13 +274,27 @@ def _own_text(body: list[str]) -> list[str]:
 _GETTERS = {"q": "text_of", "c": "choice_of", "target": "target_of"}
 
 
-def _field_reads(add: Callable[[str], None], names: tuple[str, ...], combined: bool, q_method: bool) -> None:
+_ORDERED_CHECKS = {
+    "q": ("if type(q) is not str:", "    raise Bail"),
+    "c": ("if type(c) is not list or None in c:", "    raise Bail"),
+}
+"""With user code among the fields (``ordered``): what the general path would stop at,
+checked before the next field is read (each field read no more often than there)."""
+
+
+def _field_reads(
+    add: Callable[[str], None], names: tuple[str, ...], combined: bool, q_method: bool, ordered: bool = False
+) -> None:
     """The reads of a record's fields (``q``, ``c``, ``target``): each field's getter, or
     where each is a dict key (``combined``), one ``get3`` for a dict record (and the
-    question's ``str`` method, ``q_method``), the getters for any other record."""
+    question's ``str`` method, ``q_method``), the getters for any other record.
+    ``ordered``: each read after the checks of the one before (:data:`_ORDERED_CHECKS`)."""
     if not combined:
         for name in names:
             add(f"{name} = {_GETTERS[name]}(record)")
+            if ordered and name != names[-1]:
+                for line in _ORDERED_CHECKS[name]:
+                    add(line)
         return
     add("if type(record) is dict:")
     add(f"    {', '.join(names)} = get3(record)")
@@ -293,12 +310,14 @@ def _field_reads(add: Callable[[str], None], names: tuple[str, ...], combined: b
         add(f"    {name} = {_GETTERS[name]}(record)")
 
 
-def _generation_body(add: Callable[[str], None], combined: bool, q_method: bool, has_target: bool) -> None:
+def _generation_body(
+    add: Callable[[str], None], combined: bool, q_method: bool, has_target: bool, ordered: bool = False
+) -> None:
     """The fields of a generation record: a ``str`` question, and an ``int`` or ``str``
     reference answer (or none, when the task has no ``doc_to_target``); anything
     else is the general path's (a null target, a list of references, numpy integers)."""
     if combined or has_target:
-        _field_reads(add, ("q", "target"), combined, q_method)
+        _field_reads(add, ("q", "target"), combined, q_method, ordered)
     else:
         add("q = text_of(record)")
         add("target = None")

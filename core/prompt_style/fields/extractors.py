@@ -348,6 +348,10 @@ class CallableField(FieldExtractorBase):
 
     kind = "callable"
 
+    _pending: tuple[Any, Any, BaseException | None] | None = None
+    """``(record, value, error)`` that :meth:`remembering` gave the fast path, which the
+    general path, rendering that record next, takes instead of calling again."""
+
     @property
     def pure(self) -> bool:  # type: ignore[override]
         """False for user code (it may keep state or draw random numbers), unless the
@@ -356,7 +360,28 @@ class CallableField(FieldExtractorBase):
         return getattr(self.spec, "pure", False) is True
 
     def __call__(self, record: Mapping[str, Any]) -> Any:
+        pending = self._pending
+        if pending is not None:
+            self._pending = None  # taken by the next call, whichever record it is for
+            if pending[0] is record:
+                if pending[2] is not None:
+                    raise pending[2]
+                return pending[1]
         return self.spec(record)
+
+    def remembering(self, record: Mapping[str, Any]) -> Any:
+        """This field's value (or error), for the renderer's fast path, kept for the
+        next call if it is for the same record: the general path, to which the fast path
+        hands a record it does not render, calls the field next for that record, and
+        user code (which may keep state) is then called once a record, as without the
+        fast path."""
+        try:
+            value = self.spec(record)
+        except Exception as exc:
+            self._pending = (record, None, exc)
+            raise
+        self._pending = (record, value, None)
+        return value
 
 
 @functools.lru_cache(maxsize=512)

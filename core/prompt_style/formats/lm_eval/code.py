@@ -66,13 +66,42 @@ TAGS = {"!function": function_tag}
 
 def seed_like_lm_eval() -> None:
     """Seed the global generators as ``lm_eval.simple_evaluate`` does before it loads
-    tasks: ``random.seed(0)`` and, when numpy is installed, ``numpy.random.seed(1234)``."""
+    tasks: ``random.seed(0)`` and, when numpy is installed, ``numpy.random.seed(1234)``.
+    numpy not imported yet is seeded when it is first imported (:class:`_SeedNumpy`):
+    nothing can draw from its generator before then, and importing it here would cost
+    every process that loads task code a tenth of a second."""
     random.seed(0)
-    try:
-        import numpy
-    except ImportError:
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(1234)
         return
-    numpy.random.seed(1234)
+    if not any(type(finder) is _SeedNumpy for finder in sys.meta_path):
+        sys.meta_path.insert(0, _SeedNumpy())
+
+
+class _SeedNumpy:
+    """An import hook, used once: numpy seeded as lm-evaluation-harness seeds it
+    (``numpy.random.seed(1234)``) as soon as it is first imported."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "numpy":
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec(name)  # (the other finders: this one is gone)
+        loader = None if spec is None else spec.loader
+        run = getattr(loader, "exec_module", None)
+        if run is None:
+            return spec
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            module.random.seed(1234)
+
+        loader.exec_module = exec_module  # (this spec's own loader)
+        return spec
 
 
 def _datasets_stand_in() -> types.ModuleType:

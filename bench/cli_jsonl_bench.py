@@ -71,6 +71,10 @@ Workloads (``--workload``, repeatable; default all):
            ``data_files``, ARC-shaped records, lm-eval's ARC ``doc_to_*`` Jinja), 5-shot with
            lm-eval's default sampler (no ``fewshot_config``: one ``random.Random(1234)``
            for the task, five of a 50-record train split drawn per record)
+``process_docs`` lm-evaluation-harness's HellaSwag task file as it ships (``dataset_path: json``
+           here, local files), its ``process_docs: !function utils.process_docs`` (a
+           ``dataset.map`` cleaning each record with regular expressions) and ``utils.py``,
+           zero-shot, ``--trust-code``; the script calls the same ``utils.preprocess``
 ``sciq``   a task-template file (SciRIFF's format, the bundled ``examples/sciq`` task): the
            ``map_fields`` formatter, answer choices ``{{ [...] | sort | join(' ||| ') }}``, a
            loop over them, ``input ||| output``
@@ -744,6 +748,60 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         conts = [" " + t for t in choices["text"]]
         o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": choices["label"].index(doc["answerKey"])}) + "\\n")
 """
+HELLASWAG_UTILS = """\
+import re
+
+
+def preprocess(text):
+    text = text.strip()
+    # NOTE: Brackets are artifacts of the WikiHow dataset portion of HellaSwag.
+    text = text.replace(" [title]", ". ")
+    text = re.sub("\\\\[.*?\\\\]", "", text)
+    text = text.replace("  ", " ")
+    return text
+
+
+def process_docs(dataset):
+    def _process_doc(doc):
+        ctx = doc["ctx_a"] + " " + doc["ctx_b"].capitalize()
+        out_doc = {
+            "query": preprocess(doc["activity_label"] + ": " + ctx),
+            "choices": [preprocess(ending) for ending in doc["endings"]],
+            "gold": int(doc["label"]),
+        }
+        return out_doc
+
+    return dataset.map(_process_doc)
+"""
+PROCESS_DOCS_TASK = """\
+task: hellaswag
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    validation: test.jsonl
+output_type: multiple_choice
+training_split: null
+validation_split: validation
+test_split: null
+process_docs: !function utils.process_docs
+doc_to_text: "{{query}}"
+doc_to_target: "{{label}}"
+doc_to_choice: "choices"
+metric_list:
+  - metric: acc
+"""
+PROCESS_DOCS_SCRIPT = """\
+import json, sys
+from utils import preprocess
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        ctx = doc["ctx_a"] + " " + doc["ctx_b"].capitalize()
+        text = preprocess(doc["activity_label"] + ": " + ctx)
+        conts = [" " + preprocess(e) for e in doc["endings"]]
+        o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": int(doc["label"])}) + "\\n")
+"""
 CHAT_SCRIPT = """\
 import json, sys
 test, dev, out = sys.argv[1:4]
@@ -775,6 +833,7 @@ class Workload:
     pool_size: int
     cli_options: tuple[str, ...] = ()
     test: str = "test.jsonl"  # the evaluated split's file name (a task-template file's is under data/)
+    files: tuple[tuple[str, str], ...] = ()  # more files next to the task file (task code)
 
 
 WORKLOADS = {
@@ -799,6 +858,16 @@ WORKLOADS = {
     "sampler": Workload("sampler", SAMPLER_TASK, SAMPLER_SCRIPT, mmlu_record, "dev.jsonl", 100),
     "random": Workload("random", RANDOM_TASK, RANDOM_SCRIPT, mmlu_record, "dev.jsonl", 100),
     "arc_lm_eval": Workload("arc_lm_eval", ARC_LM_EVAL_TASK, ARC_LM_EVAL_SCRIPT, arc_record, "train.jsonl", 50),
+    "process_docs": Workload(
+        "process_docs",
+        PROCESS_DOCS_TASK,
+        PROCESS_DOCS_SCRIPT,
+        hellaswag_record,
+        "dev.jsonl",
+        3,
+        ("--trust-code",),
+        files=(("utils.py", HELLASWAG_UTILS),),
+    ),
     "sciq": Workload(
         "sciq",
         SCIQ_TASK,
@@ -871,6 +940,8 @@ def run_workload(w: Workload, n: int, rounds: int, root: Path) -> dict[str, Any]
     pool = write(folder / w.pool, w.make, w.pool_size, SEED + 1, start=3)
     (folder / "task.yaml").write_text(w.task, encoding="utf-8")
     (folder / "script.py").write_text(w.script, encoding="utf-8")
+    for name, text in w.files:
+        (folder / name).write_text(text, encoding="utf-8")
     env = _env()
     cli = [str(console_script()), "render", "task.yaml", "--format", "jsonl", *w.cli_options]
     script = [sys.executable, "script.py", str(test), str(pool), str(folder / "script.jsonl")]

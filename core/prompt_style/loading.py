@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import itertools
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -1007,17 +1008,28 @@ def _processed(config: TaskConfig, overridden: set[str]) -> TaskConfig:
                 target = pool_name
             else:
                 data[pool_name] = data[name]
+        # The collector is off while the split is read and processed: every record made
+        # (a dict and its lists, each new row of a map) is kept to the end, and collecting
+        # meanwhile only walks them again and again (on 200,000 records, 40% of the time).
+        enabled = gc.isenabled()
+        gc.disable()
         try:
-            records = load_records(config.data[name], name)
-        except PromptStyleError as exc:
-            raise _locate_data_error(exc, config, name, name not in overridden) from None
-        try:
-            data[target] = function(records)
-        except PromptStyleError as exc:
-            raise exc.locate(**config.where(key)) from None
-        except Exception as exc:
-            what = getattr(function, "name", None) or getattr(function, "__qualname__", type(function).__name__)
-            raise RenderError(f"{what} raised {type(exc).__name__}: {exc}", split=name, **config.where(key)) from exc
+            try:
+                records = load_records(config.data[name], name)
+            except PromptStyleError as exc:
+                raise _locate_data_error(exc, config, name, name not in overridden) from None
+            try:
+                data[target] = function(records)
+            except PromptStyleError as exc:
+                raise exc.locate(**config.where(key)) from None
+            except Exception as exc:
+                what = getattr(function, "name", None) or getattr(function, "__qualname__", type(function).__name__)
+                raise RenderError(
+                    f"{what} raised {type(exc).__name__}: {exc}", split=name, **config.where(key)
+                ) from exc
+        finally:
+            if enabled:
+                gc.enable()
         done[name] = function
     return dataclasses.replace(config, data=data, **changes)
 

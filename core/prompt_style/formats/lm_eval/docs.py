@@ -22,6 +22,30 @@ from ...errors import RenderError
 __all__ = ["Docs", "ProcessDocs", "as_records"]
 
 
+_ATOMIC = frozenset({str, int, float, bool, type(None)})
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a record's value as ``datasets`` decodes one afresh: new dicts and lists
+    all the way down (without ``copy.deepcopy``'s memo, so a list that appears twice is
+    two lists, as Arrow gives it back), texts and numbers as they are, anything else
+    deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        new = value.copy()
+        for key, item in value.items():
+            if type(item) not in _ATOMIC:
+                new[key] = _fresh(item)
+        return new
+    if kind is list:
+        if _ATOMIC.issuperset(map(type, value)):
+            return value.copy()
+        return [item if type(item) in _ATOMIC else _fresh(item) for item in value]
+    if kind in _ATOMIC:
+        return value
+    return copy.deepcopy(value)
+
+
 def _batches(n: int, size: int | None) -> Iterator[range]:
     if size is None or size <= 0:
         size = max(n, 1)
@@ -39,6 +63,13 @@ class Docs(Sequence):
 
     def __init__(self, rows: Iterable[Mapping[str, Any]] = ()) -> None:
         self._rows = [dict(row) for row in rows]
+
+    @classmethod
+    def _owned(cls, rows: list[dict[str, Any]]) -> Docs:
+        """Docs of rows made for it (no one else's): kept, not copied."""
+        made = cls.__new__(cls)
+        made._rows = rows
+        return made
 
     # -- construction, as datasets.Dataset -------------------------------------
 
@@ -62,7 +93,7 @@ class Docs(Sequence):
         return len(self._rows)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return (copy.deepcopy(row) for row in self._rows)
+        return (_fresh(row) for row in self._rows)
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
@@ -70,7 +101,7 @@ class Docs(Sequence):
         if isinstance(key, slice):
             return self._batch(range(len(self._rows))[key])
         if isinstance(key, int):
-            return copy.deepcopy(self._rows[key])
+            return _fresh(self._rows[key])
         if isinstance(key, Iterable):
             return self._batch(list(key))
         raise TypeError(f"cannot index records with {type(key).__name__}")
@@ -91,7 +122,7 @@ class Docs(Sequence):
         return (len(self._rows), len(self.column_names))
 
     def to_list(self) -> list[dict[str, Any]]:
-        return copy.deepcopy(self._rows)
+        return [_fresh(row) for row in self._rows]
 
     def to_dict(self) -> dict[str, list[Any]]:
         return self._batch(range(len(self._rows)))
@@ -108,7 +139,7 @@ class Docs(Sequence):
     def _batch(self, indices: Iterable[int]) -> dict[str, list[Any]]:
         rows = [self._rows[i] for i in indices]
         columns = self.column_names
-        return copy.deepcopy({c: [row.get(c) for row in rows] for c in columns})
+        return _fresh({c: [row.get(c) for row in rows] for c in columns})
 
     def _calls(
         self,
@@ -127,7 +158,7 @@ class Docs(Sequence):
         columns = [input_columns] if isinstance(input_columns, str) else input_columns
         if not batched:
             for i, row in enumerate(self._rows):
-                example = copy.deepcopy(row)
+                example = _fresh(row)
                 args = [example[c] for c in columns] if columns else [example]
                 if with_indices:
                     args.append(i)
@@ -160,12 +191,23 @@ class Docs(Sequence):
             function = lambda x, *a, **k: x  # noqa: E731 - the identity, as datasets
         removed = [remove_columns] if isinstance(remove_columns, str) else list(remove_columns or ())
         values_only = bool([input_columns] if isinstance(input_columns, str) else input_columns)
-        calls = self._calls(function, with_indices, input_columns, batched, batch_size, fn_kwargs)
         out: list[dict[str, Any]] = []
+        if not batched and not values_only and not with_indices and not fn_kwargs and not removed:
+            # (the common call, dataset.map(fn): _calls' loop and the one below, in one)
+            for row in self._rows:
+                new = _fresh(row)
+                result = function(new)
+                if result is not None:
+                    if type(result) is not dict and not isinstance(result, Mapping):
+                        raise TypeError(f"map's function must return a dict, not {type(result).__name__}")
+                    new.update(result)
+                out.append(new)
+            return Docs._owned(out)
+        calls = self._calls(function, with_indices, input_columns, batched, batch_size, fn_kwargs)
         if not batched:
             for i, example, result in calls:
                 # the row the function was given (and may have changed), or a copy when it got column values
-                new = copy.deepcopy(self._rows[i]) if values_only else example
+                new = _fresh(self._rows[i]) if values_only else example
                 if result is not None:
                     if not isinstance(result, Mapping):
                         raise TypeError(f"map's function must return a dict, not {type(result).__name__}")
@@ -173,7 +215,7 @@ class Docs(Sequence):
                 for name in removed:
                     new.pop(name, None)
                 out.append(new)
-            return Docs(out)
+            return Docs._owned(out)
         for chunk, batch, result in calls:
             result = batch if result is None else result
             if not isinstance(result, Mapping):
@@ -194,7 +236,7 @@ class Docs(Sequence):
                 for name in removed:
                     new.pop(name, None)
                 out.append(new)
-        return Docs(out)
+        return Docs._owned(out)
 
     def filter(
         self,
@@ -270,7 +312,9 @@ def as_records(value: Any) -> list[dict[str, Any]]:
     :raises TypeError: for anything else.
     """
     if isinstance(value, Docs):
-        return value.to_list()
+        # its rows, not copies: a Docs never changes a row in place nor hands one out
+        # (its methods give copies), so no one else can change these
+        return list(value._rows)
     to_list = getattr(value, "to_list", None)
     if callable(to_list):
         value = to_list()
@@ -292,7 +336,11 @@ class ProcessDocs:
     """The ``!function`` name as written, for messages."""
 
     def __call__(self, records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        result = self.function(Docs(records))
+        # the split's records, not copies: a Docs never changes a row in place (its
+        # methods make new rows, and hand out copies), so the records stay as they are
+        rows = list(records)
+        docs = Docs._owned(rows) if all(type(row) is dict for row in rows) else Docs(rows)
+        result = self.function(docs)
         try:
             return as_records(result)
         except TypeError as exc:

@@ -75,6 +75,11 @@ Workloads (``--workload``, repeatable; default all):
            here, local files), its ``process_docs: !function utils.process_docs`` (a
            ``dataset.map`` cleaning each record with regular expressions) and ``utils.py``,
            zero-shot, ``--trust-code``; the script calls the same ``utils.preprocess``
+``winogrande`` lm-evaluation-harness's Winogrande task file as it ships, its three
+           ``!function preprocess_winogrande.*`` fields (multiple input: ``doc_to_text`` the
+           index of the context, ``doc_to_choice`` the contexts), zero-shot,
+           ``--trust-code``; the script calls the same functions (each line also holds
+           the ``contexts``)
 ``sciq``   a task-template file (SciRIFF's format, the bundled ``examples/sciq`` task): the
            ``map_fields`` formatter, answer choices ``{{ [...] | sort | join(' ||| ') }}``, a
            loop over them, ``input ||| output``
@@ -802,6 +807,51 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         conts = [" " + preprocess(e) for e in doc["endings"]]
         o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": int(doc["label"])}) + "\\n")
 """
+WINOGRANDE_UTILS = """\
+def doc_to_text(doc):
+    answer_to_num = {"1": 0, "2": 1}
+    return answer_to_num[doc["answer"]]
+
+
+def doc_to_target(doc):
+    idx = doc["sentence"].index("_") + 1
+    return doc["sentence"][idx:].strip()
+
+
+def doc_to_choice(doc):
+    idx = doc["sentence"].index("_")
+    options = [doc["option1"], doc["option2"]]
+    return [doc["sentence"][:idx] + opt for opt in options]
+"""
+WINOGRANDE_TASK = """\
+task: winogrande
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    validation: test.jsonl
+output_type: multiple_choice
+training_split: null
+validation_split: validation
+doc_to_text: !function preprocess_winogrande.doc_to_text
+doc_to_target: !function preprocess_winogrande.doc_to_target
+doc_to_choice: !function preprocess_winogrande.doc_to_choice
+should_decontaminate: true
+doc_to_decontamination_query: sentence
+metric_list:
+  - metric: acc
+"""
+WINOGRANDE_SCRIPT = """\
+import json, sys
+from preprocess_winogrande import doc_to_choice, doc_to_target, doc_to_text
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        gold = doc_to_text(doc)
+        contexts = doc_to_choice(doc)
+        conts = [" " + doc_to_target(doc)] * len(contexts)
+        o.write(json.dumps({"index": i, "text": contexts[0], "continuations": conts, "target": gold, "contexts": contexts}) + "\\n")
+"""
 CHAT_SCRIPT = """\
 import json, sys
 test, dev, out = sys.argv[1:4]
@@ -867,6 +917,16 @@ WORKLOADS = {
         3,
         ("--trust-code",),
         files=(("utils.py", HELLASWAG_UTILS),),
+    ),
+    "winogrande": Workload(
+        "winogrande",
+        WINOGRANDE_TASK,
+        WINOGRANDE_SCRIPT,
+        wino_record,
+        "dev.jsonl",
+        3,
+        ("--trust-code",),
+        files=(("preprocess_winogrande.py", WINOGRANDE_UTILS),),
     ),
     "sciq": Workload(
         "sciq",

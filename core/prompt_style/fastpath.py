@@ -379,9 +379,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             example = None
     if any(type(shot.question) is ContextChoice for shot in shots):
         # lm-evaluation-harness's multiple-input mode (winogrande): one context per choice,
-        # which only the general path builds. (A record whose doc_to_text gives a number
-        # leaves the generated code too: it takes only str questions.)
-        return None
+        # examples showing their own correct choice: a shape of its own
+        parts = _multiple_input_parts(renderer, shots)
+        return None if parts is None else _shaped(renderer, *parts[:3], "multiple_input", parts[3])
 
     block, sep = style.shot_block(shots) if shots else ((), "")
     system = Turn("system", "", section="begin")
@@ -646,7 +646,194 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
 
     if renderer.limits is not None:
         return _within(renderer.limits, fast, code)
-    return FastPath(fast, many, code, lines if deferred is not None and describe is None else None, deferred)
+    path = FastPath(fast, many, code, lines if deferred is not None and describe is None else None, deferred)
+    if passthrough and not generation and selection is None and last_turn is None and describe is None:
+        # a record whose doc_to_text gives a number leaves the generated code (it takes
+        # str questions only): lm-evaluation-harness's multiple-input records, then
+        parts = _multiple_input_parts(renderer, shots)
+        if parts is not None and parts[3].head == deferred.head and parts[3].tail == deferred.tail:
+            return _or_multiple_input(path, *parts)
+    return path
+
+
+def _multiple_input_parts(renderer: TaskRenderer, shots: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``(take, prompt, line_parts, deferred)`` of lm-evaluation-harness's multiple-input
+    records (winogrande: ``doc_to_text`` gives the index of the choice that is the context,
+    ``doc_to_choice`` the contexts, ``doc_to_target`` the one continuation), for
+    :func:`_shaped`: each context is the shared head (description, examples, the question
+    turn's affix), the choice and the tail, as the meta template joins its turns'
+    texts (``affixes``); the line holds the ``contexts``. The fields are read in the
+    general path's order, user code through ``kept`` (called once a record, whichever
+    reader or path renders it); ``None`` when the task is not of this shape."""
+    style, meta = renderer.style, renderer.meta
+    affixes = getattr(meta, "affixes", None)
+    text_of, choice_of, target_of = renderer._text, renderer._choice, renderer._target
+    if not _plain_passthrough_style(style) or affixes is None or renderer.chat is not None:
+        return None
+    if style.settings.output_type not in (None, "multiple_choice") or renderer._meta_scored is not None:
+        return None
+    if text_of is None or choice_of is None or target_of is None or renderer._prefix is not None:
+        return None
+    if not all(_once(e) for e in (text_of, choice_of, target_of)):
+        return None
+    describe = renderer._description
+    description_key = None  # a record with this key has a description of its own (lm-eval reads the column)
+    if describe is not None and getattr(describe, "kind", None) not in ("literal", "constant"):
+        constant = _constant(describe)
+        if constant is None or type(constant[0]) is not str:
+            return None
+        description_key = constant[1]
+    try:
+        block, sep = style.shot_block(shots) if shots else ((), "")
+        head_turns: tuple[Turn, ...] = tuple(block)
+        head_text = meta.apply(block).text if block else ""
+        description = "" if describe is None else describe({})
+        description = "" if description is None else str(description)
+        if description:
+            system = Turn("system", "", section="begin")
+            d_before, d_after = affixes(system)
+            head_turns = (system._replace(content=description), *head_turns)
+            head_text = d_before + description + d_after + head_text
+        q_before, q_after = affixes(Turn("user", "", sep))
+    except Exception:
+        return None
+    if not all(type(t) is str for t in (head_text, q_before, q_after, description or "")):
+        return None
+    head, tail = head_text + q_before, q_after
+    settings = style.settings
+    delimiter = settings.continuation_delimiter
+    if delimiter is None:
+        delimiter = settings.target_delimiter
+    if type(delimiter) is not str:
+        return None
+    impure = [e for e in (text_of, choice_of, target_of) if not _pure(e)]
+    read_q, read_c, read_t = (_kept_reader(e) for e in (text_of, choice_of, target_of))
+    ids, plugins, until = renderer._shared_ids, renderer.plugins, renderer.until
+    deferred = DeferredDialogue(
+        head_turns, len(head), len(tail), sep, plugins, until, ids, head=head, tail=tail, extras=True
+    )
+
+    def take(record: Any) -> tuple[int, list[str], str] | None:
+        try:
+            if description_key is not None and description_key in record:
+                return None
+            q = read_q(record)
+            if type(q) is not ContextChoice:
+                return None
+            c = read_c(record)
+            if type(c) is not list or None in c:
+                return None
+            t = read_t(record)
+            if not 0 <= q < len(c) or (type(t) is not str and type(t) is not int):
+                return None
+            texts = [str(x) for x in c]
+        except Exception:
+            return None
+        for extractor in impure:  # rendered here: nothing kept for the general path
+            extractor.forget()
+        return int(q), texts, delimiter + str(t)
+
+    def prompt(index: int, gold: int, texts: list[str], continuation: str) -> RenderedPrompt:
+        contexts = tuple([f"{head}{x}{tail}" for x in texts])
+        return RenderedPrompt(
+            index,
+            contexts[0],
+            None,
+            (continuation,) * len(texts),
+            gold,
+            plugins,
+            (*head_turns, Turn("user", texts[0], sep)),
+            None,
+            None,
+            until,
+            contexts=contexts,
+            fewshot_indices=ids,
+        )
+
+    def line_parts(gold: int, texts: list[str], continuation: str) -> tuple[str, Any, Any, bytes]:
+        more = b', "contexts": ' + json_strings([f"{head}{x}{tail}" for x in texts])
+        return texts[0], (continuation,) * len(texts), gold, more
+
+    return take, prompt, line_parts, deferred
+
+
+def _kept_reader(extractor: Any) -> Callable[[Any], Any]:
+    """A field's reader for :func:`_multiple_input_parts`: user code through ``kept``,
+    anything else through its quicker getter (the field itself where that gives ``SLOW``)."""
+    if type(extractor) is CallableField and not extractor.pure:
+        return extractor.kept
+    getter = _getter(extractor)
+    if getter is extractor:
+        return extractor
+
+    def read(record: Any) -> Any:
+        value = getter(record)
+        return extractor(record) if value is SLOW else value
+
+    return read
+
+
+def _or_multiple_input(path: FastPath, take: Any, prompt: Any, line_parts: Any, deferred: Any) -> FastPath:
+    """``path``, whose records of lm-evaluation-harness's multiple-input shape (which its
+    code hands to the general path) are rendered by :func:`_multiple_input_parts`'s
+    functions first."""
+    main = path.render
+
+    def fast(record: Mapping[str, Any], index: int) -> RenderedPrompt | None:
+        made = main(record, index)
+        if made is not None:
+            return made
+        taken = take(record)
+        return None if taken is None else prompt(index, *taken)
+
+    # A block of records (the loops' unit) whose every record was of this shape makes the
+    # next block try this shape first, and hand a record of another shape straight to the
+    # general path (the generated code would read its question once more); a block with
+    # records of another shape goes back to the generated code first.
+    first = [False]
+
+    def many(records: Any, general: Any, start: int = 0) -> Any:
+        handed = [0]
+        taken_all = [True]
+
+        def other(record: Any, index: int) -> Any:
+            handed[0] += 1
+            taken = take(record)
+            if taken is None:
+                taken_all[0] = False
+                return general(record, index)
+            return prompt(index, *taken)
+
+        if first[0]:
+            for index, record in enumerate(records, start):
+                yield other(record, index)
+        else:
+            yield from path.many(records, other, start)
+        first[0] = taken_all[0] and type(records) is list and handed[0] == len(records)
+
+    def lines(records: Any, general: Any, start: int = 0, *, emit: Any, line_of: Any) -> Any:
+        handed = [0]
+        taken_all = [True]
+
+        def other(record: Any, index: int) -> Any:
+            handed[0] += 1
+            taken = take(record)
+            if taken is None:
+                taken_all[0] = False
+                return general(record, index)
+            line = emit(index, *line_parts(*taken))
+            return line_of(prompt(index, *taken)) if line is None else line
+
+        if first[0]:
+            for index, record in enumerate(records, start):
+                yield other(record, index)
+        else:
+            yield from path.lines(records, other, start, emit=emit, line_of=line_of)
+        first[0] = taken_all[0] and type(records) is list and handed[0] == len(records)
+
+    return FastPath(
+        fast, None if path.many is None else many, path.code, None if path.lines is None else lines, path.deferred
+    )
 
 
 def _shaped(

@@ -383,6 +383,23 @@ class CallableField(FieldExtractorBase):
         self._pending = (record, value, None)
         return value
 
+    def kept(self, record: Mapping[str, Any]) -> Any:
+        """:meth:`remembering`, but what it kept for this very record, if anything, is
+        given (and kept) rather than the callable called again: a second reader on the
+        fast path's way to the general path (lm-evaluation-harness's multiple-input
+        records). Such a reader calls :meth:`forget` once it has rendered the record."""
+        pending = self._pending
+        if pending is not None and pending[0] is record:
+            if pending[2] is not None:
+                raise pending[2]
+            return pending[1]
+        return self.remembering(record)
+
+    def forget(self) -> None:
+        """Drop what :meth:`remembering` kept (the record was rendered without the
+        general path)."""
+        self._pending = None
+
 
 @functools.lru_cache(maxsize=512)
 def _parsed_expression(source: str) -> tuple[tuple[str | int, ...] | None, tuple[str, ...]]:

@@ -382,3 +382,27 @@ def test_options_holding_line_breaks_keep_the_task_file_valid(tmp_path, capsys):
     )
     assert f"system_instruction={instruction}" not in echoed  # given as --system-instruction VALUE
     assert instruction in echoed and f"chat_template={template}" in echoed
+
+
+@pytest.mark.parametrize("shots", [0, 1])
+@pytest.mark.parametrize("chat", [False, True])
+def test_multiple_input_records_give_one_context_per_choice(shots, chat):
+    """lm-evaluation-harness's winogrande (task code, ``doc_to_text`` an index): every
+    choice's context, through the fast path as through the general one."""
+    task = ROOT / "tests" / "lm_eval_tasks" / "winogrande" / "default.yaml"
+    data = {
+        "validation": str(INPUTS / "winogrande" / "validation.jsonl"),
+        "train": str(INPUTS / "winogrande" / "train.jsonl"),
+    }
+    prompts = Prompts(task, {"data": data, "trust_code": True, "shots": shots})
+    settings = RunSettings(shots, apply_chat_template=chat)
+    template = fake_chat_template if chat else None
+    contexts = [prompts.request(doc, settings, template) for doc in prompts.docs()]
+    options = {"meta": "messages"} if chat else {}
+    expected = list(load_task(task, data=data, trust_code=True, shots=shots, **options).render())
+    assert all(isinstance(c, list) and len(c) == 2 for c in contexts)
+    if chat:
+        assert [[json.loads(x)[0] for x in c] for c in contexts] == [list(p.contexts) for p in expected]
+    else:
+        assert contexts == [list(p.contexts) for p in expected]
+    assert [prompts.gold(doc)[0] for doc in prompts.docs()] == [p.target for p in expected]

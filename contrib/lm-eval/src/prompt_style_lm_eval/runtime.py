@@ -307,8 +307,8 @@ class Prompts:
             self.task_for(settings)
         fast = self._settings_fast
         prompt = fast(doc, index) if fast is not None else None
-        if prompt is not None:
-            # The compiled fast path: one prompt, one context (never a multiple-input task's).
+        if prompt is not None and prompt.contexts is None:
+            # The compiled fast path's prompt of one context (a multiple-input record's, below).
             self._last_index = index
             self._last = prompt
             targets = self._targets
@@ -323,7 +323,8 @@ class Prompts:
             if type(messages) is list and messages:  # context()'s work, for one dialogue
                 return chat_template(messages, add_generation_prompt=messages[-1].get("role") != "assistant")
             return self.context(prompt, chat_template)
-        prompt = self._settings_task.renderer.render(doc, index)
+        if prompt is None:
+            prompt = self._settings_task.renderer.render(doc, index)
         self._keep(index, prompt, prompt.contexts is not None)
         return self.context(prompt, chat_template)
 

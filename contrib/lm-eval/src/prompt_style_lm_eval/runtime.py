@@ -307,8 +307,10 @@ class Prompts:
             self.task_for(settings)
         fast = self._settings_fast
         prompt = fast(doc, index) if fast is not None else None
-        if prompt is not None and prompt.contexts is None:
-            # The compiled fast path's prompt of one context (a multiple-input record's, below).
+        # (a fast-path prompt of one context is not a plain RenderedPrompt, whose every
+        # field is set: a multiple-input record's is, with its contexts; below)
+        if prompt is not None and (type(prompt) is not RenderedPrompt or prompt.contexts is None):
+            # The compiled fast path's prompt of one context.
             self._last_index = index
             self._last = prompt
             targets = self._targets

@@ -71,11 +71,12 @@ Workloads (``--workload``, repeatable; default all):
            ``data_files``, ARC-shaped records, lm-eval's ARC ``doc_to_*`` Jinja), 5-shot with
            lm-eval's default sampler (no ``fewshot_config``: one ``random.Random(1234)``
            for the task, five of a 50-record train split drawn per record)
-``process_docs`` lm-evaluation-harness's HellaSwag task file as it ships (``dataset_path: json``
-           here, local files), its ``process_docs: !function utils.process_docs`` (a
+``process_docs`` lm-evaluation-harness's HellaSwag task file and ``utils.py`` as it ships them
+           (``tests/lm_eval_tasks``; the split given with ``--data``), its
+           ``process_docs: !function utils.process_docs`` (a
            ``dataset.map`` cleaning each record with regular expressions) and ``utils.py``,
            zero-shot, ``--trust-code``; the script calls the same ``utils.preprocess``
-``winogrande`` lm-evaluation-harness's Winogrande task file as it ships, its three
+``winogrande`` lm-evaluation-harness's Winogrande task file as it ships (``tests/lm_eval_tasks``), its three
            ``!function preprocess_winogrande.*`` fields (multiple input: ``doc_to_text`` the
            index of the context, ``doc_to_choice`` the contexts), zero-shot,
            ``--trust-code``; the script calls the same functions (each line also holds
@@ -753,50 +754,12 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         conts = [" " + t for t in choices["text"]]
         o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": choices["label"].index(doc["answerKey"])}) + "\\n")
 """
-HELLASWAG_UTILS = """\
-import re
-
-
-def preprocess(text):
-    text = text.strip()
-    # NOTE: Brackets are artifacts of the WikiHow dataset portion of HellaSwag.
-    text = text.replace(" [title]", ". ")
-    text = re.sub("\\\\[.*?\\\\]", "", text)
-    text = text.replace("  ", " ")
-    return text
-
-
-def process_docs(dataset):
-    def _process_doc(doc):
-        ctx = doc["ctx_a"] + " " + doc["ctx_b"].capitalize()
-        out_doc = {
-            "query": preprocess(doc["activity_label"] + ": " + ctx),
-            "choices": [preprocess(ending) for ending in doc["endings"]],
-            "gold": int(doc["label"]),
-        }
-        return out_doc
-
-    return dataset.map(_process_doc)
-"""
-PROCESS_DOCS_TASK = """\
-task: hellaswag
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    validation: test.jsonl
-output_type: multiple_choice
-training_split: null
-validation_split: validation
-test_split: null
-process_docs: !function utils.process_docs
-doc_to_text: "{{query}}"
-doc_to_target: "{{label}}"
-doc_to_choice: "choices"
-metric_list:
-  - metric: acc
-"""
+LM_EVAL_TASKS = ROOT / "tests" / "lm_eval_tasks"  # lm-evaluation-harness's task files, as it ships them
+PROCESS_DOCS_TASK = (LM_EVAL_TASKS / "hellaswag" / "hellaswag.yaml").read_text(encoding="utf-8")
+HELLASWAG_UTILS = (LM_EVAL_TASKS / "hellaswag" / "utils.py").read_text(encoding="utf-8")
 PROCESS_DOCS_SCRIPT = """\
-import json, sys
+import json, sys, types
+sys.modules.setdefault("datasets", types.SimpleNamespace(Dataset=object))  # (utils.py names its type)
 from utils import preprocess
 test, dev, out = sys.argv[1:4]
 with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
@@ -807,39 +770,8 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         conts = [" " + preprocess(e) for e in doc["endings"]]
         o.write(json.dumps({"index": i, "text": text, "continuations": conts, "target": int(doc["label"])}) + "\\n")
 """
-WINOGRANDE_UTILS = """\
-def doc_to_text(doc):
-    answer_to_num = {"1": 0, "2": 1}
-    return answer_to_num[doc["answer"]]
-
-
-def doc_to_target(doc):
-    idx = doc["sentence"].index("_") + 1
-    return doc["sentence"][idx:].strip()
-
-
-def doc_to_choice(doc):
-    idx = doc["sentence"].index("_")
-    options = [doc["option1"], doc["option2"]]
-    return [doc["sentence"][:idx] + opt for opt in options]
-"""
-WINOGRANDE_TASK = """\
-task: winogrande
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    validation: test.jsonl
-output_type: multiple_choice
-training_split: null
-validation_split: validation
-doc_to_text: !function preprocess_winogrande.doc_to_text
-doc_to_target: !function preprocess_winogrande.doc_to_target
-doc_to_choice: !function preprocess_winogrande.doc_to_choice
-should_decontaminate: true
-doc_to_decontamination_query: sentence
-metric_list:
-  - metric: acc
-"""
+WINOGRANDE_TASK = (LM_EVAL_TASKS / "winogrande" / "default.yaml").read_text(encoding="utf-8")
+WINOGRANDE_UTILS = (LM_EVAL_TASKS / "winogrande" / "preprocess_winogrande.py").read_text(encoding="utf-8")
 WINOGRANDE_SCRIPT = """\
 import json, sys
 from preprocess_winogrande import doc_to_choice, doc_to_target, doc_to_text
@@ -915,7 +847,7 @@ WORKLOADS = {
         hellaswag_record,
         "dev.jsonl",
         3,
-        ("--trust-code",),
+        ("--trust-code", "--data", "validation=test.jsonl"),
         files=(("utils.py", HELLASWAG_UTILS),),
     ),
     "winogrande": Workload(
@@ -925,7 +857,7 @@ WORKLOADS = {
         wino_record,
         "dev.jsonl",
         3,
-        ("--trust-code",),
+        ("--trust-code", "--data", "validation=test.jsonl", "--data", "train=dev.jsonl"),
         files=(("preprocess_winogrande.py", WINOGRANDE_UTILS),),
     ),
     "sciq": Workload(

@@ -706,7 +706,7 @@ def _multiple_input_parts(renderer: TaskRenderer, shots: tuple[Any, ...]) -> tup
         delimiter = settings.target_delimiter
     if type(delimiter) is not str:
         return None
-    impure = [e for e in (text_of, choice_of, target_of) if not _pure(e)]
+    forgets = [e.forget for e in (text_of, choice_of, target_of) if not _pure(e)]
     read_q, read_c, read_t = (_kept_reader(e) for e in (text_of, choice_of, target_of))
     ids, plugins, until = renderer._shared_ids, renderer.plugins, renderer.until
     deferred = DeferredDialogue(
@@ -726,15 +726,17 @@ def _multiple_input_parts(renderer: TaskRenderer, shots: tuple[Any, ...]) -> tup
             t = read_t(record)
             if not 0 <= q < len(c) or (type(t) is not str and type(t) is not int):
                 return None
-            texts = [str(x) for x in c]
+            texts = list(map(str, c))
         except Exception:
             return None
-        for extractor in impure:  # rendered here: nothing kept for the general path
-            extractor.forget()
+        for forget in forgets:  # rendered here: nothing kept for the general path
+            forget()
         return int(q), texts, delimiter + str(t)
 
+    bare = not head and not tail  # (zero-shot, plain text: each context is its choice)
+
     def prompt(index: int, gold: int, texts: list[str], continuation: str) -> RenderedPrompt:
-        contexts = tuple([f"{head}{x}{tail}" for x in texts])
+        contexts = tuple(texts) if bare else tuple([f"{head}{x}{tail}" for x in texts])
         return RenderedPrompt(
             index,
             contexts[0],
@@ -751,7 +753,7 @@ def _multiple_input_parts(renderer: TaskRenderer, shots: tuple[Any, ...]) -> tup
         )
 
     def line_parts(gold: int, texts: list[str], continuation: str) -> tuple[str, Any, Any, bytes]:
-        more = b', "contexts": ' + json_strings([f"{head}{x}{tail}" for x in texts])
+        more = b', "contexts": ' + json_strings(texts if bare else [f"{head}{x}{tail}" for x in texts])
         return texts[0], (continuation,) * len(texts), gold, more
 
     return take, prompt, line_parts, deferred

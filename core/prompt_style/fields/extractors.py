@@ -393,7 +393,13 @@ class CallableField(FieldExtractorBase):
             if pending[2] is not None:
                 raise pending[2]
             return pending[1]
-        return self.remembering(record)
+        try:  # (remembering's work, inline: a call less a field a record)
+            value = self.spec(record)
+        except Exception as exc:
+            self._pending = (record, None, exc)
+            raise
+        self._pending = (record, value, None)
+        return value
 
     def forget(self) -> None:
         """Drop what :meth:`remembering` kept (the record was rendered without the

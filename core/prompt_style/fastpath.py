@@ -48,6 +48,7 @@ records).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -616,9 +617,11 @@ def _or_multiple_input(path: FastPath, take: Any, prompt: Any, line_parts: Any, 
     # records of another shape goes back to the generated code first.
     first = [False]
 
-    def many(records: Any, general: Any, start: int = 0) -> Any:
-        handed = [0]
-        taken_all = [True]
+    def block(records: Any, general: Any, start: int, made: Callable[..., Any], loop: Callable[..., Any]) -> Any:
+        """The block's outputs: ``made(index, taken)`` for a record of this shape,
+        ``general`` for another; ``loop(other)`` runs the generated code's loop with
+        ``other`` for the records it hands on."""
+        handed, taken_all = [0], [True]
 
         def other(record: Any, index: int) -> Any:
             handed[0] += 1
@@ -626,34 +629,29 @@ def _or_multiple_input(path: FastPath, take: Any, prompt: Any, line_parts: Any, 
             if taken is None:
                 taken_all[0] = False
                 return general(record, index)
-            return prompt(index, *taken)
+            return made(index, taken)
 
         if first[0]:
-            for index, record in enumerate(records, start):
-                yield other(record, index)
+            yield from map(other, records, itertools.count(start))
         else:
-            yield from path.many(records, other, start)
+            yield from loop(other)
         first[0] = taken_all[0] and type(records) is list and handed[0] == len(records)
 
-    def lines(records: Any, general: Any, start: int = 0, *, emit: Any, line_of: Any) -> Any:
-        handed = [0]
-        taken_all = [True]
+    def many(records: Any, general: Any, start: int = 0) -> Any:
+        def loop(other: Any) -> Any:
+            return path.many(records, other, start)
 
-        def other(record: Any, index: int) -> Any:
-            handed[0] += 1
-            taken = take(record)
-            if taken is None:
-                taken_all[0] = False
-                return general(record, index)
+        return block(records, general, start, lambda index, taken: prompt(index, *taken), loop)
+
+    def lines(records: Any, general: Any, start: int = 0, *, emit: Any, line_of: Any) -> Any:
+        def made(index: int, taken: Any) -> Any:
             line = emit(index, *line_parts(*taken))
             return line_of(prompt(index, *taken)) if line is None else line
 
-        if first[0]:
-            for index, record in enumerate(records, start):
-                yield other(record, index)
-        else:
-            yield from path.lines(records, other, start, emit=emit, line_of=line_of)
-        first[0] = taken_all[0] and type(records) is list and handed[0] == len(records)
+        def loop(other: Any) -> Any:
+            return path.lines(records, other, start, emit=emit, line_of=line_of)
+
+        return block(records, general, start, made, loop)
 
     return FastPath(
         fast, None if path.many is None else many, path.code, None if path.lines is None else lines, path.deferred

@@ -393,13 +393,7 @@ class CallableField(FieldExtractorBase):
             if pending[2] is not None:
                 raise pending[2]
             return pending[1]
-        try:  # (remembering's work, inline: a call less a field a record)
-            value = self.spec(record)
-        except Exception as exc:
-            self._pending = (record, None, exc)
-            raise
-        self._pending = (record, value, None)
-        return value
+        return self.remembering(record)
 
     def forget(self) -> None:
         """Drop what :meth:`remembering` kept (the record was rendered without the

@@ -159,7 +159,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             return None
     if not (all(_once(e) for e in (text_of, choice_of, target_of)) and _pure(describe)):
         return None
-    text_of_field, choice_of_field, target_of_field = text_of, choice_of, target_of
+    ordered = not all(_pure(e) for e in (text_of, choice_of, target_of))  # user code among them
     # The fields in one C call when each is a dict key (the common case).
     get3 = q_method = None
     if generation:
@@ -190,22 +190,17 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         shots = renderer.shared_shots()
     except PromptStyleError:
         return None
-    selection = None  # examples chosen per record: made into an ExampleSelection below
+    per_record = shots is None  # examples chosen per record: an ExampleSelection below
+    selection: ExampleSelection | None = None
     example = None  # an example whose number of choices the code is written for
-    if shots is None:
+    if per_record:
         if not _selects(renderer, style, affixes):
             return None
-        shots, selection = (), True
+        shots = ()
         try:
             example = renderer._shot(0)
         except PromptStyleError:
             example = None
-    if any(type(shot.question) is ContextChoice for shot in shots):
-        # lm-evaluation-harness's multiple-input mode (winogrande): one context per choice,
-        # examples showing their own correct choice: a shape of its own
-        parts = _multiple_input_parts(renderer, shots)
-        return None if parts is None else _shaped(renderer, *parts[:3], "multiple_input", parts[3])
-
     block, sep = style.shot_block(shots) if shots else ((), "")
     system = Turn("system", "", section="begin")
     if affixes is not None:
@@ -257,9 +252,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         describe = None
     lead = ""  # what the record's turn holds before its question (see DeferredDialogue)
     rules = renderer.chat
-    if selection is not None:
-        if describe is not None or rules is not None or affixes is None:
-            return None  # (a description per record, chat rules: the general path's)
+    if per_record:
+        if describe is not None:
+            return None  # (a description per record: the general path's)
         selection = ExampleSelection(
             shot=renderer._shot,
             size=len(renderer.pool),
@@ -461,7 +456,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             name for name, made in (("choice", constant_choices), ("target", target_column)) if made is not None
         ),
         selected=selection is not None,
-        ordered=not all(_pure(e) for e in (text_of_field, choice_of_field, target_of_field)),
+        ordered=ordered,
     )
     make = maker(code)
     # positional, in the order of its parameters: some fifty keywords would be matched by name
@@ -472,69 +467,45 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     path = FastPath(fast, many, code, lines if deferred is not None and describe is None else None, deferred)
     if passthrough and not generation and selection is None and last_turn is None and describe is None:
         # a record whose doc_to_text gives a number leaves the generated code (it takes
-        # str questions only): lm-evaluation-harness's multiple-input records, then
-        parts = _multiple_input_parts(renderer, shots)
-        if parts is not None and parts[3].head == deferred.head and parts[3].tail == deferred.tail:
+        # str questions only): lm-evaluation-harness's multiple-input records, around the
+        # same head and tail (the examples show their own correct choice: shot_block's)
+        parts = None if check_description is not None else _multiple_input_parts(renderer, deferred, description_key)
+        if parts is not None:
             return _or_multiple_input(path, *parts)
     return path
 
 
-def _multiple_input_parts(renderer: TaskRenderer, shots: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """``(take, prompt, line_parts, deferred)`` of lm-evaluation-harness's multiple-input
-    records (winogrande: ``doc_to_text`` gives the index of the choice that is the context,
-    ``doc_to_choice`` the contexts, ``doc_to_target`` the one continuation), for
-    :func:`_shaped`: each context is the shared head (description, examples, the question
-    turn's affix), the choice and the tail, as the meta template joins its turns'
-    texts (``affixes``); the line holds the ``contexts``. The fields are read in the
-    general path's order, user code through ``kept`` (called once a record, whichever
-    reader or path renders it); ``None`` when the task is not of this shape."""
-    style, meta = renderer.style, renderer.meta
-    affixes = getattr(meta, "affixes", None)
+def _multiple_input_parts(
+    renderer: TaskRenderer, shared: DeferredDialogue, description_key: str | None
+) -> tuple[Any, ...] | None:
+    """``(take, prompt, line_parts)`` of lm-evaluation-harness's multiple-input records
+    (winogrande: ``doc_to_text`` gives the index of the choice that is the context,
+    ``doc_to_choice`` the contexts, ``doc_to_target`` the one continuation), for the task's
+    ``shared`` head (description, examples, the question turn's affix) and tail, as
+    :func:`_shaped` takes them: each context is the head, the choice and the tail, as a
+    meta template of ``affixes`` joins its turns' texts; the line holds the ``contexts``.
+    A record with ``description_key`` has a description of its own (the general path's).
+    The fields are read in the general path's order, user code through ``kept`` (called
+    once a record, whichever reader or path renders it); ``None`` when the task is not
+    of this shape."""
+    style = renderer.style
     text_of, choice_of, target_of = renderer._text, renderer._choice, renderer._target
-    if not _plain_passthrough_style(style) or affixes is None or renderer.chat is not None:
+    if renderer.chat is not None or renderer._meta_scored is not None or renderer._prefix is not None:
         return None
-    if style.settings.output_type not in (None, "multiple_choice") or renderer._meta_scored is not None:
+    if style.settings.output_type not in (None, "multiple_choice"):
         return None
-    if text_of is None or choice_of is None or target_of is None or renderer._prefix is not None:
+    if text_of is None or choice_of is None or target_of is None:
         return None
-    if not all(_once(e) for e in (text_of, choice_of, target_of)):
-        return None
-    describe = renderer._description
-    description_key = None  # a record with this key has a description of its own (lm-eval reads the column)
-    if describe is not None and getattr(describe, "kind", None) not in ("literal", "constant"):
-        constant = _constant(describe)
-        if constant is None or type(constant[0]) is not str:
-            return None
-        description_key = constant[1]
-    try:
-        block, sep = style.shot_block(shots) if shots else ((), "")
-        head_turns: tuple[Turn, ...] = tuple(block)
-        head_text = meta.apply(block).text if block else ""
-        description = "" if describe is None else describe({})
-        description = "" if description is None else str(description)
-        if description:
-            system = Turn("system", "", section="begin")
-            d_before, d_after = affixes(system)
-            head_turns = (system._replace(content=description), *head_turns)
-            head_text = d_before + description + d_after + head_text
-        q_before, q_after = affixes(Turn("user", "", sep))
-    except Exception:
-        return None
-    if not all(type(t) is str for t in (head_text, q_before, q_after, description or "")):
-        return None
-    head, tail = head_text + q_before, q_after
+    head_turns, head, tail, sep = shared.turns, shared.head, shared.tail, shared.sep
     settings = style.settings
     delimiter = settings.continuation_delimiter
     if delimiter is None:
         delimiter = settings.target_delimiter
-    if type(delimiter) is not str:
+    if type(delimiter) is not str or type(head) is not str or type(tail) is not str:
         return None
     forgets = [e.forget for e in (text_of, choice_of, target_of) if not _pure(e)]
     read_q, read_c, read_t = (_kept_reader(e) for e in (text_of, choice_of, target_of))
     ids, plugins, until = renderer._shared_ids, renderer.plugins, renderer.until
-    deferred = DeferredDialogue(
-        head_turns, len(head), len(tail), sep, plugins, until, ids, head=head, tail=tail, extras=True
-    )
 
     def take(record: Any) -> tuple[int, list[str], str] | None:
         try:
@@ -579,7 +550,7 @@ def _multiple_input_parts(renderer: TaskRenderer, shots: tuple[Any, ...]) -> tup
         more = b', "contexts": ' + json_strings(texts if bare else [f"{head}{x}{tail}" for x in texts])
         return texts[0], (continuation,) * len(texts), gold, more
 
-    return take, prompt, line_parts, deferred
+    return take, prompt, line_parts
 
 
 def _kept_reader(extractor: Any) -> Callable[[Any], Any]:
@@ -598,7 +569,7 @@ def _kept_reader(extractor: Any) -> Callable[[Any], Any]:
     return read
 
 
-def _or_multiple_input(path: FastPath, take: Any, prompt: Any, line_parts: Any, deferred: Any) -> FastPath:
+def _or_multiple_input(path: FastPath, take: Any, prompt: Any, line_parts: Any) -> FastPath:
     """``path``, whose records of lm-evaluation-harness's multiple-input shape (which its
     code hands to the general path) are rendered by :func:`_multiple_input_parts`'s
     functions first."""

@@ -192,7 +192,9 @@ class Provenance:
         last: list[Any] = [None, b""]
         stops = b"" if until is None else b', "until": ' + strings(until)
 
-        def line(index: int, text: str, continuations: Any, target: Any, more: bytes = b"") -> bytes | None:
+        def line(
+            index: int, text: str, continuations: Any, target: Any, more: bytes = b"", after_id: bytes = after_id
+        ) -> bytes | None:
             if type(index) is not int or type(text) is not str:
                 return None
             own = json_utf8(text)[1:-1]
@@ -253,18 +255,18 @@ class Provenance:
         if getattr(shared, "selected", None) is None:
             return line
         # Examples chosen per record: the text is the whole text (the shared head is
-        # empty), and the fewshot_indices are the record's, written here.
-        tail = safe_utf8(f", {self._tail}").replace(b"%", b"%%")
-        formats: dict[int, bytes] = {}  # number of examples -> their member and the rest, to fill with %
+        # empty), and the fewshot_indices are the record's: _after_doc_id's bytes, their
+        # list written with one %-format per number of examples
+        member, rest = self._after_doc_id(None)[:-1].split(b"null", 1)  # (the first null is theirs)
+        rest = rest.replace(b"%", b"%%")
+        formats: dict[int, bytes] = {}
 
         def selected_line(index: int, text: str, continuations: Any, target: Any, ids: tuple[int, ...]) -> bytes | None:
             # ids: int pool indices (the selection takes no other), written with %d
-            nonlocal after_id  # (read by line(), from this cell)
             made = formats.get(len(ids))
             if made is None:
-                made = formats[len(ids)] = b', "fewshot_indices": [' + b", ".join([b"%d"] * len(ids)) + b"]" + tail
-            after_id = made % ids
-            return line(index, text, continuations, target)
+                made = formats[len(ids)] = member + b"[" + b", ".join([b"%d"] * len(ids)) + b"]" + rest
+            return line(index, text, continuations, target, b"", made % ids)
 
         return selected_line
 

@@ -192,17 +192,6 @@ class Docs(Sequence):
         removed = [remove_columns] if isinstance(remove_columns, str) else list(remove_columns or ())
         values_only = bool([input_columns] if isinstance(input_columns, str) else input_columns)
         out: list[dict[str, Any]] = []
-        if not batched and not values_only and not with_indices and not fn_kwargs and not removed:
-            # (the common call, dataset.map(fn): _calls' loop and the one below, in one)
-            for row in self._rows:
-                new = _fresh(row)
-                result = function(new)
-                if result is not None:
-                    if type(result) is not dict and not isinstance(result, Mapping):
-                        raise TypeError(f"map's function must return a dict, not {type(result).__name__}")
-                    new.update(result)
-                out.append(new)
-            return Docs._owned(out)
         calls = self._calls(function, with_indices, input_columns, batched, batch_size, fn_kwargs)
         if not batched:
             for i, example, result in calls:

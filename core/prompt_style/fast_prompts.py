@@ -93,6 +93,8 @@ class DeferredDialogue:
         self.bare = bare
         self.textless = textless
         self.lead = lead
+        """What the record's turn holds before its own text (lm-evaluation-harness's one
+        user turn for examples and question: the examples)."""
         self.extras = extras
         """Whether its prompts hold more than the common fields (a task-template file's
         answer choices, OpenCompass's ``mode``): their JSON is then ``RenderedPrompt``'s."""
@@ -101,8 +103,6 @@ class DeferredDialogue:
         self.selected = selected
         """Examples chosen per record (an :class:`~prompt_style.fast_examples.ExampleSelection`):
         the prompts are :class:`SelectedPrompt`, whose text starts with their examples'."""
-        """What the record's turn holds before its own text (lm-evaluation-harness's one
-        user turn for examples and question: the examples)."""
 
     def content(self, text: str) -> str:
         """The record's question turn's content, from the prompt's text."""

@@ -223,11 +223,11 @@ class TaskTemplate:
     _compiled: Any = field(default=None, init=False, repr=False)
     _choices: Any = field(default=None, init=False, repr=False)
     _fast: tuple[Any, Any] = field(default=(None, None), init=False, repr=False)
-    _reads: tuple[str, ...] = field(default=(), init=False, repr=False)
-    """The record's fields the compiled functions read (the only ones ``|||`` protection can matter for)."""
     """The answer choices' and the template's plain-Python functions (``compile_simple``),
     where they are simple: each gives the sandbox's text, or ``SLOW`` for a record the
     sandbox must render."""
+    _reads: tuple[str, ...] = field(default=(), init=False, repr=False)
+    """The record's fields the compiled functions read (the only ones ``|||`` protection can matter for)."""
 
     # -- identity -------------------------------------------------------------
 

@@ -211,20 +211,34 @@ def venv_python(venv: Path) -> Path:
     return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
+PIP_SECONDS = 240
+"""The longest one ``pip install`` of the fresh-venv test may take (it takes seconds)."""
+_UNREACHABLE = ("Retrying (Retry(", "NewConnectionError", "ConnectTimeoutError", "ReadTimeoutError")
+"""What pip prints when the package index does not answer."""
+
+
 @pytest.mark.slow
 def test_each_kind_installs_into_a_fresh_venv_and_passes_its_own_tests(tmp_path):
     venv = tmp_path / "venv"
-    made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
+    made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True, timeout=120)
     if made.returncode != 0:
         pytest.skip(f"cannot create a virtual environment: {made.stderr.strip()[-200:]}")
     python = str(venv_python(venv))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPT_STYLE_", "VIRTUAL_ENV", "PYTHONPATH"))}
 
     def pip(*args: str, cwd: Path | None = None) -> None:
-        done = subprocess.run(
-            [python, "-m", "pip", "install", "--quiet", *args], capture_output=True, text=True, env=env, cwd=cwd
-        )
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        # pip reaches the package index (the build backend, the dependencies): a stalled
+        # index is waited for a bounded time (the machine's pip may wait minutes a request)
+        # and then skips the test, naming it; any other failure fails it.
+        command = [python, "-m", "pip", "install", "--quiet", "--timeout", "30", "--retries", "2", *args]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=PIP_SECONDS)
+        except subprocess.TimeoutExpired:
+            pytest.skip(f"pip install {' '.join(args)} took over {PIP_SECONDS} s: is the package index reachable?")
+        output = done.stdout[-3000:] + done.stderr[-3000:]
+        if done.returncode != 0 and any(sign in output for sign in _UNREACHABLE):
+            pytest.skip(f"the package index could not be reached: {output.strip().splitlines()[-1]}")
+        assert done.returncode == 0, output
 
     # the core from this checkout (built into a wheel by pip), then the installed command scaffolds
     pip(str(ROOT))

@@ -6,8 +6,10 @@ from __future__ import annotations
 import gzip
 import html.parser
 import json
+import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import zlib
@@ -243,7 +245,27 @@ def _browser(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
         "--disable-sync",
         f"--user-data-dir={tmp_path / 'profile'}",
     ]
-    return subprocess.run([_chromium(), *flags, *args], capture_output=True, text=True, timeout=180)
+    # Chromium starts helper processes that hold its output open: on a timeout the whole
+    # process group goes, so that the wait ends (subprocess.run would kill the parent only).
+    with subprocess.Popen(
+        [_chromium(), *flags, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as browser:
+        try:
+            out, err = browser.communicate(timeout=180)
+        except subprocess.TimeoutExpired:
+            os.killpg(browser.pid, signal.SIGKILL)
+            browser.communicate()
+            pytest.fail(f"headless Chromium did not finish in 180 s: {' '.join(args)}")
+        finally:
+            try:  # helpers left behind by a browser that exited
+                os.killpg(browser.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    return subprocess.CompletedProcess(browser.args, browser.returncode, out, err)
 
 
 def _png_pixels(path: Path) -> tuple[int, int, bytes]:

@@ -946,7 +946,8 @@ def test_shared_random_keeps_flat_memory_and_the_same_draws(monkeypatch, exclude
 
 def test_numpy_imported_by_task_code_later_is_seeded_when_imported(tmp_path):
     """Loading task code does not import numpy (a tenth of a second a process): numpy is
-    seeded as lm-eval seeds it when first imported, here inside the task's function."""
+    seeded as lm-eval seeds it when first imported, here inside the task's function, even
+    after something asked whether numpy is installed (``importlib.util.find_spec``)."""
     pytest.importorskip("numpy")
     import subprocess
     import sys
@@ -963,6 +964,8 @@ def test_numpy_imported_by_task_code_later_is_seeded_when_imported(tmp_path):
         "import sys, prompt_style\n"
         f"task = prompt_style.load_task({str(path)!r}, data={{'test': [{{'q': 'x', 'a': 'y'}}]}}, trust_code=True)\n"
         "assert 'numpy' not in sys.modules, 'loading task code imported numpy'\n"
+        "import importlib.util\n"
+        "assert importlib.util.find_spec('numpy') is not None  # asked, as libraries ask, not imported\n"
         "[prompt] = task.render()\n"
         "import numpy\n"
         "numpy.random.seed(1234)\n"

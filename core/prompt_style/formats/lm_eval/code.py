@@ -81,26 +81,34 @@ def seed_like_lm_eval() -> None:
 
 class _SeedNumpy:
     """An import hook, used once: numpy seeded as lm-evaluation-harness seeds it
-    (``numpy.random.seed(1234)``) as soon as it is first imported."""
+    (``numpy.random.seed(1234)``) as soon as it is first imported.
+
+    It stays until numpy is executed, not only looked up: libraries ask
+    ``importlib.util.find_spec("numpy")`` to learn whether it is installed, and the
+    spec they get is never imported."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name != "numpy":
             return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        import importlib.util
-
-        spec = importlib.util.find_spec(name)  # (the other finders: this one is gone)
-        loader = None if spec is None else spec.loader
-        run = getattr(loader, "exec_module", None)
+        for finder in list(sys.meta_path):  # the other finders, as the import system asks them
+            find = None if finder is self else getattr(finder, "find_spec", None)
+            spec = None if find is None else find(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        run = getattr(spec.loader, "exec_module", None)
         if run is None:
             return spec
+        hook = self
 
         def exec_module(module: Any) -> None:
+            if hook in sys.meta_path:
+                sys.meta_path.remove(hook)
             run(module)
             module.random.seed(1234)
 
-        loader.exec_module = exec_module  # (this spec's own loader)
+        spec.loader.exec_module = exec_module  # (this spec's own loader)
         return spec
 
 

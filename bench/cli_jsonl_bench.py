@@ -67,6 +67,8 @@ Workloads (``--workload``, repeatable; default all):
            examples drawn per record from a pool of 100): every record its own examples
 ``random`` the same with ``retriever: random`` (each record's examples drawn from
            ``random.Random(f"1234:{index}")``)
+``random_chat`` the same as ChatML (``--meta chatml``): each record's examples as
+           user/assistant turns; the script builds the ChatML text by hand
 ``arc_lm_eval`` an lm-evaluation-harness task file (``dataset_path: json`` with local
            ``data_files``, ARC-shaped records, lm-eval's ARC ``doc_to_*`` Jinja), 5-shot with
            lm-eval's default sampler (no ``fewshot_config``: one ``random.Random(1234)``
@@ -717,6 +719,24 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
 """
 RANDOM_SCRIPT = SAMPLER_SCRIPT.replace("DRAW", 'random.Random(f"1234:{i}").sample(range(n), 5)')
 SAMPLER_SCRIPT = SAMPLER_SCRIPT.replace("DRAW", "rnd.sample(range(n), 5)")
+RANDOM_CHAT_SCRIPT = """\
+import json, random, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    pool = [json.loads(line) for line in f]
+def question(d):
+    c = d["choices"]
+    return f"<|im_start|>user\\n{d['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:<|im_end|>\\n"
+shots = [question(s) + f"<|im_start|>assistant\\n{'ABCD'[s['answer']]}<|im_end|>\\n" for s in pool]
+system = "<|im_start|>system\\nThe following are multiple choice questions (with answers) about anatomy.\\n\\n<|im_end|>\\n"
+n = len(pool)
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        ids = random.Random(f"1234:{i}").sample(range(n), 5)
+        text = system + "".join([shots[j] for j in ids]) + question(doc) + "<|im_start|>assistant\\n"
+        o.write(json.dumps({"index": i, "text": text, "continuations": ["A", "B", "C", "D"], "target": doc["answer"]}) + "\\n")
+"""
 ARC_LM_EVAL_TASK = """\
 task: arc_like
 dataset_path: json
@@ -839,6 +859,9 @@ WORKLOADS = {
     "opencompass": Workload("opencompass", OC_TASK, OC_SCRIPT, oc_record, "data/dev.jsonl", 3, test="data/test.jsonl"),
     "sampler": Workload("sampler", SAMPLER_TASK, SAMPLER_SCRIPT, mmlu_record, "dev.jsonl", 100),
     "random": Workload("random", RANDOM_TASK, RANDOM_SCRIPT, mmlu_record, "dev.jsonl", 100),
+    "random_chat": Workload(
+        "random_chat", RANDOM_TASK, RANDOM_CHAT_SCRIPT, mmlu_record, "dev.jsonl", 100, ("--meta", "chatml")
+    ),
     "arc_lm_eval": Workload("arc_lm_eval", ARC_LM_EVAL_TASK, ARC_LM_EVAL_SCRIPT, arc_record, "train.jsonl", 50),
     "process_docs": Workload(
         "process_docs",

@@ -10,6 +10,10 @@ the question's turn starts with. An example's text depends only on the example a
 on whether it opens the run or follows an example that ended with the few-shot
 delimiter (the style's ``shot_block`` joins them so), so each pool record's two texts
 are made once, when first chosen, and a record's prefix is a join.
+
+A chat format whose turns are closed the same way wherever they stand
+(``closed_turn``: ChatML) is joined the same way, each turn's text its closed text;
+its messages are one per turn, so their JSON is joined from each example's too.
 """
 
 from __future__ import annotations
@@ -17,7 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .safe.json_lines import dumps_json, encode_str, safe_utf8
 from .types import Dialogue, Turn
+
+_MARK = "\ue000prompt-style-content\ue001"
+"""Stands for the question's content in its message, to cut the message's JSON around it."""
 
 __all__ = ["ExampleSelection", "Refused"]
 
@@ -39,7 +47,11 @@ class ExampleSelection:
     :param delimiter: the few-shot delimiter (what an answered example ends with).
     :param start: the text before the first example (the description's).
     :param start_turns: its turns.
-    :param stop: the length of the text after the question (the question turn's affix).
+    :param after: the text after the question (the question turn's affix).
+    :param question_affixes: the text before and after the question turn's content
+        (``affixes`` unless given: a chat format's last turn stands otherwise).
+    :param message: for a chat format, a turn's message (:meth:`prefix_and_json` then
+        gives the messages' JSON too).
     """
 
     __slots__ = (
@@ -58,6 +70,13 @@ class ExampleSelection:
         "_trailing",
         "_made",
         "_before",
+        "_question_affixes",
+        "_message",
+        "_start_json",
+        "_first_json",
+        "_follow_json",
+        "_rest_json",
+        "_question_json",
     )
 
     def __init__(
@@ -72,6 +91,8 @@ class ExampleSelection:
         start: str,
         start_turns: Dialogue,
         after: str,
+        question_affixes: Callable[[Turn], tuple[Any, Any]] | None = None,
+        message: Callable[[Turn], Any] | None = None,
     ) -> None:
         self._shot = shot
         self.size = size
@@ -90,6 +111,24 @@ class ExampleSelection:
         self._trailing: list[str | None] = [None] * size
         self._made: list[Any] = [None] * size
         self._before: dict[str, str] = {}  # the question turn's text before its content, by separator
+        self._question_affixes = affixes if question_affixes is None else question_affixes
+        self._message = message
+        # a chat format's messages: their JSON, each followed by ", " (per pool index, as the texts)
+        self._start_json = b"[" + self._json(start_turns) if message is not None else b""
+        self._first_json: list[bytes | None] = [None] * size
+        self._follow_json: list[bytes | None] = [None] * size
+        self._rest_json: list[bytes | None] = [None] * size
+        self._question_json: dict[str, tuple[bytes, bytes]] = {}  # around the question's content, by separator
+
+    @property
+    def after(self) -> str:
+        """The text after the question's content."""
+        return self._after
+
+    @property
+    def chat(self) -> bool:
+        """Whether the prompts have messages (a chat format's: :meth:`prefix_and_json`)."""
+        return self._message is not None
 
     def _text(self, turns: Sequence[Turn]) -> str:
         parts = []
@@ -100,20 +139,48 @@ class ExampleSelection:
             parts.append(before + turn.content + after)
         return "".join(parts)
 
+    def _json(self, turns: Sequence[Turn]) -> bytes:
+        """The JSON of the turns' messages, each followed by ``", "``."""
+        assert self._message is not None
+        parts = []
+        for turn in turns:
+            message = self._message(turn)
+            if type(message) is not dict:
+                raise Refused
+            parts.append(safe_utf8(dumps_json(message)) + b", ")
+        return b"".join(parts)
+
     def _make(self, i: int) -> None:
         made = self._example_turns(self._shot(i))
         rest = self._text(made[2])
+        if self._message is not None:
+            rest_json = self._json(made[2])
+            self._first_json[i] = self._json((made[0],)) + rest_json
+            self._follow_json[i] = self._json((made[1],)) + rest_json
+            self._rest_json[i] = rest_json
         self._first[i] = self._text((made[0],)) + rest
         self._follow[i] = self._text((made[1],)) + rest
         self._made[i] = (made[0], rest)
         self._trailing[i] = made[3]
 
     def _question_before(self, sep: str) -> str:
-        before, after = self._affixes(Turn("user", "", sep))
+        before, after = self._question_affixes(Turn("user", "", sep))
         if type(before) is not str or after != self._after:
             raise Refused
         self._before[sep] = before
         return before
+
+    def _question_message(self, sep: str) -> tuple[bytes, bytes]:
+        """The JSON of the question's message before and after its content."""
+        assert self._message is not None
+        message = self._message(Turn("user", _MARK, sep))
+        if type(message) is not dict or message.get("content") != _MARK:
+            raise Refused
+        parts = dumps_json(message).split(encode_str(_MARK)[1:-1])
+        if len(parts) != 2:
+            raise Refused
+        made = self._question_json[sep] = (safe_utf8(parts[0]), safe_utf8(parts[1]) + b"]")
+        return made
 
     def prefix(self, ids: Sequence[Any]) -> str:
         """The text before the record's own question text, its examples at ``ids``.
@@ -143,6 +210,52 @@ class ExampleSelection:
         before = self._before.get(sep)
         parts.append(self._question_before(sep) if before is None else before)
         return "".join(parts)
+
+    def prefix_and_json(self, ids: Sequence[Any]) -> tuple[str, bytes, bytes]:
+        """:meth:`prefix`, and for a chat format the JSON of the messages before the
+        question's content (up to its opening quote) and after it (from its closing
+        quote to the list's end).
+
+        :raises Refused: as :meth:`prefix`.
+        :raises PromptStyleError: as :meth:`prefix`.
+        """
+        first, follow, trailing = self._first, self._follow, self._trailing
+        first_json, follow_json = self._first_json, self._follow_json
+        size, delimiter = self.size, self._delimiter
+        parts = [self.start]
+        messages = [self._start_json]
+        previous = None
+        for i in ids:
+            if type(i) is not int or not 0 <= i < size:
+                raise Refused
+            if first[i] is None:
+                self._make(i)
+            if previous is None:
+                parts.append(first[i])
+                messages.append(first_json[i])
+            elif previous == delimiter:
+                parts.append(follow[i])
+                messages.append(follow_json[i])
+            else:  # an example without an answer before it: its separator opens this one
+                opening, rest = self._made[i]
+                opened = opening._replace(sep=previous)
+                parts.append(self._text((opened,)) + rest)
+                messages.append(self._json((opened,)) + self._rest_json[i])
+            previous = trailing[i]
+        sep = "" if previous is None else previous
+        before = self._before.get(sep)
+        parts.append(self._question_before(sep) if before is None else before)
+        around = self._question_json.get(sep)
+        if around is None:
+            around = self._question_message(sep)
+        messages.append(around[0])
+        return "".join(parts), b"".join(messages), around[1]
+
+    def messages(self, text: str, ids: Sequence[int]) -> list[dict[str, Any]]:
+        """The messages of a prompt whose text is ``text``, its examples at ``ids`` (a
+        chat format's: one per turn of its dialogue), fresh."""
+        assert self._message is not None
+        return [dict(self._message(turn)) for turn in self.dialogue(text, ids)]
 
     def dialogue(self, text: str, ids: Sequence[int]) -> Dialogue:
         """The dialogue of a prompt whose text is ``text``, its examples at ``ids``."""

@@ -288,10 +288,22 @@ class SelectedPrompt(LazyDialoguePrompt):
             value = self._deferred.selected.dialogue(self.text, self.fewshot_indices)
             self.dialogue = value
             return value
+        if name == "messages":  # a chat format's, one per turn (ExampleSelection.messages)
+            selected = self._deferred.selected
+            value = selected.messages(self.text, self.fewshot_indices) if selected.chat else None
+            self.messages = value
+            return value
         return LazyDialoguePrompt.__getattr__(self, name)
+
+    def to_json(self) -> dict[str, Any]:
+        out = LazyDialoguePrompt.to_json(self)
+        if self._deferred.selected.chat:
+            out["messages"] = self.messages
+        return out
 
     def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
         # no text shared around the question: the encoder writes the whole text
         if self.permutation is not None:
             return None
-        return self.text, None, self.continuations, self.target, self._deferred.until, None
+        messages = self.messages if self._deferred.selected.chat else None
+        return self.text, messages, self.continuations, self.target, self._deferred.until, None

@@ -55,7 +55,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
-from .fast_examples import ExampleSelection
+from .fast_examples import ExampleSelection, Refused
 from .fast_fields import (
     _column,
     _constant,
@@ -193,8 +193,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     per_record = shots is None  # examples chosen per record: an ExampleSelection below
     selection: ExampleSelection | None = None
     example = None  # an example whose number of choices the code is written for
+    closed = getattr(meta, "closed_turn", None) if last_turn is not None else None
     if per_record:
-        if not _selects(renderer, style, affixes):
+        if not _selects(renderer, style, affixes, closed):
             return None
         shots = ()
         try:
@@ -255,17 +256,25 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     if per_record:
         if describe is not None:
             return None  # (a description per record: the general path's)
-        selection = ExampleSelection(
-            shot=renderer._shot,
-            size=len(renderer.pool),
-            example_turns=style._example_turns,
-            shot_block=style.shot_block,
-            affixes=affixes,
-            delimiter=settings.fewshot_delimiter,
-            start=head_text,
-            start_turns=head_turns,
-            after=q_after,
-        )
+        if affixes is None:
+            # a chat format closing its turns alike (closed_turn): the chat rules touch
+            # the turns before the examples only (fewshot_as_multiturn: see _selects)
+            selection = _chat_selection(renderer, style, meta, last_turn, closed, head_turns, example)
+            if selection is None:
+                return None
+            q_after, rules = selection.after, None
+        else:
+            selection = ExampleSelection(
+                shot=renderer._shot,
+                size=len(renderer.pool),
+                example_turns=style._example_turns,
+                shot_block=style.shot_block,
+                affixes=affixes,
+                delimiter=settings.fewshot_delimiter,
+                start=head_text,
+                start_turns=head_turns,
+                after=q_after,
+            )
         head_turns, head_text, q_before = (), "", ""  # the selection's, per record
     if rules is not None:
         # lm-evaluation-harness's chat rules: a system instruction before the shared turns;
@@ -302,7 +311,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         # The text is one f-string (prefix, question, affixes); the dialogue (and a chat
         # format's messages) are made from it when first read (LazyDialoguePrompt).
         chat = None
-        if last_turn is None:
+        if last_turn is None or selection is not None:  # (a selection's messages are its own)
             head, tail = head_text + q_before, q_after
         else:
             split = _chat_split(meta, last_turn, (*head_turns, Turn("user", lead, sep)))
@@ -392,7 +401,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             SelectedPrompt if selection is not None else LazyMessagesPrompt if textless else LazyDialoguePrompt
         ),
         "select": renderer._select,
-        "prefix_of": None if selection is None else selection.prefix,
+        "prefix_of": None if selection is None else selection.prefix_and_json if selection.chat else selection.prefix,
         "RenderedPrompt": RenderedPrompt,
         "Turn": Turn,
         "plugins": renderer.plugins,
@@ -456,6 +465,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             name for name, made in (("choice", constant_choices), ("target", target_column)) if made is not None
         ),
         selected=selection is not None,
+        selected_chat=selection is not None and selection.chat,
         ordered=ordered,
     )
     make = maker(code)
@@ -938,18 +948,108 @@ def _chat_split(meta: Any, last_turn: Any, dialogue: Dialogue) -> tuple[str, str
     return before + dialogue[-1].content, after, chat, False
 
 
-def _selects(renderer: TaskRenderer, style: Any, affixes: Any) -> bool:
+def _selects(renderer: TaskRenderer, style: Any, affixes: Any, closed: Any) -> bool:
     """Whether the fast path can join the examples a retriever chooses per record: a meta
-    template whose text is its turns' texts joined (``affixes``), a style joining its
-    examples as :class:`QAStyle` does, and a pool."""
+    template whose text is its turns' texts joined (``affixes``), or a chat format
+    closing its turns alike wherever they stand (``closed_turn``) with the examples as
+    turns of their own (lm-evaluation-harness's ``fewshot_as_multiturn``); a style
+    joining its examples as :class:`QAStyle` does; and a pool."""
     cls = type(style)
+    rules = renderer.chat
     return (
-        affixes is not None
-        and renderer.chat is None
+        (
+            (affixes is not None and rules is None)
+            or (closed is not None and (rules is None or rules.fewshot_as_multiturn or not rules.chat))
+        )
         and bool(renderer.pool)
         and getattr(cls, "shot_block", None) is QAStyle.shot_block
         and getattr(cls, "_example_turns", None) is QAStyle._example_turns
     )
+
+
+_PROBE = 'Q\u2028"?'
+"""The question of :func:`_chat_selection`'s probe: a quote and U+2028, which a line's JSON escapes."""
+
+
+def _chat_selection(
+    renderer: TaskRenderer,
+    style: Any,
+    meta: Any,
+    last_turn: Any,
+    closed: Any,
+    start_turns: Dialogue,
+    example: Any,
+) -> ExampleSelection | None:
+    """The :class:`ExampleSelection` of a chat format that declares ``closed_turn``: the
+    turns before the question each their closed text and message, the question's text
+    around its content ``last_turn_affixes`` of that turn alone. Checked against
+    ``apply`` on a dialogue of two examples first; ``None`` when the promise does not hold."""
+
+    def closed_affixes(turn: Turn) -> tuple[Any, Any]:
+        made = closed(turn)
+        if made is None:
+            raise Refused
+        return made[0], made[1]
+
+    def message(turn: Turn) -> Any:
+        made = closed(turn)
+        if made is None:
+            raise Refused
+        return made[2]
+
+    def question_affixes(turn: Turn) -> tuple[Any, Any]:
+        split = last_turn((turn,))
+        if split is None:
+            raise Refused
+        return split
+
+    rules = renderer.chat
+    question = Turn("user", "", "")
+    given = start_turns  # (the style's: the probe below applies the rules to it, as the general path)
+    try:
+        if rules is not None:
+            ruled = rules.apply((*start_turns, question))
+            if not ruled or ruled[-1] is not question:
+                return None
+            start_turns = ruled[:-1]
+        pieces = [closed_affixes(turn) for turn in start_turns]
+        for (before, after), turn in zip(pieces, start_turns):
+            if type(before) is not str or type(after) is not str or type(turn.content) is not str:
+                return None
+        after = question_affixes(question)[1]
+        if type(after) is not str or example is None:
+            return None
+        selection = ExampleSelection(
+            shot=renderer._shot,
+            size=len(renderer.pool),
+            example_turns=style._example_turns,
+            shot_block=style.shot_block,
+            affixes=closed_affixes,
+            delimiter=style.settings.fewshot_delimiter,
+            start="".join([b + t.content + a for (b, a), t in zip(pieces, start_turns)]),
+            start_turns=start_turns,
+            after=after,
+            question_affixes=question_affixes,
+            message=message,
+        )
+        # the promise, on the task's own turns: two examples and a question, as the
+        # general path renders them (the pool's first record, as the question too)
+        block, sep = style.shot_block([example, example])
+        dialogue = (*given, *block, Turn("user", _PROBE, sep))
+        made = meta.apply(rules.apply(dialogue) if rules is not None else dialogue)
+        text, before, behind = selection.prefix_and_json((0, 0))
+    except Exception:  # Refused, or what the general path reports for every record
+        return None
+    own = _PROBE
+    if made.text != text + own + after or made.messages is None:
+        return None
+    if any(v is not None for v in (made.token_ids, made.context_token_ids, made.continuation_token_ids)):
+        return None
+    if made.token_report is not None or made.assistant_spans is not None:
+        return None
+    if safe_utf8(dumps_json(made.messages)) != before + json_utf8(own)[1:-1] + behind:
+        return None
+    return selection
 
 
 class _Bail(Exception):

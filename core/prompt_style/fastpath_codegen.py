@@ -36,6 +36,7 @@ def generated_code(
     fallbacks: frozenset[str] = frozenset(),
     inline_reads: frozenset[str] = frozenset(),
     selected: bool = False,
+    selected_chat: bool = False,
     ordered: bool = False,
 ) -> str:
     body: list[str] = []
@@ -48,7 +49,8 @@ def generated_code(
         add("ids = select(index, record)")
         add("if type(ids) is not tuple:")
         add("    ids = tuple(ids)")
-        add("pre = prefix_of(ids)")
+        # (a chat format's: and the JSON of the messages around the question's content)
+        add("pre, pre_json, post_json = prefix_of(ids)" if selected_chat else "pre = prefix_of(ids)")
     if generation is not None:
         _generation_body(add, combined, q_method, generation[1], ordered)
     else:
@@ -200,7 +202,9 @@ def generated_code(
         "                yield general(record, index)\n"
         "                continue\n"
         + (
-            "            line = emit(index, pre + text, continuations, target, ids)\n"
+            "            line = emit(index, pre + text, continuations, target, ids, text, pre_json, post_json)\n"
+            if selected_chat
+            else "            line = emit(index, pre + text, continuations, target, ids)\n"
             if selected
             else "            line = emit(index, text, continuations, target)\n"
         )

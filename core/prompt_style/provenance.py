@@ -193,7 +193,13 @@ class Provenance:
         stops = b"" if until is None else b', "until": ' + strings(until)
 
         def line(
-            index: int, text: str, continuations: Any, target: Any, more: bytes = b"", after_id: bytes = after_id
+            index: int,
+            text: str,
+            continuations: Any,
+            target: Any,
+            more: bytes = b"",
+            after_id: bytes = after_id,
+            after: bytes = after,
         ) -> bytes | None:
             if type(index) is not int or type(text) is not str:
                 return None
@@ -268,7 +274,31 @@ class Provenance:
                 made = formats[len(ids)] = member + b"[" + b", ".join([b"%d"] * len(ids)) + b"]" + rest
             return line(index, text, continuations, target, b"", made % ids)
 
-        return selected_line
+        if not shared.selected.chat:
+            return selected_line
+        # a chat format's: the messages' JSON is the record's, its examples' messages
+        # (the selection's, pre_json) and its question's content (own) in its message
+        text_after = json_utf8(shared.tail)[1:-1] + b'", "messages": '
+
+        def selected_chat_line(
+            index: int,
+            text: str,
+            continuations: Any,
+            target: Any,
+            ids: tuple[int, ...],
+            own: str,
+            pre_json: bytes,
+            post_json: bytes,
+        ) -> bytes | None:
+            made = formats.get(len(ids))
+            if made is None:
+                made = formats[len(ids)] = member + b"[" + b", ".join([b"%d"] * len(ids)) + b"]" + rest
+            if type(own) is not str:
+                return None
+            messages = join((text_after, pre_json, json_utf8(own)[1:-1], post_json))
+            return line(index, text, continuations, target, b"", made % ids, messages)
+
+        return selected_chat_line
 
 
 def _doc_id(doc_id: Any, index: int) -> str:

@@ -129,7 +129,8 @@ class MetaTemplateConformance(Conformance):
 
     def test_fast_path_promises_hold(self):
         """``last_turn_affixes`` (a chat format whose text stands around its last turn's
-        content, or whose messages differ only in that content) and ``affixes`` (text as
+        content, or whose messages differ only in that content), ``closed_turn`` (each
+        turn before the last closed alike, one message per turn) and ``affixes`` (text as
         its turns' texts joined) keep their promise for awkward contents: the renderer's
         fast path relies on them."""
         built = self.built()
@@ -155,6 +156,23 @@ class MetaTemplateConformance(Conformance):
                     if whole.messages is not None:
                         expected = [*whole.messages[:-1], {**whole.messages[-1], "content": content}]
                         assert result.messages == expected, f"{shape}: messages around {content!r}"
+        closed = getattr(built, "closed_turn", None)
+        if closed is not None and split is not None:
+            # the text: each turn before the last closed alike, then the last turn's alone;
+            # the messages: one per turn, each the turn's
+            for shape, dialogue in DIALOGUES.items():
+                try:
+                    whole = built.apply(dialogue)
+                    last = split(dialogue[-1:])
+                    made = [closed(turn) for turn in dialogue]
+                except prompt_style.PromptStyleError:
+                    continue
+                if last is None or any(m is None for m in made) or whole.text is None:
+                    continue
+                text = "".join(b + t.content + a for (b, a, _), t in zip(made[:-1], dialogue[:-1]))
+                assert whole.text == text + last[0] + dialogue[-1].content + last[1], f"{shape}: closed turns' texts"
+                if whole.messages is not None:
+                    assert whole.messages == [m for _, _, m in made], f"{shape}: one message per turn"
         affixes = getattr(built, "affixes", None)
         if affixes is not None:
             for shape, dialogue in DIALOGUES.items():

@@ -78,6 +78,18 @@ class ChatML:
             return before, ""  # left open for the model to continue
         return before, "<|im_end|>\n" + ("<|im_start|>assistant\n" if generate else "")
 
+    def closed_turn(self, turn) -> tuple[str, str, dict[str, Any]] | None:
+        """For the renderer's fast path (docs/hooks.md): the text before and after the
+        content of a turn that another turn follows, and its message. ChatML closes
+        every such turn the same way wherever it stands, so a dialogue's text is its
+        closed turns' texts and then its last turn's (``last_turn_affixes`` of that turn
+        alone), and its messages one per turn: few-shot examples chosen per record are
+        joined from texts made once per example."""
+        if not isinstance(turn.content, str):
+            return None
+        role = api_role(turn.role)
+        return f"<|im_start|>{role}\n", "<|im_end|>\n", {"role": role, "content": turn.content}
+
     def pieces(self, dialogue, *, full: bool = False) -> list[tuple[tuple[int, ...], str]]:
         """The text :meth:`apply` gives, cut into what each turn adds (``tokenize=turns``):
         each message's ``<|im_start|>{role}\\n{content}<|im_end|>\\n`` (the open last

@@ -69,6 +69,8 @@ Workloads (``--workload``, repeatable; default all):
            ``random.Random(f"1234:{index}")``)
 ``random_chat`` the same as ChatML (``--meta chatml``): each record's examples as
            user/assistant turns; the script builds the ChatML text by hand
+``random_messages`` the same as API messages (``--meta messages``, no text); the script
+           builds the message list and writes it with ``json.dumps``
 ``arc_lm_eval`` an lm-evaluation-harness task file (``dataset_path: json`` with local
            ``data_files``, ARC-shaped records, lm-eval's ARC ``doc_to_*`` Jinja), 5-shot with
            lm-eval's default sampler (no ``fewshot_config``: one ``random.Random(1234)``
@@ -719,6 +721,26 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
 """
 RANDOM_SCRIPT = SAMPLER_SCRIPT.replace("DRAW", 'random.Random(f"1234:{i}").sample(range(n), 5)')
 SAMPLER_SCRIPT = SAMPLER_SCRIPT.replace("DRAW", "rnd.sample(range(n), 5)")
+RANDOM_MESSAGES_SCRIPT = """\
+import json, random, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    pool = [json.loads(line) for line in f]
+def question(d):
+    c = d["choices"]
+    return {"role": "user", "content": f"{d['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:"}
+shots = [[question(s), {"role": "assistant", "content": "ABCD"[s["answer"]]}] for s in pool]
+system = {"role": "system", "content": "The following are multiple choice questions (with answers) about anatomy.\\n\\n"}
+n = len(pool)
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        ids = random.Random(f"1234:{i}").sample(range(n), 5)
+        messages = [system, *[m for j in ids for m in shots[j]], question(doc)]
+        row = {"index": i, "text": None, "messages": messages, "continuations": ["A", "B", "C", "D"]}
+        row["target"] = doc["answer"]
+        o.write(json.dumps(row) + "\\n")
+"""
 RANDOM_CHAT_SCRIPT = """\
 import json, random, sys
 test, dev, out = sys.argv[1:4]
@@ -861,6 +883,9 @@ WORKLOADS = {
     "random": Workload("random", RANDOM_TASK, RANDOM_SCRIPT, mmlu_record, "dev.jsonl", 100),
     "random_chat": Workload(
         "random_chat", RANDOM_TASK, RANDOM_CHAT_SCRIPT, mmlu_record, "dev.jsonl", 100, ("--meta", "chatml")
+    ),
+    "random_messages": Workload(
+        "random_messages", RANDOM_TASK, RANDOM_MESSAGES_SCRIPT, mmlu_record, "dev.jsonl", 100, ("--meta", "messages")
     ),
     "arc_lm_eval": Workload("arc_lm_eval", ARC_LM_EVAL_TASK, ARC_LM_EVAL_SCRIPT, arc_record, "train.jsonl", 50),
     "process_docs": Workload(

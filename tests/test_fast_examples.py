@@ -13,7 +13,7 @@ import pytest
 
 from prompt_style import PromptStyleError, RenderedPrompt, create_plugin_manager, load_task
 from prompt_style._markers import hookimpl
-from prompt_style.fast_prompts import SelectedPrompt
+from prompt_style.fast_prompts import SelectedMessagesPrompt, SelectedPrompt
 from prompt_style.lines import PromptEncoder
 from prompt_style.safe.json_lines import dumps_line
 
@@ -149,18 +149,20 @@ def test_the_evaluated_split_as_the_pool(pm):
     assert_same(task, pm, good)
 
 
+@pytest.mark.parametrize("meta", ["chatml", "messages"])
 @pytest.mark.parametrize("retriever", list(RETRIEVERS))
 @pytest.mark.parametrize("style", list(STYLES))
 @pytest.mark.parametrize("description", [None, "The following are questions.\n\n"])
 @pytest.mark.parametrize("instruction", [None, "Be brief."])
-def test_a_chat_format_closing_its_turns_alike_joins_them_too(pm_all, style, retriever, description, instruction):
-    """ChatML (``closed_turn``): the examples are user/assistant turns of their own, each
-    closed alike; the text and the messages are joined from each example's."""
+def test_a_chat_format_closing_its_turns_alike_joins_them_too(pm_all, meta, style, retriever, description, instruction):
+    """ChatML and API messages (``closed_turn``): the examples are user/assistant turns of
+    their own, each closed alike; the text and the messages are joined from each example's."""
     keys = {} if description is None else {"description": description}
-    options = {"meta": "chatml"} if instruction is None else {"meta": "chatml", "system_instruction": instruction}
+    options = {"meta": meta} if instruction is None else {"meta": meta, "system_instruction": instruction}
     outcomes = assert_same(task_of(style, RETRIEVERS[retriever], **keys), pm_all, RECORDS, **options)
     made = [o[-1] for o in outcomes if o[0] == "ok"]
-    assert any(type(p) is SelectedPrompt for p in made)
+    kind = SelectedMessagesPrompt if meta == "messages" else SelectedPrompt
+    assert any(type(p) is kind for p in made)
     encoder = PromptEncoder()
     for prompt in made:
         assert prompt.messages and prompt.messages[-1]["role"] == "user"
@@ -169,22 +171,20 @@ def test_a_chat_format_closing_its_turns_alike_joins_them_too(pm_all, style, ret
         assert copied == prompt and type(copied) is RenderedPrompt
 
 
-@pytest.mark.parametrize(
-    "meta, options",
-    [("messages", {}), ("chatml", {"fewshot_as_multiturn": False})],
-    ids=["api_messages", "chatml_one_user_turn"],
-)
-def test_other_chat_shapes_stay_on_the_general_path(pm_all, meta, options):
-    assert_same(task_of("mcq", "random"), pm_all, RECORDS[:8], taken=False, meta=meta, **options)
+@pytest.mark.parametrize("meta", ["chatml", "messages"])
+def test_examples_in_one_user_turn_stay_on_the_general_path(pm_all, meta):
+    options = {"meta": meta, "fewshot_as_multiturn": False}
+    assert_same(task_of("mcq", "random"), pm_all, RECORDS[:8], taken=False, **options)
 
 
-def test_chatml_lines_of_a_file_equal_the_general_path(make_task, pm_all, tmp_path):
+@pytest.mark.parametrize("meta", ["chatml", "messages"])
+def test_chat_lines_of_a_file_equal_the_general_path(make_task, pm_all, tmp_path, meta):
     good = [r for r in RECORDS if isinstance(r.get("q"), str) and None not in r["c"] and r["a"] in (0, 1)] * 50
     keys = {k: v for k, v in task_of("mcq", "shared_random", description="D\n\n").items() if k != "data"}
     path = make_task({"test": good, "dev": POOL}, **keys)
-    task = load_task(path, plugins=pm_all, meta="chatml", system_instruction="Sys \u2028 tem")
+    task = load_task(path, plugins=pm_all, meta=meta, system_instruction="Sys \u2028 tem")
     got = list(task.json_lines())
-    general = load_task(path, plugins=pm_all, meta="chatml", system_instruction="Sys \u2028 tem")
+    general = load_task(path, plugins=pm_all, meta=meta, system_instruction="Sys \u2028 tem")
     general.renderer._fast = None
     encoder = PromptEncoder()
     assert got == [general.provenance.line_bytes(p, encoder) for p in general.render()]

@@ -52,6 +52,8 @@ class ExampleSelection:
         (``affixes`` unless given: a chat format's last turn stands otherwise).
     :param message: for a chat format, a turn's message (:meth:`prefix_and_json` then
         gives the messages' JSON too).
+    :param textless: the chat format gives messages and no text (``affixes`` and
+        ``question_affixes`` then give empty texts).
     """
 
     __slots__ = (
@@ -77,6 +79,7 @@ class ExampleSelection:
         "_follow_json",
         "_rest_json",
         "_question_json",
+        "textless",
     )
 
     def __init__(
@@ -93,6 +96,7 @@ class ExampleSelection:
         after: str,
         question_affixes: Callable[[Turn], tuple[Any, Any]] | None = None,
         message: Callable[[Turn], Any] | None = None,
+        textless: bool = False,
     ) -> None:
         self._shot = shot
         self.size = size
@@ -113,6 +117,9 @@ class ExampleSelection:
         self._before: dict[str, str] = {}  # the question turn's text before its content, by separator
         self._question_affixes = affixes if question_affixes is None else question_affixes
         self._message = message
+        self.textless = textless
+        """A chat format of messages and no text (API ``messages``): the texts are empty
+        and the prompts' ``text`` is ``None``."""
         # a chat format's messages: their JSON, each followed by ", " (per pool index, as the texts)
         self._start_json = b"[" + self._json(start_turns) if message is not None else b""
         self._first_json: list[bytes | None] = [None] * size
@@ -254,12 +261,23 @@ class ExampleSelection:
     def messages(self, text: str, ids: Sequence[int]) -> list[dict[str, Any]]:
         """The messages of a prompt whose text is ``text``, its examples at ``ids`` (a
         chat format's: one per turn of its dialogue), fresh."""
+        return self.messages_of(self.own(text, ids), ids)
+
+    def messages_of(self, own: str, ids: Sequence[int]) -> list[dict[str, Any]]:
+        """The messages of a prompt whose question's content is ``own``."""
         assert self._message is not None
-        return [dict(self._message(turn)) for turn in self.dialogue(text, ids)]
+        return [dict(self._message(turn)) for turn in self.dialogue_of(own, ids)]
+
+    def own(self, text: str, ids: Sequence[int]) -> str:
+        """The question's content of a prompt whose text is ``text``."""
+        return text[len(self.prefix(ids)) : len(text) - self.stop]
 
     def dialogue(self, text: str, ids: Sequence[int]) -> Dialogue:
         """The dialogue of a prompt whose text is ``text``, its examples at ``ids``."""
+        return self.dialogue_of(self.own(text, ids), ids)
+
+    def dialogue_of(self, own: str, ids: Sequence[int]) -> Dialogue:
+        """The dialogue of a prompt whose question's content is ``own``."""
         shots = [self._shot(i) for i in ids] if ids else ()
         block, sep = self._shot_block(shots) if shots else ((), "")
-        own = text[len(self.prefix(ids)) : len(text) - self.stop]
         return (*self.start_turns, *block, Turn("user", own, sep))

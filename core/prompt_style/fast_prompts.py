@@ -19,7 +19,15 @@ from .render import RenderedPrompt
 from .safe.json_lines import encode_str
 from .types import Dialogue, Turn
 
-__all__ = ["DeferredDialogue", "ChatMessages", "LazyDialoguePrompt", "LazyMessagesPrompt", "SelectedPrompt", "MARKER"]
+__all__ = [
+    "DeferredDialogue",
+    "ChatMessages",
+    "LazyDialoguePrompt",
+    "LazyMessagesPrompt",
+    "SelectedPrompt",
+    "SelectedMessagesPrompt",
+    "MARKER",
+]
 
 MARKER = "\x00prompt-style fast path\x00"
 """A text no record holds, put where a record's own text goes to find, in the JSON of
@@ -307,3 +315,30 @@ class SelectedPrompt(LazyDialoguePrompt):
             return None
         messages = self.messages if self._deferred.selected.chat else None
         return self.text, messages, self.continuations, self.target, self._deferred.until, None
+
+
+class SelectedMessagesPrompt(SelectedPrompt):
+    """A :class:`SelectedPrompt` of a meta template that gives messages and no text (API
+    ``messages``): its ``text`` is ``None``, and its question's content is kept in
+    ``_content``; its dialogue and messages are built from it when first read."""
+
+    __slots__ = ("_content",)
+
+    def _body(self) -> str:
+        return self._content
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "dialogue":
+            value = self._deferred.selected.dialogue_of(self._content, self.fewshot_indices)
+            self.dialogue = value
+            return value
+        if name == "messages":
+            value = self._deferred.selected.messages_of(self._content, self.fewshot_indices)
+            self.messages = value
+            return value
+        return SelectedPrompt.__getattr__(self, name)
+
+    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
+        if self.permutation is not None:
+            return None
+        return None, self.messages, self.continuations, self.target, self._deferred.until, None

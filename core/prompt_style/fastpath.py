@@ -74,6 +74,7 @@ from .fast_prompts import (
     DeferredDialogue,
     LazyDialoguePrompt,
     LazyMessagesPrompt,
+    SelectedMessagesPrompt,
     SelectedPrompt,
 )
 from .fastpath_codegen import generated_code, maker, parameters
@@ -398,7 +399,11 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "add_delimiter": delimiter.__add__ if type(delimiter) is str else None,
         "new_prompt": object.__new__,
         "LazyDialoguePrompt": (
-            SelectedPrompt if selection is not None else LazyMessagesPrompt if textless else LazyDialoguePrompt
+            (SelectedMessagesPrompt if selection.textless else SelectedPrompt)
+            if selection is not None
+            else LazyMessagesPrompt
+            if textless
+            else LazyDialoguePrompt
         ),
         "select": renderer._select,
         "prefix_of": None if selection is None else selection.prefix_and_json if selection.chat else selection.prefix,
@@ -454,7 +459,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         checked_description=check_description is not None,
         description_key=description_key is not None,
         choice_answers=choice_answers,
-        textless=textless,
+        textless=textless or (selection is not None and selection.textless),
         generation=(generation, target_of is not None) if generation else None,
         fallbacks=frozenset(
             name
@@ -985,11 +990,20 @@ def _chat_selection(
     around its content ``last_turn_affixes`` of that turn alone. Checked against
     ``apply`` on a dialogue of two examples first; ``None`` when the promise does not hold."""
 
-    def closed_affixes(turn: Turn) -> tuple[Any, Any]:
-        made = closed(turn)
-        if made is None:
+    question = Turn("user", "", "")
+    try:
+        textless = last_turn((question,)) == (None, None)  # messages and no text (API messages)
+    except Exception:  # the general path gives the error, for every record
+        return None
+
+    def texts(made: Any) -> tuple[Any, Any]:
+        # a format of messages only gives no text: its texts are empty here
+        if made is None or ((made[0] is None and made[1] is None) is not textless):
             raise Refused
-        return made[0], made[1]
+        return ("", "") if textless else (made[0], made[1])
+
+    def closed_affixes(turn: Turn) -> tuple[Any, Any]:
+        return texts(closed(turn))
 
     def message(turn: Turn) -> Any:
         made = closed(turn)
@@ -998,13 +1012,9 @@ def _chat_selection(
         return made[2]
 
     def question_affixes(turn: Turn) -> tuple[Any, Any]:
-        split = last_turn((turn,))
-        if split is None:
-            raise Refused
-        return split
+        return texts(last_turn((turn,)))
 
     rules = renderer.chat
-    question = Turn("user", "", "")
     given = start_turns  # (the style's: the probe below applies the rules to it, as the general path)
     try:
         if rules is not None:
@@ -1031,6 +1041,7 @@ def _chat_selection(
             after=after,
             question_affixes=question_affixes,
             message=message,
+            textless=textless,
         )
         # the promise, on the task's own turns: two examples and a question, as the
         # general path renders them (the pool's first record, as the question too)
@@ -1041,7 +1052,7 @@ def _chat_selection(
     except Exception:  # Refused, or what the general path reports for every record
         return None
     own = _PROBE
-    if made.text != text + own + after or made.messages is None:
+    if made.text != (None if textless else text + own + after) or made.messages is None:
         return None
     if any(v is not None for v in (made.token_ids, made.context_token_ids, made.continuation_token_ids)):
         return None

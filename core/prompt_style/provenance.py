@@ -263,19 +263,54 @@ class Provenance:
         # Examples chosen per record: the text is the whole text (the shared head is
         # empty), and the fewshot_indices are the record's: _after_doc_id's bytes, their
         # list written with one %-format per number of examples
-        member, rest = self._after_doc_id(None)[:-1].split(b"null", 1)  # (the first null is theirs)
-        rest = rest.replace(b"%", b"%%")
+        # (not named rest: line() calls the encoder's rest())
+        member, rest_of_line = self._after_doc_id(None)[:-1].split(b"null", 1)  # (the first null is theirs)
+        rest_of_line = rest_of_line.replace(b"%", b"%%")
         formats: dict[int, bytes] = {}
 
         def selected_line(index: int, text: str, continuations: Any, target: Any, ids: tuple[int, ...]) -> bytes | None:
             # ids: int pool indices (the selection takes no other), written with %d
             made = formats.get(len(ids))
             if made is None:
-                made = formats[len(ids)] = member + b"[" + b", ".join([b"%d"] * len(ids)) + b"]" + rest
+                made = formats[len(ids)] = member + b"[" + b", ".join([b"%d"] * len(ids)) + b"]" + rest_of_line
             return line(index, text, continuations, target, b"", made % ids)
 
         if not shared.selected.chat:
             return selected_line
+        if shared.selected.textless:
+            # messages and no text: "text" is null, and the record's messages' JSON is its
+            # examples' (pre_json), then its question's content in its message
+            opening = b'"text": null, "messages": '
+            fresh_messages = hashlib.sha256(b"{" + opening).copy
+
+            def selected_messages_line(
+                index: int,
+                text: str,
+                continuations: Any,
+                target: Any,
+                ids: tuple[int, ...],
+                own: str,
+                pre_json: bytes,
+                post_json: bytes,
+            ) -> bytes | None:
+                if type(index) is not int or type(own) is not str:
+                    return None
+                try:
+                    tail = rest(index, continuations, target, until)
+                except TypeError:
+                    return None
+                made = formats.get(len(ids))
+                if made is None:
+                    made = formats[len(ids)] = member + b"[" + b", ".join([b"%d"] * len(ids)) + b"]" + rest_of_line
+                digits = b"%d" % index
+                middle = join((pre_json, json_utf8(own)[1:-1], post_json, tail, _DOC_ID, digits, made % ids))
+                digest = fresh_messages()
+                digest.update(middle)
+                digest.update(b"}")
+                sha = digest.hexdigest().encode()
+                return join((b'{"index": ', digits, b", ", opening, middle, b', "fingerprint": "sha256:', sha, b'"}\n'))
+
+            return selected_messages_line
         # a chat format's: the messages' JSON is the record's, its examples' messages
         # (the selection's, pre_json) and its question's content (own) in its message
         text_after = json_utf8(shared.tail)[1:-1] + b'", "messages": '
@@ -292,7 +327,7 @@ class Provenance:
         ) -> bytes | None:
             made = formats.get(len(ids))
             if made is None:
-                made = formats[len(ids)] = member + b"[" + b", ".join([b"%d"] * len(ids)) + b"]" + rest
+                made = formats[len(ids)] = member + b"[" + b", ".join([b"%d"] * len(ids)) + b"]" + rest_of_line
             if type(own) is not str:
                 return None
             messages = join((text_after, pre_json, json_utf8(own)[1:-1], post_json))

@@ -69,6 +69,13 @@ class Messages:
             return None
         return None, None
 
+    def closed_turn(self, turn: Turn) -> tuple[None, None, dict[str, Any]] | None:
+        """For the renderer's fast path (docs/hooks.md): no text, and the turn's message,
+        which is the same wherever the turn stands (one message per turn)."""
+        if not isinstance(turn.content, str):
+            return None
+        return None, None, self.apply((turn,)).messages[0]  # type: ignore[index]
+
 
 def plain(*, options: dict[str, Any]) -> Plain:
     return check_options(Plain, options, what="meta template 'plain'")

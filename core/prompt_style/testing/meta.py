@@ -167,10 +167,15 @@ class MetaTemplateConformance(Conformance):
                     made = [closed(turn) for turn in dialogue]
                 except prompt_style.PromptStyleError:
                     continue
-                if last is None or any(m is None for m in made) or whole.text is None:
+                if last is None or any(m is None for m in made):
                     continue
-                text = "".join(b + t.content + a for (b, a, _), t in zip(made[:-1], dialogue[:-1]))
-                assert whole.text == text + last[0] + dialogue[-1].content + last[1], f"{shape}: closed turns' texts"
+                if whole.text is None:  # messages and no text: no text anywhere
+                    assert last == (None, None), f"{shape}: no text, so last_turn_affixes gives (None, None)"
+                    assert all(b is None and a is None for b, a, _ in made), f"{shape}: no text, no closed text"
+                else:
+                    text = "".join(b + t.content + a for (b, a, _), t in zip(made[:-1], dialogue[:-1]))
+                    shown = text + last[0] + dialogue[-1].content + last[1]
+                    assert whole.text == shown, f"{shape}: closed turns' texts"
                 if whole.messages is not None:
                     assert whole.messages == [m for _, _, m in made], f"{shape}: one message per turn"
         affixes = getattr(built, "affixes", None)

@@ -29,6 +29,7 @@ RECORDS: list[Any] = [
     {"q": 42, "c": ["a", "b"], "a": 0, "s": "c"},
     {"c": ["a", "b"], "a": 0, "s": "missing question"},
     {"q": "long " * 200, "c": ["x", "y"], "a": 1, "s": "c"},
+    {"q": "no subject", "c": ["x", "y"], "a": 1},
 ] * 3
 
 POOL: list[dict[str, Any]] = [
@@ -92,7 +93,9 @@ def assert_same(task: Any, pm: Any, records: list[Any], taken: bool = True, **op
 
 @pytest.mark.parametrize("retriever", list(RETRIEVERS))
 @pytest.mark.parametrize("style", list(STYLES))
-@pytest.mark.parametrize("description", [None, "The following are questions.\n\n", "{{ 'Fixed' }} text\n\n"])
+@pytest.mark.parametrize(
+    "description", [None, "The following are questions.\n\n", "{{ 'Fixed' }} text\n\n", "About {{ s }}:\n\n"]
+)
 def test_examples_chosen_per_record_equal_the_general_path(pm_all, style, retriever, description):
     keys = {} if description is None else {"description": description}
     outcomes = assert_same(task_of(style, RETRIEVERS[retriever], **keys), pm_all, RECORDS)
@@ -118,16 +121,18 @@ def test_any_number_of_examples(pm, shots):
     [
         {"fewshot_delimiter": " || ", "target_delimiter": ":: "},
         {"output_type": "generate_until", "doc_to_choice": None, "template": "passthrough"},
-        {"description": "About {{ s }}:\n\n"},  # a description per record: the general path's
+        {"description": "About {{ s }}:\n\n"},  # a description per record: made once per description
+        {"description": "{{ '' if s == 'c' else s }}"},  # an empty one: no system turn
+        {"description": "About {{ s }}", "fewshot_delimiter": " || "},
     ],
-    ids=["delimiters", "generation", "description_per_record"],
+    ids=["delimiters", "generation", "description_per_record", "empty_for_some", "description_and_delimiter"],
 )
 def test_task_settings(pm, keys):
     task = task_of("mcq", "random")
     task.update(keys)
     if task.get("doc_to_choice") is None:
         task.pop("doc_to_choice")
-    assert_same(task, pm, RECORDS, taken="s }}" not in str(keys.get("description")))
+    assert_same(task, pm, RECORDS)
 
 
 def test_examples_without_an_answer_and_with_bad_data(pm):
@@ -152,7 +157,7 @@ def test_the_evaluated_split_as_the_pool(pm):
 @pytest.mark.parametrize("meta", ["chatml", "messages"])
 @pytest.mark.parametrize("retriever", list(RETRIEVERS))
 @pytest.mark.parametrize("style", list(STYLES))
-@pytest.mark.parametrize("description", [None, "The following are questions.\n\n"])
+@pytest.mark.parametrize("description", [None, "The following are questions.\n\n", "About {{ s }}"])
 @pytest.mark.parametrize("instruction", [None, "Be brief."])
 def test_a_chat_format_closing_its_turns_alike_joins_them_too(pm_all, meta, style, retriever, description, instruction):
     """ChatML and API messages (``closed_turn``): the examples are user/assistant turns of

@@ -24,10 +24,17 @@ from typing import Any
 from .safe.json_lines import dumps_json, encode_str, safe_utf8
 from .types import Dialogue, Turn
 
+_STARTS_KEPT = 4096
+"""Descriptions whose :data:`Start` is kept (records usually share a few: a subject's)."""
+
 _MARK = "\ue000prompt-style-content\ue001"
 """Stands for the question's content in its message, to cut the message's JSON around it."""
 
-__all__ = ["ExampleSelection", "Refused"]
+__all__ = ["ExampleSelection", "Refused", "Start"]
+
+Start = tuple[str, bytes, Dialogue]
+"""What stands before a record's examples when its description is its own: the text,
+the messages' JSON (a chat format's, from the list's opening bracket) and the turns."""
 
 
 class Refused(Exception):
@@ -54,6 +61,8 @@ class ExampleSelection:
         gives the messages' JSON too).
     :param textless: the chat format gives messages and no text (``affixes`` and
         ``question_affixes`` then give empty texts).
+    :param start_turns_of: for a description per record, the turns before the examples
+        for a description (:meth:`start_of`).
     """
 
     __slots__ = (
@@ -80,6 +89,8 @@ class ExampleSelection:
         "_rest_json",
         "_question_json",
         "textless",
+        "_start_turns_of",
+        "_starts",
     )
 
     def __init__(
@@ -97,6 +108,7 @@ class ExampleSelection:
         question_affixes: Callable[[Turn], tuple[Any, Any]] | None = None,
         message: Callable[[Turn], Any] | None = None,
         textless: bool = False,
+        start_turns_of: Callable[[str], Dialogue] | None = None,
     ) -> None:
         self._shot = shot
         self.size = size
@@ -126,6 +138,8 @@ class ExampleSelection:
         self._follow_json: list[bytes | None] = [None] * size
         self._rest_json: list[bytes | None] = [None] * size
         self._question_json: dict[str, tuple[bytes, bytes]] = {}  # around the question's content, by separator
+        self._start_turns_of = start_turns_of
+        self._starts: dict[str, Start] = {}  # by description (records share a few)
 
     @property
     def after(self) -> str:
@@ -189,8 +203,22 @@ class ExampleSelection:
         made = self._question_json[sep] = (safe_utf8(parts[0]), safe_utf8(parts[1]) + b"]")
         return made
 
-    def prefix(self, ids: Sequence[Any]) -> str:
-        """The text before the record's own question text, its examples at ``ids``.
+    def start_of(self, description: str) -> Start:
+        """The :data:`Start` of a record whose description is ``description`` (made once
+        per description; at most :data:`_STARTS_KEPT` kept)."""
+        made = self._starts.get(description)
+        if made is None:
+            assert self._start_turns_of is not None
+            turns = self._start_turns_of(description)
+            made = (self._text(turns), b"[" + self._json(turns) if self._message is not None else b"", turns)
+            if len(self._starts) >= _STARTS_KEPT:
+                self._starts.clear()
+            self._starts[description] = made
+        return made
+
+    def prefix(self, ids: Sequence[Any], start: Start | None = None) -> str:
+        """The text before the record's own question text, its examples at ``ids``
+        (after ``start``: the record's description, when it has its own).
 
         :raises Refused: for an index that is not an ``int`` in the pool (the general
             path says what happens then), or what the meta template does not give as text.
@@ -198,7 +226,7 @@ class ExampleSelection:
         """
         first, follow, trailing = self._first, self._follow, self._trailing
         size, delimiter = self.size, self._delimiter
-        parts = [self.start]
+        parts = [self.start if start is None else start[0]]
         previous = None
         for i in ids:
             if type(i) is not int or not 0 <= i < size:
@@ -218,7 +246,7 @@ class ExampleSelection:
         parts.append(self._question_before(sep) if before is None else before)
         return "".join(parts)
 
-    def prefix_and_json(self, ids: Sequence[Any]) -> tuple[str, bytes, bytes]:
+    def prefix_and_json(self, ids: Sequence[Any], start: Start | None = None) -> tuple[str, bytes, bytes]:
         """:meth:`prefix`, and for a chat format the JSON of the messages before the
         question's content (up to its opening quote) and after it (from its closing
         quote to the list's end).
@@ -229,8 +257,8 @@ class ExampleSelection:
         first, follow, trailing = self._first, self._follow, self._trailing
         first_json, follow_json = self._first_json, self._follow_json
         size, delimiter = self.size, self._delimiter
-        parts = [self.start]
-        messages = [self._start_json]
+        parts = [self.start if start is None else start[0]]
+        messages = [self._start_json if start is None else start[1]]
         previous = None
         for i in ids:
             if type(i) is not int or not 0 <= i < size:
@@ -258,26 +286,26 @@ class ExampleSelection:
         messages.append(around[0])
         return "".join(parts), b"".join(messages), around[1]
 
-    def messages(self, text: str, ids: Sequence[int]) -> list[dict[str, Any]]:
+    def messages(self, text: str, ids: Sequence[int], start: Start | None = None) -> list[dict[str, Any]]:
         """The messages of a prompt whose text is ``text``, its examples at ``ids`` (a
         chat format's: one per turn of its dialogue), fresh."""
-        return self.messages_of(self.own(text, ids), ids)
+        return self.messages_of(self.own(text, ids, start), ids, start)
 
-    def messages_of(self, own: str, ids: Sequence[int]) -> list[dict[str, Any]]:
+    def messages_of(self, own: str, ids: Sequence[int], start: Start | None = None) -> list[dict[str, Any]]:
         """The messages of a prompt whose question's content is ``own``."""
         assert self._message is not None
-        return [dict(self._message(turn)) for turn in self.dialogue_of(own, ids)]
+        return [dict(self._message(turn)) for turn in self.dialogue_of(own, ids, start)]
 
-    def own(self, text: str, ids: Sequence[int]) -> str:
+    def own(self, text: str, ids: Sequence[int], start: Start | None = None) -> str:
         """The question's content of a prompt whose text is ``text``."""
-        return text[len(self.prefix(ids)) : len(text) - self.stop]
+        return text[len(self.prefix(ids, start)) : len(text) - self.stop]
 
-    def dialogue(self, text: str, ids: Sequence[int]) -> Dialogue:
+    def dialogue(self, text: str, ids: Sequence[int], start: Start | None = None) -> Dialogue:
         """The dialogue of a prompt whose text is ``text``, its examples at ``ids``."""
-        return self.dialogue_of(self.own(text, ids), ids)
+        return self.dialogue_of(self.own(text, ids, start), ids, start)
 
-    def dialogue_of(self, own: str, ids: Sequence[int]) -> Dialogue:
+    def dialogue_of(self, own: str, ids: Sequence[int], start: Start | None = None) -> Dialogue:
         """The dialogue of a prompt whose question's content is ``own``."""
         shots = [self._shot(i) for i in ids] if ids else ()
         block, sep = self._shot_block(shots) if shots else ((), "")
-        return (*self.start_turns, *block, Turn("user", own, sep))
+        return (*(self.start_turns if start is None else start[2]), *block, Turn("user", own, sep))

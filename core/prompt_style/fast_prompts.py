@@ -289,16 +289,16 @@ class SelectedPrompt(LazyDialoguePrompt):
     (its ``fewshot_indices``, set): its text is their text and then its own, and its
     dialogue is built from them (its :class:`DeferredDialogue`'s ``selected``)."""
 
-    __slots__ = ()
+    __slots__ = ("_start",)  # the record's own description's turns and text (ExampleSelection.start_of), or None
 
     def __getattr__(self, name: str) -> Any:
         if name == "dialogue":
-            value = self._deferred.selected.dialogue(self.text, self.fewshot_indices)
+            value = self._deferred.selected.dialogue(self.text, self.fewshot_indices, self._start)
             self.dialogue = value
             return value
         if name == "messages":  # a chat format's, one per turn (ExampleSelection.messages)
             selected = self._deferred.selected
-            value = selected.messages(self.text, self.fewshot_indices) if selected.chat else None
+            value = selected.messages(self.text, self.fewshot_indices, self._start) if selected.chat else None
             self.messages = value
             return value
         return LazyDialoguePrompt.__getattr__(self, name)
@@ -329,11 +329,11 @@ class SelectedMessagesPrompt(SelectedPrompt):
 
     def __getattr__(self, name: str) -> Any:
         if name == "dialogue":
-            value = self._deferred.selected.dialogue_of(self._content, self.fewshot_indices)
+            value = self._deferred.selected.dialogue_of(self._content, self.fewshot_indices, self._start)
             self.dialogue = value
             return value
         if name == "messages":
-            value = self._deferred.selected.messages_of(self._content, self.fewshot_indices)
+            value = self._deferred.selected.messages_of(self._content, self.fewshot_indices, self._start)
             self.messages = value
             return value
         return SelectedPrompt.__getattr__(self, name)

@@ -217,11 +217,14 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     constant_description = describe is None or getattr(describe, "kind", None) in ("literal", "constant")
     check_description = None  # the description every record must give to take this path
     description_key = None  # or: the key a record must not have to take it (see _constant)
-    if not constant_description:
+    # (with examples chosen per record, a description that varies is the record's own:
+    # made once per description, ExampleSelection.start_of, rather than a constant some
+    # records do not give)
+    if not constant_description and not per_record:
         constant = _constant(describe)
         if constant is not None and type(constant[0]) is str:
             description_key, constant_description = constant[1], True
-    if not constant_description:
+    if not constant_description and not per_record:
         # pure: the text when the description needs no field. A probe, so on small
         # budgets: a description that runs long or builds much here is left to each
         # record's render (which stops it once, within the task's own budgets), not run
@@ -254,13 +257,26 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         describe = None
     lead = ""  # what the record's turn holds before its question (see DeferredDialogue)
     rules = renderer.chat
+    selected_describe = None  # a description per record, with examples chosen per record
     if per_record:
-        if describe is not None:
-            return None  # (a description per record: the general path's)
+        # a description per record: the turns before the examples for it, made once per
+        # description (ExampleSelection.start_of); the chat rules join it as the general path
+        selected_describe, describe = describe, None
+        question, chat_rules = Turn("user", "", ""), rules
+
+        def start_turns_of(description: str) -> Dialogue:
+            turns = (system._replace(content=description),) if description else ()
+            if chat_rules is None:
+                return turns
+            ruled = chat_rules.apply((*turns, question))
+            if not ruled or ruled[-1] is not question:
+                raise Refused
+            return ruled[:-1]
+
         if affixes is None:
             # a chat format closing its turns alike (closed_turn): the chat rules touch
             # the turns before the examples only (fewshot_as_multiturn: see _selects)
-            selection = _chat_selection(renderer, style, meta, last_turn, closed, head_turns, example)
+            selection = _chat_selection(renderer, style, meta, last_turn, closed, head_turns, example, start_turns_of)
             if selection is None:
                 return None
             q_after, rules = selection.after, None
@@ -275,6 +291,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
                 start=head_text,
                 start_turns=head_turns,
                 after=q_after,
+                start_turns_of=start_turns_of,
             )
         head_turns, head_text, q_before = (), "", ""  # the selection's, per record
     if rules is not None:
@@ -390,7 +407,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "choice_slow": choice_slow,
         "target_slow": target_slow,
         "SLOW": SLOW,
-        "describe": describe,
+        "describe": describe if selected_describe is None else selected_describe,
         "compiled": compiled,
         "compile_n": compile_n,
         "answers_of": answers_of,
@@ -407,6 +424,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         ),
         "select": renderer._select,
         "prefix_of": None if selection is None else selection.prefix_and_json if selection.chat else selection.prefix,
+        "start_of": None if selection is None else selection.start_of,
         "RenderedPrompt": RenderedPrompt,
         "Turn": Turn,
         "plugins": renderer.plugins,
@@ -471,6 +489,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         ),
         selected=selection is not None,
         selected_chat=selection is not None and selection.chat,
+        selected_described=selected_describe is not None,
         ordered=ordered,
     )
     make = maker(code)
@@ -984,6 +1003,7 @@ def _chat_selection(
     closed: Any,
     start_turns: Dialogue,
     example: Any,
+    start_turns_of: Callable[[str], Dialogue],
 ) -> ExampleSelection | None:
     """The :class:`ExampleSelection` of a chat format that declares ``closed_turn``: the
     turns before the question each their closed text and message, the question's text
@@ -1042,6 +1062,7 @@ def _chat_selection(
             question_affixes=question_affixes,
             message=message,
             textless=textless,
+            start_turns_of=start_turns_of,
         )
         # the promise, on the task's own turns: two examples and a question, as the
         # general path renders them (the pool's first record, as the question too)

@@ -37,6 +37,7 @@ def generated_code(
     inline_reads: frozenset[str] = frozenset(),
     selected: bool = False,
     selected_chat: bool = False,
+    selected_described: bool = False,
     ordered: bool = False,
 ) -> str:
     body: list[str] = []
@@ -49,8 +50,13 @@ def generated_code(
         add("ids = select(index, record)")
         add("if type(ids) is not tuple:")
         add("    ids = tuple(ids)")
+        if selected_described:  # the record's own description, before its examples
+            add("value = describe(record)")
+            add('start = start_of("" if value is None else str(value))')
+        else:
+            add("start = None")
         # (a chat format's: and the JSON of the messages around the question's content)
-        add("pre, pre_json, post_json = prefix_of(ids)" if selected_chat else "pre = prefix_of(ids)")
+        add("pre, pre_json, post_json = prefix_of(ids, start)" if selected_chat else "pre = prefix_of(ids, start)")
     if generation is not None:
         _generation_body(add, combined, q_method, generation[1], ordered)
     else:
@@ -153,7 +159,11 @@ def generated_code(
             # afterwards, and the JSON view then is RenderedPrompt's
             "made.permutation = None",
             # slot reads for what every JSON line with provenance asks (__getattr__ costs more)
-            "made.fewshot_indices = ids" if selected else "made.fewshot_indices = shot_ids",
+            *(
+                ["made.fewshot_indices = ids", "made._start = start"]
+                if selected
+                else ["made.fewshot_indices = shot_ids"]
+            ),
             "made.doc_id = None",
         ]
 
@@ -385,6 +395,7 @@ _PARAMS = frozenset(
         "P_STOP",
         "select",
         "prefix_of",
+        "start_of",
     }
 )
 

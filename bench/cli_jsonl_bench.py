@@ -67,6 +67,8 @@ Workloads (``--workload``, repeatable; default all):
            examples drawn per record from a pool of 100): every record its own examples
 ``random`` the same with ``retriever: random`` (each record's examples drawn from
            ``random.Random(f"1234:{index}")``)
+``random_subject`` the same with a description per record (``about {{ subject.replace('_', ' ') }}``,
+           as the bundled MMLU example; six subjects)
 ``random_chat`` the same as ChatML (``--meta chatml``): each record's examples as
            user/assistant turns; the script builds the ChatML text by hand
 ``random_messages`` the same as API messages (``--meta messages``, no text); the script
@@ -163,6 +165,13 @@ def mmlu_record(i: int, rng: random.Random) -> dict[str, Any]:
         "choices": [c.format(**v) for c in shape],
         "answer": rng.randrange(4),
     }
+
+
+SUBJECTS = ("abstract_algebra", "anatomy", "astronomy", "college_biology", "high_school_physics", "world_religions")
+
+
+def subject_record(i: int, rng: random.Random) -> dict[str, Any]:
+    return {**mmlu_record(i, rng), "subject": SUBJECTS[i % len(SUBJECTS)]}
 
 
 def arc_record(i: int, rng: random.Random) -> dict[str, Any]:
@@ -721,6 +730,11 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
 """
 RANDOM_SCRIPT = SAMPLER_SCRIPT.replace("DRAW", 'random.Random(f"1234:{i}").sample(range(n), 5)')
 SAMPLER_SCRIPT = SAMPLER_SCRIPT.replace("DRAW", "rnd.sample(range(n), 5)")
+RANDOM_SUBJECT_TASK = RANDOM_TASK.replace("about anatomy.\\n\\n", "about {{ subject.replace('_', ' ') }}.\\n\\n")
+RANDOM_SUBJECT_SCRIPT = RANDOM_SCRIPT.replace(
+    "text = description + ",
+    "text = description.replace('anatomy', doc['subject'].replace('_', ' ')) + ",
+)
 RANDOM_MESSAGES_SCRIPT = """\
 import json, random, sys
 test, dev, out = sys.argv[1:4]
@@ -881,6 +895,9 @@ WORKLOADS = {
     "opencompass": Workload("opencompass", OC_TASK, OC_SCRIPT, oc_record, "data/dev.jsonl", 3, test="data/test.jsonl"),
     "sampler": Workload("sampler", SAMPLER_TASK, SAMPLER_SCRIPT, mmlu_record, "dev.jsonl", 100),
     "random": Workload("random", RANDOM_TASK, RANDOM_SCRIPT, mmlu_record, "dev.jsonl", 100),
+    "random_subject": Workload(
+        "random_subject", RANDOM_SUBJECT_TASK, RANDOM_SUBJECT_SCRIPT, subject_record, "dev.jsonl", 100
+    ),
     "random_chat": Workload(
         "random_chat", RANDOM_TASK, RANDOM_CHAT_SCRIPT, mmlu_record, "dev.jsonl", 100, ("--meta", "chatml")
     ),

@@ -973,3 +973,29 @@ def test_numpy_imported_by_task_code_later_is_seeded_when_imported(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("n", [1, 3, 21, 22, 100, 1000])
+def test_shared_random_draws_as_random_sample_does(n):
+    """The common draw (k of the whole pool) is Random.sample's, without its per-call
+    checks: the same indices from the same generator, for every k."""
+    from prompt_style.retrievers.shared_random import _range_sampler
+
+    for k in range(1, min(n, 12) + 1):
+        ours, reference = random.Random(k), random.Random(k)
+        draw = _range_sampler(ours, n, k)
+        assert draw.__name__ != "plain", (n, k)
+        assert [draw() for _ in range(100)] == [tuple(reference.sample(range(n), k)) for _ in range(100)]
+
+
+def test_shared_random_falls_back_to_sample_where_it_draws_otherwise(monkeypatch):
+    """A Python whose Random.sample draws otherwise: sample itself is called."""
+    from prompt_style.retrievers.shared_random import _range_sampler
+
+    def other(self, population, k, *, counts=None):  # another algorithm: a draw, then the last k
+        self.random()
+        return list(population)[-k:]
+
+    monkeypatch.setattr(random.Random, "sample", other)
+    draw = _range_sampler(random.Random(1), 100, 5)
+    assert draw.__name__ == "plain" and draw() == (95, 96, 97, 98, 99)

@@ -18,6 +18,7 @@ replayed.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,57 @@ from ..options import check_options
 __all__ = ["SharedRandom", "shared_random"]
 
 _UNKNOWN: Any = object()
+
+
+def _range_sampler(rng: random.Random, n: int, k: int) -> Any:
+    """``tuple(rng.sample(range(n), k))`` as a function of no arguments, drawing as
+    ``Random.sample`` draws (the same calls of the generator, the same indices) without
+    its per-call checks (``isinstance`` of an abstract class, the table size): used
+    when it gives what ``sample`` gives on a probe generator for this ``n`` and ``k``,
+    so that a Python whose ``sample`` draws otherwise falls back to ``sample`` itself."""
+    population = range(n)
+
+    def plain() -> tuple[int, ...]:
+        return tuple(rng.sample(population, k))
+
+    if not 0 < k <= n:
+        return plain  # (sample's errors, as they were)
+    randbelow = getattr(rng, "_randbelow", None)
+    if randbelow is None:
+        return plain
+    setsize = 21  # Random.sample's choice: a list of the population, or a set of the picks
+    if k > 5:
+        setsize += 4 ** math.ceil(math.log(k * 3, 4))
+
+    def by_set() -> tuple[int, ...]:
+        picked: list[int] = []
+        seen: set[int] = set()
+        for _ in range(k):
+            j = randbelow(n)
+            while j in seen:
+                j = randbelow(n)
+            seen.add(j)
+            picked.append(j)
+        return tuple(picked)
+
+    def by_list() -> tuple[int, ...]:
+        pool = list(population)
+        picked = [0] * k
+        for i in range(k):
+            j = randbelow(n - i)
+            picked[i] = pool[j]
+            pool[j] = pool[n - i - 1]
+        return tuple(picked)
+
+    fast = by_list if n <= setsize else by_set
+    probe, reference = random.Random(n * 7919 + k), random.Random(n * 7919 + k)
+    saved = randbelow
+    randbelow = probe._randbelow  # (the probe's generator, for the check below)
+    try:
+        agrees = all(fast() == tuple(reference.sample(population, k)) for _ in range(64))
+    finally:
+        randbelow = saved
+    return fast if agrees else plain
 
 
 @dataclass
@@ -71,8 +123,7 @@ class SharedRandom:
         self._skipped: list[tuple[int, int]] = []  # runs of records drawn for before they were seen
         # the common case: k of the whole pool, no record excluded (a draw is one sample)
         self._plain = self.k > 0 and not self.exclude_record and self.indices is None
-        self._sample = self._rng.sample
-        self._range = range(len(self.pool))
+        self._draw_plain = _range_sampler(self._rng, len(self.pool), self.k) if self._plain else None
 
     def __getstate__(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if not key.startswith("_")}
@@ -86,7 +137,7 @@ class SharedRandom:
         if index == count and self._plain:  # the next record, k of all the pool (_next's work, inline)
             if count and count % self._EVERY == 0:
                 self._states[count] = self._rng.getstate()
-            picked = tuple(self._sample(self._range, self.k))
+            picked = self._draw_plain()
             self._count = count + 1
             self._recent[count % self._KEEP] = (count, picked)
             return picked

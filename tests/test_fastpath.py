@@ -243,8 +243,6 @@ def test_jsonl_task_file_through_both_paths(make_task, pm):
     [
         {"meta": "messages"},
         {"system_instruction": "Be brief."},
-        {"retriever": "random"},
-        {"retriever": {"name": "first_n", "exclude_record": True}},
         {"gen_prefix": "The answer is"},
         {"output_type": "generate_until"},
     ],
@@ -261,6 +259,18 @@ def test_not_in_the_common_case(pm, change):
     assert fast.fast_render() is None
     records = AWKWARD if "output_type" not in change else AWKWARD[:1]
     assert_same(task, pm, records, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "retriever", ["random", {"name": "first_n", "exclude_record": True}], ids=["random", "first_n"]
+)
+def test_examples_chosen_per_record_with_a_description_per_record(pm, retriever):
+    """Examples chosen per record and a description of the record's own (tests/test_fast_examples.py
+    has the rest): the fast path, equal to the general path on awkward records."""
+    task = task_of("mcq", DESCRIPTIONS["jinja"])
+    task["retriever"] = retriever
+    assert load_task(task, plugins=pm).renderer.fast_render() is not None
+    assert_same(task, pm, AWKWARD)
 
 
 # -- PassthroughStyle: lm-evaluation-harness's task files ------------------------------

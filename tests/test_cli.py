@@ -536,3 +536,25 @@ def test_an_unknown_command_lists_every_command(capsys):
         main(["rendr"])
     err = capsys.readouterr().err
     assert "render" in err and "plugins" in err
+
+
+def test_render_freezes_what_it_loaded_only_in_its_own_process(tmp_path, capsys):
+    """The command line's own process loads the task with the collector off, then
+    freezes it (gc.freeze: the render's collections do not walk it again); a caller
+    running main(argv) in its process keeps its collector as it was."""
+    import gc
+
+    frozen, enabled = gc.get_freeze_count(), gc.isenabled()
+    assert main(["render", MMLU, "--limit", "1", "--format", "jsonl", "--output", str(tmp_path / "a.jsonl")]) == 0
+    assert gc.get_freeze_count() == frozen and gc.isenabled() == enabled
+    script = (
+        "import gc, sys\n"
+        "from prompt_style.cli import main\n"
+        f"sys.argv = ['prompt-style', 'render', {MMLU!r}, '--limit', '1', '--format', 'jsonl',"
+        f" '--output', {str(tmp_path / 'b.jsonl')!r}]\n"
+        "code = main()\n"
+        "print(code, gc.get_freeze_count() > 0, gc.isenabled())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["0", "True", "True"], done.stderr
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()

@@ -177,6 +177,7 @@ def _name_the_option(exc: PromptStyleError, args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    own_process = argv is None  # the command line's own process (not a caller's, in-process)
     if argv is None:
         argv = sys.argv[1:]
     parser = build_parser(argv)
@@ -188,6 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if message:
             sub = next(a for a in parser._actions if a.dest == "command")
             sub.choices[args.command].error(message)
+        args.own_process = own_process
         return _run(args)
 
 

@@ -249,7 +249,9 @@ class ExampleSelection:
     def prefix_and_json(self, ids: Sequence[Any], start: Start | None = None) -> tuple[str, bytes, bytes]:
         """:meth:`prefix`, and for a chat format the JSON of the messages before the
         question's content (up to its opening quote) and after it (from its closing
-        quote to the list's end).
+        quote to the list's end). (It walks the examples as :meth:`prefix` does, the
+        messages beside the text: a loop of its own, so that a plain text's, the
+        commoner, collects nothing more.)
 
         :raises Refused: as :meth:`prefix`.
         :raises PromptStyleError: as :meth:`prefix`.

@@ -268,11 +268,14 @@ class Provenance:
         rest_of_line = rest_of_line.replace(b"%", b"%%")
         formats: dict[int, bytes] = {}
 
+        def after_indices(ids: tuple[int, ...]) -> bytes:
+            # the %-format of a line's bytes after its doc_id for this number of examples
+            made = formats[len(ids)] = member + b"[" + b", ".join([b"%d"] * len(ids)) + b"]" + rest_of_line
+            return made
+
         def selected_line(index: int, text: str, continuations: Any, target: Any, ids: tuple[int, ...]) -> bytes | None:
             # ids: int pool indices (the selection takes no other), written with %d
-            made = formats.get(len(ids))
-            if made is None:
-                made = formats[len(ids)] = member + b"[" + b", ".join([b"%d"] * len(ids)) + b"]" + rest_of_line
+            made = formats.get(len(ids)) or after_indices(ids)
             return line(index, text, continuations, target, b"", made % ids)
 
         if not shared.selected.chat:
@@ -299,9 +302,7 @@ class Provenance:
                     tail = rest(index, continuations, target, until)
                 except TypeError:
                     return None
-                made = formats.get(len(ids))
-                if made is None:
-                    made = formats[len(ids)] = member + b"[" + b", ".join([b"%d"] * len(ids)) + b"]" + rest_of_line
+                made = formats.get(len(ids)) or after_indices(ids)
                 digits = b"%d" % index
                 middle = join((pre_json, json_utf8(own)[1:-1], post_json, tail, _DOC_ID, digits, made % ids))
                 digest = fresh_messages()
@@ -325,9 +326,7 @@ class Provenance:
             pre_json: bytes,
             post_json: bytes,
         ) -> bytes | None:
-            made = formats.get(len(ids))
-            if made is None:
-                made = formats[len(ids)] = member + b"[" + b", ".join([b"%d"] * len(ids)) + b"]" + rest_of_line
+            made = formats.get(len(ids)) or after_indices(ids)
             if type(own) is not str:
                 return None
             messages = join((text_after, pre_json, json_utf8(own)[1:-1], post_json))

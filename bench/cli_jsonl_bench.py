@@ -1066,11 +1066,15 @@ def peak_memory(sizes: list[int], root: Path, workload: str = "mmlu") -> list[di
     folder = root / f"memory-{workload}"
     folder.mkdir()
     (folder / "task.yaml").write_text(w.task, encoding="utf-8")
+    for name, text in w.files:  # (task code a workload's task file names)
+        (folder / name).write_text(text, encoding="utf-8")
+    (folder / w.test).parent.mkdir(parents=True, exist_ok=True)
+    (folder / w.pool).parent.mkdir(parents=True, exist_ok=True)
     write(folder / w.pool, w.make, w.pool_size, SEED + 1, start=3)
     env = _env()
     out = []
     for n in sizes:
-        test = write_repeated(folder / "test.jsonl", w.make, n, SEED)
+        test = write_repeated(folder / w.test, w.make, n, SEED)
         cmd = [str(console_script()), "render", "task.yaml", "--format", "jsonl", *w.cli_options]
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=folder)

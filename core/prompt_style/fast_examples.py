@@ -52,7 +52,8 @@ class ExampleSelection:
     :param shot_block: the style's ``shot_block`` (the dialogue, when read).
     :param affixes: the meta template's text before and after a turn's content.
     :param delimiter: the few-shot delimiter (what an answered example ends with).
-    :param start: the text before the first example (the description's).
+    :param start: the text before the first example (the description's); ``None``:
+        ``start_turns``' texts, by ``affixes``.
     :param start_turns: its turns.
     :param after: the text after the question (the question turn's affix).
     :param question_affixes: the text before and after the question turn's content
@@ -102,7 +103,7 @@ class ExampleSelection:
         shot_block: Callable[[Sequence[Any]], tuple[Dialogue, str]],
         affixes: Callable[[Turn], tuple[str, str]],
         delimiter: str,
-        start: str,
+        start: str | None,
         start_turns: Dialogue,
         after: str,
         question_affixes: Callable[[Turn], tuple[Any, Any]] | None = None,
@@ -116,7 +117,7 @@ class ExampleSelection:
         self._shot_block = shot_block
         self._affixes = affixes
         self._delimiter = delimiter
-        self.start = start
+        self.start = self._text(start_turns) if start is None else start
         self.start_turns = start_turns
         self._after = after
         self.stop = len(after)

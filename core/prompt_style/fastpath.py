@@ -264,8 +264,9 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         selected_describe, describe = describe, None
         question, chat_rules = Turn("user", "", ""), rules
 
-        def start_turns_of(description: str) -> Dialogue:
-            turns = (system._replace(content=description),) if description else ()
+        def before_examples(turns: Dialogue) -> Dialogue:
+            # the chat rules (a system instruction) on the turns before the examples:
+            # with the examples as turns of their own, they touch no other (see _selects)
             if chat_rules is None:
                 return turns
             ruled = chat_rules.apply((*turns, question))
@@ -273,23 +274,27 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
                 raise Refused
             return ruled[:-1]
 
-        if affixes is None:
-            # a chat format closing its turns alike (closed_turn): the chat rules touch
-            # the turns before the examples only (fewshot_as_multiturn: see _selects)
-            selection = _chat_selection(renderer, style, meta, last_turn, closed, head_turns, example, start_turns_of)
+        def start_turns_of(description: str) -> Dialogue:
+            return before_examples((system._replace(content=description),) if description else ())
+
+        try:
+            start_turns = before_examples(head_turns)
+        except Exception:  # the general path gives the error, for every record
+            return None
+        if affixes is None:  # a chat format closing its turns alike (closed_turn)
+            selection = _chat_selection(
+                renderer, style, meta, last_turn, closed, head_turns, start_turns, example, start_turns_of
+            )
             if selection is None:
                 return None
             q_after, rules = selection.after, None
         else:
-            selection = ExampleSelection(
-                shot=renderer._shot,
-                size=len(renderer.pool),
-                example_turns=style._example_turns,
-                shot_block=style.shot_block,
+            selection = _selection(
+                renderer,
+                style,
                 affixes=affixes,
-                delimiter=settings.fewshot_delimiter,
                 start=head_text,
-                start_turns=head_turns,
+                start_turns=start_turns,
                 after=q_after,
                 start_turns_of=start_turns_of,
             )
@@ -991,6 +996,19 @@ def _selects(renderer: TaskRenderer, style: Any, affixes: Any, closed: Any) -> b
     )
 
 
+def _selection(renderer: TaskRenderer, style: Any, **parts: Any) -> ExampleSelection:
+    """An :class:`ExampleSelection` of the task's pool and style, with the meta
+    template's ``parts`` (its affixes, the text around the question, ...)."""
+    return ExampleSelection(
+        shot=renderer._shot,
+        size=len(renderer.pool),
+        example_turns=style._example_turns,
+        shot_block=style.shot_block,
+        delimiter=style.settings.fewshot_delimiter,
+        **parts,
+    )
+
+
 _PROBE = 'Q\u2028"?'
 """The question of :func:`_chat_selection`'s probe: a quote and U+2028, which a line's JSON escapes."""
 
@@ -1001,14 +1019,17 @@ def _chat_selection(
     meta: Any,
     last_turn: Any,
     closed: Any,
+    given: Dialogue,
     start_turns: Dialogue,
     example: Any,
     start_turns_of: Callable[[str], Dialogue],
 ) -> ExampleSelection | None:
     """The :class:`ExampleSelection` of a chat format that declares ``closed_turn``: the
     turns before the question each their closed text and message, the question's text
-    around its content ``last_turn_affixes`` of that turn alone. Checked against
-    ``apply`` on a dialogue of two examples first; ``None`` when the promise does not hold."""
+    around its content ``last_turn_affixes`` of that turn alone. ``given`` are the turns
+    before the examples as the style made them, ``start_turns`` the same after the chat
+    rules. Checked against ``apply`` on a dialogue of two examples first; ``None`` when
+    the promise does not hold."""
 
     question = Turn("user", "", "")
     try:
@@ -1035,28 +1056,15 @@ def _chat_selection(
         return texts(last_turn((turn,)))
 
     rules = renderer.chat
-    given = start_turns  # (the style's: the probe below applies the rules to it, as the general path)
     try:
-        if rules is not None:
-            ruled = rules.apply((*start_turns, question))
-            if not ruled or ruled[-1] is not question:
-                return None
-            start_turns = ruled[:-1]
-        pieces = [closed_affixes(turn) for turn in start_turns]
-        for (before, after), turn in zip(pieces, start_turns):
-            if type(before) is not str or type(after) is not str or type(turn.content) is not str:
-                return None
         after = question_affixes(question)[1]
         if type(after) is not str or example is None:
             return None
-        selection = ExampleSelection(
-            shot=renderer._shot,
-            size=len(renderer.pool),
-            example_turns=style._example_turns,
-            shot_block=style.shot_block,
+        selection = _selection(
+            renderer,
+            style,
             affixes=closed_affixes,
-            delimiter=style.settings.fewshot_delimiter,
-            start="".join([b + t.content + a for (b, a), t in zip(pieces, start_turns)]),
+            start=None,  # (the closed texts of start_turns)
             start_turns=start_turns,
             after=after,
             question_affixes=question_affixes,

@@ -18,9 +18,10 @@ replayed.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,25 +33,36 @@ __all__ = ["SharedRandom", "shared_random"]
 _UNKNOWN: Any = object()
 
 
-def _range_sampler(rng: random.Random, n: int, k: int) -> Any:
+def _range_sampler(rng: random.Random, n: int, k: int) -> Callable[[], tuple[int, ...]]:
     """``tuple(rng.sample(range(n), k))`` as a function of no arguments, drawing as
     ``Random.sample`` draws (the same calls of the generator, the same indices) without
     its per-call checks (``isinstance`` of an abstract class, the table size): used
-    when it gives what ``sample`` gives on a probe generator for this ``n`` and ``k``,
-    so that a Python whose ``sample`` draws otherwise falls back to ``sample`` itself."""
+    where it gives what ``sample`` gives (:func:`_draws_as_sample`), so that a Python
+    whose ``sample`` draws otherwise falls back to ``sample`` itself."""
+    if 0 < k <= n and type(rng) is random.Random and _draws_as_sample(n, k):
+        return _sampler(rng._randbelow, n, k)
     population = range(n)
+    return lambda: tuple(rng.sample(population, k))  # (sample's errors, as they were)
 
-    def plain() -> tuple[int, ...]:
-        return tuple(rng.sample(population, k))
 
-    if not 0 < k <= n:
-        return plain  # (sample's errors, as they were)
-    randbelow = getattr(rng, "_randbelow", None)
-    if randbelow is None:
-        return plain
-    setsize = 21  # Random.sample's choice: a list of the population, or a set of the picks
+def _sampler(randbelow: Callable[[int], int], n: int, k: int) -> Callable[[], tuple[int, ...]]:
+    """``Random.sample(range(n), k)``'s algorithm over ``randbelow``: a list of the
+    population, or a set of the picks, as ``sample`` chooses by the table size."""
+    setsize = 21
     if k > 5:
         setsize += 4 ** math.ceil(math.log(k * 3, 4))
+    if n <= setsize:
+
+        def by_list() -> tuple[int, ...]:
+            pool = list(range(n))
+            picked = [0] * k
+            for i in range(k):
+                j = randbelow(n - i)
+                picked[i] = pool[j]
+                pool[j] = pool[n - i - 1]
+            return tuple(picked)
+
+        return by_list
 
     def by_set() -> tuple[int, ...]:
         picked: list[int] = []
@@ -63,24 +75,16 @@ def _range_sampler(rng: random.Random, n: int, k: int) -> Any:
             picked.append(j)
         return tuple(picked)
 
-    def by_list() -> tuple[int, ...]:
-        pool = list(population)
-        picked = [0] * k
-        for i in range(k):
-            j = randbelow(n - i)
-            picked[i] = pool[j]
-            pool[j] = pool[n - i - 1]
-        return tuple(picked)
+    return by_set
 
-    fast = by_list if n <= setsize else by_set
+
+@functools.lru_cache(maxsize=256)
+def _draws_as_sample(n: int, k: int) -> bool:
+    """Whether :func:`_sampler` draws what this Python's ``Random.sample`` draws for this
+    ``n`` and ``k``, on a probe generator (checked once per pool size and ``k``)."""
     probe, reference = random.Random(n * 7919 + k), random.Random(n * 7919 + k)
-    saved = randbelow
-    randbelow = probe._randbelow  # (the probe's generator, for the check below)
-    try:
-        agrees = all(fast() == tuple(reference.sample(population, k)) for _ in range(64))
-    finally:
-        randbelow = saved
-    return fast if agrees else plain
+    draw = _sampler(probe._randbelow, n, k)
+    return all(draw() == tuple(reference.sample(range(n), k)) for _ in range(64))
 
 
 @dataclass

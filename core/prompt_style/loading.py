@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gc
 import itertools
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -32,6 +31,7 @@ from .provenance import Provenance
 from .render import RenderedPrompt, TaskRenderer
 from .safe.limits import JinjaLimits, limits_scope
 from .split_rendering import SKIPPED, kept, with_doc_id
+from .splits import locate_data_error, pool_split_of, processed, read_splits
 from .task import TASK_KEYS, TaskConfig
 from .types import ReadOptions, StyleSettings
 
@@ -190,7 +190,7 @@ class Task:
         """
         if self._source_data is not None:
             return dict(self._source_data)
-        return {split: self.config.data[split] for split in _read_splits(self.config)}
+        return {split: self.config.data[split] for split in read_splits(self.config)}
 
     @property
     def multiturn(self) -> bool:
@@ -301,25 +301,6 @@ def _build(provider: Provider, where: dict[str, Any], lines: Mapping[str, int], 
             hint="see docs/hooks.md for the protocol each factory's object implements",
         ).locate(**where)
     return built
-
-
-def _locate_data_error(
-    exc: PromptStyleError, config: TaskConfig, split: str, named_in_task_file: bool
-) -> PromptStyleError:
-    """Point an error about a whole data file at the task file line that names it."""
-    exc.locate(key=f"data.{split}")
-    if exc.file and not Path(exc.file).exists():
-        exc.hint = exc.hint or (
-            "paths in a task file are relative to the task file"
-            if named_in_task_file
-            else "paths given to --data (or data=) are relative to the current directory"
-        )
-    if exc.line is None and named_in_task_file and config.path is not None:
-        if exc.file:
-            exc.message = f"{exc.message}: {exc.file}"
-        exc.file = str(config.path)
-        exc.line = config.lines.get(f"data.{split}")
-    return exc
 
 
 def _within_limits(load: Any) -> Any:
@@ -527,8 +508,8 @@ def _resolve_task(
         config = dataclasses.replace(config, template={"template_type": style or name, **own, **style_options})
     config.check_data()
     overridden = set(data or ())
-    source_data = {split: config.data[split] for split in _read_splits(config)}
-    config = _processed(config, overridden)
+    source_data = {split: config.data[split] for split in read_splits(config)}
+    config = processed(config, overridden)
     used: dict[str, Any] = {}
     specs = {key: getattr(config, key) for key in _FIELD_KEYS}
     extractors, used["extract_field"] = _compile_fields(config, manager, specs)
@@ -621,9 +602,9 @@ def _assemble(
     try:
         check_data_file(config.data[split], split)
     except PromptStyleError as exc:
-        raise _locate_data_error(exc, config, split, split not in overridden) from None
+        raise locate_data_error(exc, config, split, split not in overridden) from None
     provider, options, where = _retriever_provider(config, manager)
-    pool_split = _pool_split(config)
+    pool_split = pool_split_of(config)
     if config.needs_examples() and pool_split in prepared.pools:
         pool = prepared.pools[pool_split]
     else:
@@ -979,61 +960,6 @@ def _chat_rules(
     return ChatRules(system_instruction or None, multiturn, chat, config.fewshot_delimiter)
 
 
-def _processed(config: TaskConfig, overridden: set[str]) -> TaskConfig:
-    """Apply the task's ``process_docs`` once per split, the few-shot pool first
-    (the order lm-evaluation-harness loads them in), after ``before_code``."""
-    if config.process_docs is None and config.fewshot_process_docs is None:
-        return config
-    split = config.test_split
-    pool_split = _pool_split(config)
-    jobs = []
-    if config.fewshot_process_docs is not None and pool_split in config.data:
-        jobs.append((pool_split, config.fewshot_process_docs, "fewshot_process_docs"))
-    if config.process_docs is not None:
-        jobs.append((split, config.process_docs, "process_docs"))
-    if callable(config.before_code):
-        config.before_code()
-    data = dict(config.data)
-    done: dict[str, Any] = {}
-    changes: dict[str, Any] = {}
-    for name, function, key in jobs:
-        if name in done and done[name] == function:
-            continue
-        target = name
-        if name in done:
-            # The same split processed differently for the pool: keep both. The pool
-            # is processed first, so its records move aside for the evaluated ones.
-            pool_name = changes["fewshot_split"] = f"{name} (few-shot)"
-            if key == "fewshot_process_docs":
-                target = pool_name
-            else:
-                data[pool_name] = data[name]
-        # The collector is off while the split is read and processed: every record made
-        # (a dict and its lists, each new row of a map) is kept to the end, and collecting
-        # meanwhile only walks them again and again (on 200,000 records, 40% of the time).
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            try:
-                records = load_records(config.data[name], name)
-            except PromptStyleError as exc:
-                raise _locate_data_error(exc, config, name, name not in overridden) from None
-            try:
-                data[target] = function(records)
-            except PromptStyleError as exc:
-                raise exc.locate(**config.where(key)) from None
-            except Exception as exc:
-                what = getattr(function, "name", None) or getattr(function, "__qualname__", type(function).__name__)
-                raise RenderError(
-                    f"{what} raised {type(exc).__name__}: {exc}", split=name, **config.where(key)
-                ) from exc
-        finally:
-            if enabled:
-                gc.enable()
-        done[name] = function
-    return dataclasses.replace(config, data=data, **changes)
-
-
 def _meta(
     manager: PluginManager,
     name: str | Path | Mapping[str, Any],
@@ -1084,21 +1010,9 @@ def _warn_unread(unread: set[str], split: str, pool_split: str) -> None:
         )
 
 
-def _read_splits(config: TaskConfig) -> list[str]:
-    """The splits a task reads that have data: the evaluated split, then the few-shot pool's."""
-    splits = dict.fromkeys((config.test_split, _pool_split(config)))
-    return [split for split in splits if split in config.data]
-
-
-def _pool_split(config: TaskConfig) -> str:
-    """The split few-shot examples come from."""
-    split = config.test_split
-    return config.fewshot_split or next((s for s in ("train", "validation", "dev") if s in config.data), split)
-
-
 def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mapping[str, Any]]]:
     """The few-shot split and its records, loaded only when examples are asked for."""
-    pool_split = _pool_split(config)
+    pool_split = pool_split_of(config)
     if not config.needs_examples():
         return pool_split, []
     if pool_split not in config.data:
@@ -1116,7 +1030,7 @@ def _pool(config: TaskConfig, overridden: set[str]) -> tuple[str, Sequence[Mappi
     try:
         return pool_split, load_records(config.data[pool_split], pool_split)
     except PromptStyleError as exc:
-        raise _locate_data_error(exc, config, pool_split, pool_split not in overridden) from None
+        raise locate_data_error(exc, config, pool_split, pool_split not in overridden) from None
 
 
 def _retriever_provider(config: TaskConfig, manager: PluginManager) -> tuple[Provider, dict[str, Any], dict[str, Any]]:

@@ -8,18 +8,33 @@ receives a :class:`Docs`: a small stand-in with the parts of the
 Whatever the function returns — a ``Docs``, a real ``datasets.Dataset`` (task
 code may build one when datasets is installed) or a list of dicts — becomes the
 split's records.
+
+The evaluated split's records are not held in memory where that changes nothing:
+its ``process_docs`` receives a :class:`StreamedDocs`, whose row-wise ``map`` and
+``filter`` (what nearly every lm-evaluation-harness ``process_docs`` does) are
+recorded rather than run when their function computes from the row alone
+(:mod:`.stateless`). Returned as they are, they become a :class:`ProcessedSplit`,
+which runs them on each record as the split is read through (rendered): the same
+records, in constant memory, each function called once per record in the same
+order. A function that may keep state or draw random numbers (GPQA's
+``random.shuffle`` of the choices), and anything else task code asks of the rows
+(their number, an index, a batched ``map``, ``shuffle``), reads the split whole
+when the task loads, as before.
 """
 
 from __future__ import annotations
 
 import copy
+import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...data import StreamedSplit
 from ...errors import RenderError
+from .stateless import inert, stateless
 
-__all__ = ["Docs", "ProcessDocs", "as_records"]
+__all__ = ["Docs", "ProcessDocs", "ProcessedSplit", "StreamedDocs", "as_records"]
 
 
 _ATOMIC = frozenset({str, int, float, bool, type(None)})
@@ -294,6 +309,239 @@ class Docs(Sequence):
         return self
 
 
+Rows = Iterator[dict[str, Any]]
+
+
+def _streamable(function: Any, fn_kwargs: Mapping[str, Any] | None) -> bool:
+    """Whether a step's function can run record by record as the split is read: it
+    computes from the row alone (:func:`~.stateless.stateless`), and so do its ``fn_kwargs``."""
+    return (function is None or stateless(function)) and all(inert(v) for v in (fn_kwargs or {}).values())
+
+
+class StreamedDocs(Docs):
+    """:class:`Docs` over a split read as it is iterated. A row-wise ``map`` or
+    ``filter`` (and the column edits) gives a ``StreamedDocs`` that runs it on each
+    row of its parent's stream (:meth:`stream`); anything else reads the rows whole
+    first (``_rows``, kept), and from then on the rows are those.
+
+    :param source: gives the split's records afresh, in order (a new reader each call).
+    :param owned: whether they are new objects no one else holds (read from a file);
+        otherwise each is copied before task code sees it, as ``Docs`` hands out copies.
+    """
+
+    def __init__(
+        self,
+        source: Callable[[], Iterator[Mapping[str, Any]]] | None = None,
+        owned: bool = False,
+        *,
+        parent: StreamedDocs | None = None,
+        stage: Callable[[Rows], Rows] | None = None,
+    ) -> None:
+        self._source = source
+        self._owned_rows = owned
+        self._parent = parent
+        self._stage = stage
+        self._read: list[dict[str, Any]] | None = None
+        self._root: StreamedDocs = self if parent is None else parent._root
+        self._position = -1  # (the root's) the split's record read last, for error messages
+
+    @property  # type: ignore[override]
+    def _rows(self) -> list[dict[str, Any]]:
+        if self._read is None:
+            enabled = gc.isenabled()
+            gc.disable()  # rows hold no cycles: collecting while they pile up only walks them again
+            try:
+                self._read = list(self.stream())
+            finally:
+                if enabled:
+                    gc.enable()
+        return self._read
+
+    def stream(self) -> Rows:
+        """The rows in order: those read whole, else made afresh (not kept)."""
+        if self._read is not None:
+            return iter(self._read)
+        if self._parent is not None:
+            assert self._stage is not None
+            return self._stage(self._parent.stream())
+        return self._counted()
+
+    def _counted(self) -> Rows:
+        assert self._source is not None
+        records = self._source()
+        if self._owned_rows:
+            for self._position, row in enumerate(records):  # noqa: B007 - kept for errors
+                yield row  # type: ignore[misc]
+        else:
+            for self._position, row in enumerate(records):  # noqa: B007
+                yield _fresh(row if type(row) is dict else dict(row))
+
+    def _then(self, stage: Callable[[Rows], Rows]) -> StreamedDocs:
+        return StreamedDocs(parent=self, stage=stage)
+
+    def map(  # type: ignore[override]
+        self,
+        function: Callable[..., Any] | None = None,
+        with_indices: bool = False,
+        with_rank: bool = False,
+        input_columns: str | list[str] | None = None,
+        batched: bool = False,
+        batch_size: int | None = 1000,
+        drop_last_batch: bool = False,
+        remove_columns: str | list[str] | None = None,
+        fn_kwargs: Mapping[str, Any] | None = None,
+        **ignored: Any,
+    ) -> Docs:
+        if batched or self._read is not None or not _streamable(function, fn_kwargs):
+            return Docs.map(
+                self,
+                function,
+                with_indices=with_indices,
+                input_columns=input_columns,
+                batched=batched,
+                batch_size=batch_size,
+                remove_columns=remove_columns,
+                fn_kwargs=fn_kwargs,
+            )
+        if function is None:
+            function = lambda x, *a, **k: x  # noqa: E731 - the identity, as datasets
+        removed = [remove_columns] if isinstance(remove_columns, str) else list(remove_columns or ())
+        columns = [input_columns] if isinstance(input_columns, str) else input_columns
+        kwargs = dict(fn_kwargs or {})
+
+        def stage(rows: Rows) -> Rows:
+            # Docs.map, one row at a time: the row is this stream's own, so the function
+            # gets it (a copy when it gets column values: the row stays as it was)
+            for i, row in enumerate(rows):
+                example = _fresh(row) if columns else row
+                args = [example[c] for c in columns] if columns else [example]
+                if with_indices:
+                    args.append(i)
+                result = function(*args, **kwargs)
+                if result is not None:
+                    if not isinstance(result, Mapping):
+                        raise TypeError(f"map's function must return a dict, not {type(result).__name__}")
+                    row.update(result)
+                for name in removed:
+                    row.pop(name, None)
+                yield row
+
+        return self._then(stage)
+
+    def filter(  # type: ignore[override]
+        self,
+        function: Callable[..., Any] | None = None,
+        with_indices: bool = False,
+        input_columns: str | list[str] | None = None,
+        batched: bool = False,
+        batch_size: int | None = 1000,
+        fn_kwargs: Mapping[str, Any] | None = None,
+        **ignored: Any,
+    ) -> Docs:
+        if batched or self._read is not None or not _streamable(function, fn_kwargs):
+            return Docs.filter(
+                self,
+                function,
+                with_indices=with_indices,
+                input_columns=input_columns,
+                batched=batched,
+                batch_size=batch_size,
+                fn_kwargs=fn_kwargs,
+            )
+        if function is None:
+            return self._then(lambda rows: rows)
+        columns = [input_columns] if isinstance(input_columns, str) else input_columns
+        kwargs = dict(fn_kwargs or {})
+
+        def stage(rows: Rows) -> Rows:
+            # the function gets a copy (as datasets decodes one): the row kept is as it was
+            for i, row in enumerate(rows):
+                example = _fresh(row)
+                args = [example[c] for c in columns] if columns else [example]
+                if with_indices:
+                    args.append(i)
+                if function(*args, **kwargs):
+                    yield row
+
+        return self._then(stage)
+
+    def remove_columns(self, column_names: str | Sequence[str], **ignored: Any) -> Docs:
+        if self._read is not None:
+            return Docs.remove_columns(self, column_names)
+        names = {column_names} if isinstance(column_names, str) else set(column_names)
+        return self._then(lambda rows: ({k: v for k, v in row.items() if k not in names} for row in rows))
+
+    def select_columns(self, column_names: str | Sequence[str], **ignored: Any) -> Docs:
+        if self._read is not None:
+            return Docs.select_columns(self, column_names)
+        names = [column_names] if isinstance(column_names, str) else list(column_names)
+        return self._then(lambda rows: ({k: row.get(k) for k in names} for row in rows))
+
+    def rename_columns(self, column_mapping: Mapping[str, str], **ignored: Any) -> Docs:
+        if self._read is not None:
+            return Docs.rename_columns(self, column_mapping)
+        mapping = dict(column_mapping)
+        return self._then(lambda rows: ({mapping.get(k, k): v for k, v in row.items()} for row in rows))
+
+
+class ProcessedSplit(StreamedSplit):
+    """The evaluated split after a ``process_docs`` that returned a :class:`StreamedDocs`:
+    its row-wise steps run on each record as the split is read through, in constant
+    memory; read whole (kept) where it is used as a ``Sequence``.
+
+    :param fail: ``fail(exc, index)``, the error to raise for an exception of task code
+        (or of the reader) at the split's record ``index``.
+    """
+
+    def __init__(self, docs: StreamedDocs, fail: Callable[[Exception, int], Exception] | None = None) -> None:
+        self.docs = docs
+        self.fail = fail
+
+    def _failed(self, exc: Exception) -> Exception:
+        index = self.docs._root._position
+        if self.fail is not None:
+            return self.fail(exc, index)
+        return RenderError(f"process_docs raised {type(exc).__name__}: {exc}", key="process_docs", index=index)
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        try:
+            return self.docs._rows
+        except Exception as exc:
+            error = self._failed(exc)
+            raise error from (None if error is exc else exc)
+
+    def stream(self) -> Iterator[Mapping[str, Any]]:
+        if self.docs._read is not None:
+            return iter(self.docs._read)
+        return self._streaming()
+
+    def _streaming(self) -> Iterator[Mapping[str, Any]]:
+        try:
+            yield from self.docs.stream()
+        except Exception as exc:
+            error = self._failed(exc)
+            raise error from (None if error is exc else exc)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self.records[index]
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        return iter(self.records)
+
+    def __bool__(self) -> bool:
+        return True  # (an empty split is said when it is read)
+
+    def __repr__(self) -> str:
+        return "<split after process_docs, read as it is rendered>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return list, (self.records,)
+
+
 def as_records(value: Any) -> list[dict[str, Any]]:
     """The records of what task code returned: a :class:`Docs`, a ``datasets.Dataset``
     (anything with ``to_list``), or an iterable of mappings.
@@ -329,7 +577,23 @@ class ProcessDocs:
         # methods make new rows, and hand out copies), so the records stay as they are
         rows = list(records)
         docs = Docs._owned(rows) if all(type(row) is dict for row in rows) else Docs(rows)
-        result = self.function(docs)
+        return self._records(self.function(docs))
+
+    def streamed(
+        self,
+        source: Callable[[], Iterator[Mapping[str, Any]]],
+        *,
+        owned: bool,
+        fail: Callable[[Exception, int], Exception] | None = None,
+    ) -> list[dict[str, Any]] | ProcessedSplit:
+        """The function applied to a split read from ``source`` (see :class:`StreamedDocs`):
+        a :class:`ProcessedSplit` when it returned row-wise steps, else its records."""
+        result = self.function(StreamedDocs(source, owned))
+        if isinstance(result, StreamedDocs) and result._read is None:
+            return ProcessedSplit(result, fail)
+        return self._records(result)
+
+    def _records(self, result: Any) -> list[dict[str, Any]]:
         try:
             return as_records(result)
         except TypeError as exc:

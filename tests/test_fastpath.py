@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import json
 import pickle
+import random
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -860,7 +861,12 @@ def test_pure_extractors():
     assert compile_field("{{q.strip()}}", "doc_to_text").pure
     assert not compile_field(lambda r: r["q"], "doc_to_text").pure
     assert LmEvalField("question", "doc_to_text", "text").pure
-    assert not LmEvalField(len, "doc_to_text", "text").pure
+    # task code is pure when its code shows it computes from the record alone
+    assert LmEvalField(len, "doc_to_text", "text").pure
+    assert LmEvalField(lambda doc: doc["q"].strip(), "doc_to_text", "text").pure
+    seen: list = []
+    assert not LmEvalField(lambda doc: seen.append(doc) or "x", "doc_to_text", "text").pure
+    assert not LmEvalField(random.Random(0).choice, "doc_to_text", "text").pure
 
 
 # -- JSON Lines, read in blocks with json's scanner ---------------------------------------

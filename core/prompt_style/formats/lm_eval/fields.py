@@ -40,6 +40,7 @@ from ...safe import jinja_env as _jinja
 from ...safe.jinja_env import JinjaProfile, compile_template, regex_replace
 from ...safe.limits import SIZE_FLOOR
 from .code import TASK_CODE_PREFIX, load_function
+from .stateless import stateless
 
 __all__ = ["LM_EVAL_JINJA", "LmEvalField", "check_template"]
 
@@ -101,7 +102,7 @@ def _keys(record: Mapping[str, Any], missing: object = None) -> str:
 class LmEvalField:
     """One field spec with lm-evaluation-harness's semantics; ``field(record)``."""
 
-    __slots__ = ("source", "key", "kind", "digits", "name", "literal")
+    __slots__ = ("source", "key", "kind", "digits", "name", "literal", "_pure")
     gold_rule = "exact"
     """Targets are read here as lm-evaluation-harness reads them, so the gold is
     ``choices.index(target)`` for a string (see ``prompt_style.resolve_gold``)."""
@@ -117,6 +118,7 @@ class LmEvalField:
         """Digit strings become ints (``doc_to_text`` and ``doc_to_target`` of a task with ``doc_to_choice``)."""
         self.name = name
         """The ``!function`` name, for messages."""
+        self._pure: bool | None = None
         self.literal = isinstance(source, str) and not any(mark in source for mark in ("{{", "{%", "{#", "\r"))
         """Text without Jinja syntax (or carriage returns, which Jinja turns into
         newlines) renders to itself: skip Jinja for it."""
@@ -124,8 +126,13 @@ class LmEvalField:
     @property
     def pure(self) -> bool:
         """Whether the value depends on the record only, with no side effects: true
-        unless the spec is task code (``!function``), which may keep state."""
-        return not callable(self.source)
+        unless the spec is task code (``!function``) that may keep state or draw random
+        numbers, as far as its code shows (:func:`~.stateless.stateless`: winogrande's
+        ``doc_to_text``, which reads the record alone, is pure)."""
+        pure = self._pure
+        if pure is None:  # (read once: the code does not change)
+            pure = self._pure = not callable(self.source) or stateless(self.source)
+        return pure
 
     def __reduce__(self) -> tuple[Any, ...]:
         source = self.source
@@ -232,6 +239,8 @@ class LmEvalField:
         constant = self.fast_constant()
         if constant is not None and constant[1] is None:
             return lambda record: source  # what _checked returns: the list itself
+        if callable(source) and type(source) is not str:
+            return self._fast_call() if self.pure else None
         if type(source) is not str:
             return None
         checked = self._checked if kind in ("text", "choice") else None
@@ -308,6 +317,27 @@ class LmEvalField:
             return read(text)
 
         return rendered if quick is None else quick
+
+    def _fast_call(self) -> Any:
+        """Task code that computes from the record alone (:attr:`pure`), called without
+        the checks around it where its value needs none: a text, a list of choices, any
+        target (``_checked`` gives those unchanged); else through the checks."""
+        source, checked = self.source, self._checked
+        if self.kind == "text":
+
+            def text(record: Mapping[str, Any]) -> Any:
+                value = source(record)
+                return value if type(value) is str else checked(value)
+
+            return text
+        if self.kind == "choice":
+
+            def choices(record: Mapping[str, Any]) -> Any:
+                value = source(record)
+                return value if type(value) is list else checked(value)
+
+            return choices
+        return source
 
     def _render(self, source: str, record: Mapping[str, Any]) -> str:
         _, undefined_error, security_error = _jinja.errors()

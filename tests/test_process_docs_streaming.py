@@ -418,3 +418,30 @@ def test_stateless_reads_the_code():
 
     assert not stateless(nonlocal_counter)
     assert inert(("a", 1, (2.0, None))) and inert({"a": [1, 2]}) and not inert(object()) and not inert(_RNG)
+
+
+def test_a_split_left_empty_and_errors_after_a_column_edit(folder, pm):
+    (folder / "utils_more.py").write_text(
+        "def none_left(d):\n"
+        "    return d.filter(lambda doc: doc['extra'] < 0)\n\n"
+        "def renamed(d):\n"
+        "    def f(doc):\n"
+        "        if doc['n'] == 5:\n"
+        "            raise ValueError('five')\n"
+        "        return {'query': doc['q'], 'choices': doc['opts'], 'gold': 0}\n"
+        "    return d.rename_column('extra', 'n').map(f)\n",
+        encoding="utf-8",
+    )
+    for name in ("none_left", "renamed"):
+        (folder / f"{name}.yaml").write_text(
+            TASK.format(function=name).replace("utils.", "utils_more."), encoding="utf-8"
+        )
+    task = _load(folder, "none_left", pm)
+    assert isinstance(task.config.data["test"], ProcessedSplit)
+    with pytest.raises(RenderError, match="split 'test' has no records left after process_docs") as info:
+        list(task.render())
+    assert info.value.key == "process_docs" and info.value.file == str(folder / "none_left.yaml")
+    task = _load(folder, "renamed", pm)
+    with pytest.raises(RenderError, match="raised ValueError: five") as info:
+        list(task.render())
+    assert info.value.index == 5

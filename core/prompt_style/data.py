@@ -48,6 +48,12 @@ class StreamedSplit(Sequence):
     def stream(self) -> Iterator[Mapping[str, Any]]:
         raise NotImplementedError
 
+    def records_of(self, split: str) -> Iterator[Mapping[str, Any]]:
+        """:meth:`stream`, each record checked to be a mapping and the split to have
+        one, as records given in memory are (a subclass that makes its records itself,
+        dicts, may check them its own way)."""
+        return _streamed(self, split)
+
 
 def _streamed(records: StreamedSplit, split: str) -> Iterator[Mapping[str, Any]]:
     """:meth:`StreamedSplit.stream`, checked as :func:`_given` checks records in memory."""
@@ -114,7 +120,7 @@ def iter_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
             yield from iter_records(file, split)
         return
     if not isinstance(path, (str, Path)):
-        yield from _streamed(path, split) if isinstance(path, StreamedSplit) else _given(path, split)
+        yield from path.records_of(split) if isinstance(path, StreamedSplit) else _given(path, split)
         return
     path = Path(path)
     _check_suffix(path, split)
@@ -129,7 +135,7 @@ def open_records(path: str | Path | Sequence[Mapping[str, Any]], split: str = "t
     now (the same :class:`DataError`, raised by this call) and iterated directly, a
     JSON Lines file is read by one generator; anything else is :func:`iter_records`."""
     if not isinstance(path, (str, Path)) and _files(path) is None:
-        return _streamed(path, split) if isinstance(path, StreamedSplit) else iter(_given(path, split))
+        return path.records_of(split) if isinstance(path, StreamedSplit) else iter(_given(path, split))
     if isinstance(path, (str, Path)):
         if type(path) is not _PATH:
             path = Path(path)

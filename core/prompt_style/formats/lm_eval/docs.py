@@ -312,6 +312,15 @@ class Docs(Sequence):
 Rows = Iterator[dict[str, Any]]
 
 
+def _noted(root: StreamedDocs, rows: Rows) -> Rows:
+    for root._position, row in enumerate(rows):  # noqa: B007 - for error messages
+        yield row
+
+
+def _own(row: Mapping[str, Any]) -> dict[str, Any]:
+    return _fresh(row if type(row) is dict else dict(row))
+
+
 def _streamable(function: Any, fn_kwargs: Mapping[str, Any] | None) -> bool:
     """Whether a step's function can run record by record as the split is read: it
     computes from the row alone (:func:`~.stateless.stateless`), and so do its ``fn_kwargs``."""
@@ -364,19 +373,22 @@ class StreamedDocs(Docs):
         if self._parent is not None:
             assert self._stage is not None
             return self._stage(self._parent.stream())
-        return self._counted()
-
-    def _counted(self) -> Rows:
         assert self._source is not None
         records = self._source()
-        if self._owned_rows:
-            for self._position, row in enumerate(records):  # noqa: B007 - kept for errors
-                yield row  # type: ignore[misc]
-        else:
-            for self._position, row in enumerate(records):  # noqa: B007
-                yield _fresh(row if type(row) is dict else dict(row))
+        # (rows read from a file are this stream's own; others are copied, as Docs hands out copies)
+        return records if self._owned_rows else map(_own, records)
 
-    def _then(self, stage: Callable[[Rows], Rows]) -> StreamedDocs:
+    def _then(self, stage: Callable[[Rows], Rows], *, notes: bool = False) -> StreamedDocs:
+        """The rows of ``stage`` over this stream's. The first step notes the position of
+        each row it takes (``notes``: it does so itself), for the messages of any step's
+        error: rows are pulled one at a time through the steps."""
+        if self is self._root and not notes:
+            root = self
+            inner = stage
+
+            def stage(rows: Rows) -> Rows:
+                return inner(_noted(root, rows))
+
         return StreamedDocs(parent=self, stage=stage)
 
     def map(  # type: ignore[override]
@@ -409,24 +421,33 @@ class StreamedDocs(Docs):
         columns = [input_columns] if isinstance(input_columns, str) else input_columns
         kwargs = dict(fn_kwargs or {})
 
+        root = self._root if self is self._root else None  # the first step notes each row's position
+
         def stage(rows: Rows) -> Rows:
             # Docs.map, one row at a time: the row is this stream's own, so the function
             # gets it (a copy when it gets column values: the row stays as it was)
             for i, row in enumerate(rows):
-                example = _fresh(row) if columns else row
-                args = [example[c] for c in columns] if columns else [example]
-                if with_indices:
-                    args.append(i)
-                result = function(*args, **kwargs)
+                if root is not None:
+                    root._position = i
+                if columns:
+                    example = _fresh(row)
+                    args = [example[c] for c in columns]
+                    if with_indices:
+                        args.append(i)
+                    result = function(*args, **kwargs)
+                elif with_indices or kwargs:
+                    result = function(row, i, **kwargs) if with_indices else function(row, **kwargs)
+                else:
+                    result = function(row)
                 if result is not None:
-                    if not isinstance(result, Mapping):
+                    if type(result) is not dict and not isinstance(result, Mapping):
                         raise TypeError(f"map's function must return a dict, not {type(result).__name__}")
                     row.update(result)
                 for name in removed:
                     row.pop(name, None)
                 yield row
 
-        return self._then(stage)
+        return self._then(stage, notes=True)
 
     def filter(  # type: ignore[override]
         self,
@@ -453,9 +474,13 @@ class StreamedDocs(Docs):
         columns = [input_columns] if isinstance(input_columns, str) else input_columns
         kwargs = dict(fn_kwargs or {})
 
+        root = self._root if self is self._root else None
+
         def stage(rows: Rows) -> Rows:
             # the function gets a copy (as datasets decodes one): the row kept is as it was
             for i, row in enumerate(rows):
+                if root is not None:
+                    root._position = i
                 example = _fresh(row)
                 args = [example[c] for c in columns] if columns else [example]
                 if with_indices:
@@ -463,7 +488,7 @@ class StreamedDocs(Docs):
                 if function(*args, **kwargs):
                     yield row
 
-        return self._then(stage)
+        return self._then(stage, notes=True)
 
     def remove_columns(self, column_names: str | Sequence[str], **ignored: Any) -> Docs:
         if self._read is not None:
@@ -514,14 +539,29 @@ class ProcessedSplit(StreamedSplit):
     def stream(self) -> Iterator[Mapping[str, Any]]:
         if self.docs._read is not None:
             return iter(self.docs._read)
-        return self._streaming()
+        return self._streaming(None)
 
-    def _streaming(self) -> Iterator[Mapping[str, Any]]:
+    def records_of(self, split: str) -> Iterator[Mapping[str, Any]]:
+        # its rows are dicts (the reader's, or made by the steps): checked for none only
+        if self.docs._read is not None:
+            return super().records_of(split)
+        return self._streaming(split)
+
+    def _streaming(self, split: str | None) -> Iterator[Mapping[str, Any]]:
+        empty = True
         try:
-            yield from self.docs.stream()
+            for empty, row in enumerate(self.docs.stream(), -1):  # noqa: B007 - (-1: not empty)
+                yield row
         except Exception as exc:
             error = self._failed(exc)
             raise error from (None if error is exc else exc)
+        if empty is True and split is not None:
+            raise self._failed(
+                RenderError(
+                    f"split '{split}' has no records left after process_docs",
+                    hint="check what process_docs filters out, and the split's data",
+                )
+            )
 
     def __len__(self) -> int:
         return len(self.records)

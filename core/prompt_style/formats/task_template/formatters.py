@@ -190,7 +190,7 @@ def run_formatter(
                 f"{provider.label()} returned {type(produced).__name__}, not an iterable of instances",
             )
         for position, instance in enumerate(produced):
-            if not isinstance(instance, Mapping):
+            if type(instance) is not dict and not isinstance(instance, Mapping):
                 raise PluginError(
                     f"{provider.label()} gave a {type(instance).__name__} as instance {position}, not a mapping"
                 )

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...data import StreamedSplit, iter_records
+from ...data import StreamedSplit, open_records
 from ...errors import DataError
 from .schema import CANONICAL_SPLITS, TaskTemplateFile
 
@@ -97,25 +97,23 @@ class SplitSource:
         return f"Hugging Face dataset {dataset!r}" + (f" ({subset})" if subset else "") + f", split {self.name!r}"
 
     def raw(self) -> Iterator[Mapping[str, Any]]:
-        """The records as stored, streamed."""
+        """The records as stored, streamed: the reader's own iterator (no generator of
+        this method's between it and the caller, for each record). Called where the
+        records are first asked for (inside the generators that read them)."""
         if self.path is not None:
-            yield from iter_records(self.path, self.split)
-            return
-        yield from _hub_records(self)
+            return open_records(self.path, self.split)
+        return _hub_records(self)
 
     def records(self, plugins: Any = None) -> Iterator[Mapping[str, Any]]:
         """The instances the templates see: the records, through the formatter
         when the task has one (its input records carry ``_id``)."""
         if self.formatter is None:
-            yield from self.raw()
-            return
+            return self.raw()
         from .formatters import run_formatter
 
         # (records read from a file are new objects, no one else's: given their _id in place)
         records = with_ids(self.raw(), fresh=self.path is not None)
-        yield from run_formatter(
-            self.formatter, records, plugins=plugins, split=self.split, file=self.file, line=self.line
-        )
+        return run_formatter(self.formatter, records, plugins=plugins, split=self.split, file=self.file, line=self.line)
 
 
 def with_ids(records: Iterator[Mapping[str, Any]], fresh: bool = False) -> Iterator[dict[str, Any]]:

@@ -48,6 +48,20 @@ class StreamedSplit(Sequence):
     def stream(self) -> Iterator[Mapping[str, Any]]:
         raise NotImplementedError
 
+    @property
+    def records(self) -> Sequence[Mapping[str, Any]]:
+        """The split read whole (kept): what indexing, ``len`` and iteration read."""
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self.records[index]
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        return iter(self.records)
+
     def records_of(self, split: str) -> Iterator[Mapping[str, Any]]:
         """:meth:`stream`, each record checked to be a mapping and the split to have
         one, as records given in memory are (a subclass that makes its records itself,

@@ -563,15 +563,6 @@ class ProcessedSplit(StreamedSplit):
                 )
             )
 
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def __getitem__(self, index):  # type: ignore[override]
-        return self.records[index]
-
-    def __iter__(self) -> Iterator[Mapping[str, Any]]:
-        return iter(self.records)
-
     def __bool__(self) -> bool:
         return True  # (an empty split is said when it is read)
 

@@ -295,12 +295,14 @@ class LmEvalField:
                         return value
                 elif of is str:
                     # (printed, a text longer than the least size threshold may meet a budget)
-                    if (
-                        len(value) <= SIZE_FLOOR[0]
-                        and not (digits and value.isdigit())
-                        and not (value[:1] == "[" and value[-1:] == "]")
-                    ):
-                        return value
+                    if len(value) <= SIZE_FLOOR[0]:
+                        if not (digits and value.isdigit()):
+                            if not (value[:1] == "[" and value[-1:] == "]"):
+                                return value
+                        elif value.isascii() and (value[0] != "0" or len(value) == 1) and len(value) <= 4000:
+                            # a text of digits is printed as itself and read back as its
+                            # number (_read, _digits): HellaSwag's label "2"
+                            return int(value)
                 return rendered(record)
 
         else:

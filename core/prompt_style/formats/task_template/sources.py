@@ -197,15 +197,6 @@ class LazySplit(StreamedSplit):
         assert self.source is not None
         return self.source.records(self.plugins)
 
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def __getitem__(self, index):  # type: ignore[override]
-        return self.records[index]
-
-    def __iter__(self) -> Iterator[Mapping[str, Any]]:
-        return iter(self.records)
-
     def __bool__(self) -> bool:
         return bool(self.records)
 

@@ -420,6 +420,41 @@ def test_stateless_reads_the_code():
     assert inert(("a", 1, (2.0, None))) and inert({"a": [1, 2]}) and not inert(object()) and not inert(_RNG)
 
 
+def _imports_random(doc):
+    import random as r
+
+    return {"x": r.random()}
+
+
+def test_stateless_sees_imports_late_cells_and_partials():
+    from functools import partial
+    from re import sub
+
+    from prompt_style.formats.lm_eval.stateless import stateless
+
+    assert not stateless(_imports_random)  # an import inside the function
+    assert stateless(lambda doc: sub(r"\s+", " ", doc["q"]))  # re's own function, by name
+    assert stateless(partial(_uses_table)) and not stateless(partial(_draws))
+
+    def later():
+        def f(doc):
+            return generator.random()
+
+        unset = stateless(f)  # its closure's variable is not set yet
+        generator = random.Random(0)
+        return unset, stateless(f)
+
+    assert later() == (False, False)
+
+    class Looks:  # has func, args and keywords, but is not a partial
+        func, args, keywords = staticmethod(len), (), {}
+
+        def __call__(self, doc):
+            return doc
+
+    assert not stateless(Looks())
+
+
 def test_a_split_left_empty_and_errors_after_a_column_edit(folder, pm):
     (folder / "utils_more.py").write_text(
         "def none_left(d):\n"

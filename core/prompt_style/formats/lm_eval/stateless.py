@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import builtins
 import dis
+import functools
 import re
 import types
 from typing import Any
@@ -111,7 +112,7 @@ def _function(function: Any, seen: set[int], depth: int) -> bool:
     seen.add(id(function))
     if isinstance(function, types.BuiltinFunctionType):
         return getattr(function, "__self__", None) is builtins and function.__name__ not in _IMPURE_BUILTINS
-    if hasattr(function, "func") and hasattr(function, "keywords") and hasattr(function, "args"):  # functools.partial
+    if isinstance(function, functools.partial):
         return (
             _function(function.func, seen, depth + 1)
             and all(_inert(a, seen, depth + 1) for a in function.args)
@@ -119,6 +120,8 @@ def _function(function: Any, seen: set[int], depth: int) -> bool:
         )
     if type(function) is not types.FunctionType:
         return False  # a bound method, a callable object, a class: may hold state
+    if function.__module__ in _PURE_MODULES:
+        return True  # (re.sub imported by name: its own caches change no result)
     code = function.__code__
     cells = dict(zip(code.co_freevars, function.__closure__ or ()))
     held = list(function.__defaults__ or ()) + list((function.__kwdefaults__ or {}).values())
@@ -126,12 +129,13 @@ def _function(function: Any, seen: set[int], depth: int) -> bool:
         return False
     tables: set[str] = set()  # names of the lists, dicts and sets it reads
     for name, cell in cells.items():
-        if _filled(cell):
-            value = cell.cell_contents
-            if not _inert(value, seen, depth + 1):
-                return False
-            if isinstance(value, _CONTAINERS):
-                tables.add(name)
+        if not _filled(cell):
+            return False  # set later by the enclosing function: anything
+        value = cell.cell_contents
+        if not _inert(value, seen, depth + 1):
+            return False
+        if isinstance(value, _CONTAINERS):
+            tables.add(name)
     namespace = function.__globals__
     own_cells = set(code.co_freevars)  # the enclosing scope's variables: set once, shared by every call
     for block in _blocks(code):
@@ -140,6 +144,8 @@ def _function(function: Any, seen: set[int], depth: int) -> bool:
             name = instruction.opname
             if name in _WRITES_GLOBAL:
                 return False
+            if name == "IMPORT_NAME" and str(instruction.argval).partition(".")[0] not in _PURE_MODULES:
+                return False  # (``import random`` inside the function)
             if name in _WRITES_CELL and instruction.argval in own_cells:
                 return False
             if name == "LOAD_GLOBAL":

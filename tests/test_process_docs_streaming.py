@@ -480,3 +480,15 @@ def test_a_split_left_empty_and_errors_after_a_column_edit(folder, pm):
     with pytest.raises(RenderError, match="raised ValueError: five") as info:
         list(task.render())
     assert info.value.index == 5
+
+
+def test_steps_after_a_step_read_whole_leave_its_rows_as_they_were():
+    def source():
+        return iter(_records(4))
+
+    first = StreamedDocs(source, owned=True).map(lambda d: {"q": d["q"].strip()})
+    second = first.map(lambda d: {"q": d["q"] + "!"})
+    assert len(first) == 4  # read whole (kept) after the second step was made
+    assert [r["q"] for r in second.stream()] == [f"question {i}!" for i in range(4)]
+    assert [r["q"] for r in second.stream()] == [f"question {i}!" for i in range(4)]  # again, the same
+    assert [r["q"] for r in first.stream()] == [f"question {i}" for i in range(4)]

@@ -372,7 +372,10 @@ class StreamedDocs(Docs):
             return iter(self._read)
         if self._parent is not None:
             assert self._stage is not None
-            return self._stage(self._parent.stream())
+            rows = self._parent.stream()
+            if self._parent._read is not None:  # (kept rows: the steps change theirs in place)
+                rows = map(_fresh, rows)
+            return self._stage(rows)
         assert self._source is not None
         records = self._source()
         # (rows read from a file are this stream's own; others are copied, as Docs hands out copies)

@@ -62,6 +62,9 @@ Workloads (``--workload``, repeatable; default all):
            YAML: a system prompt, three fixed in-context examples, ``GenInferencer``);
            each line also holds ``mode`` and the prompt's ``dialogue`` (OpenCompass's
            ``PromptList``), which the script does not write
+``subjects`` the MMLU workload with a description per record (``about {{ subject.replace('_', ' ') }}``:
+           every subject in one file, as the bundled MMLU example) and the same five
+           examples for every record; the script writes each record's description
 ``sampler`` the MMLU workload with lm-evaluation-harness's default few-shot sampler
            (``retriever: shared_random``: one ``random.Random(1234)`` for the task, five
            examples drawn per record from a pool of 100): every record its own examples
@@ -735,6 +738,13 @@ RANDOM_SUBJECT_SCRIPT = RANDOM_SCRIPT.replace(
     "text = description + ",
     "text = description.replace('anatomy', doc['subject'].replace('_', ' ')) + ",
 )
+SUBJECTS_TASK = MMLU_TASK.replace("about anatomy.\\n\\n", "about {{ subject.replace('_', ' ') }}.\\n\\n")
+SUBJECTS_SCRIPT = MMLU_SCRIPT.replace(
+    'prefix = "The following are multiple choice questions (with answers) about anatomy.\\n\\n"', 'prefix = ""'
+).replace(
+    "text = f\"{prefix}",
+    "text = f\"The following are multiple choice questions (with answers) about {doc['subject'].replace('_', ' ')}.\\n\\n{prefix}",
+)
 RANDOM_MESSAGES_SCRIPT = """\
 import json, random, sys
 test, dev, out = sys.argv[1:4]
@@ -895,6 +905,7 @@ WORKLOADS = {
     "opencompass": Workload("opencompass", OC_TASK, OC_SCRIPT, oc_record, "data/dev.jsonl", 3, test="data/test.jsonl"),
     "sampler": Workload("sampler", SAMPLER_TASK, SAMPLER_SCRIPT, mmlu_record, "dev.jsonl", 100),
     "random": Workload("random", RANDOM_TASK, RANDOM_SCRIPT, mmlu_record, "dev.jsonl", 100),
+    "subjects": Workload("subjects", SUBJECTS_TASK, SUBJECTS_SCRIPT, subject_record, "dev.jsonl", 5),
     "random_subject": Workload(
         "random_subject", RANDOM_SUBJECT_TASK, RANDOM_SUBJECT_SCRIPT, subject_record, "dev.jsonl", 100
     ),

@@ -296,3 +296,38 @@ def test_a_json_array_split_gives_the_general_path_s_lines(tmp_path, pm_all, kin
             made.append(line)
     # (a JSON array is read whole and checked before rendering: no line before the error)
     assert made in ([], got[:260]) and "bad.json" in str(caught.value)
+
+
+DESCRIPTIONS = {
+    "text": "About {{answer}}:\n\n",  # awkward texts, a quote, U+2028, a lone surrogate
+    "sometimes": "{% if gold == 0 %}{% else %}About {{ question[:4] }}\n{% endif %}",  # empty for some records
+}
+
+
+@pytest.mark.parametrize("description", sorted(DESCRIPTIONS))
+@pytest.mark.parametrize("kind", ["cloze", "mcq", "generation"])
+@pytest.mark.parametrize("shots", [0, 3])
+def test_a_description_per_record_with_shared_examples(tmp_path, pm_all, kind, shots, description):
+    """The lines of a task whose description reads the record (MMLU's subject in one file)
+    and whose examples every record shares: the text before each question is made once
+    per description; the lines are the prompts' lines, the general path's too."""
+    test = records(60) + ODD + records(5, seed=9)
+    path = write_task(tmp_path, test, records(8, seed=3), description=DESCRIPTIONS[description], **TASKS[kind])
+    task = load_task(path, plugins=pm_all, shots=shots)
+    assert task.renderer.fast_render() is not None and task.renderer._fast_path.lines is not None
+    got = list(task.json_lines())
+    assert got == reference(load_task(path, plugins=pm_all, shots=shots))
+    assert flat(json_line_batches(task)) == got
+    general = load_task(path, plugins=pm_all, shots=shots)
+    general.renderer._fast = None
+    assert got == reference(general)
+
+
+def test_more_descriptions_than_are_kept(tmp_path, pm_all):
+    test = records(4200, seed=5)  # (each its own description: the cache is emptied as it fills)
+    path = write_task(tmp_path, test, records(8, seed=3), description="{{question}}\n", **TASKS["mcq"])
+    task = load_task(path, plugins=pm_all, shots=2)
+    got = list(task.json_lines())
+    general = load_task(path, plugins=pm_all, shots=2)
+    general.renderer._fast = None
+    assert got == reference(general)

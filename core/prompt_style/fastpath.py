@@ -361,6 +361,21 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     else:
         head = tail = ""  # a description per record: joined around the question text
         deferred = None
+    # A description per record: the text before the question, made once per description
+    # (the last 4,096 kept), for the lines, whose text is then whole (no shared head).
+    starts: dict[str, str] = {}
+
+    def start_for(description: str) -> str:
+        if len(starts) >= 4096:
+            starts.clear()
+        made = starts[description] = (d_before + description + d_after if description else "") + head_text + q_before
+        return made
+
+    line_deferred = deferred
+    if deferred is None:
+        line_deferred = DeferredDialogue(
+            head_turns, 0, 0, sep, renderer.plugins, renderer.until, renderer._shared_ids, head="", tail=""
+        )
 
     delimiter = settings.continuation_delimiter
     if delimiter is None:
@@ -430,6 +445,8 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "select": renderer._select,
         "prefix_of": None if selection is None else selection.prefix_and_json if selection.chat else selection.prefix,
         "start_of": None if selection is None else selection.start_of,
+        "starts": starts,
+        "start_for": start_for,
         "RenderedPrompt": RenderedPrompt,
         "Turn": Turn,
         "plugins": renderer.plugins,
@@ -503,7 +520,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
 
     if renderer.limits is not None:
         return _within(renderer.limits, fast, code)
-    path = FastPath(fast, many, code, lines if deferred is not None and describe is None else None, deferred)
+    path = FastPath(fast, many, code, lines, line_deferred)
     if passthrough and not generation and selection is None and last_turn is None and describe is None:
         # a record whose doc_to_text gives a number leaves the generated code (it takes
         # str questions only): lm-evaluation-harness's multiple-input records, around the

@@ -128,6 +128,15 @@ def generated_code(
     if description_key:
         add("if D_KEY in record:")  # the description is that column's, not the constant text
         add("    raise Bail")
+    # (a description per record: lines take the text before the question from a cache
+    # per description and make no dialogue; the prompts of fast and many hold both)
+    core = list(body)
+    dialogue_of = [
+        "if description:",
+        '    dialogue = (system._replace(content=description), *head_turns, Turn("user", qtext, sep))',
+        "else:",
+        '    dialogue = (*head_turns, Turn("user", qtext, sep))',
+    ]
     if described:
         add("value = describe(record)")
         add('description = "" if value is None else str(value)')
@@ -135,9 +144,7 @@ def generated_code(
         add("text = head_text + q_before + qtext + q_after")
         add("if description:")
         add("    text = d_before + description + d_after + text")
-        add('    dialogue = (system._replace(content=description), *head_turns, Turn("user", qtext, sep))')
-        add("else:")
-        add('    dialogue = (*head_turns, Turn("user", qtext, sep))')
+        body.extend(dialogue_of)
         make = [
             "made = RenderedPrompt(index, text, None, continuations, target, plugins, dialogue, None, None, until)",
             "made.fewshot_indices = shot_ids",
@@ -170,11 +177,29 @@ def generated_code(
     def indent(lines: list[str], depth: int) -> str:
         return "".join("    " * depth + line + "\n" for line in lines)
 
+    if described:
+        own_core = [
+            *core,
+            "value = describe(record)",
+            'description = "" if value is None else str(value)',
+            "qtext = text",
+            "pre = starts.get(description)",
+            "if pre is None:",
+            "    pre = start_for(description)",
+            "text = pre + qtext + q_after",
+        ]
+    else:
+        own_core = body
     if fallbacks:
         body = _with_fallbacks(body, fallbacks)
+        own_core = _with_fallbacks(own_core, fallbacks)
     if inline_reads:
         body = _inlined(body, inline_reads)
-    own_body = _own_text(body)
+        own_core = _inlined(own_core, inline_reads)
+    own_body = _own_text(own_core)
+    # a line emit does not take: its prompt made as fast makes it (with a description
+    # per record, its dialogue first)
+    unmade = (["text = f'{P_H}{text}{P_T}'"] if not described else dialogue_of) + make
 
     params = ", ".join(
         sorted(
@@ -218,8 +243,7 @@ def generated_code(
             if selected
             else "            line = emit(index, text, continuations, target)\n"
         )
-        + "            if line is None:\n"
-        "                text = f'{P_H}{text}{P_T}'\n" + indent(make, 4) + "                line = line_of(made)\n"
+        + "            if line is None:\n" + indent(unmade, 4) + "                line = line_of(made)\n"
         "            yield line\n"
         "\n"
         "    return fast, many, lines\n"
@@ -396,6 +420,8 @@ _PARAMS = frozenset(
         "select",
         "prefix_of",
         "start_of",
+        "starts",
+        "start_for",
     }
 )
 

@@ -742,7 +742,7 @@ SUBJECTS_TASK = MMLU_TASK.replace("about anatomy.\\n\\n", "about {{ subject.repl
 SUBJECTS_SCRIPT = MMLU_SCRIPT.replace(
     'prefix = "The following are multiple choice questions (with answers) about anatomy.\\n\\n"', 'prefix = ""'
 ).replace(
-    "text = f\"{prefix}",
+    'text = f"{prefix}',
     "text = f\"The following are multiple choice questions (with answers) about {doc['subject'].replace('_', ' ')}.\\n\\n{prefix}",
 )
 RANDOM_MESSAGES_SCRIPT = """\

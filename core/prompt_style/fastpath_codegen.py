@@ -243,7 +243,9 @@ def generated_code(
             if selected
             else "            line = emit(index, text, continuations, target)\n"
         )
-        + "            if line is None:\n" + indent(unmade, 4) + "                line = line_of(made)\n"
+        + "            if line is None:\n"
+        + indent(unmade, 4)
+        + "                line = line_of(made)\n"
         "            yield line\n"
         "\n"
         "    return fast, many, lines\n"

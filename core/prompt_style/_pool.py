@@ -11,6 +11,7 @@ the same on every platform.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import pickle
 from collections.abc import Callable, Iterable, Iterator
@@ -29,6 +30,10 @@ def _start(payload: bytes) -> None:
         _state[:] = [pickle.loads(payload), None]
     except BaseException as exc:  # noqa: BLE001 - reported to the parent with the first chunk
         _state[:] = [None, exc]
+    # What the worker holds from now on (its modules, the task it was sent) lives to the
+    # end: out of the collector's sight, so that its collections walk only what each
+    # chunk makes, as the command's own process does once its task is loaded.
+    gc.freeze()
 
 
 def _call(chunk: Any) -> Any:

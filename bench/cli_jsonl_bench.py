@@ -65,6 +65,8 @@ Workloads (``--workload``, repeatable; default all):
 ``subjects`` the MMLU workload with a description per record (``about {{ subject.replace('_', ' ') }}``:
            every subject in one file, as the bundled MMLU example) and the same five
            examples for every record; the script writes each record's description
+``subjects_chat`` the same as ChatML (``--meta chatml``): each record's description is its
+           system turn; the script builds the ChatML text by hand
 ``sampler`` the MMLU workload with lm-evaluation-harness's default few-shot sampler
            (``retriever: shared_random``: one ``random.Random(1234)`` for the task, five
            examples drawn per record from a pool of 100): every record its own examples
@@ -869,6 +871,13 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         text = f"{prefix}<|im_start|>user\\n{doc['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:<|im_end|>\\n<|im_start|>assistant\\n"
         o.write(json.dumps({"index": i, "text": text, "continuations": ["A", "B", "C", "D"], "target": doc["answer"]}) + "\\n")
 """
+SUBJECTS_CHAT_SCRIPT = CHAT_SCRIPT.replace(
+    'prefix = "<|im_start|>system\\nThe following are multiple choice questions (with answers) about anatomy.\\n\\n<|im_end|>\\n"',
+    'prefix = ""',
+).replace(
+    'text = f"{prefix}',
+    "text = f\"<|im_start|>system\\nThe following are multiple choice questions (with answers) about {doc['subject'].replace('_', ' ')}.\\n\\n<|im_end|>\\n{prefix}",
+)
 
 
 @dataclass(frozen=True)
@@ -906,6 +915,9 @@ WORKLOADS = {
     "sampler": Workload("sampler", SAMPLER_TASK, SAMPLER_SCRIPT, mmlu_record, "dev.jsonl", 100),
     "random": Workload("random", RANDOM_TASK, RANDOM_SCRIPT, mmlu_record, "dev.jsonl", 100),
     "subjects": Workload("subjects", SUBJECTS_TASK, SUBJECTS_SCRIPT, subject_record, "dev.jsonl", 5),
+    "subjects_chat": Workload(
+        "subjects_chat", SUBJECTS_TASK, SUBJECTS_CHAT_SCRIPT, subject_record, "dev.jsonl", 5, ("--meta", "chatml")
+    ),
     "random_subject": Workload(
         "random_subject", RANDOM_SUBJECT_TASK, RANDOM_SUBJECT_SCRIPT, subject_record, "dev.jsonl", 100
     ),

@@ -242,8 +242,6 @@ def test_jsonl_task_file_through_both_paths(make_task, pm):
 @pytest.mark.parametrize(
     "change",
     [
-        {"meta": "messages"},
-        {"system_instruction": "Be brief."},
         {"gen_prefix": "The answer is"},
         {"output_type": "generate_until"},
     ],
@@ -372,8 +370,9 @@ def test_rolling_fast_path_equals_general_path(pm, doc_to_text, doc_to_target, d
         task["doc_to_text"] = doc_to_text
     if DESCRIPTIONS[description] is not None:
         task["description"] = DESCRIPTIONS[description]
+    # (a description per record: compiled once per description, fast_descriptions)
     taken = load_task(task, plugins=pm).renderer.fast_render() is not None
-    assert taken is (description != "jinja")
+    assert taken
     outcomes = assert_same(task, pm, GENERATION_RECORDS)
     assert any(o[0] == "ok" for o in outcomes) and any(o[0] == "error" for o in outcomes)
     made = [o for o in outcomes if o[0] == "ok"]
@@ -541,12 +540,11 @@ def test_chat_rules_take_the_fast_path(pm_all, meta, description, style, shots):
 def test_chat_formats_without_the_split_are_not_taken(pm_all):
     task = task_of("mcq", DESCRIPTIONS["literal"])
     assert load_task(task, plugins=pm_all, meta="llama-3").renderer.fast_render() is None
+    # a description per record: compiled once per description (tests/test_fast_descriptions.py)
     single = {"meta": "chatml", "fewshot_as_multiturn": False, "system_instruction": "Be brief."}
-    per_description = task_of("mcq", DESCRIPTIONS["jinja"])  # a description per record
-    assert load_task(per_description, plugins=pm_all, **single).renderer.fast_render() is None
+    per_description = task_of("mcq", DESCRIPTIONS["jinja"])
     assert_same(per_description, pm_all, AWKWARD[:6], **single)
-    per_record = task_of("mcq", DESCRIPTIONS["jinja_empty_sometimes"])  # a description per record
-    assert load_task(per_record, plugins=pm_all, meta="chatml").renderer.fast_render() is None
+    per_record = task_of("mcq", DESCRIPTIONS["jinja_empty_sometimes"])
     assert_same(per_record, pm_all, AWKWARD, meta="chatml")
 
 

@@ -331,3 +331,44 @@ def test_more_descriptions_than_are_kept(tmp_path, pm_all):
     general = load_task(path, plugins=pm_all, shots=2)
     general.renderer._fast = None
     assert got == reference(general)
+
+
+CHAT_OPTIONS = [
+    {"meta": "chatml"},
+    {"meta": "messages"},
+    {"system_instruction": "Be brief."},
+    {"meta": "chatml", "fewshot_as_multiturn": False},
+]
+
+
+@pytest.mark.parametrize("options", CHAT_OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+@pytest.mark.parametrize("description", sorted(DESCRIPTIONS))
+def test_a_description_per_record_in_a_chat_format(tmp_path, pm_all, options, description):
+    """A description that reads the record with shared examples, for a chat format or
+    lm-evaluation-harness's chat rules: the fast path compiled once per description
+    (fast_descriptions); the prompts (text, messages) and lines are the general path's."""
+    test = records(60) + ODD + records(5, seed=9)
+    path = write_task(tmp_path, test, records(8, seed=3), description=DESCRIPTIONS[description], **TASKS["mcq"])
+    task = load_task(path, plugins=pm_all, shots=3, **options)
+    assert task.renderer.fast_render() is not None
+    general = load_task(path, plugins=pm_all, shots=3, **options)
+    general.renderer._fast = None
+    assert [p.to_json() for p in task.render()] == [p.to_json() for p in general.render()]
+    assert list(task.json_lines()) == reference(general)
+
+
+def test_a_description_per_record_past_the_descriptions_compiled(tmp_path, pm_all, monkeypatch):
+    from prompt_style import fast_descriptions
+
+    monkeypatch.setattr(fast_descriptions, "MAX_DESCRIPTIONS", 3)  # the rest: the general path
+    path = write_task(tmp_path, records(30), records(8, seed=3), description="About {{answer}}\n", **TASKS["mcq"])
+    task = load_task(path, plugins=pm_all, shots=2, meta="chatml")
+    general = load_task(path, plugins=pm_all, shots=2, meta="chatml")
+    general.renderer._fast = None
+    assert list(task.json_lines()) == reference(general)
+
+
+def test_a_description_per_record_where_no_description_compiles(tmp_path, pm_all):
+    path = write_task(tmp_path, records(10), records(8, seed=3), description="About {{answer}}\n", **TASKS["mcq"])
+    # a chat template without the split the fast path needs: not taken at all
+    assert load_task(path, plugins=pm_all, shots=2, meta="llama-3").renderer.fast_render() is None

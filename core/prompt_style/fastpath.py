@@ -55,6 +55,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
+from .fast_descriptions import per_description
 from .fast_examples import ExampleSelection, Refused
 from .fast_fields import (
     _column,
@@ -115,13 +116,19 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
     # process may reach its first record before anything else asked for them).
     jinja_limits()
     limits = renderer.limits
-    if limits is None:
-        return _compile(renderer)
-    token = _SCOPE.set(limits)
+    token = _SCOPE.set(limits) if limits is not None else None
     try:
-        return _compile(renderer)
+        path = _compile(renderer)
     finally:
-        _SCOPE.reset(token)
+        if token is not None:
+            _SCOPE.reset(token)
+    if path is None:
+        # a description per record that only a constant one would let compile (a chat
+        # format's system turn): compiled once per description (fast_descriptions)
+        made = per_description(renderer, compile_fast_path)
+        if made is not None:
+            path = FastPath(made[0], made[1], "")
+    return path
 
 
 _PROBE_SECONDS = 0.05

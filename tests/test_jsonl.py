@@ -351,6 +351,7 @@ def test_a_description_per_record_in_a_chat_format(tmp_path, pm_all, options, de
     path = write_task(tmp_path, test, records(8, seed=3), description=DESCRIPTIONS[description], **TASKS["mcq"])
     task = load_task(path, plugins=pm_all, shots=3, **options)
     assert task.renderer.fast_render() is not None
+    assert _fused(task, PromptEncoder(), lambda p: b"") is not None  # lines by each description's path
     general = load_task(path, plugins=pm_all, shots=3, **options)
     general.renderer._fast = None
     assert [p.to_json() for p in task.render()] == [p.to_json() for p in general.render()]

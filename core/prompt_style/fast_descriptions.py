@@ -33,13 +33,15 @@ _GIVE_UP = 2  # descriptions that fail to compile, none having compiled, before 
 _MISSING: Any = object()
 
 
-def per_description(renderer: Any, compile_one: Callable[[Any], Any]) -> tuple[Any, Any] | None:
-    """``(fast, many)`` for ``renderer``'s task (a ``TaskRenderer``) when its description
+def per_description(renderer: Any, compile_one: Callable[[Any], Any]) -> tuple[Any, Any, Any] | None:
+    """``(fast, many, lines)`` for ``renderer``'s task (a ``TaskRenderer``) when its description
     reads the record and its examples are shared (the renderer's own fast path has none
     for it), from ``compile_one(variant)`` of the renderer with each description made
     constant; ``None`` for any other task. ``fast(record, index)`` gives the prompt or
     ``None`` (the general path's record); ``many(records, general, start)`` renders
-    records in order, handing ``general(record, index)`` the others."""
+    records in order, handing ``general(record, index)`` the others; ``lines`` is
+    ``FastPath.lines_emitting``: their output lines, each record's by its description's
+    fast path."""
     describe = renderer._description
     if describe is None or getattr(describe, "kind", None) in ("literal", "constant"):
         return None
@@ -84,7 +86,36 @@ def per_description(renderer: Any, compile_one: Callable[[Any], Any]) -> tuple[A
             made = fast(record, index)
             yield made if made is not None else general(record, index)
 
-    return fast, many
+    def lines(
+        records: Any, general: Callable[[Any, int], Any], start: int = 0, *, emit_for: Any, line_of: Any
+    ) -> Iterator[Any]:
+        # each record's line by its description's fast path (FastPath.lines), with that
+        # path's emit (emit_for: one per DeferredDialogue, made once)
+        index = start - 1
+        for record in records:
+            index += 1
+            path = None
+            if state["failed"] < _GIVE_UP or state["compiled"]:
+                try:
+                    value = describe(record)
+                except Exception:
+                    value = _MISSING
+                if value is not _MISSING:
+                    description = "" if value is None else str(value)
+                    path = paths.get(description, _MISSING)
+                    if path is _MISSING:
+                        path = path_for(description)
+            if path is None or path.lines is None or path.deferred is None:
+                yield general(record, index)
+                continue
+            emit = emit_for(path.deferred)
+            if emit is None:
+                made = path.render(record, index)
+                yield general(record, index) if made is None else line_of(made)
+                continue
+            yield from path.lines((record,), general, index, emit=emit, line_of=line_of)
+
+    return fast, many, lines
 
 
 def _compiled(renderer: Any, description: str, compile_one: Callable[[Any], Any]) -> Any:

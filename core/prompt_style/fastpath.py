@@ -127,7 +127,7 @@ def compile_fast_path(renderer: TaskRenderer) -> FastPath | None:
         # format's system turn): compiled once per description (fast_descriptions)
         made = per_description(renderer, compile_fast_path)
         if made is not None:
-            path = FastPath(made[0], made[1], "")
+            path = FastPath(made[0], made[1], "", lines_emitting=made[2])
     return path
 
 
@@ -1141,3 +1141,7 @@ class FastPath:
     prompts share no :class:`DeferredDialogue`."""
     deferred: DeferredDialogue | None = None
     """What every prompt of ``lines`` shares (its ``head`` and ``tail`` text, ...)."""
+    lines_emitting: Callable[..., Any] | None = None
+    """For prompts that share no one :class:`DeferredDialogue` (a fast path per
+    description): ``lines_emitting(records, general, start=0, *, emit_for, line_of)``,
+    ``lines`` with ``emit_for(deferred)`` giving the ``emit`` of each ``deferred``."""

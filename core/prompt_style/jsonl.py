@@ -101,6 +101,7 @@ def json_line_batches(
 
 
 _BATCH = 256  # lines per list where they come one at a time
+_NONE: Any = object()
 
 
 def _collected(lines: Iterator[bytes]) -> Iterator[list[bytes]]:
@@ -148,11 +149,16 @@ def fused_loop(
         return None
     fast = renderer.fast_render()
     path = renderer._fast_path
-    if fast is None or path is None or path.lines is None or path.deferred is None:
+    if fast is None or path is None:
         return None
-    emit = provenance.fast_line(encoder, path.deferred)
-    if emit is None:
+    emitting = getattr(path, "lines_emitting", None)
+    if emitting is None and (path.lines is None or path.deferred is None):
         return None
+    emit = None
+    if emitting is None:
+        emit = provenance.fast_line(encoder, path.deferred)
+        if emit is None:
+            return None
     general = renderer._render
 
     def general_line(record: Any, index: int) -> bytes:
@@ -162,7 +168,18 @@ def fused_loop(
         made = fast(record, index)
         return None if made is None else line_of(made)
 
-    many = functools.partial(path.lines, emit=emit, line_of=line_of)
+    if emitting is not None:  # an emit per DeferredDialogue (a fast path per description)
+        emits: dict[int, Any] = {}
+
+        def emit_for(deferred: Any) -> Any:
+            made = emits.get(id(deferred), _NONE)
+            if made is _NONE:
+                made = emits[id(deferred)] = (deferred, provenance.fast_line(encoder, deferred))
+            return made[1]
+
+        many = functools.partial(emitting, emit_for=emit_for, line_of=line_of)
+    else:
+        many = functools.partial(path.lines, emit=emit, line_of=line_of)
     return fast_line, general_line, many
 
 

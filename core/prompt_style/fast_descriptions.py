@@ -66,7 +66,8 @@ def per_description(renderer: Any, compile_one: Callable[[Any], Any]) -> tuple[A
             state["compiled"] += 1
         return made
 
-    def fast(record: Mapping[str, Any], index: int) -> Any:
+    def path_of(record: Mapping[str, Any]) -> Any:
+        """The fast path of the record's description (``None``: the general path's record)."""
         if state["failed"] >= _GIVE_UP and not state["compiled"]:
             return None
         try:
@@ -75,8 +76,10 @@ def per_description(renderer: Any, compile_one: Callable[[Any], Any]) -> tuple[A
             return None
         description = "" if value is None else str(value)
         path = paths.get(description, _MISSING)
-        if path is _MISSING:
-            path = path_for(description)
+        return path_for(description) if path is _MISSING else path
+
+    def fast(record: Mapping[str, Any], index: int) -> Any:
+        path = path_of(record)
         return None if path is None else path.render(record, index)
 
     def many(records: Any, general: Callable[[Any, int], Any], start: int = 0) -> Iterator[Any]:
@@ -94,17 +97,7 @@ def per_description(renderer: Any, compile_one: Callable[[Any], Any]) -> tuple[A
         index = start - 1
         for record in records:
             index += 1
-            path = None
-            if state["failed"] < _GIVE_UP or state["compiled"]:
-                try:
-                    value = describe(record)
-                except Exception:
-                    value = _MISSING
-                if value is not _MISSING:
-                    description = "" if value is None else str(value)
-                    path = paths.get(description, _MISSING)
-                    if path is _MISSING:
-                        path = path_for(description)
+            path = path_of(record)
             if path is None or path.lines is None or path.deferred is None:
                 yield general(record, index)
                 continue

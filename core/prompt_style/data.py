@@ -6,11 +6,12 @@ JSON file (an array of objects) is read whole.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = [
     "parse_line",
     "SUPPORTED_SUFFIXES",
     "StreamedSplit",
+    "read_whole",
 ]
 
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json")
@@ -67,6 +69,19 @@ class StreamedSplit(Sequence):
         one, as records given in memory are (a subclass that makes its records itself,
         dicts, may check them its own way)."""
         return _streamed(self, split)
+
+
+def read_whole(records: Iterable[Any]) -> list[Any]:
+    """``list(records)``, read with the garbage collector off: records hold no reference
+    cycles, and the collector's passes over a growing list of them while it is read
+    cost several times the reading (four times, on 200,000 task-template instances)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return list(records)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _streamed(records: StreamedSplit, split: str) -> Iterator[Mapping[str, Any]]:

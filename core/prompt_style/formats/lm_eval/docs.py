@@ -25,12 +25,11 @@ when the task loads, as before.
 from __future__ import annotations
 
 import copy
-import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...data import StreamedSplit
+from ...data import StreamedSplit, read_whole
 from ...errors import RenderError
 from .stateless import inert, stateless
 
@@ -357,13 +356,7 @@ class StreamedDocs(Docs):
     @property  # type: ignore[override]
     def _rows(self) -> list[dict[str, Any]]:
         if self._read is None:
-            enabled = gc.isenabled()
-            gc.disable()  # rows hold no cycles: collecting while they pile up only walks them again
-            try:
-                self._read = list(self.stream())
-            finally:
-                if enabled:
-                    gc.enable()
+            self._read = read_whole(self.stream())
         return self._read
 
     def stream(self) -> Rows:

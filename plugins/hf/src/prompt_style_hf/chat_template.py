@@ -234,6 +234,28 @@ class ChatTemplate:
             raise ChatTemplateError(str(exc), file=self.origin, line=_template_line(exc, self._fast)) from exc
         return Rendered(text, spans if self.has_generation else None)
 
+    def render_as_given(
+        self,
+        messages: list[dict[str, Any]],
+        add_generation_prompt: bool,
+        variables: Mapping[str, Any] | None,
+        now: datetime | None,
+    ) -> str:
+        """The text of ``messages`` passed to the template as they are, not rebuilt
+        from plain JSON types as :meth:`render` rebuilds them (no tools, documents,
+        ``continue_final_message`` or generation blocks): for probes whose objects
+        must reach the template (``prompt_style_hf.affixes``). ``variables`` are plain."""
+        context = {
+            **self._globals,
+            **({"strftime_now": fixed_strftime_now(now)} if now is not None else _NO_CLOCK),
+            **(variables or _NO_CLOCK),
+            "messages": messages,
+            "tools": None,
+            "documents": None,
+            "add_generation_prompt": add_generation_prompt,
+        }
+        return self._render(context)
+
     def _render(self, context: dict[str, Any], plain: bool = False) -> str:
         if self._fast is not None:
             return (self._fast_for(context) if plain else self._fast).render_owned(context)

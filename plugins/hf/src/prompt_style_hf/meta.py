@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from prompt_style import ChatTemplateError, ModelInput, OptionError, StyleError, api_role, message_pieces
 
+from .affixes import content_affixes
 from .chat_template import ABSENT as _ABSENT
 from .chat_template import RESERVED_VARIABLES, ChatTemplate, Rendered
 from .conversation import plain_data
@@ -167,6 +168,7 @@ class HFChat:
         self._default_flags: _Flags | None = None
         self._templates: dict[str, ChatTemplate] = {}
         self._warned = False
+        self._affixes: dict[Any, tuple[str, str] | None] = {}  # last_turn_affixes' answers
         # Compile now, so that a syntax error is a load-time error.
         if self.chat_template is not None or "default" in source.templates or not source.templates:
             self._template_for(self.tools)
@@ -359,6 +361,22 @@ class HFChat:
         if not messages:
             raise StyleError("the dialogue is empty", hint="the style gave no turns to render")
         return messages, self._flags({}, True, messages[-1]["role"])
+
+    def last_turn_affixes(self, dialogue) -> tuple[str, str] | None:
+        """For the renderer's fast path (docs/hooks.md): the text before and after the
+        last turn's content, when the template writes any content there as it is —
+        found by rendering the dialogue with a traced content and with probes
+        (:mod:`prompt_style_hf.affixes`); ``None`` otherwise (each record is then
+        rendered through the template). Worked out once per dialogue asked about."""
+        try:
+            known = self._affixes.get(dialogue, _ABSENT)
+        except TypeError:  # (a turn of parts, which no text stands around)
+            return None
+        if known is _ABSENT:
+            known = content_affixes(self, dialogue)
+            if len(self._affixes) < 64:
+                self._affixes[dialogue] = known
+        return known
 
     def pieces(self, dialogue, *, full: bool = False) -> list[tuple[tuple[int, ...], str]]:
         """The text :meth:`apply` gives, cut into the text each message adds

@@ -1,0 +1,163 @@
+"""``hf``'s ``last_turn_affixes``: where a chat template writes the last message's
+content, found by a traced render and probes (prompt_style_hf.affixes), so that the
+renderer's compiled fast path takes the task; and a template that looks at the
+content, or writes it otherwise than as it is, left to the general path.
+
+The fast path's prompts are compared with the general path's (``TaskRenderer._render``,
+every record through the template) on every corpus template, with contents chosen to
+trip a template that treats them otherwise (white space, markup, empty).
+"""
+
+from __future__ import annotations
+
+import pytest
+from _hf_test_support import CORPUS_COPY, TEXTS
+from prompt_style_hf.affixes import PROBES, content_affixes
+from prompt_style_hf.meta import hf_meta
+
+import prompt_style
+from prompt_style import Turn
+
+TEMPLATES = sorted((CORPUS_COPY / "templates").glob("*.jinja"))
+NOW = "2025-01-02T03:04:05"
+TOKENS = {"bos_token": "<s>", "eos_token": "</s>", "now": NOW}
+
+QUESTIONS = [*TEXTS, "What is 2 + 2?", "  lead", "trail  ", "<tool_response>\n1\n</tool_response>", "x" * 3000]
+
+
+def _records(n: int = 0) -> list[dict]:
+    return [
+        {"question": q, "choices": ["a", " b", "c\n", "<|im_end|>"], "answer": i % 4}
+        for i, q in enumerate(QUESTIONS[n:] + QUESTIONS[:n])
+    ]
+
+
+def _task(meta_options: dict, *, shots: int = 2, **options):
+    records = _records()
+    return prompt_style.load_task(
+        {
+            "task": "affixes",
+            "doc_to_text": "{{question}}",
+            "doc_to_choice": "{{choices}}",
+            "doc_to_target": "answer",
+            "template": "mcq::mmlu",
+            "description": "About things.\n\n",
+            "num_fewshot": shots,
+            "fewshot_split": "dev",
+            "retriever": "first_n",
+        },
+        data={"test": records, "dev": _records(3)},
+        meta="hf",
+        meta_options={**TOKENS, **meta_options},
+        **options,
+    )
+
+
+def _outcome(fn, record, index):
+    try:
+        made = fn(record, index)
+    except prompt_style.PromptStyleError as exc:
+        return ("error", str(exc))
+    return (made.text, made.messages, made.continuations, made.target)
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("options", [{}, {"fewshot_as_multiturn": False}, {"system_instruction": "Be brief."}])
+def test_fast_path_prompts_are_the_templates_own(template, options):
+    task = _task({"template": str(template)}, **options)
+    renderer = task.renderer
+    fast = renderer.fast_render()
+    if fast is None:
+        pytest.skip("the template is left to the general path")
+    for index, record in enumerate(_records()):
+        made = fast(record, index)
+        assert made is not None
+        assert _outcome(fast, record, index) == _outcome(renderer._render, record, index)
+
+
+def _affixes(source: str, dialogue=None, **options):
+    chat = hf_meta({"chat_template": source, **options})
+    dialogue = dialogue or (Turn("system", "S"), Turn("user", "Q"))
+    return chat, content_affixes(chat, dialogue)
+
+
+OPAQUE = (
+    "{% for m in messages %}<|{{ m.role }}|>\n{{ m['content'] + '\\n' }}{% if m.content is string %}{% endif %}"
+    "{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+
+def test_an_opaque_template_gives_its_affixes():
+    chat, affixes = _affixes(OPAQUE)
+    assert affixes == ("<|system|>\nS\n<|user|>\n", "\n<|assistant|>\n")
+    for text in PROBES:
+        assert chat.apply((Turn("system", "S"), Turn("user", text))).text == affixes[0] + text + affixes[1]
+    # asked again: remembered
+    assert chat.last_turn_affixes((Turn("system", "S"), Turn("user", "Q"))) == affixes
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "{{ m['content'] | trim }}",  # a filter that reads it
+        "{{ m.content.strip() }}",  # a method
+        "{% if m.content.startswith('<tool_response>') %}T{% endif %}{{ m.content }}",
+        "{% if m.content == '' %}E{% endif %}{{ m.content }}",  # compared
+        "{% if 'x' in m.content %}X{% endif %}{{ m.content }}",
+        "{{ m.content[0] }}{{ m.content }}",  # indexed
+        "{% for c in m.content %}{% endfor %}{{ m.content }}",  # iterated
+        "{{ (m.content ~ ' ') | trim }}",  # through ~ (a plain text): the padded probes differ
+        "{{ ('[' + m.content + ']') | trim }}",  # through + (traced)
+        "{% if m.content | length > 10 %}L{% endif %}{{ m.content }}",  # its length: the probes differ
+        "{% if m.content %}{{ m.content }}{% else %}(empty){% endif %}",  # its truth: the empty probe
+        "{{ m.content | replace('\\n', ' ') }}",
+        "{{ m.content | tojson }}",
+        "{{ '%-5s' | format(m.content) }}",  # padded by a format: the short probes differ
+    ],
+)
+def test_a_template_that_looks_at_the_content_is_left_to_the_general_path(body):
+    source = "{% for m in messages %}<|{{ m.role }}|>" + body + "{% endfor %}<|assistant|>"
+    assert _affixes(source)[1] is None
+
+
+def test_only_the_last_turn_matters():
+    # an earlier turn's content may be read any way: it is the same for every record
+    source = (
+        "{% for m in messages %}{% if not loop.last %}{{ m.content | trim | upper }}{% else %}"
+        "[{{ m.content }}]{% endif %}{% endfor %}"
+    )
+    assert _affixes(source)[1] == ("S", "]") or _affixes(source)[1] == ("S[", "]")
+
+
+def test_shapes_not_taken():
+    # a continued final message (a prefill), system turns merged by the policy, no
+    # generation prompt: the general path
+    dialogue = (Turn("user", "Q"), Turn("assistant", "A"))
+    assert _affixes(OPAQUE, dialogue)[1] is None
+    assert _affixes(OPAQUE, system_policy="merge")[1] is None
+    assert _affixes(OPAQUE, add_generation_prompt=False)[1] is None
+    assert _affixes(OPAQUE, (Turn("user", [{"type": "text", "text": "Q"}]),))[1] is None
+    chat = hf_meta({"chat_template": OPAQUE})
+    assert chat.last_turn_affixes((Turn("user", [{"type": "text", "text": "Q"}]),)) is None
+    # a template that raises
+    assert _affixes("{{ raise_exception('no') }}")[1] is None
+
+
+def test_a_named_format_takes_the_fast_path_with_the_same_prompts():
+    records = _records()
+    task = prompt_style.load_task(
+        {
+            "task": "named",
+            "doc_to_text": "{{question}}",
+            "doc_to_choice": "{{choices}}",
+            "doc_to_target": "answer",
+            "template": "mcq::mmlu",
+            "num_fewshot": 0,
+        },
+        data={"test": records},
+        meta="qwen",
+    )
+    fast = task.renderer.fast_render()
+    assert fast is not None
+    for index, record in enumerate(records):
+        assert _outcome(fast, record, index) == _outcome(task.renderer._render, record, index)

@@ -23,6 +23,9 @@ import prompt_style
 import prompt_style.plugins
 
 ROOT = Path(__file__).resolve().parents[1]
+# Helpers shared by several test modules live in this folder's ``_*_support.py``
+# modules, imported by name (test modules themselves are not importable by name).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 EXAMPLES = ROOT / "examples"
 ENV_VARS = ("PROMPT_STYLE_PLUGINS", "PROMPT_STYLE_DISABLE", "PROMPT_STYLE_PREFER", "PROMPT_STYLE_PLUGINS_DIR")
 

@@ -20,140 +20,19 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from _fastpath_support import AWKWARD, DESCRIPTIONS, POOL, STYLES, assert_same, outcome, renderers, task_of
 
 import prompt_style
 from prompt_style import JinjaLimits, RenderedPrompt, load_task
 from prompt_style.data import _json_lines
 from prompt_style.errors import DataError, OptionError
-from prompt_style.fast_prompts import LazyMessagesPrompt
 from prompt_style.fastpath import LazyDialoguePrompt
-from prompt_style.render import TaskRenderer
 from prompt_style.retrievers.builtin import FirstN, Fixed, Random, Zero
 from prompt_style.retrievers.opencompass import FixK
 from prompt_style.safe.limits import limits_scope
 from prompt_style.styles.base import ChoiceStyle
 from prompt_style.styles.compiled import MAX_CHOICES, question_function
 from prompt_style.types import Sample, StyleSettings, Turn
-
-# -- records -------------------------------------------------------------------------
-
-AWKWARD: list[dict[str, Any]] = [
-    {"q": "Plain question?", "c": ["a", "b", "c", "d"], "a": 1, "s": "math"},
-    {"q": "  {braces} {{x}} {0} %s {q}  ", "c": ["{a}", "}{", "{{", "%d"], "a": 0, "s": "x_y"},
-    {"q": "Ünïcødé — 你好 \u2028 tab\t", "c": ["α", "β", "γ"], "a": 2, "s": "ü"},
-    {"q": "five?", "c": ["1", "2", "3", "4", "5"], "a": 4, "s": "a"},
-    {"q": "\n leading newline", "c": [" sp ", "\ttab", "x\n", ""], "a": 3, "s": "b"},
-    {"q": "ints", "c": [1, 2, 3], "a": 0, "s": "c"},
-    {"q": "floats and bools", "c": [1.5, True, "x"], "a": 1, "s": "c"},
-    {"q": "null choice", "c": ["a", None], "a": 0, "s": "c"},
-    {"q": None, "c": ["a", "b"], "a": 0, "s": "c"},
-    {"q": "null choices", "c": None, "a": 0, "s": "c"},
-    {"q": "null target", "c": ["a", "b"], "a": None, "s": "c"},
-    {"q": "out of range", "c": ["a", "b"], "a": 5, "s": "c"},
-    {"q": "negative", "c": ["a", "b"], "a": -1, "s": "c"},
-    {"q": "text target", "c": ["a", "b"], "a": "b", "s": "c"},
-    {"q": "digit text target", "c": ["3", "4", "5"], "a": "3", "s": "c"},
-    {"q": "ambiguous digits", "c": ["3", "4", "5", "6"], "a": "3", "s": "c"},
-    {"q": "bool target", "c": ["a", "b"], "a": True, "s": "c"},
-    {"q": "list target", "c": ["a", "b", "c"], "a": [0, 2], "s": "c"},
-    {"q": "float target", "c": ["a", "b"], "a": 1.0, "s": "c"},
-    {"q": "no choices", "c": [], "a": 0, "s": "c"},
-    {"q": 42, "c": ["a", "b"], "a": 0, "s": "c"},
-    {"q": "26 choices", "c": [f"o{i}" for i in range(26)], "a": 25, "s": "c"},
-    {"q": "27 choices", "c": [f"o{i}" for i in range(27)], "a": 0, "s": "c"},
-    {"q": "70 choices", "c": [f"o{i}" for i in range(70)], "a": 69, "s": "c"},
-    {"c": ["a", "b"], "a": 0, "s": "missing question"},
-    {"q": "missing choices", "a": 0, "s": "c"},
-    {"q": "choices as text", "c": "['a', 'b']", "a": 1, "s": "c"},
-    {"q": "blank ___ inside", "c": ["a", "b"], "a": 0, "s": "c"},
-    {"q": "dict choice", "c": [{"k": 1}, "b"], "a": 0, "s": "c"},
-]
-
-POOL: list[dict[str, Any]] = [
-    {"q": "Shot {0} one?", "c": ["x", "y", "z", "w"], "a": 2, "s": "dev"},
-    {"q": "  shot two  ", "c": ["{p}", "q"], "a": 1, "s": "dev"},
-    {"q": "shot ___ three", "c": ["α", "β", "γ"], "a": 0, "s": "dev"},
-]
-
-# Style options (the built-in ``mcq`` takes every ChoiceStyle option).
-STYLES: dict[str, dict[str, Any]] = {
-    "mcq": {},
-    "conversion_spec": {"choice_format": "{label}) {choice!r:>8}", "answer_format": "({label})"},
-    "numbers": {"choice_format": "{number:02d}. {choice}", "answer_format": "{number}"},
-    "labels_5": {"choice_labels": ["1", "2", "3", "4", "5"]},
-    "answer_with_choice": {"answer_format": "{label}: {choice}"},
-    "cloze_qa": {"prefix": "Question: ", "show_choices": False, "answer_format": "{choice}"},
-    "cloze_end": {
-        "suffix": "",
-        "blank_marker": "______",
-        "choices_header": "\nOptions: ",
-        "choice_delimiter": " ",
-        "answer_format": "{choice}",
-    },
-    "cloze_inline": {"blank_marker": "___", "blank_position": "inline", "answer_format": "{choice}"},
-    "braces_everywhere": {
-        "prefix": "Q{0}: ",
-        "suffix": "{Answer}:",
-        "choices_header": "Opts {{x}}:\n",
-        "question_choice_delimiter": "",
-        "choice_delimiter": " | ",
-    },
-    "no_suffix": {"suffix": "", "question_choice_delimiter": "\n\n"},
-    "ascii_label": {"choice_format": "{label!a}={choice!s}", "choice_labels": ["é", "ü", "ö", "ä", "ß"] * 6},
-}
-
-DESCRIPTIONS: dict[str, Any] = {
-    "none": None,
-    "literal": "The following {x} are questions.\n\n",
-    "jinja": "About {{ s }}:\n\n",
-    "jinja_empty_sometimes": "{% if s != 'c' %}Subject {{ s }}\n{% endif %}",
-}
-
-
-def outcome(render: Any) -> tuple[Any, ...]:
-    """What rendering gives: the prompt's observable fields, or the error."""
-    try:
-        r = render()
-    except prompt_style.PromptStyleError as exc:
-        return ("error", type(exc).__name__, str(exc), exc.key, exc.index, exc.split, exc.line)
-    return ("ok", r.to_json(), r.dialogue, r.continuations, r.target, r.text, r.messages, r.until, r)
-
-
-def renderers(task: dict[str, Any], pm: Any, **kwargs: Any) -> tuple[TaskRenderer, TaskRenderer]:
-    fast = load_task(task, plugins=pm, **kwargs).renderer
-    general = load_task(task, plugins=pm, **kwargs).renderer
-    general._fast = None  # the general path only
-    return fast, general
-
-
-def assert_same(task: dict[str, Any], pm: Any, records: list[Any], **kwargs: Any) -> list[tuple[Any, ...]]:
-    """Render every record through both paths; they must agree. Returns the outcomes."""
-    fast, general = renderers(task, pm, **kwargs)
-    outcomes = []
-    for index, record in enumerate(records):
-        a = outcome(functools.partial(fast.render, record, index))
-        b = outcome(functools.partial(general.render, record, index))
-        assert a == b, f"record {index} {record!r}:\nfast    {a!r}\ngeneral {b!r}"
-        outcomes.append(a)
-    return outcomes
-
-
-def task_of(style: str = "mcq", description: Any = None, shots: int = 2, **keys: Any) -> dict[str, Any]:
-    pool = POOL if style != "cloze_inline" else [{**r, "q": r["q"] + " ___"} for r in POOL]
-    task: dict[str, Any] = {
-        "data": {"test": [{"q": "unused", "c": ["a"], "a": 0}], "dev": pool},
-        "fewshot_split": "dev",
-        "doc_to_text": "q",
-        "doc_to_choice": "c",
-        "doc_to_target": "a",
-        "template": {"template_type": "mcq", **STYLES[style]},
-        "num_fewshot": shots,
-        **keys,
-    }
-    if description is not None:
-        task["description"] = description
-    return task
-
 
 # -- equivalence ---------------------------------------------------------------------
 
@@ -458,94 +337,6 @@ def test_lm_eval_description_read_from_a_column_of_its_name(pm):
     assert type(fast.renderer.render(records[1], 1)) is not LazyDialoguePrompt
     code = fast.renderer._fast_path.code  # the constant choices and the target column: no calls
     assert "c = C_CONST" in code and "target = record[T_KEY] if T_KEY in record else T_DEFAULT" in code
-
-
-@pytest.mark.parametrize("description", ["none", "literal"])
-@pytest.mark.parametrize(
-    "meta, options",
-    [
-        ("chatml", {}),
-        ("chatml", {"add_generation_prompt": False}),
-        ("chatml", {"continue_final_message": True}),
-        ("messages", {}),
-        ("messages", {"system": False}),
-    ],
-    ids=["default", "no_generation_prompt", "continue_final", "messages", "messages_no_system"],
-)
-@pytest.mark.parametrize("style", ["mcq", "cloze_qa", "passthrough"])
-def test_chat_formats_take_the_fast_path_with_their_messages(pm_all, description, meta, options, style):
-    """ChatML says how its text stands around the last turn, API messages that they
-    differ only in the last message's content (last_turn_affixes): the fast path
-    renders the text with string joins (ChatML) and the messages when first read,
-    equal to the general path's, and their JSON from the task's."""
-    task = task_of("cloze_qa" if style == "cloze_qa" else "mcq", DESCRIPTIONS[description])
-    if style == "passthrough":
-        task["template"] = "passthrough"
-    kwargs = {"meta": meta, "meta_options": options}
-    assert load_task(task, plugins=pm_all, **kwargs).renderer.fast_render() is not None
-    outcomes = assert_same(task, pm_all, AWKWARD, **kwargs)
-    made = [o[-1] for o in outcomes if o[0] == "ok"]
-    expected = LazyMessagesPrompt if meta == "messages" else LazyDialoguePrompt
-    assert any(type(p) is expected for p in made)
-    from prompt_style.lines import PromptEncoder
-    from prompt_style.safe.json_lines import dumps_line
-
-    encoder = PromptEncoder()
-    for prompt in made:
-        assert encoder.line(prompt) == (dumps_line(prompt.to_json()) + "\n").encode("utf-8")
-    fast = load_task(task, plugins=pm_all, **kwargs).renderer.render(AWKWARD[0], 0)
-    if meta == "messages":
-        assert fast.text is None and fast.messages[-1]["content"]
-    else:
-        assert fast.messages is fast.messages and fast.messages[-1]["content"] in fast.text
-    fast.messages[0]["content"] = "changed"  # fresh per prompt, as the general path's
-    again = load_task(task, plugins=pm_all, **kwargs).renderer.render(AWKWARD[0], 0)
-    assert again.messages[0]["content"] != "changed"
-    copied = pickle.loads(pickle.dumps(again))
-    assert copied == again and type(copied) is RenderedPrompt and copied.dialogue == again.dialogue
-
-
-@pytest.mark.parametrize("meta", ["plain", "chatml", "messages"])
-@pytest.mark.parametrize("description", ["none", "literal"])
-@pytest.mark.parametrize("style", ["mcq", "passthrough"])
-@pytest.mark.parametrize("shots", [0, 2])
-def test_chat_rules_take_the_fast_path(pm_all, meta, description, style, shots):
-    """lm-evaluation-harness's chat rules (--system_instruction, --fewshot_as_multiturn):
-    the instruction joins the shared turns (before the description's system turn, or as
-    its own), rendered once; with a chat format and not fewshot_as_multiturn, the
-    examples and the question are one user message, whose examples are rendered once."""
-    task = task_of("mcq", DESCRIPTIONS[description], shots=shots)
-    if style == "passthrough":
-        task["template"] = "passthrough"
-    for kwargs in (
-        {"system_instruction": "Be brief."},
-        {"system_instruction": "Ünï {x}\n", "fewshot_as_multiturn": False},
-        {"fewshot_as_multiturn": False},
-    ):
-        if meta == "plain" and "system_instruction" not in kwargs:
-            continue  # (fewshot_as_multiturn with plain text is an error)
-        assert load_task(task, plugins=pm_all, meta=meta, **kwargs).renderer.fast_render() is not None
-        outcomes = assert_same(task, pm_all, AWKWARD, meta=meta, **kwargs)
-        made = [o for o in outcomes if o[0] == "ok"]
-        assert any(isinstance(o[-1], LazyDialoguePrompt) for o in made)
-        first = made[0][-1]
-        shown = first.text if first.text is not None else first.messages[0]["content"]
-        assert kwargs.get("system_instruction", "") in shown
-        if meta != "plain":
-            last = first.messages[-1]
-            assert last["role"] == "user" and last["content"] == first.dialogue[-1].content
-            assert bool(shots and kwargs.get("fewshot_as_multiturn") is False) is ("Shot" in last["content"])
-
-
-def test_chat_formats_without_the_split_are_not_taken(pm_all):
-    task = task_of("mcq", DESCRIPTIONS["literal"])
-    assert load_task(task, plugins=pm_all, meta="llama-3").renderer.fast_render() is None
-    # a description per record: compiled once per description (tests/test_fast_descriptions.py)
-    single = {"meta": "chatml", "fewshot_as_multiturn": False, "system_instruction": "Be brief."}
-    per_description = task_of("mcq", DESCRIPTIONS["jinja"])
-    assert_same(per_description, pm_all, AWKWARD[:6], **single)
-    per_record = task_of("mcq", DESCRIPTIONS["jinja_empty_sometimes"])
-    assert_same(per_record, pm_all, AWKWARD, meta="chatml")
 
 
 def test_first_party_presets_take_it(pm_all):

@@ -371,5 +371,14 @@ def test_a_description_per_record_past_the_descriptions_compiled(tmp_path, pm_al
 
 def test_a_description_per_record_where_no_description_compiles(tmp_path, pm_all):
     path = write_task(tmp_path, records(10), records(8, seed=3), description="About {{answer}}\n", **TASKS["mcq"])
-    # a chat template without the split the fast path needs: not taken at all
-    assert load_task(path, plugins=pm_all, shots=2, meta="llama-3").renderer.fast_render() is None
+    # a chat template without the split the fast path needs (it looks at the content): not taken at all
+    looking = (
+        "{% for m in messages %}{% if m.content.startswith('<tool_response>') %}T{% endif %}"
+        "<{{ m.role }}>{{ m.content }}{% endfor %}<assistant>"
+    )
+    kwargs = {"meta": "hf", "meta_options": {"chat_template": looking}}
+    task = load_task(path, plugins=pm_all, shots=2, **kwargs)
+    assert task.renderer.fast_render() is None
+    general = load_task(path, plugins=pm_all, shots=2, **kwargs)
+    general.renderer._fast = None
+    assert list(task.json_lines()) == reference(general)

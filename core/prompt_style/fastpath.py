@@ -337,6 +337,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
                 return None
             head_text = "".join([b + turn.content + a for turn, (b, a) in zip(head_turns, pieces)])
     textless = False
+    strip_first = strip_empty = None  # with a chat format's stripped_turn_affixes: the guard's values
     if describe is None:
         # The text is one f-string (prefix, question, affixes); the dialogue (and a chat
         # format's messages) are made from it when first read (LazyDialoguePrompt).
@@ -344,7 +345,14 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         if last_turn is None or selection is not None:  # (a selection's messages are its own)
             head, tail = head_text + q_before, q_after
         else:
-            split = _chat_split(meta, last_turn, (*head_turns, Turn("user", lead, sep)))
+            dialogue = (*head_turns, Turn("user", lead, sep))
+            split = _chat_split(meta, last_turn, dialogue)
+            stripped_of = getattr(meta, "stripped_turn_affixes", None)
+            if split is None and stripped_of is not None and not lead[:1].isspace():
+                # a format that strips the content: the records whose content strip()
+                # leaves as it is (the generated code's guard), the others the general path's
+                split = _chat_split(meta, stripped_of, dialogue, stripped=True)
+                strip_first, strip_empty = not lead, lead != lead.strip()
             if split is None:
                 return None
             head, tail, chat, textless = split
@@ -480,6 +488,8 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "P_T": tail,
         "P_START": len(head),
         "P_STOP": len(tail),
+        "S_FIRST": strip_first,
+        "S_EMPTY": strip_empty,
         "P_C": same_list,
         "P_CC": None if same_list is None else list(same_list),
         "P_CT": None if same_list is None else tuple([delimiter + a for a in same_list]),
@@ -520,6 +530,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         selected_chat=selection is not None and selection.chat,
         selected_described=selected_describe is not None,
         ordered=ordered,
+        stripped=strip_first is not None,
     )
     make = maker(code)
     # positional, in the order of its parameters: some fifty keywords would be matched by name
@@ -967,26 +978,37 @@ def _dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> F
     return _shaped(renderer, own, prompt, line_parts, "dialogue_round", deferred)
 
 
-def _chat_split(meta: Any, last_turn: Any, dialogue: Dialogue) -> tuple[str, str, ChatMessages | None, bool] | None:
+def _chat_split(
+    meta: Any, last_turn: Any, dialogue: Dialogue, stripped: bool = False
+) -> tuple[str, str, ChatMessages | None, bool] | None:
     """``(head, tail, messages, textless)``: a chat format's text before the record's own
     text (the last turn's content, empty in ``dialogue`` but for what every record's
     starts with, which ``head`` ends with) and after it, and its messages, for
     ``dialogue``: what ``last_turn_affixes`` promises, checked against ``apply`` on this
     dialogue; ``head`` and ``tail`` empty and ``textless`` true for a format that gives
     messages and no text; ``None`` when the promise does not hold, or ``apply`` gives more
-    than text and messages."""
+    than text and messages. ``stripped``: ``last_turn`` is ``stripped_turn_affixes``,
+    whose promise is for contents ``strip()`` leaves as they are, checked on the content
+    with a letter after it."""
+    content = dialogue[-1].content
     try:
         split = last_turn(dialogue)
         if split is None:
             return None
         before, after = split
         made = meta.apply(dialogue)
+        checked = made
+        if stripped:
+            if type(before) is not str:
+                return None
+            content += "Q"
+            checked = meta.apply((*dialogue[:-1], dialogue[-1]._replace(content=content)))
     except Exception:  # the general path gives the error, for every record
         return None
     if before is None and after is None:  # messages and no text (API messages)
         if made.text is not None or made.messages is None:
             return None
-    elif type(before) is not str or type(after) is not str or made.text != before + dialogue[-1].content + after:
+    elif type(before) is not str or type(after) is not str or checked.text != before + content + after:
         return None
     others = (made.token_ids, made.context_token_ids, made.continuation_token_ids, made.token_report)
     if any(value is not None for value in others) or made.assistant_spans is not None:

@@ -39,6 +39,7 @@ def generated_code(
     selected_chat: bool = False,
     selected_described: bool = False,
     ordered: bool = False,
+    stripped: bool = False,
 ) -> str:
     body: list[str] = []
     add = body.append
@@ -197,6 +198,11 @@ def generated_code(
         body = _inlined(body, inline_reads)
         own_core = _inlined(own_core, inline_reads)
     own_body = _own_text(own_core)
+    if stripped:
+        # a chat format that strips the last turn's content (stripped_turn_affixes): only a
+        # record whose content (the lead, then its own text) strip() leaves as it is
+        body = [*body, *_STRIP_GUARD_FULL]
+        own_body = [*own_body, *_STRIP_GUARD_OWN]
     # a line emit does not take: its prompt made as fast makes it (with a description
     # per record, its dialogue first)
     unmade = (["text = f'{P_H}{text}{P_T}'"] if not described else dialogue_of) + make
@@ -311,6 +317,27 @@ def _own_text(body: list[str]) -> list[str]:
     return own
 
 
+_STRIP_GUARD_FULL = (
+    "own_end = len(text) - P_STOP",
+    "if own_end > P_START:",
+    "    if text[own_end - 1].isspace() or (S_FIRST and text[P_START].isspace()):",
+    "        raise Bail",
+    "elif S_EMPTY:",
+    "    raise Bail",
+)
+"""The record's own text (between the head and the tail) ends with no white space and,
+where nothing comes before it in the content (``S_FIRST``: no lead), starts with none;
+an empty one only where the lead alone is stripped as it is (not ``S_EMPTY``)."""
+
+_STRIP_GUARD_OWN = (
+    "if text:",
+    "    if text[-1].isspace() or (S_FIRST and text[0].isspace()):",
+    "        raise Bail",
+    "elif S_EMPTY:",
+    "    raise Bail",
+)
+""":data:`_STRIP_GUARD_FULL` for ``lines``, whose text is the record's own."""
+
 _GETTERS = {"q": "text_of", "c": "choice_of", "target": "target_of"}
 
 
@@ -419,6 +446,8 @@ _PARAMS = frozenset(
         "P_CT",
         "P_START",
         "P_STOP",
+        "S_FIRST",
+        "S_EMPTY",
         "select",
         "prefix_of",
         "start_of",

@@ -206,6 +206,10 @@ def compile_meta_template(template: Mapping[str, Any], *, api: bool | None = Non
     )
 
 
+_MARK = "\u27e6prompt-style:content\u27e7"
+"""A last turn's content in :meth:`OpenCompassMeta.last_turn_affixes`: text no template holds."""
+
+
 def _content(turn: Turn) -> str:
     content = turn.content
     if isinstance(content, str):
@@ -271,6 +275,30 @@ class OpenCompassMeta:
     def apply_full(self, dialogue: Dialogue) -> ModelInput:
         """Perplexity: the whole dialogue, meta template ``end`` included."""
         return self._render(dialogue, False)
+
+    def last_turn_affixes(self, dialogue: Dialogue) -> tuple[str, str] | None:
+        """For the renderer's fast path (docs/hooks.md): the text :meth:`apply` gives
+        before and after the last turn's content. A text meta template writes every
+        content as it is (``_content``) where the turns' roles and sections put it, so
+        for any text ``x`` there the prompt is ``before + x + after``; found by applying
+        the dialogue with a mark as that content. ``None`` for API messages, a
+        ChatInferencer chat, RawPromptTemplate messages and multimodal contents."""
+        if (
+            not dialogue
+            or self.messages_meta is not None
+            or is_chat(dialogue)
+            or dialogue[-1].section == MESSAGES
+            or not all(type(turn.content) is str for turn in dialogue)
+        ):
+            return None
+        try:
+            made = self.apply((*dialogue[:-1], dialogue[-1]._replace(content=_MARK)))
+        except StyleError:
+            return None  # (the general path says why, for every record)
+        if made.messages is not None or type(made.text) is not str or made.text.count(_MARK) != 1:
+            return None
+        before, after = made.text.split(_MARK)
+        return before, after
 
     def pieces(self, dialogue: Dialogue, *, full: bool = False) -> list[tuple[tuple[int, ...], str]]:
         """The text :meth:`apply` (``full``: :meth:`apply_full`) gives, cut into what each

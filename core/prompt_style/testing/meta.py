@@ -129,7 +129,8 @@ class MetaTemplateConformance(Conformance):
 
     def test_fast_path_promises_hold(self):
         """``last_turn_affixes`` (a chat format whose text stands around its last turn's
-        content, or whose messages differ only in that content), ``closed_turn`` (each
+        content, or whose messages differ only in that content), ``stripped_turn_affixes``
+        (the same for contents ``strip()`` leaves as they are), ``closed_turn`` (each
         turn before the last closed alike, one message per turn) and ``affixes`` (text as
         its turns' texts joined) keep their promise for awkward contents: the renderer's
         fast path relies on them."""
@@ -156,6 +157,25 @@ class MetaTemplateConformance(Conformance):
                     if whole.messages is not None:
                         expected = [*whole.messages[:-1], {**whole.messages[-1], "content": content}]
                         assert result.messages == expected, f"{shape}: messages around {content!r}"
+        stripped = getattr(built, "stripped_turn_affixes", None)
+        if stripped is not None:
+            # the same for the contents strip() leaves as they are
+            for shape, dialogue in DIALOGUES.items():
+                try:
+                    made = stripped(dialogue)
+                    whole = built.apply(dialogue)
+                except prompt_style.PromptStyleError:
+                    continue
+                if made is None:
+                    continue
+                before, after = made
+                for content in (c for c in contents if c == c.strip()):
+                    turned = (*dialogue[:-1], dialogue[-1]._replace(content=content))
+                    result = built.apply(turned)
+                    assert result.text == before + content + after, f"{shape}: text around {content!r} (stripped)"
+                    if whole.messages is not None:
+                        expected = [*whole.messages[:-1], {**whole.messages[-1], "content": content}]
+                        assert result.messages == expected, f"{shape}: messages around {content!r} (stripped)"
         closed = getattr(built, "closed_turn", None)
         if closed is not None and split is not None:
             # the text: each turn before the last closed alike, then the last turn's alone;

@@ -32,7 +32,7 @@ def _records(n: int = 0) -> list[dict]:
     ]
 
 
-def _task(meta_options: dict, *, shots: int = 2, **options):
+def _task(meta_options: dict, *, shots: int = 2, style: str = "mcq::mmlu", **options):
     records = _records()
     return prompt_style.load_task(
         {
@@ -40,7 +40,7 @@ def _task(meta_options: dict, *, shots: int = 2, **options):
             "doc_to_text": "{{question}}",
             "doc_to_choice": "{{choices}}",
             "doc_to_target": "answer",
-            "template": "mcq::mmlu",
+            "template": style,
             "description": "About things.\n\n",
             "num_fewshot": shots,
             "fewshot_split": "dev",
@@ -63,16 +63,23 @@ def _outcome(fn, record, index):
 
 @pytest.mark.parametrize("template", TEMPLATES, ids=lambda p: p.stem)
 @pytest.mark.parametrize("options", [{}, {"fewshot_as_multiturn": False}, {"system_instruction": "Be brief."}])
-def test_fast_path_prompts_are_the_templates_own(template, options):
-    task = _task({"template": str(template)}, **options)
+@pytest.mark.parametrize("style", ["mcq::mmlu", "passthrough"])
+def test_fast_path_prompts_are_the_templates_own(template, options, style):
+    # (passthrough: the question is the record's text as it is, white space at either
+    # end included, which a template that trims the content changes: the general path's)
+    task = _task({"template": str(template)}, style=style, **options)
     renderer = task.renderer
     fast = renderer.fast_render()
     if fast is None:
         pytest.skip("the template is left to the general path")
+    taken = 0
     for index, record in enumerate(_records()):
         made = fast(record, index)
-        assert made is not None
-        assert _outcome(fast, record, index) == _outcome(renderer._render, record, index)
+        taken += made is not None
+        expected = _outcome(renderer._render, record, index)
+        if made is not None:
+            assert _outcome(fast, record, index) == expected
+    assert taken
 
 
 def _affixes(source: str, dialogue=None, **options):
@@ -89,18 +96,19 @@ OPAQUE = (
 
 def test_an_opaque_template_gives_its_affixes():
     chat, affixes = _affixes(OPAQUE)
-    assert affixes == ("<|system|>\nS\n<|user|>\n", "\n<|assistant|>\n")
+    assert affixes == ("<|system|>\nS\n<|user|>\n", "\n<|assistant|>\n", False)
     for text in PROBES:
         assert chat.apply((Turn("system", "S"), Turn("user", text))).text == affixes[0] + text + affixes[1]
     # asked again: remembered
-    assert chat.last_turn_affixes((Turn("system", "S"), Turn("user", "Q"))) == affixes
+    assert chat.last_turn_affixes((Turn("system", "S"), Turn("user", "Q"))) == affixes[:2]
+    assert chat.stripped_turn_affixes((Turn("system", "S"), Turn("user", "Q"))) == affixes[:2]
 
 
 @pytest.mark.parametrize(
     "body",
     [
-        "{{ m['content'] | trim }}",  # a filter that reads it
-        "{{ m.content.strip() }}",  # a method
+        "{{ m['content'] | trim | upper }}",  # a filter that reads it
+        "{{ m.content.lstrip() }}",  # a method
         "{% if m.content.startswith('<tool_response>') %}T{% endif %}{{ m.content }}",
         "{% if m.content == '' %}E{% endif %}{{ m.content }}",  # compared
         "{% if 'x' in m.content %}X{% endif %}{{ m.content }}",
@@ -120,13 +128,40 @@ def test_a_template_that_looks_at_the_content_is_left_to_the_general_path(body):
     assert _affixes(source)[1] is None
 
 
+TRIMMING = (
+    "{% for m in messages %}<|{{ m.role }}|>\n{{ m['content'] | trim }}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+
+def test_a_template_that_trims_the_content_promises_it_for_contents_trim_leaves_alone():
+    chat, affixes = _affixes(TRIMMING)
+    assert affixes == ("<|system|>\nS<|end|><|user|>\n", "<|end|><|assistant|>\n", True)
+    dialogue = (Turn("system", "S"), Turn("user", "Q"))
+    assert chat.last_turn_affixes(dialogue) is None
+    assert chat.stripped_turn_affixes(dialogue) == affixes[:2]
+    # a strip with characters, or a look after the trim, is refused
+    assert _affixes(TRIMMING.replace("| trim", ".strip('x')"))[1] is None
+    assert _affixes(TRIMMING.replace("m['content'] | trim", "(m['content'] | trim).upper()"))[1] is None
+    # Llama 3's own template, through the named format
+    llama = prompt_style.load_task(
+        {"task": "t", "doc_to_text": "{{question}}", "doc_to_choice": "{{choices}}", "doc_to_target": "answer"},
+        data={"test": _records()},
+        meta="llama-3",
+    )
+    meta = llama.renderer.meta
+    dialogue = (Turn("user", "Q"),)
+    assert meta.last_turn_affixes(dialogue) is None and meta.stripped_turn_affixes(dialogue) is not None
+    assert llama.renderer.fast_render() is not None
+
+
 def test_only_the_last_turn_matters():
     # an earlier turn's content may be read any way: it is the same for every record
     source = (
         "{% for m in messages %}{% if not loop.last %}{{ m.content | trim | upper }}{% else %}"
         "[{{ m.content }}]{% endif %}{% endfor %}"
     )
-    assert _affixes(source)[1] == ("S", "]") or _affixes(source)[1] == ("S[", "]")
+    assert _affixes(source)[1] == ("S[", "]", False)
 
 
 def test_shapes_not_taken():

@@ -62,7 +62,7 @@ _FLAGGED = (
     "capitalize casefold center count encode endswith expandtabs find format format_map index isalnum "
     "isalpha isascii isdecimal isdigit isidentifier islower isnumeric isprintable isspace istitle isupper "
     "join ljust lower lstrip partition removeprefix removesuffix replace rfind rindex rjust rpartition "
-    "rsplit rstrip split splitlines startswith strip swapcase title translate upper zfill "
+    "rsplit rstrip split splitlines startswith swapcase title translate upper zfill "
     "__contains__ __getitem__ __iter__ __eq__ __ne__ __lt__ __le__ __gt__ __ge__ __hash__ __mul__ "
     "__rmul__ __mod__ __rmod__ __getnewargs__ __reduce__ __reduce_ex__"
 ).split()
@@ -85,6 +85,12 @@ class _Traced(str):
         if not isinstance(other, str):
             return NotImplemented
         return _traced(str.__add__(other, self), self.looked)
+
+    def strip(self, chars: Any = None) -> Any:
+        # the one look a template may take (Llama 3's `content | trim`): noted as such, and
+        # what it gives is traced in turn
+        self.looked.append("strip()" if chars is None else "strip")
+        return _traced(str.strip(self, chars), self.looked)
 
     def __format__(self, spec: str) -> str:
         if spec:
@@ -114,11 +120,13 @@ for _name in _FLAGGED:
 del _name
 
 
-def content_affixes(chat: Any, dialogue: Any) -> tuple[str, str] | None:
-    """``(before, after)`` of ``chat`` (an :class:`~prompt_style_hf.meta.HFChat`) for
-    ``dialogue``: for every text ``x`` as the last turn's content, ``chat.apply`` gives
-    ``before + x + after`` and the same messages but for the last one's content; ``None``
-    where that was not shown (see the module's docstring)."""
+def content_affixes(chat: Any, dialogue: Any) -> tuple[str, str, bool] | None:
+    """``(before, after, stripped)`` of ``chat`` (an :class:`~prompt_style_hf.meta.HFChat`)
+    for ``dialogue``: for every text ``x`` as the last turn's content, ``chat.apply`` gives
+    ``before + x + after`` (``before + x.strip() + after`` when ``stripped``: the template's
+    one look at the content is a ``strip()``, Jinja's ``trim``) and the same messages but
+    for the last one's content; ``None`` where that was not shown (see the module's
+    docstring)."""
     if not dialogue or not all(type(turn.content) is str for turn in dialogue):
         return None
     template = chat._single
@@ -136,7 +144,8 @@ def content_affixes(chat: Any, dialogue: Any) -> tuple[str, str] | None:
         text = template.render_as_given(given, flags.add_generation_prompt, flags.variables, chat.now)
     except Exception:  # the general path says what went wrong, for every record
         return None
-    if looked or type(text) is not str or text.count(MARK) != 1:
+    stripped = bool(looked) and set(looked) == {"strip()"}
+    if (looked and not stripped) or type(text) is not str or text.count(MARK) != 1:
         return None
     before, after = text.split(MARK)
     before, after = str(before), str(after)
@@ -146,6 +155,6 @@ def content_affixes(chat: Any, dialogue: Any) -> tuple[str, str] | None:
             made = chat.apply((*dialogue[:-1], last._replace(content=probe)))
         except Exception:
             return None
-        if made.text != before + probe + after:
+        if made.text != before + (probe.strip() if stripped else probe) + after:
             return None
-    return before, after
+    return before, after, stripped

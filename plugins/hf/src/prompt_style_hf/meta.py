@@ -168,7 +168,7 @@ class HFChat:
         self._default_flags: _Flags | None = None
         self._templates: dict[str, ChatTemplate] = {}
         self._warned = False
-        self._affixes: dict[Any, tuple[str, str] | None] = {}  # last_turn_affixes' answers
+        self._affixes: dict[Any, tuple[str, str, bool] | None] = {}  # content_affixes' answers
         # Compile now, so that a syntax error is a load-time error.
         if self.chat_template is not None or "default" in source.templates or not source.templates:
             self._template_for(self.tools)
@@ -368,6 +368,17 @@ class HFChat:
         found by rendering the dialogue with a traced content and with probes
         (:mod:`prompt_style_hf.affixes`); ``None`` otherwise (each record is then
         rendered through the template). Worked out once per dialogue asked about."""
+        known = self._content_affixes(dialogue)
+        return None if known is None or known[2] else known[:2]
+
+    def stripped_turn_affixes(self, dialogue) -> tuple[str, str] | None:
+        """For the renderer's fast path (docs/hooks.md): :meth:`last_turn_affixes` for the
+        contents ``strip()`` leaves as they are, which a template that trims the content
+        (Llama 3's) writes as they are too; ``None`` where that was not shown."""
+        known = self._content_affixes(dialogue)
+        return None if known is None else known[:2]
+
+    def _content_affixes(self, dialogue) -> tuple[str, str, bool] | None:
         try:
             known = self._affixes.get(dialogue, _ABSENT)
         except TypeError:  # (a turn of parts, which no text stands around)

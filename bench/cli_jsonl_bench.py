@@ -34,6 +34,8 @@ Workloads (``--workload``, repeatable; default all):
 ``qwen``   the MMLU workload with ``--meta qwen``: Qwen2.5's own chat template (a Hugging Face
            ``chat_template``, Jinja) rather than prompt-style's ChatML code; with a system
            turn it writes ChatML, so the script is the ``chat`` one
+``llama3`` the same with ``--meta llama-3``: Llama 3's chat template, which trims each
+           message's content (the script writes its text by hand)
 ``piqa``   PIQA-shaped records (``goal``, ``sol1``, ``sol2``, ``label``), lm-evaluation-harness's
            layout: ``passthrough``, ``Question: {{goal}}\\nAnswer:``, the choices a Jinja list
            ``{{[sol1, sol2]}}``, 2-shot
@@ -699,6 +701,28 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         text = f"{prefix}<|im_start|>user\\n{doc['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:<|im_end|>\\n<|im_start|>assistant\\n"
         o.write(json.dumps({"index": i, "text": text, "continuations": ["A", "B", "C", "D"], "target": doc["answer"]}) + "\\n")
 """
+LLAMA3_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:5]
+H = "<|start_header_id|>{}<|end_header_id|>\\n\\n"
+prefix = "<|begin_of_text|>" + H.format("system") + "The following are multiple choice questions (with answers) about anatomy.<|eot_id|>"
+for s in shots:
+    c = s["choices"]
+    prefix += (
+        H.format("user") + f"{s['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:<|eot_id|>"
+        + H.format("assistant") + "ABCD"[s["answer"]] + "<|eot_id|>"
+    )
+prefix += H.format("user")
+after = "<|eot_id|>" + H.format("assistant")
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        c = doc["choices"]
+        text = f"{prefix}{doc['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:{after}"
+        o.write(json.dumps({"index": i, "text": text, "continuations": ["A", "B", "C", "D"], "target": doc["answer"]}) + "\\n")
+"""
 SUBJECTS_CHAT_SCRIPT = CHAT_SCRIPT.replace(
     'prefix = "<|im_start|>system\\nThe following are multiple choice questions (with answers) about anatomy.\\n\\n<|im_end|>\\n"',
     'prefix = ""',
@@ -727,6 +751,7 @@ WORKLOADS = {
     "gen": Workload("gen", GEN_TASK, GEN_SCRIPT, gen_record, "train.jsonl", 20),
     "chat": Workload("chat", MMLU_TASK, CHAT_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--meta", "chatml")),
     "qwen": Workload("qwen", MMLU_TASK, CHAT_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--meta", "qwen")),
+    "llama3": Workload("llama3", MMLU_TASK, LLAMA3_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--meta", "llama-3")),
     "piqa": Workload("piqa", PIQA_TASK, PIQA_SCRIPT, piqa_record, "train.jsonl", 10),
     "boolq": Workload("boolq", BOOLQ_TASK, BOOLQ_SCRIPT, boolq_record, "dev.jsonl", 3),
     "hellaswag": Workload("hellaswag", HELLASWAG_TASK, HELLASWAG_SCRIPT, hellaswag_record, "dev.jsonl", 3),

@@ -64,6 +64,10 @@ class ExampleSelection:
         ``question_affixes`` then give empty texts).
     :param start_turns_of: for a description per record, the turns before the examples
         for a description (:meth:`start_of`).
+    :param lead: for a chat format whose text before the first example is not its start
+        turns' closed texts (a model's template that writes a token first, or a default
+        system message): the text before the first example and the JSON of the messages
+        before it (``[`` and each message's JSON followed by ``", "``), for start turns.
     """
 
     __slots__ = (
@@ -92,6 +96,8 @@ class ExampleSelection:
         "textless",
         "_start_turns_of",
         "_starts",
+        "_lead",
+        "stripped",
     )
 
     def __init__(
@@ -110,6 +116,7 @@ class ExampleSelection:
         message: Callable[[Turn], Any] | None = None,
         textless: bool = False,
         start_turns_of: Callable[[str], Dialogue] | None = None,
+        lead: Callable[[Dialogue], tuple[str, bytes]] | None = None,
     ) -> None:
         self._shot = shot
         self.size = size
@@ -117,7 +124,11 @@ class ExampleSelection:
         self._shot_block = shot_block
         self._affixes = affixes
         self._delimiter = delimiter
-        self.start = self._text(start_turns) if start is None else start
+        self._lead = lead
+        self.stripped = False
+        """The chat format strips the question's content (``stripped_turn_affixes``): only a
+        record whose question ``strip()`` leaves as it is takes these texts."""
+        self.start = self._text(start_turns) if start is None and lead is None else start
         self.start_turns = start_turns
         self._after = after
         self.stop = len(after)
@@ -134,7 +145,9 @@ class ExampleSelection:
         """A chat format of messages and no text (API ``messages``): the texts are empty
         and the prompts' ``text`` is ``None``."""
         # a chat format's messages: their JSON, each followed by ", " (per pool index, as the texts)
-        self._start_json = b"[" + self._json(start_turns) if message is not None else b""
+        self._start_json = b"[" + self._json(start_turns) if message is not None and lead is None else b""
+        if lead is not None:
+            self.start, self._start_json = lead(start_turns)
         self._first_json: list[bytes | None] = [None] * size
         self._follow_json: list[bytes | None] = [None] * size
         self._rest_json: list[bytes | None] = [None] * size
@@ -211,7 +224,10 @@ class ExampleSelection:
         if made is None:
             assert self._start_turns_of is not None
             turns = self._start_turns_of(description)
-            made = (self._text(turns), b"[" + self._json(turns) if self._message is not None else b"", turns)
+            if self._lead is not None:
+                made = (*self._lead(turns), turns)
+            else:
+                made = (self._text(turns), b"[" + self._json(turns) if self._message is not None else b"", turns)
             if len(self._starts) >= _STARTS_KEPT:
                 self._starts.clear()
             self._starts[description] = made

@@ -55,6 +55,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
+from .fast_chat import _chat_selection, _chat_split, _selection, _selects
 from .fast_descriptions import per_description
 from .fast_examples import ExampleSelection, Refused
 from .fast_fields import (
@@ -71,7 +72,6 @@ from .fast_fields import (
 )
 from .fast_prompts import (
     MARKER,
-    ChatMessages,
     DeferredDialogue,
     LazyDialoguePrompt,
     LazyMessagesPrompt,
@@ -86,7 +86,7 @@ from .lines import json_strings
 from .render import RenderedPrompt, dialogue_to_json
 from .safe.json_lines import dumps_json, json_utf8, safe_utf8
 from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
-from .styles.base import QAStyle, _format_fields
+from .styles.base import _format_fields
 from .styles.compiled import MAX_CHOICES, layout, question_function, style_labels
 from .styles.task_template import TaskTemplateStyle
 from .types import Dialogue, Turn
@@ -338,6 +338,8 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             head_text = "".join([b + turn.content + a for turn, (b, a) in zip(head_turns, pieces)])
     textless = False
     strip_first = strip_empty = None  # with a chat format's stripped_turn_affixes: the guard's values
+    if selection is not None and selection.stripped:  # (the question's content: its own text, no lead)
+        strip_first, strip_empty = True, False
     if describe is None:
         # The text is one f-string (prefix, question, affixes); the dialogue (and a chat
         # format's messages) are made from it when first read (LazyDialoguePrompt).
@@ -976,166 +978,6 @@ def _dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> F
         return content, (), target, before + json_utf8(content)[1:-1] + after
 
     return _shaped(renderer, own, prompt, line_parts, "dialogue_round", deferred)
-
-
-def _chat_split(
-    meta: Any, last_turn: Any, dialogue: Dialogue, stripped: bool = False
-) -> tuple[str, str, ChatMessages | None, bool] | None:
-    """``(head, tail, messages, textless)``: a chat format's text before the record's own
-    text (the last turn's content, empty in ``dialogue`` but for what every record's
-    starts with, which ``head`` ends with) and after it, and its messages, for
-    ``dialogue``: what ``last_turn_affixes`` promises, checked against ``apply`` on this
-    dialogue; ``head`` and ``tail`` empty and ``textless`` true for a format that gives
-    messages and no text; ``None`` when the promise does not hold, or ``apply`` gives more
-    than text and messages. ``stripped``: ``last_turn`` is ``stripped_turn_affixes``,
-    whose promise is for contents ``strip()`` leaves as they are, checked on the content
-    with a letter after it."""
-    content = dialogue[-1].content
-    try:
-        split = last_turn(dialogue)
-        if split is None:
-            return None
-        before, after = split
-        made = meta.apply(dialogue)
-        checked = made
-        if stripped:
-            if type(before) is not str:
-                return None
-            content += "Q"
-            checked = meta.apply((*dialogue[:-1], dialogue[-1]._replace(content=content)))
-    except Exception:  # the general path gives the error, for every record
-        return None
-    if before is None and after is None:  # messages and no text (API messages)
-        if made.text is not None or made.messages is None:
-            return None
-    elif type(before) is not str or type(after) is not str or checked.text != before + content + after:
-        return None
-    others = (made.token_ids, made.context_token_ids, made.continuation_token_ids, made.token_report)
-    if any(value is not None for value in others) or made.assistant_spans is not None:
-        return None
-    chat = None
-    if made.messages is not None:
-        chat = ChatMessages.of(made.messages, dialogue[-1].content)
-        if chat is None:
-            return None
-    if before is None:
-        return "", "", chat, True
-    return before + dialogue[-1].content, after, chat, False
-
-
-def _selects(renderer: TaskRenderer, style: Any, affixes: Any, closed: Any) -> bool:
-    """Whether the fast path can join the examples a retriever chooses per record: a meta
-    template whose text is its turns' texts joined (``affixes``), or a chat format
-    closing its turns alike wherever they stand (``closed_turn``) with the examples as
-    turns of their own (lm-evaluation-harness's ``fewshot_as_multiturn``); a style
-    joining its examples as :class:`QAStyle` does; and a pool."""
-    cls = type(style)
-    rules = renderer.chat
-    return (
-        (
-            (affixes is not None and rules is None)
-            or (closed is not None and (rules is None or rules.fewshot_as_multiturn or not rules.chat))
-        )
-        and bool(renderer.pool)
-        and getattr(cls, "shot_block", None) is QAStyle.shot_block
-        and getattr(cls, "_example_turns", None) is QAStyle._example_turns
-    )
-
-
-def _selection(renderer: TaskRenderer, style: Any, **parts: Any) -> ExampleSelection:
-    """An :class:`ExampleSelection` of the task's pool and style, with the meta
-    template's ``parts`` (its affixes, the text around the question, ...)."""
-    return ExampleSelection(
-        shot=renderer._shot,
-        size=len(renderer.pool),
-        example_turns=style._example_turns,
-        shot_block=style.shot_block,
-        delimiter=style.settings.fewshot_delimiter,
-        **parts,
-    )
-
-
-_PROBE = 'Q\u2028"?'
-"""The question of :func:`_chat_selection`'s probe: a quote and U+2028, which a line's JSON escapes."""
-
-
-def _chat_selection(
-    renderer: TaskRenderer,
-    style: Any,
-    meta: Any,
-    last_turn: Any,
-    closed: Any,
-    given: Dialogue,
-    start_turns: Dialogue,
-    example: Any,
-    start_turns_of: Callable[[str], Dialogue],
-) -> ExampleSelection | None:
-    """The :class:`ExampleSelection` of a chat format that declares ``closed_turn``: the
-    turns before the question each their closed text and message, the question's text
-    around its content ``last_turn_affixes`` of that turn alone. ``given`` are the turns
-    before the examples as the style made them, ``start_turns`` the same after the chat
-    rules. Checked against ``apply`` on a dialogue of two examples first; ``None`` when
-    the promise does not hold."""
-
-    question = Turn("user", "", "")
-    try:
-        textless = last_turn((question,)) == (None, None)  # messages and no text (API messages)
-    except Exception:  # the general path gives the error, for every record
-        return None
-
-    def texts(made: Any) -> tuple[Any, Any]:
-        # a format of messages only gives no text: its texts are empty here
-        if made is None or ((made[0] is None and made[1] is None) is not textless):
-            raise Refused
-        return ("", "") if textless else (made[0], made[1])
-
-    def closed_affixes(turn: Turn) -> tuple[Any, Any]:
-        return texts(closed(turn))
-
-    def message(turn: Turn) -> Any:
-        made = closed(turn)
-        if made is None:
-            raise Refused
-        return made[2]
-
-    def question_affixes(turn: Turn) -> tuple[Any, Any]:
-        return texts(last_turn((turn,)))
-
-    rules = renderer.chat
-    try:
-        after = question_affixes(question)[1]
-        if type(after) is not str or example is None:
-            return None
-        selection = _selection(
-            renderer,
-            style,
-            affixes=closed_affixes,
-            start=None,  # (the closed texts of start_turns)
-            start_turns=start_turns,
-            after=after,
-            question_affixes=question_affixes,
-            message=message,
-            textless=textless,
-            start_turns_of=start_turns_of,
-        )
-        # the promise, on the task's own turns: two examples and a question, as the
-        # general path renders them (the pool's first record, as the question too)
-        block, sep = style.shot_block([example, example])
-        dialogue = (*given, *block, Turn("user", _PROBE, sep))
-        made = meta.apply(rules.apply(dialogue) if rules is not None else dialogue)
-        text, before, behind = selection.prefix_and_json((0, 0))
-    except Exception:  # Refused, or what the general path reports for every record
-        return None
-    own = _PROBE
-    if made.text != (None if textless else text + own + after) or made.messages is None:
-        return None
-    if any(v is not None for v in (made.token_ids, made.context_token_ids, made.continuation_token_ids)):
-        return None
-    if made.token_report is not None or made.assistant_spans is not None:
-        return None
-    if safe_utf8(dumps_json(made.messages)) != before + json_utf8(own)[1:-1] + behind:
-        return None
-    return selection
 
 
 class _Bail(Exception):

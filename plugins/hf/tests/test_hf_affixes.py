@@ -32,7 +32,7 @@ def _records(n: int = 0) -> list[dict]:
     ]
 
 
-def _task(meta_options: dict, *, shots: int = 2, style: str = "mcq::mmlu", **options):
+def _task(meta_options: dict, *, shots: int = 2, style: str = "mcq::mmlu", retriever: str = "first_n", **options):
     records = _records()
     return prompt_style.load_task(
         {
@@ -44,7 +44,7 @@ def _task(meta_options: dict, *, shots: int = 2, style: str = "mcq::mmlu", **opt
             "description": "About things.\n\n",
             "num_fewshot": shots,
             "fewshot_split": "dev",
-            "retriever": "first_n",
+            "retriever": retriever,
         },
         data={"test": records, "dev": _records(3)},
         meta="hf",
@@ -80,6 +80,21 @@ def test_fast_path_prompts_are_the_templates_own(template, options, style):
         if made is not None:
             assert _outcome(fast, record, index) == expected
     assert taken
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("options", [{}, {"system_instruction": "Be brief."}])
+def test_examples_chosen_per_record_are_the_templates_own(template, options):
+    # lm-evaluation-harness's default sampler: examples drawn per record, joined from
+    # each example's closed texts where the template's turns allow it
+    task = _task({"template": str(template)}, retriever="random", **options)
+    renderer = task.renderer
+    fast = renderer.fast_render()
+    if fast is None:
+        pytest.skip("the template is left to the general path")
+    for index, record in enumerate(_records()):
+        if fast(record, index) is not None:
+            assert _outcome(fast, record, index) == _outcome(renderer._render, record, index)
 
 
 def _affixes(source: str, dialogue=None, **options):
@@ -196,3 +211,44 @@ def test_a_named_format_takes_the_fast_path_with_the_same_prompts():
     assert fast is not None
     for index, record in enumerate(records):
         assert _outcome(fast, record, index) == _outcome(task.renderer._render, record, index)
+
+
+def test_closed_turns_where_the_template_writes_the_content_as_it_is():
+    from prompt_style_hf.affixes import turn_texts
+
+    chat = hf_meta({"chat_template": TRIMMING})
+    # (user, answer, user): the texts between the contents, each turn's ending where the
+    # next content starts
+    assert turn_texts(chat) == ("", "<|end|><|assistant|>\n", "", "<|end|><|user|>\n")
+    assert chat.closed_turn(Turn("user", "Q")) == ("", "<|end|><|assistant|>\n", {"role": "user", "content": "Q"})
+    assert chat.closed_turn(Turn("assistant", "A"))[:2] == ("", "<|end|><|user|>\n")
+    # a content the template trims, a system turn, parts: not promised
+    assert chat.closed_turn(Turn("user", " Q ")) is None
+    assert chat.closed_turn(Turn("system", "S")) is None
+    assert chat.closed_turn(Turn("user", [{"type": "text", "text": "Q"}])) is None
+    opaque = hf_meta({"chat_template": OPAQUE})
+    assert opaque.closed_turn(Turn("user", " Q ")) is not None
+    # a template whose texts depend on where a turn stands: no texts at all
+    numbered = "{% for m in messages %}[{{ loop.index }}:{{ m.role }}]{{ m.content }}{% endfor %}"
+    made = hf_meta({"chat_template": numbered})
+    assert made.closed_turn(Turn("user", "Q")) is not None  # per turn it holds; the renderer checks the whole
+    task = prompt_style.load_task(
+        {
+            "task": "numbered",
+            "doc_to_text": "{{question}}",
+            "doc_to_choice": "{{choices}}",
+            "doc_to_target": "answer",
+            "num_fewshot": 2,
+            "fewshot_split": "dev",
+            "retriever": "random",
+        },
+        data={"test": _records(), "dev": _records(3)},
+        meta="hf",
+        meta_options={"chat_template": numbered},
+    )
+    renderer = task.renderer
+    fast = renderer.fast_render()
+    for index, record in enumerate(_records()):
+        made = None if fast is None else fast(record, index)
+        if made is not None:
+            assert _outcome(fast, record, index) == _outcome(renderer._render, record, index)

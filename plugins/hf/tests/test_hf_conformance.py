@@ -19,3 +19,10 @@ class TestHFConformance(MetaTemplateConformance):
     # Every other meta option is a variable of the chat template, as transformers
     # passes extra keyword arguments to apply_chat_template's template.
     accepts_unknown_options = True
+
+
+class TestHFQwenConformance(TestHFConformance):
+    """The same with Qwen2.5's template, which writes contents as they are (its fast path
+    promises hold for every content) and a default system message when there is none."""
+
+    options = {"template": str(CORPUS_COPY / "templates" / "hfjs-qwen-qwen2.5-7b-instruct.jinja")}

@@ -31,7 +31,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["content_affixes", "PROBES"]
+from prompt_style import Turn
+
+__all__ = ["content_affixes", "turn_texts", "closed_turn_texts", "PROBES"]
 
 MARK = "\u27e6prompt-style:content\u27e7"
 """The traced content: text no template looks for."""
@@ -158,3 +160,67 @@ def content_affixes(chat: Any, dialogue: Any) -> tuple[str, str, bool] | None:
         if made.text != before + (probe.strip() if stripped else probe) + after:
             return None
     return before, after, stripped
+
+
+_USER, _ASSISTANT, _QUESTION = "\u27e6u\u27e7", "\u27e6a\u27e7", "\u27e6q\u27e7"
+"""The contents of :func:`turn_texts`' probe: a user turn, its answer, the next question."""
+
+
+def turn_texts(chat: Any) -> tuple[str, str, str, str] | None:
+    """``(user_before, user_after, assistant_before, assistant_after)`` of ``chat``: for a
+    user turn and its answer between what comes before them and the next user turn's
+    content, the template's text is ``user_before + u + user_after + assistant_before +
+    a + assistant_after`` — read off one
+    render of ``(user, assistant, user)`` with marks as contents (how the texts between
+    two contents are split between the turns does not change what they join to: here a
+    turn's text ends where the next content starts). ``None`` when the render does not
+    hold the marks in order, once each."""
+    template = chat._single
+    if template is None or template.has_generation or chat.tools is not None or chat.documents is not None:
+        return None
+    try:
+        made = chat.apply(
+            (
+                Turn("user", _USER),
+                Turn("assistant", _ASSISTANT),
+                Turn("user", _QUESTION),
+            )
+        )
+    except Exception:
+        return None
+    text = made.text
+    if type(text) is not str or any(text.count(mark) != 1 for mark in (_USER, _ASSISTANT, _QUESTION)):
+        return None
+    _, rest = text.split(_USER)
+    between, rest = rest.split(_ASSISTANT)
+    after_answer, _ = rest.split(_QUESTION)
+    # (the text before a user turn's content is counted with what precedes it: the text
+    # before the first example, and the text after an answer)
+    return "", between, "", after_answer
+
+
+def closed_turn_texts(chat: Any, texts: tuple[str, str, str, str], turn: Any) -> tuple[str, str] | None:
+    """The text before and after the content of ``turn`` (a user turn or an answer, with
+    the texts of :func:`turn_texts`), when the template writes its content as it is: the
+    probe rendered with the content in that turn's place is the probe's text with the
+    content for the mark. ``None`` otherwise (a template that trims it, say, and the
+    content has white space at an end)."""
+    user = turn.role == "user"
+    content = turn.content
+    probe = (
+        Turn("user", content if user else _USER),
+        Turn("assistant", _ASSISTANT if user else content),
+        Turn("user", _QUESTION),
+    )
+    marks = (
+        Turn("user", _USER),
+        Turn("assistant", _ASSISTANT),
+        Turn("user", _QUESTION),
+    )
+    try:
+        made, expected = chat.apply(probe).text, chat.apply(marks).text
+    except Exception:
+        return None
+    if made != expected.replace(_USER if user else _ASSISTANT, content):
+        return None
+    return (texts[0], texts[1]) if user else (texts[2], texts[3])

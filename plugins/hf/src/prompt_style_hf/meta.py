@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from prompt_style import ChatTemplateError, ModelInput, OptionError, StyleError, api_role, message_pieces
 
-from .affixes import content_affixes
+from .affixes import closed_turn_texts, content_affixes, turn_texts
 from .chat_template import ABSENT as _ABSENT
 from .chat_template import RESERVED_VARIABLES, ChatTemplate, Rendered
 from .conversation import plain_data
@@ -169,6 +169,8 @@ class HFChat:
         self._templates: dict[str, ChatTemplate] = {}
         self._warned = False
         self._affixes: dict[Any, tuple[str, str, bool] | None] = {}  # content_affixes' answers
+        self._turn_texts: Any = _ABSENT  # closed_turn's texts (turn_texts), made when first asked
+        self._closed: dict[tuple[str, str], tuple[str, str] | None] = {}  # closed_turn's answers
         # Compile now, so that a syntax error is a load-time error.
         if self.chat_template is not None or "default" in source.templates or not source.templates:
             self._template_for(self.tools)
@@ -377,6 +379,31 @@ class HFChat:
         (Llama 3's) writes as they are too; ``None`` where that was not shown."""
         known = self._content_affixes(dialogue)
         return None if known is None else known[:2]
+
+    def closed_turn(self, turn) -> tuple[str, str, dict[str, Any]] | None:
+        """For the renderer's fast path (docs/hooks.md): the text before and after the
+        content of a user turn or an answer that another turn follows, and its message,
+        when the template writes that content as it is there (checked on a render with
+        it, once per distinct turn; :mod:`prompt_style_hf.affixes`). The renderer joins
+        few-shot examples chosen per record from these texts, after checking the whole
+        against :meth:`apply` on the task's own turns."""
+        if type(turn.content) is not str or turn.role not in ("user", "assistant"):
+            return None
+        texts = self._turn_texts
+        if texts is _ABSENT:
+            texts = self._turn_texts = turn_texts(self)
+        if texts is None:
+            return None
+        key = (turn.role, turn.content)
+        known = self._closed.get(key, _ABSENT)
+        if known is _ABSENT:
+            known = closed_turn_texts(self, texts, turn)
+            if len(self._closed) >= 4096:
+                self._closed.clear()
+            self._closed[key] = known
+        if known is None:
+            return None
+        return known[0], known[1], {"role": turn.role, "content": turn.content}
 
     def _content_affixes(self, dialogue) -> tuple[str, str, bool] | None:
         try:

@@ -81,6 +81,8 @@ Workloads (``--workload``, repeatable; default all):
            as the bundled MMLU example; six subjects)
 ``random_chat`` the same as ChatML (``--meta chatml``): each record's examples as
            user/assistant turns; the script builds the ChatML text by hand
+``random_llama3`` the same with ``--meta llama-3`` (Llama 3's own chat template, through
+           ``hf``): the script writes its text by hand
 ``random_messages`` the same as API messages (``--meta messages``, no text); the script
            builds the message list and writes it with ``json.dumps``
 ``arc_lm_eval`` an lm-evaluation-harness task file (``dataset_path: json`` with local
@@ -615,6 +617,25 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         text = system + "".join([shots[j] for j in ids]) + question(doc) + "<|im_start|>assistant\\n"
         o.write(json.dumps({"index": i, "text": text, "continuations": ["A", "B", "C", "D"], "target": doc["answer"]}) + "\\n")
 """
+RANDOM_LLAMA3_SCRIPT = """\
+import json, random, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    pool = [json.loads(line) for line in f]
+H = "<|start_header_id|>{}<|end_header_id|>\\n\\n"
+def question(d):
+    c = d["choices"]
+    return H.format("user") + f"{d['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:<|eot_id|>"
+shots = [question(s) + H.format("assistant") + "ABCD"[s["answer"]] + "<|eot_id|>" for s in pool]
+system = "<|begin_of_text|>" + H.format("system") + "The following are multiple choice questions (with answers) about anatomy.<|eot_id|>"
+n = len(pool)
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        ids = random.Random(f"1234:{i}").sample(range(n), 5)
+        text = system + "".join([shots[j] for j in ids]) + question(doc) + H.format("assistant")
+        o.write(json.dumps({"index": i, "text": text, "continuations": ["A", "B", "C", "D"], "target": doc["answer"]}) + "\\n")
+"""
 ARC_LM_EVAL_TASK = """\
 task: arc_like
 dataset_path: json
@@ -777,6 +798,9 @@ WORKLOADS = {
     ),
     "random_chat": Workload(
         "random_chat", RANDOM_TASK, RANDOM_CHAT_SCRIPT, mmlu_record, "dev.jsonl", 100, ("--meta", "chatml")
+    ),
+    "random_llama3": Workload(
+        "random_llama3", RANDOM_TASK, RANDOM_LLAMA3_SCRIPT, mmlu_record, "dev.jsonl", 100, ("--meta", "llama-3")
     ),
     "random_messages": Workload(
         "random_messages", RANDOM_TASK, RANDOM_MESSAGES_SCRIPT, mmlu_record, "dev.jsonl", 100, ("--meta", "messages")

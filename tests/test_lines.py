@@ -318,3 +318,47 @@ def test_provenance_lines_are_the_reference_bytes(doc_id):
                 got = task.provenance.line_bytes(prompt, encoder)
                 assert got == (want + "\n").encode("utf-8")
                 assert verify_fingerprint(want)
+
+
+@pytest.mark.parametrize(
+    "order", [{"choice_order": "shuffle:7"}, {"choice_order": "circular"}, {"choice_order": "reversed"}]
+)
+@pytest.mark.parametrize("meta", ["plain", "chatml", "messages"])
+@pytest.mark.parametrize("retriever", ["first_n", "random"])
+def test_lines_of_choice_orders_are_their_json(pm_all, order, meta, retriever):
+    """A prompt under a choice order (its ``permutation``, in circular evaluation its
+    ``rotation`` and ``circular_pattern``) is written by the encoder around the task's
+    shared text, as ``to_json()`` and ``json.dumps`` write it; and its line with
+    provenance holds a fingerprint that verifies."""
+    from prompt_style import load_task
+    from prompt_style.provenance import verify_fingerprint
+
+    records = [
+        {"q": "Plain question?", "c": ["a", "b", "c", "d"], "a": 1},
+        {"q": 'Ünï \u2028 {x} "q"', "c": ["α", "β\n", " γ "], "a": 2},
+        {"q": "two", "c": ["x", "y"], "a": 0},
+    ] * 3
+    pool = [{"q": f"Shot {i}?", "c": ["p", "q", "r"], "a": i % 3} for i in range(6)]
+    task = {
+        "data": {"test": records, "dev": pool},
+        "fewshot_split": "dev",
+        "doc_to_text": "q",
+        "doc_to_choice": "c",
+        "doc_to_target": "a",
+        "template": "mcq::mmlu" if "mcq::mmlu" in pm_all.names("format_prompt") else "mcq",
+        "num_fewshot": 2,
+        "retriever": retriever,
+        "description": "About things.\n\n",
+    }
+    loaded = load_task(task, plugins=pm_all, meta=meta, **order)
+    encoder = PromptEncoder()
+    made = list(loaded.render())
+    assert made and all(p.permutation is not None for p in made)
+    for prompt in made:
+        assert encoder.line(prompt) == (dumps_line(prompt.to_json()) + "\n").encode("utf-8")
+    lines = list(loaded.json_lines())
+    assert len(lines) == len(made)
+    for line, prompt in zip(lines, made):
+        value = json.loads(line)
+        assert verify_fingerprint(line.decode("utf-8"))
+        assert value["permutation"] == list(prompt.permutation) and value["text"] == prompt.text

@@ -243,9 +243,23 @@ class LazyDialoguePrompt(RenderedPrompt):
     def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
         # the text around the question (and a chat format's messages) are the task's:
         # the encoder writes their JSON once (prompt_style.lines)
+        if self.permutation is not None:  # (a choice order's prompt: _json_ordered)
+            return None
+        return self._json_shape()
+
+    def _json_ordered(self) -> tuple[Any, ...] | None:
+        # a choice order's prompt (RenderedPrompt._json_ordered): the common shape, then
+        # the order's members
+        if self.permutation is None:
+            return None
+        common = self._json_shape()
+        return None if common is None else (common, self.permutation, self.rotation, self.circular_pattern)
+
+    def _json_shape(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
+        """:meth:`_json_common`, whatever the choice order."""
         deferred = self._deferred
-        if self.permutation is not None or deferred.extras:  # (a choice order's prompt; extra fields)
-            return None  # to_json() and json.dumps, or the encoder's more_members()
+        if deferred.extras:  # (extra fields: to_json() and json.dumps, or the encoder's more_members())
+            return None
         return self.text, None, self.continuations, self.target, deferred.until, deferred
 
     def __eq__(self, other: object) -> bool:
@@ -275,11 +289,11 @@ class LazyMessagesPrompt(LazyDialoguePrompt):
     def _body(self) -> str:
         return self._content  # (its DeferredDialogue's head and tail are empty)
 
-    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
+    def _json_shape(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
         # the encoder writes "text": null and the messages' JSON around the content
         # (its DeferredDialogue is textless): the content stands where a text would
         deferred = self._deferred
-        if self.permutation is not None or deferred.extras:
+        if deferred.extras:
             return None
         return self._content, None, self.continuations, self.target, deferred.until, deferred
 
@@ -309,10 +323,8 @@ class SelectedPrompt(LazyDialoguePrompt):
             out["messages"] = self.messages
         return out
 
-    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
+    def _json_shape(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
         # no text shared around the question: the encoder writes the whole text
-        if self.permutation is not None:
-            return None
         messages = self.messages if self._deferred.selected.chat else None
         return self.text, messages, self.continuations, self.target, self._deferred.until, None
 
@@ -338,7 +350,5 @@ class SelectedMessagesPrompt(SelectedPrompt):
             return value
         return SelectedPrompt.__getattr__(self, name)
 
-    def _json_common(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
-        if self.permutation is not None:
-            return None
+    def _json_shape(self) -> tuple[Any, Any, Any, Any, Any, Any] | None:
         return None, self.messages, self.continuations, self.target, self._deferred.until, None

@@ -84,6 +84,23 @@ def json_strings(items: Sequence[Any]) -> bytes:
 _COMMON = frozenset({"index", "text", "messages", "continuations", "target", "until", "mode", "dialogue"})
 
 
+def _order_json(permutation: Any, rotation: Any, pattern: Any) -> bytes | None:
+    """``, "permutation": [...]`` (and ``, "rotation": N, "circular_pattern": [...]``) as
+    :meth:`RenderedPrompt.to_json` ends, for a tuple of ints (an int, a list of texts);
+    ``None`` for other values (``to_json()`` then says what they make)."""
+    if type(permutation) is not tuple or not all(type(p) is int for p in permutation):
+        return None
+    made = b', "permutation": [' + b", ".join([b"%d" % p for p in permutation]) + b"]"
+    if rotation is None:
+        return made
+    if type(rotation) is not int or type(pattern) is not list:
+        return None
+    try:
+        return made + b', "rotation": %d, "circular_pattern": %b' % (rotation, json_strings(pattern))
+    except TypeError:
+        return None
+
+
 class PromptEncoder:
     """JSON lines of rendered prompts: ``line(prompt)`` is
     ``(dumps_line(prompt.to_json()) + "\\n").encode("utf-8")`` (see the module's
@@ -213,7 +230,18 @@ class PromptEncoder:
         is an ``int``; ``None`` for any other."""
         json_common = getattr(prompt, "_json_common", None)  # a RenderedPrompt's (any object with to_json())
         common = None if json_common is None else json_common()
-        if common is None or type(prompt.index) is not int:
+        order = b""
+        if common is None:
+            # a choice order's prompt: the common shape, then the order (to_json's last keys)
+            json_ordered = getattr(prompt, "_json_ordered", None)
+            ordered = None if json_ordered is None else json_ordered()
+            if ordered is None:
+                return None
+            common, permutation, rotation, pattern = ordered
+            order = _order_json(permutation, rotation, pattern)
+            if order is None:
+                return None
+        if type(prompt.index) is not int:
             return None
         text, messages, continuations, target, until, shared = common
         try:
@@ -234,6 +262,8 @@ class PromptEncoder:
                     return None
                 parts = made
             parts.append(self.rest(prompt.index, continuations, target, until))
+            if order:
+                parts.append(order)
         except TypeError:  # an item that is not a str: json.dumps says what it makes of it
             return None
         return b"".join(parts)
@@ -280,6 +310,13 @@ class PromptEncoder:
             if type(until) is tuple:
                 self._until, self._until_json = until, stops
         return b', "continuations": %b, "target": %b, "until": %b' % (conts, gold, stops)
+
+    @property
+    def shared_before(self) -> bytes:
+        """The members' start of the prompts that share the text last shared (``before``
+        of :meth:`shared_pieces`): a prompt of the common shape with that text begins
+        with it (``b""`` before any)."""
+        return self._pieces[0]
 
     def shared_pieces(self, shared: Any) -> tuple[bytes, bytes, bytes | None]:
         """``(before, after, chat_after)`` for the prompts that share ``shared`` (which

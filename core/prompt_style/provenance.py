@@ -69,6 +69,11 @@ def verify_fingerprint(line: str | Mapping[str, Any]) -> bool:
     return isinstance(claimed, str) and claimed == fingerprint(dumps_line(value))
 
 
+_HASHED_START = 256
+"""A shared start of the members at least this long is hashed once (shorter ones: copying
+the hash's state costs about what hashing them does)."""
+
+
 class Provenance:
     """The provenance of one task's prompts, worked out once: the task-level fields
     and the JSON they add to every line.
@@ -95,6 +100,14 @@ class Provenance:
         self._ids: Any = object()  # the fewshot_indices last seen, and what follows the doc_id for them
         self._after_id = b""
         self._encoder: PromptEncoder | None = None
+        # the hash of "{" and the shared start of the members last seen (a prompt made by
+        # the fast path, under a choice order: lines that do not take the fused loop)
+        self._start = b""
+        self._start_hash: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # (a hash object does not pickle: a worker process hashes the start again)
+        return {**self.__dict__, "_start": b"", "_start_hash": None}
 
     def fields_of(self, prompt: Any) -> dict[str, Any]:
         """Every provenance field of ``prompt`` (:data:`PROVENANCE_KEYS`), fingerprint included."""
@@ -151,8 +164,16 @@ class Provenance:
         own = b', "doc_id": %d' % index if doc_id is None and type(index) is int else None
         if own is None:
             own = safe_utf8(", " + _doc_id(doc_id, index))
-        digest = hashlib.sha256(b"{")
-        digest.update(members)
+        start = encoder.shared_before
+        if len(start) >= _HASHED_START and members.startswith(start):
+            # the text every prompt of the task starts with, hashed once
+            if start is not self._start:
+                self._start, self._start_hash = start, hashlib.sha256(b"{" + start)
+            digest = self._start_hash.copy()
+            digest.update(memoryview(members)[len(start) :])
+        else:
+            digest = hashlib.sha256(b"{")
+            digest.update(members)
         digest.update(own)
         digest.update(self._after_id)
         head = b'{"index": %d, ' % index if type(index) is int else safe_utf8(f'{{"index": {index}, ')

@@ -174,6 +174,27 @@ class RenderedPrompt:
             return self.text, self.messages, self.continuations, self.target, self.until, None
         return None
 
+    def _json_ordered(self) -> tuple[Any, ...] | None:
+        """``(common, permutation, rotation, circular_pattern)`` for a prompt under a choice
+        order whose :meth:`to_json` is the common shape (``common``: what
+        :meth:`_json_common` would give) and then ``permutation`` (with ``rotation`` and
+        ``circular_pattern`` in circular evaluation); else ``None``."""
+        if self.permutation is None or self.mode is not None or self.extra:
+            return None
+        if (
+            self.token_ids is not None
+            or self.turn is not None
+            or self.candidates is not None
+            or self.context_token_ids is not None
+            or self.continuation_token_ids is not None
+            or self.token_report is not None
+            or self.assistant_spans is not None
+            or self.contexts is not None
+        ):
+            return None
+        common = (self.text, self.messages, self.continuations, self.target, self.until, None)
+        return common, self.permutation, self.rotation, self.circular_pattern
+
     def _plain_json(self) -> bool:
         """Whether :meth:`to_json` gives nothing beyond the common keys, ``mode`` with its
         ``dialogue``, and the style's ``extra`` fields."""

@@ -31,6 +31,9 @@ Workloads (``--workload``, repeatable; default all):
            ``until``), ``passthrough``, 4-shot
 ``chat``   the MMLU workload with ``--meta chatml`` (few-shot examples as turns;
            the line holds the API messages too)
+``shuffle`` the MMLU workload with ``--shuffle-choices 7`` (each record's choices in a seeded
+           order, the line holding its ``permutation``); the script draws the same orders
+           (the documented SHA-256 Fisher-Yates) and writes the permutation too
 ``qwen``   the MMLU workload with ``--meta qwen``: Qwen2.5's own chat template (a Hugging Face
            ``chat_template``, Jinja) rather than prompt-style's ChatML code; with a system
            turn it writes ChatML, so the script is the ``chat`` one
@@ -189,6 +192,30 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         c = doc["choices"]
         text = f"{prefix}{doc['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:"
         o.write(json.dumps({"index": i, "text": text, "continuations": [" A", " B", " C", " D"], "target": doc["answer"]}) + "\\n")
+"""
+SHUFFLE_SCRIPT = """\
+import hashlib, json, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:5]
+prefix = "The following are multiple choice questions (with answers) about anatomy.\\n\\n"
+for s in shots:
+    c = s["choices"]
+    prefix += f"{s['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer: {'ABCD'[s['answer']]}\\n\\n"
+def order(i):  # prompt-style's documented shuffle:SEED (Fisher-Yates, SHA-256 of "SEED:INDEX:0")
+    digest = hashlib.sha256(f"7:{i}:0".encode()).digest()
+    p = [0, 1, 2, 3]
+    for k, n in enumerate((3, 2, 1)):
+        j = int.from_bytes(digest[8 * k : 8 * k + 8], "big") % (n + 1)
+        p[n], p[j] = p[j], p[n]
+    return p
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        p = order(i)
+        c = [doc["choices"][k] for k in p]
+        text = f"{prefix}{doc['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:"
+        o.write(json.dumps({"index": i, "text": text, "continuations": [" A", " B", " C", " D"], "target": p.index(doc["answer"]), "permutation": p}) + "\\n")
 """
 
 ARC_TASK = """\
@@ -771,6 +798,7 @@ WORKLOADS = {
     "arc": Workload("arc", ARC_TASK, ARC_SCRIPT, arc_record, "train.jsonl", 20),
     "gen": Workload("gen", GEN_TASK, GEN_SCRIPT, gen_record, "train.jsonl", 20),
     "chat": Workload("chat", MMLU_TASK, CHAT_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--meta", "chatml")),
+    "shuffle": Workload("shuffle", MMLU_TASK, SHUFFLE_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--shuffle-choices", "7")),
     "qwen": Workload("qwen", MMLU_TASK, CHAT_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--meta", "qwen")),
     "llama3": Workload("llama3", MMLU_TASK, LLAMA3_SCRIPT, mmlu_record, "dev.jsonl", 5, ("--meta", "llama-3")),
     "piqa": Workload("piqa", PIQA_TASK, PIQA_SCRIPT, piqa_record, "train.jsonl", 10),

@@ -137,45 +137,30 @@ class MetaTemplateConformance(Conformance):
         built = self.built()
         contents = ["", "  padded  \n", "{braces} {{x}} %s", "Ünïcødé — 你好 \u2028", "<|im_end|>\n</s>"]
         split = getattr(built, "last_turn_affixes", None)
-        if split is not None:
+        stripped = getattr(built, "stripped_turn_affixes", None)
+        # (stripped_turn_affixes: the same promise, for the contents strip() leaves as they are)
+        for promise, kept in ((split, contents), (stripped, [c for c in contents if c == c.strip()])):
+            if promise is None:
+                continue
             for shape, dialogue in DIALOGUES.items():
                 try:
-                    made = split(dialogue)
+                    made = promise(dialogue)
                     whole = built.apply(dialogue)
                 except prompt_style.PromptStyleError:
                     continue
                 if made is None:
                     continue
                 before, after = made
-                for content in contents:
+                for content in kept:
                     turned = (*dialogue[:-1], dialogue[-1]._replace(content=content))
                     result = built.apply(turned)
-                    if before is None and after is None:  # messages and no text
+                    if before is None and after is None and promise is split:  # messages and no text
                         assert result.text is None and whole.messages is not None, f"{shape}: (None, None)"
                     else:
                         assert result.text == before + content + after, f"{shape}: text around {content!r}"
                     if whole.messages is not None:
                         expected = [*whole.messages[:-1], {**whole.messages[-1], "content": content}]
                         assert result.messages == expected, f"{shape}: messages around {content!r}"
-        stripped = getattr(built, "stripped_turn_affixes", None)
-        if stripped is not None:
-            # the same for the contents strip() leaves as they are
-            for shape, dialogue in DIALOGUES.items():
-                try:
-                    made = stripped(dialogue)
-                    whole = built.apply(dialogue)
-                except prompt_style.PromptStyleError:
-                    continue
-                if made is None:
-                    continue
-                before, after = made
-                for content in (c for c in contents if c == c.strip()):
-                    turned = (*dialogue[:-1], dialogue[-1]._replace(content=content))
-                    result = built.apply(turned)
-                    assert result.text == before + content + after, f"{shape}: text around {content!r} (stripped)"
-                    if whole.messages is not None:
-                        expected = [*whole.messages[:-1], {**whole.messages[-1], "content": content}]
-                        assert result.messages == expected, f"{shape}: messages around {content!r} (stripped)"
         closed = getattr(built, "closed_turn", None)
         if closed is not None and split is not None:
             # the text: each turn before the last closed alike, then the last turn's alone;

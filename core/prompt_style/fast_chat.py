@@ -114,13 +114,15 @@ def _chat_selection(
     start_turns: Dialogue,
     example: Any,
     start_turns_of: Callable[[str], Dialogue],
+    per_description: bool = False,
 ) -> ExampleSelection | None:
     """The :class:`ExampleSelection` of a chat format that declares ``closed_turn``: the
     turns before the question each their closed text and message, the question's text
     around its content ``last_turn_affixes`` of that turn alone. ``given`` are the turns
     before the examples as the style made them, ``start_turns`` the same after the chat
     rules. Checked against ``apply`` on a dialogue of two examples first; ``None`` when
-    the promise does not hold."""
+    the promise does not hold. ``per_description``: the records have descriptions of
+    their own (the text before the first example read off ``apply`` is not taken)."""
 
     question = Turn("user", "", "")
     try:
@@ -190,9 +192,13 @@ def _chat_selection(
                 return selection
         except Refused:
             pass
+        # (with a description per record, the text before the first example is read off
+        # apply for each description, and the whole is checked on the task's own start
+        # only: a template that moves the system text elsewhere, such as Mistral's into
+        # the last user turn, would not show it; the general path takes such tasks)
         return (
             None
-            if textless
+            if textless or per_description
             else _anchored_selection(
                 renderer, style, meta, last_turn, closed, start_turns, start_turns_of, message, holds
             )

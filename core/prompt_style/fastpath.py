@@ -290,7 +290,16 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             return None
         if affixes is None:  # a chat format closing its turns alike (closed_turn)
             selection = _chat_selection(
-                renderer, style, meta, last_turn, closed, head_turns, start_turns, example, start_turns_of
+                renderer,
+                style,
+                meta,
+                last_turn,
+                closed,
+                head_turns,
+                start_turns,
+                example,
+                start_turns_of,
+                per_description=selected_describe is not None,
             )
             if selection is None:
                 return None

@@ -252,3 +252,16 @@ def test_closed_turns_where_the_template_writes_the_content_as_it_is():
         made = None if fast is None else fast(record, index)
         if made is not None:
             assert _outcome(fast, record, index) == _outcome(renderer._render, record, index)
+
+
+def test_what_it_found_out_survives_a_trip_to_a_worker_process():
+    import pickle
+
+    chat = hf_meta({"chat_template": TRIMMING})
+    dialogue = (Turn("system", "S"), Turn("user", "Q"))
+    before = (chat.stripped_turn_affixes(dialogue), chat.closed_turn(Turn("user", "Q")))
+    copied = pickle.loads(pickle.dumps(chat))
+    assert (copied.stripped_turn_affixes(dialogue), copied.closed_turn(Turn("user", "Q"))) == before
+    assert copied.closed_turn(Turn("assistant", "A")) == chat.closed_turn(Turn("assistant", "A"))
+    fresh = pickle.loads(pickle.dumps(hf_meta({"chat_template": TRIMMING})))  # before anything was asked
+    assert fresh.closed_turn(Turn("user", "Q")) == before[1]

@@ -169,7 +169,7 @@ class HFChat:
         self._templates: dict[str, ChatTemplate] = {}
         self._warned = False
         self._affixes: dict[Any, tuple[str, str, bool] | None] = {}  # content_affixes' answers
-        self._turn_texts: Any = _ABSENT  # closed_turn's texts (turn_texts), made when first asked
+        self._turn_texts: Any = False  # closed_turn's texts (turn_texts; None: none), made when first asked
         self._closed: dict[tuple[str, str], tuple[str, str] | None] = {}  # closed_turn's answers
         # Compile now, so that a syntax error is a load-time error.
         if self.chat_template is not None or "default" in source.templates or not source.templates:
@@ -390,13 +390,13 @@ class HFChat:
         if type(turn.content) is not str or turn.role not in ("user", "assistant"):
             return None
         texts = self._turn_texts
-        if texts is _ABSENT:
+        if texts is False:
             texts = self._turn_texts = turn_texts(self)
         if texts is None:
             return None
         key = (turn.role, turn.content)
-        known = self._closed.get(key, _ABSENT)
-        if known is _ABSENT:
+        known = self._closed.get(key, False)
+        if known is False:
             known = closed_turn_texts(self, texts, turn)
             if len(self._closed) >= 4096:
                 self._closed.clear()
@@ -407,10 +407,10 @@ class HFChat:
 
     def _content_affixes(self, dialogue) -> tuple[str, str, bool] | None:
         try:
-            known = self._affixes.get(dialogue, _ABSENT)
+            known = self._affixes.get(dialogue, False)
         except TypeError:  # (a turn of parts, which no text stands around)
             return None
-        if known is _ABSENT:
+        if known is False:
             known = content_affixes(self, dialogue)
             if len(self._affixes) < 64:
                 self._affixes[dialogue] = known

@@ -206,10 +206,30 @@ def test_a_models_own_chat_template_joins_them_too(pm_all, meta, retriever, desc
         assert encoder.line(prompt) == (dumps_line(prompt.to_json()) + "\n").encode("utf-8")
 
 
-@pytest.mark.parametrize("meta", ["chatml", "messages"])
-def test_examples_in_one_user_turn_stay_on_the_general_path(pm_all, meta):
+@pytest.mark.parametrize("meta", ["chatml", "qwen", "llama-3", "messages"])
+@pytest.mark.parametrize("retriever", list(RETRIEVERS))
+@pytest.mark.parametrize("style", list(STYLES))
+@pytest.mark.parametrize("description", [None, "The following are questions.\n\n", "About {{ s }}"])
+@pytest.mark.parametrize("instruction", [None, "Be brief."])
+def test_examples_in_one_user_turn(pm_all, meta, retriever, style, description, instruction):
+    """lm-evaluation-harness's chat rules without ``fewshot_as_multiturn``: the examples
+    and the question are one user turn, its text joined from the examples' plain texts
+    (``MergedSelection``), its message one. A format of messages only (no text), one that
+    trims the content (Llama 3's) and a description per record take the general path."""
+    keys = {} if description is None else {"description": description}
     options = {"meta": meta, "fewshot_as_multiturn": False}
-    assert_same(task_of("mcq", "random"), pm_all, RECORDS[:8], taken=False, **options)
+    if instruction is not None:
+        options["system_instruction"] = instruction
+    taken = meta in ("chatml", "qwen") and not (description and "{{" in description)
+    outcomes = assert_same(task_of(style, RETRIEVERS[retriever], **keys), pm_all, RECORDS, taken=taken, **options)
+    made = [o[-1] for o in outcomes if o[0] == "ok"]
+    if taken:
+        assert any(type(p) is SelectedPrompt for p in made)
+    encoder = PromptEncoder()
+    for prompt in made:
+        assert encoder.line(prompt) == (dumps_line(prompt.to_json()) + "\n").encode("utf-8")
+        if prompt.messages is not None:
+            assert prompt.messages[-1]["role"] == "user" and len(prompt.dialogue) == len(prompt.messages)
 
 
 @pytest.mark.parametrize("meta", ["chatml", "messages"])

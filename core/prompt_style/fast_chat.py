@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .fast_examples import ExampleSelection, Refused
+from .fast_examples import ExampleSelection, MergedSelection, Refused
 from .fast_prompts import ChatMessages
-from .safe.json_lines import dumps_json, json_utf8, safe_utf8
+from .meta.chat_rules import single_turn
+from .safe.json_lines import dumps_json, encode_str, json_utf8, safe_utf8
 from .styles.base import QAStyle
 from .types import Dialogue, Turn
 
@@ -79,7 +80,7 @@ def _selects(renderer: TaskRenderer, style: Any, affixes: Any, closed: Any) -> b
     return (
         (
             (affixes is not None and rules is None)
-            or (closed is not None and (rules is None or rules.fewshot_as_multiturn or not rules.chat))
+            or closed is not None  # (examples in one user turn: _merged_selection)
         )
         and bool(renderer.pool)
         and getattr(cls, "shot_block", None) is QAStyle.shot_block
@@ -172,6 +173,11 @@ def _chat_selection(
     try:
         if example is None:
             return None
+        if rules is not None and rules.chat and not rules.fewshot_as_multiturn:
+            # the examples and the question in one user turn
+            if textless or per_description:
+                return None
+            return _merged_selection(renderer, style, meta, last_turn, start_turns, message, holds)
         try:
             after = question_affixes(question)[1]
             if type(after) is not str:
@@ -205,6 +211,86 @@ def _chat_selection(
         )
     except Exception:  # Refused, or what the general path reports for every record
         return None
+
+
+def _merged_selection(
+    renderer: TaskRenderer,
+    style: Any,
+    meta: Any,
+    last_turn: Any,
+    start_turns: Dialogue,
+    message: Callable[[Turn], Any],
+    holds: Callable[[ExampleSelection, str, tuple[int, ...]], bool],
+) -> ExampleSelection | None:
+    """:func:`_chat_selection` for lm-evaluation-harness's chat rules without
+    ``fewshot_as_multiturn``: the examples and the question are one user turn (the rules'
+    ``single_turn``: each turn's separator and content joined). The text before that
+    turn's content and the start's messages are read off ``apply`` (``last_turn_affixes``
+    of the start turns and a question); the examples' texts are joined as plain text
+    (:class:`MergedSelection`). Checked against ``apply`` with one, two and three
+    examples; ``None`` when that does not hold, or for a format that changes the content
+    (its text is then not the content's)."""
+    question = Turn("user", "", "")
+    split = last_turn((*start_turns, question))
+    if split is None or type(split[0]) is not str or type(split[1]) is not str:
+        return None
+    after = split[1]
+    known: dict[Turn, Any] = {}  # the start turns' messages, as apply gives them
+
+    def lead(turns: Dialogue) -> tuple[str, bytes]:
+        split = last_turn((*turns, question))
+        if split is None or type(split[0]) is not str or split[1] != after:
+            raise Refused
+        messages = meta.apply((*turns, question)).messages
+        if type(messages) is not list or len(messages) != len(turns) + 1:
+            raise Refused
+        if len(known) > 4096:
+            known.clear()
+        try:
+            known.update(zip(turns, messages))
+        except TypeError:  # (a turn with extra keys: not hashable)
+            raise Refused from None
+        return split[0], b"[" + b"".join([safe_utf8(dumps_json(m)) + b", " for m in messages[:-1]])
+
+    def turn_message(turn: Turn) -> Any:
+        found = known.get(turn)
+        return message(turn) if found is None else found
+
+    try:
+        user = message(Turn("user", _MARK, ""))
+        if type(user) is not dict or user.get("content") != _MARK:
+            return None
+        parts = dumps_json(user).split(encode_str(_MARK)[1:-1])
+        if len(parts) != 2:
+            return None
+        selection = MergedSelection(
+            merge=single_turn,
+            user_json=(safe_utf8(parts[0]), safe_utf8(parts[1]) + b"]"),
+            shot=renderer._shot,
+            size=len(renderer.pool),
+            example_turns=style._example_turns,
+            shot_block=style.shot_block,
+            delimiter=style.settings.fewshot_delimiter,
+            affixes=_plain_affixes,
+            start=None,
+            start_turns=start_turns,
+            after=after,
+            question_affixes=lambda turn: (turn.sep, after),
+            message=turn_message,
+            lead=lead,
+        )
+    except Refused:
+        return None
+    return selection if holds(selection, after, (1, 2, 3)) else None
+
+
+def _plain_affixes(turn: Turn) -> tuple[str, str]:
+    """A turn's text in one user turn's content (the chat rules' ``single_turn``)."""
+    return turn.sep, ""
+
+
+_MARK = "\u27e6prompt-style:content\u27e7"
+"""A message's content in :func:`_merged_selection`'s probe of its JSON."""
 
 
 def _anchored_selection(

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .safe.json_lines import dumps_json, encode_str, safe_utf8
+from .safe.json_lines import dumps_json, encode_str, json_utf8, safe_utf8
 from .types import Dialogue, Turn
 
 _STARTS_KEPT = 4096
@@ -30,7 +30,7 @@ _STARTS_KEPT = 4096
 _MARK = "\ue000prompt-style-content\ue001"
 """Stands for the question's content in its message, to cut the message's JSON around it."""
 
-__all__ = ["ExampleSelection", "Refused", "Start"]
+__all__ = ["ExampleSelection", "MergedSelection", "Refused", "Start"]
 
 Start = tuple[str, bytes, Dialogue]
 """What stands before a record's examples when its description is its own: the text,
@@ -328,3 +328,35 @@ class ExampleSelection:
         shots = [self._shot(i) for i in ids] if ids else ()
         block, sep = self._shot_block(shots) if shots else ((), "")
         return (*(self.start_turns if start is None else start[2]), *block, Turn("user", own, sep))
+
+
+class MergedSelection(ExampleSelection):
+    """An :class:`ExampleSelection` whose examples and question are one user turn
+    (lm-evaluation-harness's chat rules without ``fewshot_as_multiturn``): the text
+    before the question is the start's (the chat format's text up to that turn's
+    content, ``lead``), then the examples' texts joined as plain text (``affixes``:
+    each turn's separator and content), then the question's separator. The messages are
+    the start's and one user message holding all of it; the dialogue, the start's turns
+    and the turns after them merged by ``merge`` (the chat rules' ``single_turn``).
+
+    :param merge: the chat rules' merge of a dialogue's turns after its system turns.
+    :param user_json: the JSON of the user message before its content (up to the
+        opening quote) and after it (from the closing quote to the list's end).
+    """
+
+    __slots__ = ("_merge", "_user_json")
+
+    def __init__(self, *, merge: Callable[[list[Turn]], list[Turn]], user_json: tuple[bytes, bytes], **parts: Any):
+        super().__init__(**parts)
+        self._merge = merge
+        self._user_json = user_json
+
+    def prefix_and_json(self, ids: Sequence[Any], start: Start | None = None) -> tuple[str, bytes, bytes]:
+        text = self.prefix(ids, start)
+        head = self.start if start is None else start[0]
+        head_json = self._start_json if start is None else start[1]
+        # (JSON escapes one character at a time: the content's JSON is its parts', joined)
+        return text, head_json + self._user_json[0] + json_utf8(text[len(head) :])[1:-1], self._user_json[1]
+
+    def dialogue_of(self, own: str, ids: Sequence[int], start: Start | None = None) -> Dialogue:
+        return tuple(self._merge(list(super().dialogue_of(own, ids, start))))

@@ -277,7 +277,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             if chat_rules is None:
                 return turns
             ruled = chat_rules.apply((*turns, question))
-            if not ruled or ruled[-1] is not question:
+            if not ruled or ruled[-1] != question:  # (one user turn: the question merged alone, equal)
                 raise Refused
             return ruled[:-1]
 

@@ -30,7 +30,7 @@ from ..errors import StyleError
 from ..types import Dialogue, Turn
 from .roles import api_role
 
-__all__ = ["ChatRules", "continuation_delimiter"]
+__all__ = ["ChatRules", "continuation_delimiter", "single_turn"]
 
 
 def continuation_delimiter(target_delimiter: str, gen_prefix: object) -> str:
@@ -67,11 +67,11 @@ class ChatRules:
             else:
                 turns.insert(0, Turn("system", instruction, "", section="begin"))
         if self.chat and not self.fewshot_as_multiturn:
-            turns = _single_turn(turns)
+            turns = single_turn(turns)
         return tuple(turns)
 
 
-def _single_turn(turns: list[Turn]) -> list[Turn]:
+def single_turn(turns: list[Turn]) -> list[Turn]:
     """System turns, then one user turn joining the rest with their separators,
     then the assistant prefill, if any (``multiturn_to_singleturn``)."""
     head = 0

@@ -84,6 +84,8 @@ Workloads (``--workload``, repeatable; default all):
            as the bundled MMLU example; six subjects)
 ``random_chat`` the same as ChatML (``--meta chatml``): each record's examples as
            user/assistant turns; the script builds the ChatML text by hand
+``random_one_turn`` the ``random_chat`` workload with the examples and the question in one user
+           message (``--no-fewshot-as-multiturn``, lm-evaluation-harness's chat rules)
 ``random_llama3`` the same with ``--meta llama-3`` (Llama 3's own chat template, through
            ``hf``): the script writes its text by hand
 ``random_messages`` the same as API messages (``--meta messages``, no text); the script
@@ -663,6 +665,24 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         text = system + "".join([shots[j] for j in ids]) + question(doc) + H.format("assistant")
         o.write(json.dumps({"index": i, "text": text, "continuations": ["A", "B", "C", "D"], "target": doc["answer"]}) + "\\n")
 """
+RANDOM_ONE_TURN_SCRIPT = """\
+import json, random, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    pool = [json.loads(line) for line in f]
+def question(d):
+    c = d["choices"]
+    return f"{d['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\nAnswer:"
+shots = [question(s) + f" {'ABCD'[s['answer']]}\\n\\n" for s in pool]
+system = "<|im_start|>system\\nThe following are multiple choice questions (with answers) about anatomy.\\n\\n<|im_end|>\\n"
+n = len(pool)
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        ids = random.Random(f"1234:{i}").sample(range(n), 5)
+        text = system + "<|im_start|>user\\n" + "".join([shots[j] for j in ids]) + question(doc) + "<|im_end|>\\n<|im_start|>assistant\\n"
+        o.write(json.dumps({"index": i, "text": text, "continuations": ["A", "B", "C", "D"], "target": doc["answer"]}) + "\\n")
+"""
 ARC_LM_EVAL_TASK = """\
 task: arc_like
 dataset_path: json
@@ -826,6 +846,15 @@ WORKLOADS = {
     ),
     "random_chat": Workload(
         "random_chat", RANDOM_TASK, RANDOM_CHAT_SCRIPT, mmlu_record, "dev.jsonl", 100, ("--meta", "chatml")
+    ),
+    "random_one_turn": Workload(
+        "random_one_turn",
+        RANDOM_TASK,
+        RANDOM_ONE_TURN_SCRIPT,
+        mmlu_record,
+        "dev.jsonl",
+        100,
+        ("--meta", "chatml", "--no-fewshot-as-multiturn"),
     ),
     "random_llama3": Workload(
         "random_llama3", RANDOM_TASK, RANDOM_LLAMA3_SCRIPT, mmlu_record, "dev.jsonl", 100, ("--meta", "llama-3")

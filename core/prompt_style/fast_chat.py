@@ -235,27 +235,7 @@ def _merged_selection(
     if split is None or type(split[0]) is not str or type(split[1]) is not str:
         return None
     after = split[1]
-    known: dict[Turn, Any] = {}  # the start turns' messages, as apply gives them
-
-    def lead(turns: Dialogue) -> tuple[str, bytes]:
-        split = last_turn((*turns, question))
-        if split is None or type(split[0]) is not str or split[1] != after:
-            raise Refused
-        messages = meta.apply((*turns, question)).messages
-        if type(messages) is not list or len(messages) != len(turns) + 1:
-            raise Refused
-        if len(known) > 4096:
-            known.clear()
-        try:
-            known.update(zip(turns, messages))
-        except TypeError:  # (a turn with extra keys: not hashable)
-            raise Refused from None
-        return split[0], b"[" + b"".join([safe_utf8(dumps_json(m)) + b", " for m in messages[:-1]])
-
-    def turn_message(turn: Turn) -> Any:
-        found = known.get(turn)
-        return message(turn) if found is None else found
-
+    start = _StartOfApply(meta, last_turn, after, "", message)
     try:
         user = message(Turn("user", _MARK, ""))
         if type(user) is not dict or user.get("content") != _MARK:
@@ -276,12 +256,54 @@ def _merged_selection(
             start_turns=start_turns,
             after=after,
             question_affixes=lambda turn: (turn.sep, after),
-            message=turn_message,
-            lead=lead,
+            message=start.message,
+            lead=start.lead,
         )
     except Refused:
         return None
     return selection if holds(selection, after, (1, 2, 3)) else None
+
+
+class _StartOfApply:
+    """The text before the first example and the start turns' messages, read off the
+    meta template's ``apply`` (for :func:`_merged_selection`, :func:`_anchored_selection`):
+    ``lead(turns)`` is the text ``split_of`` (``last_turn_affixes`` or
+    ``stripped_turn_affixes``) gives before the question of ``(*turns, question)``, less
+    ``opening`` (the question's closed ``before``), and the JSON of those turns' messages;
+    ``message(turn)`` is a start turn's message as ``apply`` gave it, else ``message``'s
+    (a turn ``closed_turn`` does not take, such as a system turn, has its message here).
+
+    :raises Refused: from ``lead``, where the start does not stand as the task's does."""
+
+    __slots__ = ("_meta", "_split_of", "_after", "_opening", "_message", "_known")
+
+    def __init__(self, meta: Any, split_of: Any, after: str, opening: str, message: Callable[[Turn], Any]) -> None:
+        self._meta, self._split_of, self._after = meta, split_of, after
+        self._opening, self._message = opening, message
+        self._known: dict[Turn, Any] = {}
+
+    def lead(self, turns: Dialogue) -> tuple[str, bytes]:
+        question = Turn("user", "", "")
+        split = self._split_of((*turns, question))
+        opening = self._opening
+        if split is None or type(split[0]) is not str or split[1] != self._after or not split[0].endswith(opening):
+            raise Refused
+        messages = self._meta.apply((*turns, question)).messages
+        if type(messages) is not list or len(messages) != len(turns) + 1 or messages[-1] != self._message(question):
+            raise Refused
+        head = b"".join([safe_utf8(dumps_json(m)) + b", " for m in messages[:-1]])
+        known = self._known
+        if len(known) > 4096:
+            known.clear()
+        try:
+            known.update(zip(turns, messages))
+        except TypeError:  # (a turn with extra keys: not hashable)
+            raise Refused from None
+        return split[0][: len(split[0]) - len(opening)], b"[" + head
+
+    def message(self, turn: Turn) -> Any:
+        found = self._known.get(turn)
+        return self._message(turn) if found is None else found
 
 
 def _plain_affixes(turn: Turn) -> tuple[str, str]:
@@ -325,29 +347,7 @@ def _anchored_selection(
     if made is None or split is None or type(made[0]) is not str or type(split[1]) is not str:
         return None
     opening, after = made[0], split[1]
-    # the start turns' messages, as apply gives them (a turn closed_turn does not take,
-    # such as a system turn, has its message here)
-    known: dict[Turn, Any] = {}
-
-    def lead(turns: Dialogue) -> tuple[str, bytes]:
-        split = split_of((*turns, question))
-        if split is None or type(split[0]) is not str or split[1] != after or not split[0].endswith(opening):
-            raise Refused
-        messages = meta.apply((*turns, question)).messages
-        if type(messages) is not list or len(messages) != len(turns) + 1 or messages[-1] != message(question):
-            raise Refused
-        head = b"".join([safe_utf8(dumps_json(m)) + b", " for m in messages[:-1]])
-        if len(known) > 4096:
-            known.clear()
-        try:
-            known.update(zip(turns, messages))
-        except TypeError:  # (a turn with extra keys: not hashable)
-            raise Refused from None
-        return split[0][: len(split[0]) - len(opening)], b"[" + head
-
-    def turn_message(turn: Turn) -> Any:
-        found = known.get(turn)
-        return message(turn) if found is None else found
+    start = _StartOfApply(meta, split_of, after, opening, message)
 
     def question_affixes(turn: Turn) -> tuple[Any, Any]:
         made = closed(turn)
@@ -370,9 +370,9 @@ def _anchored_selection(
             start_turns=start_turns,
             after=after,
             question_affixes=question_affixes,
-            message=turn_message,
+            message=start.message,
             start_turns_of=start_turns_of,
-            lead=lead,
+            lead=start.lead,
         )
     except Refused:
         return None

@@ -311,9 +311,13 @@ class ExampleSelection:
         return self.messages_of(self.own(text, ids, start), ids, start)
 
     def messages_of(self, own: str, ids: Sequence[int], start: Start | None = None) -> list[dict[str, Any]]:
-        """The messages of a prompt whose question's content is ``own``."""
+        """The messages of a prompt whose question's content is ``own``: each turn's, the
+        last made as the question's message with a mark for its content is (its JSON is
+        written so, :meth:`prefix_and_json`), the content put in."""
         assert self._message is not None
-        return [dict(self._message(turn)) for turn in self.dialogue_of(own, ids, start)]
+        *head, last = self.dialogue_of(own, ids, start)
+        made = [dict(self._message(turn)) for turn in head]
+        return [*made, {**self._message(last._replace(content=_MARK)), "content": last.content}]
 
     def own(self, text: str, ids: Sequence[int], start: Start | None = None) -> str:
         """The question's content of a prompt whose text is ``text``."""

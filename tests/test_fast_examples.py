@@ -214,16 +214,19 @@ def test_a_models_own_chat_template_joins_them_too(pm_all, meta, retriever, desc
 def test_examples_in_one_user_turn(pm_all, meta, retriever, style, description, instruction):
     """lm-evaluation-harness's chat rules without ``fewshot_as_multiturn``: the examples
     and the question are one user turn, its text joined from the examples' plain texts
-    (``MergedSelection``), its message one. A format of messages only (no text), one that
-    trims the content (Llama 3's) and a description per record take the general path."""
+    (``MergedSelection``), its message one; a format that trims the content (Llama 3's)
+    for the records whose content it leaves alone. A format of messages only (no text)
+    and a description per record take the general path."""
     keys = {} if description is None else {"description": description}
     options = {"meta": meta, "fewshot_as_multiturn": False}
     if instruction is not None:
         options["system_instruction"] = instruction
-    taken = meta in ("chatml", "qwen") and not (description and "{{" in description)
+    taken = meta in ("chatml", "qwen", "llama-3") and not (description and "{{" in description)
     outcomes = assert_same(task_of(style, RETRIEVERS[retriever], **keys), pm_all, RECORDS, taken=taken, **options)
     made = [o[-1] for o in outcomes if o[0] == "ok"]
-    if taken:
+    # (Llama 3's template trims the content, which the first example's text starts: first_n's
+    # first example has white space before it, so its records are the general path's)
+    if taken and not (meta == "llama-3" and retriever == "first_n_exclude"):
         assert any(type(p) is SelectedPrompt for p in made)
     encoder = PromptEncoder()
     for prompt in made:

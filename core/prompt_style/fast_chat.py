@@ -229,13 +229,20 @@ def _merged_selection(
     of the start turns and a question); the examples' texts are joined as plain text
     (:class:`MergedSelection`). Checked against ``apply`` with one, two and three
     examples; ``None`` when that does not hold, or for a format that changes the content
-    (its text is then not the content's)."""
+    otherwise than ``strip()`` (``stripped_turn_affixes``: the selection's ``stripped`` set,
+    a record whose content has white space at an end is the general path's)."""
     question = Turn("user", "", "")
+    split_of = last_turn
     split = last_turn((*start_turns, question))
+    stripped = False
+    if split is None:  # a format that strips the content: for the contents it leaves alone
+        split_of = getattr(meta, "stripped_turn_affixes", None)
+        split = None if split_of is None else split_of((*start_turns, question))
+        stripped = True
     if split is None or type(split[0]) is not str or type(split[1]) is not str:
         return None
     after = split[1]
-    start = _StartOfApply(meta, last_turn, after, "", message)
+    start = _StartOfApply(meta, split_of, after, "", message)
     try:
         user = message(Turn("user", _MARK, ""))
         if type(user) is not dict or user.get("content") != _MARK:
@@ -259,6 +266,7 @@ def _merged_selection(
             message=start.message,
             lead=start.lead,
         )
+        selection.stripped = stripped  # (before the check: the selection's prefix reads it)
     except Refused:
         return None
     return selection if holds(selection, after, (1, 2, 3)) else None

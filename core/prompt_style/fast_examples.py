@@ -355,6 +355,14 @@ class MergedSelection(ExampleSelection):
         self._merge = merge
         self._user_json = user_json
 
+    def prefix(self, ids: Sequence[Any], start: Start | None = None) -> str:
+        text = super().prefix(ids, start)
+        if self.stripped:  # a format that strips the content: the examples' text starts it
+            head = len(self.start if start is None else start[0])
+            if len(text) > head and text[head].isspace():
+                raise Refused
+        return text
+
     def prefix_and_json(self, ids: Sequence[Any], start: Start | None = None) -> tuple[str, bytes, bytes]:
         text = self.prefix(ids, start)
         head = self.start if start is None else start[0]

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import PromptStyleError
 from .fast_chat import _chat_selection, _chat_split, _selection, _selects
 from .fast_descriptions import per_description
-from .fast_examples import ExampleSelection, Refused
+from .fast_examples import ExampleSelection, MergedSelection, Refused
 from .fast_fields import (
     _column,
     _constant,
@@ -347,8 +347,11 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             head_text = "".join([b + turn.content + a for turn, (b, a) in zip(head_turns, pieces)])
     textless = False
     strip_first = strip_empty = None  # with a chat format's stripped_turn_affixes: the guard's values
-    if selection is not None and selection.stripped:  # (the question's content: its own text, no lead)
-        strip_first, strip_empty = True, False
+    if selection is not None and selection.stripped:
+        # the question's content: its own text (in one user turn, after the examples' text,
+        # whose start the selection checks: its own text checked at both ends, and one
+        # left empty the general path's)
+        strip_first, strip_empty = True, isinstance(selection, MergedSelection)
     if describe is None:
         # The text is one f-string (prefix, question, affixes); the dialogue (and a chat
         # format's messages) are made from it when first read (LazyDialoguePrompt).

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .fast_examples import ExampleSelection, MergedSelection, Refused
 from .fast_prompts import ChatMessages
 from .meta.chat_rules import single_turn
-from .safe.json_lines import dumps_json, encode_str, json_utf8, safe_utf8
+from .safe.json_lines import dumps_json, json_utf8, safe_utf8
 from .styles.base import QAStyle
 from .types import Dialogue, Turn
 
@@ -231,28 +231,14 @@ def _merged_selection(
     examples; ``None`` when that does not hold, or for a format that changes the content
     otherwise than ``strip()`` (``stripped_turn_affixes``: the selection's ``stripped`` set,
     a record whose content has white space at an end is the general path's)."""
-    question = Turn("user", "", "")
-    split_of = last_turn
-    split = last_turn((*start_turns, question))
-    stripped = False
-    if split is None:  # a format that strips the content: for the contents it leaves alone
-        split_of = getattr(meta, "stripped_turn_affixes", None)
-        split = None if split_of is None else split_of((*start_turns, question))
-        stripped = True
+    split_of, split, stripped = _start_split(meta, last_turn, start_turns)
     if split is None or type(split[0]) is not str or type(split[1]) is not str:
         return None
     after = split[1]
     start = _StartOfApply(meta, split_of, after, "", message)
     try:
-        user = message(Turn("user", _MARK, ""))
-        if type(user) is not dict or user.get("content") != _MARK:
-            return None
-        parts = dumps_json(user).split(encode_str(_MARK)[1:-1])
-        if len(parts) != 2:
-            return None
         selection = MergedSelection(
             merge=single_turn,
-            user_json=(safe_utf8(parts[0]), safe_utf8(parts[1]) + b"]"),
             shot=renderer._shot,
             size=len(renderer.pool),
             example_turns=style._example_turns,
@@ -319,8 +305,16 @@ def _plain_affixes(turn: Turn) -> tuple[str, str]:
     return turn.sep, ""
 
 
-_MARK = "\u27e6prompt-style:content\u27e7"
-"""A message's content in :func:`_merged_selection`'s probe of its JSON."""
+def _start_split(meta: Any, last_turn: Any, start_turns: Dialogue) -> tuple[Any, Any, bool]:
+    """``(split_of, split, stripped)``: where the text of ``start_turns`` and an empty
+    question stands around the question's content, by ``last_turn_affixes`` or, for a
+    format that strips the content (``stripped``), its ``stripped_turn_affixes``."""
+    dialogue = (*start_turns, Turn("user", "", ""))
+    split = last_turn(dialogue)
+    if split is not None:
+        return last_turn, split, False
+    split_of = getattr(meta, "stripped_turn_affixes", None)
+    return split_of, None if split_of is None else split_of(dialogue), True
 
 
 def _anchored_selection(
@@ -343,15 +337,8 @@ def _anchored_selection(
     one, two and three examples. For a format that strips the content
     (``stripped_turn_affixes``), the selection's ``stripped`` is set: the generated code
     then takes only the questions ``strip()`` leaves alone. ``None`` when that does not hold."""
-    question = Turn("user", "", "")
-    made = closed(question)
-    split_of = last_turn
-    split = last_turn((*start_turns, question))
-    stripped = False
-    if split is None:  # a format that strips the content: for the contents it leaves alone
-        split_of = getattr(meta, "stripped_turn_affixes", None)
-        split = None if split_of is None else split_of((*start_turns, question))
-        stripped = True
+    made = closed(Turn("user", "", ""))
+    split_of, split, stripped = _start_split(meta, last_turn, start_turns)
     if made is None or split is None or type(made[0]) is not str or type(split[1]) is not str:
         return None
     opening, after = made[0], split[1]

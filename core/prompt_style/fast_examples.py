@@ -344,16 +344,13 @@ class MergedSelection(ExampleSelection):
     and the turns after them merged by ``merge`` (the chat rules' ``single_turn``).
 
     :param merge: the chat rules' merge of a dialogue's turns after its system turns.
-    :param user_json: the JSON of the user message before its content (up to the
-        opening quote) and after it (from the closing quote to the list's end).
     """
 
-    __slots__ = ("_merge", "_user_json")
+    __slots__ = ("_merge",)
 
-    def __init__(self, *, merge: Callable[[list[Turn]], list[Turn]], user_json: tuple[bytes, bytes], **parts: Any):
+    def __init__(self, *, merge: Callable[[list[Turn]], list[Turn]], **parts: Any):
         super().__init__(**parts)
         self._merge = merge
-        self._user_json = user_json
 
     def prefix(self, ids: Sequence[Any], start: Start | None = None) -> str:
         text = super().prefix(ids, start)
@@ -367,8 +364,12 @@ class MergedSelection(ExampleSelection):
         text = self.prefix(ids, start)
         head = self.start if start is None else start[0]
         head_json = self._start_json if start is None else start[1]
-        # (JSON escapes one character at a time: the content's JSON is its parts', joined)
-        return text, head_json + self._user_json[0] + json_utf8(text[len(head) :])[1:-1], self._user_json[1]
+        # the one user message's JSON around its content, as the question's (the message
+        # of a mark); JSON escapes one character at a time: the content's is its parts'
+        around = self._question_json.get("")
+        if around is None:
+            around = self._question_message("")
+        return text, head_json + around[0] + json_utf8(text[len(head) :])[1:-1], around[1]
 
     def dialogue_of(self, own: str, ids: Sequence[int], start: Start | None = None) -> Dialogue:
         return tuple(self._merge(list(super().dialogue_of(own, ids, start))))

@@ -33,7 +33,7 @@ from typing import Any
 
 from prompt_style import Turn
 
-__all__ = ["content_affixes", "turn_texts", "closed_turn_texts", "PROBES"]
+__all__ = ["content_affixes", "marked_text", "turn_texts", "closed_turn_texts", "PROBES"]
 
 MARK = "\u27e6prompt-style:content\u27e7"
 """The traced content: text no template looks for."""
@@ -166,30 +166,37 @@ _USER, _ASSISTANT, _QUESTION = "\u27e6u\u27e7", "\u27e6a\u27e7", "\u27e6q\u27e7"
 """The contents of :func:`turn_texts`' probe: a user turn, its answer, the next question."""
 
 
-def turn_texts(chat: Any) -> tuple[str, str, str, str] | None:
-    """``(user_before, user_after, assistant_before, assistant_after)`` of ``chat``: for a
-    user turn and its answer between what comes before them and the next user turn's
-    content, the template's text is ``user_before + u + user_after + assistant_before +
-    a + assistant_after`` — read off one
-    render of ``(user, assistant, user)`` with marks as contents (how the texts between
-    two contents are split between the turns does not change what they join to: here a
-    turn's text ends where the next content starts). ``None`` when the render does not
-    hold the marks in order, once each."""
+_MARKS = (Turn("user", _USER), Turn("assistant", _ASSISTANT), Turn("user", _QUESTION))
+"""The probe of :func:`turn_texts`: a user turn, its answer and the next question, marks as contents."""
+
+
+def marked_text(chat: Any) -> str | None:
+    """The text of :data:`_MARKS` through ``chat`` (an :class:`~prompt_style_hf.meta.HFChat`),
+    when it holds each mark once; ``None`` otherwise, and for a render that is not the
+    commonest (several templates, tools, documents, ``{% generation %}`` blocks)."""
     template = chat._single
     if template is None or template.has_generation or chat.tools is not None or chat.documents is not None:
         return None
     try:
-        made = chat.apply(
-            (
-                Turn("user", _USER),
-                Turn("assistant", _ASSISTANT),
-                Turn("user", _QUESTION),
-            )
-        )
+        text = chat.apply(_MARKS).text
     except Exception:
         return None
-    text = made.text
     if type(text) is not str or any(text.count(mark) != 1 for mark in (_USER, _ASSISTANT, _QUESTION)):
+        return None
+    return text
+
+
+def turn_texts(chat: Any, marked: str | None = None) -> tuple[str, str, str, str] | None:
+    """``(user_before, user_after, assistant_before, assistant_after)`` of ``chat``: for a
+    user turn and its answer between what comes before them and the next user turn's
+    content, the template's text is ``user_before + u + user_after + assistant_before +
+    a + assistant_after`` — read off one render of ``(user, assistant, user)`` with marks
+    as contents (``marked``: :func:`marked_text`, made here when not given; how the texts
+    between two contents are split between the turns does not change what they join to:
+    here a turn's text ends where the next content starts). ``None`` when the render does
+    not hold the marks once each."""
+    text = marked_text(chat) if marked is None else marked
+    if text is None:
         return None
     _, rest = text.split(_USER)
     between, rest = rest.split(_ASSISTANT)
@@ -199,12 +206,12 @@ def turn_texts(chat: Any) -> tuple[str, str, str, str] | None:
     return "", between, "", after_answer
 
 
-def closed_turn_texts(chat: Any, texts: tuple[str, str, str, str], turn: Any) -> tuple[str, str] | None:
+def closed_turn_texts(chat: Any, texts: tuple[str, str, str, str], turn: Any, marked: str) -> tuple[str, str] | None:
     """The text before and after the content of ``turn`` (a user turn or an answer, with
     the texts of :func:`turn_texts`), when the template writes its content as it is: the
-    probe rendered with the content in that turn's place is the probe's text with the
-    content for the mark. ``None`` otherwise (a template that trims it, say, and the
-    content has white space at an end)."""
+    probe rendered with the content in that turn's place is the probe's text (``marked``,
+    :func:`marked_text`) with the content for the mark. ``None`` otherwise (a template
+    that trims it, say, and the content has white space at an end)."""
     user = turn.role == "user"
     content = turn.content
     probe = (
@@ -212,15 +219,10 @@ def closed_turn_texts(chat: Any, texts: tuple[str, str, str, str], turn: Any) ->
         Turn("assistant", _ASSISTANT if user else content),
         Turn("user", _QUESTION),
     )
-    marks = (
-        Turn("user", _USER),
-        Turn("assistant", _ASSISTANT),
-        Turn("user", _QUESTION),
-    )
     try:
-        made, expected = chat.apply(probe).text, chat.apply(marks).text
+        made = chat.apply(probe).text
     except Exception:
         return None
-    if made != expected.replace(_USER if user else _ASSISTANT, content):
+    if made != marked.replace(_USER if user else _ASSISTANT, content):
         return None
     return (texts[0], texts[1]) if user else (texts[2], texts[3])

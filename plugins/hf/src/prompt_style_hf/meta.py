@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from prompt_style import ChatTemplateError, ModelInput, OptionError, StyleError, api_role, message_pieces
 
-from .affixes import closed_turn_texts, content_affixes, turn_texts
+from .affixes import closed_turn_texts, content_affixes, marked_text, turn_texts
 from .chat_template import ABSENT as _ABSENT
 from .chat_template import RESERVED_VARIABLES, ChatTemplate, Rendered
 from .conversation import plain_data
@@ -169,7 +169,9 @@ class HFChat:
         self._templates: dict[str, ChatTemplate] = {}
         self._warned = False
         self._affixes: dict[Any, tuple[str, str, bool] | None] = {}  # content_affixes' answers
-        self._turn_texts: Any = False  # closed_turn's texts (turn_texts; None: none), made when first asked
+        # closed_turn's texts (turn_texts) and the probe's text they come from (None: none),
+        # made when first asked
+        self._turn_texts: Any = False
         self._closed: dict[tuple[str, str], tuple[str, str] | None] = {}  # closed_turn's answers
         # Compile now, so that a syntax error is a load-time error.
         if self.chat_template is not None or "default" in source.templates or not source.templates:
@@ -389,15 +391,18 @@ class HFChat:
         against :meth:`apply` on the task's own turns."""
         if type(turn.content) is not str or turn.role not in ("user", "assistant"):
             return None
-        texts = self._turn_texts
-        if texts is False:
-            texts = self._turn_texts = turn_texts(self)
-        if texts is None:
+        known = self._turn_texts
+        if known is False:
+            marked = marked_text(self)
+            texts = None if marked is None else turn_texts(self, marked)
+            known = self._turn_texts = None if texts is None else (texts, marked)
+        if known is None:
             return None
+        texts, marked = known
         key = (turn.role, turn.content)
         known = self._closed.get(key, False)
         if known is False:
-            known = closed_turn_texts(self, texts, turn)
+            known = closed_turn_texts(self, texts, turn, marked)
             if len(self._closed) >= 4096:
                 self._closed.clear()
             self._closed[key] = known

@@ -179,18 +179,7 @@ class RenderedPrompt:
         order whose :meth:`to_json` is the common shape (``common``: what
         :meth:`_json_common` would give) and then ``permutation`` (with ``rotation`` and
         ``circular_pattern`` in circular evaluation); else ``None``."""
-        if self.permutation is None or self.mode is not None or self.extra:
-            return None
-        if (
-            self.token_ids is not None
-            or self.turn is not None
-            or self.candidates is not None
-            or self.context_token_ids is not None
-            or self.continuation_token_ids is not None
-            or self.token_report is not None
-            or self.assistant_spans is not None
-            or self.contexts is not None
-        ):
+        if self.permutation is None or self.mode is not None or self.extra or not self._plain_but_order():
             return None
         common = (self.text, self.messages, self.continuations, self.target, self.until, None)
         return common, self.permutation, self.rotation, self.circular_pattern
@@ -198,6 +187,10 @@ class RenderedPrompt:
     def _plain_json(self) -> bool:
         """Whether :meth:`to_json` gives nothing beyond the common keys, ``mode`` with its
         ``dialogue``, and the style's ``extra`` fields."""
+        return self.permutation is None and self.rotation is None and self._plain_but_order()
+
+    def _plain_but_order(self) -> bool:
+        """:meth:`_plain_json`, a choice order's keys aside."""
         return (
             self.token_ids is None
             and self.turn is None
@@ -207,8 +200,6 @@ class RenderedPrompt:
             and self.token_report is None
             and self.assistant_spans is None
             and self.contexts is None
-            and self.permutation is None
-            and self.rotation is None
         )
 
     def _json_more(self) -> tuple[Any, ...] | None:

@@ -95,15 +95,16 @@ def outcome(render: Any) -> tuple[Any, ...]:
     return ("ok", r.to_json(), r.dialogue, r.continuations, r.target, r.text, r.messages, r.until, r)
 
 
-def renderers(task: dict[str, Any], pm: Any, **kwargs: Any) -> tuple[TaskRenderer, TaskRenderer]:
+def renderers(task: Any, pm: Any, **kwargs: Any) -> tuple[TaskRenderer, TaskRenderer]:
     fast = load_task(task, plugins=pm, **kwargs).renderer
     general = load_task(task, plugins=pm, **kwargs).renderer
     general._fast = None  # the general path only
     return fast, general
 
 
-def assert_same(task: dict[str, Any], pm: Any, records: list[Any], **kwargs: Any) -> list[tuple[Any, ...]]:
-    """Render every record through both paths; they must agree. Returns the outcomes."""
+def assert_same(task: Any, pm: Any, records: list[Any], **kwargs: Any) -> list[tuple[Any, ...]]:
+    """Render every record through both paths (``task``: a task file or its mapping); they
+    must agree. Returns the outcomes."""
     fast, general = renderers(task, pm, **kwargs)
     outcomes = []
     for index, record in enumerate(records):

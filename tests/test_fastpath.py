@@ -293,16 +293,8 @@ def test_lm_eval_task_files_take_the_fast_path(pm, shots):
     pool = _lm_eval_records([{**r, "c": [*r["c"], "x", "y", "z"][:4]} for r in POOL] * 2)
     records = _lm_eval_records(AWKWARD) + [{"question": "q", "choices": ["a", "b", "c", "d"], "answer": 3}]
     data = {"test": records, "dev": pool}
-    fast = load_task(LM_EVAL_MMLU, plugins=pm, data=data, shots=shots).renderer
-    assert fast.fast_render() is not None
-    general = load_task(LM_EVAL_MMLU, plugins=pm, data=data, shots=shots).renderer
-    general._fast = None
-    outcomes = []
-    for index, record in enumerate(records):
-        a = outcome(functools.partial(fast.render, record, index))
-        b = outcome(functools.partial(general.render, record, index))
-        assert a == b, f"record {index} {record!r}:\nfast    {a!r}\ngeneral {b!r}"
-        outcomes.append(a)
+    assert load_task(LM_EVAL_MMLU, plugins=pm, data=data, shots=shots).renderer.fast_render() is not None
+    outcomes = assert_same(LM_EVAL_MMLU, pm, records, data=data, shots=shots)
     assert outcomes[-1][0] == "ok" and type(outcomes[-1][-1]) is LazyDialoguePrompt
     assert outcomes[-1][5].endswith("q\nA. a\nB. b\nC. c\nD. d\nAnswer:")
     assert any(o[0] == "error" for o in outcomes)

@@ -8,8 +8,8 @@ import functools
 from typing import Any
 
 import pytest
+from _fastpath_support import outcome
 
-import prompt_style
 from prompt_style import load_task
 
 AWKWARD: list[dict[str, Any]] = [
@@ -48,14 +48,6 @@ def task_of(style: str = "mcq", **keys: Any) -> dict[str, Any]:
         "num_fewshot": 2,
         **keys,
     }
-
-
-def outcome(render: Any) -> tuple[Any, ...]:
-    try:
-        r = render()
-    except prompt_style.PromptStyleError as exc:
-        return ("error", type(exc).__name__, str(exc), exc.key, exc.index, exc.split, exc.line)
-    return ("ok", r.to_json(), r.dialogue, r.continuations, r.target, r.text, r.messages, r.until, r)
 
 
 class _Counting:

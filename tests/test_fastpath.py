@@ -277,6 +277,68 @@ def test_generation_with_choices_or_a_prefix_is_not_taken(pm):
         assert_same(task, pm, GENERATION_RECORDS[-10:])
 
 
+# -- a choice style's generation variants (generation: answer / cot) ----------------------
+
+
+@pytest.mark.parametrize("style", list(STYLES))
+@pytest.mark.parametrize("generation", ["answer", "cot"])
+@pytest.mark.parametrize("description", ["none", "literal", "jinja"])
+@pytest.mark.parametrize("output_type", [None, "multiple_choice", "generate_until"])
+def test_choice_generation_fast_path_equals_general_path(pm, style, generation, description, output_type):
+    """The answer instruction, then the question without its suffix; the gold's label as
+    the target, no continuations. A record with several gold answers (another
+    instruction) and a style whose answers name a choice in a format of their own (which
+    may fail per record) are the general path's."""
+    task = task_of(style, DESCRIPTIONS[description])
+    task["template"] = {**task["template"], "generation": generation}
+    if output_type is not None:
+        task["output_type"] = output_type
+    taken = load_task(task, plugins=pm).renderer.fast_render() is not None
+    assert taken == (style != "answer_with_choice")
+    outcomes = assert_same(task, pm, AWKWARD)
+    made = [o for o in outcomes if o[0] == "ok"]
+    assert made and all(o[1]["continuations"] == [] and type(o[1]["target"]) in (str, list) for o in made)
+    assert any(o[0] == "error" for o in outcomes)
+    if taken and description != "jinja":
+        assert type(made[0][-1]) is LazyDialoguePrompt
+
+
+@pytest.mark.parametrize("meta", ["plain", "chatml", "messages", "llama-3"])
+@pytest.mark.parametrize("retriever", ["first_n", "random"])
+@pytest.mark.parametrize(
+    "options",
+    [{"generation": "cot"}, {"generation": "answer", "generation_instruction": "Pick one of {letters}."}],
+    ids=["cot", "own_instruction"],
+)
+def test_choice_generation_formats_and_retrievers(pm_all, meta, retriever, options):
+    task = task_of("numbers", DESCRIPTIONS["literal"], shots=2, retriever=retriever)
+    task["template"] = {**task["template"], **options}
+    assert load_task(task, plugins=pm_all, meta=meta).renderer.fast_render() is not None
+    outcomes = assert_same(task, pm_all, AWKWARD, meta=meta)
+    assert any(o[0] == "ok" and o[1]["target"] == "2" for o in outcomes)  # a numbered style's label
+
+
+def test_choice_generation_jsonl_lines_equal_the_general_path(pm):
+    from prompt_style.jsonl import json_lines
+
+    task = task_of("mcq", DESCRIPTIONS["literal"])
+    task["template"] = {**task["template"], "generation": "cot"}
+    records = [r for r in AWKWARD if r.get("q") != "27 choices" and r.get("q") != "70 choices"]
+    task["data"] = {**task["data"], "test": records}
+    fast = load_task(task, plugins=pm)
+    general = load_task(task, plugins=pm)
+    general.renderer._fast = None
+    assert fast.renderer.fast_render() is not None
+
+    def lines(loaded: Any) -> list[Any]:
+        try:
+            return list(json_lines(loaded))
+        except prompt_style.PromptStyleError as exc:
+            return [str(exc)]
+
+    assert lines(fast) == lines(general)
+
+
 LM_EVAL_MMLU = Path(__file__).parent / "lm_eval_tasks/mmlu/default/mmlu_anatomy.yaml"
 
 

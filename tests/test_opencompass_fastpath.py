@@ -97,8 +97,44 @@ def test_other_shapes_stay_on_the_general_path(tmp_path, pm_all):
     for config in (begin_field, two_items):
         path = write(tmp_path, config, RECORDS[:2])
         assert load_task(path, plugins=pm_all).renderer.fast_render() is None
-    path = write(tmp_path, CONFIG, RECORDS[:2])
-    meta = ROOT / "examples" / "opencompass" / "meta.yaml"
-    assert load_task(path, plugins=pm_all, meta=str(meta)).renderer.fast_render() is None
     ppl = ROOT / "examples" / "opencompass" / "task_ppl.yaml"
     assert load_task(ppl, plugins=pm_all).renderer.fast_render() is None
+
+
+META = str(ROOT / "examples" / "opencompass" / "meta.yaml")
+"""An OpenCompass meta template file (ChatML-like, with a reserved SYSTEM role)."""
+
+
+@pytest.mark.parametrize("meta", [META, "opencompass::internlm2-chat", "chatml", "qwen", "messages"])
+@pytest.mark.parametrize("name", sorted(variants()))
+def test_meta_templates_and_chat_formats_take_it(tmp_path, pm_all, both_paths, meta, name):
+    """A meta template that says where its text stands around the last turn's content
+    (``last_turn_affixes``): the text around the record's content made once; messages
+    (a chat format's, or API messages with no text) written around it too."""
+    path = write(tmp_path, variants()[name], RECORDS[:1])
+    assert load_task(path, plugins=pm_all, meta=meta).renderer.fast_render() is not None
+    outcomes = both_paths(path, RECORDS, plugins=pm_all, meta=meta)
+    made = [o[-1] for o in outcomes if o[0] == "ok"]
+    assert any(o[0] == "error" for o in outcomes) and any(isinstance(p, LazyDialoguePrompt) for p in made)
+    encoder = PromptEncoder()
+    for prompt in made:
+        assert encoder.line(prompt) == (dumps_line(prompt.to_json()) + "\n").encode("utf-8")
+    good = [r for r in RECORDS if isinstance(r, dict) and r.get("input") is not None][:6] * 20
+    path = write(tmp_path, variants()[name], good)
+    got = list(load_task(path, plugins=pm_all, meta=meta).json_lines())
+    general = load_task(path, plugins=pm_all, meta=meta)
+    general.renderer._fast = None
+    assert got == [general.provenance.line_bytes(p, encoder) for p in general.render()]
+
+
+def test_a_chat_format_whose_round_asks_for_the_answer_stays_on_the_general_path(tmp_path, pm_all, both_paths):
+    """With a chat format, OpenCompass's dialogue stops at the round's answer (the BOT
+    item): a round of one BOT item is not the shape of one content after a shared head."""
+    config = copy.deepcopy(CONFIG)
+    config["infer_cfg"]["prompt_template"]["template"]["round"] = [{"role": "BOT", "prompt": "{input}"}]
+    path = write(tmp_path, config, RECORDS[:2])
+    assert load_task(path, plugins=pm_all, meta="chatml").renderer.fast_render() is None
+    assert load_task(path, plugins=pm_all).renderer.fast_render() is not None
+    both_paths(path, RECORDS, plugins=pm_all)
+    prompt = load_task(path, plugins=pm_all, meta="chatml").renderer.render(RECORDS[0], 0)
+    assert RECORDS[0]["input"] not in json.dumps(prompt.messages)  # (the answer's place and all after it left out)

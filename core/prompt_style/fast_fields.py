@@ -12,10 +12,11 @@ from .fields.extractors import CallableField, Expression, RecordField, Template
 from .fields.jinja_compiler import budget_threshold
 from .fields.jinja_parse import _SPECIAL_NAMES
 from .safe.limits import SIZE_FLOOR
-from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle
+from .styles.base import ChoiceStyle, PassthroughStyle, QAStyle, _format_fields
 
 __all__ = [
     "_plain_choice_style",
+    "_plain_generation",
     "_plain_passthrough_style",
     "_pure",
     "_once",
@@ -46,6 +47,21 @@ def _plain_choice_style(style: Any) -> bool:
             and cls.format is QAStyle.format
         )
     return plain
+
+
+def _plain_generation(style: Any) -> bool:
+    """A plain choice style's ``generation`` variant whose record text and target the
+    fast path makes as the style does: its labels and answer instruction are
+    :class:`ChoiceStyle`'s, and its answers (made, as the general path makes them, to
+    meet a format error) are the same for every record of a number of choices, or the
+    choices' texts."""
+    cls = type(style)
+    if not _plain_choice_style(style) or cls.labels is not ChoiceStyle.labels:
+        return False
+    if cls._instruction is not ChoiceStyle._instruction or cls.example_answer is not ChoiceStyle.example_answer:
+        return False
+    answer_format = style.answer_format
+    return answer_format == "{choice}" or "choice" not in _format_fields(answer_format)
 
 
 _PASSTHROUGH_METHODS = ("format", "question_and_answers", "target")

@@ -67,6 +67,7 @@ from .fast_fields import (
     _offer,
     _once,
     _plain_choice_style,
+    _plain_generation,
     _plain_passthrough_style,
     _pure,
 )
@@ -89,7 +90,7 @@ from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
 from .styles.base import _format_fields
 from .styles.compiled import MAX_CHOICES, layout, question_function, style_labels
 from .styles.task_template import TaskTemplateStyle
-from .types import Dialogue, Turn
+from .types import Dialogue, Sample, Turn
 
 if TYPE_CHECKING:
     from .render import TaskRenderer
@@ -161,7 +162,12 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     else:
         if not (passthrough or _plain_choice_style(style)) or not renderer._needs_gold or renderer._gold is None:
             return None
-        if settings.output_type not in (None, "multiple_choice") or style._generative:
+        if style._generative:
+            # a generation variant (generation: answer / cot): a generation prompt
+            # whatever the output_type, the gold's label as the target
+            if passthrough or not _plain_generation(style):
+                return None
+        elif settings.output_type not in (None, "multiple_choice"):
             return None
         if text_of is None or choice_of is None or target_of is None or prefix_of is not None:
             return None
@@ -417,11 +423,23 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     # n -> (question function, continuations or None when they vary by record, labels)
     compiled: dict[int, Any] = {}
 
+    choice_generation = not passthrough and style._generative
+
     def compile_n(n: int) -> Any:
         labels = style_labels(style, n)
-        question = question_function(style, n, head, tail) if labels is not None else None
+        question = question_function(style, n, head, tail, choice_generation) if labels is not None else None
         if question is None:
             made = None
+        elif choice_generation:
+            # no continuations; the labels the target is one of (the numbers of a style
+            # that numbers its choices). The answers are made, as the general path makes
+            # them, to meet a format error once (it then gives it, for each such record)
+            try:
+                shown = style.labels(Sample(0, {}, None, [None] * n))
+                answers_of([None] * n, labels)
+                made = (question, (), tuple(shown))
+            except Exception:
+                made = None
         elif answers_vary:
             made = (question, None, labels)
         else:
@@ -433,7 +451,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
     # usually keep it); records with another number use compile_n's functions.
     first = shots[0].choices if shots else None if example is None else example.choices
     n0 = len(first) if type(first) is list else None
-    inline = layout(style, n0) if n0 is not None and not passthrough else None
+    inline = layout(style, n0) if n0 is not None and not passthrough and not choice_generation else None
     if inline is None:
         n0 = None
     # A layout that shows no choice (cloze) is the same f-string for every number of
@@ -532,6 +550,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         choice_answers=choice_answers,
         textless=textless or (selection is not None and selection.textless),
         generation=(generation, target_of is not None) if generation else None,
+        choice_generation=choice_generation,
         fallbacks=frozenset(
             name
             for name, fallback in (("text", text_slow), ("choice", choice_slow), ("target", target_slow))
@@ -918,8 +937,12 @@ def _dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> F
         return None
     if not (_pure(text_of) and _pure(target_of)):
         return None
-    affixes = getattr(renderer.meta, "affixes", None)
-    if affixes is None:
+    meta = renderer.meta
+    affixes = getattr(meta, "affixes", None)
+    # a meta template that says how its text stands around the last turn's content
+    # (an OpenCompass meta template, ChatML, a model's own template)
+    last_turn = getattr(meta, "last_turn_affixes", None)
+    if affixes is None and last_turn is None:
         return None
     try:
         shots = renderer.shared_shots()
@@ -927,24 +950,35 @@ def _dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> F
         if offered is None:
             return None
         head, text, override, last = offered
-        pieces = [affixes(turn) for turn in (*head, last)]
+        pieces = None if affixes is None else [affixes(turn) for turn in (*head, last)]
     except Exception:  # the general path gives the error, for every record
         return None
-    if not all(type(b) is str and type(a) is str and not a for b, a in pieces) or not all(
-        type(turn.content) is str and not turn.extra for turn in head
+    chat, textless = None, False
+    if pieces is not None and (
+        all(type(b) is str and type(a) is str and not a for b, a in pieces)
+        and all(type(turn.content) is str and not turn.extra for turn in head)
     ):
+        head_text = "".join([b + turn.content for turn, (b, _) in zip(head, pieces)]) + pieces[-1][0]
+        tail_text = ""
+    elif last_turn is not None:
+        split = _chat_split(meta, last_turn, (*head, last._replace(content="")))
+        if split is None:
+            return None
+        head_text, tail_text, chat, textless = split  # (textless: API messages, no text)
+    else:
         return None
-    head_text = "".join([b + turn.content for turn, (b, _) in zip(head, pieces)]) + pieces[-1][0]
     deferred = DeferredDialogue(
         head,
         len(head_text),
-        0,
+        len(tail_text),
         last.sep,
         renderer.plugins,
         renderer.until,
         renderer._shared_ids,
+        messages=chat,
         head=head_text,
-        tail="",
+        tail=tail_text,
+        textless=textless,
         extras=True,
         last=last,
     )
@@ -973,10 +1007,16 @@ def _dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> F
             return None
         return (content, target) if content else None
 
+    kind = LazyMessagesPrompt if textless else LazyDialoguePrompt
+
     def prompt(index: int, content: str, target: Any) -> RenderedPrompt:
-        made = new(LazyDialoguePrompt)
+        made = new(kind)
         made.index = index
-        made.text = f"{head_text}{content}"
+        if textless:
+            made.text = None
+            made._content = content
+        else:
+            made.text = f"{head_text}{content}{tail_text}"
         made.continuations = ()
         made.target = target
         made._deferred = deferred

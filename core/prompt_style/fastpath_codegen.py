@@ -30,6 +30,7 @@ def generated_code(
     checked_description: bool = False,
     description_key: bool = False,
     generation: tuple[bool, bool] | None = None,
+    choice_generation: bool = False,
     choice_answers: bool = False,
     textless: bool = False,
     any_n: bool = False,
@@ -87,6 +88,8 @@ def generated_code(
         "if made is None:",
         "    raise Bail",
         "question, continuations, labels = made",
+        # a choice style's generation variant: the gold's label is the target
+        *(["target = labels[target]"] if choice_generation else []),
         "text = question(q, c)",
         "if text is None:",
         "    raise Bail",

@@ -147,19 +147,32 @@ class Layout:
         return state
 
 
-def layout(style: ChoiceStyle, n: int) -> Layout | None:
+def layout(style: ChoiceStyle, n: int, generation: bool = False) -> Layout | None:
     """``style``'s layout for records with ``n`` choices; ``None`` when such records
-    are errors under the style, or the choice format has nested fields in a spec."""
+    are errors under the style, or the choice format has nested fields in a spec.
+
+    With ``generation``, the layout of the record asked of the model under the style's
+    ``generation`` variants (``question_and_answers``): the answer instruction, a blank
+    line, then the question text without the suffix, for a record with one gold answer
+    (the instruction for several is another text)."""
     if not 0 < n <= MAX_CHOICES:
         return None
-    cache = _cache(style, "_layouts")
+    cache = _cache(style, "_generation_layouts" if generation else "_layouts")
     if n in cache:
         return cache[n]
     labels = style_labels(style, n)
     if labels is None:
         return None
+    prefix, suffix = style.prefix, style.suffix
+    if generation:
+        try:  # (a gold of None: not several, the instruction of one gold answer)
+            instruction = style._instruction(Sample(0, {}, None, [None] * n), labels)
+        except Exception:  # the general path gives the error, for each such record
+            cache[n] = None
+            return None
+        prefix, suffix = instruction + "\n\n" + prefix, ""
     key = (
-        style.prefix,
+        prefix,
         style.blank_marker,
         style.blank_position,
         style.show_choices,
@@ -167,24 +180,25 @@ def layout(style: ChoiceStyle, n: int) -> Layout | None:
         style.choices_header,
         style.choice_format,
         style.choice_delimiter,
-        style.suffix,
+        suffix,
     )
     made = cache[n] = _layout(key, tuple(labels[:n]))
     return made
 
 
 def question_function(
-    style: ChoiceStyle, n: int, head: str = "", tail: str = ""
+    style: ChoiceStyle, n: int, head: str = "", tail: str = "", generation: bool = False
 ) -> Callable[[str, Sequence[Any]], str | None] | None:
     """``fn(question, choices)``: ``head``, then ``style``'s question text for a record
     with ``n`` choices (``question`` a ``str``), then ``tail``; ``None`` from ``fn``
     when the record needs the general path (an inline blank marker missing from the
-    question).
+    question). With ``generation``, the text the style's ``generation`` variants ask
+    (see :func:`layout`).
 
     :returns: ``None`` when records with ``n`` choices are errors under this style, or
         when the choice format has nested fields in a format spec.
     """
-    made = layout(style, n)
+    made = layout(style, n, generation)
     if made is None:
         return None
     if not head and not tail:

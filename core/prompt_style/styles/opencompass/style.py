@@ -230,7 +230,7 @@ class OpenCompassStyle:
         a record whose content is empty is not of that shape (its item then has no
         separator). ``None`` for any other template (a string, labels, a round of more
         than one item, an ``end`` section, fields in ``begin``), mode or inferencer."""
-        if self.mode != "gen" or self._chat is not None or self.infer_mode is not None or self.settings.chat:
+        if self.mode != "gen" or self._chat is not None or self.infer_mode is not None:
             return None
         prompts = self.prompts
         template = prompts.template
@@ -257,6 +257,8 @@ class OpenCompassStyle:
             or dialogue[-1] != Turn(item.role, content, dialogue[-1].sep, item.fallback_role)
         ):
             return None
+        if self.settings.chat and stop_at_answer(dialogue) != dialogue:
+            return None  # (a chat format's dialogue stops at the answer: format's, not this shape)
         return dialogue[:-1], text, override, dialogue[-1]
 
     @staticmethod

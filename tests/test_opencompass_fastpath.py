@@ -97,8 +97,6 @@ def test_other_shapes_stay_on_the_general_path(tmp_path, pm_all):
     for config in (begin_field, two_items):
         path = write(tmp_path, config, RECORDS[:2])
         assert load_task(path, plugins=pm_all).renderer.fast_render() is None
-    ppl = ROOT / "examples" / "opencompass" / "task_ppl.yaml"
-    assert load_task(ppl, plugins=pm_all).renderer.fast_render() is None
 
 
 META = str(ROOT / "examples" / "opencompass" / "meta.yaml")
@@ -138,3 +136,95 @@ def test_a_chat_format_whose_round_asks_for_the_answer_stays_on_the_general_path
     both_paths(path, RECORDS, plugins=pm_all)
     prompt = load_task(path, plugins=pm_all, meta="chatml").renderer.render(RECORDS[0], 0)
     assert RECORDS[0]["input"] not in json.dumps(prompt.messages)  # (the answer's place and all after it left out)
+
+
+# -- perplexity mode: one candidate per label ----------------------------------------------
+
+PPL = yaml.safe_load((ROOT / "examples" / "opencompass" / "task_ppl.yaml").read_text(encoding="utf-8"))
+
+
+def ppl_variants() -> dict[str, dict[str, Any]]:
+    dialogue = copy.deepcopy(PPL)
+    zero = copy.deepcopy(PPL)
+    zero["infer_cfg"]["retriever"] = {"type": "ZeroRetriever"}
+    strings = copy.deepcopy(PPL)
+    strings["infer_cfg"]["ice_template"]["template"] = {
+        label: "</E>Q: {input}\n(A) {A} (B) {B} (C) {C} (D) {D}\nA: " + "{" + label + "}" for label in "ABCD"
+    }
+    # a field turn with no text of its own (the BOT item is the choice itself), labels as numbers
+    bare = copy.deepcopy(PPL)
+    bare["infer_cfg"]["ice_template"]["template"] = {
+        i: {"begin": "</E>", "round": [{"role": "HUMAN", "prompt": "{input}"}, {"role": "BOT", "prompt": "{" + c + "}"}]}
+        for i, c in enumerate("ABCD")
+    }
+    bare["reader_cfg"]["output_column"] = "number"
+    bare["infer_cfg"]["retriever"] = {"type": "ZeroRetriever"}  # (the examples have no number)
+    # the inferencer's own labels, over a template that is not label-keyed
+    labelled = copy.deepcopy(PPL)
+    labelled["infer_cfg"]["ice_template"]["template"] = {
+        "begin": "</E>",
+        "round": [{"role": "HUMAN", "prompt": "{input} ({target})"}, {"role": "BOT", "prompt": "{A}"}],
+    }
+    labelled["infer_cfg"]["inferencer"] = {"type": "PPLInferencer", "labels": ["B", "A"]}
+    return {"dialogue": dialogue, "zero": zero, "strings": strings, "bare": bare, "labelled": labelled}
+
+
+def ppl_record(question: Any, target: Any = "A", **more: Any) -> dict[str, Any]:
+    return {"input": question, "A": "a", "B": "b ü", "C": "{target}", "D": "d \u2028", "target": target, "number": 1, **more}
+
+
+PPL_RECORDS: list[Any] = [
+    ppl_record("Plain question?"),
+    ppl_record("Ünïcødé — 你好 \u2028 {input} {B} \\u0000 \x00", "B"),
+    ppl_record("  padded  \n", None),
+    ppl_record(7, 3),
+    ppl_record(None),
+    ppl_record("a list target", ["A", "B"]),
+    ppl_record("a float value", "A", A=1.5, B=True, C=None, D=[1, "x"]),
+    {k: v for k, v in ppl_record("no column D").items() if k != "D"},
+    {"input": "", "A": "", "B": "", "C": "", "D": "", "target": "A", "number": 0},
+    ppl_record("", "A", A=""),
+    ppl_record(["a", "list"], "C"),
+    ["not", "a", "record"],
+]
+
+
+def write_ppl(folder: Path, config: dict[str, Any], records: list[Any]) -> Path:
+    path = write(folder, config, records)
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(ppl_variants()))
+def test_perplexity_candidates_equal_the_general_path(tmp_path, pm_all, both_paths, name):
+    path = write_ppl(tmp_path, ppl_variants()[name], PPL_RECORDS[:1])
+    outcomes = both_paths(path, PPL_RECORDS, plugins=pm_all)
+    made = [o[-1] for o in outcomes if o[0] == "ok"]
+    assert any(o[0] == "error" for o in outcomes) and len(made) >= 6
+    assert all(p.mode == "ppl" and p.candidates for p in made)
+    encoder = PromptEncoder()
+    for prompt in made:
+        assert encoder.line(prompt) == (dumps_line(prompt.to_json()) + "\n").encode("utf-8")
+    good = [r for r in PPL_RECORDS if isinstance(r, dict) and isinstance(r.get("input"), str)] * 10
+    path = write_ppl(tmp_path, ppl_variants()[name], good)
+    task = load_task(path, plugins=pm_all)
+    assert task.renderer.fast_render() is not None
+    taken = [task.renderer._fast_path.render(r, 0) is not None for r in good[:8]]
+    # the general path's: a list of targets; a record missing a column the templates read;
+    # with a turn of a field alone, the records whose choice is empty
+    expected = {
+        "bare": [True] * 5 + [False] * 3,
+        "labelled": [True, True, True, False, True, True, False, False],
+    }.get(name, [True, True, True, False, True, False, True, True])
+    assert taken == expected
+    general = load_task(path, plugins=pm_all)
+    general.renderer._fast = None
+    assert list(task.json_lines()) == [general.provenance.line_bytes(p, encoder) for p in general.render()]
+
+
+def test_perplexity_candidates_under_other_meta_templates_stay_on_the_general_path(tmp_path, pm_all):
+    path = write_ppl(tmp_path, PPL, PPL_RECORDS[:2])
+    for meta in (META, "chatml", "messages"):
+        assert load_task(path, plugins=pm_all, meta=meta).renderer.fast_render() is None
+    ll = copy.deepcopy(PPL)
+    ll["infer_cfg"]["inferencer"] = {"type": "LLInferencer"}
+    assert load_task(write_ppl(tmp_path, ll, PPL_RECORDS[:2]), plugins=pm_all).renderer.fast_render() is None

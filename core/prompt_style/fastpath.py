@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
 from .fast_chat import _chat_selection, _chat_split, _selection, _selects
+from .fast_opencompass import dialogue_round, perplexity_candidates
 from .fast_descriptions import per_description
 from .fast_examples import ExampleSelection, MergedSelection, Refused
 from .fast_fields import (
@@ -142,8 +143,11 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         return _rolling(renderer)
     if type(renderer.style) is TaskTemplateStyle:
         return _task_template(renderer, renderer.style)
-    if getattr(renderer.style, "fast_round", None) is not None:
-        return _dialogue_round(renderer, renderer.style.fast_round)
+    if getattr(renderer.style, "fast_round", None) is not None:  # OpenCompass's dialogues
+        shape = dialogue_round(renderer, renderer.style.fast_round)
+        if shape is None and getattr(renderer.style, "fast_candidates", None) is not None:
+            shape = perplexity_candidates(renderer, renderer.style.fast_candidates)
+        return None if shape is None else _shaped(renderer, *shape)
     if renderer._meta_scored is not None:
         return None
     style = renderer.style
@@ -920,116 +924,6 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
         return own, (), output, choices_key + json_strings(choices) if with_choices else no_choices
 
     return _shaped(renderer, apply, prompt, line_parts, "task_template", deferred)
-
-
-def _dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> FastPath | None:
-    """The fast path of a style that says its generation dialogue is a head every record
-    shares, then one turn whose content a function of the record gives
-    (``fast_round(shots)``: OpenCompass's dialogue templates, in generation mode): the
-    text is the head's, the turn's separator and that content (a plain-text meta
-    template); the line holds ``mode`` and the dialogue, its head's JSON made once.
-    A record whose fields the general path reads with an error, or whose content is
-    empty, is the general path's."""
-    text_of, target_of = renderer._text, renderer._target
-    if text_of is None or target_of is None or renderer._choice is not None or renderer._prefix is not None:
-        return None
-    if renderer._description is not None or renderer.chat is not None or renderer._meta_scored is not None:
-        return None
-    if not (_pure(text_of) and _pure(target_of)):
-        return None
-    meta = renderer.meta
-    affixes = getattr(meta, "affixes", None)
-    # a meta template that says how its text stands around the last turn's content
-    # (an OpenCompass meta template, ChatML, a model's own template)
-    last_turn = getattr(meta, "last_turn_affixes", None)
-    if affixes is None and last_turn is None:
-        return None
-    try:
-        shots = renderer.shared_shots()
-        offered = None if shots is None else fast_round(shots)
-        if offered is None:
-            return None
-        head, text, override, last = offered
-        pieces = None if affixes is None else [affixes(turn) for turn in (*head, last)]
-    except Exception:  # the general path gives the error, for every record
-        return None
-    chat, textless = None, False
-    if pieces is not None and (
-        all(type(b) is str and type(a) is str and not a for b, a in pieces)
-        and all(type(turn.content) is str and not turn.extra for turn in head)
-    ):
-        head_text = "".join([b + turn.content for turn, (b, _) in zip(head, pieces)]) + pieces[-1][0]
-        tail_text = ""
-    elif last_turn is not None:
-        split = _chat_split(meta, last_turn, (*head, last._replace(content="")))
-        if split is None:
-            return None
-        head_text, tail_text, chat, textless = split  # (textless: API messages, no text)
-    else:
-        return None
-    deferred = DeferredDialogue(
-        head,
-        len(head_text),
-        len(tail_text),
-        last.sep,
-        renderer.plugins,
-        renderer.until,
-        renderer._shared_ids,
-        messages=chat,
-        head=head_text,
-        tail=tail_text,
-        textless=textless,
-        extras=True,
-        last=last,
-    )
-    # the dialogue's JSON (dialogue_to_json's) around the record's content
-    probe = safe_utf8(dumps_json(dialogue_to_json((*head, last._replace(content=MARKER)))))
-    around = probe.split(json_utf8(MARKER)[1:-1])
-    if len(around) != 2:
-        return None
-    before, after = b', "mode": "gen", "dialogue": ' + around[0], around[1]
-    text_get, target_get = _getter(text_of), _getter(target_of)
-    fill, null_ok, ids = text.fill, renderer.allow_null_target, renderer._shared_ids
-    new = object.__new__
-
-    def own(record: Mapping[str, Any]) -> tuple[str, Any] | None:
-        try:
-            if type(record) is not dict:
-                return None
-            question = text_get(record)
-            target = target_get(record)
-            content = fill(record, override)
-        except Exception:
-            return None
-        if question is None or question is SLOW or type(question) is ContextChoice:
-            return None
-        if not (type(target) is int or type(target) is str or (target is None and null_ok)):
-            return None
-        return (content, target) if content else None
-
-    kind = LazyMessagesPrompt if textless else LazyDialoguePrompt
-
-    def prompt(index: int, content: str, target: Any) -> RenderedPrompt:
-        made = new(kind)
-        made.index = index
-        if textless:
-            made.text = None
-            made._content = content
-        else:
-            made.text = f"{head_text}{content}{tail_text}"
-        made.continuations = ()
-        made.target = target
-        made._deferred = deferred
-        made.permutation = None
-        made.fewshot_indices = ids
-        made.doc_id = None
-        made.mode = "gen"
-        return made
-
-    def line_parts(content: str, target: Any) -> tuple[str, Any, Any, bytes]:
-        return content, (), target, before + json_utf8(content)[1:-1] + after
-
-    return _shaped(renderer, own, prompt, line_parts, "dialogue_round", deferred)
 
 
 class _Bail(Exception):

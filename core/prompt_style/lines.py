@@ -334,6 +334,9 @@ class PromptEncoder:
         chat = shared.messages
         if getattr(shared, "textless", False):  # no text: the own text is the last message's content
             self._shared = shared
+            if chat is None:  # nor messages (perplexity candidates): no own text
+                self._pieces = (b'"text": null, "messages": null', b"", None)
+                return
             self._pieces = (
                 b'"text": null, "messages": ' + safe_utf8(chat.json_before),
                 safe_utf8(chat.json_after),

@@ -9,6 +9,7 @@ directly (``template: {template_type: opencompass, prompt_template: ...}``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,7 @@ from .chat import CHAT_INFER_MODES, ChatBuilder
 from .infer import InferPrompts
 from .template import RAW, Ice, PromptTemplate, compile_template
 
-__all__ = ["OpenCompassStyle", "opencompass_style", "MODES", "INFERENCERS"]
+__all__ = ["OpenCompassStyle", "FieldTurn", "opencompass_style", "MODES", "INFERENCERS"]
 
 MODES = ("gen", "ppl")
 """Generation (``GenInferencer``) and perplexity (``PPLInferencer``)."""
@@ -261,6 +262,45 @@ class OpenCompassStyle:
             return None  # (a chat format's dialogue stops at the answer: format's, not this shape)
         return dialogue[:-1], text, override, dialogue[-1]
 
+    def fast_candidates(self, shots: Sequence[Sample]) -> tuple[tuple[Any, tuple[Any, ...]], ...] | None:
+        """For the renderer's fast path: every record's perplexity candidates
+        (``PPLInferencer``'s prompts, a label-keyed template or the inferencer's labels),
+        as ``((label, turns), ...)``. Each turn is a :class:`Turn` every record shares
+        (the in-context examples of ``shots``, text without fields) or a
+        :class:`FieldTurn`: the turn with the content ``parts[0] + str(record[names[0]]) +
+        parts[1] + ...``, as OpenCompass fills it when the record holds every name.
+
+        Found by filling the templates once with a record whose every field is a mark.
+        A record whose content of such a turn is empty is not of that shape (its item
+        then has no separator, or is left out). ``None`` for any other mode, inferencer
+        or template (one candidate labelled with each record's own gold answer)."""
+        if self.mode != "ppl" or self._chat is not None or self.infer_mode is not None or self.inferencer is not None:
+            return None
+        if self.prompts.template.kind != "labels" and self.labels is None:
+            return None
+        marks = _Marks()
+        try:
+            candidates = self.prompts.ppl(marks, self.ice(shots), self.labels)
+        except PromptStyleError:
+            return None  # (the general path says what, for every record)
+        made = []
+        for label, dialogue in candidates:
+            turns: list[Any] = []
+            for turn in dialogue:
+                content = turn.content
+                if type(content) is not str:
+                    return None
+                if "\x00" not in content and "\x01" not in content:
+                    turns.append(turn)
+                    continue
+                pieces = _MARK.split(content)
+                parts, names = pieces[0::2], tuple(marks.names[int(i)] for i in pieces[1::2])
+                if any("\x00" in part or "\x01" in part for part in parts):
+                    return None  # (a text of the template or an example holding one)
+                turns.append(FieldTurn(turn, tuple(parts), names))
+            made.append((label, tuple(turns)))
+        return tuple(made)
+
     @staticmethod
     def _cont(record: Any) -> str:
         """LLInferencer's continuation: the record's ``cont``, the part of every
@@ -291,6 +331,39 @@ class OpenCompassStyle:
 _CHAT_ROUND = {"user": 0, "system": 1, "assistant": 2}
 """The round of the meta template OpenCompass's chat models use when they have none
 (``HuggingFacewithChatTemplate``'s ``_get_meta_template``): HUMAN, SYSTEM, BOT (``generate``)."""
+
+
+@dataclass(frozen=True)
+class FieldTurn:
+    """A turn of :meth:`OpenCompassStyle.fast_candidates` whose content is filled from
+    the record: ``parts`` around the values of the fields ``names``."""
+
+    turn: Turn
+    """The turn, its content as filled with marks."""
+    parts: tuple[str, ...]
+    names: tuple[str, ...]
+
+
+_MARK = re.compile("\x00(\\d+)\x01")
+
+
+class _Marks(dict):  # type: ignore[type-arg]
+    """A record holding every field, each a mark (``\\x00<n>\\x01``) for the field's
+    name ``names[n]``: where a filled template's text holds a field's value."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __getitem__(self, name: Any) -> str:
+        self.names.append(name)
+        return f"\x00{len(self.names) - 1}\x01"
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        return self[name]
 
 
 def stop_at_answer(dialogue: Dialogue) -> Dialogue:

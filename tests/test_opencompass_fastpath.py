@@ -154,7 +154,10 @@ def ppl_variants() -> dict[str, dict[str, Any]]:
     # a field turn with no text of its own (the BOT item is the choice itself), labels as numbers
     bare = copy.deepcopy(PPL)
     bare["infer_cfg"]["ice_template"]["template"] = {
-        i: {"begin": "</E>", "round": [{"role": "HUMAN", "prompt": "{input}"}, {"role": "BOT", "prompt": "{" + c + "}"}]}
+        i: {
+            "begin": "</E>",
+            "round": [{"role": "HUMAN", "prompt": "{input}"}, {"role": "BOT", "prompt": "{" + c + "}"}],
+        }
         for i, c in enumerate("ABCD")
     }
     bare["reader_cfg"]["output_column"] = "number"
@@ -170,7 +173,16 @@ def ppl_variants() -> dict[str, dict[str, Any]]:
 
 
 def ppl_record(question: Any, target: Any = "A", **more: Any) -> dict[str, Any]:
-    return {"input": question, "A": "a", "B": "b ü", "C": "{target}", "D": "d \u2028", "target": target, "number": 1, **more}
+    return {
+        "input": question,
+        "A": "a",
+        "B": "b ü",
+        "C": "{target}",
+        "D": "d \u2028",
+        "target": target,
+        "number": 1,
+        **more,
+    }
 
 
 PPL_RECORDS: list[Any] = [

@@ -207,9 +207,8 @@ def perplexity_candidates(renderer: TaskRenderer, fast_candidates: Callable[...,
             probes.append(tuple(probe))
             texts.append(text)
             plans.append(tuple(plan))
-        json_probe = safe_utf8(
-            dumps_json([Candidate(label, text, None, probe).to_json() for label, text, probe in zip(labels, texts, probes)])
-        )
+        probed = [Candidate(label, text, None, probe) for label, text, probe in zip(labels, texts, probes)]
+        json_probe = safe_utf8(dumps_json([candidate.to_json() for candidate in probed]))
     except Exception:  # the general path gives the error, for every record
         return None
     json_split = _FIELD_JSON.split(json_probe)

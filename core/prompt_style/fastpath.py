@@ -56,7 +56,6 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
 from .fast_chat import _chat_selection, _chat_split, _selection, _selects
-from .fast_opencompass import dialogue_round, perplexity_candidates
 from .fast_descriptions import per_description
 from .fast_examples import ExampleSelection, MergedSelection, Refused
 from .fast_fields import (
@@ -72,8 +71,8 @@ from .fast_fields import (
     _plain_passthrough_style,
     _pure,
 )
+from .fast_opencompass import dialogue_round, perplexity_candidates
 from .fast_prompts import (
-    MARKER,
     DeferredDialogue,
     LazyDialoguePrompt,
     LazyMessagesPrompt,
@@ -85,8 +84,7 @@ from .fields.extractors import CallableField
 from .fields.jinja_compiler import SLOW, budget_threshold
 from .fields.multiple_input import ContextChoice
 from .lines import json_strings
-from .render import RenderedPrompt, dialogue_to_json
-from .safe.json_lines import dumps_json, json_utf8, safe_utf8
+from .render import RenderedPrompt
 from .safe.limits import _SCOPE, SIZE_FLOOR, jinja_limits
 from .styles.base import _format_fields
 from .styles.compiled import MAX_CHOICES, layout, question_function, style_labels

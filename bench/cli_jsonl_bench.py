@@ -107,6 +107,15 @@ Workloads (``--workload``, repeatable; default all):
 ``sciq``   a task-template file (SciRIFF's format, the bundled ``examples/sciq`` task): the
            ``map_fields`` formatter, answer choices ``{{ [...] | sort | join(' ||| ') }}``, a
            loop over them, ``input ||| output``
+``cot``    the MMLU workload with ``--style-option generation=cot``: the examples as the style
+           shows them, then the answer instruction, a blank line and the question without
+           ``Answer:``; the target the letter (``cli_jsonl_more.py`` holds this one and the next three)
+``oc_meta`` the ``opencompass`` config under its meta template (``examples/opencompass/meta.yaml``,
+           ChatML-like, with a reserved SYSTEM role); the script writes the text by hand
+``oc_chatml`` the same with ``--meta chatml`` (the line holds the messages too)
+``oc_ppl`` OpenCompass's perplexity config (``examples/opencompass/task_ppl.yaml``: a label-keyed
+           template, two fixed examples): one candidate per label, each with its text and
+           dialogue in the line; the script writes each candidate's label and text
 
 Run: ``uv run python bench/cli_jsonl_bench.py [--records N ...] [--rounds N] [--workload NAME ...]``
 (default 200,000 records, 5 rounds).
@@ -133,6 +142,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cli_jsonl_more import MORE  # (this folder is on the path: the script's own)
 from cli_jsonl_records import (  # noqa: E402  (this folder is on the path: the script's own)
     arc_record,
     boolq_record,
@@ -893,6 +903,18 @@ WORKLOADS = {
         test="data/processed/sciq_mcq/test.jsonl",
     ),
 }
+for _name, (_records, _task, _script, _options, _files) in MORE.items():
+    WORKLOADS[_name] = Workload(
+        _name,
+        MMLU_TASK if _task is None else _task,
+        _script,
+        mmlu_record if _records == "mmlu" else oc_record,
+        "dev.jsonl" if _records == "mmlu" else "data/dev.jsonl",
+        5 if _records == "mmlu" else 3,
+        _options,
+        "test.jsonl" if _records == "mmlu" else "data/test.jsonl",
+        _files,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -944,6 +966,12 @@ def compare(ours: Path, theirs: Path) -> int:
             for key in ("text", "continuations", "target", *(("messages",) if "messages" in y else ())):
                 if x[key] != y[key]:
                     raise AssertionError(f"record {n - 1}: {key} differs:\n  cli:    {x[key]!r}\n  script: {y[key]!r}")
+            if "candidates" in y:  # (perplexity: each candidate's label and text)
+                ours = [{"label": c["label"], "text": c["text"]} for c in x["candidates"]]
+                if ours != y["candidates"]:
+                    raise AssertionError(
+                        f"record {n - 1}: candidates differ:\n  cli:    {ours!r}\n  script: {y['candidates']!r}"
+                    )
     return n
 
 

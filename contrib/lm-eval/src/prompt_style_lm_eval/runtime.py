@@ -210,20 +210,18 @@ class Prompts:
     def _checked(self, task: Task) -> Task:
         """``task``, after checking that lm-eval can send its prompts: one context per
         record (not a multi-turn dialogue, not OpenCompass's perplexity candidates).
-        Checked once, when first used: a run with other settings never renders the
-        default task, whose check would compile its fast path for nothing."""
+        Checked once, when first used (a run with other settings never renders the
+        default task)."""
         if id(task) in self._checked_ids:
             return task
         docs = self.docs()
-        if task.multiturn or task.renderer.fast_render() is None:
-            # (the compiled fast path gives one prompt per record, never candidates)
-            first = task.renderer.render(docs[0], 0) if not task.multiturn else None
-            if task.multiturn or first.candidates is not None:
-                what = "a multi-turn dialogue" if task.multiturn else "OpenCompass perplexity candidates"
-                raise RenderError(
-                    f"task {task.name!r} renders {what}; lm-evaluation-harness sends one context per record",
-                    hint=None if task.multiturn else "render it in generation mode (--mode gen)",
-                )
+        # (one record tells: a task renders candidates for every record or for none)
+        if task.multiturn or task.renderer.render(docs[0], 0).candidates is not None:
+            what = "a multi-turn dialogue" if task.multiturn else "OpenCompass perplexity candidates"
+            raise RenderError(
+                f"task {task.name!r} renders {what}; lm-evaluation-harness sends one context per record",
+                hint=None if task.multiturn else "render it in generation mode (--mode gen)",
+            )
         self._checked_ids.add(id(task))
         return task
 

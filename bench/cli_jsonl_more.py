@@ -1,0 +1,88 @@
+"""More workloads of ``cli_jsonl_bench.py`` (the sixteenth session's): a choice style's
+chain-of-thought variant, and OpenCompass dataset configs under a meta template, a
+chat format and in perplexity mode. Each is ``(task, script, options, files)``; the
+records are ``cli_jsonl_records``' (``mmlu_record``, ``oc_record``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+COT_INSTRUCTION = (
+    "Answer the following multiple choice question. The last line of your response should be of the "
+    "following format: 'ANSWER: $LETTER' (without quotes) where LETTER is one of A,B,C,D. "
+    "Think step by step before answering."
+)
+
+# MMLU 5-shot with ``--style-option generation=cot``: the examples as the style shows
+# them, then the instruction, a blank line and the question without "Answer:"; the
+# target is the letter, no continuations
+COT_SCRIPT = f"""\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:5]
+prefix = "The following are multiple choice questions (with answers) about anatomy.\\n\\n"
+for s in shots:
+    c = s["choices"]
+    prefix += f"{{s['question'].strip()}}\\nA. {{c[0]}}\\nB. {{c[1]}}\\nC. {{c[2]}}\\nD. {{c[3]}}\\nAnswer: {{'ABCD'[s['answer']]}}\\n\\n"
+prefix += {COT_INSTRUCTION!r} + "\\n\\n"
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        c = doc["choices"]
+        text = f"{{prefix}}{{doc['question'].strip()}}\\nA. {{c[0]}}\\nB. {{c[1]}}\\nC. {{c[2]}}\\nD. {{c[3]}}"
+        o.write(json.dumps({{"index": i, "text": text, "continuations": [], "target": "ABCD"[doc["answer"]]}}) + "\\n")
+"""
+
+OC_TASK = (ROOT / "examples/opencompass/task.yaml").read_text(encoding="utf-8")
+OC_META = (ROOT / "examples/opencompass/meta.yaml").read_text(encoding="utf-8")
+
+# the OpenCompass config (system prompt, 3 examples as rounds) under a ChatML-like meta
+# template (examples/opencompass/meta.yaml) or ChatML: the same text
+OC_CHAT_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+def question(d):
+    return f"Question: {d['input']}\\nA. {d['A']}\\nB. {d['B']}\\nC. {d['C']}\\nD. {d['D']}\\nAnswer: "
+def turn(role, text):
+    return f"<|im_start|>{role}\\n{text}<|im_end|>\\n"
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:3]
+prefix = turn("system", "There is a single choice question. Answer the question by replying A, B, C or D.")
+prefix += "".join(turn("user", question(s)) + turn("assistant", s["target"] + "\\n") for s in shots)
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        text = prefix + turn("user", question(doc)) + "<|im_start|>assistant\\n"
+        o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": doc["target"]}) + "\\n")
+"""
+
+OC_PPL_TASK = (ROOT / "examples/opencompass/task_ppl.yaml").read_text(encoding="utf-8")
+
+# the perplexity config: one candidate per label, each the two examples, the question
+# and the label; the script writes each candidate's label and text
+OC_PPL_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+def question(d):
+    return f"Question: {d['input']}\\nA. {d['A']}\\nB. {d['B']}\\nC. {d['C']}\\nD. {d['D']}\\nAnswer: "
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:2]
+prefix = "".join(f"{question(s)}\\n{s['target']}\\n\\n\\n" for s in shots) + "\\n\\n"
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        text = prefix + question(doc) + "\\n"
+        candidates = [{"label": label, "text": text + label} for label in "ABCD"]
+        o.write(json.dumps({"index": i, "text": None, "continuations": [], "target": doc["target"], "candidates": candidates}) + "\\n")
+"""
+
+MORE = {
+    "cot": ("mmlu", None, COT_SCRIPT, ("--style-option", "generation=cot"), ()),
+    "oc_meta": ("oc", OC_TASK, OC_CHAT_SCRIPT, ("--meta", "meta.yaml"), (("meta.yaml", OC_META),)),
+    "oc_chatml": ("oc", OC_TASK, OC_CHAT_SCRIPT, ("--meta", "chatml"), ()),
+    "oc_ppl": ("oc", OC_PPL_TASK, OC_PPL_SCRIPT, (), ()),
+}
+"""name -> (records: ``mmlu`` or ``oc``, task (None: the MMLU workload's), script, CLI options, files)."""

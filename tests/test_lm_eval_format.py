@@ -828,6 +828,77 @@ def test_a_numpy_integer_target_is_a_gold_index(tmp_path, pm):
     assert shot.text == "Statement: 'b' No\n\nStatement: 'a'"
 
 
+FAKE_DATASETS = """\
+import os
+os.environ["FAKE_DATASETS_IMPORTED"] = "1"
+__version__ = "9.9"
+class Dataset:
+    @classmethod
+    def from_list(cls, rows):
+        made = cls()
+        made.rows = rows
+        return made
+def load_dataset(*args, **kwargs):
+    return "loaded"
+"""
+
+
+@pytest.fixture
+def installed_datasets(tmp_path, monkeypatch):
+    """A ``datasets`` package on the path, not imported (it notes its import in the environment)."""
+    import sys
+
+    lib = tmp_path / "site" / "datasets"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text(FAKE_DATASETS, encoding="utf-8")
+    (lib / "features.py").write_text("Value = str\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    for name in ("datasets", "datasets.features"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.delenv("FAKE_DATASETS_IMPORTED", raising=False)
+    yield
+    for name in ("datasets", "datasets.features"):
+        sys.modules.pop(name, None)
+
+
+def test_task_code_naming_datasets_types_does_not_import_it(tmp_path, pm, installed_datasets):
+    """Task code importing datasets to name its types (HellaSwag's utils.py) gets names the
+    package is imported for only when they are used: rendering never pays its import."""
+    import os
+    import sys
+
+    write(
+        tmp_path / "utils.py",
+        "import datasets\nfrom datasets import Dataset, load_dataset\n\n"
+        "def process_docs(d: datasets.Dataset | None) -> Dataset:\n    return d\n\n"
+        "def version(doc):\n    return datasets.__version__\n\n"
+        "def loaded(doc):\n    return load_dataset('x') + str(isinstance(Dataset.from_list([]), Dataset))\n",
+    )
+    path = write(tmp_path / "t.yaml", MC + "process_docs: !function utils.process_docs\n")
+    assert len(render(path, pm, trust_code=True)) == 2
+    assert "FAKE_DATASETS_IMPORTED" not in os.environ and "datasets" not in sys.modules
+    # used: imported then, as lm-evaluation-harness would have imported it
+    for field, text in (("version", "9.9"), ("loaded", "loadedTrue")):
+        task = write(tmp_path / "u.yaml", MC.replace('"Q: {{q}}\\nA:"', f"!function utils.{field}"))
+        assert render(task, pm, trust_code=True)[0].text == text
+        assert os.environ.pop("FAKE_DATASETS_IMPORTED") == "1"
+        sys.modules.pop("datasets")
+
+
+def test_task_code_deriving_from_or_importing_from_datasets(tmp_path, pm, installed_datasets):
+    import os
+
+    write(
+        tmp_path / "utils.py",
+        "import datasets\nimport datasets.features\n\n"
+        "class Mine(datasets.Dataset):\n    pass\n\n"
+        "def text(doc):\n    return datasets.features.Value.__name__ + type(Mine.from_list([])).__name__\n",
+    )
+    path = write(tmp_path / "t.yaml", MC.replace('"Q: {{q}}\\nA:"', "!function utils.text"))
+    assert render(path, pm, trust_code=True)[0].text == "strMine"
+    assert os.environ["FAKE_DATASETS_IMPORTED"] == "1"
+
+
 def test_task_code_importing_a_library_that_looks_datasets_up(tmp_path, pm, monkeypatch):
     """coqa and norquad import transformers, which asks importlib.util.find_spec('datasets'):
     the stand-in for a missing datasets has a spec, as every imported module has."""

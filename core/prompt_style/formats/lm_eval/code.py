@@ -131,6 +131,117 @@ def _datasets_stand_in() -> types.ModuleType:
     return module
 
 
+class _Deferred:
+    """A name of the installed datasets package, for task code that imports it: looked up
+    there (the package imported then, as lm-evaluation-harness would have imported it)
+    only when used beyond naming it: called, an attribute read, an ``isinstance`` or
+    ``issubclass`` check, a base class. Task code imports ``datasets`` mostly to name
+    ``datasets.Dataset`` in annotations, and importing the package costs about 0.8 s of
+    CPU: each ``render`` of such a task would pay it."""
+
+    __slots__ = ("_load", "_name")
+
+    def __init__(self, load: Any, name: str) -> None:
+        self._load = load
+        self._name = name
+
+    def _target(self) -> Any:
+        return getattr(self._load(), self._name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            # what typing and the import system probe (__typing_subst__, __origin__, ...):
+            # a plain name's answer, never an import for it
+            if name in ("__name__", "__qualname__"):
+                return self._name
+            raise AttributeError(name)
+        return getattr(self._target(), name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._target()(*args, **kwargs)
+
+    def __instancecheck__(self, value: Any) -> bool:
+        return isinstance(value, self._target())
+
+    def __subclasscheck__(self, cls: Any) -> bool:
+        return issubclass(cls, self._target())
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (self._target(),)  # (a class of the task's code deriving from it)
+
+    def __or__(self, other: Any) -> Any:  # (an annotation such as datasets.Dataset | None)
+        import typing
+
+        return typing.Union[self, other]  # noqa: UP007
+
+    def __ror__(self, other: Any) -> Any:
+        import typing
+
+        return typing.Union[other, self]  # noqa: UP007
+
+    def __repr__(self) -> str:
+        return f"<datasets.{self._name}: imported when first used>"
+
+
+def _deferred_datasets(spec: Any) -> tuple[types.ModuleType, Any]:
+    """``(module, finder)``: a ``datasets`` module for task code, when the package is
+    installed (``spec``, its spec) but not imported, and the import hook that goes with
+    it while the task code runs. Every name the module gives is :class:`_Deferred`; a
+    module attribute such as ``__version__`` imports the package, which then takes its own
+    place in ``sys.modules``. Its ``__path__`` is the package's (``from datasets import
+    Dataset`` asks for it), and the hook imports the package before any of its submodules
+    (``import datasets.features``), then the submodule, as the import system would."""
+    import importlib
+    import importlib.machinery
+    import types
+
+    module = types.ModuleType("datasets")
+    module.__doc__ = "prompt-style's deferred datasets package: imported when first used"
+    module.__spec__ = importlib.machinery.ModuleSpec("datasets", None, origin="prompt-style deferred import")
+    module.__path__ = list(spec.submodule_search_locations or ())
+    module.__prompt_style_stand_in__ = True  # type: ignore[attr-defined]
+    real: list[types.ModuleType] = []
+
+    def load() -> types.ModuleType:
+        if not real:
+            if sys.modules.get("datasets") is module:
+                del sys.modules["datasets"]
+            real.append(importlib.import_module("datasets"))
+        return real[0]
+
+    def attribute(name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            return getattr(load(), name)
+        return _Deferred(load, name)
+
+    module.__getattr__ = attribute  # type: ignore[method-assign]
+
+    class Submodules:
+        """The import hook: a submodule of datasets imported after the package itself."""
+
+        def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+            if not name.startswith("datasets.") or self not in sys.meta_path:
+                return None
+            sys.meta_path.remove(self)  # (the package's own imports go the usual way)
+            load()
+            return importlib.util.spec_from_loader(name, _Imported(importlib.import_module(name)))
+
+    return module, Submodules()
+
+
+class _Imported:
+    """A loader of a module already imported (the deferred package's submodule)."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        self.module = module
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        return self.module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
 def _load_module(path: Path) -> types.ModuleType:
     import importlib.util
     import uuid
@@ -142,9 +253,15 @@ def _load_module(path: Path) -> types.ModuleType:
     if spec is None or spec.loader is None:
         raise CodeError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
-    stand_in = None
-    if "datasets" not in sys.modules and importlib.util.find_spec("datasets") is None:
-        stand_in = sys.modules["datasets"] = _datasets_stand_in()
+    stand_in = finder = None
+    if "datasets" not in sys.modules:
+        installed = importlib.util.find_spec("datasets")
+        if installed is None:
+            stand_in = _datasets_stand_in()
+        else:  # (imported when the task code uses it: most name its types only)
+            stand_in, finder = _deferred_datasets(installed)
+            sys.meta_path.insert(0, finder)
+        sys.modules["datasets"] = stand_in
     sys.modules[name] = module  # dataclasses and pickling look modules up by name
     directory = str(path.parent)
     sys.path.insert(0, directory)  # sibling imports (``from utils_x import ...``)
@@ -158,6 +275,8 @@ def _load_module(path: Path) -> types.ModuleType:
             del sys.path[0]
         if stand_in is not None and sys.modules.get("datasets") is stand_in:
             del sys.modules["datasets"]
+        if finder is not None and finder in sys.meta_path:
+            sys.meta_path.remove(finder)
     return module
 
 

@@ -42,7 +42,7 @@ def path(rng: random.Random) -> str:
 def expr(rng: random.Random, depth: int = 0) -> str:
     if depth > 1 or rng.random() < 0.3:
         return rng.choice([path(rng), path(rng), text(rng), str(rng.randrange(-2, 5))])
-    kind = rng.randrange(12)
+    kind = rng.randrange(13)
     inner = expr(rng, depth + 1)
     if kind == 0:
         return f"{inner}.{rng.choice(['strip', 'lower', 'upper', 'title'])}()"
@@ -68,6 +68,8 @@ def expr(rng: random.Random, depth: int = 0) -> str:
         return f"[{inner}, {expr(rng, depth + 1)}]"
     if kind == 10:
         return f"{inner} if {rng.choice(FIELDS + ['missing'])} is defined else {expr(rng, depth + 1)}"
+    if kind == 11:  # promptsource's rewrite of every }}, with lengths around the texts'
+        return f"{inner} | string | truncate({rng.choice([3, 4, 8, 2048])})"
     return path(rng)
 
 
@@ -81,6 +83,8 @@ def template(rng: random.Random) -> str:
             test = expr(rng, 2)
             if rng.random() < 0.5:
                 test = f"{test} {rng.choice(['and', 'or', 'and not'])} {expr(rng, 2)}"
+            elif rng.random() < 0.3:
+                test = f"{test} {rng.choice(['!=', '=='])} {rng.choice(['-1', '1', repr('B')])}"
             parts.append(f"{{% if {test} %}}[{{{{ {expr(rng)} }}}}]{{% else %}}-{{% endif %}}")
         elif kind == 1:
             parts.append(f"{{% for i in {path(rng)} %}}{{{{ loop.index }}}}:{{{{ i }}}},{{% endfor %}}")

@@ -44,6 +44,7 @@ _SPECIAL_NAMES = frozenset({"self", "super", "loop", "caller", "varargs", "kwarg
 # | ("item_of", loop depth) | ("loop", loop depth, attribute)
 # | ("concat", (node, ...)) | ("replace", node, old, new, limit) | ("setvar", name) | ("sort", node)
 # | ("first", node) | ("last", node) | ("default", ("name", key), value) | ("slice", node, start, stop)
+# | ("truncate", node, longest text kept whole)
 # tests: ("defined", name, True/False) | ("none", node, True/False)
 # template parts: text | node | ("if", condition, parts, parts) | ("for", node, parts, cost)
 # | ("set", name, node) (at the top level only)
@@ -109,6 +110,8 @@ def _convert(node: Any, profile: JinjaProfile, scope: tuple[str, ...] = ()) -> t
         return _join(node, profile, scope)
     if kind is nodes.Filter and node.name in ("default", "d"):
         return _default(node, profile, scope)
+    if kind is nodes.Filter and node.name == "truncate":
+        return _truncate(node, profile, scope)
     if kind is nodes.Filter and node.name == "replace":
         if node.node is None or not _jinjas_own(profile, "filters", "replace"):
             raise _NotSimple
@@ -240,6 +243,23 @@ def _replace(node: Any, inner: Any, limit: int, profile: JinjaProfile, scope: tu
     return ("replace", _convert(inner, profile, scope), node.args[0].value, node.args[1].value, limit)
 
 
+def _truncate(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[Any, ...]:
+    """``truncate(n)`` (promptsource's rewrite of every ``}}``): a text at most ``n`` plus
+    the environment's leeway long is returned as it is by Jinja's filter; a longer one
+    is the sandbox's, which cuts it. ``("truncate", node, longest kept whole)``."""
+    from jinja2 import nodes
+
+    if node.node is None or len(node.args) != 1 or _extra_args(node) or not _jinjas_own(profile, "filters", "truncate"):
+        raise _NotSimple
+    length = node.args[0]
+    if type(length) is not nodes.Const or type(length.value) is not int or length.value < len("..."):
+        raise _NotSimple  # (Jinja asserts the length holds its "...")
+    leeway = _jinja.environment(profile).policies.get("truncate.leeway")
+    if type(leeway) is not int or leeway < 0:
+        raise _NotSimple
+    return ("truncate", _convert(node.node, profile, scope), length.value + leeway)
+
+
 _COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "gt": ">", "lteq": "<=", "gteq": ">="}
 
 
@@ -252,12 +272,21 @@ def _compare(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[
     if len(node.ops) != 1 or node.ops[0].op not in _COMPARISONS:
         raise _NotSimple
     left, right = node.expr, node.ops[0].expr
-    if not any(type(side) is nodes.Const and type(side.value) in _CONSTANTS for side in (left, right)):
+    if not any(_constant_side(side) for side in (left, right)):
         raise _NotSimple
     return ("compare", _COMPARISONS[node.ops[0].op], _convert(left, profile, scope), _convert(right, profile, scope))
 
 
 _CONSTANTS = (str, int, float, bool, type(None))
+
+
+def _constant_side(side: Any) -> bool:
+    """A literal text, number, flag or ``none``, or a negative integer (``label != -1``)."""
+    from jinja2 import nodes
+
+    if type(side) is nodes.Neg:
+        return type(side.node) is nodes.Const and type(side.node.value) is int
+    return type(side) is nodes.Const and type(side.value) in _CONSTANTS
 
 
 def _sandbox_range() -> Any:

@@ -271,6 +271,19 @@ class TaskTemplate:
             found = self.__dict__["_draws"] = _uses_filter(self.profile, (self.jinja, self.answer_choices), "choice")
         return found
 
+    @property
+    def draws(self) -> bool:
+        """promptsource semantics with a template that may draw from the record's generator
+        (the ``choice`` or ``random`` filter, also by name: ``map('random')``): only then
+        is the generator made for each record (seeding it hashes the record's JSON)."""
+        if self.semantics != "promptsource":
+            return False
+        found = self.__dict__.get("_may_draw")
+        if found is None:
+            sources = [source for source in (self.jinja, self.answer_choices) if source is not None]
+            found = self.__dict__["_may_draw"] = any("choice" in text or "random" in text for text in sources)
+        return found
+
     def compile(self) -> None:
         """Compile now; a syntax error is a :class:`TaskFileError` naming the file, line and key."""
         if self._compiled is not None:
@@ -329,7 +342,7 @@ class TaskTemplate:
                 key=f"{self.key}.jinja",
                 hint="rename the field (for example with the map_fields formatter)",
             )
-        token = _RNG.set(random.Random(record_seed(self.seed, record))) if self.semantics == "promptsource" else None
+        token = _RNG.set(random.Random(record_seed(self.seed, record))) if self.draws else None
         try:
             compiled, compiled_choices = self._compiled, self._choices
             fast_choices, fast = self._fast
@@ -435,7 +448,7 @@ class TaskTemplate:
             self.compile()
         if self._choices is None:
             return None
-        token = _RNG.set(random.Random(record_seed(self.seed, record))) if self.semantics == "promptsource" else None
+        token = _RNG.set(random.Random(record_seed(self.seed, record))) if self.draws else None
         try:
             compiled = self._choices
             if self.draws_per_record:

@@ -267,7 +267,6 @@ def _compare(node: Any, profile: JinjaProfile, scope: tuple[str, ...]) -> tuple[
     """``a == 'x'``, ``n > 4``: one comparison with a constant text, number, flag or
     ``none`` on one side, which the sandbox runs as Python compares (with no constant
     side it sizes both first: not compiled)."""
-    from jinja2 import nodes
 
     if len(node.ops) != 1 or node.ops[0].op not in _COMPARISONS:
         raise _NotSimple

@@ -113,6 +113,9 @@ Workloads (``--workload``, repeatable; default all):
 ``oc_meta`` the ``opencompass`` config under its meta template (``examples/opencompass/meta.yaml``,
            ChatML-like, with a reserved SYSTEM role); the script writes the text by hand
 ``oc_chatml`` the same with ``--meta chatml`` (the line holds the messages too)
+``promptsource`` promptsource's super_glue/rte "GPT-3 style" template as ``convert promptsource``
+           writes it (promptsource's semantics: every ``}}`` truncating to 2048 characters,
+           ``{% if label != -1 %}{{ answer_choices[label] }}{% endif %}``), zero-shot
 ``oc_ppl`` OpenCompass's perplexity config (``examples/opencompass/task_ppl.yaml``: a label-keyed
            template, two fixed examples): one candidate per label, each with its text and
            dialogue in the line; the script writes each candidate's label and text
@@ -142,7 +145,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli_jsonl_more import MORE  # (this folder is on the path: the script's own)
+from cli_jsonl_more import MORE, rte_record  # (this folder is on the path: the script's own)
 from cli_jsonl_records import (  # noqa: E402  (this folder is on the path: the script's own)
     arc_record,
     boolq_record,
@@ -903,17 +906,15 @@ WORKLOADS = {
         test="data/processed/sciq_mcq/test.jsonl",
     ),
 }
+_RECORDS = {  # records, the few-shot split's file and size, the evaluated split's file
+    "mmlu": (mmlu_record, "dev.jsonl", 5, "test.jsonl"),
+    "oc": (oc_record, "data/dev.jsonl", 3, "data/test.jsonl"),
+    "rte": (rte_record, "train.jsonl", 3, "test.jsonl"),
+}
 for _name, (_records, _task, _script, _options, _files) in MORE.items():
+    _make, _pool, _size, _test = _RECORDS[_records]
     WORKLOADS[_name] = Workload(
-        _name,
-        MMLU_TASK if _task is None else _task,
-        _script,
-        mmlu_record if _records == "mmlu" else oc_record,
-        "dev.jsonl" if _records == "mmlu" else "data/dev.jsonl",
-        5 if _records == "mmlu" else 3,
-        _options,
-        "test.jsonl" if _records == "mmlu" else "data/test.jsonl",
-        _files,
+        _name, MMLU_TASK if _task is None else _task, _script, _make, _pool, _size, _options, _test, _files
     )
 
 

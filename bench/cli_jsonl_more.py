@@ -6,6 +6,7 @@ records are ``cli_jsonl_records``' (``mmlu_record``, ``oc_record``)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,10 +80,57 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         o.write(json.dumps({"index": i, "text": None, "continuations": [], "target": doc["target"], "candidates": candidates}) + "\\n")
 """
 
+# promptsource's super_glue/rte "GPT-3 style" template, as `prompt-style convert promptsource`
+# writes it (promptsource 0.2.3's semantics: every }} truncating to 2048 characters)
+PROMPTSOURCE_TASK = """\
+name: super_glue_rte
+dataset: super_glue
+subset: rte
+metadata:
+  contributor: promptsource
+templates:
+  0:
+    jinja: |-
+      {{premise}}
+      Question: {{hypothesis}} True or False? ||| {% if label != -1 %}{{ answer_choices[label] }}{% endif %}
+    answer_choices: True ||| False
+    name: GPT-3 style
+    metadata:
+      original_task: true
+      choices_in_prompt: true
+      metrics:
+      - Accuracy
+      promptsource_id: 8fb1c6aa-20e9-438c-bece-c6af1c746449
+      render_as: promptsource
+"""
+PROMPTSOURCE_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        text = f"{doc['premise']}\\nQuestion: {doc['hypothesis']} True or False?"
+        target = ["True", "False"][doc["label"]] if doc["label"] != -1 else ""
+        o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": target}) + "\\n")
+"""
+
 MORE = {
     "cot": ("mmlu", None, COT_SCRIPT, ("--style-option", "generation=cot"), ()),
     "oc_meta": ("oc", OC_TASK, OC_CHAT_SCRIPT, ("--meta", "meta.yaml"), (("meta.yaml", OC_META),)),
     "oc_chatml": ("oc", OC_TASK, OC_CHAT_SCRIPT, ("--meta", "chatml"), ()),
     "oc_ppl": ("oc", OC_PPL_TASK, OC_PPL_SCRIPT, (), ()),
+    "promptsource": ("rte", PROMPTSOURCE_TASK, PROMPTSOURCE_SCRIPT, ("--data", "test=test.jsonl"), ()),
 }
-"""name -> (records: ``mmlu`` or ``oc``, task (None: the MMLU workload's), script, CLI options, files)."""
+"""name -> (records: ``mmlu``, ``oc`` or ``rte``, task (None: the MMLU workload's), script, CLI options, files)."""
+
+
+def rte_record(i: int, rng: Any) -> dict[str, Any]:
+    """An RTE-shaped record: a premise (non-ASCII, braces, a trailing space now and then), a
+    hypothesis, a label (0 or 1)."""
+    a, b = rng.randrange(1000), rng.randrange(100)
+    return {
+        "premise": f"The company reported {a} new hires {{in}} quarter {i % 4 + 1} — Zürich office.{' ' if i % 5 == 0 else ''}",
+        "hypothesis": f"The company hired {a + b} people ({i}).",
+        "idx": i,
+        "label": rng.randrange(2),
+    }

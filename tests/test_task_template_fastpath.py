@@ -151,3 +151,46 @@ def test_promptsource_random_draws_stay_on_the_general_path(tmp_path, pm_all):
     texts = [p.text for p in task.render()]
     assert texts == [p.text for p in load_task(path, data={"test": RECORDS[:3]}, plugins=pm_all).render()]
     assert all(t.split(" ", 1)[0] in ("A", "B") for t in texts)
+
+
+PROMPTSOURCE: dict[str, dict[str, Any]] = {
+    # super_glue/rte's "GPT-3 style", as `convert promptsource` writes it
+    "rte": {
+        "jinja": "{{question}}\nQuestion: {{answer}} True or False? ||| {% if label != -1 %}"
+        "{{ answer_choices[label] }}{% endif %}",
+        "answer_choices": "True ||| False",
+    },
+    "choices_joined": {
+        "jinja": "{{ question | lower }} {{ answer_choices | join(' or ') }}? ||| {{ answer_choices[label] }}",
+        "answer_choices": "{{ d1 }} ||| {{ d2 }}",
+    },
+}
+
+
+@pytest.mark.parametrize("meta", ["plain", "chatml"])
+@pytest.mark.parametrize("template", sorted(PROMPTSOURCE))
+def test_promptsource_templates_take_the_fast_path(tmp_path, pm_all, both_paths, template, meta):
+    """promptsource's semantics (every }} truncating to 2048 characters, lenient undefined
+    names): a text kept whole by the truncation on the compiled path, a longer one (cut),
+    a missing field (printed as nothing) or a label of -1 (the output left out) as the
+    general path renders them."""
+    TEMPLATES[f"ps_{template}"] = PROMPTSOURCE[template]
+    try:
+        path = write(tmp_path, f"ps_{template}")
+    finally:
+        del TEMPLATES[f"ps_{template}"]
+    body = yaml.safe_load(path.read_text(encoding="utf-8"))
+    body["templates"][0]["metadata"] = {"render_as": "promptsource"}
+    path.write_text(yaml.safe_dump(body, allow_unicode=True), encoding="utf-8")
+    records = [{**r, "label": i % 3 - 1} if isinstance(r, dict) else r for i, r in enumerate(RECORDS)]
+    records += [record("long " * 500, label=1), record("x" * 2053, label=0), record("x" * 2054, label=0)]
+    records += [{k: v for k, v in record("no d2", label=1).items() if k != "d2"}]
+    outcomes = both_paths(path, records, data={"test": [record("unused", label=0)]}, meta=meta, plugins=pm_all)
+    made = [o[-1] for o in outcomes if o[0] == "ok"]
+    assert any(o[0] == "error" for o in outcomes) and sum(isinstance(p, LazyDialoguePrompt) for p in made) >= 5
+    assert any("x" * 2040 in p.text and p.text.count("x") < 2054 for p in made)  # (cut by the sandbox)
+    # each prompt's answer choices are a list of its own (the fast path shares equal ones)
+    first, second = made[0], made[1]
+    if first.extra["answer_choices"] == second.extra["answer_choices"]:
+        first.extra["answer_choices"].append("changed")
+        assert second.extra["answer_choices"][-1] != "changed"

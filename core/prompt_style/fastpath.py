@@ -912,14 +912,21 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
         made.permutation = None
         made.fewshot_indices = ids
         made.doc_id = None
-        made.extra = {"answer_choices": choices if with_choices else None}
+        # (a list of its own: fast_apply gives a record the list of the one before when equal)
+        made.extra = {"answer_choices": list(choices) if with_choices and choices is not None else None}
         return made
 
     choices_key = b', "answer_choices": '
     no_choices = choices_key + b"null"
+    last: list[Any] = [object(), b""]  # the answer choices last written (kept alive) and their JSON
 
     def line_parts(own: str, output: str, choices: Any) -> tuple[str, Any, Any, bytes]:
-        return own, (), output, choices_key + json_strings(choices) if with_choices else no_choices
+        if not with_choices:
+            return own, (), output, no_choices
+        if choices is not last[0]:
+            last[1] = choices_key + json_strings(choices)
+            last[0] = choices
+        return own, (), output, last[1]
 
     return _shaped(renderer, apply, prompt, line_parts, "task_template", deferred)
 

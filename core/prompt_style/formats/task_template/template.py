@@ -223,6 +223,8 @@ class TaskTemplate:
     _compiled: Any = field(default=None, init=False, repr=False)
     _choices: Any = field(default=None, init=False, repr=False)
     _fast: tuple[Any, Any] = field(default=(None, None), init=False, repr=False)
+    _last_choices: tuple[Any, Any] = field(default=(None, None), init=False, repr=False)
+    """The answer choices :meth:`fast_apply` last rendered, as text and as the list."""
     """The answer choices' and the template's plain-Python functions (``compile_simple``),
     where they are simple: each gives the sandbox's text, or ``SLOW`` for a record the
     sandbox must render."""
@@ -373,7 +375,9 @@ class TaskTemplate:
         """:meth:`apply`'s ``(input, output, answer_choices)`` for a record whose every
         part the compiled functions render (``_fast``) and that splits in two; ``None``
         for anything else (a record :meth:`apply` renders in the sandbox, or where it
-        raises: it then says why). The renderer's fast path calls it."""
+        raises: it then says why). The renderer's fast path calls it. The answer choices
+        are the same list as the record before's when they are equal (a caller handing
+        them out copies them)."""
         fast_choices, fast = self._fast
         if fast is None or type(record) is not dict or "answer_choices" in record:
             return None
@@ -394,10 +398,15 @@ class TaskTemplate:
                 rendered = fast_choices(protected)
                 if type(rendered) is not str:  # SLOW: the sandbox decides
                     return None
-                if PIPE_PROTECTOR in rendered:
-                    choices = [choice.strip().replace(PIPE_PROTECTOR, PIPE) for choice in rendered.split(PIPE)]
+                last = self._last_choices
+                if rendered == last[0]:  # (the same answer choices as the record before: most tasks')
+                    choices = last[1]
                 else:
-                    choices = list(map(str.strip, rendered.split(PIPE)))
+                    if PIPE_PROTECTOR in rendered:
+                        choices = [choice.strip().replace(PIPE_PROTECTOR, PIPE) for choice in rendered.split(PIPE)]
+                    else:
+                        choices = list(map(str.strip, rendered.split(PIPE)))
+                    self._last_choices = (rendered, choices)
             protected["answer_choices"] = choices
             text = fast(protected)
             if type(text) is not str:
@@ -502,7 +511,7 @@ class TaskTemplate:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_compiled"] = state["_choices"] = None
-        state["_fast"] = (None, None)
+        state["_fast"] = state["_last_choices"] = (None, None)
         state.pop("_draws", None)
         return state
 

@@ -113,6 +113,8 @@ Workloads (``--workload``, repeatable; default all):
 ``oc_meta`` the ``opencompass`` config under its meta template (``examples/opencompass/meta.yaml``,
            ChatML-like, with a reserved SYSTEM role); the script writes the text by hand
 ``oc_chatml`` the same with ``--meta chatml`` (the line holds the messages too)
+``oc_string`` an OpenCompass config with string templates (most base-model configs): three
+           examples where the ice token stands, then the question
 ``promptsource`` promptsource's super_glue/rte "GPT-3 style" template as ``convert promptsource``
            writes it (promptsource's semantics: every ``}}`` truncating to 2048 characters,
            ``{% if label != -1 %}{{ answer_choices[label] }}{% endif %}``), zero-shot

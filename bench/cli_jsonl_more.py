@@ -80,6 +80,45 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         o.write(json.dumps({"index": i, "text": None, "continuations": [], "target": doc["target"], "candidates": candidates}) + "\\n")
 """
 
+# an OpenCompass config with string templates (most base-model configs): the examples
+# where the ice token stands, then the question
+OC_STRING_TASK = """\
+abbr: demo-mmlu-string
+reader_cfg:
+  input_columns: [input, A, B, C, D]
+  output_column: target
+  train_split: dev
+infer_cfg:
+  ice_template:
+    type: PromptTemplate
+    template: "Question: {input}\\nA. {A}\\nB. {B}\\nC. {C}\\nD. {D}\\nAnswer: {target}\\n"
+  prompt_template:
+    type: PromptTemplate
+    template: "</E>Question: {input}\\nA. {A}\\nB. {B}\\nC. {C}\\nD. {D}\\nAnswer:"
+    ice_token: "</E>"
+  retriever:
+    type: FixKRetriever
+    fix_id_list: [0, 1, 2]
+  inferencer:
+    type: GenInferencer
+data:
+  dev: data/dev.jsonl
+  test: data/test.jsonl
+"""
+OC_STRING_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+def question(d):
+    return f"Question: {d['input']}\\nA. {d['A']}\\nB. {d['B']}\\nC. {d['C']}\\nD. {d['D']}\\nAnswer:"
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:3]
+prefix = "".join(f"{question(s)} {s['target']}\\n\\n" for s in shots)
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        o.write(json.dumps({"index": i, "text": prefix + question(doc), "continuations": [], "target": doc["target"]}) + "\\n")
+"""
+
 # promptsource's super_glue/rte "GPT-3 style" template, as `prompt-style convert promptsource`
 # writes it (promptsource 0.2.3's semantics: every }} truncating to 2048 characters)
 PROMPTSOURCE_TASK = """\
@@ -119,6 +158,7 @@ MORE = {
     "oc_meta": ("oc", OC_TASK, OC_CHAT_SCRIPT, ("--meta", "meta.yaml"), (("meta.yaml", OC_META),)),
     "oc_chatml": ("oc", OC_TASK, OC_CHAT_SCRIPT, ("--meta", "chatml"), ()),
     "oc_ppl": ("oc", OC_PPL_TASK, OC_PPL_SCRIPT, (), ()),
+    "oc_string": ("oc", OC_STRING_TASK, OC_STRING_SCRIPT, (), ()),
     "promptsource": ("rte", PROMPTSOURCE_TASK, PROMPTSOURCE_SCRIPT, ("--data", "test=test.jsonl"), ()),
 }
 """name -> (records: ``mmlu``, ``oc`` or ``rte``, task (None: the MMLU workload's), script, CLI options, files)."""

@@ -60,7 +60,26 @@ def variants() -> dict[str, dict[str, Any]]:
     no_system["infer_cfg"]["prompt_template"]["template"]["begin"] = ["</E>"]
     target_in_round = copy.deepcopy(CONFIG)
     target_in_round["infer_cfg"]["prompt_template"]["template"]["round"][0]["prompt"] += "{target}"
-    return {"fixk": plain, "zero": zero, "no_system": no_system, "target_in_round": target_in_round}
+    # string templates (most of OpenCompass's base-model configs): the examples where the ice
+    # token stands, then the record's fields
+    string = copy.deepcopy(CONFIG)
+    string["infer_cfg"]["ice_template"] = {"type": "PromptTemplate", "template": "Q: {input}\nA: {target}\n"}
+    string["infer_cfg"]["prompt_template"] = {
+        "type": "PromptTemplate",
+        "template": "Examples:\n</E>Q: {input} ({A}/{B}) {missing}\nA:",
+        "ice_token": "</E>",
+    }
+    string_alone = copy.deepcopy(string)
+    string_alone["infer_cfg"]["prompt_template"] = {"type": "PromptTemplate", "template": "{input} {target}"}
+    string_alone["infer_cfg"]["retriever"] = {"type": "ZeroRetriever"}
+    return {
+        "fixk": plain,
+        "zero": zero,
+        "no_system": no_system,
+        "target_in_round": target_in_round,
+        "string": string,
+        "string_alone": string_alone,
+    }
 
 
 @pytest.mark.parametrize("name", sorted(variants()))

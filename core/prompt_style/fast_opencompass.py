@@ -75,7 +75,7 @@ def dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> Sh
         offered = None if shots is None else fast_round(shots)
         if offered is None:
             return None
-        head, text, override, last = offered
+        head, text, override, last, lead = offered
         pieces = None if affixes is None else [affixes(turn) for turn in (*head, last)]
     except Exception:  # the general path gives the error, for every record
         return None
@@ -84,10 +84,10 @@ def dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> Sh
         all(type(b) is str and type(a) is str and not a for b, a in pieces)
         and all(type(turn.content) is str and not turn.extra for turn in head)
     ):
-        head_text = "".join([b + turn.content for turn, (b, _) in zip(head, pieces)]) + pieces[-1][0]
+        head_text = "".join([b + turn.content for turn, (b, _) in zip(head, pieces)]) + pieces[-1][0] + lead
         tail_text = ""
     elif last_turn is not None:
-        split = _chat_split(meta, last_turn, (*head, last._replace(content="")))
+        split = _chat_split(meta, last_turn, (*head, last._replace(content=lead)))
         if split is None:
             return None
         head_text, tail_text, chat, textless = split  # (textless: API messages, no text)
@@ -105,11 +105,12 @@ def dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> Sh
         head=head_text,
         tail=tail_text,
         textless=textless,
+        lead=lead,
         extras=True,
         last=last,
     )
     # the dialogue's JSON (dialogue_to_json's) around the record's content
-    probe = safe_utf8(dumps_json(dialogue_to_json((*head, last._replace(content=MARKER)))))
+    probe = safe_utf8(dumps_json(dialogue_to_json((*head, last._replace(content=lead + MARKER)))))
     around = probe.split(json_utf8(MARKER)[1:-1])
     if len(around) != 2:
         return None

@@ -223,18 +223,24 @@ class OpenCompassStyle:
         continuations = (self._cont(record),) if self.inferencer == "ll" else ()
         return FormattedPrompt((), continuations, sample.target, candidates=candidates, mode="ppl")
 
-    def fast_round(self, shots: Sequence[Sample]) -> tuple[Dialogue, Any, Mapping[str, Any] | None, Turn] | None:
-        """For the renderer's fast path: ``(head, text, override, turn)`` when every
+    def fast_round(
+        self, shots: Sequence[Sample]
+    ) -> tuple[Dialogue, Any, Mapping[str, Any] | None, Turn, str] | None:
+        """For the renderer's fast path: ``(head, text, override, turn, lead)`` when every
         record's generation dialogue is ``head`` (the same for every record: no field in
-        it, the in-context examples of ``shots``) then ``turn`` with the content
-        ``text.fill(record, override)`` (OpenCompass's filling of the round's one item);
-        a record whose content is empty is not of that shape (its item then has no
-        separator). ``None`` for any other template (a string, labels, a round of more
-        than one item, an ``end`` section, fields in ``begin``), mode or inferencer."""
+        it, the in-context examples of ``shots``) then ``turn`` with the content ``lead +
+        text.fill(record, override)`` (OpenCompass's filling of the round's one item, or of
+        a string template: ``lead`` its text before the fields, the in-context examples
+        where its ice token stands); a record whose filled text is empty is not of that
+        shape (its item then has no separator, or is left out). ``None`` for any other
+        template (labels, a round of more than one item, an ``end`` section, fields in
+        ``begin`` or before a string's ice token), mode or inferencer."""
         if self.mode != "gen" or self._chat is not None or self.infer_mode is not None:
             return None
         prompts = self.prompts
         template = prompts.template
+        if type(template) is PromptTemplate and template.kind == "string":
+            return self._fast_string(shots)
         if type(template) is not PromptTemplate or template.kind != "dialogue":
             return None
         sections = template.dialogue
@@ -260,7 +266,28 @@ class OpenCompassStyle:
             return None
         if self.settings.chat and stop_at_answer(dialogue) != dialogue:
             return None  # (a chat format's dialogue stops at the answer: format's, not this shape)
-        return dialogue[:-1], text, override, dialogue[-1]
+        return dialogue[:-1], text, override, dialogue[-1], ""
+
+    def _fast_string(self, shots: Sequence[Sample]) -> tuple[Dialogue, Any, Any, Turn, str] | None:
+        """:meth:`fast_round` of a string template: one raw item, its text before the
+        ice token (no field in it) and the examples the ``lead``, what follows it filled."""
+        prompts = self.prompts
+        pieces = prompts.template.string
+        if not pieces or len(pieces) > 2 or any(piece.fields for piece in pieces[:-1]):
+            return None
+        text, override = pieces[-1], prompts.gen_override
+        try:
+            dialogue = prompts.gen({}, self.ice(shots))
+            content = text.fill({}, override)
+        except PromptStyleError:
+            return None  # (the general path says what, for every record)
+        if len(dialogue) != 1 or not content or type(dialogue[0].content) is not str:
+            return None
+        whole = dialogue[0].content
+        lead = whole[: len(whole) - len(content)]
+        if dialogue[0] != Turn(RAW, lead + content, "", None, "round"):
+            return None
+        return (), text, override, dialogue[0], lead
 
     def fast_candidates(self, shots: Sequence[Sample]) -> tuple[tuple[Any, tuple[Any, ...]], ...] | None:
         """For the renderer's fast path: every record's perplexity candidates

@@ -113,6 +113,9 @@ Workloads (``--workload``, repeatable; default all):
 ``oc_meta`` the ``opencompass`` config under its meta template (``examples/opencompass/meta.yaml``,
            ChatML-like, with a reserved SYSTEM role); the script writes the text by hand
 ``oc_chatml`` the same with ``--meta chatml`` (the line holds the messages too)
+``gen_prefix`` lm-evaluation-harness's Llama 3 instruct MMLU task file shape: a generation task
+           with ``gen_prefix: "The best answer is"`` (after each example and the question),
+           5-shot, ``until: ["."]``
 ``oc_string`` an OpenCompass config with string templates (most base-model configs): three
            examples where the ice token stands, then the question
 ``promptsource`` promptsource's super_glue/rte "GPT-3 style" template as ``convert promptsource``

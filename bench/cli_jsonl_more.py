@@ -119,6 +119,53 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         o.write(json.dumps({"index": i, "text": prefix + question(doc), "continuations": [], "target": doc["target"]}) + "\\n")
 """
 
+# lm-evaluation-harness's Llama 3 instruct MMLU (llama3/instruct/mmlu): a generation task
+# with gen_prefix, 5-shot, the examples' answers after the prefix
+GEN_PREFIX_TASK = """\
+task: mmlu_llama_like
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: test.jsonl
+    dev: dev.jsonl
+output_type: generate_until
+test_split: test
+fewshot_split: dev
+fewshot_config:
+  sampler: first_n
+doc_to_text: "Given the following question and four candidate answers (A, B, C and D), choose the best answer.\\nQuestion: {{question.strip()}}\\nA. {{choices[0]}}\\nB. {{choices[1]}}\\nC. {{choices[2]}}\\nD. {{choices[3]}}\\nYour response should end with \\"The best answer is [the_answer_letter]\\" where the [the_answer_letter] is one of A, B, C or D."
+gen_prefix: "The best answer is"
+doc_to_target: "{{['A.','B.','C.','D.'][answer]}}"
+num_fewshot: 5
+generation_kwargs:
+  do_sample: false
+  until:
+    - "."
+  max_gen_toks: 10
+metadata:
+  version: 1.0
+"""
+GEN_PREFIX_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+def question(d):
+    c = d["choices"]
+    return (
+        "Given the following question and four candidate answers (A, B, C and D), choose the best answer.\\n"
+        f"Question: {d['question'].strip()}\\nA. {c[0]}\\nB. {c[1]}\\nC. {c[2]}\\nD. {c[3]}\\n"
+        'Your response should end with "The best answer is [the_answer_letter]" where the '
+        "[the_answer_letter] is one of A, B, C or D."
+    )
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:5]
+prefix = "".join(f"{question(s)} The best answer is {'ABCD'[s['answer']]}.\\n\\n" for s in shots)
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        text = prefix + question(doc) + " The best answer is"
+        o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": "ABCD"[doc["answer"]] + "."}) + "\\n")
+"""
+
 # promptsource's super_glue/rte "GPT-3 style" template, as `prompt-style convert promptsource`
 # writes it (promptsource 0.2.3's semantics: every }} truncating to 2048 characters)
 PROMPTSOURCE_TASK = """\
@@ -159,6 +206,7 @@ MORE = {
     "oc_chatml": ("oc", OC_TASK, OC_CHAT_SCRIPT, ("--meta", "chatml"), ()),
     "oc_ppl": ("oc", OC_PPL_TASK, OC_PPL_SCRIPT, (), ()),
     "oc_string": ("oc", OC_STRING_TASK, OC_STRING_SCRIPT, (), ()),
+    "gen_prefix": ("mmlu", GEN_PREFIX_TASK, GEN_PREFIX_SCRIPT, (), ()),
     "promptsource": ("rte", PROMPTSOURCE_TASK, PROMPTSOURCE_SCRIPT, ("--data", "test=test.jsonl"), ()),
 }
 """name -> (records: ``mmlu``, ``oc`` or ``rte``, task (None: the MMLU workload's), script, CLI options, files)."""

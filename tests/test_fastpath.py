@@ -362,6 +362,62 @@ def test_lm_eval_task_files_take_the_fast_path(pm, shots):
     assert any(o[0] == "error" for o in outcomes)
 
 
+GEN_PREFIX_TASK = """\
+task: gen_prefix_task
+dataset_path: json
+output_type: OUTPUT
+test_split: test
+fewshot_split: dev
+fewshot_config:
+  sampler: first_n
+doc_to_text: TEXT
+doc_to_choice: "{{choices}}"
+doc_to_target: answer
+gen_prefix: PREFIX
+description: "Answer these.\\n\\n"
+"""
+
+
+@pytest.mark.parametrize("prefix", ['"The best answer is"', '" leading space"', '"{{ subject }} says"', '""'])
+@pytest.mark.parametrize("output_type", ["multiple_choice", "generate_until"])
+@pytest.mark.parametrize("text", ['"{{question}}"', '"Q: {{question}}\\nA:"'])
+@pytest.mark.parametrize("shots", [0, 2])
+def test_lm_eval_gen_prefix(tmp_path, pm, prefix, output_type, text, shots):
+    """lm-evaluation-harness's ``gen_prefix`` (an assistant turn after the question, delimited
+    from it unless either side has white space at the join): the same for every record,
+    the fast path's tail ends with it; a question text that is empty or ends with white
+    space (no delimiter), and a record with a column named like the prefix (lm-eval reads
+    that column), are the general path's. A prefix that reads fields is the general path's."""
+    source = GEN_PREFIX_TASK.replace("OUTPUT", output_type).replace("TEXT", text).replace("PREFIX", prefix)
+    if output_type == "generate_until":  # (the reference answer: no choices)
+        source = source.replace('doc_to_choice: "{{choices}}"\n', "")
+    path = tmp_path / "task.yaml"
+    path.write_text(source, encoding="utf-8")
+    pool = _lm_eval_records([{**r, "c": [*r["c"], "x", "y", "z"][:4]} for r in POOL] * 2)
+    records = _lm_eval_records(AWKWARD) + [
+        {"question": "ends with space ", "choices": ["a", "b"], "answer": 1, "subject": "s"},
+        {"question": "", "choices": ["a", "b"], "answer": 0, "subject": "s"},
+        {"question": "q", "choices": ["a", "b"], "answer": 0, "subject": "s", "The best answer is": "own"},
+        {"question": "q", "choices": ["a", "b"], "answer": 1, "subject": "s"},
+    ]
+    data = {"test": records, "dev": pool}
+    taken = load_task(path, plugins=pm, data=data, shots=shots).renderer.fast_render() is not None
+    assert taken == ("subject" not in prefix)
+    outcomes = assert_same(path, pm, records, data=data, shots=shots)
+    assert outcomes[-1][0] == "ok"
+    if taken:
+        assert type(outcomes[-1][-1]) is LazyDialoguePrompt
+        if prefix != '""':
+            assert outcomes[-1][2][-1].role == "assistant"  # (its dialogue: the prefill last)
+    with_lines = load_task(path, plugins=pm, data={"test": records[-4:], "dev": pool}, shots=shots)
+    general = load_task(path, plugins=pm, data={"test": records[-4:], "dev": pool}, shots=shots)
+    general.renderer._fast = None
+    from prompt_style.lines import PromptEncoder
+
+    encoder = PromptEncoder()
+    assert list(with_lines.json_lines()) == [general.provenance.line_bytes(p, encoder) for p in general.render()]
+
+
 def test_lm_eval_description_read_from_a_column_of_its_name(pm):
     """lm-evaluation-harness reads a record's column named like the description text
     instead of the text (``resolve_field``): the fast path checks for that key per

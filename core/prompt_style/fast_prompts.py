@@ -64,6 +64,7 @@ class DeferredDialogue:
         "extras",
         "last",
         "selected",
+        "prefill",
     )
 
     def __init__(
@@ -85,6 +86,7 @@ class DeferredDialogue:
         extras: bool = False,
         last: Turn | None = None,
         selected: Any = None,
+        prefill: Turn | None = None,
     ) -> None:
         self.turns = turns
         self.start = start
@@ -108,6 +110,9 @@ class DeferredDialogue:
         answer choices, OpenCompass's ``mode``): their JSON is then ``RenderedPrompt``'s."""
         self.last = last
         """The record's turn but for its content (``None``: a user turn with ``sep``)."""
+        self.prefill = prefill
+        """The assistant turn after the record's (lm-evaluation-harness's ``gen_prefix``, the
+        same for every record), whose text the ``tail`` ends with; ``None``: none."""
         self.selected = selected
         """Examples chosen per record (an :class:`~prompt_style.fast_examples.ExampleSelection`):
         the prompts are :class:`SelectedPrompt`, whose text starts with their examples'."""
@@ -121,7 +126,10 @@ class DeferredDialogue:
             return self.turns
         own = self.lead + text[self.start : len(text) - self.stop]
         last = self.last
-        return (*self.turns, Turn("user", own, self.sep) if last is None else last._replace(content=own))
+        turn = Turn("user", own, self.sep) if last is None else last._replace(content=own)
+        if self.prefill is not None:
+            return (*self.turns, turn, self.prefill)
+        return (*self.turns, turn)
 
 
 class ChatMessages:

@@ -159,7 +159,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         passthrough and choice_of is None and settings is not None and settings.output_type in (None, "generate_until")
     )
     if generation:
-        if text_of is None or prefix_of is not None:
+        if text_of is None:
             return None
     else:
         if not (passthrough or _plain_choice_style(style)) or not renderer._needs_gold or renderer._gold is None:
@@ -171,8 +171,17 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
                 return None
         elif settings.output_type not in (None, "multiple_choice"):
             return None
-        if text_of is None or choice_of is None or target_of is None or prefix_of is not None:
+        if text_of is None or choice_of is None or target_of is None:
             return None
+    # lm-evaluation-harness's gen_prefix, the same for every record (a record with a column
+    # named like it is the general path's: lm-eval reads that column): an assistant turn
+    # after the question, whose text the shared tail ends with (plain-text meta templates)
+    prefill_text, prefix_key = None, None
+    if prefix_of is not None:
+        constant = _constant(prefix_of)
+        if constant is None or type(constant[0]) is not str:
+            return None
+        prefill_text, prefix_key = constant[0] or None, constant[1]
     if not (all(_once(e) for e in (text_of, choice_of, target_of)) and _pure(describe)):
         return None
     ordered = not all(_pure(e) for e in (text_of, choice_of, target_of))  # user code among them
@@ -360,12 +369,41 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         # whose start the selection checks: its own text checked at both ends, and one
         # left empty the general path's)
         strip_first, strip_empty = True, isinstance(selection, MergedSelection)
+    prefill = None
+    if prefill_text is not None:
+        # gen_prefix: plain text, shared examples, no chat rules, one description. Its turn
+        # is delimited from the question (requires_delimiter) unless it starts with white
+        # space: then for a question text that is not empty and does not end with white
+        # space, which the generated code's guard checks (the others the general path's)
+        delimiter = settings.target_delimiter
+        if affixes is None or selection is not None or renderer.chat is not None or describe is not None:
+            return None
+        delimited = not prefill_text[0].isspace()
+        if delimited and type(delimiter) is not str:
+            return None
+        prefill = Turn("assistant", prefill_text, delimiter if delimited else "")
+        try:
+            a_before, a_after = affixes(prefill)
+        except Exception:  # the general path gives the error, for every record
+            return None
+        if type(a_before) is not str or type(a_after) is not str:
+            return None
+        q_after = q_after + a_before + prefill_text + a_after
+        if delimited:
+            strip_first, strip_empty = False, True
     if describe is None:
         # The text is one f-string (prefix, question, affixes); the dialogue (and a chat
         # format's messages) are made from it when first read (LazyDialoguePrompt).
         chat = None
         if last_turn is None or selection is not None:  # (a selection's messages are its own)
             head, tail = head_text + q_before, q_after
+            if prefill is not None:
+                try:  # checked once against the meta template itself
+                    probe = meta.apply((*head_turns, Turn("user", "Q", sep), prefill)).text
+                except Exception:
+                    return None
+                if probe != f"{head}Q{tail}":
+                    return None
         else:
             dialogue = (*head_turns, Turn("user", lead, sep))
             split = _chat_split(meta, last_turn, dialogue)
@@ -392,6 +430,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             textless=textless,
             lead=lead,
             selected=selection,
+            prefill=prefill,
         )
     elif last_turn is not None:
         return None  # a description per record: a chat format renders the whole dialogue
@@ -515,6 +554,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         "check_description": check_description,
         "description0": description if check_description is not None else None,
         "D_KEY": description_key,
+        "P_KEY": prefix_key,
         "C_CONST": None if constant_choices is None else constant_choices[0],
         "T_KEY": None if target_column is None else target_column[0],
         "T_DEFAULT": None if target_column is None else target_column[1],
@@ -549,6 +589,7 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         passthrough=passthrough,
         checked_description=check_description is not None,
         description_key=description_key is not None,
+        prefix_key=prefix_key is not None,
         choice_answers=choice_answers,
         textless=textless or (selection is not None and selection.textless),
         generation=(generation, target_of is not None) if generation else None,

@@ -29,6 +29,7 @@ def generated_code(
     passthrough: bool = False,
     checked_description: bool = False,
     description_key: bool = False,
+    prefix_key: bool = False,
     generation: tuple[bool, bool] | None = None,
     choice_generation: bool = False,
     choice_answers: bool = False,
@@ -131,6 +132,9 @@ def generated_code(
         add("    raise Bail")
     if description_key:
         add("if D_KEY in record:")  # the description is that column's, not the constant text
+        add("    raise Bail")
+    if prefix_key:
+        add("if P_KEY in record:")  # (the same for gen_prefix)
         add("    raise Bail")
     # (a description per record: lines take the text before the question from a cache
     # per description and make no dialogue; the prompts of fast and many hold both)
@@ -439,6 +443,7 @@ _PARAMS = frozenset(
         "check_description",
         "description0",
         "D_KEY",
+        "P_KEY",
         "C_CONST",
         "T_KEY",
         "T_DEFAULT",

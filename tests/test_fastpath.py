@@ -418,6 +418,40 @@ def test_lm_eval_gen_prefix(tmp_path, pm, prefix, output_type, text, shots):
     assert list(with_lines.json_lines()) == [general.provenance.line_bytes(p, encoder) for p in general.render()]
 
 
+@pytest.mark.parametrize("meta", ["chatml", "messages", "qwen", "llama-3", "mistral"])
+@pytest.mark.parametrize("output_type", ["multiple_choice", "generate_until"])
+@pytest.mark.parametrize("shots", [0, 2])
+def test_lm_eval_gen_prefix_in_chat_formats(tmp_path, pm_all, meta, output_type, shots):
+    """A chat format's prefill (``prefilled_turn_affixes``): the text and messages around
+    the question before it made once; Llama 3's template trims the question, so a record
+    whose question has white space at either end is the general path's there."""
+    source = GEN_PREFIX_TASK.replace("OUTPUT", output_type).replace("TEXT", '"{{question}}"')
+    source = source.replace("PREFIX", '"The best answer is"')
+    if output_type == "generate_until":
+        source = source.replace('doc_to_choice: "{{choices}}"\n', "")
+    path = tmp_path / "task.yaml"
+    path.write_text(source, encoding="utf-8")
+    pool = _lm_eval_records([{**r, "c": [*r["c"], "x", "y", "z"][:4]} for r in POOL] * 2)
+    records = _lm_eval_records(AWKWARD) + [
+        {"question": " starts with space", "choices": ["a", "b"], "answer": 1},
+        {"question": "ends with space ", "choices": ["a", "b"], "answer": 1},
+        {"question": "", "choices": ["a", "b"], "answer": 0},
+        {"question": "q", "choices": ["a", "b"], "answer": 1},
+    ]
+    data = {"test": records, "dev": pool}
+    assert load_task(path, plugins=pm_all, data=data, shots=shots, meta=meta).renderer.fast_render() is not None
+    outcomes = assert_same(path, pm_all, records, data=data, shots=shots, meta=meta)
+    assert outcomes[-1][0] == "ok" and isinstance(outcomes[-1][-1], LazyDialoguePrompt)
+    assert outcomes[-1][2][-1] == Turn("assistant", "The best answer is", " ")
+    with_lines = load_task(path, plugins=pm_all, data={"test": records[-4:], "dev": pool}, shots=shots, meta=meta)
+    general = load_task(path, plugins=pm_all, data={"test": records[-4:], "dev": pool}, shots=shots, meta=meta)
+    general.renderer._fast = None
+    from prompt_style.lines import PromptEncoder
+
+    encoder = PromptEncoder()
+    assert list(with_lines.json_lines()) == [general.provenance.line_bytes(p, encoder) for p in general.render()]
+
+
 def test_lm_eval_description_read_from_a_column_of_its_name(pm):
     """lm-evaluation-harness reads a record's column named like the description text
     instead of the text (``resolve_field``): the fast path checks for that key per

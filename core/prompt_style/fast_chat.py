@@ -25,7 +25,7 @@ __all__ = ["_chat_split", "_chat_selection", "_selection", "_selects"]
 
 
 def _chat_split(
-    meta: Any, last_turn: Any, dialogue: Dialogue, stripped: bool = False
+    meta: Any, last_turn: Any, dialogue: Dialogue, stripped: bool = False, position: int = -1
 ) -> tuple[str, str, ChatMessages | None, bool] | None:
     """``(head, tail, messages, textless)``: a chat format's text before the record's own
     text (the last turn's content, empty in ``dialogue`` but for what every record's
@@ -35,8 +35,9 @@ def _chat_split(
     messages and no text; ``None`` when the promise does not hold, or ``apply`` gives more
     than text and messages. ``stripped``: ``last_turn`` is ``stripped_turn_affixes``,
     whose promise is for contents ``strip()`` leaves as they are, checked on the content
-    with a letter after it."""
-    content = dialogue[-1].content
+    with a letter after it. ``position`` -2: the record's turn is followed by an answer
+    prefill every record shares (``last_turn`` is then ``prefilled_turn_affixes``'s split)."""
+    content = dialogue[position].content
     try:
         split = last_turn(dialogue)
         if split is None:
@@ -48,7 +49,9 @@ def _chat_split(
             if type(before) is not str:
                 return None
             content += "Q"
-            checked = meta.apply((*dialogue[:-1], dialogue[-1]._replace(content=content)))
+            probe = list(dialogue)
+            probe[position] = dialogue[position]._replace(content=content)
+            checked = meta.apply(tuple(probe))
     except Exception:  # the general path gives the error, for every record
         return None
     if before is None and after is None:  # messages and no text (API messages)
@@ -61,12 +64,12 @@ def _chat_split(
         return None
     chat = None
     if made.messages is not None:
-        chat = ChatMessages.of(made.messages, dialogue[-1].content)
+        chat = ChatMessages.of(made.messages, dialogue[position].content, position)
         if chat is None:
             return None
     if before is None:
         return "", "", chat, True
-    return before + dialogue[-1].content, after, chat, False
+    return before + dialogue[position].content, after, chat, False
 
 
 def _selects(renderer: TaskRenderer, style: Any, affixes: Any, closed: Any) -> bool:

@@ -137,40 +137,47 @@ class ChatMessages:
     record shares, then the record's own message, the same but for its ``content``
     (the meta template promises it: ``last_turn_affixes``), which is ``lead`` (text
     every record's message starts with: the examples of lm-evaluation-harness's one
-    user turn, ``fewshot_as_multiturn=False``) and then the record's own text. Built
-    when first read; their JSON is written from the task's, around the own text:
-    ``json_before`` (up to and with the opening quote and the lead's JSON) and
-    ``json_after`` (from the closing quote)."""
+    user turn, ``fewshot_as_multiturn=False``) and then the record's own text; with
+    ``position`` -2, the record's message is followed by an answer prefill every record
+    shares (``prefilled_turn_affixes``). Built when first read; their JSON is written
+    from the task's, around the own text: ``json_before`` (up to and with the opening
+    quote and the lead's JSON) and ``json_after`` (from the closing quote)."""
 
-    __slots__ = ("head", "last", "lead", "json_before", "json_after")
+    __slots__ = ("messages", "position", "lead", "json_before", "json_after")
 
-    def __init__(self, messages: list[dict[str, Any]], json_before: str, json_after: str, lead: str = "") -> None:
-        self.head = messages[:-1]
-        self.last = messages[-1]
+    def __init__(
+        self, messages: list[dict[str, Any]], json_before: str, json_after: str, lead: str = "", position: int = -1
+    ) -> None:
+        self.messages = messages
+        self.position = position
         self.lead = lead
         self.json_before = json_before
         self.json_after = json_after
 
     def make(self, content: str) -> list[dict[str, Any]]:
-        """The messages, the record's own text ``content`` in the last one (after the
+        """The messages, the record's own text ``content`` in its message (after the
         lead), fresh (a caller may change them, as the general path's)."""
-        return [*[dict(m) for m in self.head], {**self.last, "content": self.lead + content}]
+        made = [dict(m) for m in self.messages]
+        made[self.position]["content"] = self.lead + content
+        return made
 
     def json(self, content: str) -> str:
         """``json.dumps(self.make(content), ensure_ascii=False)``."""
         return f"{self.json_before}{encode_str(content)[1:-1]}{self.json_after}"
 
     @classmethod
-    def of(cls, messages: Any, content: str) -> ChatMessages | None:
-        """From the messages a meta template made for a dialogue whose last turn holds
-        ``content`` (the lead: what every record's content starts with); ``None`` when
-        they are not of that shape or not JSON."""
-        if type(messages) is not list or not messages or not all(type(m) is dict for m in messages):
+    def of(cls, messages: Any, content: str, position: int = -1) -> ChatMessages | None:
+        """From the messages a meta template made for a dialogue whose turn at ``position``
+        (the last, or the one before an answer prefill) holds ``content`` (the lead: what
+        every record's content starts with); ``None`` when they are not of that shape or
+        not JSON."""
+        if type(messages) is not list or len(messages) < -position or not all(type(m) is dict for m in messages):
             return None
-        last = messages[-1]
-        if last.get("content") != content or type(last.get("content")) is not str:
+        own = messages[position]
+        if own.get("content") != content or type(own.get("content")) is not str:
             return None
-        probe = [*messages[:-1], {**last, "content": content + MARKER}]
+        probe = [dict(m) for m in messages]
+        probe[position]["content"] = content + MARKER
         try:
             text = json.dumps(probe, ensure_ascii=False)
         except (TypeError, ValueError):
@@ -178,7 +185,7 @@ class ChatMessages:
         parts = text.split(encode_str(MARKER)[1:-1])  # (JSON escapes one character at a time)
         if len(parts) != 2:
             return None
-        return cls(messages, parts[0], parts[1], content)
+        return cls(messages, parts[0], parts[1], content, position)
 
 
 _SHARED = frozenset({"plugins", "until", "fewshot_indices"})

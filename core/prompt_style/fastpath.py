@@ -369,33 +369,51 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
         # whose start the selection checks: its own text checked at both ends, and one
         # left empty the general path's)
         strip_first, strip_empty = True, isinstance(selection, MergedSelection)
-    prefill = None
+    prefill = prefilled_split = None
     if prefill_text is not None:
-        # gen_prefix: plain text, shared examples, no chat rules, one description. Its turn
-        # is delimited from the question (requires_delimiter) unless it starts with white
+        # gen_prefix: shared examples, no chat rules, one description. Its turn is
+        # delimited from the question (requires_delimiter) unless it starts with white
         # space: then for a question text that is not empty and does not end with white
         # space, which the generated code's guard checks (the others the general path's)
         delimiter = settings.target_delimiter
-        if affixes is None or selection is not None or renderer.chat is not None or describe is not None:
+        if selection is not None or renderer.chat is not None or describe is not None:
             return None
         delimited = not prefill_text[0].isspace()
         if delimited and type(delimiter) is not str:
             return None
         prefill = Turn("assistant", prefill_text, delimiter if delimited else "")
-        try:
-            a_before, a_after = affixes(prefill)
-        except Exception:  # the general path gives the error, for every record
-            return None
-        if type(a_before) is not str or type(a_after) is not str:
-            return None
-        q_after = q_after + a_before + prefill_text + a_after
-        if delimited:
-            strip_first, strip_empty = False, True
+        if affixes is not None:  # plain text: the prefill's text ends the shared tail
+            try:
+                a_before, a_after = affixes(prefill)
+            except Exception:  # the general path gives the error, for every record
+                return None
+            if type(a_before) is not str or type(a_after) is not str:
+                return None
+            q_after = q_after + a_before + prefill_text + a_after
+            trims = False
+        else:  # a chat format that says how its text stands around the question before it
+            prefilled = getattr(meta, "prefilled_turn_affixes", None)
+            dialogue = (*head_turns, Turn("user", lead, sep), prefill)
+            try:
+                found = None if prefilled is None or lead else prefilled(dialogue)
+            except Exception:
+                found = None
+            if found is None:
+                return None
+            before, after, trims = found
+            prefilled_split = _chat_split(meta, lambda _: (before, after), dialogue, stripped=bool(trims), position=-2)
+            if prefilled_split is None:
+                return None
+        if delimited or trims:
+            # (a format that trims the question: its text must have no white space at either end)
+            strip_first, strip_empty = bool(trims), delimited
     if describe is None:
         # The text is one f-string (prefix, question, affixes); the dialogue (and a chat
         # format's messages) are made from it when first read (LazyDialoguePrompt).
         chat = None
-        if last_turn is None or selection is not None:  # (a selection's messages are its own)
+        if prefilled_split is not None:
+            head, tail, chat, textless = prefilled_split
+        elif last_turn is None or selection is not None:  # (a selection's messages are its own)
             head, tail = head_text + q_before, q_after
             if prefill is not None:
                 try:  # checked once against the meta template itself

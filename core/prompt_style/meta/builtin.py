@@ -69,6 +69,18 @@ class Messages:
             return None
         return None, None
 
+    def prefilled_turn_affixes(self, dialogue: Dialogue) -> tuple[None, None, bool] | None:
+        """For the renderer's fast path (docs/hooks.md): ``(None, None, False)``, messages and
+        no text, for the turn before the dialogue's last (an assistant turn the model
+        continues: an answer prefill): the messages differ only in that one's ``content``.
+        ``None`` as :meth:`last_turn_affixes` gives it, or when the last turn is not an
+        assistant's."""
+        if len(dialogue) < 2 or api_role(dialogue[-1].role) != "assistant":
+            return None
+        if not all(isinstance(turn.content, str) for turn in dialogue) or dialogue[-2].extra:
+            return None
+        return None, None, False
+
     def closed_turn(self, turn: Turn) -> tuple[None, None, dict[str, Any]] | None:
         """For the renderer's fast path (docs/hooks.md): no text, and the turn's message,
         which is the same wherever the turn stands (one message per turn)."""

@@ -130,7 +130,8 @@ class MetaTemplateConformance(Conformance):
     def test_fast_path_promises_hold(self):
         """``last_turn_affixes`` (a chat format whose text stands around its last turn's
         content, or whose messages differ only in that content), ``stripped_turn_affixes``
-        (the same for contents ``strip()`` leaves as they are), ``closed_turn`` (each
+        (the same for contents ``strip()`` leaves as they are), ``prefilled_turn_affixes``
+        (the same for the turn before an answer prefill), ``closed_turn`` (each
         turn before the last closed alike, one message per turn) and ``affixes`` (text as
         its turns' texts joined) keep their promise for awkward contents: the renderer's
         fast path relies on them."""
@@ -161,6 +162,30 @@ class MetaTemplateConformance(Conformance):
                     if whole.messages is not None:
                         expected = [*whole.messages[:-1], {**whole.messages[-1], "content": content}]
                         assert result.messages == expected, f"{shape}: messages around {content!r}"
+        prefilled = getattr(built, "prefilled_turn_affixes", None)
+        if prefilled is not None:
+            # the question before an answer prefill the model continues (gen_prefix)
+            for shape, dialogue in DIALOGUES.items():
+                dialogue = (*dialogue, prompt_style.Turn("assistant", "The answer is", " "))
+                try:
+                    made = prefilled(dialogue)
+                    whole = built.apply(dialogue)
+                except prompt_style.PromptStyleError:
+                    continue
+                if made is None:
+                    continue
+                before, after, trims = made
+                for content in contents if not trims else [c for c in contents if c == c.strip()]:
+                    turned = (*dialogue[:-2], dialogue[-2]._replace(content=content), dialogue[-1])
+                    result = built.apply(turned)
+                    if before is None and after is None:  # messages and no text
+                        assert result.text is None and whole.messages is not None, f"{shape}: (None, None)"
+                    else:
+                        assert result.text == before + content + after, f"{shape}: prefilled text around {content!r}"
+                    if whole.messages is not None:
+                        expected = [dict(m) for m in whole.messages]
+                        expected[-2]["content"] = content
+                        assert result.messages == expected, f"{shape}: prefilled messages around {content!r}"
         closed = getattr(built, "closed_turn", None)
         if closed is not None and split is not None:
             # the text: each turn before the last closed alike, then the last turn's alone;

@@ -170,6 +170,30 @@ def test_a_template_that_trims_the_content_promises_it_for_contents_trim_leaves_
     assert llama.renderer.fast_render() is not None
 
 
+def test_the_question_before_an_answer_prefill():
+    """``prefilled_turn_affixes``: the question's content traced and probed as the last
+    turn's is; the text after it (the prefill, left open) read off apply."""
+    prefilled = (Turn("system", "S"), Turn("user", "Q"), Turn("assistant", "The answer is", " "))
+    chat = hf_meta({"chat_template": OPAQUE})
+    affixes = chat.prefilled_turn_affixes(prefilled)
+    assert affixes == ("<|system|>\nS\n<|user|>\n", "\n<|assistant|>\nThe answer is", False)
+    for text in PROBES:
+        turned = (prefilled[0], Turn("user", text), prefilled[2])
+        assert chat.apply(turned).text == affixes[0] + text + affixes[1]
+    trimming = hf_meta({"chat_template": TRIMMING})
+    assert trimming.prefilled_turn_affixes(prefilled) == (
+        "<|system|>\nS<|end|><|user|>\n",
+        "<|end|><|assistant|>\nThe answer is",
+        True,
+    )
+    looking = "{% for m in messages %}<|{{ m.role }}|>{{ m.content.lstrip() }}{% endfor %}"
+    assert hf_meta({"chat_template": looking}).prefilled_turn_affixes(prefilled) is None
+    # no prefill (the last turn a user's), or the generation prompt asked for: not this promise
+    assert chat.prefilled_turn_affixes(prefilled[:2]) is None
+    asked = hf_meta({"chat_template": OPAQUE, "add_generation_prompt": True})
+    assert asked.prefilled_turn_affixes(prefilled) is None
+
+
 def test_only_the_last_turn_matters():
     # an earlier turn's content may be read any way: it is the same for every record
     source = (

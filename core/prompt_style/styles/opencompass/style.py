@@ -223,9 +223,7 @@ class OpenCompassStyle:
         continuations = (self._cont(record),) if self.inferencer == "ll" else ()
         return FormattedPrompt((), continuations, sample.target, candidates=candidates, mode="ppl")
 
-    def fast_round(
-        self, shots: Sequence[Sample]
-    ) -> tuple[Dialogue, Any, Mapping[str, Any] | None, Turn, str] | None:
+    def fast_round(self, shots: Sequence[Sample]) -> tuple[Dialogue, Any, Mapping[str, Any] | None, Turn, str] | None:
         """For the renderer's fast path: ``(head, text, override, turn, lead)`` when every
         record's generation dialogue is ``head`` (the same for every record: no field in
         it, the in-context examples of ``shots``) then ``turn`` with the content ``lead +

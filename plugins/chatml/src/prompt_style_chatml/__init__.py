@@ -78,6 +78,27 @@ class ChatML:
             return before, ""  # left open for the model to continue
         return before, "<|im_end|>\n" + ("<|im_start|>assistant\n" if generate else "")
 
+    def prefilled_turn_affixes(self, dialogue) -> tuple[str, str, bool] | None:
+        """For the renderer's fast path (docs/hooks.md): ``(before, after, False)`` for the
+        content of the turn before the dialogue's last, an assistant turn the model
+        continues (an answer prefill such as lm-evaluation-harness's ``gen_prefix``).
+        ChatML writes a content as it is, so for any text ``x`` there the prompt is
+        ``before + x + after``, and the messages differ only in that message's content."""
+        if len(dialogue) < 2 or not all(isinstance(turn.content, str) for turn in dialogue):
+            return None
+        *head, own, last = dialogue
+        role = api_role(last.role)
+        if role != "assistant":
+            return None
+        before = _closed([{"role": api_role(t.role), "content": t.content} for t in head])
+        before += f"<|im_start|>{api_role(own.role)}\n"
+        generate = self.add_generation_prompt is not False
+        if self.continue_final_message or generate:
+            rest = f"<|im_start|>{role}\n{last.content}"  # left open for the model to continue
+        else:
+            rest = f"<|im_start|>{role}\n{last.content}<|im_end|>\n"
+        return before, "<|im_end|>\n" + rest, False
+
     def closed_turn(self, turn) -> tuple[str, str, dict[str, Any]] | None:
         """For the renderer's fast path (docs/hooks.md): the text before and after the
         content of a turn that another turn follows, and its message. ChatML closes

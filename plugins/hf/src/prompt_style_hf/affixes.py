@@ -122,26 +122,31 @@ for _name in _FLAGGED:
 del _name
 
 
-def content_affixes(chat: Any, dialogue: Any) -> tuple[str, str, bool] | None:
+def content_affixes(chat: Any, dialogue: Any, position: int = -1) -> tuple[str, str, bool] | None:
     """``(before, after, stripped)`` of ``chat`` (an :class:`~prompt_style_hf.meta.HFChat`)
     for ``dialogue``: for every text ``x`` as the last turn's content, ``chat.apply`` gives
     ``before + x + after`` (``before + x.strip() + after`` when ``stripped``: the template's
     one look at the content is a ``strip()``, Jinja's ``trim``) and the same messages but
     for the last one's content; ``None`` where that was not shown (see the module's
-    docstring)."""
-    if not dialogue or not all(type(turn.content) is str for turn in dialogue):
+    docstring). ``position`` -2: the same for the turn before the last, an assistant turn
+    the model continues (an answer prefill: ``continue_final_message``); the text after
+    the content is then read off ``apply`` (which cuts the render after the prefill)."""
+    if len(dialogue) < -position or not all(type(turn.content) is str for turn in dialogue):
         return None
     template = chat._single
     if template is None or template.has_generation or chat.tools is not None or chat.documents is not None:
         return None
     messages, flags = chat._task_messages(dialogue)
-    if flags.continue_final_message or not flags.add_generation_prompt:
+    if position == -1:
+        if flags.continue_final_message or not flags.add_generation_prompt:
+            return None
+    elif messages[-1]["role"] != "assistant" or not flags.continue_final_message or flags.add_generation_prompt:
         return None
     if chat.system_policy != "error" and any(m["role"] == "system" for m in messages):
         return None
     looked: list[str] = []
     given = [dict(message) for message in messages]
-    given[-1]["content"] = _traced(MARK, looked)
+    given[position]["content"] = _traced(MARK, looked)
     try:
         text = template.render_as_given(given, flags.add_generation_prompt, flags.variables, chat.now)
     except Exception:  # the general path says what went wrong, for every record
@@ -151,10 +156,24 @@ def content_affixes(chat: Any, dialogue: Any) -> tuple[str, str, bool] | None:
         return None
     before, after = text.split(MARK)
     before, after = str(before), str(after)
-    last = dialogue[-1]
+    own = dialogue[position]
+
+    def with_content(content: str) -> Any:
+        made = list(dialogue)
+        made[position] = own._replace(content=content)
+        return tuple(made)
+
+    if position != -1:
+        try:
+            cut = chat.apply(with_content("")).text
+        except Exception:
+            return None
+        if type(cut) is not str or not cut.startswith(before):
+            return None
+        after = cut[len(before) :]
     for probe in PROBES:
         try:
-            made = chat.apply((*dialogue[:-1], last._replace(content=probe)))
+            made = chat.apply(with_content(probe))
         except Exception:
             return None
         if made.text != before + (probe.strip() if stripped else probe) + after:

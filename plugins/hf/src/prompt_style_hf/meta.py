@@ -382,6 +382,14 @@ class HFChat:
         known = self._content_affixes(dialogue)
         return None if known is None else known[:2]
 
+    def prefilled_turn_affixes(self, dialogue) -> tuple[str, str, bool] | None:
+        """For the renderer's fast path (docs/hooks.md): ``(before, after, stripped)`` for
+        the content of the turn before the dialogue's last, an assistant turn the model
+        continues (an answer prefill such as lm-evaluation-harness's ``gen_prefix``): as
+        :meth:`last_turn_affixes` (``stripped``: :meth:`stripped_turn_affixes`) for that
+        turn, found the same way; ``None`` where that was not shown."""
+        return self._content_affixes(dialogue, -2)
+
     def closed_turn(self, turn) -> tuple[str, str, dict[str, Any]] | None:
         """For the renderer's fast path (docs/hooks.md): the text before and after the
         content of a user turn or an answer that another turn follows, and its message,
@@ -410,15 +418,15 @@ class HFChat:
             return None
         return known[0], known[1], {"role": turn.role, "content": turn.content}
 
-    def _content_affixes(self, dialogue) -> tuple[str, str, bool] | None:
+    def _content_affixes(self, dialogue, position: int = -1) -> tuple[str, str, bool] | None:
         try:
-            known = self._affixes.get(dialogue, False)
+            known = self._affixes.get((position, dialogue), False)
         except TypeError:  # (a turn of parts, which no text stands around)
             return None
         if known is False:
-            known = content_affixes(self, dialogue)
+            known = content_affixes(self, dialogue, position)
             if len(self._affixes) < 64:
-                self._affixes[dialogue] = known
+                self._affixes[(position, dialogue)] = known
         return known
 
     def pieces(self, dialogue, *, full: bool = False) -> list[tuple[tuple[int, ...], str]]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .fast_chat import _chat_split
 from .fast_fields import _getter, _pure
-from .fast_prompts import MARKER, DeferredDialogue, LazyDialoguePrompt, LazyMessagesPrompt
+from .fast_prompts import MARKER, DeferredDialogue, shaped_prompt
 from .fields.jinja_compiler import SLOW
 from .fields.multiple_input import ContextChoice
 from .render import Candidate, RenderedPrompt, dialogue_to_json
@@ -116,8 +116,7 @@ def dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> Sh
         return None
     before, after = b', "mode": "gen", "dialogue": ' + around[0], around[1]
     text_get, target_get = getters
-    fill, null_ok, ids = text.fill, renderer.allow_null_target, renderer._shared_ids
-    new = object.__new__
+    fill, null_ok = text.fill, renderer.allow_null_target
 
     def own(record: Mapping[str, Any]) -> tuple[str, Any] | None:
         try:
@@ -131,22 +130,8 @@ def dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> Sh
             return None
         return (content, target) if content else None
 
-    kind = LazyMessagesPrompt if textless else LazyDialoguePrompt
-
     def prompt(index: int, content: str, target: Any) -> RenderedPrompt:
-        made = new(kind)
-        made.index = index
-        if textless:
-            made.text = None
-            made._content = content
-        else:
-            made.text = f"{head_text}{content}{tail_text}"
-        made.continuations = ()
-        made.target = target
-        made._deferred = deferred
-        made.permutation = None
-        made.fewshot_indices = ids
-        made.doc_id = None
+        made = shaped_prompt(deferred, index, content, target)
         made.mode = "gen"
         return made
 

@@ -22,6 +22,7 @@ from .types import Dialogue, Turn
 __all__ = [
     "DeferredDialogue",
     "ChatMessages",
+    "shaped_prompt",
     "LazyDialoguePrompt",
     "LazyMessagesPrompt",
     "SelectedPrompt",
@@ -130,6 +131,28 @@ class DeferredDialogue:
         if self.prefill is not None:
             return (*self.turns, turn, self.prefill)
         return (*self.turns, turn)
+
+
+def shaped_prompt(deferred: DeferredDialogue, index: int, own: str, target: Any) -> LazyDialoguePrompt:
+    """A fast-path prompt of a shape of its own (a task-template file's, OpenCompass's
+    generation dialogue), with no continuations: its text the ``deferred`` head, ``own``
+    and its tail, or, for a meta template of messages and no text, ``own`` kept as the
+    record's message's content."""
+    textless = deferred.textless
+    made = object.__new__(LazyMessagesPrompt if textless else LazyDialoguePrompt)
+    made.index = index
+    if textless:
+        made.text = None
+        made._content = own
+    else:
+        made.text = f"{deferred.head}{own}{deferred.tail}"
+    made.continuations = ()
+    made.target = target
+    made._deferred = deferred
+    made.permutation = None
+    made.fewshot_indices = deferred.fewshot_indices
+    made.doc_id = None
+    return made
 
 
 class ChatMessages:

@@ -78,6 +78,7 @@ from .fast_prompts import (
     LazyMessagesPrompt,
     SelectedMessagesPrompt,
     SelectedPrompt,
+    shaped_prompt,
 )
 from .fastpath_codegen import generated_code, maker, parameters
 from .fields.extractors import CallableField
@@ -953,24 +954,10 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
         textless=textless,
         extras=True,
     )
-    new = object.__new__
-    kind = LazyMessagesPrompt if textless else LazyDialoguePrompt
     with_choices = choice_of is not None
 
     def prompt(index: int, own: str, output: str, choices: Any) -> RenderedPrompt:
-        made = new(kind)
-        made.index = index
-        if textless:
-            made.text = None
-            made._content = own
-        else:
-            made.text = f"{head}{own}{tail}"
-        made.continuations = ()
-        made.target = output
-        made._deferred = deferred
-        made.permutation = None
-        made.fewshot_indices = ids
-        made.doc_id = None
+        made = shaped_prompt(deferred, index, own, output)
         # (a list of its own: fast_apply gives a record the list of the one before when equal)
         made.extra = {"answer_choices": list(choices) if with_choices and choices is not None else None}
         return made

@@ -140,10 +140,13 @@ class MetaTemplateConformance(Conformance):
         split = getattr(built, "last_turn_affixes", None)
         stripped = getattr(built, "stripped_turn_affixes", None)
         # (stripped_turn_affixes: the same promise, for the contents strip() leaves as they are)
-        for promise, kept in ((split, contents), (stripped, [c for c in contents if c == c.strip()])):
+        kept = [c for c in contents if c == c.strip()]
+        for promise, position in ((split, -1), (stripped, -1), (getattr(built, "prefilled_turn_affixes", None), -2)):
             if promise is None:
                 continue
             for shape, dialogue in DIALOGUES.items():
+                if position == -2:  # the question before an answer prefill the model continues (gen_prefix)
+                    dialogue = (*dialogue, prompt_style.Turn("assistant", "The answer is", " "))
                 try:
                     made = promise(dialogue)
                     whole = built.apply(dialogue)
@@ -151,41 +154,19 @@ class MetaTemplateConformance(Conformance):
                     continue
                 if made is None:
                     continue
-                before, after = made
-                for content in kept:
-                    turned = (*dialogue[:-1], dialogue[-1]._replace(content=content))
-                    result = built.apply(turned)
-                    if before is None and after is None and promise is split:  # messages and no text
+                trims = promise is stripped or (position == -2 and made[2])
+                for content in kept if trims else contents:
+                    turned = list(dialogue)
+                    turned[position] = dialogue[position]._replace(content=content)
+                    result = built.apply(tuple(turned))
+                    if made[0] is None and made[1] is None and promise is not stripped:  # messages and no text
                         assert result.text is None and whole.messages is not None, f"{shape}: (None, None)"
                     else:
-                        assert result.text == before + content + after, f"{shape}: text around {content!r}"
-                    if whole.messages is not None:
-                        expected = [*whole.messages[:-1], {**whole.messages[-1], "content": content}]
-                        assert result.messages == expected, f"{shape}: messages around {content!r}"
-        prefilled = getattr(built, "prefilled_turn_affixes", None)
-        if prefilled is not None:
-            # the question before an answer prefill the model continues (gen_prefix)
-            for shape, dialogue in DIALOGUES.items():
-                dialogue = (*dialogue, prompt_style.Turn("assistant", "The answer is", " "))
-                try:
-                    made = prefilled(dialogue)
-                    whole = built.apply(dialogue)
-                except prompt_style.PromptStyleError:
-                    continue
-                if made is None:
-                    continue
-                before, after, trims = made
-                for content in contents if not trims else [c for c in contents if c == c.strip()]:
-                    turned = (*dialogue[:-2], dialogue[-2]._replace(content=content), dialogue[-1])
-                    result = built.apply(turned)
-                    if before is None and after is None:  # messages and no text
-                        assert result.text is None and whole.messages is not None, f"{shape}: (None, None)"
-                    else:
-                        assert result.text == before + content + after, f"{shape}: prefilled text around {content!r}"
+                        assert result.text == made[0] + content + made[1], f"{shape}: text around {content!r}"
                     if whole.messages is not None:
                         expected = [dict(m) for m in whole.messages]
-                        expected[-2]["content"] = content
-                        assert result.messages == expected, f"{shape}: prefilled messages around {content!r}"
+                        expected[position]["content"] = content
+                        assert result.messages == expected, f"{shape}: messages around {content!r}"
         closed = getattr(built, "closed_turn", None)
         if closed is not None and split is not None:
             # the text: each turn before the last closed alike, then the last turn's alone;

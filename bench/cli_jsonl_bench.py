@@ -116,6 +116,8 @@ Workloads (``--workload``, repeatable; default all):
 ``gen_prefix`` lm-evaluation-harness's Llama 3 instruct MMLU task file shape: a generation task
            with ``gen_prefix: "The best answer is"`` (after each example and the question),
            5-shot, ``until: ["."]``
+``gen_prefix_llama3`` the same with ``--meta llama-3`` (Llama 3's own template; the prefill
+           left open after the question); the script writes its text by hand
 ``oc_string`` an OpenCompass config with string templates (most base-model configs): three
            examples where the ice token stands, then the question
 ``promptsource`` promptsource's super_glue/rte "GPT-3 style" template as ``convert promptsource``

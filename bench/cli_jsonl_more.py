@@ -166,6 +166,20 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": "ABCD"[doc["answer"]] + "."}) + "\\n")
 """
 
+# the same with --meta llama-3 (Llama 3's own chat template, which trims each content):
+# the examples as turns, the question, then the open prefill
+GEN_PREFIX_LLAMA3_SCRIPT = GEN_PREFIX_SCRIPT.replace(
+    """prefix = "".join(f"{question(s)} The best answer is {'ABCD'[s['answer']]}.\\n\\n" for s in shots)""",
+    """def turn(role, text):
+    return f"<|start_header_id|>{role}<|end_header_id|>\\n\\n{text.strip()}<|eot_id|>"
+prefix = "<|begin_of_text|>" + "".join(
+    turn("user", question(s)) + turn("assistant", f"The best answer is {'ABCD'[s['answer']]}.") for s in shots
+)""",
+).replace(
+    'text = prefix + question(doc) + " The best answer is"',
+    'text = prefix + turn("user", question(doc)) + "<|start_header_id|>assistant<|end_header_id|>\\n\\nThe best answer is"',
+)
+
 # promptsource's super_glue/rte "GPT-3 style" template, as `prompt-style convert promptsource`
 # writes it (promptsource 0.2.3's semantics: every }} truncating to 2048 characters)
 PROMPTSOURCE_TASK = """\
@@ -207,6 +221,7 @@ MORE = {
     "oc_ppl": ("oc", OC_PPL_TASK, OC_PPL_SCRIPT, (), ()),
     "oc_string": ("oc", OC_STRING_TASK, OC_STRING_SCRIPT, (), ()),
     "gen_prefix": ("mmlu", GEN_PREFIX_TASK, GEN_PREFIX_SCRIPT, (), ()),
+    "gen_prefix_llama3": ("mmlu", GEN_PREFIX_TASK, GEN_PREFIX_LLAMA3_SCRIPT, ("--meta", "llama-3"), ()),
     "promptsource": ("rte", PROMPTSOURCE_TASK, PROMPTSOURCE_SCRIPT, ("--data", "test=test.jsonl"), ()),
 }
 """name -> (records: ``mmlu``, ``oc`` or ``rte``, task (None: the MMLU workload's), script, CLI options, files)."""

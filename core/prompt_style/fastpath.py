@@ -974,7 +974,29 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
             last[0] = choices
         return own, (), output, last[1]
 
-    return _shaped(renderer, apply, prompt, line_parts, "task_template", deferred)
+    path = _shaped(renderer, apply, prompt, line_parts, "task_template", deferred)
+    if path.lines is None:
+        return path
+
+    def lines(records: Any, general: Any, start: int = 0, *, emit: Any, line_of: Any) -> Any:
+        # _shaped's loop with line_parts inline (a call and a tuple a record less)
+        for index, record in enumerate(records, start):
+            made = apply(record)
+            if made is None:
+                yield general(record, index)
+                continue
+            own, output, choices = made
+            if not with_choices:
+                more = no_choices
+            elif choices is last[0]:
+                more = last[1]
+            else:
+                more = last[1] = choices_key + json_strings(choices)
+                last[0] = choices
+            line = emit(index, own, (), output, more)
+            yield line_of(prompt(index, own, output, choices)) if line is None else line
+
+    return dataclasses.replace(path, lines=lines)
 
 
 class _Bail(Exception):

@@ -120,6 +120,8 @@ Workloads (``--workload``, repeatable; default all):
            left open after the question); the script writes its text by hand
 ``oc_string`` an OpenCompass config with string templates (most base-model configs): three
            examples where the ice token stands, then the question
+``sciq_shots`` the ``sciq`` workload with ``--shots 3`` (the first three of the train split before
+           every record's input)
 ``promptsource`` promptsource's super_glue/rte "GPT-3 style" template as ``convert promptsource``
            writes it (promptsource's semantics: every ``}}`` truncating to 2048 characters,
            ``{% if label != -1 %}{{ answer_choices[label] }}{% endif %}``), zero-shot
@@ -913,15 +915,17 @@ WORKLOADS = {
         test="data/processed/sciq_mcq/test.jsonl",
     ),
 }
-_RECORDS = {  # records, the few-shot split's file and size, the evaluated split's file
-    "mmlu": (mmlu_record, "dev.jsonl", 5, "test.jsonl"),
-    "oc": (oc_record, "data/dev.jsonl", 3, "data/test.jsonl"),
-    "rte": (rte_record, "train.jsonl", 3, "test.jsonl"),
+_SCIQ_DATA = "data/processed/sciq_mcq/"
+_RECORDS = {  # records, the few-shot split's file and size, the evaluated split's file, the task
+    "mmlu": (mmlu_record, "dev.jsonl", 5, "test.jsonl", MMLU_TASK),
+    "oc": (oc_record, "data/dev.jsonl", 3, "data/test.jsonl", OC_TASK),
+    "rte": (rte_record, "train.jsonl", 3, "test.jsonl", None),
+    "sciq": (sciq_record, _SCIQ_DATA + "train.jsonl", 30, _SCIQ_DATA + "test.jsonl", SCIQ_TASK),
 }
 for _name, (_records, _task, _script, _options, _files) in MORE.items():
-    _make, _pool, _size, _test = _RECORDS[_records]
+    _make, _pool, _size, _test, _own = _RECORDS[_records]
     WORKLOADS[_name] = Workload(
-        _name, MMLU_TASK if _task is None else _task, _script, _make, _pool, _size, _options, _test, _files
+        _name, _own if _task is None else _task, _script, _make, _pool, _size, _options, _test, _files
     )
 
 

@@ -214,6 +214,27 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": target}) + "\\n")
 """
 
+# the SciQ task-template file with --shots 3 (the first three of the train split, every
+# record's): each example's input, a space and its output, then a blank line
+SCIQ_SHOTS_SCRIPT = """\
+import json, sys
+test, dev, out = sys.argv[1:4]
+def text(doc):
+    c = doc["choices"]
+    options = "".join(f"\\n- {x}" for x in sorted([c["correct"], *c["distractors"][:3]], key=str.lower))
+    return (
+        "Answer the following science question by choosing one of the options.\\n\\n"
+        f"Question: {doc['question']}\\nOptions:{options}\\n\\nRespond with the option only."
+    )
+with open(dev, encoding="utf-8") as f:
+    shots = [json.loads(line) for line in f][:3]
+prefix = "".join(f"{text(s)} {s['choices']['correct']}\\n\\n" for s in shots)
+with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for i, line in enumerate(f):
+        doc = json.loads(line)
+        o.write(json.dumps({"index": i, "text": prefix + text(doc), "continuations": [], "target": doc["choices"]["correct"]}) + "\\n")
+"""
+
 MORE = {
     "cot": ("mmlu", None, COT_SCRIPT, ("--style-option", "generation=cot"), ()),
     "oc_meta": ("oc", OC_TASK, OC_CHAT_SCRIPT, ("--meta", "meta.yaml"), (("meta.yaml", OC_META),)),
@@ -222,9 +243,11 @@ MORE = {
     "oc_string": ("oc", OC_STRING_TASK, OC_STRING_SCRIPT, (), ()),
     "gen_prefix": ("mmlu", GEN_PREFIX_TASK, GEN_PREFIX_SCRIPT, (), ()),
     "gen_prefix_llama3": ("mmlu", GEN_PREFIX_TASK, GEN_PREFIX_LLAMA3_SCRIPT, ("--meta", "llama-3"), ()),
+    "sciq_shots": ("sciq", None, SCIQ_SHOTS_SCRIPT, ("--shots", "3"), ()),
     "promptsource": ("rte", PROMPTSOURCE_TASK, PROMPTSOURCE_SCRIPT, ("--data", "test=test.jsonl"), ()),
 }
-"""name -> (records: ``mmlu``, ``oc`` or ``rte``, task (None: the MMLU workload's), script, CLI options, files)."""
+"""name -> (records: ``mmlu``, ``oc``, ``rte`` or ``sciq``, task (None: the records' own workload's), script,
+CLI options, files)."""
 
 
 def rte_record(i: int, rng: Any) -> dict[str, Any]:

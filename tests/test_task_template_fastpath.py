@@ -196,3 +196,25 @@ def test_promptsource_templates_take_the_fast_path(tmp_path, pm_all, both_paths,
     if first.extra["answer_choices"] == second.extra["answer_choices"]:
         first.extra["answer_choices"].append("changed")
         assert second.extra["answer_choices"][-1] != "changed"
+
+
+@pytest.mark.parametrize("meta", ["plain", "chatml", "messages", "llama-3"])
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+@pytest.mark.parametrize("shots", [0, 1, 3])
+def test_few_shot_examples_every_record_shares(tmp_path, pm_all, both_paths, template, meta, shots):
+    """``--shots N`` with examples every record shares (first_n): their inputs and outputs
+    rendered once, joined before each record's input as the general path joins them; a
+    chat template that trims the content (Llama 3's) takes it too (the input is stripped)."""
+    path = write(tmp_path, template)
+    pool = [record(f"example {i} {{x}} ü", f"answer {i}") for i in range(4)]
+    data = {"test": [record("unused")], "train": pool}
+    outcomes = both_paths(path, RECORDS, data=data, meta=meta, plugins=pm_all, shots=shots)
+    made = [o[-1] for o in outcomes if o[0] == "ok"]
+    assert any(o[0] == "error" for o in outcomes) and made
+    assert all(p.fewshot_indices == tuple(range(shots)) for p in made)
+    if template == "plain":
+        assert any(isinstance(p, LazyDialoguePrompt) for p in made)
+        assert made[0].dialogue[-2].content == "answer 0" if shots == 1 else True
+    encoder = PromptEncoder()
+    for prompt in made:
+        assert encoder.line(prompt) == (dumps_line(prompt.to_json()) + "\n").encode("utf-8")

@@ -918,33 +918,43 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
         return None
     if style.settings.output_type not in (None, "generate_until"):
         return None
-    try:
-        if renderer.shared_shots() != ():
-            return None
-    except PromptStyleError:
-        return None
     meta = renderer.meta
     affixes = getattr(meta, "affixes", None)
     chat, textless = None, False
-    if affixes is not None:
-        try:
-            head, tail = affixes(Turn("user", "", ""))
-        except Exception:  # the general path gives the error, for every record
-            return None
-    else:
-        last_turn = getattr(meta, "last_turn_affixes", None)
-        split = None if last_turn is None else _chat_split(meta, last_turn, (Turn("user", "", ""),))
-        if split is None:
-            return None
-        head, tail, chat, textless = split
+    try:
+        # few-shot examples every record shares (their inputs and outputs rendered once,
+        # joined as QAStyle joins them), before the record's input
+        shots = renderer.shared_shots()
+        if shots is None:
+            return None  # (examples chosen per record: the general path's)
+        block, sep = style.shot_block(shots) if shots else ((), "")
+        if affixes is not None:
+            before, tail = affixes(Turn("user", "", sep))
+            head = (meta.apply(block).text if block else "") + before
+            if block and meta.apply((*block, Turn("user", "Q", sep))).text != f"{head}Q{tail}":
+                return None
+        else:
+            last_turn = getattr(meta, "last_turn_affixes", None)
+            dialogue = (*block, Turn("user", "", sep))
+            split = None if last_turn is None else _chat_split(meta, last_turn, dialogue)
+            stripped_of = getattr(meta, "stripped_turn_affixes", None) if last_turn is not None else None
+            if split is None and stripped_of is not None:
+                # a format that trims the content (Llama 3's): the template's input is
+                # stripped already (fast_apply), so every record's content is as strip() leaves it
+                split = _chat_split(meta, stripped_of, dialogue, stripped=True)
+            if split is None:
+                return None
+            head, tail, chat, textless = split
+    except Exception:  # the general path gives the error, for every record
+        return None
     if type(head) is not str or type(tail) is not str:
         return None
     until, ids = renderer.until, renderer._shared_ids
     deferred = DeferredDialogue(
-        (),
+        block,
         len(head),
         len(tail),
-        "",
+        sep,
         renderer.plugins,
         until,
         ids,

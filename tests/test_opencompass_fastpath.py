@@ -72,7 +72,12 @@ def variants() -> dict[str, dict[str, Any]]:
     string_alone = copy.deepcopy(string)
     string_alone["infer_cfg"]["prompt_template"] = {"type": "PromptTemplate", "template": "{input} {target}"}
     string_alone["infer_cfg"]["retriever"] = {"type": "ZeroRetriever"}
+    # the answer's item after the question (an ice_template serving as the prompt, C-Eval's
+    # shape): its field masked in generation, the same for every record
+    answer_item = copy.deepcopy(CONFIG)
+    answer_item["infer_cfg"]["prompt_template"]["template"]["round"].append({"role": "BOT", "prompt": "{target}"})
     return {
+        "answer_item": answer_item,
         "fixk": plain,
         "zero": zero,
         "no_system": no_system,
@@ -112,7 +117,7 @@ def test_other_shapes_stay_on_the_general_path(tmp_path, pm_all):
     begin_field = copy.deepcopy(CONFIG)
     begin_field["infer_cfg"]["prompt_template"]["template"]["begin"][0]["prompt"] = "About {input}."
     two_items = copy.deepcopy(CONFIG)
-    two_items["infer_cfg"]["prompt_template"]["template"]["round"].append({"role": "BOT", "prompt": "{target}"})
+    two_items["infer_cfg"]["prompt_template"]["template"]["round"].append({"role": "BOT", "prompt": "{A}"})
     for config in (begin_field, two_items):
         path = write(tmp_path, config, RECORDS[:2])
         assert load_task(path, plugins=pm_all).renderer.fast_render() is None

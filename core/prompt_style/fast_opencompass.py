@@ -75,19 +75,33 @@ def dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> Sh
         offered = None if shots is None else fast_round(shots)
         if offered is None:
             return None
-        head, text, override, last, lead = offered
-        pieces = None if affixes is None else [affixes(turn) for turn in (*head, last)]
+        head, text, override, last, lead, after = offered
+        pieces = None if affixes is None else [affixes(turn) for turn in (*head, last, *after)]
     except Exception:  # the general path gives the error, for every record
+        return None
+    if len(after) > 1:
         return None
     chat, textless = None, False
     if pieces is not None and (
         all(type(b) is str and type(a) is str and not a for b, a in pieces)
-        and all(type(turn.content) is str and not turn.extra for turn in head)
+        and all(type(turn.content) is str and not turn.extra for turn in (*head, *after))
     ):
-        head_text = "".join([b + turn.content for turn, (b, _) in zip(head, pieces)]) + pieces[-1][0] + lead
-        tail_text = ""
+        joined = [b + turn.content for turn, (b, _) in zip((*head, last, *after), pieces)]
+        head_text = "".join(joined[: len(head)]) + pieces[len(head)][0] + lead
+        tail_text = "".join(joined[len(head) + 1 :])
     elif last_turn is not None:
-        split = _chat_split(meta, last_turn, (*head, last._replace(content=lead)))
+        if after:  # (the answer's turn after the record's: the meta template's split of the turn before it)
+            prefilled = getattr(meta, "prefilled_turn_affixes", None)
+            dialogue = (*head, last._replace(content=lead), *after)
+            try:
+                found = None if prefilled is None else prefilled(dialogue)
+            except Exception:
+                found = None
+            if found is None or found[2]:
+                return None
+            split = _chat_split(meta, lambda _: found[:2], dialogue, position=-2)
+        else:
+            split = _chat_split(meta, last_turn, (*head, last._replace(content=lead)))
         if split is None:
             return None
         head_text, tail_text, chat, textless = split  # (textless: API messages, no text)
@@ -108,9 +122,10 @@ def dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> Sh
         lead=lead,
         extras=True,
         last=last,
+        prefill=after[0] if after else None,
     )
     # the dialogue's JSON (dialogue_to_json's) around the record's content
-    probe = safe_utf8(dumps_json(dialogue_to_json((*head, last._replace(content=lead + MARKER)))))
+    probe = safe_utf8(dumps_json(dialogue_to_json((*head, last._replace(content=lead + MARKER), *after))))
     around = probe.split(json_utf8(MARKER)[1:-1])
     if len(around) != 2:
         return None

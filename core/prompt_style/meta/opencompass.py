@@ -300,6 +300,26 @@ class OpenCompassMeta:
         before, after = made.text.split(_MARK)
         return before, after
 
+    def prefilled_turn_affixes(self, dialogue: Dialogue) -> tuple[str, str, bool] | None:
+        """For the renderer's fast path (docs/hooks.md): ``(before, after, False)`` for the
+        content of the turn before the dialogue's last, the same for every record (an
+        answer prefill; OpenCompass's answer item with its field masked in generation):
+        a text meta template writes that content as it is too, so the split is found by
+        applying the dialogue with a mark there. ``None`` where :meth:`last_turn_affixes`
+        gives ``None``."""
+        if len(dialogue) < 2 or self.last_turn_affixes(dialogue[:-1]) is None or dialogue[-1].section == MESSAGES:
+            return None
+        if type(dialogue[-1].content) is not str:
+            return None
+        try:
+            made = self.apply((*dialogue[:-2], dialogue[-2]._replace(content=_MARK), dialogue[-1]))
+        except StyleError:
+            return None
+        if made.messages is not None or type(made.text) is not str or made.text.count(_MARK) != 1:
+            return None
+        before, after = made.text.split(_MARK)
+        return before, after, False
+
     def pieces(self, dialogue: Dialogue, *, full: bool = False) -> list[tuple[tuple[int, ...], str]]:
         """The text :meth:`apply` (``full``: :meth:`apply_full`) gives, cut into what each
         turn adds (``tokenize=turns``): a role's ``begin``, the turn's content and the

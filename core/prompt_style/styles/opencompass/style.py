@@ -223,16 +223,20 @@ class OpenCompassStyle:
         continuations = (self._cont(record),) if self.inferencer == "ll" else ()
         return FormattedPrompt((), continuations, sample.target, candidates=candidates, mode="ppl")
 
-    def fast_round(self, shots: Sequence[Sample]) -> tuple[Dialogue, Any, Mapping[str, Any] | None, Turn, str] | None:
-        """For the renderer's fast path: ``(head, text, override, turn, lead)`` when every
-        record's generation dialogue is ``head`` (the same for every record: no field in
-        it, the in-context examples of ``shots``) then ``turn`` with the content ``lead +
-        text.fill(record, override)`` (OpenCompass's filling of the round's one item, or of
-        a string template: ``lead`` its text before the fields, the in-context examples
-        where its ice token stands); a record whose filled text is empty is not of that
-        shape (its item then has no separator, or is left out). ``None`` for any other
-        template (labels, a round of more than one item, an ``end`` section, fields in
-        ``begin`` or before a string's ice token), mode or inferencer."""
+    def fast_round(
+        self, shots: Sequence[Sample]
+    ) -> tuple[Dialogue, Any, Mapping[str, Any] | None, Turn, str, Dialogue] | None:
+        """For the renderer's fast path: ``(head, text, override, turn, lead, after)`` when
+        every record's generation dialogue is ``head`` (the same for every record: no field
+        in it, the in-context examples of ``shots``), then ``turn`` with the content ``lead
+        + text.fill(record, override)`` (OpenCompass's filling of the round's first item,
+        or of a string template: ``lead`` its text before the fields, the in-context
+        examples where its ice token stands), then ``after``: the round's second item, the
+        answer's, whose fields are all masked in generation (an ``ice_template`` serving
+        as the prompt: ``BOT: '{answer}'``), or nothing. A record whose filled text is
+        empty is not of that shape (its item then has no separator, or is left out).
+        ``None`` for any other template (labels, a round of more items, an ``end``
+        section, fields in ``begin`` or before a string's ice token), mode or inferencer."""
         if self.mode != "gen" or self._chat is not None or self.infer_mode is not None:
             return None
         prompts = self.prompts
@@ -243,7 +247,7 @@ class OpenCompassStyle:
             return None
         sections = template.dialogue
         rounds = sections.get("round") or ()
-        if len(rounds) != 1 or sections.get("end"):
+        if not 1 <= len(rounds) <= 2 or sections.get("end"):
             return None
         item = rounds[0]
         if item.role == RAW or len(item.pieces) != 1:
@@ -251,22 +255,43 @@ class OpenCompassStyle:
         if any(piece.fields for begin in sections.get("begin") or () for piece in begin.pieces):
             return None
         text, override = item.pieces[0], prompts.gen_override
+        # a second item (the answer's: {answer}, masked in generation) the same for every record
+        answer = rounds[1] if len(rounds) == 2 else None
+        if answer is not None and (
+            answer.role == RAW
+            or len(answer.pieces) != 1
+            or not all(name in (override or {}) for name in answer.pieces[0].fields)
+        ):
+            return None
         try:
             dialogue = prompts.gen({}, self.ice(shots))
             content = text.fill({}, override)
         except PromptStyleError:
             return None  # (the general path says what, for every record)
+        after: Dialogue = ()
+        if answer is not None and dialogue:
+            after = dialogue[-1:]
+            if after[0].role != answer.role or after[0].content != answer.pieces[0].fill({}, override):
+                return None
+            dialogue = dialogue[:-1]
         if (
             not dialogue
             or not content
             or dialogue[-1] != Turn(item.role, content, dialogue[-1].sep, item.fallback_role)
         ):
             return None
-        if self.settings.chat and stop_at_answer(dialogue) != dialogue:
-            return None  # (a chat format's dialogue stops at the answer: format's, not this shape)
-        return dialogue[:-1], text, override, dialogue[-1], ""
+        if self.settings.chat:
+            # a chat format's dialogue stops at the answer (stop_at_answer): with the answer's
+            # item, that cut is the shape of one item; the record's own turn must stay
+            whole = (*dialogue, *after)
+            cut = stop_at_answer(whole)
+            if cut == dialogue:
+                after = ()
+            elif cut != whole:
+                return None
+        return dialogue[:-1], text, override, dialogue[-1], "", after
 
-    def _fast_string(self, shots: Sequence[Sample]) -> tuple[Dialogue, Any, Any, Turn, str] | None:
+    def _fast_string(self, shots: Sequence[Sample]) -> tuple[Dialogue, Any, Any, Turn, str, Dialogue] | None:
         """:meth:`fast_round` of a string template: one raw item, its text before the
         ice token (no field in it) and the examples the ``lead``, what follows it filled."""
         prompts = self.prompts
@@ -285,7 +310,7 @@ class OpenCompassStyle:
         lead = whole[: len(whole) - len(content)]
         if dialogue[0] != Turn(RAW, lead + content, "", None, "round"):
             return None
-        return (), text, override, dialogue[0], lead
+        return (), text, override, dialogue[0], lead, ()
 
     def fast_candidates(self, shots: Sequence[Sample]) -> tuple[tuple[Any, tuple[Any, ...]], ...] | None:
         """For the renderer's fast path: every record's perplexity candidates

@@ -112,6 +112,8 @@ Workloads (``--workload``, repeatable; default all):
            ``Answer:``; the target the letter (``cli_jsonl_more.py`` holds this one and the next three)
 ``oc_meta`` the ``opencompass`` config under its meta template (``examples/opencompass/meta.yaml``,
            ChatML-like, with a reserved SYSTEM role); the script writes the text by hand
+``oc_answer`` ``oc_meta`` with the round ending in the answer's item (``BOT: '{target}'``, masked in
+           generation: C-Eval's shape, an ice template serving as the prompt)
 ``oc_chatml`` the same with ``--meta chatml`` (the line holds the messages too)
 ``gen_prefix`` lm-evaluation-harness's Llama 3 instruct MMLU task file shape: a generation task
            with ``gen_prefix: "The best answer is"`` (after each example and the question),

@@ -60,6 +60,15 @@ with open(test, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
         o.write(json.dumps({"index": i, "text": text, "continuations": [], "target": doc["target"]}) + "\\n")
 """
 
+# C-Eval's shape: the round ends with the answer's item (BOT '{target}', masked in
+# generation), under the meta template file; the same text as oc_meta's
+_QUESTION_ITEM = '          prompt: "Question: {input}\\nA. {A}\\nB. {B}\\nC. {C}\\nD. {D}\\nAnswer: "\n    ice_token'
+OC_ANSWER_TASK = OC_TASK.replace(
+    _QUESTION_ITEM,
+    _QUESTION_ITEM.replace("\n    ice_token", '\n        - role: BOT\n          prompt: "{target}"\n    ice_token'),
+)
+assert OC_ANSWER_TASK != OC_TASK
+
 OC_PPL_TASK = (ROOT / "examples/opencompass/task_ppl.yaml").read_text(encoding="utf-8")
 
 # the perplexity config: one candidate per label, each the two examples, the question
@@ -240,6 +249,7 @@ MORE = {
     "oc_meta": ("oc", OC_TASK, OC_CHAT_SCRIPT, ("--meta", "meta.yaml"), (("meta.yaml", OC_META),)),
     "oc_chatml": ("oc", OC_TASK, OC_CHAT_SCRIPT, ("--meta", "chatml"), ()),
     "oc_ppl": ("oc", OC_PPL_TASK, OC_PPL_SCRIPT, (), ()),
+    "oc_answer": ("oc", OC_ANSWER_TASK, OC_CHAT_SCRIPT, ("--meta", "meta.yaml"), (("meta.yaml", OC_META),)),
     "oc_string": ("oc", OC_STRING_TASK, OC_STRING_SCRIPT, (), ()),
     "gen_prefix": ("mmlu", GEN_PREFIX_TASK, GEN_PREFIX_SCRIPT, (), ()),
     "gen_prefix_llama3": ("mmlu", GEN_PREFIX_TASK, GEN_PREFIX_LLAMA3_SCRIPT, ("--meta", "llama-3"), ()),

@@ -126,10 +126,8 @@ def _emit(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type | None]:
         return _emit_pair(w, node, inner, inner_type)
     if op == "int":
         return _emit_int(w, inner, inner_type)
-    if op in ("filter", "call1"):
+    if op in ("filter", "call1", "truncate"):
         return _emit_text_call(w, node, inner, inner_type)
-    if op == "truncate":
-        return _emit_truncate(w, node, inner, inner_type)
     var = w.var()
     if op == "attr":
         # a dict's field (record_fields_first: only when present, which the lookup
@@ -450,13 +448,20 @@ def _do_int() -> Any:
 
 def _emit_text_call(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type | None) -> tuple[str, type]:
     """A filter of :data:`TEXT_FILTERS`, or a method of :data:`ARG_METHODS` with its literal
-    argument, on a text short enough that the sandbox calls it as it is."""
+    argument, on a text short enough that the sandbox calls it as it is; or ``truncate(n)``
+    on a text Jinja's filter returns as it is (at most ``n`` plus the leeway long: a longer
+    one is the sandbox's, which cuts it), charged as the sandbox charges a filter's text."""
     if inner_type is not None and inner_type is not str:
         raise _NotSimple
     if inner_type is None:
         w.bail(f"type({inner}) is not str")
-    var = w.var()
     w.bail("work > CAP")  # all the render built so far (see _emit_pair)
+    if node[0] == "truncate":
+        w.bail(f"len({inner}) > {int(node[2])}")
+        w.add(f"work += len({inner})")
+        w.methods += 1
+        return inner, str
+    var = w.var()
     if node[0] == "filter":
         w.bail(f"len({inner}) > {_CHEAP_FILTER}")
         method = TEXT_FILTERS[node[2]]
@@ -477,21 +482,6 @@ def _emit_text_call(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: t
         return var, list
     w.add(f"work += len({var})")
     return var, str
-
-
-def _emit_truncate(w: _Writer, node: tuple[Any, ...], inner: str, inner_type: type | None) -> tuple[str, type]:
-    """``truncate(n)`` on a text Jinja's filter returns as it is (at most ``n`` plus the
-    leeway long), charged as the sandbox charges a filter's text; a longer text, or a
-    value that is not text, is the sandbox's."""
-    if inner_type is not None and inner_type is not str:
-        raise _NotSimple
-    if inner_type is None:
-        w.bail(f"type({inner}) is not str")
-    w.bail("work > CAP")  # all the render built so far (see _emit_pair)
-    w.bail(f"len({inner}) > {int(node[2])}")
-    w.add(f"work += len({inner})")
-    w.methods += 1
-    return inner, str
 
 
 def _emit_concat(w: _Writer, node: tuple[Any, ...]) -> tuple[str, type]:

@@ -112,22 +112,31 @@ class _SeedNumpy:
         return spec
 
 
-def _datasets_stand_in() -> types.ModuleType:
-    """A ``datasets`` module for task code that imports it only to name types
-    (``def process_docs(dataset: datasets.Dataset)``), when datasets is not installed."""
+def _datasets_module(doc: str, origin: str) -> types.ModuleType:
+    """An empty ``datasets`` module of prompt-style's, with a spec, as every imported
+    module has: libraries the task code imports look datasets up with
+    ``importlib.util.find_spec`` (transformers does), which raises on a module whose
+    ``__spec__`` is ``None``."""
     import importlib.machinery
     import types
 
+    module = types.ModuleType("datasets")
+    module.__doc__ = doc
+    module.__spec__ = importlib.machinery.ModuleSpec("datasets", None, origin=origin)
+    module.__prompt_style_stand_in__ = True  # type: ignore[attr-defined]
+    return module
+
+
+def _datasets_stand_in() -> types.ModuleType:
+    """A ``datasets`` module for task code that imports it only to name types
+    (``def process_docs(dataset: datasets.Dataset)``), when datasets is not installed."""
     from .docs import Docs
 
-    module = types.ModuleType("datasets")
-    module.__doc__ = "prompt-style's stand-in for the datasets package (not installed)"
-    # A spec, as every imported module has: libraries the task code imports look datasets up with
-    # importlib.util.find_spec (transformers does), which raises on a module whose __spec__ is None.
-    module.__spec__ = importlib.machinery.ModuleSpec("datasets", None, origin="prompt-style stand-in")
+    module = _datasets_module(
+        "prompt-style's stand-in for the datasets package (not installed)", "prompt-style stand-in"
+    )
     module.Dataset = Docs  # type: ignore[attr-defined]
     module.DatasetDict = dict  # type: ignore[attr-defined]
-    module.__prompt_style_stand_in__ = True  # type: ignore[attr-defined]
     return module
 
 
@@ -192,14 +201,12 @@ def _deferred_datasets(spec: Any) -> tuple[types.ModuleType, Any]:
     Dataset`` asks for it), and the hook imports the package before any of its submodules
     (``import datasets.features``), then the submodule, as the import system would."""
     import importlib
-    import importlib.machinery
-    import types
+    import importlib.util
 
-    module = types.ModuleType("datasets")
-    module.__doc__ = "prompt-style's deferred datasets package: imported when first used"
-    module.__spec__ = importlib.machinery.ModuleSpec("datasets", None, origin="prompt-style deferred import")
+    module = _datasets_module(
+        "prompt-style's deferred datasets package: imported when first used", "prompt-style deferred import"
+    )
     module.__path__ = list(spec.submodule_search_locations or ())
-    module.__prompt_style_stand_in__ = True  # type: ignore[attr-defined]
     real: list[types.ModuleType] = []
 
     def load() -> types.ModuleType:

@@ -72,6 +72,37 @@ def _chat_split(
     return before + dialogue[position].content, after, chat, False
 
 
+def _either_split(
+    meta: Any, last_turn: Any, dialogue: Dialogue, stripped_ok: bool = True
+) -> tuple[tuple[str, str, ChatMessages | None, bool] | None, bool]:
+    """``(split, stripped)``: :func:`_chat_split` of ``dialogue`` by ``last_turn_affixes``,
+    or, where that gives none and ``stripped_ok``, by the format's ``stripped_turn_affixes``
+    (``stripped`` true: the caller sees that each record's content is one ``strip()``
+    leaves as it is)."""
+    split = _chat_split(meta, last_turn, dialogue)
+    stripped_of = getattr(meta, "stripped_turn_affixes", None)
+    if split is not None or stripped_of is None or not stripped_ok:
+        return split, False
+    return _chat_split(meta, stripped_of, dialogue, stripped=True), True
+
+
+def _prefilled_split(meta: Any, dialogue: Dialogue) -> tuple[tuple[str, str, ChatMessages | None, bool], bool] | None:
+    """``(split, trims)``: :func:`_chat_split` of ``dialogue`` around the content of the turn
+    before its last (an answer prefill every record shares), by the format's
+    ``prefilled_turn_affixes`` (``trims``: for contents ``strip()`` leaves as they are);
+    ``None`` where the format does not say it, or its promise does not hold here."""
+    prefilled = getattr(meta, "prefilled_turn_affixes", None)
+    try:
+        found = None if prefilled is None else prefilled(dialogue)
+    except Exception:  # the general path gives the error, for every record
+        return None
+    if found is None:
+        return None
+    before, after, trims = found
+    split = _chat_split(meta, lambda _: (before, after), dialogue, stripped=bool(trims), position=-2)
+    return None if split is None else (split, bool(trims))
+
+
 def _selects(renderer: TaskRenderer, style: Any, affixes: Any, closed: Any) -> bool:
     """Whether the fast path can join the examples a retriever chooses per record: a meta
     template whose text is its turns' texts joined (``affixes``), or a chat format

@@ -6,10 +6,10 @@ makes a fast path of: ``(take, prompt, line_parts, code, deferred)``."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .fast_chat import _chat_split
+from .fast_chat import _chat_split, _prefilled_split
 from .fast_fields import _getter, _pure
 from .fast_prompts import MARKER, DeferredDialogue, shaped_prompt
 from .fields.jinja_compiler import SLOW
@@ -75,31 +75,24 @@ def dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> Sh
         offered = None if shots is None else fast_round(shots)
         if offered is None:
             return None
-        head, text, override, last, lead, after = offered
-        pieces = None if affixes is None else [affixes(turn) for turn in (*head, last, *after)]
+        head, text, override, last, lead, answer = offered
+        pieces = None if affixes is None else [affixes(turn) for turn in (*head, last, *answer)]
     except Exception:  # the general path gives the error, for every record
         return None
-    if len(after) > 1:
+    if len(answer) > 1:
         return None
     chat, textless = None, False
     if pieces is not None and (
         all(type(b) is str and type(a) is str and not a for b, a in pieces)
-        and all(type(turn.content) is str and not turn.extra for turn in (*head, *after))
+        and all(type(turn.content) is str and not turn.extra for turn in (*head, *answer))
     ):
-        joined = [b + turn.content for turn, (b, _) in zip((*head, last, *after), pieces)]
+        joined = [b + turn.content for turn, (b, _) in zip((*head, last, *answer), pieces)]
         head_text = "".join(joined[: len(head)]) + pieces[len(head)][0] + lead
         tail_text = "".join(joined[len(head) + 1 :])
     elif last_turn is not None:
-        if after:  # (the answer's turn after the record's: the meta template's split of the turn before it)
-            prefilled = getattr(meta, "prefilled_turn_affixes", None)
-            dialogue = (*head, last._replace(content=lead), *after)
-            try:
-                found = None if prefilled is None else prefilled(dialogue)
-            except Exception:
-                found = None
-            if found is None or found[2]:
-                return None
-            split = _chat_split(meta, lambda _: found[:2], dialogue, position=-2)
+        if answer:  # (the answer's turn after the record's: the meta template's split of the turn before it)
+            found = _prefilled_split(meta, (*head, last._replace(content=lead), *answer))
+            split = None if found is None or found[1] else found[0]
         else:
             split = _chat_split(meta, last_turn, (*head, last._replace(content=lead)))
         if split is None:
@@ -122,10 +115,10 @@ def dialogue_round(renderer: TaskRenderer, fast_round: Callable[..., Any]) -> Sh
         lead=lead,
         extras=True,
         last=last,
-        prefill=after[0] if after else None,
+        prefill=answer[0] if answer else None,
     )
     # the dialogue's JSON (dialogue_to_json's) around the record's content
-    probe = safe_utf8(dumps_json(dialogue_to_json((*head, last._replace(content=lead + MARKER), *after))))
+    probe = safe_utf8(dumps_json(dialogue_to_json((*head, last._replace(content=lead + MARKER), *answer))))
     around = probe.split(json_utf8(MARKER)[1:-1])
     if len(around) != 2:
         return None
@@ -184,21 +177,18 @@ def perplexity_candidates(renderer: TaskRenderer, fast_candidates: Callable[...,
         full = renderer._meta_full
         names: list[str] = []  # the field of each mark, in the order the marks are made
         labels, probes, texts = [], [], []
-        # per candidate: its turns (a Turn, or (turn, parts, names, may be empty))
-        plans: list[tuple[Any, ...]] = []
+        plans = []  # per candidate: its turns (a Turn, or a FieldTurn filled per record)
         for label, turns in offered:
-            probe, plan = [], []
+            probe = []
             for turn in turns:
                 if type(turn) is Turn:
                     probe.append(turn)
-                    plan.append(turn)
                     continue
                 marked = turn.parts[0] + "".join(
                     _FIELD.format(len(names) + i) + part for i, part in enumerate(turn.parts[1:])
                 )
                 names.extend(turn.names)
                 probe.append(turn.turn._replace(content=marked))
-                plan.append((turn.turn, turn.parts, turn.names, not any(turn.parts)))
             pieces = [affixes(turn) for turn in probe]
             made = full(tuple(probe))
             text = "".join([b + turn.content + a for turn, (b, a) in zip(probe, pieces)])
@@ -207,7 +197,7 @@ def perplexity_candidates(renderer: TaskRenderer, fast_candidates: Callable[...,
             labels.append(label)
             probes.append(tuple(probe))
             texts.append(text)
-            plans.append(tuple(plan))
+            plans.append(turns)
         probed = [Candidate(label, text, None, probe) for label, text, probe in zip(labels, texts, probes)]
         json_probe = safe_utf8(dumps_json([candidate.to_json() for candidate in probed]))
     except Exception:  # the general path gives the error, for every record
@@ -228,7 +218,7 @@ def perplexity_candidates(renderer: TaskRenderer, fast_candidates: Callable[...,
     text_get, target_get = getters
     null_ok, ids, plugins, until = renderer.allow_null_target, renderer._shared_ids, renderer.plugins, renderer.until
     # the fields of each field turn that has no text of its own: empty when they all are
-    empty_checks = tuple(step[2] for plan in plans for step in plan if type(step) is tuple and step[3])
+    empty_checks = tuple(t.names for turns in plans for t in turns if type(t) is not Turn and not any(t.parts))
 
     def take(record: Any) -> tuple[Any, Any] | None:
         try:
@@ -250,21 +240,17 @@ def perplexity_candidates(renderer: TaskRenderer, fast_candidates: Callable[...,
                 return None
         return values, target
 
+    def filled(parts: Sequence[str], slots: Sequence[str], values: dict[str, str]) -> str:
+        # parts[0], then each slot's value and the part after it
+        return parts[0] + "".join([values[n] + p for n, p in zip(slots, parts[1:])])
+
     def prompt(index: int, values: dict[str, str], target: Any) -> RenderedPrompt:
         candidates = []
-        for label, plan, (parts, slots) in zip(labels, plans, text_plans):
+        for label, turns, (parts, slots) in zip(labels, plans, text_plans):
             dialogue = tuple(
-                [
-                    step
-                    if type(step) is Turn
-                    else step[0]._replace(
-                        content=step[1][0] + "".join([values[n] + p for n, p in zip(step[2], step[1][1:])])
-                    )
-                    for step in plan
-                ]
+                [t if type(t) is Turn else t.turn._replace(content=filled(t.parts, t.names, values)) for t in turns]
             )
-            text = parts[0] + "".join([values[n] + p for n, p in zip(slots, parts[1:])])
-            candidates.append(Candidate(label, text, None, dialogue))
+            candidates.append(Candidate(label, filled(parts, slots, values), None, dialogue))
         return RenderedPrompt(
             index,
             None,

@@ -55,7 +55,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .errors import PromptStyleError
-from .fast_chat import _chat_selection, _chat_split, _selection, _selects
+from .fast_chat import _chat_selection, _either_split, _prefilled_split, _selection, _selects
 from .fast_descriptions import per_description
 from .fast_examples import ExampleSelection, MergedSelection, Refused
 from .fast_fields import (
@@ -393,21 +393,13 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
             q_after = q_after + a_before + prefill_text + a_after
             trims = False
         else:  # a chat format that says how its text stands around the question before it
-            prefilled = getattr(meta, "prefilled_turn_affixes", None)
-            dialogue = (*head_turns, Turn("user", lead, sep), prefill)
-            try:
-                found = None if prefilled is None or lead else prefilled(dialogue)
-            except Exception:
-                found = None
+            found = None if lead else _prefilled_split(meta, (*head_turns, Turn("user", lead, sep), prefill))
             if found is None:
                 return None
-            before, after, trims = found
-            prefilled_split = _chat_split(meta, lambda _: (before, after), dialogue, stripped=bool(trims), position=-2)
-            if prefilled_split is None:
-                return None
+            prefilled_split, trims = found
         if delimited or trims:
             # (a format that trims the question: its text must have no white space at either end)
-            strip_first, strip_empty = bool(trims), delimited
+            strip_first, strip_empty = trims, delimited
     if describe is None:
         # The text is one f-string (prefix, question, affixes); the dialogue (and a chat
         # format's messages) are made from it when first read (LazyDialoguePrompt).
@@ -424,13 +416,11 @@ def _compile(renderer: TaskRenderer) -> FastPath | None:
                 if probe != f"{head}Q{tail}":
                     return None
         else:
+            # a format that strips the content: the records whose content strip() leaves as
+            # it is (the generated code's guard), the others the general path's
             dialogue = (*head_turns, Turn("user", lead, sep))
-            split = _chat_split(meta, last_turn, dialogue)
-            stripped_of = getattr(meta, "stripped_turn_affixes", None)
-            if split is None and stripped_of is not None and not lead[:1].isspace():
-                # a format that strips the content: the records whose content strip()
-                # leaves as it is (the generated code's guard), the others the general path's
-                split = _chat_split(meta, stripped_of, dialogue, stripped=True)
+            split, stripped = _either_split(meta, last_turn, dialogue, stripped_ok=not lead[:1].isspace())
+            if stripped:
                 strip_first, strip_empty = not lead, lead != lead.strip()
             if split is None:
                 return None
@@ -935,13 +925,9 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
                 return None
         else:
             last_turn = getattr(meta, "last_turn_affixes", None)
-            dialogue = (*block, Turn("user", "", sep))
-            split = None if last_turn is None else _chat_split(meta, last_turn, dialogue)
-            stripped_of = getattr(meta, "stripped_turn_affixes", None) if last_turn is not None else None
-            if split is None and stripped_of is not None:
-                # a format that trims the content (Llama 3's): the template's input is
-                # stripped already (fast_apply), so every record's content is as strip() leaves it
-                split = _chat_split(meta, stripped_of, dialogue, stripped=True)
+            # (a format that trims the content, Llama 3's, too: the template's input is
+            # stripped already by fast_apply, so every record's content is as strip() leaves it)
+            split = None if last_turn is None else _either_split(meta, last_turn, (*block, Turn("user", "", sep)))[0]
             if split is None:
                 return None
             head, tail, chat, textless = split
@@ -984,29 +970,7 @@ def _task_template(renderer: TaskRenderer, style: TaskTemplateStyle) -> FastPath
             last[0] = choices
         return own, (), output, last[1]
 
-    path = _shaped(renderer, apply, prompt, line_parts, "task_template", deferred)
-    if path.lines is None:
-        return path
-
-    def lines(records: Any, general: Any, start: int = 0, *, emit: Any, line_of: Any) -> Any:
-        # _shaped's loop with line_parts inline (a call and a tuple a record less)
-        for index, record in enumerate(records, start):
-            made = apply(record)
-            if made is None:
-                yield general(record, index)
-                continue
-            own, output, choices = made
-            if not with_choices:
-                more = no_choices
-            elif choices is last[0]:
-                more = last[1]
-            else:
-                more = last[1] = choices_key + json_strings(choices)
-                last[0] = choices
-            line = emit(index, own, (), output, more)
-            yield line_of(prompt(index, own, output, choices)) if line is None else line
-
-    return dataclasses.replace(path, lines=lines)
+    return _shaped(renderer, apply, prompt, line_parts, "task_template", deferred)
 
 
 class _Bail(Exception):
